@@ -1,0 +1,1 @@
+"""Rule packs (YAML + CEL) compiled into harness decisions, and the ``dsh-policy`` command."""

@@ -1,0 +1,1 @@
+"""CEL engines behind one small interface, plus the gateway's helper functions."""

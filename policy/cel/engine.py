@@ -1,0 +1,66 @@
+"""The small interface every CEL engine implements (POLICY.md section 3, issue 5).
+
+Staging follows cel-go: an engine ``compile``s an expression once at load time (errors carry the
+column inside the expression, so the loader can map them into the rule file) and the compiled
+program is ``evaluate``d many times on the hot path against a plain-Python activation.
+
+Values crossing this interface are plain Python: ``dict`` (string keys), ``list``, ``str``, ``int``,
+``float``, ``bool``, ``None``, ``bytes`` and ``datetime`` (for ``now``). Evaluation never raises:
+an error is returned as a :class:`CelEvalError` value, which the gateway turns into a decision
+(fail closed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class CelCompileIssue:
+    """A syntax or checking error. ``offset`` is the 0-based character offset inside the
+    expression text when the engine knows it (mapped to FILE:LINE:COL by the loader)."""
+
+    message: str
+    offset: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CelEvalError:
+    """An evaluation error as a value (missing key, wrong type, no such overload, budget...)."""
+
+    message: str
+
+
+class CompiledExpression(Protocol):
+    """A program planned once; cheap to evaluate many times."""
+
+    @property
+    def source(self) -> str:
+        """The expression text as written."""
+        ...
+
+    @property
+    def references(self) -> frozenset[str]:
+        """Top-level identifiers the expression reads (e.g. ``args``, ``params``, ``vars``), so the
+        gateway builds only those names into the activation."""
+        ...
+
+    def evaluate(self, activation: Mapping[str, Any]) -> Any | CelEvalError:
+        """Evaluate against ``activation``; never raises for data-dependent failures."""
+        ...
+
+
+class CelEngine(Protocol):
+    """A CEL runtime with the gateway's helper functions (``path.*``, ``shell.*``, ``url.*``,
+    ``glob``) and linear-time ``matches`` installed."""
+
+    @property
+    def name(self) -> str:
+        """Engine name as used in configuration: ``python`` or ``native``."""
+        ...
+
+    def compile(self, expression: str) -> CompiledExpression | CelCompileIssue:
+        """Parse and check ``expression`` once."""
+        ...

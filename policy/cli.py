@@ -1,0 +1,51 @@
+"""The ``dsh-policy`` command: a thin dispatcher over one module per subcommand.
+
+Each subcommand module exposes ``main(argv: list[str]) -> int`` and owns its own argument parsing,
+so a subcommand can live in the package that owns the behaviour (``verify`` and ``keygen`` live in
+``audit``, which must not import the policy engine). Modules are imported lazily: ``dsh-policy
+verify`` never loads CEL.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("dsh_policy.policy.commands.check", "compile and lint packs; --cases dry-runs cases"),
+    "explain": ("dsh_policy.policy.commands.explain", "evaluate one event against every rule"),
+    "run": ("dsh_policy.policy.commands.run", "run a scripted agent session through the gateway"),
+    "hook": ("dsh_policy.policy.commands.hook", "act as a Claude Code or Codex command hook"),
+    "verify": ("dsh_policy.audit.cli", "verify audit log segments"),
+    "keygen": ("dsh_policy.audit.cli", "make an Ed25519 key pair for checkpoint signatures"),
+}
+
+USAGE_EXIT = 2
+
+
+def _usage() -> str:
+    lines = ["usage: dsh-policy COMMAND [ARGS...]", "", "commands:"]
+    lines += [f"  {name:<8} {summary}" for name, (_, summary) in SUBCOMMANDS.items()]
+    lines += ["", "Run 'dsh-policy COMMAND --help' for a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the process exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in {"-h", "--help", "help"}:
+        print(_usage())
+        return 0 if args else USAGE_EXIT
+    name, rest = args[0], args[1:]
+    if name not in SUBCOMMANDS:
+        print(f"dsh-policy: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        return USAGE_EXIT
+    module = importlib.import_module(SUBCOMMANDS[name][0])
+    entry = getattr(module, f"{name}_main", None) or module.main
+    code: int = entry(rest)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

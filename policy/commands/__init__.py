@@ -1,0 +1,1 @@
+"""One module per ``dsh-policy`` subcommand, each with ``main(argv) -> int``."""
