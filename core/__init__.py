@@ -1,5 +1,168 @@
 """The compact harness: plugin runtime, tool pipeline and agent loop (HARNESS.md).
 
 ``core`` imports nothing else of ``dsh_policy``; the gateway is a handful of ordinary plugins on its
-public seams.
+public seams. Embedding::
+
+    import anyio
+    from dsh_policy.core import Harness, Message, ScriptedModel, define_tool, deny, reply
+
+    def permission_gate(ctx, config=None):          # a plugin may be a module, an object or
+        def pre_execute(execution, next):           # anything with ``name`` and ``apply``
+            if execution.name == "rm":
+                return deny("rm is not allowed")
+            return next()
+        ctx.on("tools/pre-execute", pre_execute)
+
+    permission_gate.apply = permission_gate         # (a module with ``def apply(ctx)`` works too)
+
+    async def main() -> None:
+        harness = Harness()
+        harness.tools.register(define_tool(
+            "echo", description="Echo text back",
+            parameters={"type": "object", "properties": {"text": {"type": "string"}},
+                        "required": ["text"]},
+            execute=lambda args, run: args["text"],
+        ))
+        fiber = harness.plugin(permission_gate)     # fiber.dispose() unloads it
+        model = ScriptedModel([reply(tool_calls=[("echo", '{"text": "hi"}')]), reply("done")])
+        agent = await harness.create_agent(model=model)   # fires agent/session-start
+        agent.followup(Message.user("say hi"))
+        await agent.wait_idle()                     # runs turns until idle (or parked)
+        print([fact.type for fact in agent.session.facts])
+
+    anyio.run(main)
+
+Seams (``ctx.on(event, listener, prepend=False)``; listeners may be sync or async): ``agent/pre-step``
+(waterfall -> ``enter``/``reject``), ``tools/pre-execute`` (waterfall -> ``allow``/``deny``/``ask``),
+``ctx.tools.guard(fn)``, ``tools/execute`` (around-waterfall -> ``ToolResult``; ``next(signal=...)``
+combines a signal for the duration), ``tools/post-execute`` (waterfall -> ``accept``/``block``),
+``tools/result`` and ``agent/session-start`` (contained emit), ``agent/turn-stopping`` (serial),
+``agent/error`` and ``agent/status`` (notifications). ``ctx.approval`` is the optional approval
+service (``async request(execution, reason) -> "allowed-once" | "rejected" | "cancelled" |
+"unavailable"``), provided with ``ctx.provide("approval", service)``.
 """
+
+from .agent import (
+    Agent,
+    AgentErrorEvent,
+    AgentStatusEvent,
+    PreStepEvent,
+    SessionStartEvent,
+    TurnEnd,
+    TurnStoppingEvent,
+)
+from .decisions import (
+    Accept,
+    Allow,
+    Ask,
+    Block,
+    Deny,
+    Enter,
+    PostToolDecision,
+    PreStepDecision,
+    PreToolDecision,
+    Reject,
+    accept,
+    allow,
+    ask,
+    block,
+    deny,
+    enter,
+    reject,
+)
+from .events import EventBus
+from .execution import TextContent, ToolError, ToolExecution, ToolResult
+from .frozen import FrozenDict, freeze_json, thaw
+from .harness import Harness
+from .messages import Message, MessageSource
+from .model import (
+    AssistantMessage,
+    Model,
+    ModelReply,
+    ModelRequest,
+    ModelToolCall,
+    ScriptedModel,
+    ToolResultMessage,
+    ToolSpec,
+    reply,
+    to_chat_messages,
+    to_chat_tools,
+)
+from .plugin import Context, Fiber, PluginError
+from .session import Fact, JsonlStore, MemoryStore, Session, SessionStore
+from .signals import AbortController, AbortSignal
+from .tools import (
+    ToolDefinition,
+    ToolDefinitionError,
+    ToolFailure,
+    ToolOutput,
+    ToolRegistry,
+    ToolRun,
+    define_tool,
+)
+
+__all__ = [
+    "AbortController",
+    "AbortSignal",
+    "Accept",
+    "Agent",
+    "AgentErrorEvent",
+    "AgentStatusEvent",
+    "Allow",
+    "Ask",
+    "AssistantMessage",
+    "Block",
+    "Context",
+    "Deny",
+    "Enter",
+    "EventBus",
+    "Fact",
+    "Fiber",
+    "FrozenDict",
+    "Harness",
+    "JsonlStore",
+    "MemoryStore",
+    "Message",
+    "MessageSource",
+    "Model",
+    "ModelReply",
+    "ModelRequest",
+    "ModelToolCall",
+    "PluginError",
+    "PostToolDecision",
+    "PreStepDecision",
+    "PreStepEvent",
+    "PreToolDecision",
+    "Reject",
+    "ScriptedModel",
+    "Session",
+    "SessionStartEvent",
+    "SessionStore",
+    "TextContent",
+    "ToolDefinition",
+    "ToolDefinitionError",
+    "ToolError",
+    "ToolExecution",
+    "ToolFailure",
+    "ToolOutput",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolResultMessage",
+    "ToolRun",
+    "ToolSpec",
+    "TurnEnd",
+    "TurnStoppingEvent",
+    "accept",
+    "allow",
+    "ask",
+    "block",
+    "define_tool",
+    "deny",
+    "enter",
+    "freeze_json",
+    "reject",
+    "reply",
+    "thaw",
+    "to_chat_messages",
+    "to_chat_tools",
+]

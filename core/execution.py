@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from .frozen import freeze_json
 from .messages import Message
 
 if TYPE_CHECKING:
@@ -56,6 +57,11 @@ class ToolResult:
         """All text parts of the content joined by newlines."""
         return "\n".join(part.text for part in self.content)
 
+    @property
+    def concludes_turn(self) -> bool:
+        """Whether the tool asked the loop to stop after this step (``run.conclude_turn()``)."""
+        return bool(self.meta is not None and self.meta.get("concludes_turn"))
+
     def with_content(self, content: tuple[TextContent, ...]) -> ToolResult:
         """A copy with other content and everything else unchanged."""
         return replace(self, content=content)
@@ -76,7 +82,7 @@ class ToolResult:
         return cls(
             is_error=True,
             content=(TextContent(f"Error: {message}"),),
-            error=ToolError(message, merged or None),
+            error=ToolError(message, freeze_json(merged) if merged else None),
             additional_contexts=additional_contexts,
         )
 
