@@ -1,0 +1,464 @@
+"""Rule pack loading: YAML (with positions) -> JSON Schema -> typed models -> semantic checks.
+
+Loading is all-or-nothing and never raises for bad input: every problem in every pack comes back as
+a :class:`PolicyError` with FILE:LINE:COL, and a :class:`LoadResult` with errors holds no packs that
+could decide anything. CEL expressions are compiled later by :mod:`.compile` (that needs an engine),
+using the positions kept here to map CEL columns back into the file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+import jsonschema
+import orjson
+import re2
+from pydantic import BaseModel, ConfigDict, Field
+
+from .detectors import DETECTORS
+from .errors import PolicyError
+from .yaml_source import Path as NodePath
+from .yaml_source import SourceMap, read_yaml
+
+Stage: TypeAlias = Literal["pre-step", "pre-execute", "guard", "post-execute"]
+Mode: TypeAlias = Literal["enforce", "warn", "audit"]
+OnError: TypeAlias = Literal["deny", "ignore"]
+RuleDecision: TypeAlias = Literal["reject", "deny", "ask", "allow", "block"]
+
+STAGES: tuple[Stage, ...] = ("pre-step", "pre-execute", "guard", "post-execute")
+
+# Which explicit decisions each stage accepts (POLICY.md section 2).
+STAGE_DECISIONS: dict[str, frozenset[str]] = {
+    "pre-step": frozenset({"reject"}),
+    "pre-execute": frozenset({"deny", "ask", "allow"}),
+    "guard": frozenset({"deny"}),
+    "post-execute": frozenset({"block"}),
+}
+
+
+# --- typed model (validated input; the JSON Schema has already checked shapes) --------------------
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class PackMetadata(_Model):
+    """``metadata:`` of a pack."""
+
+    name: str
+    version: str | None = None
+    description: str | None = None
+
+
+class PackDefaults(_Model):
+    """``spec.defaults``: what a rule inherits and what pre-execute does when no rule decides."""
+
+    mode: Mode = "enforce"
+    on_error: OnError = "deny"
+    decision: Literal["allow", "ask", "deny"] = "allow"
+
+
+class VariableSpec(_Model):
+    """A named CEL expression rules read as ``vars.<name>``."""
+
+    name: str
+    expression: str
+    description: str | None = None
+
+
+class MatchSpec(_Model):
+    """``match:``: globs on the tool name."""
+
+    tools: tuple[str, ...] | None = None
+
+
+class RedactSpec(_Model):
+    """One redaction: a named ``preset`` detector, or an RE2 ``pattern`` with ``replace`` text."""
+
+    preset: str | None = None
+    pattern: str | None = None
+    replace: str | None = None
+
+
+class RuleSpec(_Model):
+    """One rule as written."""
+
+    id: str
+    stage: Stage
+    description: str | None = None
+    match: MatchSpec | None = None
+    when: str | None = None
+    decision: RuleDecision | None = None
+    message: str | None = None
+    message_expression: str | None = None
+    mode: Mode | None = None
+    on_error: OnError | None = None
+    redact: tuple[RedactSpec, ...] | None = None
+    context: str | None = None
+
+
+class PackSpec(_Model):
+    """``spec:`` of a pack."""
+
+    defaults: PackDefaults = PackDefaults()
+    params: dict[str, Any] = Field(default_factory=dict)
+    variables: tuple[VariableSpec, ...] = ()
+    rules: tuple[RuleSpec, ...] = ()
+
+
+class RulePackModel(_Model):
+    """A whole rule pack document."""
+
+    api_version: Literal["dsh-policy/v1"] = Field(alias="apiVersion")
+    kind: Literal["RulePack"]
+    metadata: PackMetadata
+    spec: PackSpec = PackSpec()
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedPack:
+    """A pack that passed every load-time check, with what compilation needs to report errors."""
+
+    path: str
+    model: RulePackModel
+    document: dict[str, Any]
+    source: SourceMap
+    digest: str
+
+    @property
+    def name(self) -> str:
+        """The pack name rule ids are prefixed with."""
+        return self.model.metadata.name
+
+    def position(self, path: NodePath) -> tuple[int, int]:
+        """Position of the value at ``path`` (1-based)."""
+        return self.source.value_position(path)
+
+    def error(self, path: NodePath, message: str, *, at_key: bool = False) -> PolicyError:
+        """A :class:`PolicyError` pointing at the node at ``path`` of this pack."""
+        line, col = self.source.key_position(path) if at_key else self.source.value_position(path)
+        return PolicyError(self.path, line, col, message)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadResult:
+    """The packs of one load, or every error found; never both (all-or-nothing)."""
+
+    packs: tuple[LoadedPack, ...]
+    errors: tuple[PolicyError, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing was wrong."""
+        return not self.errors
+
+
+# --- schema -------------------------------------------------------------------------------------
+
+
+@cache
+def _packaged_schema(name: str) -> Any:
+    return json.loads(resources.files("dsh_policy.policy").joinpath(name).read_text("utf-8"))
+
+
+def rulepack_schema() -> dict[str, Any]:
+    """The shipped JSON Schema of a rule pack (``policy/rulepack.schema.json``)."""
+    schema: dict[str, Any] = _packaged_schema("rulepack.schema.json")
+    return schema
+
+
+@cache
+def _validator(name: str) -> jsonschema.Draft202012Validator:
+    """A validator for a shipped schema; ``file.json#name`` validates against its ``$defs/name``."""
+    file, _, definition = name.partition("#")
+    schema = _packaged_schema(file)
+    if definition:
+        schema = {**schema, "$ref": f"#/$defs/{definition}"}
+        for key in ("type", "required", "properties", "additionalProperties"):
+            schema.pop(key, None)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def format_path(path: Sequence[str | int]) -> str:
+    """``("spec", "rules", 2, "when")`` -> ``spec.rules[2].when``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out or "document"
+
+
+_TYPE_WORDS = {
+    str: "a string",
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    list: "a list",
+    dict: "a mapping",
+    type(None): "null",
+}
+
+
+def _describe_type(value: Any) -> str:
+    return _TYPE_WORDS.get(type(value), type(value).__name__)
+
+
+def _suggest(word: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def schema_errors(
+    document: Any, source: SourceMap, file: str, schema_name: str = "rulepack.schema.json"
+) -> list[PolicyError]:
+    """Validate ``document`` against a shipped schema; every error, translated for people."""
+    errors: list[PolicyError] = []
+    for error in _validator(schema_name).iter_errors(document):
+        path: tuple[str | int, ...] = tuple(error.absolute_path)
+        where = format_path(path)
+        kind = error.validator
+        if kind == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = list(error.schema.get("properties", {}))
+            for key in error.instance:
+                if key in allowed:
+                    continue
+                line, col = source.key_position((*path, key))
+                hint = _suggest(key, allowed) or f" (allowed: {', '.join(allowed)})"
+                errors.append(PolicyError(file, line, col, f"{where}: unknown key {key!r}{hint}"))
+            continue
+        line, col = source.value_position(path)
+        if kind == "required":
+            missing = [key for key in error.validator_value if key not in error.instance]
+            message = f"{where}: missing required key {', '.join(map(repr, missing))}"
+        elif kind == "type":
+            wanted = error.validator_value
+            message = f"{where}: expected {_TYPE_WORDS.get(_SCHEMA_TYPES.get(wanted, str), wanted)}, " + (
+                f"got {_describe_type(error.instance)}"
+            )
+        elif kind == "enum":
+            options = [str(option) for option in error.validator_value]
+            hint = _suggest(str(error.instance), options)
+            message = f"{where}: {error.instance!r} is not one of {', '.join(options)}{hint}"
+        elif kind == "const":
+            message = f"{where}: expected {error.validator_value!r}, got {error.instance!r}"
+        elif kind in ("minItems", "minLength"):
+            message = f"{where}: must not be empty"
+        elif kind == "pattern":
+            message = f"{where}: {error.instance!r} is not a valid name (allowed: {error.validator_value})"
+        else:
+            message = f"{where}: {error.message}"
+        errors.append(PolicyError(file, line, col, message))
+    return errors
+
+
+_SCHEMA_TYPES: dict[str, type] = {
+    "string": str,
+    "boolean": bool,
+    "integer": int,
+    "number": float,
+    "array": list,
+    "object": dict,
+    "null": type(None),
+}
+
+
+# --- semantic checks ----------------------------------------------------------------------------
+
+
+def _rule_errors(pack: LoadedPack) -> list[PolicyError]:
+    errors: list[PolicyError] = []
+    spec = pack.model.spec
+    seen_vars: dict[str, int] = {}
+    for index, variable in enumerate(spec.variables):
+        path: NodePath = ("spec", "variables", index, "name")
+        if variable.name in seen_vars:
+            first = pack.position(("spec", "variables", seen_vars[variable.name], "name"))[0]
+            errors.append(pack.error(path, f"duplicate variable {variable.name!r} (first on line {first})"))
+        else:
+            seen_vars[variable.name] = index
+    seen_ids: dict[str, int] = {}
+    for index, rule in enumerate(spec.rules):
+        base: NodePath = ("spec", "rules", index)
+        if rule.id in seen_ids:
+            first = pack.position(("spec", "rules", seen_ids[rule.id], "id"))[0]
+            errors.append(pack.error((*base, "id"), f"duplicate rule id {rule.id!r} (first on line {first})"))
+        else:
+            seen_ids[rule.id] = index
+        errors.extend(_stage_errors(pack, base, rule))
+        errors.extend(_redact_errors(pack, base, rule))
+    return errors
+
+
+def _stage_errors(pack: LoadedPack, base: NodePath, rule: RuleSpec) -> list[PolicyError]:
+    errors: list[PolicyError] = []
+    name = f"rule {rule.id!r}"
+    stage = rule.stage
+
+    def err(field: str, message: str, *, at_key: bool = True) -> None:
+        errors.append(pack.error((*base, field), f"{name}: {message}", at_key=at_key))
+
+    if rule.decision is not None and rule.decision not in STAGE_DECISIONS[stage]:
+        allowed = " | ".join(sorted(STAGE_DECISIONS[stage]))
+        err(
+            "decision",
+            f"decision {rule.decision!r} does not fit stage {stage} (allowed: {allowed})",
+            at_key=False,
+        )
+    if stage == "guard":
+        if rule.mode in ("warn", "audit"):
+            err(
+                "mode",
+                f"mode {rule.mode!r} is not allowed on a guard: guards are always enforced",
+                at_key=False,
+            )
+        if rule.on_error == "ignore":
+            err(
+                "on_error",
+                "on_error 'ignore' is not allowed on a guard: guards always fail closed",
+                at_key=False,
+            )
+    if stage == "pre-step" and rule.match is not None:
+        err("match", "match applies to tool stages only; a pre-step has no tool")
+    if rule.redact is not None and stage != "post-execute":
+        err("redact", f"redact applies to post-execute rules only, not {stage}")
+    if rule.context is not None and stage not in ("pre-step", "post-execute"):
+        err("context", f"context applies to pre-step and post-execute rules only, not {stage}")
+    if rule.message is not None and rule.message_expression is not None:
+        err("message_expression", "give either message or message_expression, not both")
+    if stage == "pre-execute" and rule.decision is None:
+        errors.append(pack.error(base, f"{name}: a pre-execute rule needs decision: deny | ask | allow"))
+    if stage == "pre-step":
+        if rule.decision is None and rule.context is None:
+            errors.append(pack.error(base, f"{name}: a pre-step rule needs decision: reject, or context"))
+        if rule.decision == "reject" and rule.context is not None:
+            err("context", "a rejecting pre-step rule cannot add context (the step never opens)")
+    if stage == "post-execute":
+        if rule.decision is None and rule.redact is None and rule.context is None:
+            errors.append(
+                pack.error(base, f"{name}: a post-execute rule needs decision: block, redact or context")
+            )
+        if rule.decision == "block" and rule.redact is not None:
+            err("redact", "a blocking rule cannot also redact (the output is withheld whole)")
+    gives_decision = stage == "guard" or rule.decision is not None
+    if not gives_decision:
+        for field in ("message", "message_expression"):
+            if getattr(rule, field) is not None:
+                err(field, f"{field} is never shown: this rule gives no decision")
+    return errors
+
+
+def _redact_errors(pack: LoadedPack, base: NodePath, rule: RuleSpec) -> list[PolicyError]:
+    errors: list[PolicyError] = []
+    for index, entry in enumerate(rule.redact or ()):
+        path: NodePath = (*base, "redact", index)
+        if (entry.preset is None) == (entry.pattern is None):
+            errors.append(
+                pack.error(path, f"rule {rule.id!r}: a redaction needs exactly one of preset or pattern")
+            )
+            continue
+        if entry.preset is not None:
+            if entry.replace is not None:
+                errors.append(
+                    pack.error(
+                        (*path, "replace"),
+                        f"replace applies to pattern only; presets replace with [REDACTED:{entry.preset}]",
+                        at_key=True,
+                    )
+                )
+            if entry.preset not in DETECTORS:
+                hint = _suggest(entry.preset, DETECTORS)
+                errors.append(pack.error((*path, "preset"), f"unknown preset {entry.preset!r}{hint}"))
+        elif entry.pattern is not None:
+            problem = regex_error(entry.pattern)
+            if problem is not None:
+                errors.append(pack.error((*path, "pattern"), f"invalid RE2 pattern: {problem}"))
+    return errors
+
+
+def re2_options() -> Any:
+    """RE2 options for user patterns: errors are returned, not logged to stderr by the C++ side."""
+    options = re2.Options()
+    options.log_errors = False
+    return options
+
+
+def regex_error(pattern: str) -> str | None:
+    """Why ``pattern`` is not a valid RE2 expression, or None when it compiles."""
+    try:
+        re2.compile(pattern, re2_options())
+    except re2.error as exc:
+        detail = exc.args[0] if exc.args else exc
+        return detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)
+    return None
+
+
+# --- loading ------------------------------------------------------------------------------------
+
+
+def canonical_digest(value: Any) -> str:
+    """``sha256:<hex>`` over sorted-key compact JSON of a plain value."""
+    return "sha256:" + hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def load_pack_text(text: str, file: str) -> LoadedPack | list[PolicyError]:
+    """Load one pack from its text; ``file`` is how errors name it."""
+    document = read_yaml(text)
+    if isinstance(document, list):
+        return [PolicyError(file, issue.line, issue.col, issue.message) for issue in document]
+    errors = schema_errors(document.value, document.source, file)
+    if errors:
+        return sorted(errors)
+    model = RulePackModel.model_validate(document.value)
+    pack = LoadedPack(file, model, document.value, document.source, canonical_digest(document.value))
+    errors = _rule_errors(pack)
+    return sorted(errors) if errors else pack
+
+
+def load_pack_file(path: str | Path) -> LoadedPack | list[PolicyError]:
+    """Load one pack file (UTF-8)."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return [PolicyError(file, 0, 0, "no such file")]
+    except (OSError, UnicodeDecodeError) as exc:
+        return [PolicyError(file, 0, 0, f"cannot read: {exc}")]
+    return load_pack_text(text, file)
+
+
+def load_packs(paths: Sequence[str | Path]) -> LoadResult:
+    """Load several packs; every error of every pack, plus pack names duplicated across packs."""
+    packs: list[LoadedPack] = []
+    errors: list[PolicyError] = []
+    if not paths:
+        errors.append(PolicyError("<packs>", 0, 0, "no rule packs given"))
+    first_by_name: dict[str, LoadedPack] = {}
+    for path in paths:
+        loaded = load_pack_file(path)
+        if isinstance(loaded, list):
+            errors.extend(loaded)
+            continue
+        earlier = first_by_name.get(loaded.name)
+        if earlier is not None:
+            errors.append(
+                loaded.error(
+                    ("metadata", "name"), f"duplicate pack name {loaded.name!r} (also {earlier.path})"
+                )
+            )
+            continue
+        first_by_name[loaded.name] = loaded
+        packs.append(loaded)
+    if errors:
+        return LoadResult((), tuple(errors))
+    return LoadResult(tuple(packs), ())

@@ -1,0 +1,254 @@
+"""YAML read into plain JSON-like values while keeping where every node came from.
+
+``yaml.safe_load`` forgets positions and silently keeps the last of two duplicate keys. Rule packs
+need both: every error is reported as FILE:LINE:COL, and a duplicated ``when:`` must not quietly
+replace the first one. So we compose the node tree ourselves, build the values from it, and record
+the mark of every key and value, plus the raw source of string scalars so that a column reported by
+the CEL compiler *inside* an expression can be mapped back into the file.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+Path: TypeAlias = tuple[str | int, ...]
+
+# Aliases can expand a small file exponentially ("billion laughs"); a pack never needs this many.
+_NODE_BUDGET = 200_000
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceIssue:
+    """A problem found while reading YAML (1-based position)."""
+
+    line: int
+    col: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScalarSpan:
+    """Where a string scalar sits in the file: its first character, its style (``None`` plain,
+    ``'`` / ``"`` quoted, ``|`` literal, ``>`` folded), its raw text as written and its value."""
+
+    line: int
+    col: int
+    style: str | None
+    raw: str
+    value: str
+
+
+@dataclass(slots=True)
+class SourceMap:
+    """Positions of the nodes of one YAML document, addressed by JSON path."""
+
+    values: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    keys: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    scalars: dict[Path, ScalarSpan] = field(default_factory=dict)
+
+    def value_position(self, path: Path) -> tuple[int, int]:
+        """Position of the value at ``path``, or of its nearest ancestor that has one."""
+        for end in range(len(path), -1, -1):
+            found = self.values.get(path[:end])
+            if found is not None:
+                return found
+        return (1, 1)
+
+    def key_position(self, path: Path) -> tuple[int, int]:
+        """Position of the mapping key that holds ``path`` (falls back to the value position)."""
+        found = self.keys.get(path)
+        return found if found is not None else self.value_position(path)
+
+    def expression_position(self, path: Path, offset: int | None) -> tuple[int, int, bool]:
+        """Map a 0-based character ``offset`` inside the string at ``path`` to (line, col, exact).
+
+        Plain, literal and single-quoted scalars map exactly. Folded scalars (``>``) and
+        double-quoted escapes change characters between the file and the value, so the mapping
+        aligns both texts greedily; ``exact`` is False when that alignment had to guess (the line
+        is still the right one in practice, the column may be off by the escape's length).
+        """
+        span = self.scalars.get(path)
+        if span is None:
+            line, col = self.value_position(path)
+            return line, col, offset is None
+        if offset is None:
+            return span.line, span.col, True
+        return _map_offset(span, offset)
+
+
+def _map_offset(span: ScalarSpan, offset: int) -> tuple[int, int, bool]:
+    raw = span.raw
+    value = span.value
+    if span.style in ("|", ">"):
+        newline = raw.find("\n")
+        j = len(raw) if newline < 0 else newline + 1
+    elif span.style in ("'", '"'):
+        j = 1
+    else:
+        j = 0
+    skippable = " \t\r\n"
+    if span.style == '"':
+        skippable += "\\"
+    elif span.style == "'":
+        skippable += "'"
+    exact = True
+    target = max(0, min(offset, len(value)))
+    for i in range(target + 1):
+        if i == len(value):
+            break
+        char = value[i]
+        k = j
+        while k < len(raw) and raw[k] != char and raw[k] in skippable:
+            k += 1
+        if k < len(raw) and raw[k] == char:
+            if i == target:
+                j = k
+                break
+            j = k + 1
+        else:
+            exact = False
+            if i == target:
+                j = min(k, len(raw))
+                break
+            j = min(k + 1, len(raw))
+    before = raw[:j]
+    newlines = before.count("\n")
+    if newlines == 0:
+        return span.line, span.col + j, exact
+    return span.line + newlines, j - before.rfind("\n"), exact
+
+
+@dataclass(frozen=True, slots=True)
+class YamlDocument:
+    """A document read from YAML: its plain value and where each node came from."""
+
+    value: Any
+    source: SourceMap
+
+
+def read_yaml(text: str) -> YamlDocument | list[SourceIssue]:
+    """Parse one YAML document into plain values with positions, or return every issue found."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        problem = exc.problem or exc.context or "invalid YAML"
+        return [SourceIssue(line, col, f"invalid YAML: {problem}")]
+    except yaml.YAMLError as exc:
+        return [SourceIssue(1, 1, f"invalid YAML: {exc}")]
+    builder = _Builder(text)
+    if root is None:
+        return [SourceIssue(1, 1, "the file is empty")]
+    value = builder.build(root, ())
+    if builder.issues:
+        return sorted(builder.issues, key=lambda issue: (issue.line, issue.col))
+    return YamlDocument(value, builder.source)
+
+
+class _Builder:
+    """Walks a composed node tree once, building values and recording positions."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.source = SourceMap()
+        self.issues: list[SourceIssue] = []
+        self.constructor = SafeConstructor()
+        self.budget = _NODE_BUDGET
+        self.active: set[int] = set()
+
+    def issue(self, node: Node, message: str) -> None:
+        self.issues.append(SourceIssue(node.start_mark.line + 1, node.start_mark.column + 1, message))
+
+    def build(self, node: Node, path: Path) -> Any:
+        self.budget -= 1
+        if self.budget < 0:
+            if self.budget == -1:
+                self.issue(node, "document too large (alias expansion exceeds the node budget)")
+            return None
+        self.source.values.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+        if id(node) in self.active:
+            self.issue(node, "recursive alias")
+            return None
+        if isinstance(node, ScalarNode):
+            return self.scalar(node, path)
+        self.active.add(id(node))
+        try:
+            if isinstance(node, SequenceNode):
+                return [self.build(item, (*path, index)) for index, item in enumerate(node.value)]
+            if isinstance(node, MappingNode):
+                return self.mapping(node, path)
+        finally:
+            self.active.discard(id(node))
+        self.issue(node, "unsupported YAML node")
+        return None
+
+    def scalar(self, node: ScalarNode, path: Path) -> Any:
+        try:
+            value = self.constructor.construct_object(node, deep=True)
+        except yaml.YAMLError as exc:
+            self.issue(node, f"invalid value: {getattr(exc, 'problem', None) or exc}")
+            return None
+        if isinstance(value, str):
+            raw = self.text[node.start_mark.index : node.end_mark.index]
+            self.source.scalars[path] = ScalarSpan(
+                node.start_mark.line + 1, node.start_mark.column + 1, node.style, raw, value
+            )
+            return value
+        if isinstance(value, datetime.date | datetime.datetime):
+            # JSON has no dates; keep what the author wrote rather than a Python object.
+            return value.isoformat()
+        if isinstance(value, float) and not math.isfinite(value):
+            self.issue(node, f"non-finite number {node.value!r} is not JSON")
+            return None
+        if value is None or isinstance(value, bool | int | float):
+            return value
+        self.issue(node, f"unsupported YAML value of type {type(value).__name__}")
+        return None
+
+    def mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        first_seen: dict[str, int] = {}
+        merged: list[MappingNode] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                merged.extend(_merge_sources(value_node))
+                continue
+            if not isinstance(key_node, ScalarNode):
+                self.issue(key_node, "mapping keys must be plain strings")
+                continue
+            key = self.constructor.construct_object(key_node, deep=True)
+            if not isinstance(key, str):
+                self.issue(
+                    key_node,
+                    f"mapping key {key_node.value!r} is read as {type(key).__name__}; quote it",
+                )
+                continue
+            if key in first_seen:
+                self.issue(key_node, f"duplicate key {key!r} (first given on line {first_seen[key]})")
+                continue
+            first_seen[key] = key_node.start_mark.line + 1
+            child = (*path, key)
+            self.source.keys[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            out[key] = self.build(value_node, child)
+        for source in merged:
+            # ``<<: *defaults``: explicit keys win over merged ones (YAML merge-key semantics).
+            for key, value in self.mapping(source, path).items():
+                out.setdefault(key, value)
+        return out
+
+
+def _merge_sources(node: Node) -> list[MappingNode]:
+    if isinstance(node, MappingNode):
+        return [node]
+    if isinstance(node, SequenceNode):
+        return [item for item in node.value if isinstance(item, MappingNode)]
+    return []
