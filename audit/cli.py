@@ -1,0 +1,171 @@
+"""``dsh-policy verify`` and ``dsh-policy keygen`` (POLICY.md section 5).
+
+verify exits 0 when the log is intact (a torn tail is only a warning), 1 on any integrity finding,
+2 when an input cannot be read or the command line is wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Final, NoReturn
+
+from .keys import KeyFileError, write_key_pair
+from .verify import Finding, VerificationReport, verify_log
+
+EXIT_INTACT: Final = 0
+EXIT_INTEGRITY: Final = 1
+EXIT_USAGE: Final = 2
+_ERRORS_SHOWN: Final = 20
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse that reports usage errors as exit code 2 without killing an embedding process."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        raise _UsageError(f"{self.prog}: error: {message}")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def verify_main(argv: Sequence[str]) -> int:
+    """``dsh-policy verify LOG... [--key PUB] [--anchor FILE] [--format text|json]``."""
+    parser = _ArgumentParser(
+        prog="dsh-policy verify",
+        description="Verify a hash-chained audit log. One LOG: its rotated siblings (LOG.NNNNNN) and "
+        "LOG.anchor are found automatically. Several: exactly those segments, in order.",
+    )
+    parser.add_argument("logs", nargs="+", metavar="LOG", help="audit log segment(s)")
+    parser.add_argument(
+        "--key", metavar="PUB", help="Ed25519 public key (PEM): checkpoint signatures are required"
+    )
+    parser.add_argument(
+        "--anchor", metavar="FILE", help="an exported checkpoint kept off the host; detects a cut tail"
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    try:
+        args = parser.parse_args(list(argv))
+    except _UsageError as error:
+        print(error, file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as exit_request:  # --help
+        return int(exit_request.code or 0)
+    try:
+        report = verify_log(args.logs, public_key=args.key, anchor=args.anchor)
+    except KeyFileError as error:
+        print(f"dsh-policy verify: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.format == "json":
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(render_text(report))
+    if report.unreadable:
+        return EXIT_USAGE
+    return EXIT_INTACT if report.intact else EXIT_INTEGRITY
+
+
+def render_text(report: VerificationReport) -> str:
+    """The report as an auditor reads it: verdict first, then the evidence."""
+    if report.unreadable:
+        verdict = "UNREADABLE INPUT"
+    elif report.intact:
+        verdict = "INTACT" + (" (with warnings)" if report.warnings else "")
+    else:
+        verdict = "INTEGRITY FAILURE"
+    span = f" (seq {report.first_seq}..{report.last_seq})" if report.first_seq is not None else ""
+    lines = [
+        f"verdict      {verdict}",
+        f"log id       {report.log_id or '-'}",
+        f"segments     {len(report.files)}: " + ", ".join(report.files),
+        f"records      {report.records_checked} checked, {report.records_valid} valid,"
+        f" {report.records_invalid} invalid{span}",
+        f"checkpoints  {report.checkpoints_valid} valid, {report.checkpoints_invalid} invalid",
+    ]
+    if report.signature_mode == "verified":
+        lines.append(f"signatures   verified with key {report.key_id}")
+    else:
+        lines.append(
+            "signatures   NOT CHECKED (no --key): checkpoints only match the records; a forger who"
+            " rewrites the whole log can recompute them"
+        )
+    if report.anchored_through is None:
+        lines.append(
+            f"anchored     nothing: no valid checkpoint; {report.unanchored_records} records unanchored"
+        )
+    else:
+        lines.append(
+            f"anchored     through seq {report.anchored_through};"
+            f" {report.unanchored_records} record(s) after the last valid checkpoint"
+        )
+    if report.anchor_file:
+        lines.append(f"anchor file  {report.anchor_file}")
+    if report.recoveries:
+        lines.append(
+            f"recoveries   {report.recoveries} torn tail(s) moved aside by the writer (see recovery records)"
+        )
+    for warning in report.warnings:
+        lines.append(f"warning      {_where(warning)} {warning.reason.value}: {warning.message}")
+    for problem in report.unreadable:
+        lines.append(f"unreadable   {problem}")
+    if report.first_error is not None:
+        first = report.first_error
+        lines.append(f"first error  {_where(first)} {first.reason.value}: {first.message}")
+        if first.expected is not None or first.actual is not None:
+            lines.append(f"               expected {first.expected}")
+            lines.append(f"               actual   {first.actual}")
+        counts = ", ".join(f"{reason} {count}" for reason, count in sorted(report.reason_counts.items()))
+        lines.append(f"reasons      {counts}")
+        for finding in report.errors[1:_ERRORS_SHOWN]:
+            lines.append(f"  {_where(finding)} {finding.reason.value}: {finding.message}")
+        hidden = sum(report.reason_counts.get(r, 0) for r in report.reason_counts if r != "TORN_TAIL")
+        hidden -= min(len(report.errors), _ERRORS_SHOWN)
+        if hidden > 0:
+            lines.append(f"  ... and {hidden} more (use --format json for the list)")
+    return "\n".join(lines)
+
+
+def _where(finding: Finding) -> str:
+    place = finding.file if finding.line is None else f"{finding.file}:{finding.line}"
+    return place if finding.seq is None else f"{place} (seq {finding.seq})"
+
+
+def keygen_main(argv: Sequence[str]) -> int:
+    """``dsh-policy keygen [--out PREFIX] [--format text|json]``: writes PREFIX.key and PREFIX.pub."""
+    parser = _ArgumentParser(
+        prog="dsh-policy keygen",
+        description="Make an Ed25519 key pair for signing audit checkpoints. Keep PREFIX.key where the "
+        "agent process cannot read it; auditors need only PREFIX.pub.",
+    )
+    parser.add_argument(
+        "--out", metavar="PREFIX", default="audit-signing", help="file prefix (default %(default)s)"
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    try:
+        args = parser.parse_args(list(argv))
+    except _UsageError as error:
+        print(error, file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as exit_request:
+        return int(exit_request.code or 0)
+    try:
+        files = write_key_pair(args.out)
+    except (KeyFileError, OSError) as error:
+        print(f"dsh-policy keygen: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.format == "json":
+        payload = {
+            "private_key": str(files.private_path),
+            "public_key": str(files.public_path),
+            "key_id": files.key_id,
+        }
+        print(json.dumps(payload, indent=2))
+    else:
+        print(f"private key  {files.private_path} (mode 0600; keep it away from the agent process)")
+        print(f"public key   {files.public_path} (give this to auditors: dsh-policy verify --key)")
+        print(f"key id       {files.key_id}")
+    return EXIT_INTACT

@@ -1,0 +1,248 @@
+"""Canonical bytes and hashes of audit records (AUDIT.md "Record").
+
+A record is hashed over its RFC 8785 (JCS) canonical form. Our value domain keeps JCS simple: no
+floats, integers within the IEEE-754 safe range (+/-(2**53 - 1)), strings of Unicode scalar values,
+booleans, null, objects with string keys and arrays. Inside that domain a sorted-key ``orjson`` dump
+is byte-identical to JCS except for one thing: orjson sorts keys by code point while JCS sorts by
+UTF-16 code unit, which differ only when a key holds a character at or above U+E000. Objects with
+such keys take the pure-Python path below; everything else takes the fast path. Both are tested
+byte for byte against the ``rfc8785`` reference package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import orjson
+
+FORMAT_VERSION: Final = 1
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+
+#: Domain-separation tags: a record hash can never be mistaken for a genesis value, a checkpoint
+#: statement or anything else hashed with SHA-256.
+RECORD_HASH_TAG: Final = b"dsh-policy/audit/record/v1\x00"
+GENESIS_TAG: Final = b"dsh-policy/audit/genesis/v1\x00"
+
+_ORJSON_OPTIONS: Final = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
+# Keys containing a character at or above U+E000 may sort differently by code point and by UTF-16.
+_SORT_SENSITIVE: Final = "\ue000"
+
+
+@dataclass(frozen=True, slots=True)
+class DomainViolation:
+    """Why a value cannot be hashed canonically, and where (a JSONPath-like ``$.call.args[2]``)."""
+
+    path: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.problem}"
+
+
+class OutsideDomainError(ValueError):
+    """A value is outside the canonical record domain; ``violation`` says where and why."""
+
+    def __init__(self, violation: DomainViolation) -> None:
+        super().__init__(str(violation))
+        self.violation = violation
+
+
+def find_domain_violation(value: Any) -> DomainViolation | None:
+    """Return the first place where ``value`` leaves the record domain, or ``None``."""
+    if _scan(value) is not _OUTSIDE:
+        return None
+    return _locate(value, "$")
+
+
+# _scan results: identity-compared sentinels keep the hot path free of allocations.
+_PLAIN: Final = 0
+_UTF16: Final = 1
+_OUTSIDE: Final = 2
+
+
+def _scan(value: Any) -> int:
+    """Classify ``value``: in domain (_PLAIN), in domain with sort-sensitive keys, or outside."""
+    kind = type(value)
+    if kind is str:
+        return _PLAIN if value.isascii() or _encodable(value) else _OUTSIDE
+    if kind is int:
+        return _PLAIN if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else _OUTSIDE
+    if value is None or kind is bool:
+        return _PLAIN
+    result = _PLAIN
+    if kind is dict or (kind is not list and kind is not tuple and isinstance(value, Mapping)):
+        for key, item in value.items():
+            if type(key) is not str:
+                return _OUTSIDE
+            if not key.isascii():
+                if not _encodable(key):
+                    return _OUTSIDE
+                if max(key) >= _SORT_SENSITIVE:
+                    result = _UTF16
+            nested = _scan(item)
+            if nested == _OUTSIDE:
+                return _OUTSIDE
+            result |= nested
+        return result
+    if kind is list or kind is tuple:
+        for item in value:
+            nested = _scan(item)
+            if nested == _OUTSIDE:
+                return _OUTSIDE
+            result |= nested
+        return result
+    return _OUTSIDE
+
+
+def _encodable(text: str) -> bool:
+    # Lone surrogates cannot be encoded as UTF-8; both serializers would fail less clearly.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _locate(value: Any, path: str) -> DomainViolation | None:
+    """Slow twin of :func:`_scan` that names the offending path; only runs on rejection."""
+    kind = type(value)
+    if kind is str:
+        return None if _encodable(value) else DomainViolation(path, "string contains a lone surrogate")
+    if value is None or kind is bool:
+        return None
+    if kind is int:
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return None
+        return DomainViolation(path, f"integer {value} outside +/-(2**53 - 1)")
+    if isinstance(value, Mapping) and kind is not list and kind is not tuple:
+        for key, item in value.items():
+            if type(key) is not str:
+                return DomainViolation(path, f"object key {key!r} is not a string")
+            if not _encodable(key):
+                return DomainViolation(path, f"object key {key!r} contains a lone surrogate")
+            found = _locate(item, f"{path}.{key}")
+            if found is not None:
+                return found
+        return None
+    if kind is list or kind is tuple:
+        for index, item in enumerate(value):
+            found = _locate(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, float):
+        return DomainViolation(path, f"float {value!r} not allowed in hashed records (use int or str)")
+    if isinstance(value, int):
+        return DomainViolation(path, f"{kind.__name__} (an int subclass) not allowed: ambiguous rendering")
+    return DomainViolation(path, f"{kind.__name__} is not a JSON value")
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """RFC 8785 bytes of ``value``; raise :class:`OutsideDomainError` outside the record domain."""
+    scanned = _scan(value)
+    if scanned == _UTF16:
+        return _jcs(value).encode("utf-8")
+    if scanned == _OUTSIDE:
+        violation = _locate(value, "$")
+        raise OutsideDomainError(violation or DomainViolation("$", "value outside the record domain"))
+    return orjson.dumps(value, default=_plain_mapping, option=_ORJSON_OPTIONS)
+
+
+def canonical_bytes_unchecked(value: Any) -> bytes:
+    """Fast path for values already known to be in the domain and free of sort-sensitive keys."""
+    return orjson.dumps(value, default=_plain_mapping, option=_ORJSON_OPTIONS)
+
+
+def _plain_mapping(value: Any) -> Any:
+    # Read-only mappings (e.g. the harness's FrozenDict) serialize as ordinary objects.
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def _utf16_order(key: str) -> bytes:
+    return key.encode("utf-16-be")
+
+
+def _jcs(value: Any) -> str:
+    """Pure-Python JCS for the record domain; only used when UTF-16 key order matters."""
+    if isinstance(value, Mapping):
+        members = sorted(value.items(), key=lambda item: _utf16_order(item[0]))
+        inner = ",".join(f"{_jcs_string(key)}:{_jcs(item)}" for key, item in members)
+        return "{" + inner + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_jcs(item) for item in value) + "]"
+    if isinstance(value, str):
+        return _jcs_string(value)
+    # None, bool and safe ints: orjson's rendering is exactly JCS's.
+    return orjson.dumps(value).decode("ascii")
+
+
+def _jcs_string(text: str) -> str:
+    # Scalar strings serialize identically in orjson and JCS (tested); only key order differs.
+    return orjson.dumps(text).decode("utf-8")
+
+
+def record_hash(record_without_hash: bytes) -> str:
+    """Hex SHA-256 over the record tag and the canonical bytes of the record minus ``hash``."""
+    return hashlib.sha256(RECORD_HASH_TAG + record_without_hash).hexdigest()
+
+
+def genesis_prev(log_id: str) -> str:
+    """The fixed ``prev`` of a log's first record: it ties seq 0 to this log's id."""
+    return hashlib.sha256(GENESIS_TAG + log_id.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class SealedRecord:
+    """A record with its chain hash: ``line`` is the canonical JSON including ``hash``, no newline."""
+
+    line: bytes
+    hash: str
+
+
+def seal_record(record: dict[str, Any]) -> SealedRecord:
+    """Hash ``record`` (which must not yet hold ``hash``) and render its canonical line.
+
+    Scans the value domain once, then serializes twice (without and with ``hash``): cheaper than
+    splicing bytes and obviously correct. Raises :class:`OutsideDomainError`.
+    """
+    scanned = _scan(record)
+    if scanned == _OUTSIDE:
+        violation = _locate(record, "$")
+        raise OutsideDomainError(violation or DomainViolation("$", "value outside the record domain"))
+    render = _render_jcs if scanned == _UTF16 else canonical_bytes_unchecked
+    digest = record_hash(render(record))
+    record["hash"] = digest
+    try:
+        line = render(record)
+    finally:
+        del record["hash"]
+    return SealedRecord(line, digest)
+
+
+def _render_jcs(value: Any) -> bytes:
+    return _jcs(value).encode("utf-8")
+
+
+def without_member(line: bytes, key: str, value: str) -> bytes | None:
+    """``line`` minus its top-level ``"key":"value"`` member, for a line already proven canonical.
+
+    Cheaper than re-serializing. If the first occurrence found is a nested one, the result still
+    contains the real member and so cannot hash to ``value`` except by a SHA-256 fixed point.
+    """
+    member = b'"' + key.encode() + b'":' + orjson.dumps(value)
+    at = line.find(member)
+    if at <= 0:
+        return None
+    end = at + len(member)
+    if line[at - 1 : at] == b",":
+        return line[: at - 1] + line[end:]
+    if line[at - 1 : at] == b"{" and line[end : end + 1] == b",":
+        return line[:at] + line[end + 1 :]
+    if line[at - 1 : at] == b"{" and line[end : end + 1] == b"}":
+        return line[:at] + line[end:]
+    return None

@@ -1,0 +1,751 @@
+"""Verification of audit log segments (AUDIT.md "Verification").
+
+:func:`verify_log` recomputes every record hash, the chain links, the global sequence, the segment
+links, the Merkle root and (given the public key) the signature of every checkpoint. It never stops
+at the first error: every line gets a verdict, and the report says how far the log is anchored by
+a valid checkpoint. Without a key, checkpoints can only be checked for internal consistency: a
+forger who rehashes the whole file also recomputes those, so such a report says ``unsigned``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import orjson
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from .checkpoint import CheckpointStatement, signature_is_valid
+from .keys import key_id as key_id_of
+from .keys import load_public_key
+from .merkle import MerkleFrontier
+from .record import (
+    FORMAT_VERSION,
+    OutsideDomainError,
+    canonical_bytes,
+    genesis_prev,
+    record_hash,
+    without_member,
+)
+from .segments import anchor_path, discover_segments
+
+_ORJSON_CANONICAL: Final = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
+_SORT_SENSITIVE_BYTES: Final = re.compile(rb"[\xee-\xf4]")
+_HEX: Final = frozenset("0123456789abcdef")
+_REQUIRED: Final = (("v", int), ("log_id", str), ("seq", int), ("ts", str), ("kind", str), ("prev", str))
+#: Findings kept in full; counts per reason stay exact beyond this.
+MAX_FINDINGS: Final = 1000
+
+
+class Reason(StrEnum):
+    """The fixed vocabulary of verification findings."""
+
+    MALFORMED = "MALFORMED"
+    NOT_CANONICAL = "NOT_CANONICAL"
+    HASH_MISMATCH = "HASH_MISMATCH"
+    PREV_MISMATCH = "PREV_MISMATCH"
+    SEQ_GAP = "SEQ_GAP"
+    SEQ_DUPLICATE = "SEQ_DUPLICATE"
+    CHECKPOINT_SIGNATURE = "CHECKPOINT_SIGNATURE"
+    CHECKPOINT_MISMATCH = "CHECKPOINT_MISMATCH"
+    TRUNCATED = "TRUNCATED"
+    SEGMENT_MISSING = "SEGMENT_MISSING"
+    TORN_TAIL = "TORN_TAIL"  # a warning: what a crash mid-write leaves behind
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem: where (file, 1-based line, seq if known), why, and expected vs actual values."""
+
+    reason: Reason
+    file: str
+    line: int | None
+    seq: int | None
+    message: str
+    expected: str | None = None
+    actual: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON form for ``--format json``."""
+        return {
+            "reason": self.reason.value,
+            "file": self.file,
+            "line": self.line,
+            "seq": self.seq,
+            "message": self.message,
+            "expected": self.expected,
+            "actual": self.actual,
+        }
+
+
+SignatureMode = Literal["verified", "unsigned"]
+
+
+@dataclass(frozen=True, slots=True)
+class VerificationReport:
+    """Everything an auditor needs to judge a log; ``intact`` is the one-word answer."""
+
+    files: tuple[str, ...]
+    log_id: str | None
+    records_checked: int
+    records_valid: int
+    records_invalid: int
+    checkpoints_valid: int
+    checkpoints_invalid: int
+    signature_mode: SignatureMode
+    key_id: str | None
+    first_seq: int | None
+    last_seq: int | None
+    anchored_through: int | None
+    unanchored_records: int
+    recoveries: int
+    bytes_checked: int
+    errors: tuple[Finding, ...]
+    warnings: tuple[Finding, ...]
+    reason_counts: Mapping[str, int]
+    unreadable: tuple[str, ...] = ()
+    anchor_file: str | None = None
+
+    @property
+    def intact(self) -> bool:
+        """True when every input was readable and no integrity finding was made."""
+        return not self.errors and not self.unreadable and not self._dropped_errors
+
+    @property
+    def _dropped_errors(self) -> int:
+        return sum(n for r, n in self.reason_counts.items() if r != Reason.TORN_TAIL) - len(self.errors)
+
+    @property
+    def first_error(self) -> Finding | None:
+        """The first bad record in log order (the place to start looking)."""
+        return self.errors[0] if self.errors else None
+
+    @property
+    def torn_tail(self) -> Finding | None:
+        """The torn last line, if the log ends in one."""
+        return next((w for w in self.warnings if w.reason is Reason.TORN_TAIL), None)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON form for ``--format json``."""
+        return {
+            "intact": self.intact,
+            "files": list(self.files),
+            "unreadable": list(self.unreadable),
+            "log_id": self.log_id,
+            "records": {
+                "checked": self.records_checked,
+                "valid": self.records_valid,
+                "invalid": self.records_invalid,
+                "first_seq": self.first_seq,
+                "last_seq": self.last_seq,
+            },
+            "checkpoints": {
+                "valid": self.checkpoints_valid,
+                "invalid": self.checkpoints_invalid,
+                "signatures": self.signature_mode,
+                "key_id": self.key_id,
+            },
+            "anchored_through": self.anchored_through,
+            "unanchored_records": self.unanchored_records,
+            "anchor_file": self.anchor_file,
+            "recoveries": self.recoveries,
+            "bytes_checked": self.bytes_checked,
+            "first_error": self.first_error.to_json() if self.first_error else None,
+            "reason_counts": dict(self.reason_counts),
+            "errors": [e.to_json() for e in self.errors],
+            "warnings": [w.to_json() for w in self.warnings],
+        }
+
+
+PublicKeySource = str | os.PathLike[str] | Ed25519PublicKey | Ed25519PrivateKey
+
+
+def verify_log(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    public_key: PublicKeySource | None = None,
+    anchor: str | os.PathLike[str] | None = None,
+) -> VerificationReport:
+    """Verify a log given its segments.
+
+    One path: it and its sibling segments (``PATH.NNNNNN``) are discovered, and ``PATH.anchor``, if
+    present, is used as the anchor. Several paths: exactly those, in that order; links between them
+    are checked, so a segment left out is reported as ``SEGMENT_MISSING``. ``anchor`` is an exported
+    checkpoint line kept off the host: a log that ends before it is ``TRUNCATED``. ``public_key``
+    (PEM path or key) makes every checkpoint's signature mandatory; raises ``KeyFileError`` if the
+    key cannot be loaded.
+    """
+    key = load_public_key(public_key) if public_key is not None else None
+    given = [Path(p) for p in paths]
+    if len(given) == 1:
+        files = discover_segments(given[0])
+        if anchor is None and anchor_path(files[-1]).is_file():
+            anchor = anchor_path(files[-1])
+    else:
+        files = given
+    walker = _ChainWalker(key)
+    if anchor is not None:
+        walker.anchor_seq = _peek_seq(Path(anchor))
+    for position, path in enumerate(files):
+        walker.walk_file(path, is_last=position == len(files) - 1)
+    if anchor is not None:
+        walker.check_anchor(Path(anchor))
+    return walker.report([str(p) for p in files], str(anchor) if anchor is not None else None)
+
+
+@dataclass(slots=True)
+class _SegmentState:
+    index: int | None = None
+    ended_with_rotation: bool = False
+    last_seq: int | None = None
+    last_hash: str | None = None
+
+
+@dataclass(slots=True)
+class _ChainWalker:
+    """Walks records in log order keeping the expected chain state; records findings as it goes."""
+
+    key: Ed25519PublicKey | None
+    log_id: str | None = None
+    next_seq: int | None = None
+    head: str | None = None
+    seen_max_seq: int = -1
+    frontier: MerkleFrontier = field(default_factory=MerkleFrontier)
+    records_checked: int = 0
+    records_invalid: int = 0
+    checkpoints_valid: int = 0
+    checkpoints_invalid: int = 0
+    first_seq: int | None = None
+    anchored_through: int | None = None
+    records_after_anchor: int = 0
+    recoveries: int = 0
+    bytes_checked: int = 0
+    errors: list[Finding] = field(default_factory=list)
+    warnings: list[Finding] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+    unreadable: list[str] = field(default_factory=list)
+    segment: _SegmentState = field(default_factory=_SegmentState)
+    anchor_seq: int | None = None
+    anchor_line: bytes | None = None
+    resync: bool = False
+    _bad: bool = False
+
+    # ------------------------------------------------------------------------------- per file
+
+    def walk_file(self, path: Path, *, is_last: bool) -> None:
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            self.unreadable.append(f"{path}: {error.strerror or error}")
+            return
+        self.bytes_checked += len(data)
+        name = str(path)
+        previous_segment = self.segment
+        self.segment = _SegmentState()
+        lines = data.split(b"\n")
+        torn = lines.pop()  # b"" when the file ends with a newline
+        if not lines and not torn:
+            self._finding(Reason.MALFORMED, name, None, None, "segment file is empty")
+        for number, line in enumerate(lines, start=1):
+            self._check_line(line, name, number, previous_segment if number == 1 else None)
+        if torn:
+            line_number = len(lines) + 1
+            if is_last:
+                self._warn(
+                    Reason.TORN_TAIL,
+                    name,
+                    line_number,
+                    f"last line has no newline ({len(torn)} bytes): a write cut short, e.g. by a crash;"
+                    " reopening the log with the writer moves it to a side file",
+                )
+            else:
+                self._finding(
+                    Reason.MALFORMED, name, line_number, None, "line without newline inside a rotated segment"
+                )
+        if is_last and self.segment.ended_with_rotation:
+            self._finding(
+                Reason.SEGMENT_MISSING,
+                name,
+                len(lines),
+                self.segment.last_seq,
+                "segment ends with a rotation checkpoint but no later segment was given",
+            )
+
+    # ------------------------------------------------------------------------------- per line
+
+    def _check_line(
+        self, line: bytes, file: str, number: int, previous_segment: _SegmentState | None
+    ) -> None:
+        self.records_checked += 1
+        self._bad = False
+        record = self._parse(line, file, number)
+        if record is None:
+            self.records_invalid += 1
+            self.records_after_anchor += 1
+            self.resync = True  # seq and prev of the next record cannot be judged against this one
+            return
+        seq: int = record["seq"]
+        stated_hash: str = record["hash"]
+        if previous_segment is not None:
+            self._check_segment_link(record, file, number, previous_segment)
+        self._check_chain(record, seq, stated_hash, file, number)
+        kind = record["kind"]
+        if kind == "checkpoint":
+            self._check_checkpoint(record, line, file, number)
+        elif kind == "segment_start" and number != 1:
+            self._finding(Reason.MALFORMED, file, number, seq, "segment_start record inside a segment")
+        elif kind == "recovery":
+            self.recoveries += 1
+        if kind == "segment_start" and number == 1:
+            self._check_tree(record, file, number)
+        self.frontier.append(bytes.fromhex(stated_hash))
+        self.head = stated_hash
+        self.next_seq = seq + 1
+        self.seen_max_seq = max(self.seen_max_seq, seq)
+        self.segment.last_seq, self.segment.last_hash = seq, stated_hash
+        self.segment.ended_with_rotation = (
+            kind == "checkpoint" and _mapping(record.get("checkpoint")).get("reason") == "rotation"
+        )
+        if seq == self.anchor_seq and self.anchor_line is None:
+            self.anchor_line = line
+        if kind != "checkpoint" or self._bad:
+            self.records_after_anchor += 1
+        if self._bad:
+            self.records_invalid += 1
+
+    def _parse(self, line: bytes, file: str, number: int) -> dict[str, Any] | None:
+        """Decode one line and prove it canonical and self-consistent; ``None`` if unusable."""
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError as error:
+            self._finding(Reason.MALFORMED, file, number, None, f"not JSON: {error}")
+            return None
+        if type(record) is not dict:
+            self._finding(Reason.MALFORMED, file, number, None, "line is not a JSON object")
+            return None
+        seq = record.get("seq")
+        seq_value = seq if type(seq) is int else None
+        stated = record.get("hash")
+        if not _is_digest(stated):
+            self._finding(Reason.MALFORMED, file, number, seq_value, "missing or malformed hash field")
+            return None
+        for name, kind in _REQUIRED:
+            if type(record.get(name)) is not kind:
+                self._finding(
+                    Reason.MALFORMED,
+                    file,
+                    number,
+                    seq_value,
+                    f"field {name!r} missing or not {kind.__name__}",
+                )
+                return None
+        if record["v"] != FORMAT_VERSION:
+            self._finding(Reason.MALFORMED, file, number, seq_value, f"unknown format version {record['v']}")
+            return None
+        if not self._is_canonical(line, record, file, number, seq_value):
+            return record if self._duplicate_free(line) else None
+        body = without_member(line, "hash", str(stated))
+        computed = record_hash(body) if body is not None else None
+        if computed != stated:
+            self._finding(
+                Reason.HASH_MISMATCH,
+                file,
+                number,
+                seq_value,
+                "record hash does not match its content",
+                expected=computed,
+                actual=stated,
+            )
+        return record
+
+    def _is_canonical(
+        self, line: bytes, record: dict[str, Any], file: str, number: int, seq: int | None
+    ) -> bool:
+        if _contains_float(record):
+            self._finding(Reason.NOT_CANONICAL, file, number, seq, "floats are not allowed in records")
+            return False
+        try:
+            if line.isascii() or not _may_need_utf16_order(line):
+                canonical = orjson.dumps(record, option=_ORJSON_CANONICAL)
+            else:
+                canonical = canonical_bytes(record)
+        except (orjson.JSONEncodeError, OutsideDomainError) as error:
+            self._finding(
+                Reason.NOT_CANONICAL, file, number, seq, f"value outside the record domain: {error}"
+            )
+            return False
+        if canonical == line:
+            return True
+        if self._duplicate_free(line):
+            self._finding(
+                Reason.NOT_CANONICAL,
+                file,
+                number,
+                seq,
+                "line is not in RFC 8785 canonical form",
+                expected=_excerpt(canonical, line),
+                actual=_excerpt(line, canonical),
+            )
+        else:
+            self._finding(Reason.MALFORMED, file, number, seq, "duplicate key in JSON object")
+        return False
+
+    @staticmethod
+    def _duplicate_free(line: bytes) -> bool:
+        def reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+            keys = [key for key, _ in pairs]
+            if len(keys) != len(set(keys)):
+                raise ValueError("duplicate key")
+            return dict(pairs)
+
+        try:
+            json.loads(line, object_pairs_hook=reject_duplicates)
+        except ValueError:
+            return False
+        return True
+
+    def _check_chain(
+        self, record: dict[str, Any], seq: int, stated_hash: str, file: str, number: int
+    ) -> None:
+        log_id: str = record["log_id"]
+        if self.log_id is None:
+            self.log_id = log_id
+            self.first_seq = seq
+        elif log_id != self.log_id:
+            self._finding(
+                Reason.MALFORMED,
+                file,
+                number,
+                seq,
+                "record belongs to another log",
+                expected=self.log_id,
+                actual=log_id,
+            )
+        expected_seq = 0 if self.next_seq is None else self.next_seq
+        if self.resync:
+            self.resync = False
+            return
+        if seq != expected_seq:
+            reason = Reason.SEQ_DUPLICATE if seq <= self.seen_max_seq else Reason.SEQ_GAP
+            self._finding(
+                reason,
+                file,
+                number,
+                seq,
+                "sequence number out of order",
+                expected=str(expected_seq),
+                actual=str(seq),
+            )
+        expected_prev = self.head if self.head is not None else genesis_prev(self.log_id or log_id)
+        if record["prev"] != expected_prev:
+            self._finding(
+                Reason.PREV_MISMATCH,
+                file,
+                number,
+                seq,
+                "prev does not match the previous record's hash",
+                expected=expected_prev,
+                actual=record["prev"],
+            )
+        if record["prev"] == stated_hash:
+            self._finding(Reason.PREV_MISMATCH, file, number, seq, "record names itself as its predecessor")
+
+    def _check_segment_link(
+        self, record: dict[str, Any], file: str, number: int, previous: _SegmentState
+    ) -> None:
+        seq = record["seq"]
+        if record["kind"] != "segment_start":
+            self._finding(
+                Reason.MALFORMED, file, number, seq, "segment does not begin with a segment_start record"
+            )
+            return
+        info = _mapping(record.get("segment"))
+        index, link = info.get("index"), info.get("previous")
+        if type(index) is not int:
+            self._finding(Reason.MALFORMED, file, number, seq, "segment_start without an integer index")
+            return
+        self.segment.index = index
+        expected_index = 0 if previous.index is None and self.head is None else (previous.index or 0) + 1
+        link = _mapping(link)
+        link_seq, link_hash = link.get("last_seq"), link.get("last_hash")
+        if index != expected_index:
+            missing = ", ".join(str(i) for i in range(expected_index, index)) or "?"
+            self._finding(
+                Reason.SEGMENT_MISSING,
+                file,
+                number,
+                seq,
+                f"segment(s) {missing} missing before this one (it links to {link.get('name')})",
+                expected=str(expected_index),
+                actual=str(index),
+            )
+            # Resume the chain from the link so one missing file is one finding, not a cascade.
+            if type(link_seq) is int and _is_digest(link_hash):
+                self.next_seq, self.head = link_seq + 1, link_hash
+                self.seen_max_seq = max(self.seen_max_seq, link_seq)
+                self.log_id = self.log_id or record["log_id"]
+                self.frontier = _restore_frontier(_mapping(record.get("tree"))) or self.frontier
+            return
+        if not link:
+            return
+        if index == expected_index and type(link_seq) is int and previous.last_seq is not None:
+            if link_seq > previous.last_seq:
+                self._finding(
+                    Reason.TRUNCATED,
+                    file,
+                    number,
+                    seq,
+                    f"previous segment {link.get('name')} ended at seq {link_seq}, but only"
+                    f" {previous.last_seq} remains",
+                    expected=str(link_seq),
+                    actual=str(previous.last_seq),
+                )
+            elif link_hash != previous.last_hash:
+                self._finding(
+                    Reason.PREV_MISMATCH,
+                    file,
+                    number,
+                    seq,
+                    "segment link does not match the previous segment",
+                    expected=str(link_hash),
+                    actual=previous.last_hash,
+                )
+
+    def _check_tree(self, record: dict[str, Any], file: str, number: int) -> None:
+        tree = _mapping(record.get("tree"))
+        if self.head is None and tree.get("size", 0) and record["seq"] != 0:
+            self.frontier = _restore_frontier(tree) or self.frontier
+            return
+        if tree.get("size") != self.frontier.size or tree.get("frontier") != [
+            r.hex() for r in self.frontier.roots
+        ]:
+            self._finding(
+                Reason.CHECKPOINT_MISMATCH,
+                file,
+                number,
+                record["seq"],
+                "segment_start's Merkle tree state does not match the records before it",
+            )
+
+    def _check_checkpoint(self, record: dict[str, Any], line: bytes, file: str, number: int) -> None:
+        seq = record["seq"]
+        body = _mapping(record.get("checkpoint"))
+        problems: list[tuple[str, str | None, str | None]] = []
+        expected_root = self.frontier.root().hex()
+        if body.get("first_seq") != 0 or body.get("last_seq") != seq - 1:
+            problems.append(
+                ("range does not end just before the checkpoint", str(seq - 1), str(body.get("last_seq")))
+            )
+        if body.get("head") != self.head:
+            problems.append(("head does not match the previous record", self.head, str(body.get("head"))))
+        if body.get("merkle_root") != expected_root:
+            problems.append(
+                ("Merkle root does not match the records", expected_root, str(body.get("merkle_root")))
+            )
+        if body.get("frontier") != [r.hex() for r in self.frontier.roots]:
+            problems.append(("Merkle frontier does not match the records", None, None))
+        for message, expected, actual in problems[:1]:
+            self._finding(
+                Reason.CHECKPOINT_MISMATCH,
+                file,
+                number,
+                seq,
+                f"checkpoint {message}",
+                expected=expected,
+                actual=actual,
+            )
+        signature_ok = True
+        if self.key is not None:
+            signature_ok = self._signature_ok(body, record, file, number)
+        if problems or not signature_ok or self._bad:
+            self.checkpoints_invalid += 1
+            return
+        self.checkpoints_valid += 1
+        self.anchored_through = seq - 1
+        self.records_after_anchor = 0
+
+    def _signature_ok(self, body: Mapping[str, Any], record: dict[str, Any], file: str, number: int) -> bool:
+        assert self.key is not None
+        expected_key = key_id_of(self.key)
+        seq = record["seq"]
+        signature = body.get("signature")
+        if body.get("key_id") != expected_key or not isinstance(signature, str):
+            self._finding(
+                Reason.CHECKPOINT_SIGNATURE,
+                file,
+                number,
+                seq,
+                "checkpoint is not signed by the given key",
+                expected=expected_key,
+                actual=str(body.get("key_id")),
+            )
+            return False
+        statement = CheckpointStatement(
+            log_id=str(record["log_id"]),
+            first_seq=_int_or(body.get("first_seq")),
+            last_seq=_int_or(body.get("last_seq")),
+            head=str(body.get("head")),
+            merkle_root=str(body.get("merkle_root")),
+            key_id=expected_key,
+        )
+        if not signature_is_valid(self.key, statement, signature):
+            self._finding(Reason.CHECKPOINT_SIGNATURE, file, number, seq, "checkpoint signature is invalid")
+            return False
+        return True
+
+    # ------------------------------------------------------------------------------- anchor
+
+    def check_anchor(self, path: Path) -> None:
+        """Compare the log with an exported checkpoint line kept elsewhere."""
+        name = str(path)
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            self.unreadable.append(f"{path}: {error.strerror or error}")
+            return
+        line = data[:-1] if data.endswith(b"\n") else data
+        probe = _ChainWalker(None)
+        record = probe._parse(line, name, 1)
+        if record is None or probe.errors or record.get("kind") != "checkpoint":
+            self._finding(
+                Reason.MALFORMED, name, 1, None, "anchor file does not hold one valid checkpoint record"
+            )
+            return
+        seq: int = record["seq"]
+        if self.key is not None and not self._signature_ok(
+            _mapping(record.get("checkpoint")), record, name, 1
+        ):
+            return
+        if record["log_id"] != self.log_id:
+            self._finding(
+                Reason.CHECKPOINT_MISMATCH,
+                name,
+                1,
+                seq,
+                "anchor belongs to another log",
+                expected=self.log_id,
+                actual=record["log_id"],
+            )
+            return
+        if seq > self.seen_max_seq:
+            self._finding(
+                Reason.TRUNCATED,
+                name,
+                1,
+                seq,
+                f"the anchor proves the log reached seq {seq}, but it ends at seq {self.seen_max_seq}",
+                expected=str(seq),
+                actual=str(self.seen_max_seq),
+            )
+        elif self.anchor_line != line:
+            self._finding(
+                Reason.CHECKPOINT_MISMATCH, name, 1, seq, "the log's record at the anchor's seq differs"
+            )
+
+    # ------------------------------------------------------------------------------- findings
+
+    def _finding(
+        self,
+        reason: Reason,
+        file: str,
+        line: int | None,
+        seq: int | None,
+        message: str,
+        *,
+        expected: str | None = None,
+        actual: str | None = None,
+    ) -> None:
+        self._bad = True
+        self.counts[reason.value] += 1
+        if len(self.errors) < MAX_FINDINGS:
+            self.errors.append(Finding(reason, file, line, seq, message, expected, actual))
+
+    def _warn(self, reason: Reason, file: str, line: int | None, message: str) -> None:
+        self.counts[reason.value] += 1
+        self.warnings.append(Finding(reason, file, line, None, message))
+
+    def report(self, files: list[str], anchor: str | None) -> VerificationReport:
+        invalid = self.records_invalid
+        return VerificationReport(
+            files=tuple(files),
+            log_id=self.log_id,
+            records_checked=self.records_checked,
+            records_valid=self.records_checked - invalid,
+            records_invalid=invalid,
+            checkpoints_valid=self.checkpoints_valid,
+            checkpoints_invalid=self.checkpoints_invalid,
+            signature_mode="verified" if self.key is not None else "unsigned",
+            key_id=key_id_of(self.key) if self.key is not None else None,
+            first_seq=self.first_seq,
+            last_seq=self.seen_max_seq if self.seen_max_seq >= 0 else None,
+            anchored_through=self.anchored_through,
+            unanchored_records=self.records_after_anchor,
+            recoveries=self.recoveries,
+            bytes_checked=self.bytes_checked,
+            errors=tuple(self.errors),
+            warnings=tuple(self.warnings),
+            reason_counts=dict(self.counts),
+            unreadable=tuple(self.unreadable),
+            anchor_file=anchor,
+        )
+
+
+def _peek_seq(path: Path) -> int | None:
+    try:
+        record = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    seq = record.get("seq") if isinstance(record, dict) else None
+    return seq if type(seq) is int else None
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _int_or(value: Any) -> int:
+    return value if type(value) is int else -1
+
+
+def _is_digest(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 64 and _HEX.issuperset(value)
+
+
+def _restore_frontier(tree: Mapping[str, Any]) -> MerkleFrontier | None:
+    try:
+        return MerkleFrontier.restore(int(tree["size"]), [bytes.fromhex(h) for h in tree["frontier"]])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _contains_float(value: Any) -> bool:
+    """Floats hide inside containers only; a lean walk over what JSON parsing can produce."""
+    items = value.values() if type(value) is dict else value
+    for item in items:
+        kind = type(item)
+        if kind is float:
+            return True
+        if (kind is dict or kind is list) and _contains_float(item):
+            return True
+    return False
+
+
+def _may_need_utf16_order(line: bytes) -> bool:
+    # UTF-8 lead bytes 0xEE-0xF4 start characters >= U+E000, where code point and UTF-16 order differ.
+    return _SORT_SENSITIVE_BYTES.search(line) is not None
+
+
+def _excerpt(text: bytes, other: bytes, width: int = 40) -> str:
+    """The part of ``text`` around the first byte where it differs from ``other``."""
+    at = next(
+        (i for i, (a, b) in enumerate(zip(text, other, strict=False)) if a != b), min(len(text), len(other))
+    )
+    start = max(0, at - width // 2)
+    return text[start : start + width].decode("utf-8", "replace")

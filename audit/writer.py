@@ -1,0 +1,701 @@
+"""Append-only writer of the hash-chained audit log (AUDIT.md "Durability and concurrency").
+
+One :class:`AuditWriter` per process and log. Every append, under an OS lock on ``PATH.lock``:
+catch up with records other processes appended (so the chain never forks), rotate if the segment is
+full, write one canonical line with one ``write``, maybe checkpoint, maybe ``fsync``. Opening a log
+recovers a torn tail by moving it to a side file and recording a ``recovery`` record; nothing is
+ever truncated silently. An ``fsync`` or write error is fatal: the writer refuses every later
+append, so a caller can fail closed instead of trusting a log that may have lost records.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Literal
+
+import orjson
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from .checkpoint import CheckpointStatement, sign_statement
+from .keys import KeyFileError, key_id, load_private_key
+from .merkle import MerkleFrontier
+from .record import (
+    FORMAT_VERSION,
+    OutsideDomainError,
+    genesis_prev,
+    record_hash,
+    seal_record,
+    without_member,
+)
+from .segments import anchor_path, lock_path, rotated_path, rotated_segments, torn_path
+
+FsyncMode = Literal["always", "batch", "off"]
+
+#: Fields the writer owns; a caller's fields may not use these names.
+WRITER_FIELDS: Final = frozenset({"v", "log_id", "seq", "ts", "kind", "prev", "hash"})
+#: Kinds only the writer emits; the verifier gives them meaning, so callers may not forge them.
+WRITER_KINDS: Final = frozenset({"segment_start", "checkpoint", "recovery"})
+
+
+class AuditError(Exception):
+    """Base of the audit writer's errors."""
+
+
+class AuditRecordError(AuditError, ValueError):
+    """The caller's record cannot be written as given (a bug in the caller, not an I/O failure)."""
+
+
+class AuditWriteError(AuditError):
+    """The record could not be durably written; the writer is unusable from now on."""
+
+
+@dataclass(frozen=True, slots=True)
+class AppendReceipt:
+    """What was written: ``durable`` is true once the line is known to be fsynced."""
+
+    seq: int
+    hash: str
+    ts: str
+    segment: Path
+    durable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WriterSettings:
+    """How a writer trades durability for speed and when it rotates and checkpoints."""
+
+    fsync: FsyncMode = "batch"
+    batch_records: int = 256
+    batch_ms: float = 5.0
+    rotate_bytes: int | None = None
+    checkpoint_every: int | None = 1000
+    checkpoint_seconds: float | None = 60.0
+    export_anchor: bool = True
+
+    def __post_init__(self) -> None:
+        if self.fsync not in ("always", "batch", "off"):
+            raise ValueError(f"fsync must be always, batch or off, not {self.fsync!r}")
+        if self.batch_records < 1 or self.batch_ms < 0:
+            raise ValueError("batch_records must be >= 1 and batch_ms >= 0")
+        if self.rotate_bytes is not None and self.rotate_bytes < 1024:
+            raise ValueError("rotate_bytes must be at least 1024")
+        if self.checkpoint_every is not None and self.checkpoint_every < 1:
+            raise ValueError("checkpoint_every must be >= 1 (or None)")
+        if self.checkpoint_seconds is not None and self.checkpoint_seconds <= 0:
+            raise ValueError("checkpoint_seconds must be > 0 (or None)")
+
+
+class _UtcClock:
+    """RFC 3339 UTC timestamps with microseconds; formats the date part once per second."""
+
+    __slots__ = ("_prefix", "_second")
+
+    def __init__(self) -> None:
+        self._second = -1
+        self._prefix = ""
+
+    def now(self) -> str:
+        second, nanos = divmod(time.time_ns(), 1_000_000_000)
+        if second != self._second:
+            self._second = second
+            self._prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        return f"{self._prefix}.{nanos // 1000:06d}Z"
+
+
+class AuditWriter:
+    """Appends records to one audit log; safe across threads and processes. Use :meth:`open`."""
+
+    def __init__(
+        self,
+        path: Path,
+        settings: WriterSettings,
+        signing_key: Ed25519PrivateKey | None,
+        requested_log_id: str | None,
+    ) -> None:
+        self._path = path
+        self._settings = settings
+        self._signing_key = signing_key
+        self._key_id = key_id(signing_key.public_key()) if signing_key is not None else None
+        self._clock = _UtcClock()
+        self._mutex = threading.Lock()
+        self._wake = threading.Condition(self._mutex)
+        self._failure: str | None = None
+        self._closed = False
+        # Chain state, valid while the OS lock is held and the file has not changed under us.
+        self._log_id = requested_log_id or ""
+        self._requested_log_id = requested_log_id
+        self._next_seq = 0
+        self._head = ""
+        self._frontier = MerkleFrontier()
+        self._segment_index = 0
+        self._since_checkpoint = 0
+        self._last_checkpoint_at = time.monotonic()
+        self._fd = -1
+        self._inode = -1
+        self._offset = 0
+        self._segment_has_records = False
+        self._last_line = b""
+        self._unsynced = 0
+        self._unsynced_since = 0.0
+        self._lock_fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o644)
+        self._flusher: threading.Thread | None = None
+
+    # ----------------------------------------------------------------------------------- opening
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        log_id: str | None = None,
+        fsync: FsyncMode = "batch",
+        batch_records: int = 256,
+        batch_ms: float = 5.0,
+        rotate_bytes: int | None = None,
+        checkpoint_every: int | None = 1000,
+        checkpoint_seconds: float | None = 60.0,
+        signing_key: str | os.PathLike[str] | Ed25519PrivateKey | None = None,
+        export_anchor: bool = True,
+    ) -> AuditWriter:
+        """Open (creating or recovering) the log whose active segment is ``path``.
+
+        ``log_id`` names a new log (default: a random UUID) and must match an existing one.
+        ``fsync``: ``always`` syncs before every append returns; ``batch`` syncs once per
+        ``batch_records`` records or ``batch_ms`` milliseconds (group commit); ``off`` leaves it to
+        the OS. Checkpoints are written every ``checkpoint_every`` records and every
+        ``checkpoint_seconds`` (when records are pending), on rotation and on close, signed when
+        ``signing_key`` (PEM path or key object) is given. Raises :class:`AuditWriteError` when the
+        log cannot be opened or recovered, ``ValueError`` for bad settings.
+        """
+        settings = WriterSettings(
+            fsync=fsync,
+            batch_records=batch_records,
+            batch_ms=batch_ms,
+            rotate_bytes=rotate_bytes,
+            checkpoint_every=checkpoint_every,
+            checkpoint_seconds=checkpoint_seconds,
+            export_anchor=export_anchor,
+        )
+        try:
+            key = load_private_key(signing_key) if signing_key is not None else None
+        except KeyFileError as error:
+            raise AuditWriteError(f"cannot load the checkpoint signing key: {error}") from None
+        target = Path(path)
+        try:
+            writer = cls(target, settings, key, log_id)
+        except OSError as error:
+            raise AuditWriteError(f"{lock_path(target)}: cannot open lock file: {error}") from None
+        try:
+            with writer._locked():
+                writer._attach()
+        except BaseException:
+            writer._release_files()
+            raise
+        writer._start_flusher()
+        return writer
+
+    @property
+    def log_id(self) -> str:
+        """The id every record of this log carries."""
+        return self._log_id
+
+    @property
+    def path(self) -> Path:
+        """The active segment's path."""
+        return self._path
+
+    # ---------------------------------------------------------------------------------- appending
+
+    def append(self, kind: str, fields: Mapping[str, Any]) -> AppendReceipt:
+        """Append one record of ``kind`` with the caller's (already redacted) ``fields``.
+
+        Raises :class:`AuditRecordError` for fields the log cannot hold (a writer-owned name, a
+        float, a non-string key, ...) and :class:`AuditWriteError` when the record could not be
+        written durably; after the latter the writer refuses all further appends.
+        """
+        if not isinstance(kind, str) or not kind:
+            raise AuditRecordError(f"kind must be a non-empty string, not {kind!r}")
+        if kind in WRITER_KINDS:
+            raise AuditRecordError(f"kind {kind!r} is reserved for the writer")
+        collisions = WRITER_FIELDS.intersection(fields)
+        if collisions:
+            raise AuditRecordError(f"fields {sorted(collisions)} are owned by the writer")
+        record = dict(fields)
+        with self._locked():
+            receipt = self._append_locked(kind, record)
+            self._after_append()
+            durable = self._unsynced == 0 and self._settings.fsync != "off"
+        return AppendReceipt(receipt.seq, receipt.hash, receipt.ts, receipt.segment, durable)
+
+    def checkpoint(self) -> AppendReceipt | None:
+        """Write a checkpoint now (``None`` if every record is already covered by one)."""
+        with self._locked():
+            receipt = self._checkpoint_locked("manual") if self._since_checkpoint else None
+            self._sync_if_due(force=self._settings.fsync != "off")
+        return receipt
+
+    def flush(self) -> None:
+        """Make every record written so far durable now (no-op in ``off`` mode)."""
+        with self._locked():
+            self._sync_if_due(force=self._settings.fsync != "off")
+
+    def close(self) -> None:
+        """Write a closing checkpoint when records are uncovered, sync, and release the files."""
+        with self._wake:
+            if self._closed:
+                return
+            self._closed = True
+            self._wake.notify_all()
+        if self._flusher is not None:
+            self._flusher.join()
+        try:
+            if self._failure is None:
+                with self._locked(closing=True):
+                    if self._since_checkpoint:
+                        self._checkpoint_locked("close")
+                    self._sync_if_due(force=self._settings.fsync != "off")
+        finally:
+            self._release_files()
+
+    def __enter__(self) -> AuditWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------------ lock & state
+
+    @contextmanager
+    def _locked(self, *, closing: bool = False) -> Iterator[None]:
+        """Thread lock, then the OS lock, then catch up with the file; fatal errors stick."""
+        with self._mutex:
+            if self._failure is not None:
+                raise AuditWriteError(f"audit writer failed earlier and accepts no records: {self._failure}")
+            if self._closed and not closing:
+                raise AuditWriteError("audit writer is closed")
+            try:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            except OSError as error:
+                raise self._fail(f"cannot lock {lock_path(self._path)}: {error}") from None
+            try:
+                if self._fd >= 0:
+                    self._catch_up()
+                yield
+            except OSError as error:
+                raise self._fail(f"{self._path}: {error}") from None
+            finally:
+                try:
+                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+                except OSError as error:
+                    self._failure = self._failure or f"cannot unlock: {error}"
+
+    def _fail(self, reason: str) -> AuditWriteError:
+        # Once a write or fsync failed we no longer know what reached the disk: refuse everything.
+        self._failure = reason
+        return AuditWriteError(reason)
+
+    def _attach(self) -> None:
+        """Open the active segment under the lock: recover a torn tail, restore chain state."""
+        self._fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        self._inode = os.fstat(self._fd).st_ino
+        self._offset = 0
+        self._read_new_records(allow_start=True)
+        if self._offset == 0:
+            self._start_segment_after_crash_or_fresh()
+        self._record_orphaned_side_files()
+        self._last_checkpoint_at = time.monotonic()
+        self._sync_if_due(force=self._settings.fsync != "off")
+
+    def _catch_up(self) -> None:
+        """Fold in what other processes appended since we last held the lock; follow rotation."""
+        try:
+            current = os.stat(self._path)
+        except FileNotFoundError:
+            current = None
+        size = os.fstat(self._fd).st_size
+        if size != self._offset:
+            self._read_new_records(allow_start=False)
+        if current is None or current.st_ino != self._inode:
+            # Another process rotated (and perhaps died before starting the next segment).
+            os.close(self._fd)
+            self._fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            self._inode = os.fstat(self._fd).st_ino
+            self._offset = 0
+            self._read_new_records(allow_start=True)
+            if self._offset == 0:
+                self._start_segment_after_crash_or_fresh()
+
+    def _read_new_records(self, *, allow_start: bool) -> None:
+        """Absorb complete lines from ``_offset`` to EOF; move a torn or unverifiable tail aside."""
+        size = os.fstat(self._fd).st_size
+        data = os.pread(self._fd, size - self._offset, self._offset) if size > self._offset else b""
+        if not data:
+            return
+        end = data.rfind(b"\n") + 1
+        lines = data[:end].split(b"\n")[:-1] if end else []
+        torn_from = self._offset + end if end < len(data) else None
+        parsed: list[dict[str, Any]] = []
+        for index, line in enumerate(lines):
+            record = _parse_own_line(line)
+            is_last = index == len(lines) - 1
+            if is_last and torn_from is None and not self._extends_chain(line, record, parsed):
+                torn_from = self._offset + end - len(line) - 1
+                break
+            if record is not None:
+                parsed.append(record)
+        for record in parsed:
+            self._absorb(record, allow_start=allow_start)
+        self._offset += end
+        if torn_from is not None:
+            self._offset = torn_from
+            self._move_torn_tail_aside(torn_from, size)
+
+    def _extends_chain(
+        self, line: bytes, record: dict[str, Any] | None, parsed: list[dict[str, Any]]
+    ) -> bool:
+        """Whether a last line is a whole record that hashes right and follows its predecessor."""
+        if record is None:
+            return False
+        body = without_member(line, "hash", record["hash"])
+        if body is None or record_hash(body) != record["hash"]:
+            return False
+        if not parsed and self._head == "":
+            return record.get("kind") == "segment_start"
+        expected_prev = parsed[-1].get("hash") if parsed else self._head
+        return record.get("prev") == expected_prev
+
+    def _absorb(self, record: dict[str, Any], *, allow_start: bool) -> None:
+        """Update chain state from one record read back from the file."""
+        kind = record.get("kind")
+        self._segment_has_records = kind != "segment_start"
+        if kind == "segment_start" and (allow_start or self._head == ""):
+            segment = record.get("segment") or {}
+            self._segment_index = int(segment.get("index", 0))
+            tree = record.get("tree") or {}
+            self._frontier = MerkleFrontier.restore(
+                int(tree.get("size", 0)), [bytes.fromhex(h) for h in tree.get("frontier", [])]
+            )
+        if not self._log_id or self._head == "":
+            existing = str(record.get("log_id", ""))
+            if self._requested_log_id and existing != self._requested_log_id:
+                raise AuditWriteError(
+                    f"{self._path}: log id is {existing!r}, but {self._requested_log_id!r} was requested"
+                )
+            self._log_id = existing
+        self._next_seq = int(record["seq"]) + 1
+        self._head = str(record["hash"])
+        self._frontier.append(bytes.fromhex(self._head))
+        self._since_checkpoint = 0 if kind == "checkpoint" else self._since_checkpoint + 1
+
+    def _move_torn_tail_aside(self, offset: int, size: int) -> None:
+        """Copy bytes ``offset..size`` to a side file, cut them off, and say so in the log."""
+        torn = os.pread(self._fd, size - offset, offset)
+        side = torn_path(self._path, self._segment_index, offset)
+        suffix = 0
+        while side.exists():
+            suffix += 1
+            side = side.with_name(f"{torn_path(self._path, self._segment_index, offset).name}.{suffix}")
+        fd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, torn)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.ftruncate(self._fd, offset)
+        os.fsync(self._fd)
+        if offset == 0:
+            return  # an empty segment gets its start record first; the side file is found later
+        self._write_recovery(side, offset, torn)
+
+    def _record_orphaned_side_files(self) -> None:
+        """A crash between cutting a torn tail and logging it leaves a side file with no record."""
+        prefix = f"{self._path.name}.torn-{self._segment_index:06d}-"
+        for side in sorted(self._path.parent.glob(prefix + "*")):
+            offset_text = side.name[len(prefix) :].split(".")[0]
+            if not offset_text.isdigit():
+                continue
+            offset = int(offset_text)
+            if offset not in (0, self._offset) or self._mentions_side_file(side.name):
+                continue
+            self._write_recovery(side, offset, side.read_bytes())
+
+    def _mentions_side_file(self, name: str) -> bool:
+        needle = orjson.dumps(name)
+        data = os.pread(self._fd, self._offset, 0)
+        return needle in data
+
+    def _write_recovery(self, side: Path, offset: int, torn: bytes) -> None:
+        self._append_locked(
+            "recovery",
+            {
+                "recovery": {
+                    "segment_index": self._segment_index,
+                    "offset": offset,
+                    "length": len(torn),
+                    "sha256": hashlib.sha256(torn).hexdigest(),
+                    "side_file": side.name,
+                }
+            },
+        )
+
+    def _start_segment_after_crash_or_fresh(self) -> None:
+        """The active file is empty: start a fresh log or continue after the last rotated one."""
+        rotated = rotated_segments(self._path)
+        previous: dict[str, Any] | None = None
+        if rotated and self._head == "":
+            index, last = rotated[-1]
+            self._restore_from_rotated(last)
+            previous = {"name": last.name, "last_seq": self._next_seq - 1, "last_hash": self._head}
+            self._segment_index = index + 1
+        elif self._head:
+            # We followed a rotation whose author died before writing the new segment's start.
+            last = rotated_path(self._path, self._segment_index)
+            previous = {"name": last.name, "last_seq": self._next_seq - 1, "last_hash": self._head}
+            self._segment_index += 1
+        else:
+            self._log_id = self._requested_log_id or uuid.uuid4().hex
+            self._segment_index = 0
+        self._write_segment_start(previous)
+        if self._settings.fsync != "off":
+            os.fsync(self._fd)
+            _fsync_directory(self._path.parent)
+
+    def _restore_from_rotated(self, segment: Path) -> None:
+        data = segment.read_bytes()
+        for line in data.split(b"\n"):
+            record = _parse_own_line(line)
+            if record is not None:
+                self._absorb(record, allow_start=True)
+        if not self._head:
+            raise AuditWriteError(f"{segment}: last rotated segment holds no readable record")
+
+    def _write_segment_start(self, previous: dict[str, Any] | None) -> None:
+        self._append_locked(
+            "segment_start",
+            {
+                "segment": {"index": self._segment_index, "previous": previous},
+                "tree": _tree_fields(self._frontier),
+            },
+        )
+
+    # --------------------------------------------------------------------------- writing records
+
+    def _append_locked(self, kind: str, fields: dict[str, Any]) -> AppendReceipt:
+        """Chain, seal and write one record; the OS lock is held and state is current."""
+        seq = self._next_seq
+        prev = self._head or genesis_prev(self._log_id)
+        ts = self._clock.now()
+        fields["v"] = FORMAT_VERSION
+        fields["log_id"] = self._log_id
+        fields["seq"] = seq
+        fields["ts"] = ts
+        fields["kind"] = kind
+        fields["prev"] = prev
+        try:
+            sealed = seal_record(fields)
+        except OutsideDomainError as error:
+            raise AuditRecordError(f"record field {error.violation}") from None
+        rotate = self._settings.rotate_bytes
+        if (
+            rotate is not None
+            and kind not in WRITER_KINDS
+            and self._offset + len(sealed.line) + 1 > rotate
+            and self._segment_has_records
+        ):
+            self._rotate()
+            return self._append_locked(kind, fields)
+        self._write_line(sealed.line)
+        self._next_seq = seq + 1
+        self._head = sealed.hash
+        self._frontier.append(bytes.fromhex(sealed.hash))
+        self._since_checkpoint = 0 if kind == "checkpoint" else self._since_checkpoint + 1
+        self._segment_has_records = kind != "segment_start"
+        self._last_line = sealed.line
+        return AppendReceipt(seq, sealed.hash, ts, self._path, False)
+
+    def _write_line(self, line: bytes) -> None:
+        data = line + b"\n"
+        try:
+            written = os.write(self._fd, data)
+        except OSError as error:
+            raise self._fail(f"{self._path}: write failed: {error}") from None
+        if written != len(data):
+            raise self._fail(f"{self._path}: short write ({written} of {len(data)} bytes)")
+        self._offset += written
+        if self._unsynced == 0:
+            self._unsynced_since = time.monotonic()
+        self._unsynced += 1
+
+    def _after_append(self) -> None:
+        settings = self._settings
+        every = settings.checkpoint_every
+        by_count = every is not None and self._since_checkpoint >= every
+        by_time = (
+            settings.checkpoint_seconds is not None
+            and time.monotonic() - self._last_checkpoint_at >= settings.checkpoint_seconds
+        )
+        if by_count or by_time:
+            self._checkpoint_locked("interval")
+        self._sync_if_due(force=settings.fsync == "always")
+        if self._unsynced and settings.fsync == "batch":
+            self._wake.notify()
+
+    def _sync_if_due(self, *, force: bool) -> None:
+        if not self._unsynced or self._settings.fsync == "off":
+            self._unsynced = 0 if self._settings.fsync == "off" else self._unsynced
+            return
+        due = force or self._unsynced >= self._settings.batch_records
+        if not due and time.monotonic() - self._unsynced_since >= self._settings.batch_ms / 1000:
+            due = True
+        if due:
+            try:
+                os.fsync(self._fd)
+            except OSError as error:
+                raise self._fail(f"{self._path}: fsync failed: {error}") from None
+            self._unsynced = 0
+
+    def _checkpoint_locked(self, reason: str) -> AppendReceipt:
+        last_seq = self._next_seq - 1
+        statement = CheckpointStatement(
+            log_id=self._log_id,
+            first_seq=0,
+            last_seq=last_seq,
+            head=self._head,
+            merkle_root=self._frontier.root().hex(),
+            key_id=self._key_id,
+        )
+        signature = sign_statement(self._signing_key, statement) if self._signing_key else None
+        body = {
+            "checkpoint": {
+                "reason": reason,
+                "first_seq": 0,
+                "last_seq": last_seq,
+                "head": self._head,
+                "merkle_root": statement.merkle_root,
+                "frontier": [root.hex() for root in self._frontier.roots],
+                "key_id": self._key_id,
+                "signature": signature,
+            }
+        }
+        receipt = self._append_locked("checkpoint", body)
+        self._last_checkpoint_at = time.monotonic()
+        if self._settings.export_anchor:
+            self._export_anchor()
+        return receipt
+
+    def _export_anchor(self) -> None:
+        """Atomically replace ``PATH.anchor`` with the newest checkpoint line, for off-host copies."""
+        line = self._last_line + b"\n"
+        target = anchor_path(self._path)
+        temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, line)
+            if self._settings.fsync != "off":
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, target)
+
+    def _rotate(self) -> None:
+        """Close the full segment with a checkpoint, rename it, and start the next one linked to it."""
+        self._checkpoint_locked("rotation")
+        self._sync_if_due(force=self._settings.fsync != "off")
+        rotated = rotated_path(self._path, self._segment_index)
+        os.rename(self._path, rotated)
+        previous = {"name": rotated.name, "last_seq": self._next_seq - 1, "last_hash": self._head}
+        os.close(self._fd)
+        self._fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+        self._inode = os.fstat(self._fd).st_ino
+        self._offset = 0
+        self._segment_index += 1
+        self._write_segment_start(previous)
+        if self._settings.fsync != "off":
+            _fsync_directory(self._path.parent)
+
+    # ----------------------------------------------------------------------- background flushing
+
+    def _start_flusher(self) -> None:
+        """Group commit needs a deadline even when appends stop; checkpoints need one in time."""
+        if self._settings.fsync != "batch" and self._settings.checkpoint_seconds is None:
+            return
+        self._flusher = threading.Thread(target=self._flush_loop, name="audit-flush", daemon=True)
+        self._flusher.start()
+
+    def _flush_loop(self) -> None:
+        settings = self._settings
+        while True:
+            with self._wake:
+                if self._closed or self._failure is not None:
+                    return
+                waits = []
+                now = time.monotonic()
+                if self._unsynced and settings.fsync == "batch":
+                    waits.append(self._unsynced_since + settings.batch_ms / 1000 - now)
+                if settings.checkpoint_seconds is not None and self._since_checkpoint:
+                    waits.append(self._last_checkpoint_at + settings.checkpoint_seconds - now)
+                if not waits:
+                    self._wake.wait()
+                    continue
+                if min(waits) > 0:
+                    self._wake.wait(min(waits))
+                    continue
+            try:
+                with self._locked():
+                    if (
+                        settings.checkpoint_seconds is not None
+                        and self._since_checkpoint
+                        and time.monotonic() - self._last_checkpoint_at >= settings.checkpoint_seconds
+                    ):
+                        self._checkpoint_locked("interval")
+                    self._sync_if_due(force=False)
+            except AuditError:
+                return  # the failure is recorded; the next append reports it
+
+    def _release_files(self) -> None:
+        for fd in (self._fd, self._lock_fd):
+            if fd >= 0:
+                with suppress(OSError):
+                    os.close(fd)
+        self._fd = self._lock_fd = -1
+
+
+def _tree_fields(frontier: MerkleFrontier) -> dict[str, Any]:
+    return {"size": frontier.size, "frontier": [root.hex() for root in frontier.roots]}
+
+
+def _parse_own_line(line: bytes) -> dict[str, Any] | None:
+    """A line as a record with the fields the writer relies on, or ``None`` if it is not one."""
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    seq, digest = record.get("seq"), record.get("hash")
+    if type(seq) is not int or not isinstance(digest, str) or len(digest) != 64:
+        return None
+    return record
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,138 @@
+"""Canonical bytes: the orjson fast path must equal the rfc8785 reference byte for byte."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pytest
+import rfc8785
+from dsh_policy.audit.record import (
+    GENESIS_TAG,
+    MAX_SAFE_INTEGER,
+    RECORD_HASH_TAG,
+    OutsideDomainError,
+    canonical_bytes,
+    find_domain_violation,
+    genesis_prev,
+    record_hash,
+    seal_record,
+    without_member,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+# Every Unicode scalar value, weighted towards the troublesome ones: control characters, U+2028/9,
+# DEL, characters just below and above U+E000 and non-BMP characters (UTF-16 surrogate pairs).
+_tricky = st.sampled_from(
+    [
+        "\x00",
+        "\x1f",
+        "\x7f",
+        "\u2028",
+        "\u2029",
+        '"',
+        "\\",
+        "/",
+        "\ud7ff",
+        "\ue000",
+        "\uffff",
+        "\U00010000",
+        "\U0001f600",
+        "\U0010ffff",
+        "é",
+        "a",
+        "Z",
+        "0",
+    ]
+)
+_text = st.lists(st.one_of(_tricky, st.characters(blacklist_categories=("Cs",))), max_size=8).map("".join)
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER), _text)
+_values = st.recursive(
+    _scalars,
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(_text, children, max_size=5)),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_values)
+def test_canonical_bytes_equal_rfc8785_reference(value: Any) -> None:
+    assert canonical_bytes(value) == rfc8785.dumps(value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(_text, _scalars, min_size=2, max_size=8))
+def test_key_order_follows_utf16_code_units_like_the_reference(value: dict[str, Any]) -> None:
+    assert canonical_bytes(value) == rfc8785.dumps(value)
+
+
+def test_keys_above_u_e000_and_non_bmp_keys_sort_by_utf16_not_code_point() -> None:
+    value = {"\ue000": 1, "\U00010000": 2, "a": 3}
+    # Code point order would put U+E000 before U+10000; UTF-16 puts the surrogate pair (D800) first.
+    assert canonical_bytes(value) == '{"a":3,"\U00010000":2,"\ue000":1}'.encode()
+    assert canonical_bytes(value) == rfc8785.dumps(value)
+
+
+def test_escaping_matches_jcs_for_controls_line_separators_and_non_ascii() -> None:
+    value = {"s": '\x00\x08\t\n\x0c\r\x1f\x7f\u2028\u2029"\\/é\U0001f600'}
+    assert canonical_bytes(value) == rfc8785.dumps(value)
+    assert b"\\u001f" in canonical_bytes(value)
+    assert "\u2028".encode() in canonical_bytes(value)
+
+
+def test_integer_bounds_are_the_ieee_safe_range() -> None:
+    assert canonical_bytes(MAX_SAFE_INTEGER) == rfc8785.dumps(MAX_SAFE_INTEGER)
+    assert canonical_bytes(-MAX_SAFE_INTEGER) == rfc8785.dumps(-MAX_SAFE_INTEGER)
+    for outside in (MAX_SAFE_INTEGER + 1, -MAX_SAFE_INTEGER - 1, 2**64):
+        with pytest.raises(OutsideDomainError, match="outside"):
+            canonical_bytes({"n": outside})
+
+
+@pytest.mark.parametrize(
+    ("value", "path", "problem"),
+    [
+        ({"call": {"args": [1, 2.5]}}, "$.call.args[1]", "float"),
+        ({"a": {1: "x"}}, "$.a", "not a string"),
+        ({"a": "\ud800"}, "$.a", "lone surrogate"),
+        ({"a": b"bytes"}, "$.a", "bytes is not a JSON value"),
+        ({"a": {1, 2}}, "$.a", "set is not a JSON value"),
+        ({"n": 2**60}, "$.n", "outside"),
+    ],
+)
+def test_values_outside_the_domain_are_rejected_with_their_path(value: Any, path: str, problem: str) -> None:
+    violation = find_domain_violation(value)
+    assert violation is not None
+    assert violation.path == path
+    assert problem in violation.problem
+    with pytest.raises(OutsideDomainError) as raised:
+        canonical_bytes(value)
+    assert raised.value.violation == violation
+
+
+def test_read_only_mappings_and_tuples_serialize_as_objects_and_arrays() -> None:
+    from types import MappingProxyType
+
+    value = {"m": MappingProxyType({"b": 1, "a": (True, None)})}
+    assert canonical_bytes(value) == b'{"m":{"a":[true,null],"b":1}}'
+
+
+def test_hash_is_sha256_over_tag_and_canonical_record_without_hash() -> None:
+    record: dict[str, Any] = {"seq": 0, "kind": "x", "prev": "p"}
+    sealed = seal_record(record)
+    body = canonical_bytes(record)
+    assert "hash" not in record
+    assert sealed.hash == hashlib.sha256(RECORD_HASH_TAG + body).hexdigest() == record_hash(body)
+    assert sealed.line == canonical_bytes({**record, "hash": sealed.hash})
+    assert without_member(sealed.line, "hash", sealed.hash) == body
+
+
+def test_hash_member_is_removed_wherever_it_sorts() -> None:
+    for record in ({"z": 1}, {"a": 1}, {"a": 1, "z": {"hash": "nested"}}):
+        sealed = seal_record(dict(record))
+        assert without_member(sealed.line, "hash", sealed.hash) == canonical_bytes(record)
+
+
+def test_genesis_prev_is_tied_to_the_log_id() -> None:
+    assert genesis_prev("log-a") == hashlib.sha256(GENESIS_TAG + b"log-a").hexdigest()
+    assert genesis_prev("log-a") != genesis_prev("log-b")

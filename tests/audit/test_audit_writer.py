@@ -1,0 +1,220 @@
+"""The writer: chained canonical lines, fsync modes, reopen, rotation, checkpoints, recovery."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from audit_helpers import WriteLog, gateway_fields, read_lines
+from dsh_policy.audit.keys import KeyPairFiles
+from dsh_policy.audit.record import genesis_prev
+from dsh_policy.audit.verify import verify_log
+from dsh_policy.audit.writer import AuditRecordError, AuditWriteError, AuditWriter
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in read_lines(path)]
+
+
+def test_records_carry_writer_fields_and_chain_from_a_genesis_tied_to_the_log_id(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    with AuditWriter.open(path, log_id="log-1", fsync="off", checkpoint_every=None) as writer:
+        receipt = writer.append("tool_result", gateway_fields(1))
+    records = _records(path)
+    assert [r["kind"] for r in records] == ["segment_start", "tool_result", "checkpoint"]
+    assert [r["seq"] for r in records] == [0, 1, 2]
+    assert records[0]["prev"] == genesis_prev("log-1")
+    assert records[1]["prev"] == records[0]["hash"] and records[2]["prev"] == records[1]["hash"]
+    assert (receipt.seq, receipt.hash) == (1, records[1]["hash"])
+    assert records[1]["call"] == gateway_fields(1)["call"]
+    assert records[1]["ts"].endswith("Z") and records[1]["ts"][10] == "T"
+    assert all(r["log_id"] == "log-1" and r["v"] == 1 for r in records)
+
+
+@pytest.mark.parametrize("field", ["seq", "hash", "prev", "kind", "log_id", "ts", "v"])
+def test_caller_fields_may_not_collide_with_writer_fields(tmp_path: Path, field: str) -> None:
+    with (
+        AuditWriter.open(tmp_path / "a.jsonl", fsync="off") as writer,
+        pytest.raises(AuditRecordError, match=field),
+    ):
+        writer.append("tool_result", {field: 1})
+
+
+@pytest.mark.parametrize("kind", ["checkpoint", "segment_start", "recovery", ""])
+def test_writer_kinds_are_reserved(tmp_path: Path, kind: str) -> None:
+    with AuditWriter.open(tmp_path / "a.jsonl", fsync="off") as writer, pytest.raises(AuditRecordError):
+        writer.append(kind, {})
+
+
+def test_a_float_is_rejected_with_its_path_and_nothing_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    with AuditWriter.open(path, fsync="off", checkpoint_every=None) as writer:
+        before = path.stat().st_size
+        with pytest.raises(AuditRecordError, match=r"\$\.call\.args\.ratio: float"):
+            writer.append("tool_result", {"call": {"args": {"ratio": 0.5}}})
+        assert path.stat().st_size == before
+        writer.append("tool_result", {"ok": True})
+    assert verify_log([path]).intact
+
+
+def test_reopening_continues_the_chain_and_rejects_another_log_id(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    with AuditWriter.open(path, log_id="L", fsync="off") as writer:
+        writer.append("tool_result", gateway_fields(0))
+    with AuditWriter.open(path, fsync="off") as writer:
+        assert writer.log_id == "L"
+        assert writer.append("tool_result", gateway_fields(1)).seq == 3
+    with pytest.raises(AuditWriteError, match="log id"):
+        AuditWriter.open(path, log_id="other", fsync="off")
+    report = verify_log([path])
+    assert report.intact and report.records_checked == 5
+
+
+@pytest.mark.parametrize("mode", ["always", "batch", "off"])
+def test_fsync_modes_report_durability_in_the_receipt(tmp_path: Path, mode: Any) -> None:
+    with AuditWriter.open(tmp_path / "a.jsonl", fsync=mode, batch_records=3, batch_ms=10_000) as writer:
+        receipts = [writer.append("tool_result", {"i": i}) for i in range(3)]
+    durable = [r.durable for r in receipts]
+    expected = {"always": [True] * 3, "batch": [False, False, True], "off": [False] * 3}
+    assert durable == expected[mode]
+
+
+def test_batch_mode_syncs_within_its_time_bound_even_when_appends_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    with AuditWriter.open(tmp_path / "a.jsonl", fsync="batch", batch_records=1000, batch_ms=20) as writer:
+        synced.clear()
+        writer.append("tool_result", {"i": 1})
+        deadline = time.monotonic() + 5
+        while not synced and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert synced, "the background group commit never fsynced the pending record"
+
+
+def test_an_fsync_error_is_fatal_and_never_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    writer = AuditWriter.open(tmp_path / "a.jsonl", fsync="always")
+    writer.append("tool_result", {"i": 1})
+    calls: list[int] = []
+
+    def failing_fsync(fd: int) -> None:
+        calls.append(fd)
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(AuditWriteError, match="fsync failed"):
+        writer.append("tool_result", {"i": 2})
+    with pytest.raises(AuditWriteError, match="failed earlier"):
+        writer.append("tool_result", {"i": 3})
+    assert len(calls) == 1
+    writer.close()
+
+
+def test_periodic_checkpoints_by_count_and_a_closing_checkpoint(write_log: WriteLog) -> None:
+    path = write_log(10, checkpoint_every=4, checkpoint_seconds=None)
+    kinds = [r["kind"] for r in _records(path)]
+    checkpoints = [i for i, k in enumerate(kinds) if k == "checkpoint"]
+    assert checkpoints == [4, 9, 13]  # after 4 records (incl. segment_start), every 4, then on close
+    report = verify_log([path])
+    assert report.intact and report.checkpoints_valid == 3 and report.unanchored_records == 0
+
+
+def test_periodic_checkpoints_by_time(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    with AuditWriter.open(path, fsync="off", checkpoint_every=None, checkpoint_seconds=0.05) as writer:
+        writer.append("tool_result", {"i": 1})
+        deadline = time.monotonic() + 5
+        while b'"checkpoint"' not in path.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        reasons = [r["checkpoint"]["reason"] for r in _records(path) if r["kind"] == "checkpoint"]
+        assert reasons == ["interval"]
+
+
+def test_signed_checkpoints_carry_key_id_merkle_root_and_signature(
+    write_log: WriteLog, key_pair: KeyPairFiles
+) -> None:
+    path = write_log(3, signing_key=key_pair.private_path)
+    checkpoint = _records(path)[-1]["checkpoint"]
+    assert checkpoint["key_id"] == key_pair.key_id
+    assert len(checkpoint["signature"]) == 128 and len(checkpoint["merkle_root"]) == 64
+    assert (checkpoint["first_seq"], checkpoint["last_seq"], checkpoint["reason"]) == (0, 3, "close")
+    assert verify_log([path], public_key=key_pair.public_path).intact
+
+
+def test_rotation_links_segments_and_continues_the_global_sequence(write_log: WriteLog) -> None:
+    path = write_log(40, rotate_bytes=4096)
+    segments = sorted(path.parent.glob("audit.jsonl.0*"))
+    assert len(segments) >= 3
+    first_of_second = _records(segments[1])[0]
+    last_of_first = _records(segments[0])[-1]
+    assert first_of_second["kind"] == "segment_start"
+    assert first_of_second["segment"]["previous"] == {
+        "name": segments[0].name,
+        "last_seq": last_of_first["seq"],
+        "last_hash": last_of_first["hash"],
+    }
+    assert first_of_second["seq"] == last_of_first["seq"] + 1
+    assert last_of_first["checkpoint"]["reason"] == "rotation"
+    report = verify_log([path])
+    assert report.intact and len(report.files) == len(segments) + 1
+
+
+def test_a_torn_tail_is_moved_aside_and_recorded_never_silently_truncated(write_log: WriteLog) -> None:
+    path = write_log(5)
+    intact_size = path.stat().st_size
+    torn = b'{"call":{"args":{"command":"rm -'
+    with path.open("ab") as handle:
+        handle.write(torn)
+    with AuditWriter.open(path, fsync="off") as writer:
+        writer.append("tool_result", gateway_fields(99))
+    side_files = list(path.parent.glob("audit.jsonl.torn-*"))
+    assert [p.read_bytes() for p in side_files] == [torn]
+    recovery = next(r for r in _records(path) if r["kind"] == "recovery")["recovery"]
+    assert recovery["offset"] == intact_size and recovery["length"] == len(torn)
+    assert recovery["side_file"] == side_files[0].name
+    report = verify_log([path])
+    assert report.intact and report.recoveries == 1
+
+
+def test_a_complete_last_line_that_does_not_verify_is_moved_aside(write_log: WriteLog) -> None:
+    path = write_log(3)
+    lines = read_lines(path)
+    forged = lines[-1].replace(b'"reason":"close"', b'"reason":"manual"')
+    path.write_bytes(b"".join(lines[:-1]) + forged)
+    with AuditWriter.open(path, fsync="off"):
+        pass
+    assert [p.read_bytes() for p in path.parent.glob("audit.jsonl.torn-*")] == [forged]
+    assert verify_log([path]).intact
+
+
+def test_a_side_file_orphaned_by_a_crash_during_recovery_is_recorded_on_the_next_open(
+    write_log: WriteLog,
+) -> None:
+    path = write_log(2)
+    orphan = path.parent / f"audit.jsonl.torn-000000-{path.stat().st_size}"
+    orphan.write_bytes(b"partial")
+    with AuditWriter.open(path, fsync="off"):
+        pass
+    recoveries = [r["recovery"] for r in _records(path) if r["kind"] == "recovery"]
+    assert [r["side_file"] for r in recoveries] == [orphan.name]
+
+
+def test_appending_after_close_is_an_error(tmp_path: Path) -> None:
+    writer = AuditWriter.open(tmp_path / "a.jsonl", fsync="off")
+    writer.close()
+    writer.close()  # idempotent
+    with pytest.raises(AuditWriteError, match="closed"):
+        writer.append("tool_result", {})
+
+
+def test_keygen_private_key_is_owner_only(key_pair: KeyPairFiles) -> None:
+    assert stat.S_IMODE(key_pair.private_path.stat().st_mode) == 0o600
+    assert key_pair.key_id.startswith("ed25519:")
