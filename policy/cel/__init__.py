@@ -1,1 +1,67 @@
-"""CEL engines behind one small interface, plus the gateway's helper functions."""
+"""CEL engines behind one small interface, plus the gateway's helper functions.
+
+``make_engine("python")`` is always available (cel-python); ``make_engine("native")`` needs the
+optional ``fast`` extra (cel-expr-python, Google's C++ runtime); ``"auto"`` picks native when it
+is installed. Asking for ``native`` when it is not installed raises
+:class:`EngineUnavailableError`: choosing an engine happens once, at startup, from configuration,
+and the command line reports the message and exits 2.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Literal
+
+from dsh_policy.policy.cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression
+
+__all__ = [
+    "CelCompileIssue",
+    "CelEngine",
+    "CelEvalError",
+    "CompiledExpression",
+    "EngineName",
+    "EngineUnavailableError",
+    "available_engines",
+    "make_engine",
+]
+
+EngineName = Literal["auto", "python", "native"]
+
+
+class EngineUnavailableError(RuntimeError):
+    """The requested engine is not installed (or unknown); the message says how to get it."""
+
+
+def _native_installed() -> bool:
+    return importlib.util.find_spec("cel_expr_python") is not None
+
+
+def _native_engine_module_present() -> bool:
+    return importlib.util.find_spec("dsh_policy.policy.cel.native_engine") is not None
+
+
+def available_engines() -> list[str]:
+    """Names of the engines that can be made here, fastest first."""
+    names = ["python"]
+    if _native_installed() and _native_engine_module_present():
+        names.insert(0, "native")
+    return names
+
+
+def make_engine(name: EngineName = "auto") -> CelEngine:
+    """A CEL engine by configuration name; ``auto`` is native when installed, else python."""
+    if name == "auto":
+        name = "native" if "native" in available_engines() else "python"
+    if name == "python":
+        from dsh_policy.policy.cel.python_engine import PythonCelEngine
+
+        return PythonCelEngine()
+    if name == "native":
+        if "native" not in available_engines():
+            raise EngineUnavailableError(
+                "the native CEL engine needs cel-expr-python: pip install 'dsh-policy[fast]'"
+            )
+        from dsh_policy.policy.cel import native_engine
+
+        return native_engine.NativeCelEngine()
+    raise EngineUnavailableError(f"unknown CEL engine {name!r}; choose auto, python or native")

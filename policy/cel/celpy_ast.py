@@ -1,0 +1,211 @@
+"""Load-time work on cel-python's parse tree: namespaced calls, name checks, references, limits.
+
+cel-python parses ``path.normalize(p)`` as a method call ``normalize`` on a variable ``path``,
+which would fail at evaluation ("undeclared reference to 'path'"). :func:`analyze` rewrites
+every such call whose receiver is a bare function namespace (``path``, ``shell``, ``url``,
+``secrets``; see :data:`~dsh_policy.policy.cel.functions.FUNCTION_NAMESPACES`) into a global call
+named ``path.normalize``, which the engine registers under exactly that name. A comprehension
+variable of the same name shadows the namespace, as CEL scoping says.
+
+The same walk rejects, at load time rather than on the hot path: unknown functions (a misspelled
+``path.normalise`` or ``sze(x)``), constant ``matches`` patterns RE2 cannot compile, and
+comprehensions nested deeper than :data:`MAX_COMPREHENSION_NESTING`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import lark
+from celpy.evaluation import base_functions, celstr
+from dsh_policy.policy.cel.functions import CEL_FUNCTIONS, FUNCTION_NAMESPACES, compile_re2
+
+MAX_COMPREHENSION_NESTING = 4
+"""Deepest nesting of ``all``/``exists``/``map``/``filter``: work grows as input size to this
+power, so deeper nesting is rejected at load (typical rules use 1 or 2)."""
+
+MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
+_CELPY_EXTRA_MACROS = frozenset({"reduce", "min"})  # cel-python extensions, not CEL: rejected
+_GLOBAL_MACROS = frozenset({"has", "dyn"})
+TYPE_NAMES = frozenset(
+    {"int", "uint", "double", "bool", "string", "bytes", "list", "map", "type", "null_type", "dyn",
+     "google"}
+)  # fmt: skip
+KNOWN_FUNCTIONS = frozenset(base_functions) | frozenset(CEL_FUNCTIONS) | _GLOBAL_MACROS
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisIssue:
+    """A load-time problem, at the 0-based ``offset`` in the expression when known."""
+
+    message: str
+    offset: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """What the walk found: top-level identifiers read, and problems."""
+
+    references: frozenset[str]
+    issues: tuple[AnalysisIssue, ...]
+
+
+def _offset(source: str, item: lark.Tree | lark.Token) -> int | None:
+    line = getattr(item, "line", None) if isinstance(item, lark.Token) else None
+    column = getattr(item, "column", None) if isinstance(item, lark.Token) else None
+    if isinstance(item, lark.Tree):
+        meta = item.meta
+        if meta.empty:
+            return None
+        line, column = meta.line, meta.column
+    if line is None or column is None:
+        return None
+    return line_column_to_offset(source, line, column)
+
+
+def line_column_to_offset(source: str, line: int, column: int) -> int:
+    """1-based line and column (as cel-python and lark report them) to a 0-based offset."""
+    lines = source.split("\n")
+    return sum(len(text) + 1 for text in lines[: max(line - 1, 0)]) + max(column - 1, 0)
+
+
+def _single_ident(tree: lark.Tree) -> str | None:
+    """The name when ``tree`` is exactly one bare identifier (``member -> primary -> ident``)."""
+    node: lark.Tree | lark.Token = tree
+    while isinstance(node, lark.Tree) and node.data != "ident":
+        if len(node.children) != 1:
+            return None
+        node = node.children[0]
+    if isinstance(node, lark.Tree) and node.data == "ident":
+        token = node.children[0]
+        return str(token) if isinstance(token, lark.Token) else None
+    return None
+
+
+class _Walker:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.references: set[str] = set()
+        self.issues: list[AnalysisIssue] = []
+
+    def issue(self, message: str, at: lark.Tree | lark.Token) -> None:
+        self.issues.append(AnalysisIssue(message, _offset(self.source, at)))
+
+    def walk(self, node: lark.Tree, bound: frozenset[str], nesting: int) -> None:
+        # An explicit stack would be longer; recursion depth is bounded by cel-python's parser.
+        if node.data == "member" and len(node.children) == 1:
+            child = node.children[0]
+            is_call = isinstance(child, lark.Tree) and child.data == "member_dot_arg"
+            if is_call and self._rewrite_namespaced_call(node, child, bound):
+                self.walk(node, bound, nesting)
+                return
+        if node.data == "member_dot_arg":
+            self._method_call(node, bound, nesting)
+            return
+        if node.data == "ident_arg":
+            name = node.children[0]
+            if isinstance(name, lark.Token) and str(name) not in KNOWN_FUNCTIONS:
+                self.issue(f"unknown function {name}()", name)
+            self._check_constant_pattern(name, node.children[1:], first_is_subject=True)
+        elif node.data in ("ident", "dot_ident"):
+            name = node.children[0]
+            if isinstance(name, lark.Token) and str(name) not in bound and str(name) not in TYPE_NAMES:
+                self.references.add(str(name))
+        for child in node.children:
+            if isinstance(child, lark.Tree):
+                self.walk(child, bound, nesting)
+
+    def _rewrite_namespaced_call(self, member: lark.Tree, call: lark.Tree, bound: frozenset[str]) -> bool:
+        receiver, method = call.children[0], call.children[1]
+        if not isinstance(receiver, lark.Tree) or not isinstance(method, lark.Token):
+            return False
+        namespace = _single_ident(receiver)
+        if namespace is None or namespace not in FUNCTION_NAMESPACES or namespace in bound:
+            return False
+        qualified = f"{namespace}.{method}"
+        if qualified not in CEL_FUNCTIONS:
+            known = sorted(n for n in CEL_FUNCTIONS if n.startswith(namespace + "."))
+            self.issue(f"unknown function {qualified}() (known: {', '.join(known)})", method)
+        name = lark.Token.new_borrow_pos("IDENT", qualified, method)
+        arguments = [c for c in call.children[2:] if isinstance(c, lark.Tree)]
+        ident_arg = lark.Tree("ident_arg", [name, *arguments], meta=call.meta)
+        member.children = [lark.Tree("primary", [ident_arg], meta=call.meta)]
+        return True
+
+    def _method_call(self, call: lark.Tree, bound: frozenset[str], nesting: int) -> None:
+        receiver, method = call.children[0], call.children[1]
+        arguments = call.children[2] if len(call.children) > 2 else None
+        method_name = str(method)
+        if isinstance(receiver, lark.Tree):
+            self.walk(receiver, bound, nesting)
+        if method_name in MACROS:
+            self._comprehension(call, method, arguments, bound, nesting)
+            return
+        if method_name in _CELPY_EXTRA_MACROS or method_name not in KNOWN_FUNCTIONS - _GLOBAL_MACROS:
+            self.issue(f"unknown function .{method_name}()", method)
+        if isinstance(arguments, lark.Tree):
+            self._check_constant_pattern(method, arguments.children, first_is_subject=False)
+            self.walk(arguments, bound, nesting)
+
+    def _comprehension(
+        self,
+        call: lark.Tree,
+        method: lark.Token | lark.Tree,
+        arguments: lark.Tree | lark.Token | None,
+        bound: frozenset[str],
+        nesting: int,
+    ) -> None:
+        if nesting + 1 > MAX_COMPREHENSION_NESTING:
+            self.issue(f"comprehensions nest deeper than {MAX_COMPREHENSION_NESTING} levels", method)
+        exprs = arguments.children if isinstance(arguments, lark.Tree) else []
+        variable = _single_ident(exprs[0]) if exprs and isinstance(exprs[0], lark.Tree) else None
+        if len(exprs) != 2 or variable is None:
+            self.issue(f".{method}() takes a variable name and an expression", method)
+            return
+        body = exprs[1]
+        if isinstance(body, lark.Tree):
+            self.walk(body, bound | {variable}, nesting + 1)
+
+    def _check_constant_pattern(
+        self,
+        function: lark.Token | lark.Tree,
+        arguments: list[lark.Tree | lark.Token],
+        first_is_subject: bool,
+    ) -> None:
+        """A constant ``matches`` pattern is compiled now, so a bad regex fails the load."""
+        if str(function) != "matches":
+            return
+        exprs = arguments
+        if first_is_subject and len(arguments) == 1 and isinstance(arguments[0], lark.Tree):
+            exprs = arguments[0].children
+            pattern_index = 1
+        else:
+            pattern_index = 0
+        if len(exprs) <= pattern_index or not isinstance(exprs[pattern_index], lark.Tree):
+            return
+        literal = _string_literal(exprs[pattern_index])
+        if literal is None:
+            return
+        try:
+            compile_re2(literal)
+        except ValueError as exc:
+            self.issue(str(exc), exprs[pattern_index])
+
+
+def _string_literal(tree: lark.Tree | lark.Token) -> str | None:
+    node: lark.Tree | lark.Token = tree
+    while isinstance(node, lark.Tree) and len(node.children) == 1:
+        node = node.children[0]
+    if isinstance(node, lark.Token) and node.type in ("STRING_LIT", "MLSTRING_LIT"):
+        try:
+            return str(celstr(node))
+        except Exception:  # a literal cel-python cannot decode is reported by evaluation instead
+            return None
+    return None
+
+
+def analyze(tree: lark.Tree, source: str) -> Analysis:
+    """Rewrite namespaced calls in ``tree`` (in place) and report references and issues."""
+    walker = _Walker(source)
+    walker.walk(tree, frozenset(), 0)
+    return Analysis(frozenset(walker.references), tuple(walker.issues))

@@ -1,0 +1,319 @@
+"""The gateway's CEL helper functions, as plain Python independent of any CEL engine.
+
+Every argument of these functions can be attacker-controlled (a tool call's arguments come from
+the model), so each one is lexical (never touches the filesystem or the network), bounded in work,
+and written against a known bypass: ``/workspace/../etc``, ``http://user@evil.com@good.com``,
+``$'\\x72m' -rf /``, catastrophic regular expressions. Type errors raise ``TypeError`` and bad
+patterns ``ValueError``; the engines turn both into CEL evaluation errors (fail closed).
+
+The engines register them under these CEL names (see :data:`CEL_FUNCTIONS`):
+``path.normalize``, ``path.within``, ``path.base``, ``path.ext``, ``shell.commands``,
+``shell.argv0s``, ``url.host``, ``glob``, ``secrets.scan`` and ``matches`` (RE2, cached).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import urllib.parse
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from typing import Any
+
+import re2
+from dsh_policy.policy import detectors
+from dsh_policy.policy.cel.shell import shell_argv0s, shell_commands
+
+__all__ = [
+    "CEL_FUNCTIONS",
+    "FUNCTION_NAMESPACES",
+    "glob_match",
+    "path_base",
+    "path_ext",
+    "path_normalize",
+    "path_within",
+    "re2_matches",
+    "secrets_scan",
+    "shell_argv0s",
+    "shell_commands",
+    "url_host",
+]
+
+
+def _require_str(value: Any, function: str, position: int = 1) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{function} expects a string as argument {position}, got {type(value).__name__}")
+    return value
+
+
+# -- path ---------------------------------------------------------------------------------------
+
+
+def path_normalize(p: str) -> str:
+    """Resolve ``.``, ``..`` and repeated slashes lexically, keeping the path absolute or relative.
+
+    ``/a/./b/../c//d/`` -> ``/a/c/d``; ``/..`` -> ``/``; ``a/../..`` -> ``..``; ``""`` -> ``.``.
+    ``~`` is an ordinary first component (never expanded) and the filesystem is never consulted,
+    so symlinks are not resolved: a rule about real files also needs the tool to refuse symlinks.
+    """
+    _require_str(p, "path.normalize")
+    normalized = posixpath.normpath(p)
+    if normalized.startswith("//"):
+        normalized = "/" + normalized.lstrip("/")  # POSIX keeps a leading "//"; we do not
+    return normalized
+
+
+def _is_home_relative(p: str) -> bool:
+    return p.startswith("~")
+
+
+def path_within(p: str, root: str) -> bool:
+    """Whether ``p`` names ``root`` or something below it, after normalizing both.
+
+    A relative ``p`` is resolved against ``root`` (``../etc`` is not within ``/workspace``);
+    ``/workspace2`` is not within ``/workspace``. A ``~`` path is within only a ``~`` root, since a
+    tool that expands ``~`` would leave any absolute root: ``~/.ssh`` is never within
+    ``/workspace``.
+    """
+    _require_str(p, "path.within", 1)
+    _require_str(root, "path.within", 2)
+    norm_root = path_normalize(root)
+    if _is_home_relative(p) and not _is_home_relative(norm_root):
+        return False
+    if not p.startswith("/") and not _is_home_relative(p):
+        p = norm_root + "/" + p
+    norm_p = path_normalize(p)
+    if norm_p.startswith("/") != norm_root.startswith("/"):
+        return False
+    if norm_root in ("/", "."):
+        return norm_root == "/" or not norm_p.startswith("..")
+    return norm_p == norm_root or norm_p.startswith(norm_root + "/")
+
+
+def path_base(p: str) -> str:
+    """The last component of the normalized path (``/a/b/`` -> ``b``; ``/`` -> ``/``)."""
+    normalized = path_normalize(p)
+    return normalized if normalized == "/" else normalized.rsplit("/", 1)[-1]
+
+
+def path_ext(p: str) -> str:
+    """The extension of the last component, lowercased, with its dot (``a/B.TAR.GZ`` -> ``.gz``;
+    ``.bashrc`` -> ``""``)."""
+    return posixpath.splitext(path_base(p))[1].lower()
+
+
+# -- url ----------------------------------------------------------------------------------------
+
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
+_AUTHORITY_END = re.compile(r"[/?#\\]")
+_C0_AND_SPACE = "".join(chr(c) for c in range(0x21))
+
+
+def _ipv4_number(part: str) -> int | None:
+    """A WHATWG IPv4 part: decimal, ``0x`` hex or leading-zero octal."""
+    try:
+        if part[:2].lower() == "0x":
+            return int(part[2:] or "0", 16)
+        if len(part) > 1 and part.startswith("0"):
+            return int(part[1:], 8)
+        return int(part, 10)
+    except ValueError:
+        return None
+
+
+def _canonical_ipv4(host: str) -> str | None:
+    """``2130706433``, ``0x7f.1`` and ``0177.0.0.1`` are all ``127.0.0.1`` to a browser or curl."""
+    parts = host.split(".")
+    if not 1 <= len(parts) <= 4 or not all(parts):
+        return None
+    numbers = [_ipv4_number(part) for part in parts]
+    if any(n is None for n in numbers):
+        return None
+    values = [n for n in numbers if n is not None]
+    if any(n > 255 for n in values[:-1]) or values[-1] >= 256 ** (5 - len(values)):
+        return None
+    address = values[-1]
+    for index, n in enumerate(values[:-1]):
+        address += n << (8 * (3 - index))
+    return ".".join(str((address >> shift) & 0xFF) for shift in (24, 16, 8, 0))
+
+
+def url_host(u: str) -> str:
+    """The host a client would connect to, lowercased, without userinfo, port, brackets or
+    trailing dots; ``""`` when there is none (``mailto:x``).
+
+    Follows what browsers and curl do with tricky input: the LAST ``@`` ends the userinfo
+    (``http://user@evil.com@good.com`` -> ``good.com``), backslashes and extra slashes after a web
+    scheme are separators, percent-escapes in the host are decoded, numeric IPv4 forms are
+    canonical (``http://0x7f.1`` -> ``127.0.0.1``), and a scheme-less ``example.com/x`` or
+    ``example.com:8080`` is read as a host.
+    """
+    _require_str(u, "url.host")
+    text = u.strip(_C0_AND_SPACE).replace("\t", "").replace("\n", "").replace("\r", "")
+    scheme_match = _SCHEME.match(text)
+    rest = text
+    if scheme_match is not None:
+        after = text[scheme_match.end() :]
+        port_like = after.split("/", 1)[0].split("?", 1)[0]
+        scheme = scheme_match.group(1).lower()
+        if scheme in _SPECIAL_SCHEMES:
+            rest = "//" + after.lstrip("/\\")
+        elif after.startswith("//"):
+            rest = after
+        elif port_like.isdigit():
+            rest = "//" + text  # "example.com:8080/x": a host and port, not a scheme
+        else:
+            return ""
+    elif not text.startswith("//"):
+        rest = "//" + text
+    authority = _AUTHORITY_END.split(rest[2:], maxsplit=1)[0]
+    host = authority.rpartition("@")[2]
+    if host.startswith("["):
+        end = host.find("]")
+        host = host[1:end] if end > 0 else host[1:]
+        return host.lower()
+    host = host.rpartition(":")[0] if ":" in host else host
+    host = urllib.parse.unquote(host).lower().rstrip(".")
+    return _canonical_ipv4(host) or host
+
+
+# -- glob ---------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=512)
+def _glob_regex(pattern: str) -> re2._Regexp:
+    """Translate a glob into an anchored RE2 program: linear time whatever the input."""
+    out: list[str] = []
+    i = 0
+    n = len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch == "*":
+            if pattern.startswith("**", i):
+                i += 2
+                if pattern.startswith("/", i):
+                    out.append("(?:.*/)?")  # "a/**/b" also matches "a/b"
+                    i += 1
+                else:
+                    out.append(".*")
+                continue
+            out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+        elif ch == "[":
+            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1)
+            if pattern.startswith("]", i + 1):
+                end = pattern.find("]", i + 2)
+            if end < 0:
+                out.append(re.escape(ch))
+            else:
+                body = pattern[i + 1 : end]
+                negate = body[:1] in ("!", "^")
+                body = body[1:] if negate else body
+                escaped = "".join("\\" + c if c in "\\[]^" else c for c in body)
+                out.append(f"[{'^/' if negate else ''}{escaped}]")
+                i = end
+        elif ch == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return re2.compile("(?s)" + "".join(out) + r"\z", _RE2_OPTIONS)
+
+
+def glob_match(s: str, pattern: str) -> bool:
+    """Whether the whole of ``s`` matches the glob: ``*`` and ``?`` stay within one ``/``
+    segment, ``**`` crosses segments (``a/**/b`` also matches ``a/b``), ``[abc]``/``[!a-z]``
+    classes, ``\\`` escapes. Case-sensitive. Linear time (compiled to RE2)."""
+    _require_str(s, "glob", 1)
+    _require_str(pattern, "glob", 2)
+    try:
+        regex = _glob_regex(pattern)
+    except re2.error as exc:
+        raise ValueError(f"invalid glob {pattern!r}: {_re2_error_text(exc)}") from exc
+    return regex.match(s) is not None
+
+
+# -- matches ------------------------------------------------------------------------------------
+
+
+def _quiet_options() -> re2.Options:
+    options = re2.Options()
+    options.log_errors = False  # a bad pattern is reported as a value, not logged to stderr
+    return options
+
+
+_RE2_OPTIONS = _quiet_options()
+
+
+def _re2_error_text(exc: re2.error) -> str:
+    detail = exc.args[0] if exc.args else exc
+    return detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)
+
+
+@lru_cache(maxsize=1024)
+def compile_re2(pattern: str) -> re2._Regexp:
+    """Compile (and cache, LRU, bounded) an RE2 program; raises ``ValueError`` for a bad pattern.
+
+    The cache matters: a rule's pattern is usually a constant, and both native CEL runtimes would
+    otherwise recompile it on every evaluation."""
+    try:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as exc:
+        raise ValueError(f"invalid regular expression {pattern!r}: {_re2_error_text(exc)}") from exc
+
+
+def re2_matches(s: str, pattern: str) -> bool:
+    """CEL ``matches``: whether RE2 ``pattern`` matches anywhere in ``s`` (use ``^...$`` to anchor).
+    Linear time in ``len(s)`` whatever the pattern, so attacker-chosen input cannot stall it."""
+    _require_str(s, "matches", 1)
+    _require_str(pattern, "matches", 2)
+    return compile_re2(pattern).search(s) is not None
+
+
+# -- secrets ------------------------------------------------------------------------------------
+
+MAX_SCAN_DEPTH = 64
+"""Deepest nesting of lists and maps ``secrets.scan`` walks; deeper values raise ``ValueError``."""
+
+
+def secrets_scan(value: Any) -> list[str]:
+    """Names of the secret detectors (``policy/detectors.py``) that fire anywhere in ``value``: a
+    string, or every string key and value inside nested maps and lists. Sorted, without
+    duplicates, so results compare equal across engines."""
+    found: set[str] = set()
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_SCAN_DEPTH:
+            raise ValueError(f"secrets.scan: value nests deeper than {MAX_SCAN_DEPTH} levels")
+        if isinstance(item, str):
+            found.update(match.name for match in detectors.find(item))
+        elif isinstance(item, bytes):
+            found.update(match.name for match in detectors.find(item.decode("utf-8", "replace")))
+        elif isinstance(item, Mapping):
+            stack.extend((k, depth + 1) for k in item)
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend((v, depth + 1) for v in item)
+    return sorted(found)
+
+
+FUNCTION_NAMESPACES = frozenset({"path", "shell", "url", "secrets"})
+"""Receivers that name a function namespace (``path.normalize(p)``) rather than a variable."""
+
+CEL_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
+    "path.normalize": path_normalize,
+    "path.within": path_within,
+    "path.base": path_base,
+    "path.ext": path_ext,
+    "shell.commands": shell_commands,
+    "shell.argv0s": shell_argv0s,
+    "url.host": url_host,
+    "glob": glob_match,
+    "secrets.scan": secrets_scan,
+    "matches": re2_matches,
+}
+"""Every helper by its CEL name; both engines register exactly this table."""

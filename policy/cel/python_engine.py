@@ -1,0 +1,256 @@
+"""The pure-Python CEL engine, on cel-python's interpreted runner.
+
+cel-python 0.5.0 ships two runners; the transpiled one mis-evaluates ``has(m.z) && m.z == 1``, so
+this engine uses the interpreter, subclassed only to count evaluation steps (see
+:data:`DEFAULT_STEP_BUDGET`). At load time :mod:`~dsh_policy.policy.cel.celpy_ast` rewrites
+namespaced helper calls and rejects unknown functions; at evaluation time values are converted
+from plain Python to cel-python's types and back, and every failure comes back as a
+:class:`~dsh_policy.policy.cel.engine.CelEvalError` value.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import celpy
+import celpy.celtypes as ct
+import lark
+from celpy.celparser import CELParseError
+from celpy.evaluation import Activation, CELEvalError, Evaluator
+from dsh_policy.policy.cel.celpy_ast import analyze, line_column_to_offset
+from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError
+from dsh_policy.policy.cel.functions import CEL_FUNCTIONS
+
+DEFAULT_STEP_BUDGET = 1_000_000
+"""Parse-tree nodes one evaluation may visit (about a second of cel-python work); beyond it the
+evaluation stops with an error, so a pathological rule or input cannot stall the gateway."""
+
+MAX_EXPRESSION_CHARS = 16_384
+"""Longest expression accepted at compile time."""
+
+_INT64 = (-(2**63), 2**63)
+_UINT64_END = 2**64
+_MAX_VALUE_DEPTH = 128
+
+
+class _StepBudgetExceededError(BaseException):
+    """Raised inside cel-python's interpreter when the step budget runs out. A BaseException so
+    cel-python's own ``except Exception`` handlers cannot turn it into a value and carry on."""
+
+
+# -- values -------------------------------------------------------------------------------------
+
+
+def to_celpy(value: Any, _depth: int = 0) -> Any:
+    """A plain-Python value (dict/Mapping, list/tuple, str, int, float, bool, None, bytes,
+    datetime, timedelta) as cel-python values. Integers beyond int64 become uint when they fit,
+    else double; a naive datetime is taken as UTC."""
+    if _depth > _MAX_VALUE_DEPTH:
+        raise ValueError(f"value nests deeper than {_MAX_VALUE_DEPTH} levels")
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return ct.BoolType(value)
+    if isinstance(value, int):
+        if _INT64[0] <= value < _INT64[1]:
+            return ct.IntType(value)
+        return ct.UintType(value) if 0 <= value < _UINT64_END else ct.DoubleType(float(value))
+    if isinstance(value, float):
+        return ct.DoubleType(value)
+    if isinstance(value, str):
+        return ct.StringType(value)
+    if isinstance(value, bytes):
+        return ct.BytesType(value)
+    if isinstance(value, datetime.datetime):
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=datetime.UTC)
+        return ct.TimestampType(aware)
+    if isinstance(value, datetime.timedelta):
+        return ct.DurationType(value)
+    if isinstance(value, Mapping):
+        return ct.MapType({to_celpy(k, _depth + 1): to_celpy(v, _depth + 1) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return ct.ListType([to_celpy(item, _depth + 1) for item in value])
+    raise TypeError(f"cannot pass a {type(value).__name__} to CEL")
+
+
+_TYPE_NAMES: Mapping[type, str] = {
+    ct.BoolType: "bool", ct.IntType: "int", ct.UintType: "uint", ct.DoubleType: "double",
+    ct.StringType: "string", ct.BytesType: "bytes", ct.ListType: "list", ct.MapType: "map",
+    ct.TimestampType: "google.protobuf.Timestamp", ct.DurationType: "google.protobuf.Duration",
+    ct.NullType: "null_type", type(None): "null_type",
+}  # fmt: skip
+
+
+def from_celpy(value: Any) -> Any:
+    """A cel-python value as plain Python (the inverse of :func:`to_celpy`); a CEL type value
+    becomes its CEL name (``"int"``)."""
+    if value is None or isinstance(value, ct.NullType):
+        return None
+    if isinstance(value, ct.BoolType):
+        return bool(value)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, bytes):
+        return bytes(value)
+    if isinstance(value, datetime.datetime):
+        return datetime.datetime(
+            value.year, value.month, value.day, value.hour, value.minute, value.second,
+            value.microsecond, tzinfo=value.tzinfo,
+        )  # fmt: skip
+    if isinstance(value, datetime.timedelta):
+        return datetime.timedelta(days=value.days, seconds=value.seconds, microseconds=value.microseconds)
+    if isinstance(value, Mapping):
+        return {from_celpy(k): from_celpy(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [from_celpy(item) for item in value]
+    if isinstance(value, type):
+        return _TYPE_NAMES.get(value, getattr(value, "__name__", str(value)))
+    return value
+
+
+def _host_function(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a helper so cel-python hands it plain values and gets cel-python values back.
+
+    Helper exceptions become ``CELEvalError`` values: cel-python only converts some exception
+    types itself, and an exception escaping a method call would abort short-circuit logic."""
+
+    @functools.wraps(function)
+    def call(*args: Any) -> Any:
+        try:
+            return to_celpy(function(*(from_celpy(a) for a in args)))
+        except (TypeError, ValueError, KeyError, RecursionError) as exc:
+            return CELEvalError(str(exc), exc.__class__, ())
+
+    return call
+
+
+_HOST_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    name: _host_function(function) for name, function in CEL_FUNCTIONS.items()
+}
+
+
+def describe_celpy_error(error: CELEvalError) -> str:
+    """cel-python's error as one readable line, e.g. ``no such key: 'z'``."""
+    args = error.args
+    message = str(args[0]) if args else type(error).__name__
+    detail = args[2] if len(args) > 2 else None
+    if isinstance(detail, tuple) and detail:
+        message += ": " + ", ".join(repr(from_celpy(d)) if not isinstance(d, str) else d for d in detail)
+    return message
+
+
+# -- runner -------------------------------------------------------------------------------------
+
+
+class _StepCounter:
+    __slots__ = ("limit", "steps")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.steps = 0
+
+
+class _BudgetedEvaluator(Evaluator):
+    """cel-python's interpreter, counting every parse-tree node it visits."""
+
+    def __init__(self, ast: lark.Tree, activation: Activation, counter: _StepCounter) -> None:
+        super().__init__(ast, activation)
+        self._counter = counter
+
+    def _visit_tree(self, tree: lark.Tree) -> Any:
+        counter = self._counter
+        counter.steps += 1
+        if counter.steps > counter.limit:
+            raise _StepBudgetExceededError
+        return super()._visit_tree(tree)
+
+    def sub_evaluator(self, ast: lark.Tree) -> Evaluator:
+        return _BudgetedEvaluator(ast, self.activation, self._counter)
+
+
+# -- engine -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PythonCompiledExpression:
+    """A parsed, checked expression bound to the helper functions; evaluate many times."""
+
+    source: str
+    references: frozenset[str]
+    _runner: celpy.Runner = field(repr=False)
+    _step_budget: int = DEFAULT_STEP_BUDGET
+
+    def evaluate(self, activation: Mapping[str, Any]) -> Any | CelEvalError:
+        """Evaluate against plain-Python ``activation``; errors come back as values."""
+        runner = self._runner
+        try:
+            context = {name: to_celpy(activation[name]) for name in self.references if name in activation}
+            counter = _StepCounter(self._step_budget)
+            evaluator = _BudgetedEvaluator(runner.ast, runner.new_activation(), counter)
+            result = evaluator.evaluate(context)
+            return from_celpy(result)
+        except CELEvalError as error:
+            return CelEvalError(describe_celpy_error(error))
+        except _StepBudgetExceededError:
+            return CelEvalError(f"evaluation exceeded its budget of {self._step_budget} steps")
+        except RecursionError:
+            return CelEvalError("evaluation nested too deeply")
+        except Exception as exc:  # any other failure inside cel-python is data-dependent: a value
+            return CelEvalError(f"{type(exc).__name__}: {exc}")
+
+
+class PythonCelEngine:
+    """CEL on cel-python (pure Python, always available)."""
+
+    def __init__(self, step_budget: int = DEFAULT_STEP_BUDGET) -> None:
+        self._environment = celpy.Environment()
+        self._step_budget = step_budget
+
+    @property
+    def name(self) -> str:
+        """``python``."""
+        return "python"
+
+    def compile(self, expression: str) -> PythonCompiledExpression | CelCompileIssue:
+        """Parse, rewrite namespaced helper calls and check ``expression``; the first problem
+        found comes back as a :class:`CelCompileIssue` with its offset."""
+        if len(expression) > MAX_EXPRESSION_CHARS:
+            return CelCompileIssue(f"expression longer than {MAX_EXPRESSION_CHARS} characters", 0)
+        try:
+            tree = self._environment.compile(expression)
+        except CELParseError as error:
+            offset = (
+                line_column_to_offset(expression, error.line, error.column)
+                if error.line is not None and error.column is not None
+                else None
+            )
+            return CelCompileIssue(_syntax_message(expression, offset), offset)
+        except RecursionError:
+            return CelCompileIssue("expression nests too deeply", None)
+        try:
+            analysis = analyze(tree, expression)
+        except RecursionError:
+            return CelCompileIssue("expression nests too deeply", None)
+        if analysis.issues:
+            first = analysis.issues[0]
+            return CelCompileIssue(first.message, first.offset)
+        runner = self._environment.program(tree, functions=_HOST_FUNCTIONS)
+        return PythonCompiledExpression(expression, analysis.references, runner, self._step_budget)
+
+
+def _syntax_message(expression: str, offset: int | None) -> str:
+    if offset is None:
+        return "syntax error"
+    if offset >= len(expression.rstrip()):
+        return "syntax error: unexpected end of expression"
+    return f"syntax error at {expression[offset : offset + 12].split(chr(10))[0]!r}"

@@ -1,0 +1,150 @@
+"""Named secret detectors, shared by post-execute redaction and the CEL ``secrets.scan`` helper.
+
+Each :class:`Detector` is an RE2 pattern (linear time on tool output of any size). When the pattern
+has a group named ``secret``, only that group is the secret: ``Authorization: Bearer <tok>`` keeps
+the header and loses the token, ``postgres://user:PASSWORD@host`` loses only the password.
+
+Where detectors overlap (an Anthropic key also looks like an OpenAI ``sk-`` key; a JWT inside a
+bearer header), the detector listed first in :data:`DETECTORS` wins, so every secret is reported
+and replaced exactly once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from types import MappingProxyType
+
+import re2
+
+__all__ = ["DETECTORS", "Detector", "Match", "find", "redact"]
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One secret found in a text: which detector, and the ``[start, end)`` span of the secret."""
+
+    name: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Detector:
+    """A named secret pattern. ``pattern`` is RE2 syntax; ``replacement`` defaults to
+    ``[REDACTED:<name>]``; ``requires_digit`` rejects candidates without a digit (random tokens
+    have them; words such as ``sk-spinner-fading-circle`` do not)."""
+
+    name: str
+    pattern: str
+    replacement: str = ""
+    requires_digit: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.replacement:
+            object.__setattr__(self, "replacement", f"[REDACTED:{self.name}]")
+        _ = self.regex  # compile now: a bad pattern is a bug found at import, not on the hot path
+
+    @cached_property
+    def regex(self) -> re2._Regexp:
+        """The compiled RE2 program."""
+        return re2.compile(self.pattern)
+
+    def find(self, text: str) -> list[Match]:
+        """Every non-overlapping secret span of this detector in ``text``."""
+        regex = self.regex
+        group = regex.groupindex.get("secret", 0)
+        out: list[Match] = []
+        for found in regex.finditer(text):
+            start, end = found.span(group)
+            if start < 0 or start == end:
+                continue
+            if self.requires_digit and not any(c.isdigit() for c in text[start:end]):
+                continue
+            out.append(Match(self.name, start, end))
+        return out
+
+
+_BASE64URL = r"[A-Za-z0-9_\-]"
+
+_TABLE: tuple[Detector, ...] = (
+    Detector(
+        "private-key",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+        r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\z)",
+    ),
+    Detector(
+        "connection-string-password",
+        r"(?i)\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?)://"
+        r"[^:@/\s]*:(?P<secret>[^@/\s]+)@",
+    ),
+    Detector(
+        "bearer-token",
+        r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?bearer\s+(?P<secret>[A-Za-z0-9\-._~+/]{8,}=*)",
+    ),
+    Detector(
+        "basic-auth-header",
+        r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<secret>[A-Za-z0-9+/]{4,}={0,2})",
+    ),
+    Detector(
+        "aws-secret-key",
+        r"(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?\s*[:=]\s*[\"']?"
+        r"(?P<secret>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|\z)",
+    ),
+    Detector(
+        "aws-access-key",
+        r"\b(?P<secret>(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[A-Z0-9]{16})\b",
+    ),
+    Detector("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,255})"),
+    Detector("gitlab-token", r"\bglpat-[A-Za-z0-9_\-]{20,255}"),
+    Detector(
+        "slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_\-]{20,}"
+    ),
+    Detector("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,250}", requires_digit=True),
+    Detector("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,255}"),
+    Detector(
+        "openai-key",
+        r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,255}",
+        requires_digit=True,
+    ),
+    Detector("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}"),
+    Detector("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,247}"),
+    Detector("jwt", rf"\beyJ{_BASE64URL}{{8,}}\.eyJ{_BASE64URL}{{8,}}\.{_BASE64URL}*"),
+)
+
+DETECTORS: Mapping[str, Detector] = MappingProxyType({d.name: d for d in _TABLE})
+"""Every preset by name, in priority order (first wins where matches overlap)."""
+
+
+def find(text: str, names: Iterable[str] | None = None) -> list[Match]:
+    """Every secret in ``text`` (of the named detectors, or all), sorted by position, without
+    overlaps. Raises ``KeyError`` for an unknown detector name (the loader validates names)."""
+    chosen = list(DETECTORS.values()) if names is None else [DETECTORS[n] for n in names]
+    chosen.sort(key=lambda d: _PRIORITY[d.name])
+    accepted: list[Match] = []
+    for detector in chosen:
+        for match in detector.find(text):
+            if not any(match.start < a.end and a.start < match.end for a in accepted):
+                accepted.append(match)
+    accepted.sort(key=lambda m: m.start)
+    return accepted
+
+
+def redact(text: str, names: Iterable[str] | None = None) -> tuple[str, int]:
+    """``text`` with every secret of the named detectors (or all) replaced by the detector's
+    replacement, and how many were replaced."""
+    matches = find(text, names)
+    if not matches:
+        return text, 0
+    parts: list[str] = []
+    last = 0
+    for match in matches:
+        parts.append(text[last : match.start])
+        parts.append(DETECTORS[match.name].replacement)
+        last = match.end
+    parts.append(text[last:])
+    return "".join(parts), len(matches)
+
+
+_PRIORITY = {name: index for index, name in enumerate(DETECTORS)}

@@ -1,0 +1,162 @@
+"""Every installed engine: the same compile/evaluate contract and identical results."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import pytest
+from dsh_policy.policy.cel import (
+    CelCompileIssue,
+    CelEvalError,
+    EngineUnavailableError,
+    available_engines,
+    make_engine,
+)
+from dsh_policy.policy.cel.engine import CelEngine, CompiledExpression
+
+ENGINES = available_engines()
+
+
+@pytest.fixture(params=ENGINES, scope="module")
+def engine(request: pytest.FixtureRequest) -> CelEngine:
+    return make_engine(request.param)
+
+
+def compiled(engine: CelEngine, source: str) -> CompiledExpression:
+    program = engine.compile(source)
+    assert not isinstance(program, CelCompileIssue), program
+    return program
+
+
+def evaluate(engine: CelEngine, source: str, **activation: Any) -> Any:
+    return compiled(engine, source).evaluate(activation)
+
+
+RM_ROOT_RULE = """shell.commands(args.command).exists(c, c[0] == "rm"
+  && c.exists(a, a.matches("^-[a-zA-Z]*[rR]") || a == "--recursive")
+  && c.exists(a, a in ["/", "/*", "~", "~/"]))"""
+
+# (expression, activation, expected value) — policy-style expressions and every helper.
+CASES: list[tuple[str, dict[str, Any], Any]] = [
+    (RM_ROOT_RULE, {"args": {"command": "sudo rm -rf /"}}, True),
+    (RM_ROOT_RULE, {"args": {"command": "bash -c 'cd /tmp && /bin/rm -r -f ~'"}}, True),
+    (RM_ROOT_RULE, {"args": {"command": "rm -rf ./build"}}, False),
+    ("shell.commands(c)", {"c": "sudo ls | grep x"}, [["sudo"], ["ls"], ["grep", "x"]]),
+    ("shell.argv0s(c)", {"c": "env X=1 ls"}, ["env", "ls"]),
+    ("path.normalize(p)", {"p": "/a/./b/../c"}, "/a/c"),
+    (
+        "path.within(args.path, params.workspace)",
+        {"args": {"path": "/workspace/../etc"}, "params": {"workspace": "/workspace"}},
+        False,
+    ),
+    ("path.within(p, '/workspace')", {"p": "src/x.py"}, True),
+    ("path.base(p) + path.ext(p)", {"p": "/x/y.TXT"}, "y.TXT.txt"),
+    (
+        "!(url.host(args.url) in params.allowed_hosts)",
+        {"args": {"url": "http://u@evil.com@good.com"}, "params": {"allowed_hosts": ["good.com"]}},
+        False,
+    ),
+    ("url.host(u)", {"u": "https://[::1]:443/"}, "::1"),
+    ('glob(tool.name, "http_*")', {"tool": {"name": "http_get"}}, True),
+    ("secrets.scan(result.text)", {"result": {"text": "key AKIAIOSFODNN7EXAMPLE"}}, ["aws-access-key"]),
+    ("secrets.scan(args)", {"args": {"a": ["ghp_" + "x" * 36]}}, ["github-token"]),
+    ('args.command.matches("^(a+)+$")', {"args": {"command": "a" * 5000 + "b"}}, False),
+    ('matches(s, "b+")', {"s": "abbc"}, True),
+    ("has(m.z) && m.z == 1", {"m": {"y": 2}}, False),
+    ('has(args.path) ? args.path : ""', {"args": {}}, ""),
+    ("turn > params.max_turns", {"turn": 51, "params": {"max_turns": 50}}, True),
+    (
+        "size(messages) == 2 && messages[1].role == 'user'",
+        {"messages": [{"role": "system"}, {"role": "user"}]},
+        True,
+    ),
+    ("prompt.contains('ignore previous')", {"prompt": "please IGNORE previous"}, False),
+    ("prompt.startsWith('pl') && prompt.endsWith('se')", {"prompt": "please"}, True),
+    ("tool.nested || step > 3", {"tool": {"nested": False}, "step": 4}, True),
+    ("now > timestamp('2020-01-01T00:00:00Z')", {"now": datetime.datetime(2024, 5, 1)}, True),
+    ("[1, 2, 3].map(x, x * 2)", {}, [2, 4, 6]),
+    ("{'a': [1, 'b', true, null, 2.5]}", {}, {"a": [1, "b", True, None, 2.5]}),
+    ("args.items.filter(i, i > 1)", {"args": {"items": (1, 2, 3)}}, [2, 3]),
+    ("[1, 2].exists(path, path == 2)", {}, True),
+    ("b'abc'", {}, b"abc"),
+]
+
+
+@pytest.mark.parametrize(("source", "activation", "expected"), CASES, ids=[c[0][:50] for c in CASES])
+def test_expressions_evaluate_to_plain_python(
+    engine: CelEngine, source: str, activation: dict[str, Any], expected: Any
+) -> None:
+    value = evaluate(engine, source, **activation)
+    assert value == expected
+    assert type(value) is type(expected)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "m.z == 1",
+        "1 / 0",
+        "x.y",
+        'path.within(1, "/")',
+        "s.matches(p)",
+        "shell.commands(1)",
+        "secrets.scan(deep)",
+        "int('x')",
+    ],
+)
+def test_evaluation_errors_are_values(engine: CelEngine, source: str) -> None:
+    deep: list[Any] = []
+    for _ in range(100):
+        deep = [deep]
+    value = compiled(engine, source).evaluate({"m": {"y": 1}, "x": 1, "s": "a", "p": "(", "deep": deep})
+    assert isinstance(value, CelEvalError), value
+    assert value.message
+
+
+def test_missing_activation_name_is_an_error_value(engine: CelEngine) -> None:
+    assert isinstance(compiled(engine, "args.x == 1").evaluate({}), CelEvalError)
+
+
+@pytest.mark.parametrize(
+    ("source", "message", "offset"),
+    [
+        ("a + (b", "syntax", None),
+        ("path.normalise(p)", "path.normalise", 5),
+        ("sze(x)", "sze", 0),
+        ('x.matches("(")', "invalid regular expression", None),
+        ("[1].exists(a, [1].exists(b, [1].exists(c, [1].exists(d, [1].exists(e, true)))))", "nest", None),
+    ],
+)
+def test_compile_issues_are_values_with_offsets(
+    engine: CelEngine, source: str, message: str, offset: int | None
+) -> None:
+    issue = engine.compile(source)
+    assert isinstance(issue, CelCompileIssue), issue
+    assert message in issue.message
+    if offset is not None:
+        assert issue.offset == offset
+    else:
+        assert issue.offset is None or 0 <= issue.offset <= len(source)
+
+
+def test_references_are_top_level_identifiers_only(engine: CelEngine) -> None:
+    extra = " || path.within(vars.path, params.root) || [1].all(x, x > turn)"
+    program = compiled(engine, RM_ROOT_RULE + extra)
+    assert program.references == frozenset({"args", "vars", "params", "turn"})
+    assert program.source.startswith("shell.commands")
+
+
+def test_pathological_evaluation_stops_with_an_error(engine: CelEngine) -> None:
+    big = list(range(300))
+    value = compiled(engine, "xs.map(a, xs.map(b, xs.map(c, a + b + c))).size()").evaluate({"xs": big})
+    assert isinstance(value, CelEvalError)
+    assert "budget" in value.message or "limit" in value.message
+
+
+def test_engine_names_and_selection() -> None:
+    assert "python" in available_engines()
+    assert make_engine("python").name == "python"
+    assert make_engine("auto").name == available_engines()[0]
+    with pytest.raises(EngineUnavailableError, match="unknown CEL engine"):
+        make_engine("fast")
