@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from dsh_policy.policy.decide import LoadFailure, Policy
 
 PACKS = Path(__file__).parent / "packs"
@@ -41,7 +40,7 @@ def make_policy(write_pack: Callable[..., Path]) -> Callable[..., Policy]:
     def make(body: str, **options: object) -> Policy:
         path = write_pack(body)
         options.setdefault("engine", "python")
-        loaded = Policy.load([path], **options)  # type: ignore[arg-type]
+        loaded = Policy.load([path], **options)
         assert not isinstance(loaded, LoadFailure), str(loaded)
         return loaded
 

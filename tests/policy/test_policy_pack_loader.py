@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from conftest import PACKS
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.pack import load_pack_text, load_packs, rulepack_schema
-
-from conftest import PACKS
 
 WritePack = Callable[..., Path]
 
@@ -27,7 +26,9 @@ def test_the_test_baseline_pack_loads_with_typed_rules() -> None:
     assert pack.digest.startswith("sha256:")
     rule = pack.model.spec.rules[0]
     assert (rule.id, rule.stage, rule.match.tools if rule.match else None) == (
-        "never-rm-root", "guard", ("shell", "bash"),
+        "never-rm-root",
+        "guard",
+        ("shell", "bash"),
     )
 
 
@@ -41,9 +42,7 @@ def test_misspelled_key_is_an_error_at_the_key_with_a_suggestion(write_pack: Wri
             decision: deny
         """
     )
-    assert errors_of([path]) == [
-        "t.yaml:9:7: spec.rules[0]: unknown key 'wehn' (did you mean 'when'?)"
-    ]
+    assert errors_of([path]) == ["t.yaml:9:7: spec.rules[0]: unknown key 'wehn' (did you mean 'when'?)"]
 
 
 def test_duplicate_yaml_keys_are_errors(write_pack: WritePack) -> None:
@@ -78,7 +77,8 @@ def test_duplicate_rule_ids_and_every_error_of_a_pack_are_reported(write_pack: W
         """
     )
     assert errors_of([path]) == [
-        "t.yaml:9:17: rule 'r': decision 'block' does not fit stage pre-execute (allowed: allow | ask | deny)",
+        "t.yaml:9:17: rule 'r': decision 'block' does not fit stage pre-execute "
+        "(allowed: allow | ask | deny)",
         "t.yaml:10:11: duplicate rule id 'r' (first on line 7)",
         "t.yaml:12:13: rule 'r': mode 'warn' is not allowed on a guard: guards are always enforced",
         "t.yaml:17:7: rule 's': give either message or message_expression, not both",

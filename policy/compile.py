@@ -1,0 +1,556 @@
+"""Loaded packs -> a :class:`CompiledPolicy`: every CEL expression compiled once, rules indexed by
+stage and tool name, params merged with deployment overrides, and a digest of what is in force.
+
+This is the cel-go ``Compile``/``Program`` step: everything that can fail or cost time happens
+here, once, so deciding an event (``decide.py``) only looks things up and evaluates programs.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+import re2
+import yaml
+
+from .cel import EngineUnavailableError, make_engine
+from .cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression
+from .errors import PolicyError
+from .pack import STAGES, LoadedPack, Mode, OnError, Stage, canonical_digest, re2_options
+from .yaml_source import Path as NodePath
+
+# Names a CEL expression may read, and the stages that provide them (POLICY.md section 3).
+EVENT_NAMES: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "session": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
+        "agent": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
+        "params": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
+        "vars": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
+        "now": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
+        "turn": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
+        "step": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
+        "messages": frozenset({"pre-step"}),
+        "prompt": frozenset({"pre-step"}),
+        "tool": frozenset({"pre-execute", "guard", "post-execute"}),
+        "args": frozenset({"pre-execute", "guard", "post-execute"}),
+        "result": frozenset({"post-execute"}),
+    }
+)
+# Namespaces of the gateway's helper functions; an engine may report them as identifiers.
+HELPER_NAMESPACES = frozenset({"path", "shell", "url", "secrets"})
+
+_VAR_DOT = re.compile(r"\bvars\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)")
+_VAR_INDEX = re.compile(r"\bvars\s*\[\s*(['\"])([A-Za-z_][A-Za-z0-9_]*)\1\s*\]")
+_VAR_ANY = re.compile(r"\bvars\b")
+
+Effect = Literal["reject", "deny", "ask", "allow", "block", "accept", "enter"]
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledExpr:
+    """One CEL program plus what it reads: activation names and (transitively) pack variables in
+    evaluation order. ``source_path`` locates it in its pack for error messages."""
+
+    program: CompiledExpression
+    names: frozenset[str]
+    variables: tuple[str, ...]
+
+    @property
+    def source(self) -> str:
+        """The expression as written."""
+        return self.program.source
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    """One redaction step: a named detector (``preset``) or an RE2 pattern with replacement."""
+
+    preset: str | None
+    pattern: Any  # compiled re2 pattern, or None for a preset
+    replace: str
+
+    @property
+    def label(self) -> str:
+        """How the trace names this step."""
+        return f"preset:{self.preset}" if self.preset is not None else f"pattern:{self.pattern.pattern}"
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledRule:
+    """A rule ready to evaluate. ``mode`` is effective (pack default and shadow applied);
+    ``effect`` is what a match does (``accept`` for post-execute redact/context rules, ``enter``
+    for pre-step context rules)."""
+
+    id: str
+    pack_index: int
+    ordinal: int
+    stage: Stage
+    mode: Mode
+    on_error: OnError
+    effect: Effect
+    tools: tuple[str, ...] | None
+    when: CompiledExpr | None
+    message: str | None
+    message_expression: CompiledExpr | None
+    redactions: tuple[Redaction, ...]
+    context: str | None
+    description: str | None
+
+    @property
+    def enforced(self) -> bool:
+        """Whether a match changes the outcome (``warn``/``audit`` only record)."""
+        return self.mode == "enforce"
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledPack:
+    """Per-pack data rules read: merged params and compiled variables."""
+
+    name: str
+    path: str
+    digest: str
+    params: Mapping[str, Any]
+    variables: Mapping[str, CompiledExpr]
+    default_decision: Literal["allow", "ask", "deny"]
+
+
+@dataclass(frozen=True, slots=True)
+class StageIndex:
+    """Rules of one stage, indexed by tool: exact names in a dict, globs in a short list, rules
+    without ``match`` for every tool. ``for_tool`` returns them in pack/rule order and memoizes
+    per tool name (bounded, since tool names come from the model)."""
+
+    exact: Mapping[str, tuple[CompiledRule, ...]]
+    globs: tuple[tuple[re.Pattern[str], CompiledRule], ...]
+    every: tuple[CompiledRule, ...]
+    all_rules: tuple[CompiledRule, ...]
+    _memo: dict[str, tuple[CompiledRule, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+    def for_tool(self, name: str) -> tuple[CompiledRule, ...]:
+        """Rules of this stage that apply to tool ``name``, in order."""
+        found = self._memo.get(name)
+        if found is not None:
+            return found
+        picked = {rule.ordinal: rule for rule in self.every}
+        for rule in self.exact.get(name, ()):
+            picked[rule.ordinal] = rule
+        for pattern, rule in self.globs:
+            if pattern.fullmatch(name):
+                picked[rule.ordinal] = rule
+        result = tuple(picked[ordinal] for ordinal in sorted(picked))
+        if len(self._memo) < 4096:
+            self._memo[name] = result
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledPolicy:
+    """Everything needed to decide events; immutable and shareable across threads."""
+
+    packs: tuple[CompiledPack, ...]
+    rules: tuple[CompiledRule, ...]
+    stages: Mapping[str, StageIndex]
+    engine_name: str
+    shadow: bool
+    digest: str
+    default_decision: Literal["allow", "ask", "deny"]
+
+
+@dataclass(frozen=True, slots=True)
+class CompileResult:
+    """A compiled policy, or every error found."""
+
+    policy: CompiledPolicy | None
+    errors: tuple[PolicyError, ...]
+
+
+# --- params ---------------------------------------------------------------------------------------
+
+
+def parse_param_flags(flags: Sequence[str]) -> tuple[dict[str, Any], list[PolicyError]]:
+    """``--param KEY=VALUE`` flags; VALUE is read as a YAML scalar (``10`` is an int, ``[a, b]`` a
+    list, ``'10'`` a string)."""
+    params: dict[str, Any] = {}
+    errors: list[PolicyError] = []
+    for flag in flags:
+        key, sep, raw = flag.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            errors.append(PolicyError("--param", 0, 0, f"{flag!r}: expected KEY=VALUE"))
+            continue
+        try:
+            params[key] = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError as exc:
+            errors.append(PolicyError("--param", 0, 0, f"{key}: value is not valid YAML: {exc}"))
+    return params, errors
+
+
+def _same_kind(default: Any, override: Any) -> bool:
+    if default is None or override is None:
+        return True
+    if isinstance(default, bool) or isinstance(override, bool):
+        return isinstance(default, bool) and isinstance(override, bool)
+    if isinstance(default, int | float) and isinstance(override, int | float):
+        return not (isinstance(default, int) and isinstance(override, float))
+    kinds = (str, list, dict)
+    return any(isinstance(default, kind) and isinstance(override, kind) for kind in kinds)
+
+
+def _merge_params(
+    packs: Sequence[LoadedPack], overrides: Mapping[str, Any], origin: str
+) -> tuple[list[dict[str, Any]], list[PolicyError]]:
+    errors: list[PolicyError] = []
+    merged = [dict(pack.model.spec.params) for pack in packs]
+    for key, value in overrides.items():
+        declaring = [index for index, pack in enumerate(packs) if key in pack.model.spec.params]
+        if not declaring:
+            errors.append(PolicyError(origin, 0, 0, f"param {key!r} is not declared by any loaded pack"))
+            continue
+        for index in declaring:
+            default = packs[index].model.spec.params[key]
+            if not _same_kind(default, value):
+                errors.append(
+                    PolicyError(
+                        origin,
+                        0,
+                        0,
+                        f"param {key!r}: pack {packs[index].name} declares {default!r}, "
+                        f"the override {value!r} has another type",
+                    )
+                )
+                continue
+            merged[index][key] = value
+    return merged, errors
+
+
+# --- compiling ----------------------------------------------------------------------------------
+
+
+class _PackCompiler:
+    """Compiles the expressions of one pack, collecting every error with its file position."""
+
+    def __init__(self, pack: LoadedPack, engine: CelEngine) -> None:
+        self.pack = pack
+        self.engine = engine
+        self.errors: list[PolicyError] = []
+        self.variable_names = [variable.name for variable in pack.model.spec.variables]
+
+    def compile(self, path: NodePath, source: str, stage: Stage | None) -> CompiledExpr | None:
+        try:
+            compiled = self.engine.compile(source)
+        except Exception as exc:  # an engine bug must still surface as an error on this expression
+            compiled = CelCompileIssue(f"engine failure: {exc}")
+        if isinstance(compiled, CelCompileIssue):
+            self._expression_error(path, compiled.offset, f"CEL: {compiled.message}")
+            return None
+        names = frozenset(compiled.references)
+        for name in sorted(names - HELPER_NAMESPACES):
+            stages = EVENT_NAMES.get(name)
+            if stages is None:
+                self._expression_error(path, _offset_of(source, name), f"unknown name {name!r}")
+            elif stage is not None and stage not in stages:
+                self._expression_error(
+                    path, _offset_of(source, name), f"{name!r} is not available at stage {stage}"
+                )
+        direct = _variable_references(source, self.variable_names)
+        for name, offset in direct.unknown:
+            self._expression_error(path, offset, f"unknown variable {name!r}")
+        return CompiledExpr(compiled, names & frozenset(EVENT_NAMES), direct.names)
+
+    def _expression_error(self, path: NodePath, offset: int | None, message: str) -> None:
+        line, col, exact = self.pack.source.expression_position(path, offset)
+        note = "" if exact else " (position approximate)"
+        self.errors.append(PolicyError(self.pack.path, line, col, message + note))
+
+
+@dataclass(frozen=True, slots=True)
+class _VariableRefs:
+    names: tuple[str, ...]
+    unknown: tuple[tuple[str, int], ...]
+
+
+def _variable_references(source: str, known: Sequence[str]) -> _VariableRefs:
+    """Which pack variables an expression reads. A dynamic access (``vars[x]``) reads them all."""
+    found: dict[str, None] = {}
+    unknown: list[tuple[str, int]] = []
+    static = 0
+    for match in _VAR_DOT.finditer(source):
+        static += 1
+        name = match.group(1)
+        if name in known:
+            found[name] = None
+        else:
+            unknown.append((name, match.start(1)))
+    for match in _VAR_INDEX.finditer(source):
+        static += 1
+        name = match.group(2)
+        if name in known:
+            found[name] = None
+        else:
+            unknown.append((name, match.start(2)))
+    if len(_VAR_ANY.findall(source)) > static:
+        found = dict.fromkeys(known)
+    return _VariableRefs(tuple(found), tuple(unknown))
+
+
+def _offset_of(source: str, name: str) -> int | None:
+    match = re.search(rf"(?<![\w.]){re.escape(name)}\b", source)
+    return match.start() if match else None
+
+
+def _order_variables(
+    compiler: _PackCompiler, raw: Mapping[str, CompiledExpr]
+) -> dict[str, CompiledExpr] | None:
+    """Close each variable's dependencies transitively (in evaluation order); a cycle is an error."""
+    resolved: dict[str, tuple[str, ...]] = {}
+
+    def visit(name: str, trail: tuple[str, ...]) -> tuple[str, ...] | None:
+        if name in resolved:
+            return resolved[name]
+        if name in trail:
+            index = compiler.variable_names.index(trail[0])
+            cycle = " -> ".join((*trail, name))
+            compiler.errors.append(
+                compiler.pack.error(("spec", "variables", index, "expression"), f"variable cycle: {cycle}")
+            )
+            return None
+        order: list[str] = []
+        for dependency in raw[name].variables:
+            if dependency not in raw:
+                continue
+            sub = visit(dependency, (*trail, name))
+            if sub is None:
+                return None
+            order.extend(item for item in (*sub, dependency) if item not in order)
+        resolved[name] = tuple(order)
+        return resolved[name]
+
+    for name in raw:
+        if visit(name, ()) is None:
+            return None
+    return {name: CompiledExpr(expr.program, expr.names, resolved[name]) for name, expr in raw.items()}
+
+
+def _with_transitive(expr: CompiledExpr, variables: Mapping[str, CompiledExpr]) -> CompiledExpr:
+    order: list[str] = []
+    for name in expr.variables:
+        if name not in variables:
+            continue
+        for item in (*variables[name].variables, name):
+            if item not in order:
+                order.append(item)
+    return CompiledExpr(expr.program, expr.names, tuple(order))
+
+
+def _constant_type_error(expr: CompiledExpr, wanted: type, what: str) -> str | None:
+    """Evaluate an expression that reads nothing; report when its value has the wrong type."""
+    if expr.names or expr.variables or "vars" in expr.program.references:
+        return None
+    try:
+        value = expr.program.evaluate({})
+    except Exception:
+        return None
+    if isinstance(value, CelEvalError | wanted):
+        return None
+    return f"{what} must be a {wanted.__name__}; this expression always gives {value!r}"
+
+
+def _compile_pack(
+    pack: LoadedPack,
+    pack_index: int,
+    first_ordinal: int,
+    engine: CelEngine,
+    shadow: bool,
+    params: Mapping[str, Any],
+) -> tuple[CompiledPack | None, list[CompiledRule], list[PolicyError]]:
+    compiler = _PackCompiler(pack, engine)
+    spec = pack.model.spec
+    raw_vars: dict[str, CompiledExpr] = {}
+    for index, variable in enumerate(spec.variables):
+        expr = compiler.compile(("spec", "variables", index, "expression"), variable.expression, None)
+        if expr is not None:
+            raw_vars[variable.name] = expr
+    variables = _order_variables(compiler, raw_vars) if len(raw_vars) == len(spec.variables) else None
+    rules: list[CompiledRule] = []
+    for index, rule in enumerate(spec.rules):
+        base: NodePath = ("spec", "rules", index)
+        when = None
+        if rule.when is not None:
+            when = compiler.compile((*base, "when"), rule.when, rule.stage)
+            if when is not None:
+                problem = _constant_type_error(when, bool, "when")
+                if problem is not None:
+                    compiler.errors.append(pack.error((*base, "when"), f"rule {rule.id!r}: {problem}"))
+        message_expression = None
+        if rule.message_expression is not None:
+            message_expression = compiler.compile(
+                (*base, "message_expression"), rule.message_expression, rule.stage
+            )
+            if message_expression is not None:
+                problem = _constant_type_error(message_expression, str, "message_expression")
+                if problem is not None:
+                    compiler.errors.append(
+                        pack.error((*base, "message_expression"), f"rule {rule.id!r}: {problem}")
+                    )
+        if compiler.errors or variables is None:
+            continue
+        if when is not None:
+            when = _with_transitive(when, variables)
+        if message_expression is not None:
+            message_expression = _with_transitive(message_expression, variables)
+        rules.append(
+            _build_rule(pack, pack_index, first_ordinal + index, rule, when, message_expression, shadow)
+        )
+    if compiler.errors or variables is None:
+        return None, [], compiler.errors
+    compiled = CompiledPack(
+        name=pack.name,
+        path=pack.path,
+        digest=pack.digest,
+        params=MappingProxyType(dict(params)),
+        variables=MappingProxyType(variables),
+        default_decision=spec.defaults.decision,
+    )
+    return compiled, rules, []
+
+
+def _build_rule(
+    pack: LoadedPack,
+    pack_index: int,
+    ordinal: int,
+    rule: Any,
+    when: CompiledExpr | None,
+    message_expression: CompiledExpr | None,
+    shadow: bool,
+) -> CompiledRule:
+    defaults = pack.model.spec.defaults
+    if rule.stage == "guard":
+        # Guards are always enforced and fail closed; only gateway-wide shadow mode relaxes them.
+        mode: Mode = "enforce"
+        on_error: OnError = "deny"
+        effect: Effect = "deny"
+    else:
+        mode = rule.mode or defaults.mode
+        on_error = rule.on_error or defaults.on_error
+        if rule.decision is not None:
+            effect = rule.decision
+        else:
+            effect = "enter" if rule.stage == "pre-step" else "accept"
+    redactions = tuple(
+        Redaction(entry.preset, None, f"[REDACTED:{entry.preset}]")
+        if entry.preset is not None
+        else Redaction(None, re2.compile(entry.pattern, re2_options()), entry.replace or "[REDACTED]")
+        for entry in (rule.redact or ())
+    )
+    return CompiledRule(
+        id=f"{pack.name}/{rule.id}",
+        pack_index=pack_index,
+        ordinal=ordinal,
+        stage=rule.stage,
+        mode="audit" if shadow else mode,
+        on_error=on_error,
+        effect=effect,
+        tools=tuple(rule.match.tools) if rule.match is not None and rule.match.tools else None,
+        when=when,
+        message=rule.message,
+        message_expression=message_expression,
+        redactions=redactions,
+        context=rule.context,
+        description=rule.description,
+    )
+
+
+def _index(rules: Sequence[CompiledRule]) -> StageIndex:
+    exact: dict[str, list[CompiledRule]] = {}
+    globs: list[tuple[re.Pattern[str], CompiledRule]] = []
+    every: list[CompiledRule] = []
+    for rule in rules:
+        if rule.tools is None:
+            every.append(rule)
+            continue
+        for pattern in rule.tools:
+            if any(char in pattern for char in "*?["):
+                globs.append((re.compile(fnmatch.translate(pattern)), rule))
+            else:
+                exact.setdefault(pattern, []).append(rule)
+    return StageIndex(
+        exact=MappingProxyType({name: tuple(found) for name, found in exact.items()}),
+        globs=tuple(globs),
+        every=tuple(every),
+        all_rules=tuple(rules),
+    )
+
+
+_RESTRICTIVENESS = {"allow": 0, "ask": 1, "deny": 2}
+
+
+def compile_policy(
+    packs: Sequence[LoadedPack],
+    *,
+    engine: CelEngine | str = "auto",
+    params: Mapping[str, Any] | None = None,
+    params_origin: str = "--param",
+    shadow: bool = False,
+) -> CompileResult:
+    """Compile loaded packs with one engine. ``params`` override pack params by name (each must be
+    declared by some pack, with a compatible type); ``params_origin`` names where they came from."""
+    if isinstance(engine, str):
+        try:
+            made: CelEngine = make_engine(engine)  # type: ignore[arg-type]  # unknown names are reported
+        except (EngineUnavailableError, ValueError, ImportError) as exc:
+            return CompileResult(None, (PolicyError("--engine", 0, 0, str(exc)),))
+    else:
+        made = engine
+    return _compile_all(packs, made, params or {}, params_origin, shadow)
+
+
+def _compile_all(
+    packs: Sequence[LoadedPack],
+    engine: CelEngine,
+    params: Mapping[str, Any],
+    params_origin: str,
+    shadow: bool,
+) -> CompileResult:
+    merged, errors = _merge_params(packs, params, params_origin)
+    compiled_packs: list[CompiledPack] = []
+    rules: list[CompiledRule] = []
+    ordinal = 0
+    for index, pack in enumerate(packs):
+        compiled, pack_rules, pack_errors = _compile_pack(pack, index, ordinal, engine, shadow, merged[index])
+        ordinal += len(pack.model.spec.rules)
+        errors.extend(pack_errors)
+        if compiled is not None:
+            compiled_packs.append(compiled)
+            rules.extend(pack_rules)
+    if errors:
+        return CompileResult(None, tuple(sorted(errors)))
+    stages: Mapping[str, StageIndex] = MappingProxyType(
+        {stage: _index([rule for rule in rules if rule.stage == stage]) for stage in STAGES}
+    )
+    # With several packs, the most restrictive default wins (a lockdown pack's default deny must not
+    # be loosened by another pack's default allow); explicit allow rules still apply first.
+    default_decision: Literal["allow", "ask", "deny"] = max(
+        (pack.default_decision for pack in compiled_packs), key=_RESTRICTIVENESS.__getitem__, default="allow"
+    )
+    digest = canonical_digest(
+        {
+            "packs": [{"name": pack.name, "digest": pack.digest} for pack in compiled_packs],
+            "params": [dict(pack.params) for pack in compiled_packs],
+            "engine": engine.name,
+            "shadow": shadow,
+        }
+    )
+    policy = CompiledPolicy(
+        packs=tuple(compiled_packs),
+        rules=tuple(rules),
+        stages=stages,
+        engine_name=engine.name,
+        shadow=shadow,
+        digest=digest,
+        default_decision=default_decision,
+    )
+    return CompileResult(policy, ())

@@ -1,0 +1,709 @@
+"""The framework-neutral decision API: plain events in, typed verdicts out.
+
+The harness plugins, the command-hook adapters, ``check --cases`` and ``explain`` all call these
+functions, so a decision and its explanation come from one code path (OPA's ``--explain`` idea).
+Events and verdicts are frozen dataclasses over plain data; values from ``core`` (``FrozenDict``,
+tuples) are accepted anywhere a JSON value is expected.
+
+Combination rules (POLICY.md section 2): pre-step - any enforced reject wins, else enter with the
+contexts of matching rules; pre-execute - deny > ask > allow > ``defaults.decision``; guard - any
+match denies and beats everything; post-execute - any block wins, else every redaction applies in
+pack order and contexts are appended. ``warn``/``audit`` rules are evaluated and reported in
+``shadow_rules`` and the trace but change nothing. An evaluation error with ``on_error: deny``
+(always for guards) fails closed: it gives the stage's refusing decision and the message says why.
+Any unexpected exception fails the whole verdict closed; nothing propagates to the caller.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from os import PathLike
+from typing import Any, Literal
+
+import structlog
+from dsh_policy.core.frozen import thaw
+
+from .cel.engine import CelEngine, CelEvalError
+from .compile import CompiledExpr, CompiledPolicy, CompiledRule, Redaction, compile_policy
+from .errors import PolicyError
+from .pack import load_packs
+from .redaction import all_detector_redactions, redact_text, redact_value
+
+_log = structlog.get_logger("dsh_policy.policy")
+
+
+# --- events ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StepMessage:
+    """A message claimed for a step (``source_kind``: user | plugin | model | tool)."""
+
+    role: str
+    text: str
+    source_kind: str = "user"
+    source_plugin: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StepEvent:
+    """An ``agent/pre-step`` proposal. ``now`` defaults to the time of the decision."""
+
+    session_id: str = ""
+    agent_id: str | None = None
+    turn: int = 0
+    step: int = 0
+    messages: tuple[StepMessage, ...] = ()
+    now: datetime.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEvent:
+    """A tool call. ``args`` is the (frozen or plain) JSON arguments; ``original_name`` is the
+    harness's own tool name when a hook adapter canonicalized it (rules see ``tool.original_name``)."""
+
+    tool: str
+    args: Any = None
+    call_id: str = ""
+    root_call_id: str = ""
+    nested: bool = False
+    session_id: str = ""
+    agent_id: str | None = None
+    turn: int = 0
+    step: int = 0
+    original_name: str | None = None
+    now: datetime.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultEvent:
+    """A normalized tool result for ``tools/post-execute``; ``text`` is the content text."""
+
+    call: ToolCallEvent
+    is_error: bool = False
+    text: str = ""
+    value: Any = None
+    error_message: str | None = None
+    error_code: str | None = None
+
+
+# --- verdicts -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RuleTrace:
+    """How one rule fared on one event. ``value`` is the value of ``when`` (True when absent),
+    ``error`` an evaluation error; ``outcome`` says what the match did: ``decided`` (changed the
+    verdict), ``shadow`` (warn/audit: recorded only), ``no-match``, or ``failed-closed``
+    (evaluation error counted as a match)."""
+
+    rule: str
+    stage: str
+    mode: str
+    effect: str
+    matched: bool
+    value: Any
+    error: str | None
+    outcome: str
+    redactions: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON for ``explain`` and audit."""
+        out: dict[str, Any] = {
+            "rule": self.rule,
+            "stage": self.stage,
+            "mode": self.mode,
+            "effect": self.effect,
+            "matched": self.matched,
+            "value": _json_safe(self.value),
+            "error": self.error,
+            "outcome": self.outcome,
+        }
+        if self.redactions:
+            out["redactions"] = self.redactions
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class StepVerdict:
+    """Outcome of ``agent/pre-step``: ``enter`` (with extra ``contexts``) or ``reject``."""
+
+    decision: Literal["enter", "reject"]
+    rules: tuple[str, ...] = ()
+    message: str | None = None
+    contexts: tuple[str, ...] = ()
+    shadow_rules: tuple[str, ...] = ()
+    trace: tuple[RuleTrace, ...] = ()
+    internal_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallVerdict:
+    """Outcome of ``tools/pre-execute`` (or of the whole gate, see :meth:`Decider.check_tool_call`)."""
+
+    decision: Literal["allow", "deny", "ask"]
+    rules: tuple[str, ...] = ()
+    message: str | None = None
+    shadow_rules: tuple[str, ...] = ()
+    trace: tuple[RuleTrace, ...] = ()
+    internal_error: str | None = None
+    guard: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GuardVerdict:
+    """Outcome of the ``ctx.tools.guard`` invariants: ``denied`` with the guard rules' message."""
+
+    denied: bool
+    rules: tuple[str, ...] = ()
+    message: str | None = None
+    shadow_rules: tuple[str, ...] = ()
+    trace: tuple[RuleTrace, ...] = ()
+    internal_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResultVerdict:
+    """Outcome of ``tools/post-execute``. On ``accept``, ``redacted_text``/``redacted_value`` are
+    the replacements (None = unchanged; the value is plain JSON) and ``redactions`` their count."""
+
+    decision: Literal["accept", "block"]
+    rules: tuple[str, ...] = ()
+    message: str | None = None
+    redacted_text: str | None = None
+    redacted_value: Any = None
+    value_redacted: bool = False
+    redactions: int = 0
+    contexts: tuple[str, ...] = ()
+    shadow_rules: tuple[str, ...] = ()
+    trace: tuple[RuleTrace, ...] = ()
+    internal_error: str | None = None
+
+
+# --- evaluation -----------------------------------------------------------------------------------
+
+_CLOSED_EFFECT = {"pre-step": "reject", "pre-execute": "deny", "guard": "deny", "post-execute": "block"}
+
+
+class _EventScope:
+    """Activation values for one event, built on first use and at most once; pack variables are
+    evaluated lazily (only those an evaluated expression reads) and cached per pack."""
+
+    __slots__ = ("_builders", "_cache", "_params", "_policy", "_var_errors", "_vars")
+
+    def __init__(self, policy: CompiledPolicy, builders: Mapping[str, Callable[[], Any]]) -> None:
+        self._policy = policy
+        self._builders = builders
+        self._cache: dict[str, Any] = {}
+        self._params: dict[int, dict[str, Any]] = {}
+        self._vars: dict[tuple[int, str], Any] = {}
+        self._var_errors: dict[tuple[int, str], str] = {}
+
+    def _value(self, name: str, pack_index: int) -> Any:
+        if name == "params":
+            params = self._params.get(pack_index)
+            if params is None:
+                params = self._params[pack_index] = thaw(self._policy.packs[pack_index].params)
+            return params
+        if name in self._cache:
+            return self._cache[name]
+        builder = self._builders.get(name)
+        value = builder() if builder is not None else None
+        self._cache[name] = value
+        return value
+
+    def activation(self, expr: CompiledExpr, pack_index: int) -> dict[str, Any]:
+        activation = {name: self._value(name, pack_index) for name in expr.names if name != "vars"}
+        if "vars" in expr.names or expr.variables:
+            activation["vars"] = {
+                name: self._vars[(pack_index, name)]
+                for name in expr.variables
+                if self._variable(pack_index, name)
+            }
+        return activation
+
+    def _variable(self, pack_index: int, name: str) -> bool:
+        """Evaluate a variable once; False when it failed (the error is kept for messages)."""
+        key = (pack_index, name)
+        if key in self._vars:
+            return True
+        if key in self._var_errors:
+            return False
+        expr = self._policy.packs[pack_index].variables[name]
+        # Dependencies come first in ``expr.variables``, so this never recurses deeply.
+        value = expr.program.evaluate(self.activation(expr, pack_index))
+        if isinstance(value, CelEvalError):
+            self._var_errors[key] = value.message
+            return False
+        self._vars[key] = value
+        return True
+
+    def variable_errors(self, expr: CompiledExpr, pack_index: int) -> str:
+        """Errors of the variables ``expr`` reads, to explain why ``expr`` failed."""
+        failed = [
+            f"vars.{name}: {self._var_errors[(pack_index, name)]}"
+            for name in expr.variables
+            if (pack_index, name) in self._var_errors
+        ]
+        return f" ({'; '.join(failed)})" if failed else ""
+
+    def evaluate(self, expr: CompiledExpr, pack_index: int) -> Any:
+        """Evaluate ``expr``; a :class:`CelEvalError` result names failing variables too."""
+        result = expr.program.evaluate(self.activation(expr, pack_index))
+        if isinstance(result, CelEvalError):
+            return CelEvalError(result.message + self.variable_errors(expr, pack_index))
+        return result
+
+
+@dataclass(slots=True)
+class _Match:
+    """A rule whose condition held (or failed closed), with its message."""
+
+    rule: CompiledRule
+    effect: str
+    message: str
+
+
+@dataclass(slots=True)
+class _StageRun:
+    """Evaluates the rules of one stage against one event and collects matches and trace."""
+
+    scope: _EventScope
+    subject: str
+    matches: list[_Match] = field(default_factory=list)
+    shadow: list[str] = field(default_factory=list)
+    trace: list[RuleTrace] = field(default_factory=list)
+
+    def run(self, rules: Sequence[CompiledRule]) -> None:
+        for rule in rules:
+            self._one(rule)
+
+    def _one(self, rule: CompiledRule) -> None:
+        value: Any = True
+        error: str | None = None
+        if rule.when is not None:
+            value = self.scope.evaluate(rule.when, rule.pack_index)
+            if isinstance(value, CelEvalError):
+                error, value = value.message, None
+            elif not isinstance(value, bool):
+                error = f"when must be a bool, got {type(value).__name__} {value!r}"
+        if error is not None:
+            matched = rule.on_error == "deny"
+            effect = _CLOSED_EFFECT[rule.stage] if matched else rule.effect
+        else:
+            matched = value is True
+            effect = rule.effect
+        if not matched:
+            self.trace.append(_trace(rule, effect, False, value, error, "no-match"))
+            return
+        if not rule.enforced:
+            self.shadow.append(rule.id)
+            if rule.mode == "warn":
+                _log.warning(
+                    "policy rule matched in warn mode",
+                    rule=rule.id,
+                    stage=rule.stage,
+                    subject=self.subject,
+                    error=error,
+                )
+            self.trace.append(_trace(rule, effect, True, value, error, "shadow"))
+            return
+        outcome = "failed-closed" if error is not None else "decided"
+        self.matches.append(_Match(rule, effect, self._message(rule, effect, error)))
+        self.trace.append(_trace(rule, effect, True, value, error, outcome))
+
+    def _message(self, rule: CompiledRule, effect: str, error: str | None) -> str:
+        if error is not None:
+            return f"policy rule {rule.id} could not be evaluated ({error}); failing closed"
+        if rule.message_expression is not None:
+            text = self.scope.evaluate(rule.message_expression, rule.pack_index)
+            if isinstance(text, str):
+                return text
+            why = text.message if isinstance(text, CelEvalError) else f"gave {type(text).__name__}"
+            fallback = rule.message or rule.description or _default_message(rule, effect, self.subject)
+            return f"{fallback} (message_expression failed: {why})"
+        return rule.message or rule.description or _default_message(rule, effect, self.subject)
+
+    def with_effect(self, *effects: str) -> list[_Match]:
+        return [match for match in self.matches if match.effect in effects]
+
+
+def _trace(
+    rule: CompiledRule, effect: str, matched: bool, value: Any, error: str | None, outcome: str
+) -> RuleTrace:
+    return RuleTrace(rule.id, rule.stage, rule.mode, effect, matched, value, error, outcome)
+
+
+def _default_message(rule: CompiledRule, effect: str, subject: str) -> str:
+    if effect == "reject":
+        return f"step rejected by policy rule {rule.id}"
+    if rule.stage == "guard":
+        return f"{subject} blocked by policy guard {rule.id}"
+    if effect == "deny":
+        return f"{subject} denied by policy rule {rule.id}"
+    if effect == "ask":
+        return f"{subject} needs approval (policy rule {rule.id})"
+    if effect == "block":
+        return f"output of {subject} withheld by policy rule {rule.id}"
+    return f"{subject} allowed by policy rule {rule.id}"
+
+
+def _join(matches: Sequence[_Match]) -> str:
+    return "; ".join(dict.fromkeys(match.message for match in matches))
+
+
+def _ids(matches: Sequence[_Match]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(match.rule.id for match in matches))
+
+
+def _json_safe(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, Mapping):
+        return {str(key): _json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(item) for item in value]
+    return str(value)
+
+
+def _now(event_now: datetime.datetime | None) -> datetime.datetime:
+    return event_now if event_now is not None else datetime.datetime.now(datetime.UTC)
+
+
+def _call_builders(event: ToolCallEvent) -> dict[str, Callable[[], Any]]:
+    return {
+        "session": lambda: {"id": event.session_id},
+        "agent": lambda: {"id": event.agent_id or ""},
+        "now": lambda: _now(event.now),
+        "turn": lambda: event.turn,
+        "step": lambda: event.step,
+        "tool": lambda: {
+            "name": event.tool,
+            "call_id": event.call_id,
+            "root_call_id": event.root_call_id or event.call_id,
+            "nested": event.nested,
+            "original_name": event.original_name or event.tool,
+        },
+        "args": lambda: thaw(event.args),
+    }
+
+
+def _result_builders(event: ToolResultEvent) -> dict[str, Callable[[], Any]]:
+    builders = _call_builders(event.call)
+    builders["result"] = lambda: {
+        "is_error": event.is_error,
+        "text": event.text,
+        "value": thaw(event.value),
+        "error": {"message": event.error_message or "", "code": event.error_code or ""},
+    }
+    return builders
+
+
+def _step_builders(event: StepEvent) -> dict[str, Callable[[], Any]]:
+    return {
+        "session": lambda: {"id": event.session_id},
+        "agent": lambda: {"id": event.agent_id or ""},
+        "now": lambda: _now(event.now),
+        "turn": lambda: event.turn,
+        "step": lambda: event.step,
+        "messages": lambda: [
+            {
+                "role": message.role,
+                "text": message.text,
+                "source": {"kind": message.source_kind, "plugin": message.source_plugin or ""},
+            }
+            for message in event.messages
+        ],
+        "prompt": lambda: "\n".join(
+            message.text for message in event.messages if message.source_kind == "user"
+        ),
+    }
+
+
+def _internal(exc: BaseException, where: str) -> str:
+    _log.error("policy evaluation failed; failing closed", stage=where, exc_info=exc)
+    return f"policy evaluation failed ({type(exc).__name__}: {exc}); failing closed"
+
+
+# --- the decisions --------------------------------------------------------------------------------
+
+
+class Decider:
+    """Decides events against one immutable :class:`CompiledPolicy`."""
+
+    __slots__ = ("_argument_redactions", "policy")
+
+    def __init__(self, policy: CompiledPolicy) -> None:
+        self.policy = policy
+        # Everything a post-execute rule could redact plus every shipped detector, whatever the
+        # rule's mode: the audit log must never hold a secret in clear.
+        steps: list[Redaction] = [
+            step for rule in policy.stages["post-execute"].all_rules for step in rule.redactions
+        ]
+        self._argument_redactions = (*steps, *all_detector_redactions())
+
+    def gate_step(self, event: StepEvent) -> StepVerdict:
+        """``agent/pre-step``: reject if any enforced rule rejects, else enter with contexts."""
+        try:
+            run = _StageRun(_EventScope(self.policy, _step_builders(event)), "step")
+            run.run(self.policy.stages["pre-step"].all_rules)
+            rejects = run.with_effect("reject")
+            if rejects:
+                return StepVerdict(
+                    "reject", _ids(rejects), _join(rejects), (), tuple(run.shadow), tuple(run.trace)
+                )
+            added = [match for match in run.with_effect("enter") if match.rule.context]
+            contexts = tuple(match.rule.context for match in added if match.rule.context)
+            return StepVerdict("enter", _ids(added), None, contexts, tuple(run.shadow), tuple(run.trace))
+        except Exception as exc:
+            message = _internal(exc, "pre-step")
+            return StepVerdict("reject", (), message, internal_error=message)
+
+    def pre_execute(self, event: ToolCallEvent) -> ToolCallVerdict:
+        """``tools/pre-execute``: deny > ask > allow > the policy's default decision."""
+        try:
+            run = self._run_tool_stage("pre-execute", event, _call_builders(event))
+            return self._combine_pre_execute(run, event)
+        except Exception as exc:
+            message = _internal(exc, "pre-execute")
+            return ToolCallVerdict("deny", (), message, internal_error=message)
+
+    def guard(self, event: ToolCallEvent) -> GuardVerdict:
+        """``ctx.tools.guard``: any matching guard denies (errors count as matches)."""
+        try:
+            run = self._run_tool_stage("guard", event, _call_builders(event))
+            denies = run.with_effect("deny")
+            return GuardVerdict(
+                bool(denies),
+                _ids(denies),
+                _join(denies) if denies else None,
+                tuple(run.shadow),
+                tuple(run.trace),
+            )
+        except Exception as exc:
+            message = _internal(exc, "guard")
+            return GuardVerdict(True, (), message, internal_error=message)
+
+    def check_tool_call(self, event: ToolCallEvent) -> ToolCallVerdict:
+        """The whole gate as one verdict (for cases and hook adapters): pre-execute, then guards;
+        a guard denial beats every pre-execute outcome, including ask and allow."""
+        pre = self.pre_execute(event)
+        guard = self.guard(event)
+        trace = pre.trace + guard.trace
+        shadow = pre.shadow_rules + guard.shadow_rules
+        if guard.denied:
+            return ToolCallVerdict(
+                "deny",
+                guard.rules,
+                guard.message,
+                shadow,
+                trace,
+                guard.internal_error or pre.internal_error,
+                guard=True,
+            )
+        return replace(pre, shadow_rules=shadow, trace=trace, internal_error=pre.internal_error)
+
+    def review_tool_result(self, event: ToolResultEvent) -> ResultVerdict:
+        """``tools/post-execute``: block if any enforced rule blocks; else redact text and value with
+        every matching redaction rule (pack order) and append contexts."""
+        try:
+            return self._review(event)
+        except Exception as exc:
+            message = _internal(exc, "post-execute")
+            return ResultVerdict("block", (), message, internal_error=message)
+
+    def redact_arguments(self, args: Any) -> tuple[Any, int]:
+        """Arguments fit for the audit record: every policy redaction and every shipped detector
+        applied to every string. Returns plain JSON and the number of replacements. On an internal
+        failure the arguments are withheld whole rather than risk a secret in clear."""
+        try:
+            return redact_value(args, self._argument_redactions)
+        except Exception as exc:
+            _internal(exc, "redact-arguments")
+            return "[REDACTED:unavailable]", 1
+
+    # -- internals --
+
+    def _run_tool_stage(
+        self, stage: str, event: ToolCallEvent, builders: Mapping[str, Callable[[], Any]]
+    ) -> _StageRun:
+        run = _StageRun(_EventScope(self.policy, builders), f'tool "{event.tool}"')
+        run.run(self.policy.stages[stage].for_tool(event.tool))
+        return run
+
+    def _combine_pre_execute(self, run: _StageRun, event: ToolCallEvent) -> ToolCallVerdict:
+        shadow, trace = tuple(run.shadow), tuple(run.trace)
+        effects: tuple[Literal["deny", "ask", "allow"], ...] = ("deny", "ask", "allow")
+        for effect in effects:
+            found = run.with_effect(effect)
+            if found:
+                return ToolCallVerdict(effect, _ids(found), _join(found), shadow, trace)
+        default = self.policy.default_decision
+        message: str | None = None
+        if default != "allow":
+            verb = "allows" if default == "deny" else "decides"
+            message = f'no policy rule {verb} tool "{event.tool}" (defaults.decision: {default})'
+        return ToolCallVerdict(default, (), message, shadow, trace)
+
+    def _review(self, event: ToolResultEvent) -> ResultVerdict:
+        run = self._run_tool_stage("post-execute", event.call, _result_builders(event))
+        shadow = tuple(run.shadow)
+        blocks = run.with_effect("block")
+        if blocks:
+            contexts = tuple(match.rule.context for match in blocks if match.rule.context)
+            return ResultVerdict(
+                "block", _ids(blocks), _join(blocks), None, None, False, 0, contexts, shadow, tuple(run.trace)
+            )
+        text, value = event.text, event.value
+        text_changed = value_changed = False
+        total = 0
+        deciding: list[str] = []
+        contexts_list: list[str] = []
+        counts: dict[str, int] = {}
+        for match in run.matches:
+            rule = match.rule
+            changed = False
+            if rule.redactions:
+                text, in_text = redact_text(text, rule.redactions)
+                value, in_value = redact_value(value, rule.redactions)
+                counts[rule.id] = counts.get(rule.id, 0) + in_text + in_value
+                text_changed |= in_text > 0
+                value_changed |= in_value > 0
+                total += in_text + in_value
+                changed = in_text + in_value > 0
+            if rule.context:
+                contexts_list.append(rule.context)
+                changed = True
+            if changed and rule.id not in deciding:
+                deciding.append(rule.id)
+        trace = tuple(
+            replace(entry, redactions=counts[entry.rule]) if counts.get(entry.rule) else entry
+            for entry in run.trace
+        )
+        return ResultVerdict(
+            "accept",
+            tuple(deciding),
+            None,
+            text if text_changed else None,
+            value if value_changed else None,
+            value_changed,
+            total,
+            tuple(contexts_list),
+            shadow,
+            trace,
+        )
+
+
+# --- the facade the plugins hold ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LoadFailure:
+    """Why a policy could not be loaded: every error, each ``FILE:LINE:COL: message``."""
+
+    errors: tuple[PolicyError, ...]
+
+    def __str__(self) -> str:
+        return "\n".join(str(error) for error in self.errors)
+
+
+@dataclass(frozen=True, slots=True)
+class PackInfo:
+    """What the audit log and ``check`` report about a loaded pack."""
+
+    path: str
+    name: str
+    digest: str
+
+
+def build_policy(
+    paths: Sequence[str | PathLike[str]],
+    *,
+    params: Mapping[str, Any] | None = None,
+    engine: CelEngine | str = "auto",
+    shadow: bool = False,
+    params_origin: str = "--param",
+) -> CompiledPolicy | LoadFailure:
+    """Load and compile packs in one step (all-or-nothing)."""
+    loaded = load_packs([str(path) for path in paths])
+    if not loaded.ok:
+        return LoadFailure(loaded.errors)
+    compiled = compile_policy(
+        loaded.packs, engine=engine, params=params, params_origin=params_origin, shadow=shadow
+    )
+    if compiled.policy is None:
+        return LoadFailure(compiled.errors)
+    return compiled.policy
+
+
+class Policy:
+    """The decision API the gateway plugins and hook adapters hold: the decide methods of
+    :class:`Decider` over the policy currently in force (see ``reload.ReloadingPolicy`` for one
+    that follows edits to its pack files)."""
+
+    def __init__(self, compiled: CompiledPolicy) -> None:
+        self._decider = Decider(compiled)
+
+    @classmethod
+    def load(
+        cls,
+        paths: Sequence[str | PathLike[str]],
+        *,
+        params: Mapping[str, Any] | None = None,
+        engine: CelEngine | str = "auto",
+        shadow: bool = False,
+        params_origin: str = "--param",
+    ) -> Policy | LoadFailure:
+        """Load, validate and compile packs; a :class:`LoadFailure` holds every error."""
+        built = build_policy(paths, params=params, engine=engine, shadow=shadow, params_origin=params_origin)
+        return built if isinstance(built, LoadFailure) else cls(built)
+
+    def current(self) -> Decider:
+        """The decider for the policy in force now."""
+        return self._decider
+
+    @property
+    def compiled(self) -> CompiledPolicy:
+        """The compiled policy in force."""
+        return self.current().policy
+
+    @property
+    def digest(self) -> str:
+        """``sha256:...`` over packs, params, engine and shadow flag (recorded by the audit log)."""
+        return self.compiled.digest
+
+    @property
+    def engine_name(self) -> str:
+        """The CEL engine in use (``python`` or ``native``)."""
+        return self.compiled.engine_name
+
+    @property
+    def packs(self) -> tuple[PackInfo, ...]:
+        """The packs in force, in load order."""
+        return tuple(PackInfo(pack.path, pack.name, pack.digest) for pack in self.compiled.packs)
+
+    def gate_step(self, event: StepEvent) -> StepVerdict:
+        """See :meth:`Decider.gate_step`."""
+        return self.current().gate_step(event)
+
+    def pre_execute(self, event: ToolCallEvent) -> ToolCallVerdict:
+        """See :meth:`Decider.pre_execute`."""
+        return self.current().pre_execute(event)
+
+    def guard(self, event: ToolCallEvent) -> GuardVerdict:
+        """See :meth:`Decider.guard`."""
+        return self.current().guard(event)
+
+    def check_tool_call(self, event: ToolCallEvent) -> ToolCallVerdict:
+        """See :meth:`Decider.check_tool_call`."""
+        return self.current().check_tool_call(event)
+
+    def review_tool_result(self, event: ToolResultEvent) -> ResultVerdict:
+        """See :meth:`Decider.review_tool_result`."""
+        return self.current().review_tool_result(event)
+
+    def redact_arguments(self, args: Any) -> tuple[Any, int]:
+        """See :meth:`Decider.redact_arguments`."""
+        return self.current().redact_arguments(args)

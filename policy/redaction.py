@@ -1,0 +1,66 @@
+"""Applying redactions to everything that leaves the pipeline: content text, the canonical value
+(every string inside it) and audit-record arguments.
+
+``accept(content=...)`` alone keeps the value, so a redaction that only rewrote the text would leak
+the secret through ``value`` and the audit log; these functions therefore walk whole JSON values.
+Each step is a plain function over plain data (structlog-style), testable alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .compile import Redaction
+from .detectors import DETECTORS
+from .detectors import redact as detector_redact
+
+
+def redact_text(text: str, redactions: Iterable[Redaction]) -> tuple[str, int]:
+    """Apply redaction steps in order; return the new text and how many secrets were replaced.
+
+    Consecutive presets run as one detector pass, so where two detectors overlap the detectors'
+    own priority decides and each secret is replaced (and counted) once.
+    """
+    total = 0
+    presets: list[str] = []
+    for step in (*redactions, None):
+        if step is not None and step.preset is not None:
+            presets.append(step.preset)
+            continue
+        if presets:
+            text, count = detector_redact(text, presets)
+            total += count
+            presets = []
+        if step is not None:
+            text, count = step.pattern.subn(step.replace, text)
+            total += count
+    return text, total
+
+
+def redact_value(value: Any, redactions: Sequence[Redaction]) -> tuple[Any, int]:
+    """Redact every string inside a JSON value (frozen or plain); returns a plain copy and a count.
+    Keys are left alone: rewriting them could merge two keys into one."""
+    if isinstance(value, str):
+        return redact_text(value, redactions)
+    if isinstance(value, Mapping):
+        total = 0
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            out[key], count = redact_value(item, redactions)
+            total += count
+        return out, total
+    if isinstance(value, list | tuple):
+        total = 0
+        items: list[Any] = []
+        for item in value:
+            redacted, count = redact_value(item, redactions)
+            items.append(redacted)
+            total += count
+        return items, total
+    return value, 0
+
+
+def all_detector_redactions() -> tuple[Redaction, ...]:
+    """One preset step per shipped detector, for places where every known secret must go (audit)."""
+    return tuple(Redaction(name, None, f"[REDACTED:{name}]") for name in DETECTORS)
