@@ -234,6 +234,9 @@ class _ChainWalker:
     segment: _SegmentState = field(default_factory=_SegmentState)
     anchor_seq: int | None = None
     anchor_line: bytes | None = None
+    anchor_where: tuple[str, int] | None = None
+    last_file: str = ""
+    last_file_lines: int = 0
     resync: bool = False
     _bad: bool = False
 
@@ -251,6 +254,7 @@ class _ChainWalker:
         self.segment = _SegmentState()
         lines = data.split(b"\n")
         torn = lines.pop()  # b"" when the file ends with a newline
+        self.last_file, self.last_file_lines = name, len(lines)
         if not lines and not torn:
             self._finding(Reason.MALFORMED, name, None, None, "segment file is empty")
         for number, line in enumerate(lines, start=1):
@@ -314,7 +318,7 @@ class _ChainWalker:
             kind == "checkpoint" and _mapping(record.get("checkpoint")).get("reason") == "rotation"
         )
         if seq == self.anchor_seq and self.anchor_line is None:
-            self.anchor_line = line
+            self.anchor_line, self.anchor_where = line, (file, number)
         if kind != "checkpoint" or self._bad:
             self.records_after_anchor += 1
         if self._bad:
@@ -635,18 +639,24 @@ class _ChainWalker:
             )
             return
         if seq > self.seen_max_seq:
+            # Reported where the missing records should start: the end of the last segment.
             self._finding(
                 Reason.TRUNCATED,
-                name,
-                1,
-                seq,
-                f"the anchor proves the log reached seq {seq}, but it ends at seq {self.seen_max_seq}",
+                self.last_file or name,
+                self.last_file_lines + 1,
+                self.seen_max_seq + 1,
+                f"log ends at seq {self.seen_max_seq}, but the anchor {name} proves it reached seq {seq}",
                 expected=str(seq),
                 actual=str(self.seen_max_seq),
             )
         elif self.anchor_line != line:
+            file, number = self.anchor_where or (name, 1)
             self._finding(
-                Reason.CHECKPOINT_MISMATCH, name, 1, seq, "the log's record at the anchor's seq differs"
+                Reason.CHECKPOINT_MISMATCH,
+                file,
+                number,
+                seq,
+                f"record differs from the checkpoint exported to {name}",
             )
 
     # ------------------------------------------------------------------------------- findings

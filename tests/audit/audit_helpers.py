@@ -7,6 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 
 def gateway_fields(index: int) -> dict[str, Any]:
     """What the gateway hands the writer for one tool call: already redacted, no floats."""
@@ -44,3 +46,33 @@ WriteLog = Callable[..., Path]
 def read_lines(path: Path) -> list[bytes]:
     """The lines of a segment, each with its newline."""
     return path.read_bytes().splitlines(keepends=True)
+
+
+def forge_rechained(lines: list[bytes]) -> list[bytes]:
+    """What a forger without the signing key can do: rehash every record, its links, the seqs and
+    every checkpoint's head and Merkle state, keeping the old (now wrong) signatures."""
+    from dsh_policy.audit.merkle import MerkleFrontier
+    from dsh_policy.audit.record import genesis_prev, seal_record
+
+    frontier = MerkleFrontier()
+    head: str | None = None
+    forged: list[bytes] = []
+    for seq, line in enumerate(lines):
+        record = orjson.loads(line)
+        del record["hash"]
+        record["seq"] = seq
+        record["prev"] = head if head is not None else genesis_prev(record["log_id"])
+        if record["kind"] == "checkpoint":
+            record["checkpoint"].update(
+                last_seq=seq - 1,
+                head=head,
+                merkle_root=frontier.root().hex(),
+                frontier=[r.hex() for r in frontier.roots],
+            )
+        elif record["kind"] == "segment_start":
+            record["tree"] = {"size": frontier.size, "frontier": [r.hex() for r in frontier.roots]}
+        sealed = seal_record(record)
+        head = sealed.hash
+        frontier.append(bytes.fromhex(sealed.hash))
+        forged.append(sealed.line + b"\n")
+    return forged
