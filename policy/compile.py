@@ -200,26 +200,37 @@ def _same_kind(default: Any, override: Any) -> bool:
     return any(isinstance(default, kind) and isinstance(override, kind) for kind in kinds)
 
 
+@dataclass(frozen=True, slots=True)
+class ParamOrigin:
+    """Where a param override was given, for error messages (``--param`` has no line: 0)."""
+
+    file: str = "--param"
+    line: int = 0
+    col: int = 0
+
+    def error(self, message: str) -> PolicyError:
+        """A :class:`PolicyError` at this origin."""
+        return PolicyError(self.file, self.line, self.col, message)
+
+
 def _merge_params(
-    packs: Sequence[LoadedPack], overrides: Mapping[str, Any], origin: str
+    packs: Sequence[LoadedPack], overrides: Mapping[str, Any], origins: Mapping[str, ParamOrigin]
 ) -> tuple[list[dict[str, Any]], list[PolicyError]]:
     errors: list[PolicyError] = []
     merged = [dict(pack.model.spec.params) for pack in packs]
     for key, value in overrides.items():
         declaring = [index for index, pack in enumerate(packs) if key in pack.model.spec.params]
         if not declaring:
-            errors.append(PolicyError(origin, 0, 0, f"param {key!r} is not declared by any loaded pack"))
+            origin = origins.get(key, ParamOrigin())
+            errors.append(origin.error(f"param {key!r} is not declared by any loaded pack"))
             continue
         for index in declaring:
             default = packs[index].model.spec.params[key]
             if not _same_kind(default, value):
                 errors.append(
-                    PolicyError(
-                        origin,
-                        0,
-                        0,
+                    origins.get(key, ParamOrigin()).error(
                         f"param {key!r}: pack {packs[index].name} declares {default!r}, "
-                        f"the override {value!r} has another type",
+                        f"the override {value!r} has another type"
                     )
                 )
                 continue
@@ -493,11 +504,11 @@ def compile_policy(
     *,
     engine: CelEngine | str = "auto",
     params: Mapping[str, Any] | None = None,
-    params_origin: str = "--param",
+    param_origins: Mapping[str, ParamOrigin] | None = None,
     shadow: bool = False,
 ) -> CompileResult:
     """Compile loaded packs with one engine. ``params`` override pack params by name (each must be
-    declared by some pack, with a compatible type); ``params_origin`` names where they came from."""
+    declared by some pack, with a compatible type); ``param_origins`` says where each was given."""
     if isinstance(engine, str):
         try:
             made: CelEngine = make_engine(engine)  # type: ignore[arg-type]  # unknown names are reported
@@ -505,17 +516,17 @@ def compile_policy(
             return CompileResult(None, (PolicyError("--engine", 0, 0, str(exc)),))
     else:
         made = engine
-    return _compile_all(packs, made, params or {}, params_origin, shadow)
+    return _compile_all(packs, made, params or {}, param_origins or {}, shadow)
 
 
 def _compile_all(
     packs: Sequence[LoadedPack],
     engine: CelEngine,
     params: Mapping[str, Any],
-    params_origin: str,
+    param_origins: Mapping[str, ParamOrigin],
     shadow: bool,
 ) -> CompileResult:
-    merged, errors = _merge_params(packs, params, params_origin)
+    merged, errors = _merge_params(packs, params, param_origins)
     compiled_packs: list[CompiledPack] = []
     rules: list[CompiledRule] = []
     ordinal = 0

@@ -26,7 +26,7 @@ import structlog
 from dsh_policy.core.frozen import thaw
 
 from .cel.engine import CelEngine, CelEvalError
-from .compile import CompiledExpr, CompiledPolicy, CompiledRule, Redaction, compile_policy
+from .compile import CompiledExpr, CompiledPolicy, CompiledRule, ParamOrigin, Redaction, compile_policy
 from .errors import PolicyError
 from .pack import load_packs
 from .redaction import all_detector_redactions, redact_text, redact_value
@@ -624,14 +624,14 @@ def build_policy(
     params: Mapping[str, Any] | None = None,
     engine: CelEngine | str = "auto",
     shadow: bool = False,
-    params_origin: str = "--param",
+    param_origins: Mapping[str, ParamOrigin] | None = None,
 ) -> CompiledPolicy | LoadFailure:
     """Load and compile packs in one step (all-or-nothing)."""
     loaded = load_packs([str(path) for path in paths])
     if not loaded.ok:
         return LoadFailure(loaded.errors)
     compiled = compile_policy(
-        loaded.packs, engine=engine, params=params, params_origin=params_origin, shadow=shadow
+        loaded.packs, engine=engine, params=params, param_origins=param_origins, shadow=shadow
     )
     if compiled.policy is None:
         return LoadFailure(compiled.errors)
@@ -654,10 +654,10 @@ class Policy:
         params: Mapping[str, Any] | None = None,
         engine: CelEngine | str = "auto",
         shadow: bool = False,
-        params_origin: str = "--param",
+        param_origins: Mapping[str, ParamOrigin] | None = None,
     ) -> Policy | LoadFailure:
         """Load, validate and compile packs; a :class:`LoadFailure` holds every error."""
-        built = build_policy(paths, params=params, engine=engine, shadow=shadow, params_origin=params_origin)
+        built = build_policy(paths, params=params, engine=engine, shadow=shadow, param_origins=param_origins)
         return built if isinstance(built, LoadFailure) else cls(built)
 
     def current(self) -> Decider:

@@ -1,0 +1,187 @@
+"""The deployment file (``kind: Gateway``): which packs, param overrides, engine, shadow mode and
+audit settings. It stands in for the command-line flags of every command that loads packs.
+
+```yaml
+apiVersion: dsh-policy/v1
+kind: Gateway
+metadata: {name: prod}
+spec:
+  packs: [../rules/baseline.yaml, ../rules/secrets.yaml]   # relative to this file
+  params: {max_turns: 20}
+  engine: auto            # auto | python | native
+  shadow: false           # true: evaluate every rule in audit mode
+  audit:
+    path: audit/gateway.jsonl
+    fsync: batch          # always | batch | off
+    checkpoint_key: keys/checkpoint.key
+    fail_closed: true
+    rotate_bytes: 67108864
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .compile import ParamOrigin, parse_param_flags
+from .errors import PolicyError
+from .pack import schema_errors
+from .yaml_source import read_yaml
+
+EngineChoice = Literal["auto", "python", "native"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class AuditSettings(_Model):
+    """Audit log settings; paths are resolved against the deployment file's directory."""
+
+    path: str
+    fsync: Literal["always", "batch", "off"] = "batch"
+    checkpoint_key: str | None = None
+    fail_closed: bool = False
+    rotate_bytes: int | None = None
+
+
+class _GatewaySpec(_Model):
+    packs: tuple[str, ...]
+    params: dict[str, Any] = Field(default_factory=dict)
+    engine: EngineChoice = "auto"
+    shadow: bool = False
+    audit: AuditSettings | None = None
+
+
+class _GatewayMetadata(_Model):
+    name: str | None = None
+    description: str | None = None
+
+
+class _GatewayDocument(_Model):
+    api_version: Literal["dsh-policy/v1"] = Field(alias="apiVersion")
+    kind: Literal["Gateway"]
+    metadata: _GatewayMetadata = _GatewayMetadata()
+    spec: _GatewaySpec
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayConfig:
+    """A validated deployment file with every path resolved."""
+
+    path: str
+    name: str | None
+    packs: tuple[str, ...]
+    params: Mapping[str, Any]
+    param_origins: Mapping[str, ParamOrigin]
+    engine: EngineChoice
+    shadow: bool
+    audit: AuditSettings | None
+
+
+def load_gateway_config(path: str | Path) -> GatewayConfig | list[PolicyError]:
+    """Read and validate a deployment file (FILE:LINE:COL errors, unknown keys are errors)."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return [PolicyError(file, 0, 0, "no such file")]
+    except (OSError, UnicodeDecodeError) as exc:
+        return [PolicyError(file, 0, 0, f"cannot read: {exc}")]
+    document = read_yaml(text)
+    if isinstance(document, list):
+        return [PolicyError(file, issue.line, issue.col, issue.message) for issue in document]
+    errors = schema_errors(document.value, document.source, file, "gateway-config.schema.json")
+    if errors:
+        return sorted(errors)
+    model = _GatewayDocument.model_validate(document.value)
+    base = Path(path).parent
+
+    def resolve(relative: str) -> str:
+        candidate = Path(relative).expanduser()
+        return str(candidate if candidate.is_absolute() else base / candidate)
+
+    audit = model.spec.audit
+    if audit is not None:
+        audit = audit.model_copy(
+            update={
+                "path": resolve(audit.path),
+                "checkpoint_key": resolve(audit.checkpoint_key) if audit.checkpoint_key else None,
+            }
+        )
+    origins = {
+        key: ParamOrigin(file, *document.source.key_position(("spec", "params", key)))
+        for key in model.spec.params
+    }
+    return GatewayConfig(
+        path=file,
+        name=model.metadata.name,
+        packs=tuple(resolve(pack) for pack in model.spec.packs),
+        params=dict(model.spec.params),
+        param_origins=origins,
+        engine=model.spec.engine,
+        shadow=model.spec.shadow,
+        audit=audit,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySources:
+    """Everything needed to build a policy, from flags and/or a deployment file. Flags win:
+    ``--param`` over the file's params, ``--engine`` over its engine; packs are the file's
+    followed by those named on the command line."""
+
+    packs: tuple[str, ...]
+    params: Mapping[str, Any]
+    param_origins: Mapping[str, ParamOrigin]
+    engine: str
+    shadow: bool
+    config: GatewayConfig | None = None
+    watched: tuple[str, ...] = field(default=())
+
+
+def policy_sources(
+    packs: Sequence[str],
+    *,
+    config: str | None = None,
+    param_flags: Sequence[str] = (),
+    engine: str | None = None,
+    shadow: bool = False,
+) -> PolicySources | list[PolicyError]:
+    """Combine command-line flags with an optional deployment file."""
+    errors: list[PolicyError] = []
+    gateway: GatewayConfig | None = None
+    if config is not None:
+        loaded = load_gateway_config(config)
+        if isinstance(loaded, list):
+            errors.extend(loaded)
+        else:
+            gateway = loaded
+    flags, flag_errors = parse_param_flags(param_flags)
+    errors.extend(flag_errors)
+    if errors:
+        return errors
+    params: dict[str, Any] = dict(gateway.params) if gateway else {}
+    origins: dict[str, ParamOrigin] = dict(gateway.param_origins) if gateway else {}
+    for key, value in flags.items():
+        params[key] = value
+        origins[key] = ParamOrigin("--param", 0, 0)
+    all_packs = (*(gateway.packs if gateway else ()), *packs)
+    if not all_packs:
+        return [PolicyError("<command line>", 0, 0, "no rule packs given (name PACK files or use --config)")]
+    chosen_engine = engine or (gateway.engine if gateway else "auto")
+    watched = (*all_packs, *((gateway.path,) if gateway else ()))
+    return PolicySources(
+        packs=tuple(all_packs),
+        params=params,
+        param_origins=origins,
+        engine=chosen_engine,
+        shadow=shadow or (gateway.shadow if gateway else False),
+        config=gateway,
+        watched=watched,
+    )
