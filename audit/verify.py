@@ -34,7 +34,7 @@ from .record import (
     record_hash,
     without_member,
 )
-from .segments import anchor_path, discover_segments
+from .segments import active_path_of, anchor_path, discover_segments
 
 _ORJSON_CANONICAL: Final = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 _SORT_SENSITIVE_BYTES: Final = re.compile(rb"[\xee-\xf4]")
@@ -273,7 +273,9 @@ class _ChainWalker:
                 self._finding(
                     Reason.MALFORMED, name, line_number, None, "line without newline inside a rotated segment"
                 )
-        if is_last and self.segment.ended_with_rotation:
+        # A rotated segment (PATH.NNNNNN) promises a successor. The active file ending in a rotation
+        # checkpoint is only a writer that died before renaming it; reopening completes the rotation.
+        if is_last and self.segment.ended_with_rotation and active_path_of(path) != path:
             self._finding(
                 Reason.SEGMENT_MISSING,
                 name,

@@ -144,6 +144,7 @@ class AuditWriter:
         self._inode = -1
         self._offset = 0
         self._segment_has_records = False
+        self._pending_rotation = False
         self._last_line = b""
         self._unsynced = 0
         self._unsynced_since = 0.0
@@ -318,6 +319,8 @@ class AuditWriter:
         if self._offset == 0:
             self._start_segment_after_crash_or_fresh()
         self._record_orphaned_side_files()
+        if self._pending_rotation:
+            self._finish_rotation()
         self._last_checkpoint_at = time.monotonic()
         self._sync_if_due(force=self._settings.fsync != "off")
 
@@ -330,6 +333,9 @@ class AuditWriter:
         size = os.fstat(self._fd).st_size
         if size != self._offset:
             self._read_new_records(allow_start=False)
+        if self._pending_rotation and current is not None and current.st_ino == self._inode:
+            self._finish_rotation()  # its writer died between the rotation checkpoint and the rename
+            return
         if current is None or current.st_ino != self._inode:
             # Another process rotated (and perhaps died before starting the next segment).
             os.close(self._fd)
@@ -401,6 +407,9 @@ class AuditWriter:
         self._head = str(record["hash"])
         self._frontier.append(bytes.fromhex(self._head))
         self._since_checkpoint = 0 if kind == "checkpoint" else self._since_checkpoint + 1
+        self._pending_rotation = (
+            kind == "checkpoint" and (record.get("checkpoint") or {}).get("reason") == "rotation"
+        )
 
     def _move_torn_tail_aside(self, offset: int, size: int) -> None:
         """Copy bytes ``offset..size`` to a side file, cut them off, and say so in the log."""
@@ -616,6 +625,15 @@ class AuditWriter:
         """Close the full segment with a checkpoint, rename it, and start the next one linked to it."""
         self._checkpoint_locked("rotation")
         self._sync_if_due(force=self._settings.fsync != "off")
+        self._finish_rotation()
+
+    def _finish_rotation(self) -> None:
+        """Rename the segment that ends in a rotation checkpoint and start its successor.
+
+        Also run on open and catch-up: a writer killed between the checkpoint and the rename leaves
+        a segment that promises a successor; completing the rotation keeps that promise.
+        """
+        self._pending_rotation = False
         rotated = rotated_path(self._path, self._segment_index)
         os.rename(self._path, rotated)
         previous = {"name": rotated.name, "last_seq": self._next_seq - 1, "last_hash": self._head}
