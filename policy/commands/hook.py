@@ -1,0 +1,156 @@
+"""``dsh-policy hook claude-code|codex --pack PACK... [--config FILE] [--param K=V] [--audit LOG]``.
+
+Acts as that harness's command hook: one event as JSON on stdin, that harness's decision protocol
+out (exit 0 + optional JSON on stdout, or exit 2 + the reason on stderr). See HOOKS.md, and
+``hook_claude_code`` / ``hook_codex`` for how each verdict is spelled.
+
+The command fails closed everywhere. A non-zero exit other than 2 is a *non-blocking* error in both
+harnesses (the tool call runs), so this entry point can only ever return 0 or 2: bad input, a pack
+that does not load, an audit log that cannot be written (when the deployment says fail-closed) and
+any exception become the safe verdict for the event that fired (:func:`failure_verdict`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from dsh_policy.policy.decide import LoadFailure, Policy
+from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.hook_claude_code import ClaudeCodeDialect
+from dsh_policy.policy.hook_codex import CodexDialect
+from dsh_policy.policy.hook_events import SessionContext, decide_hook
+from dsh_policy.policy.hook_protocol import (
+    EXIT_BLOCK,
+    EXIT_OK,
+    MAX_INPUT_BYTES,
+    EventName,
+    HookDialect,
+    HookInput,
+    HookInputError,
+    HookReply,
+    HookVerdict,
+    deny_reply,
+    failure_verdict,
+    parse_hook_input,
+)
+from dsh_policy.policy.vocabulary import Harness
+
+from .policy_options import CommandParser, UsageError, add_policy_options, sources_from
+
+DIALECTS: Final[Mapping[Harness, HookDialect]] = {
+    "claude-code": ClaudeCodeDialect(),
+    "codex": CodexDialect(),
+}
+
+
+def _parser() -> CommandParser:
+    parser = CommandParser(
+        prog="dsh-policy hook",
+        description="Act as a Claude Code or Codex command hook: event JSON on stdin, "
+        "the harness's decision protocol out (exit 0 or 2).",
+    )
+    parser.add_argument("harness", choices=list(DIALECTS), help="whose hook protocol to speak")
+    add_policy_options(parser, positional_packs=False)
+    parser.add_argument("--audit", metavar="LOG", help="append every hook decision to this audit log")
+    parser.add_argument(
+        "--announce-packs",
+        action="store_true",
+        help="on SessionStart, tell the model which packs govern the session",
+    )
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """Entry point; returns 0 or 2, whatever happens."""
+    try:
+        return _run(argv)
+    except BaseException as exc:  # the last line of fail-closed defence
+        if isinstance(exc, SystemExit) and exc.code in (0, None):
+            return EXIT_OK
+        _emit(deny_reply(f"dsh-policy failed closed: {type(exc).__name__}: {exc}"))
+        return EXIT_BLOCK
+
+
+def _run(argv: list[str]) -> int:
+    try:
+        args = _parser().parse_args(argv)
+    except UsageError as error:
+        # We cannot know the protocol yet; exit 2 with a reason refuses in every harness.
+        _emit(deny_reply(str(error)))
+        return EXIT_BLOCK
+    dialect = DIALECTS[args.harness]
+    raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+    payload = parse_hook_input(raw)
+    if isinstance(payload, HookInputError):
+        return _answer(dialect, failure_verdict(payload.event, str(payload)))
+    event: EventName = payload.hook_event_name
+    try:
+        verdict = _decide(args, payload)
+    except Exception as exc:  # a bug or an unreadable pack: the event's safe side
+        verdict = failure_verdict(event, f"{type(exc).__name__}: {exc}")
+    return _answer(dialect, verdict)
+
+
+def _decide(args: argparse.Namespace, payload: HookInput) -> HookVerdict:
+    event: EventName = payload.hook_event_name
+    sources = sources_from(args)
+    if isinstance(sources, list):
+        return failure_verdict(event, "cannot load policy: " + _summary(sources))
+    policy = Policy.load(
+        sources.packs,
+        params=sources.params,
+        engine=sources.engine,
+        shadow=sources.shadow,
+        param_origins=sources.param_origins,
+    )
+    if isinstance(policy, LoadFailure):
+        return failure_verdict(event, "cannot load policy: " + _summary(policy.errors))
+    session = SessionContext(announcement(policy)) if args.announce_packs else None
+    decision = decide_hook(policy, args.harness, payload, session)
+    return decision.verdict
+
+
+def announcement(policy: Policy) -> str:
+    """The SessionStart context ``--announce-packs`` adds: which packs govern this session."""
+    names = ", ".join(f"{pack.name} ({pack.digest[:19]})" for pack in policy.packs)
+    return (
+        f"Tool calls in this session are checked by dsh-policy rule packs: {names}. "
+        "A refusal that names a policy rule is final; do not try to work around it."
+    )
+
+
+def _summary(errors: Sequence[PolicyError]) -> str:
+    shown = "; ".join(str(error) for error in errors[:3])
+    more = len(errors) - 3
+    return shown + (f"; and {more} more" if more > 0 else "")
+
+
+def _answer(dialect: HookDialect, verdict: HookVerdict) -> int:
+    try:
+        reply = dialect.render(verdict)
+    except Exception as exc:  # a rendering bug: fall back to the protocol's plainest refusal
+        reply = _fallback(dialect, verdict, exc)
+    if reply.exit_code not in (EXIT_OK, EXIT_BLOCK):
+        reply = deny_reply(f"dsh-policy failed closed: dialect produced exit code {reply.exit_code}")
+    _emit(reply)
+    return reply.exit_code
+
+
+def _fallback(dialect: HookDialect, verdict: HookVerdict, exc: Exception) -> HookReply:
+    failed = failure_verdict(verdict.event, f"{type(exc).__name__} while answering: {exc}")
+    try:
+        return dialect.render(failed)
+    except Exception:
+        return deny_reply(failed.reason)
+
+
+def _emit(reply: HookReply) -> None:
+    if reply.stdout:
+        sys.stdout.write(reply.stdout)
+        sys.stdout.flush()
+    if reply.stderr:
+        sys.stderr.write(reply.stderr)
+        sys.stderr.flush()
