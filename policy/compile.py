@@ -249,6 +249,12 @@ class _PackCompiler:
         self.engine = engine
         self.errors: list[PolicyError] = []
         self.variable_names = [variable.name for variable in pack.model.spec.variables]
+        # In a diagnostic load, variables that failed the schema are still declared: rules that
+        # read them must not get a second, misleading "unknown variable" error.
+        raw = pack.document.get("spec", {}).get("variables", [])
+        self.declared = (
+            {item.get("name") for item in raw if isinstance(item, dict)} if isinstance(raw, list) else set()
+        )
 
     def compile(self, path: NodePath, source: str, stage: Stage | None) -> CompiledExpr | None:
         try:
@@ -269,7 +275,8 @@ class _PackCompiler:
                 )
         direct = _variable_references(source, self.variable_names)
         for name, offset in direct.unknown:
-            self._expression_error(path, offset, f"unknown variable {name!r}")
+            if name not in self.declared:
+                self._expression_error(path, offset, f"unknown variable {name!r}")
         return CompiledExpr(compiled, names & frozenset(EVENT_NAMES), direct.names)
 
     def _expression_error(self, path: NodePath, offset: int | None, message: str) -> None:
@@ -326,7 +333,9 @@ def _order_variables(
             index = compiler.variable_names.index(trail[0])
             cycle = " -> ".join((*trail, name))
             compiler.errors.append(
-                compiler.pack.error(("spec", "variables", index, "expression"), f"variable cycle: {cycle}")
+                compiler.pack.error(
+                    (*compiler.pack.variable_path(index), "expression"), f"variable cycle: {cycle}"
+                )
             )
             return None
         order: list[str] = []
@@ -382,13 +391,13 @@ def _compile_pack(
     spec = pack.model.spec
     raw_vars: dict[str, CompiledExpr] = {}
     for index, variable in enumerate(spec.variables):
-        expr = compiler.compile(("spec", "variables", index, "expression"), variable.expression, None)
+        expr = compiler.compile((*pack.variable_path(index), "expression"), variable.expression, None)
         if expr is not None:
             raw_vars[variable.name] = expr
     variables = _order_variables(compiler, raw_vars) if len(raw_vars) == len(spec.variables) else None
     rules: list[CompiledRule] = []
     for index, rule in enumerate(spec.rules):
-        base: NodePath = ("spec", "rules", index)
+        base: NodePath = pack.rule_path(index)
         when = None
         if rule.when is not None:
             when = compiler.compile((*base, "when"), rule.when, rule.stage)

@@ -629,7 +629,10 @@ def build_policy(
     """Load and compile packs in one step (all-or-nothing)."""
     loaded = load_packs([str(path) for path in paths])
     if not loaded.ok:
-        return LoadFailure(loaded.errors)
+        # Still compile what did load, only to report its CEL errors in the same run.
+        diagnosis = compile_policy(loaded.diagnosable, engine=engine) if loaded.diagnosable else None
+        extra = diagnosis.errors if diagnosis is not None else ()
+        return LoadFailure(tuple(sorted(set(loaded.errors) | {e for e in extra if e.file != "--engine"})))
     compiled = compile_policy(
         loaded.packs, engine=engine, params=params, param_origins=param_origins, shadow=shadow
     )

@@ -133,6 +133,17 @@ class LoadedPack:
     document: dict[str, Any]
     source: SourceMap
     digest: str
+    rule_paths: tuple[NodePath, ...] = ()
+    variable_paths: tuple[NodePath, ...] = ()
+
+    def rule_path(self, index: int) -> NodePath:
+        """Where ``model.spec.rules[index]`` sits in the file (rules that failed the schema are
+        left out of a diagnostic load, so model indices and file indices can differ)."""
+        return self.rule_paths[index] if self.rule_paths else ("spec", "rules", index)
+
+    def variable_path(self, index: int) -> NodePath:
+        """Where ``model.spec.variables[index]`` sits in the file."""
+        return self.variable_paths[index] if self.variable_paths else ("spec", "variables", index)
 
     @property
     def name(self) -> str:
@@ -151,10 +162,14 @@ class LoadedPack:
 
 @dataclass(frozen=True, slots=True)
 class LoadResult:
-    """The packs of one load, or every error found; never both (all-or-nothing)."""
+    """The packs of one load, or every error found; never both (all-or-nothing).
+
+    ``diagnosable`` holds, when there are errors, the parts of packs that did pass the schema, so
+    compilation can still report their CEL errors in the same run; they never decide anything."""
 
     packs: tuple[LoadedPack, ...]
     errors: tuple[PolicyError, ...]
+    diagnosable: tuple[LoadedPack, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -223,7 +238,14 @@ def schema_errors(
     document: Any, source: SourceMap, file: str, schema_name: str = "rulepack.schema.json"
 ) -> list[PolicyError]:
     """Validate ``document`` against a shipped schema; every error, translated for people."""
-    errors: list[PolicyError] = []
+    return [error for _, error in schema_issues(document, source, file, schema_name)]
+
+
+def schema_issues(
+    document: Any, source: SourceMap, file: str, schema_name: str
+) -> list[tuple[tuple[str | int, ...], PolicyError]]:
+    """Like :func:`schema_errors`, with the JSON path of the node each error is about."""
+    errors: list[tuple[tuple[str | int, ...], PolicyError]] = []
     for error in _validator(schema_name).iter_errors(document):
         path: tuple[str | int, ...] = tuple(error.absolute_path)
         where = format_path(path)
@@ -235,7 +257,7 @@ def schema_errors(
                     continue
                 line, col = source.key_position((*path, key))
                 hint = _suggest(key, allowed) or f" (allowed: {', '.join(allowed)})"
-                errors.append(PolicyError(file, line, col, f"{where}: unknown key {key!r}{hint}"))
+                errors.append((path, PolicyError(file, line, col, f"{where}: unknown key {key!r}{hint}")))
             continue
         line, col = source.value_position(path)
         if kind == "required":
@@ -258,7 +280,7 @@ def schema_errors(
             message = f"{where}: {error.instance!r} is not a valid name (allowed: {error.validator_value})"
         else:
             message = f"{where}: {error.message}"
-        errors.append(PolicyError(file, line, col, message))
+        errors.append((path, PolicyError(file, line, col, message)))
     return errors
 
 
@@ -281,17 +303,17 @@ def _rule_errors(pack: LoadedPack) -> list[PolicyError]:
     spec = pack.model.spec
     seen_vars: dict[str, int] = {}
     for index, variable in enumerate(spec.variables):
-        path: NodePath = ("spec", "variables", index, "name")
+        path: NodePath = (*pack.variable_path(index), "name")
         if variable.name in seen_vars:
-            first = pack.position(("spec", "variables", seen_vars[variable.name], "name"))[0]
+            first = pack.position((*pack.variable_path(seen_vars[variable.name]), "name"))[0]
             errors.append(pack.error(path, f"duplicate variable {variable.name!r} (first on line {first})"))
         else:
             seen_vars[variable.name] = index
     seen_ids: dict[str, int] = {}
     for index, rule in enumerate(spec.rules):
-        base: NodePath = ("spec", "rules", index)
+        base: NodePath = pack.rule_path(index)
         if rule.id in seen_ids:
-            first = pack.position(("spec", "rules", seen_ids[rule.id], "id"))[0]
+            first = pack.position((*pack.rule_path(seen_ids[rule.id]), "id"))[0]
             errors.append(pack.error((*base, "id"), f"duplicate rule id {rule.id!r} (first on line {first})"))
         else:
             seen_ids[rule.id] = index
@@ -413,42 +435,85 @@ def canonical_digest(value: Any) -> str:
 
 def load_pack_text(text: str, file: str) -> LoadedPack | list[PolicyError]:
     """Load one pack from its text; ``file`` is how errors name it."""
+    pack, errors = _load_pack(text, file)
+    if errors or pack is None:
+        return sorted(errors)
+    return pack
+
+
+def _load_pack(text: str, file: str) -> tuple[LoadedPack | None, list[PolicyError]]:
+    """A pack and its errors. With errors, the pack (if any) is a diagnostic one: the rules and
+    variables that passed the schema, so later stages can report their errors too."""
     document = read_yaml(text)
     if isinstance(document, list):
-        return [PolicyError(file, issue.line, issue.col, issue.message) for issue in document]
-    errors = schema_errors(document.value, document.source, file)
-    if errors:
-        return sorted(errors)
-    model = RulePackModel.model_validate(document.value)
-    pack = LoadedPack(file, model, document.value, document.source, canonical_digest(document.value))
-    errors = _rule_errors(pack)
-    return sorted(errors) if errors else pack
+        return None, [PolicyError(file, issue.line, issue.col, issue.message) for issue in document]
+    issues = schema_issues(document.value, document.source, file, "rulepack.schema.json")
+    errors = [error for _, error in issues]
+    value = document.value
+    rule_paths: tuple[NodePath, ...] = ()
+    variable_paths: tuple[NodePath, ...] = ()
+    if issues:
+        salvaged = _without_invalid_items(value, [path for path, _ in issues])
+        if salvaged is None:
+            return None, errors
+        value, rule_paths, variable_paths = salvaged
+    model = RulePackModel.model_validate(value)
+    pack = LoadedPack(
+        file,
+        model,
+        document.value,
+        document.source,
+        canonical_digest(document.value),
+        rule_paths,
+        variable_paths,
+    )
+    errors.extend(_rule_errors(pack))
+    return pack, errors
+
+
+def _without_invalid_items(
+    document: dict[str, Any], bad: Sequence[tuple[str | int, ...]]
+) -> tuple[dict[str, Any], tuple[NodePath, ...], tuple[NodePath, ...]] | None:
+    """The document minus the rules/variables that failed the schema, with the file paths of the
+    ones kept; None when an error lies elsewhere (then nothing more can be checked reliably)."""
+    dropped: dict[str, set[int]] = {"rules": set(), "variables": set()}
+    for path in bad:
+        if len(path) >= 3 and path[0] == "spec" and path[1] in dropped and isinstance(path[2], int):
+            dropped[str(path[1])].add(path[2])
+        else:
+            return None
+    spec = dict(document["spec"])
+    kept: dict[str, tuple[NodePath, ...]] = {}
+    for section, indices in dropped.items():
+        items = spec.get(section, [])
+        keep = [index for index in range(len(items)) if index not in indices]
+        spec[section] = [items[index] for index in keep]
+        kept[section] = tuple(("spec", section, index) for index in keep)
+    return {**document, "spec": spec}, kept["rules"], kept["variables"]
 
 
 def load_pack_file(path: str | Path) -> LoadedPack | list[PolicyError]:
     """Load one pack file (UTF-8)."""
-    file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return [PolicyError(file, 0, 0, "no such file")]
-    except (OSError, UnicodeDecodeError) as exc:
-        return [PolicyError(file, 0, 0, f"cannot read: {exc}")]
-    return load_pack_text(text, file)
+    pack, errors = _load_pack_path(path)
+    if errors or pack is None:
+        return sorted(errors)
+    return pack
 
 
 def load_packs(paths: Sequence[str | Path]) -> LoadResult:
     """Load several packs; every error of every pack, plus pack names duplicated across packs."""
     packs: list[LoadedPack] = []
+    diagnosable: list[LoadedPack] = []
     errors: list[PolicyError] = []
     if not paths:
         errors.append(PolicyError("<packs>", 0, 0, "no rule packs given"))
     first_by_name: dict[str, LoadedPack] = {}
     for path in paths:
-        loaded = load_pack_file(path)
-        if isinstance(loaded, list):
-            errors.extend(loaded)
+        loaded, pack_errors = _load_pack_path(path)
+        errors.extend(pack_errors)
+        if loaded is None:
             continue
+        diagnosable.append(loaded)
         earlier = first_by_name.get(loaded.name)
         if earlier is not None:
             errors.append(
@@ -458,7 +523,19 @@ def load_packs(paths: Sequence[str | Path]) -> LoadResult:
             )
             continue
         first_by_name[loaded.name] = loaded
-        packs.append(loaded)
+        if not pack_errors:
+            packs.append(loaded)
     if errors:
-        return LoadResult((), tuple(errors))
+        return LoadResult((), tuple(errors), tuple(diagnosable))
     return LoadResult(tuple(packs), ())
+
+
+def _load_pack_path(path: str | Path) -> tuple[LoadedPack | None, list[PolicyError]]:
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, [PolicyError(file, 0, 0, "no such file")]
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [PolicyError(file, 0, 0, f"cannot read: {exc}")]
+    return _load_pack(text, file)

@@ -1,0 +1,84 @@
+"""Command-line options shared by every command that loads rule packs (check, explain, and the
+run/hook commands): packs, ``--config``, ``--param``, ``--engine``, ``--shadow``, ``--format``.
+
+Each command owns its parser; this module only adds the common options and turns them into a
+:class:`~dsh_policy.policy.config.PolicySources` or errors, so every command reads them alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from dsh_policy.policy.config import PolicySources, policy_sources
+from dsh_policy.policy.errors import PolicyError
+
+USAGE_EXIT = 2
+
+
+class UsageError(Exception):
+    """argparse found a usage error; the message is already formatted."""
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An ArgumentParser that raises instead of exiting, so ``main(argv)`` returns exit codes."""
+
+    def error(self, message: str) -> Any:  # argparse's signature is NoReturn; we raise
+        raise UsageError(f"{self.format_usage()}{self.prog}: error: {message}")
+
+
+def add_policy_options(
+    parser: argparse.ArgumentParser,
+    *,
+    positional_packs: bool = True,
+    engines: Sequence[str] = ("auto", "python", "native"),
+) -> None:
+    """Packs (positional, or ``--pack`` when the command takes another positional), and the
+    options that shape the policy."""
+    if positional_packs:
+        parser.add_argument("packs", nargs="*", metavar="PACK", help="rule pack files (YAML)")
+    else:
+        parser.add_argument(
+            "--pack", dest="packs", action="append", default=[], metavar="PACK", help="rule pack file"
+        )
+    parser.add_argument("--config", metavar="FILE", help="deployment file (kind: Gateway)")
+    parser.add_argument(
+        "--param",
+        dest="params",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a pack param (VALUE is read as YAML)",
+    )
+    parser.add_argument(
+        "--engine", choices=list(engines), default=None, help="CEL engine (default: the config's, else auto)"
+    )
+    parser.add_argument("--shadow", action="store_true", help="evaluate every rule in audit mode")
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+
+
+def sources_from(args: argparse.Namespace, engine: str | None = None) -> PolicySources | list[PolicyError]:
+    """The policy inputs named by parsed options."""
+    return policy_sources(
+        list(args.packs),
+        config=args.config,
+        param_flags=list(args.params),
+        engine=engine if engine is not None else args.engine,
+        shadow=bool(args.shadow),
+    )
+
+
+def print_errors(errors: Sequence[PolicyError], stream: TextIO | None = None) -> None:
+    """Errors for people: one ``FILE:LINE:COL: message`` per line, then a count."""
+    out = stream or sys.stderr
+    for error in errors:
+        print(str(error), file=out)
+    print(f"{len(errors)} error{'s' if len(errors) != 1 else ''}", file=out)
+
+
+def print_json(document: Any) -> None:
+    """A JSON report on stdout (stable key order for diffs in CI)."""
+    print(json.dumps(document, indent=2, ensure_ascii=False, default=str))
