@@ -48,6 +48,8 @@ class Analysis:
 
     references: frozenset[str]
     issues: tuple[AnalysisIssue, ...]
+    matches_offsets: tuple[int, ...] = ()
+    """Where each ``matches`` function name starts, for engines that rename it."""
 
 
 def _offset(source: str, item: lark.Tree | lark.Token) -> int | None:
@@ -83,10 +85,12 @@ def _single_ident(tree: lark.Tree) -> str | None:
 
 
 class _Walker:
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, check_functions: bool) -> None:
         self.source = source
+        self.check_functions = check_functions
         self.references: set[str] = set()
         self.issues: list[AnalysisIssue] = []
+        self.matches_offsets: list[int] = []
 
     def issue(self, message: str, at: lark.Tree | lark.Token) -> None:
         self.issues.append(AnalysisIssue(message, _offset(self.source, at)))
@@ -104,7 +108,7 @@ class _Walker:
             return
         if node.data == "ident_arg":
             name = node.children[0]
-            if isinstance(name, lark.Token) and str(name) not in KNOWN_FUNCTIONS:
+            if self.check_functions and isinstance(name, lark.Token) and str(name) not in KNOWN_FUNCTIONS:
                 self.issue(f"unknown function {name}()", name)
             self._check_constant_pattern(name, node.children[1:], first_is_subject=True)
         elif node.data in ("ident", "dot_ident"):
@@ -141,7 +145,8 @@ class _Walker:
         if method_name in MACROS:
             self._comprehension(call, method, arguments, bound, nesting)
             return
-        if method_name in _CELPY_EXTRA_MACROS or method_name not in KNOWN_FUNCTIONS - _GLOBAL_MACROS:
+        unknown = method_name in _CELPY_EXTRA_MACROS or method_name not in KNOWN_FUNCTIONS - _GLOBAL_MACROS
+        if self.check_functions and unknown:
             self.issue(f"unknown function .{method_name}()", method)
         if isinstance(arguments, lark.Tree):
             self._check_constant_pattern(method, arguments.children, first_is_subject=False)
@@ -160,7 +165,11 @@ class _Walker:
         exprs = arguments.children if isinstance(arguments, lark.Tree) else []
         variable = _single_ident(exprs[0]) if exprs and isinstance(exprs[0], lark.Tree) else None
         if len(exprs) != 2 or variable is None:
-            self.issue(f".{method}() takes a variable name and an expression", method)
+            if self.check_functions:
+                self.issue(f".{method}() takes a variable name and an expression", method)
+            for expr in exprs:  # other engines' forms (two-variable macros): still find references
+                if isinstance(expr, lark.Tree):
+                    self.walk(expr, bound | _bound_names(exprs[:-1]), nesting + 1)
             return
         body = exprs[1]
         if isinstance(body, lark.Tree):
@@ -175,6 +184,9 @@ class _Walker:
         """A constant ``matches`` pattern is compiled now, so a bad regex fails the load."""
         if str(function) != "matches":
             return
+        offset = _offset(self.source, function)
+        if offset is not None:
+            self.matches_offsets.append(offset)
         exprs = arguments
         if first_is_subject and len(arguments) == 1 and isinstance(arguments[0], lark.Tree):
             exprs = arguments[0].children
@@ -204,8 +216,16 @@ def _string_literal(tree: lark.Tree | lark.Token) -> str | None:
     return None
 
 
-def analyze(tree: lark.Tree, source: str) -> Analysis:
-    """Rewrite namespaced calls in ``tree`` (in place) and report references and issues."""
-    walker = _Walker(source)
+def _bound_names(exprs: list[lark.Tree | lark.Token]) -> frozenset[str]:
+    names = (_single_ident(e) for e in exprs if isinstance(e, lark.Tree))
+    return frozenset(n for n in names if n is not None)
+
+
+def analyze(tree: lark.Tree, source: str, check_functions: bool = True) -> Analysis:
+    """Rewrite namespaced calls in ``tree`` (in place) and report references and issues.
+
+    ``check_functions=False`` leaves function names and macro forms to an engine with its own
+    checker (the native engine), keeping the checks both engines share."""
+    walker = _Walker(source, check_functions)
     walker.walk(tree, frozenset(), 0)
-    return Analysis(frozenset(walker.references), tuple(walker.issues))
+    return Analysis(frozenset(walker.references), tuple(walker.issues), tuple(walker.matches_offsets))

@@ -98,9 +98,9 @@ def test_expressions_evaluate_to_plain_python(
         "m.z == 1",
         "1 / 0",
         "x.y",
-        'path.within(1, "/")',
+        'path.within(x, "/")',
         "s.matches(p)",
-        "shell.commands(1)",
+        "shell.commands(x)",
         "secrets.scan(deep)",
         "int('x')",
     ],
@@ -121,10 +121,11 @@ def test_missing_activation_name_is_an_error_value(engine: CelEngine) -> None:
 @pytest.mark.parametrize(
     ("source", "message", "offset"),
     [
-        ("a + (b", "syntax", None),
-        ("path.normalise(p)", "path.normalise", 5),
-        ("sze(x)", "sze", 0),
-        ('x.matches("(")', "invalid regular expression", None),
+        ("a + (b", "syntax error", 6),
+        ("a +\n ) b", "syntax error", 5),
+        ("path.normalise(p)", "path.normalise", None),
+        ("sze(x)", "sze", None),
+        ('x.matches("(")', "invalid regular expression", 10),
         ("[1].exists(a, [1].exists(b, [1].exists(c, [1].exists(d, [1].exists(e, true)))))", "nest", None),
     ],
 )
@@ -133,11 +134,11 @@ def test_compile_issues_are_values_with_offsets(
 ) -> None:
     issue = engine.compile(source)
     assert isinstance(issue, CelCompileIssue), issue
-    assert message in issue.message
+    assert message in issue.message.lower()
+    assert issue.offset is not None
+    assert 0 <= issue.offset <= len(source)
     if offset is not None:
-        assert issue.offset == offset
-    else:
-        assert issue.offset is None or 0 <= issue.offset <= len(source)
+        assert abs(issue.offset - offset) <= 1  # engines point at the token or just before it
 
 
 def test_references_are_top_level_identifiers_only(engine: CelEngine) -> None:

@@ -1,0 +1,351 @@
+"""The fast CEL engine, on cel-expr-python (Google's C++ CEL runtime), with the same helpers.
+
+What this engine adds to the runtime, and why:
+
+- the helpers of :mod:`~dsh_policy.policy.cel.functions` are declared as typed host functions
+  under their CEL names (``path.normalize``: the C++ checker resolves qualified function names
+  itself). Parameters are concrete types because the runtime never dispatches a ``dyn``
+  parameter; ``secrets.scan`` has one overload per kind of value;
+- ``matches`` cannot be redeclared in this runtime and its built-in recompiles a constant pattern
+  on every evaluation, so a call to ``matches`` is renamed, at its token, to ``matchRE`` (same
+  length, so error columns stay right), a host function backed by the cached RE2 of
+  ``functions.compile_re2``. Both are RE2, so results are the same;
+- variables: the checker needs every identifier declared, so the expression's references are
+  declared ``dyn`` (taken from cel-python's parse tree, which also gives the load-time checks both
+  engines share; when only the C++ grammar accepts an expression, from the checker's
+  "undeclared reference" errors). A ``datetime``/``timedelta`` activation value is only accepted
+  for a variable declared ``timestamp``/``duration``, so a program is also compiled, once and
+  cached, for each such combination seen at evaluation;
+- the runtime's own comprehension budget (10,000 iterations per evaluation in cel-expr-python
+  0.1.3, not configurable) bounds evaluation; exceeding it is an evaluation error.
+
+Extensions enabled: strings, math, encoders, optional, bindings (the python engine has none, so
+rules using them load only on this engine).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import celpy
+from cel_expr_python import cel
+from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
+from celpy.celparser import CELParseError
+from dsh_policy.policy.cel import functions as fn
+from dsh_policy.policy.cel.celpy_ast import analyze, line_column_to_offset
+from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError
+
+MAX_EXPRESSION_CHARS = 16_384
+"""Longest expression accepted at compile time (as for the python engine)."""
+
+ITERATION_BUDGET = 10_000
+"""cel-expr-python's fixed comprehension budget per evaluation (documented, not enforced here)."""
+
+CACHED_MATCHES = "matchRE"
+"""The host function a ``matches`` call is renamed to; as long as ``matches``."""
+
+_T = cel.Type
+_INT64 = (-(2**63), 2**63)
+_UINT64_END = 2**64
+_MAX_VALUE_DEPTH = 128
+_ERROR_POSITION = re.compile(r"<input>:(\d+):(\d+): (.*)")
+_UNDECLARED = re.compile(r"undeclared reference to '([^']+)'")
+_STATUS_PREFIX = re.compile(r"^[A-Z_]+: ")
+_STATUS_SUFFIX = re.compile(r" \[[A-Z_]+\]$")
+
+
+# -- host functions -----------------------------------------------------------------------------
+
+_last_host_error = threading.local()
+
+
+def _plain_argument(value: Any) -> Any:
+    if isinstance(value, bytearray):
+        return bytes(value)
+    if isinstance(value, dict):
+        return {_plain_argument(k): _plain_argument(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain_argument(item) for item in value]
+    return value
+
+
+def _host(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a helper on plain values; remember why it failed, since the runtime reports any
+    exception from a host function only as "no matching overload"."""
+
+    def call(*args: Any) -> Any:
+        try:
+            return function(*(_plain_argument(a) for a in args))
+        except Exception as exc:
+            _last_host_error.message = str(exc) or type(exc).__name__
+            raise
+
+    call.__name__ = function.__name__
+    return call
+
+
+def _overload(
+    name: str, suffix: str, result: Any, params: list[Any], impl: Callable[..., Any], member: bool = False
+) -> Any:
+    return cel.Overload(
+        f"dsh_{name.replace('.', '_')}_{suffix}", result, params, is_member=member, impl=_host(impl)
+    )
+
+
+def _function_declarations() -> list[Any]:
+    s, b = _T.STRING, _T.BOOL
+    list_of_strings = _T.List(_T.STRING)
+    scan = fn.CEL_FUNCTIONS["secrets.scan"]
+    unary_strings: dict[str, Any] = {
+        "path.normalize": s, "path.base": s, "path.ext": s, "url.host": s,
+        "shell.commands": _T.List(list_of_strings), "shell.argv0s": list_of_strings,
+    }  # fmt: skip
+    declarations = [
+        cel.FunctionDecl(name, [_overload(name, "string", result, [s], fn.CEL_FUNCTIONS[name])])
+        for name, result in unary_strings.items()
+    ]
+    declarations += [
+        cel.FunctionDecl(
+            "path.within", [_overload("path.within", "string_string", b, [s, s], fn.path_within)]
+        ),
+        cel.FunctionDecl("glob", [_overload("glob", "string_string", b, [s, s], fn.glob_match)]),
+        cel.FunctionDecl(
+            "secrets.scan",
+            [
+                _overload("secrets.scan", "string", list_of_strings, [s], scan),
+                _overload("secrets.scan", "bytes", list_of_strings, [_T.BYTES], scan),
+                _overload("secrets.scan", "list", list_of_strings, [_T.List(_T.DYN)], scan),
+                _overload("secrets.scan", "map", list_of_strings, [_T.Map(_T.DYN, _T.DYN)], scan),
+            ],
+        ),
+        cel.FunctionDecl(
+            CACHED_MATCHES,
+            [
+                _overload(CACHED_MATCHES, "member", b, [s, s], fn.re2_matches, member=True),
+                _overload(CACHED_MATCHES, "global", b, [s, s], fn.re2_matches),
+            ],
+        ),
+    ]
+    return declarations
+
+
+# -- values -------------------------------------------------------------------------------------
+
+
+def to_native(value: Any, _depth: int = 0) -> Any:
+    """A plain-Python value as the runtime accepts it: ``Mapping`` -> dict, tuple -> list,
+    integers beyond uint64 -> double. Timestamps are accepted only at the top level (see module
+    doc); nested ones raise ``TypeError``."""
+    if _depth > _MAX_VALUE_DEPTH:
+        raise ValueError(f"value nests deeper than {_MAX_VALUE_DEPTH} levels")
+    if value is None or isinstance(value, bool | str | float | bytes):
+        return value
+    if isinstance(value, int):
+        return value if _INT64[0] <= value < _UINT64_END else float(value)
+    if isinstance(value, Mapping):
+        return {to_native(k, _depth + 1): to_native(v, _depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_native(item, _depth + 1) for item in value]
+    if isinstance(value, datetime.datetime | datetime.timedelta):
+        raise TypeError("the native engine accepts timestamps and durations only as top-level variables")
+    raise TypeError(f"cannot pass a {type(value).__name__} to CEL")
+
+
+def from_native(value: Any) -> Any:
+    """A runtime plain value as the plain Python both engines return."""
+    if isinstance(value, bytearray):
+        return bytes(value)
+    if isinstance(value, dict):
+        return {from_native(k): from_native(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_native(item) for item in value]
+    if isinstance(value, cel.Type):
+        return _type_name(value)
+    return value
+
+
+def _type_name(value: Any) -> str:
+    name = str(value.name())
+    return {"google.protobuf.Timestamp": "google.protobuf.Timestamp"}.get(name, name.split("<")[0].lower())
+
+
+def _clean_message(text: str) -> str:
+    """``INVALID_ARGUMENT: divide by zero [INVALID_ARGUMENT]`` -> ``divide by zero``."""
+    text = _STATUS_SUFFIX.sub("", _STATUS_PREFIX.sub("", text.strip()))
+    return text.replace(CACHED_MATCHES, "matches")
+
+
+# -- compilation --------------------------------------------------------------------------------
+
+
+def _extensions() -> list[Any]:
+    return [
+        ext_strings.ExtStrings(),
+        ext_math.ExtMath(),
+        ext_encoders.ExtEncoders(),
+        ext_optional.ExtOptional(),
+        ext_bindings.ExtBindings(),
+    ]
+
+
+_KIND_TYPES: Mapping[str, Any] = {"dyn": _T.DYN, "timestamp": _T.TIMESTAMP, "duration": _T.DURATION}
+
+
+class _Environments:
+    """One runtime environment per set of declared variables, built on first use."""
+
+    def __init__(self) -> None:
+        self._functions = _function_declarations()
+        self._cache: dict[frozenset[tuple[str, str]], Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, variables: Iterable[tuple[str, str]]) -> Any:
+        key = frozenset(variables)
+        env = self._cache.get(key)
+        if env is None:
+            with self._lock:
+                env = self._cache.get(key)
+                if env is None:
+                    env = cel.NewEnv(
+                        variables={name: _KIND_TYPES[kind] for name, kind in key},
+                        functions=self._functions,
+                        extensions=_extensions(),
+                    )
+                    self._cache[key] = env
+        return env
+
+
+def _compile_error(source: str, exc: Exception) -> CelCompileIssue:
+    text = str(exc)
+    found = _ERROR_POSITION.search(text)
+    if found is None:
+        return CelCompileIssue(_clean_message(text.splitlines()[0] if text else type(exc).__name__))
+    line, column, message = int(found.group(1)), int(found.group(2)), found.group(3)
+    return CelCompileIssue(_clean_message(message), line_column_to_offset(source, line, column))
+
+
+def _rename_matches(source: str, offsets: Iterable[int]) -> str:
+    chars = list(source)
+    for offset in offsets:
+        if source.startswith("matches", offset):
+            chars[offset : offset + len("matches")] = CACHED_MATCHES
+    return "".join(chars)
+
+
+@dataclass(slots=True)
+class NativeCompiledExpression:
+    """A checked program (plus lazily built variants for timestamp variables)."""
+
+    source: str
+    references: frozenset[str]
+    _native_source: str = field(repr=False)
+    _environments: _Environments = field(repr=False)
+    _programs: dict[frozenset[tuple[str, str]], Any] = field(repr=False)
+
+    def evaluate(self, activation: Mapping[str, Any]) -> Any | CelEvalError:
+        """Evaluate against plain-Python ``activation``; errors come back as values."""
+        try:
+            data: dict[str, Any] = {}
+            typed: list[tuple[str, str]] = []
+            for name in self.references:
+                if name not in activation:
+                    continue
+                value = activation[name]
+                if isinstance(value, datetime.datetime):
+                    typed.append((name, "timestamp"))
+                    data[name] = value if value.tzinfo is not None else value.replace(tzinfo=datetime.UTC)
+                elif isinstance(value, datetime.timedelta):
+                    typed.append((name, "duration"))
+                    data[name] = value
+                else:
+                    data[name] = to_native(value)
+            program = self._program(frozenset(typed))
+            if isinstance(program, CelEvalError):
+                return program
+            _last_host_error.message = None
+            result = program.eval(data=data)
+            if result.type() == _T.ERROR:
+                host_message = getattr(_last_host_error, "message", None)
+                return CelEvalError(host_message or _clean_message(str(result.value())))
+            return from_native(result.plain_value())
+        except Exception as exc:  # the runtime raises for budget and conversion failures: a value
+            return CelEvalError(_clean_message(str(exc)) or type(exc).__name__)
+
+    def _program(self, typed: frozenset[tuple[str, str]]) -> Any:
+        program = self._programs.get(typed)
+        if program is None:
+            kinds = dict(typed)
+            variables = [(name, kinds.get(name, "dyn")) for name in self.references]
+            try:
+                program = self._environments.get(variables).compile(self._native_source)
+            except Exception as exc:  # e.g. ``now + 1`` once ``now`` is known to be a timestamp
+                return CelEvalError(_compile_error(self.source, exc).message)
+            self._programs[typed] = program
+        return program
+
+
+class NativeCelEngine:
+    """CEL on cel-expr-python (C++), with the gateway's helpers as host functions."""
+
+    def __init__(self) -> None:
+        self._environments = _Environments()
+        self._parser = celpy.Environment()
+
+    @property
+    def name(self) -> str:
+        """``native``."""
+        return "native"
+
+    def compile(self, expression: str) -> NativeCompiledExpression | CelCompileIssue:
+        """Check ``expression`` (shared load-time checks, then the C++ type checker)."""
+        if len(expression) > MAX_EXPRESSION_CHARS:
+            return CelCompileIssue(f"expression longer than {MAX_EXPRESSION_CHARS} characters", 0)
+        try:
+            tree = self._parser.compile(expression)
+        except (CELParseError, RecursionError):
+            return self._compile_without_parse_tree(expression)
+        try:
+            analysis = analyze(tree, expression, check_functions=False)
+        except RecursionError:
+            return CelCompileIssue("expression nests too deeply", None)
+        if analysis.issues:
+            first = analysis.issues[0]
+            return CelCompileIssue(first.message, first.offset)
+        native_source = _rename_matches(expression, analysis.matches_offsets)
+        return self._checked(expression, native_source, analysis.references)
+
+    def _checked(
+        self, expression: str, native_source: str, references: frozenset[str]
+    ) -> NativeCompiledExpression | CelCompileIssue:
+        env = self._environments.get((name, "dyn") for name in references)
+        try:
+            program = env.compile(native_source)
+        except Exception as exc:
+            return _compile_error(expression, exc)
+        programs: dict[frozenset[tuple[str, str]], Any] = {frozenset(): program}
+        return NativeCompiledExpression(expression, references, native_source, self._environments, programs)
+
+    def _compile_without_parse_tree(self, expression: str) -> NativeCompiledExpression | CelCompileIssue:
+        """For syntax only the C++ grammar has (optionals): learn the variables from the checker."""
+        references: set[str] = set()
+        for _ in range(8):
+            env = self._environments.get((name, "dyn") for name in references)
+            try:
+                env.compile(expression)
+            except Exception as exc:
+                found = {
+                    name.split(".")[0]
+                    for name in _UNDECLARED.findall(str(exc))
+                    if name.split(".")[0] not in fn.FUNCTION_NAMESPACES
+                }
+                if not found - references:
+                    return _compile_error(expression, exc)
+                references |= found
+                continue
+            return self._checked(expression, expression, frozenset(references))
+        return CelCompileIssue("expression references too many undeclared names", None)
