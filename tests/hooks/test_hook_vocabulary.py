@@ -5,7 +5,6 @@ from __future__ import annotations
 import shlex
 
 import pytest
-
 from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.vocabulary import (
     ALIASES,
@@ -40,7 +39,12 @@ def test_claude_bash_becomes_shell_and_keeps_extra_fields() -> None:
             "edit_file",
             {"path": "/w/a", "old_string": "a", "new_string": "b", "replace_all": True},
         ),
-        ("WebFetch", {"url": "https://x.test", "prompt": "sum"}, "web_fetch", {"url": "https://x.test", "prompt": "sum"}),
+        (
+            "WebFetch",
+            {"url": "https://x.test", "prompt": "sum"},
+            "web_fetch",
+            {"url": "https://x.test", "prompt": "sum"},
+        ),
         ("LS", {"path": "/w"}, "list_dir", {"path": "/w"}),
         (
             "NotebookEdit",
@@ -61,7 +65,10 @@ def test_multi_edit_folds_every_edit_into_new_string() -> None:
     call = _call(
         "claude-code",
         "MultiEdit",
-        {"file_path": "/w/a", "edits": [{"old_string": "a", "new_string": "b"}, {"old_string": "c", "new_string": "SECRET"}]},
+        {
+            "file_path": "/w/a",
+            "edits": [{"old_string": "a", "new_string": "b"}, {"old_string": "c", "new_string": "SECRET"}],
+        },
     )
     assert call.name == "edit_file"
     assert call.args["path"] == "/w/a"
@@ -78,7 +85,9 @@ def test_codex_argv_is_shell_quoted_so_the_wrapper_is_visible() -> None:
     assert call.args["workdir"] == "/w"
 
 
-@pytest.mark.parametrize("name", ["Bash", "shell", "local_shell", "container.exec", "shell_command", "exec_command"])
+@pytest.mark.parametrize(
+    "name", ["Bash", "shell", "local_shell", "container.exec", "shell_command", "exec_command"]
+)
 def test_every_codex_shell_spelling_is_shell(name: str) -> None:
     assert _call("codex", name, {"command": "echo hi"}).name == "shell"
 

@@ -1,0 +1,66 @@
+"""Shared helpers for the hook adapter tests: run ``dsh-policy hook`` in-process with a given stdin."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dsh_policy.policy.cli import main as cli_main
+
+HERE = Path(__file__).parent
+PAYLOADS = HERE / "payloads"
+PACK = HERE / "packs" / "hook-guard.yaml"
+
+
+@dataclass(frozen=True)
+class HookRun:
+    """What one hook invocation emitted."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self) -> Any:
+        """stdout parsed as the one JSON object the protocol allows."""
+        assert self.stdout.count("\n") == 1, self.stdout
+        return json.loads(self.stdout)
+
+
+def payload(harness: str, name: str) -> dict[str, Any]:
+    """A recorded payload from ``payloads/<harness>/<name>.json``."""
+    document: dict[str, Any] = json.loads((PAYLOADS / harness / f"{name}.json").read_text())
+    return document
+
+
+class _Stdin(io.TextIOWrapper):
+    pass
+
+
+@pytest.fixture
+def run_hook(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Iterator[Callable[..., HookRun]]:
+    """``run_hook(harness, stdin, *args)``: stdin is bytes, str or a JSON-able object."""
+
+    def run(harness: str, stdin: bytes | str | Any, *args: str, pack: Path | None = PACK) -> HookRun:
+        if isinstance(stdin, str):
+            raw = stdin.encode()
+        elif isinstance(stdin, bytes):
+            raw = stdin
+        else:
+            raw = json.dumps(stdin).encode()
+        monkeypatch.setattr(sys, "stdin", _Stdin(io.BytesIO(raw), encoding="utf-8"))
+        capsys.readouterr()
+        argv = ["hook", harness, *(["--pack", str(pack)] if pack is not None else []), *args]
+        code = cli_main(argv)
+        out, err = capsys.readouterr()
+        return HookRun(code, out, err)
+
+    yield run
