@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import dsh_policy.rules
 import pytest
 from conftest import PAYLOADS, HookRun, payload
 from dsh_policy.policy.hook_codex import KNOWN_FIELDS, check_known_fields
@@ -263,3 +265,44 @@ def test_every_json_answer_names_the_event_that_fired(run_hook, harness: str) ->
             if harness == "codex":
                 check_known_fields(document["hook_event_name"], run.json)
         assert set(KNOWN_FIELDS) >= {"PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "Stop"}
+
+
+# --- the shipped baseline pack, through both adapters ------------------------------------------
+
+BASELINE = Path(dsh_policy.rules.__file__).parent / "baseline.yaml"
+
+
+@pytest.mark.parametrize(
+    ("harness", "tool", "tool_input", "rule"),
+    [
+        ("claude-code", "Bash", {"command": "sudo rm -rf /"}, "no-recursive-delete-of-critical-paths"),
+        ("codex", "Bash", {"command": "bash -lc 'rm -rf /'"}, "no-recursive-delete-of-critical-paths"),
+        ("codex", "shell", {"command": ["bash", "-lc", "rm -rf /"]}, "no-recursive-delete-of-critical-paths"),
+        ("claude-code", "Read", {"file_path": "/home/dev/.ssh/id_rsa"}, "deny-credential-file-reads"),
+        (
+            "claude-code",
+            "Write",
+            {"file_path": "/etc/passwd", "content": "x"},
+            "deny-file-writes-outside-workspace",
+        ),
+        (
+            "codex",
+            "apply_patch",
+            {"command": "*** Begin Patch\n*** Add File: /etc/cron.d/x\n+* * * * * root id\n*** End Patch\n"},
+            "deny-file-writes-outside-workspace",
+        ),
+    ],
+)
+def test_shipped_baseline_guards_both_harnesses(run_hook, harness, tool, tool_input, rule) -> None:  # type: ignore[no-untyped-def]
+    document = payload(harness, "pre_tool_use_bash_ls") | {"tool_name": tool, "tool_input": tool_input}
+    run = run_hook(harness, document, "--param", "workspace=/work/app", pack=BASELINE)
+    assert run.code == 2, run
+    assert f"baseline/{rule}" in run.stderr
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_shipped_baseline_lets_ordinary_work_through(run_hook, harness: str) -> None:
+    run = run_hook(
+        harness, payload(harness, "pre_tool_use_bash_ls"), "--param", "workspace=/work/app", pack=BASELINE
+    )
+    assert (run.code, run.stdout, run.stderr) == (0, "", "")
