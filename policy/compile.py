@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import re2
 import yaml
+from dsh_policy.core.frozen import thaw
 
 from .cel import EngineUnavailableError, make_engine
 from .cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression
@@ -116,6 +117,8 @@ class CompiledPack:
     params: Mapping[str, Any]
     variables: Mapping[str, CompiledExpr]
     default_decision: Literal["allow", "ask", "deny"]
+    # The params as plain dict/list, built once here so no event pays for converting them.
+    activation_params: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,6 +435,7 @@ def _compile_pack(
         path=pack.path,
         digest=pack.digest,
         params=MappingProxyType(dict(params)),
+        activation_params=thaw(params),
         variables=MappingProxyType(variables),
         default_decision=spec.defaults.decision,
     )

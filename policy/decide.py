@@ -191,22 +191,18 @@ class _EventScope:
     """Activation values for one event, built on first use and at most once; pack variables are
     evaluated lazily (only those an evaluated expression reads) and cached per pack."""
 
-    __slots__ = ("_builders", "_cache", "_params", "_policy", "_var_errors", "_vars")
+    __slots__ = ("_builders", "_cache", "_policy", "_var_errors", "_vars")
 
     def __init__(self, policy: CompiledPolicy, builders: Mapping[str, Callable[[], Any]]) -> None:
         self._policy = policy
         self._builders = builders
         self._cache: dict[str, Any] = {}
-        self._params: dict[int, dict[str, Any]] = {}
         self._vars: dict[tuple[int, str], Any] = {}
         self._var_errors: dict[tuple[int, str], str] = {}
 
     def _value(self, name: str, pack_index: int) -> Any:
         if name == "params":
-            params = self._params.get(pack_index)
-            if params is None:
-                params = self._params[pack_index] = thaw(self._policy.packs[pack_index].params)
-            return params
+            return self._policy.packs[pack_index].activation_params
         if name in self._cache:
             return self._cache[name]
         builder = self._builders.get(name)
