@@ -1,0 +1,71 @@
+"""The example hook settings wire every event to the adapter, and the commands in them work."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import tomllib
+from pathlib import Path
+
+import pytest
+from conftest import payload
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "hooks"
+EVENTS = {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}
+
+
+def _claude_commands() -> dict[str, list[str]]:
+    settings = json.loads((EXAMPLES / "claude-code-settings.json").read_text())
+    out: dict[str, list[str]] = {}
+    for event, groups in settings["hooks"].items():
+        for group in groups:
+            if event in ("PreToolUse", "PostToolUse"):
+                assert group["matcher"] == "*", "a guard must see every tool"
+            out.setdefault(event, []).extend(hook["command"] for hook in group["hooks"])
+    return out
+
+
+def _codex_commands() -> dict[str, list[str]]:
+    config = tomllib.loads((EXAMPLES / "codex-config.toml").read_text())
+    out: dict[str, list[str]] = {}
+    for event, groups in config["hooks"].items():
+        for group in groups:
+            assert "matcher" not in group, "a guard must see every tool"
+            out.setdefault(event, []).extend(hook["command"] for hook in group["hooks"])
+    return out
+
+
+@pytest.mark.parametrize(
+    ("harness", "commands"), [("claude-code", _claude_commands()), ("codex", _codex_commands())]
+)
+def test_examples_wire_all_five_events_to_the_adapter(harness: str, commands: dict[str, list[str]]) -> None:
+    assert set(commands) == EVENTS
+    for lines in commands.values():
+        assert len(lines) == 1
+        assert shlex.split(lines[0])[:3] == ["dsh-policy", "hook", harness]
+
+
+@pytest.mark.parametrize(
+    ("harness", "commands", "name", "code"),
+    [
+        ("claude-code", _claude_commands(), "pre_tool_use_bash_rm_root", 2),
+        ("claude-code", _claude_commands(), "session_start", 0),
+        ("codex", _codex_commands(), "pre_tool_use_shell_argv_rm_root", 2),
+        ("codex", _codex_commands(), "user_prompt_submit", 0),
+    ],
+)
+def test_example_commands_run_against_the_example_gateway(
+    run_hook, tmp_path, harness: str, commands: dict[str, list[str]], name: str, code: int
+) -> None:
+    document = payload(harness, name)
+    argv = shlex.split(commands[document["hook_event_name"]][0])
+    config_at = argv.index("--config")
+    gateway = (
+        (EXAMPLES / "gateway.yaml")
+        .read_text()
+        .replace("../../rules/", str(EXAMPLES.parents[1] / "rules") + "/")
+    )
+    (tmp_path / "gateway.yaml").write_text(gateway)
+    argv[config_at + 1] = str(tmp_path / "gateway.yaml")
+    run = run_hook(harness, document, *argv[3:], pack=None)
+    assert run.code == code, run
