@@ -157,6 +157,25 @@ class ReloadingPolicy(Policy):
             clock=clock,
         )
 
+    @classmethod
+    def load(
+        cls,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        params: Mapping[str, Any] | None = None,
+        engine: CelEngine | str = "auto",
+        shadow: bool = False,
+        param_origins: Mapping[str, ParamOrigin] | None = None,
+    ) -> ReloadingPolicy | LoadFailure:
+        """:meth:`Policy.load`, watching the packs (see :meth:`load_watching` for callbacks)."""
+        return cls.load_watching(
+            [str(path) for path in paths],
+            params=params,
+            param_origins=param_origins,
+            engine=engine,
+            shadow=shadow,
+        )
+
     def current(self) -> Decider:
         """The decider in force, after a reload check when one is due."""
         if self._clock() >= self._next_check:

@@ -134,3 +134,9 @@ def test_initial_load_failure_is_returned_as_errors(tmp_path: Path) -> None:
     result = ReloadingPolicy.load_watching([str(tmp_path / "missing.yaml")], engine="python")
     assert isinstance(result, LoadFailure)
     assert str(result).endswith("missing.yaml: no such file")
+
+
+def test_load_builds_a_reloading_policy(write_pack: WritePack) -> None:
+    policy = ReloadingPolicy.load([write_pack(DENY_RM)], engine="python")
+    assert isinstance(policy, ReloadingPolicy)
+    assert decide(policy, "rm") == "deny"
