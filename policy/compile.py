@@ -260,6 +260,7 @@ class _PackCompiler:
         )
 
     def compile(self, path: NodePath, source: str, stage: Stage | None) -> CompiledExpr | None:
+        """Compile one expression; None (with errors recorded) when it is not valid here."""
         try:
             compiled = self.engine.compile(source)
         except Exception as exc:  # an engine bug must still surface as an error on this expression

@@ -211,6 +211,7 @@ class _EventScope:
         return value
 
     def activation(self, expr: CompiledExpr, pack_index: int) -> dict[str, Any]:
+        """The names ``expr`` reads (only those), with the variables it needs evaluated."""
         activation = {name: self._value(name, pack_index) for name in expr.names if name != "vars"}
         if "vars" in expr.names or expr.variables:
             activation["vars"] = {
@@ -273,6 +274,7 @@ class _StageRun:
     trace: list[RuleTrace] = field(default_factory=list)
 
     def run(self, rules: Sequence[CompiledRule]) -> None:
+        """Evaluate every rule, in order (all of them: the trace and shadow rules need it)."""
         for rule in rules:
             self._one(rule)
 
@@ -323,6 +325,7 @@ class _StageRun:
         return rule.message or rule.description or _default_message(rule, effect, self.subject)
 
     def with_effect(self, *effects: str) -> list[_Match]:
+        """Enforced matches that give one of ``effects``."""
         return [match for match in self.matches if match.effect in effects]
 
 

@@ -49,9 +49,10 @@ def explain_rows(policy: CompiledPolicy, outcome: CaseOutcome) -> list[dict[str,
     tool = _tool_of(outcome)
     rows: list[dict[str, Any]] = []
     for rule in policy.rules:
+        when = rule.when.source if rule.when is not None else None
         entry = traced.get(rule.id)
         if entry is not None and entry.stage == rule.stage:
-            rows.append({**entry.to_json(), "evaluated": True})
+            rows.append({**entry.to_json(), "when": when, "evaluated": True})
             continue
         rows.append(
             {
@@ -59,6 +60,7 @@ def explain_rows(policy: CompiledPolicy, outcome: CaseOutcome) -> list[dict[str,
                 "stage": rule.stage,
                 "mode": rule.mode,
                 "effect": rule.effect,
+                "when": when,
                 "evaluated": False,
                 "skipped": _skip_reason(rule, outcome.case.stage, tool),
             }
@@ -90,6 +92,8 @@ def _verdict_json(outcome: CaseOutcome) -> dict[str, Any]:
 def _describe_value(row: dict[str, Any]) -> str:
     if row.get("error"):
         return f"error: {row['error']}"
+    if row.get("when") is None:
+        return "always (no when)"
     value = row.get("value")
     return "when=" + ("true" if value is True else "false" if value is False else repr(value))
 
