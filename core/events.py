@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
+from types import GeneratorType
 from typing import Any
 
 import structlog
@@ -27,7 +28,9 @@ Next = Callable[[], Awaitable[Any]]
 
 async def resolve(value: Any) -> Any:
     """Await ``value`` if it is awaitable (listeners may be sync or async)."""
-    if inspect.isawaitable(value):
+    # ``__await__`` covers coroutines and futures without inspect's slower ABC check; generator
+    # based coroutines (types.coroutine) have no ``__await__`` and take the second test.
+    if hasattr(value, "__await__") or (type(value) is GeneratorType and inspect.isawaitable(value)):
         return await value
     return value
 

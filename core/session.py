@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from .frozen import FrozenDict, freeze_json, thaw
+from .frozen import FrozenDict, freeze_json, thaw, to_json_text
 
 FACT_TYPES = frozenset(
     {
@@ -77,12 +77,12 @@ class MemoryStore:
         self.records: list[dict[str, Any]] = []
 
     def append(self, record: Mapping[str, Any]) -> None:
-        """Keep a copy of the record."""
-        self.records.append(dict(record))
+        """Keep the record as plain JSON (a thawed copy, so later changes by the caller don't leak in)."""
+        self.records.append(thaw(record))
 
     def load(self) -> list[dict[str, Any]]:
         """The kept records."""
-        return [dict(r) for r in self.records]
+        return [thaw(r) for r in self.records]
 
 
 class JsonlStore:
@@ -94,7 +94,7 @@ class JsonlStore:
 
     def append(self, record: Mapping[str, Any]) -> None:
         """Write the record as one line in a single write call."""
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        line = to_json_text(record) + "\n"
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()
@@ -156,8 +156,12 @@ class Session:
 
     def append(self, type: str, *, turn: int | None = None, step: int | None = None, **data: Any) -> Fact:
         """Store a record, then keep it in memory. Raises (and keeps nothing) if the store fails."""
-        fact = Fact(len(self.records) + 1, type, turn, step, freeze_json(data))
-        self.store.append(fact.to_json())
+        seq = len(self.records) + 1
+        # The store gets the caller's plain data (serializers handle frozen parts); memory keeps a
+        # frozen copy. Freezing first also proves the record is JSON before anything is written.
+        frozen = freeze_json(data)
+        self.store.append({"seq": seq, "type": type, "turn": turn, "step": step, "data": data})
+        fact = Fact(seq, type, turn, step, frozen)
         self._keep(fact)
         return fact
 

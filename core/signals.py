@@ -8,13 +8,16 @@ adds a timeout to the caller's signal without removing it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 
 Listener = Callable[[Any], None]
+
+
+def _noop() -> None:
+    return None
 
 
 class AbortSignal:
@@ -63,8 +66,13 @@ class AbortSignal:
 
     @staticmethod
     def never() -> AbortSignal:
-        """A signal nobody can abort (for calls made outside any turn)."""
-        return AbortSignal()
+        """The shared signal nobody can abort (for calls made outside any turn)."""
+        return NEVER
+
+    @property
+    def can_abort(self) -> bool:
+        """False only for :func:`AbortSignal.never`, so waits need no cancel scope."""
+        return self is not NEVER
 
     @staticmethod
     def any(*signals: AbortSignal) -> AbortSignal:
@@ -89,6 +97,19 @@ class AbortSignal:
         self._detach()
 
 
+class _NeverSignal(AbortSignal):
+    __slots__ = ()
+
+    def add_listener(self, listener: Listener) -> Callable[[], None]:
+        return _noop
+
+    def _fire(self, reason: Any) -> None:
+        return None
+
+
+NEVER: AbortSignal = _NeverSignal()
+
+
 class AbortController:
     """Owns a signal and is the only thing that may abort it."""
 
@@ -110,16 +131,25 @@ class AbortedError(Exception):
         self.reason = reason
 
 
-@contextmanager
-def cancel_on_abort(signal: AbortSignal) -> Iterator[anyio.CancelScope]:
-    """A cancel scope that the signal cancels; inspect ``scope.cancelled_caught`` afterwards."""
-    with anyio.CancelScope() as scope:
-        dispose = signal.add_listener(lambda _reason: scope.cancel())
-        try:
-            yield scope
-        finally:
-            dispose()
+class cancel_on_abort:
+    """A cancel scope that the signal cancels; inspect ``scope.cancelled_caught`` afterwards.
 
+    A class rather than a generator-based context manager: it sits on every tool call's path.
+    """
 
-def _noop() -> None:
-    return None
+    __slots__ = ("_dispose", "_scope", "_signal")
+
+    def __init__(self, signal: AbortSignal) -> None:
+        self._signal = signal
+        self._scope = anyio.CancelScope()
+        self._dispose: Callable[[], None] = _noop
+
+    def __enter__(self) -> anyio.CancelScope:
+        scope = self._scope
+        scope.__enter__()
+        self._dispose = self._signal.add_listener(lambda _reason: scope.cancel())
+        return scope
+
+    def __exit__(self, *exc_info: Any) -> bool:
+        self._dispose()
+        return bool(self._scope.__exit__(*exc_info))

@@ -22,7 +22,6 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
 import structlog
-from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import SchemaError
 
 from .decisions import Accept, Allow, Ask, Block, Deny, PostToolDecision, PreToolDecision, accept, allow
@@ -31,6 +30,7 @@ from .execution import TextContent, ToolError, ToolExecution, ToolResult
 from .frozen import FrozenDict, NotJsonError, freeze_json, to_json_text
 from .messages import Message
 from .model import ToolSpec
+from .schema import SchemaValidator
 from .signals import AbortSignal, cancel_on_abort
 
 # --- error codes ----------------------------------------------------------------------------------
@@ -52,20 +52,6 @@ ApprovalOutcome: TypeAlias = str  # "allowed-once" | "rejected" | "cancelled" | 
 Guard: TypeAlias = Callable[[ToolExecution], "str | None"]
 FinalizeContent: TypeAlias = Callable[[ToolExecution, ToolResult], Any]
 ToolBody: TypeAlias = Callable[[Any, "ToolRun"], Any]
-
-
-def _lenient_validator_class() -> Any:
-    """Draft 2020-12, except that frozen values validate: tuples are arrays, Mappings are objects."""
-    checker = Draft202012Validator.TYPE_CHECKER.redefine_many(
-        {
-            "array": lambda _checker, value: isinstance(value, list | tuple),
-            "object": lambda _checker, value: isinstance(value, Mapping),
-        }
-    )
-    return validators.extend(Draft202012Validator, type_checker=checker)
-
-
-_Validator = _lenient_validator_class()
 
 
 class ToolDefinitionError(ValueError):
@@ -113,8 +99,8 @@ class ToolDefinition:
     output: ToolOutput
     finalize_content: FinalizeContent | None
     concurrency_safe: bool
-    _arguments_validator: Any
-    _output_validator: Any
+    _arguments_validator: SchemaValidator
+    _output_validator: SchemaValidator | None
 
     @property
     def spec(self) -> ToolSpec:
@@ -123,13 +109,13 @@ class ToolDefinition:
 
     def arguments_problem(self, arguments: Any) -> str | None:
         """Why ``arguments`` do not match the parameters schema, or None."""
-        return _first_problem(self._arguments_validator, arguments)
+        return self._arguments_validator.problem(arguments)
 
     def output_problem(self, value: Any) -> str | None:
         """Why ``value`` does not match the output schema, or None."""
         if self._output_validator is None:
             return None
-        return _first_problem(self._output_validator, value)
+        return self._output_validator.problem(value)
 
     def render(self, value: Any) -> tuple[TextContent, ...]:
         """Model-facing content for a (frozen, valid) value."""
@@ -158,9 +144,8 @@ def define_tool(
     schema = parameters if parameters is not None else {"type": "object"}
     output = output or ToolOutput()
     try:
-        _Validator.check_schema(schema)
-        if output.schema is not None:
-            _Validator.check_schema(output.schema)
+        arguments_validator = SchemaValidator(schema)
+        output_validator = None if output.schema is None else SchemaValidator(output.schema)
     except SchemaError as exc:
         raise ToolDefinitionError(f'tool "{name}": invalid JSON Schema: {exc.message}') from exc
     frozen_schema = freeze_json(schema)
@@ -172,17 +157,9 @@ def define_tool(
         output=output,
         finalize_content=finalize_content,
         concurrency_safe=concurrency_safe,
-        _arguments_validator=_Validator(schema),
-        _output_validator=None if output.schema is None else _Validator(output.schema),
+        _arguments_validator=arguments_validator,
+        _output_validator=output_validator,
     )
-
-
-def _first_problem(validator: Any, instance: Any) -> str | None:
-    error = next(iter(validator.iter_errors(instance)), None)
-    if error is None:
-        return None
-    location = "$" + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    return f"{location}: {error.message}"
 
 
 def _render(renderer: Callable[[Any], Any] | None, value: Any) -> tuple[TextContent, ...]:
@@ -655,11 +632,14 @@ class PendingCall:
         run = ToolRun(self._registry, execution)
         value: Any = None
         try:
-            with cancel_on_abort(signal) as scope:
+            if signal.can_abort:
+                with cancel_on_abort(signal):
+                    value = await resolve(definition.execute(execution.arguments, run))
+            else:
                 value = await resolve(definition.execute(execution.arguments, run))
         except Exception as exc:
             return _body_failure(exc, run.deferred)
-        if scope.cancelled_caught or signal.aborted:
+        if signal.aborted:
             return _aborted(name, run.deferred)
         if isinstance(value, ToolResult):
             result = self._renormalize(value)
@@ -799,16 +779,11 @@ class PendingCall:
 
     def _materialize(self, result: ToolResult) -> ToolResult:
         """Step 10: a JSON-safe frozen result carrying the pipeline trace in ``meta``."""
-        meta = dict(result.meta or {})
-        meta["pipeline"] = FrozenDict(self.trace)
-        try:
-            return replace(result, meta=freeze_json(meta))
-        except NotJsonError as exc:
-            return ToolResult.failure(
-                f'tool "{self.execution.name}" result is not JSON-safe: {exc}',
-                code=INVALID_TOOL_OUTPUT,
-                additional_contexts=result.additional_contexts,
-            )
+        # Every constructor above froze its parts; only the trace (plain strings) is new here.
+        meta = FrozenDict({**(result.meta or {}), "pipeline": FrozenDict(self.trace)})
+        return ToolResult(
+            result.is_error, result.content, result.value, result.error, result.additional_contexts, meta
+        )
 
 
 def _body_failure(exc: Exception, contexts: tuple[Message, ...]) -> ToolResult:
