@@ -29,7 +29,7 @@ _CELPY_EXTRA_MACROS = frozenset({"reduce", "min"})  # cel-python extensions, not
 _GLOBAL_MACROS = frozenset({"has", "dyn"})
 TYPE_NAMES = frozenset(
     {"int", "uint", "double", "bool", "string", "bytes", "list", "map", "type", "null_type", "dyn",
-     "google"}
+     "google", "optional_type"}
 )  # fmt: skip
 KNOWN_FUNCTIONS = frozenset(base_functions) | frozenset(CEL_FUNCTIONS) | _GLOBAL_MACROS
 

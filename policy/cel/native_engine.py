@@ -169,9 +169,17 @@ def from_native(value: Any) -> Any:
     return value
 
 
+_TYPE_NAMES = {
+    "TIMESTAMP": "google.protobuf.Timestamp",
+    "DURATION": "google.protobuf.Duration",
+    "NULL": "null_type",
+}
+
+
 def _type_name(value: Any) -> str:
+    """The CEL name of a type value, as the python engine reports it (``int``, ``list``, ...)."""
     name = str(value.name())
-    return {"google.protobuf.Timestamp": "google.protobuf.Timestamp"}.get(name, name.split("<")[0].lower())
+    return _TYPE_NAMES.get(name, name.split("<")[0].lower())
 
 
 def _clean_message(text: str) -> str:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import datetime
 import functools
+import math
+import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,7 +83,7 @@ _TYPE_NAMES: Mapping[type, str] = {
     ct.BoolType: "bool", ct.IntType: "int", ct.UintType: "uint", ct.DoubleType: "double",
     ct.StringType: "string", ct.BytesType: "bytes", ct.ListType: "list", ct.MapType: "map",
     ct.TimestampType: "google.protobuf.Timestamp", ct.DurationType: "google.protobuf.Duration",
-    ct.NullType: "null_type", type(None): "null_type",
+    ct.NullType: "null_type", type(None): "null_type", ct.TypeType: "type",
 }  # fmt: skip
 
 
@@ -134,8 +136,119 @@ def _host_function(function: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+# -- CEL equality and ordering ------------------------------------------------------------------
+# cel-python raises "no such overload" for ``1 == 1.0``, ``1 < 1.5``, ``[1, "a"].exists(e, e == "a")``
+# and ``1 in ["a"]``. The spec says: numbers compare by value across int/uint/double, and values
+# of different types are simply unequal. The difference can flip a decision (``!(args.mode in
+# [...])`` with ``mode: 1`` would be an error, i.e. ignored under ``on_error: ignore``), so these
+# operators are replaced with the spec's semantics, matching the native engine.
+
+_NUMBERS = (ct.IntType, ct.UintType, ct.DoubleType)
+
+
+def cel_equal(a: Any, b: Any) -> bool:
+    """CEL ``==``: numbers by value across kinds; lists and maps element-wise; otherwise values
+    of different types are unequal (never an error)."""
+    if isinstance(a, _NUMBERS) and isinstance(b, _NUMBERS):
+        return float(a) == float(b) if isinstance(a, float) or isinstance(b, float) else int(a) == int(b)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(cel_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        if len(a) != len(b):
+            return False
+        for key, value in a.items():
+            found, other = _map_lookup(b, key)
+            if not found or not cel_equal(value, other):
+                return False
+        return True
+    if a is None or b is None or isinstance(a, ct.NullType) or isinstance(b, ct.NullType):
+        return (a is None or isinstance(a, ct.NullType)) and (b is None or isinstance(b, ct.NullType))
+    if type(a) is not type(b) and not (isinstance(a, type(b)) or isinstance(b, type(a))):
+        return False
+    return bool(a == b)
+
+
+def _map_lookup(mapping: Mapping[Any, Any], key: Any) -> tuple[bool, Any]:
+    """Find ``key`` by CEL equality: the exact-type dict lookup first, numbers across kinds after."""
+    try:
+        if key in mapping:
+            return True, mapping[key]
+    except TypeError:
+        pass  # a key of another numeric kind with an equal hash: resolved below
+    if isinstance(key, _NUMBERS):
+        for candidate, value in mapping.items():
+            if isinstance(candidate, _NUMBERS) and cel_equal(candidate, key):
+                return True, value
+    return False, None
+
+
+def _propagating(operator: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def apply(a: Any, b: Any) -> Any:
+        if isinstance(a, CELEvalError):
+            return a
+        if isinstance(b, CELEvalError):
+            return b
+        return operator(a, b)
+
+    return apply
+
+
+def _cel_in(item: Any, container: Any) -> ct.BoolType:
+    if isinstance(container, list):
+        return ct.BoolType(any(cel_equal(item, element) for element in container))
+    if isinstance(container, Mapping):
+        return ct.BoolType(_map_lookup(container, item)[0])
+    raise TypeError(f"no such overload: {type(item).__name__} in {type(container).__name__}")
+
+
+def _ordering(compare: Callable[[Any, Any], bool]) -> Callable[[Any, Any], Any]:
+    """``<`` and friends: numbers by value across kinds; otherwise cel-python's typed comparison
+    (which raises "no such overload" for mixed types, as the spec says)."""
+
+    def apply(a: Any, b: Any) -> Any:
+        if isinstance(a, _NUMBERS) and isinstance(b, _NUMBERS) and type(a) is not type(b):
+            if isinstance(a, float) or isinstance(b, float):
+                return ct.BoolType(compare(float(a), float(b)))  # the spec compares as doubles
+            return ct.BoolType(compare(int(a), int(b)))
+        return ct.BoolType(compare(a, b))
+
+    return apply
+
+
+def _index(container: Any, key: Any) -> Any:
+    """``_[_]``: a map key of another numeric kind finds the entry (``{1u: "a"}[1]``)."""
+    if isinstance(container, Mapping) and isinstance(key, _NUMBERS):
+        found, value = _map_lookup(container, key)
+        if not found:
+            raise KeyError(key)
+        return value
+    return operator.getitem(container, key)
+
+
+def _divide(a: Any, b: Any) -> Any:
+    """``_/_``: IEEE 754 for doubles (cel-python gives ``0.0/0.0 == inf``), else cel-python's."""
+    if isinstance(a, ct.DoubleType) and isinstance(b, ct.DoubleType) and float(b) == 0.0:
+        if math.isnan(a) or float(a) == 0.0:
+            return ct.DoubleType(math.nan)
+        return ct.DoubleType(math.copysign(math.inf, float(a)) * math.copysign(1.0, float(b)))
+    return operator.truediv(a, b)
+
+
+_OPERATORS: dict[str, Callable[..., Any]] = {
+    "_[_]": _index,
+    "_/_": _divide,
+    "_==_": _propagating(lambda a, b: ct.BoolType(cel_equal(a, b))),
+    "_!=_": _propagating(lambda a, b: ct.BoolType(not cel_equal(a, b))),
+    "_in_": _propagating(_cel_in),
+    "_<_": _propagating(_ordering(lambda a, b: a < b)),
+    "_<=_": _propagating(_ordering(lambda a, b: a <= b)),
+    "_>_": _propagating(_ordering(lambda a, b: a > b)),
+    "_>=_": _propagating(_ordering(lambda a, b: a >= b)),
+}
+
 _HOST_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    name: _host_function(function) for name, function in CEL_FUNCTIONS.items()
+    **_OPERATORS,
+    **{name: _host_function(function) for name, function in CEL_FUNCTIONS.items()},
 }
 
 
