@@ -265,9 +265,13 @@ def schema_issues(
             message = f"{where}: missing required key {', '.join(map(repr, missing))}"
         elif kind == "type":
             wanted = error.validator_value
-            message = f"{where}: expected {_TYPE_WORDS.get(_SCHEMA_TYPES.get(wanted, str), wanted)}, " + (
+            message = (
+                f"{where}: expected {_TYPE_WORDS.get(_SCHEMA_TYPES.get(wanted, str), wanted)}, "
                 f"got {_describe_type(error.instance)}"
             )
+            if wanted == "string" and isinstance(error.instance, bool | int | float):
+                # YAML 1.1 reads unquoted no/yes/on/off as booleans and 1.0 as a number.
+                message += "; quote the value to make it a string"
         elif kind == "enum":
             options = [str(option) for option in error.validator_value]
             hint = _suggest(str(error.instance), options)

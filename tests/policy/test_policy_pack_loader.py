@@ -161,7 +161,8 @@ def test_schema_errors_name_the_field_and_suggest(write_pack: WritePack) -> None
         "t.yaml:6:29: spec.defaults: unknown key 'decison' (did you mean 'decision'?)",
         "t.yaml:9:14: spec.rules[0].stage: 'pre-exec' is not one of pre-step, pre-execute, guard, "
         "post-execute (did you mean 'pre-execute'?)",
-        "t.yaml:10:13: spec.rules[0].when: expected a string, got a boolean",
+        "t.yaml:10:13: spec.rules[0].when: expected a string, got a boolean; "
+        "quote the value to make it a string",
     ]
 
 
