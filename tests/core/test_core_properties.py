@@ -179,7 +179,7 @@ def guard_can_run(plan: CallPlan) -> bool:
     return plan.pre in ("next", "allow") or (plan.pre == "ask" and plan.approval == "allowed-once")
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=scripts)
 def test_random_scripts_keep_every_pipeline_and_loop_invariant(steps: list[list[CallPlan]]) -> None:
     scenario = Scenario(steps)
@@ -219,7 +219,7 @@ def test_random_scripts_keep_every_pipeline_and_loop_invariant(steps: list[list[
     json.dumps([fact.to_json() for fact in agent.session.records])
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     steps=scripts,
     abort_after=st.integers(0, 6),
