@@ -1,0 +1,337 @@
+"""``dsh-policy run SESSION --pack PACK... --audit LOG``: a scripted session through the real loop.
+
+The session (``examples/sessions/README.md``) is driven through the ``core`` harness with the
+gateway installed as ordinary plugins, tools acting on an in-memory sandbox, and approval requests
+answered from the script. As it runs it prints each step and each decision with its rule ids, then a
+summary; finally it closes the audit log (writing a closing checkpoint) and verifies it.
+
+Exit codes: 0 the session ran and its audit log verifies, 1 the log failed verification, 2 invalid
+input (session script, packs, deployment file, usage) or an audit log that cannot be opened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+import anyio
+from dsh_policy.audit.keys import load_private_key
+from dsh_policy.audit.verify import VerificationReport, verify_log
+from dsh_policy.audit.writer import AuditWriteError, AuditWriter
+from dsh_policy.core import Harness, Message, ModelReply, ModelRequest, ModelToolCall, ToolExecution
+
+from ..auditing import CallOutcome, DecisionAuditor
+from ..decide import LoadFailure, Policy, StepEvent, StepVerdict
+from ..demo_tools import sandbox_tools
+from ..errors import PolicyError
+from ..gateway import PolicyGateway
+from ..sandbox import Sandbox
+from ..session_script import ScriptedTurn, SessionScript, load_session_script
+from .policy_options import (
+    USAGE_EXIT,
+    CommandParser,
+    UsageError,
+    add_policy_options,
+    print_errors,
+    sources_from,
+)
+
+_ARG_KEYS = ("command", "path", "url", "channel")
+
+
+def _brief_args(policy: Policy, args: Any) -> str:
+    """One line for a call's arguments, redacted first: the terminal is an exit too."""
+    redacted, _ = policy.redact_arguments(args)
+    if isinstance(redacted, dict):
+        for key in _ARG_KEYS:
+            if isinstance(redacted.get(key), str):
+                text = redacted[key]
+                break
+        else:
+            text = json.dumps(redacted, ensure_ascii=False)
+    else:
+        text = json.dumps(redacted, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= 72 else text[:69] + "..."
+
+
+def _label(outcome: CallOutcome) -> str:
+    """The one word a reader scans for: what happened to the call."""
+    review = outcome.review
+    if outcome.denied_by == "guard":
+        return "DENY"
+    if outcome.denied_by == "approval":
+        return "ASK>DENY"
+    if outcome.denied_by is not None:
+        return "DENY"
+    if outcome.pre_execute is not None and outcome.pre_execute.decision == "ask":
+        return "ASK>OK"
+    if review is not None and review.decision == "block":
+        return "BLOCK"
+    if review is not None and review.redactions:
+        return "REDACT"
+    if outcome.result.is_error:
+        return "ERROR"
+    return "ALLOW"
+
+
+def _deciding(outcome: CallOutcome) -> tuple[list[str], str | None]:
+    """The rules and message that explain the label."""
+    if outcome.denied_by == "guard" and outcome.guard is not None:
+        return list(outcome.guard.rules), outcome.guard.message
+    review = outcome.review
+    if review is not None and (review.decision == "block" or review.redactions):
+        return list(review.rules), review.message or f"{review.redactions} redaction(s)"
+    pre = outcome.pre_execute
+    if pre is not None and (pre.decision != "allow" or pre.rules):
+        return list(pre.rules), pre.message
+    if outcome.result.is_error:
+        return [], outcome.result.error_message
+    return [], None
+
+
+@dataclass(slots=True)
+class Narrator:
+    """Prints the session as it runs (text) and keeps every event for the summary and JSON."""
+
+    policy: Policy
+    out: TextIO
+    text: bool
+    events: list[dict[str, Any]] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def say(self, line: str) -> None:
+        if self.text:
+            print(line, file=self.out, flush=True)
+
+    def turn(self, number: int, prompt: str) -> None:
+        self.say(f"\n== turn {number} -- user: {prompt}")
+        self.events.append({"event": "turn", "turn": number, "prompt": prompt})
+
+    def model_reply(self, step: int, reply: ModelReply) -> None:
+        if reply.text:
+            self.say(f"  step {step}  assistant: {reply.text}")
+        elif reply.tool_calls:
+            self.say(f"  step {step}  assistant calls {len(reply.tool_calls)} tool(s)")
+
+    def approval(self, execution: ToolExecution, reason: str | None, answer: str) -> None:
+        self.say(f"    approval asked for {execution.name}: {reason or 'no reason given'} -> {answer}")
+
+    def call_settled(self, outcome: CallOutcome) -> None:
+        label = _label(outcome)
+        rules, message = _deciding(outcome)
+        self.counts[label] += 1
+        line = f"    {label:<8} {outcome.call.tool:<12} {_brief_args(self.policy, outcome.call.args)}"
+        if rules:
+            line += f"\n             rules: {', '.join(rules)}"
+        if message:
+            line += f"\n             {message}"
+        self.say(line)
+        self.events.append(
+            {
+                "event": "call",
+                "turn": outcome.call.turn,
+                "step": outcome.call.step,
+                "tool": outcome.call.tool,
+                "label": label,
+                "rules": rules,
+                "message": message,
+                "approval": outcome.approval,
+                "redactions": outcome.review.redactions if outcome.review else 0,
+            }
+        )
+
+    def step_rejected(self, event: StepEvent, verdict: StepVerdict) -> None:
+        self.counts["REJECT"] += 1
+        self.say(f"  REJECT   step {event.step}: {verdict.message or 'rejected by policy'}")
+        if verdict.rules:
+            self.say(f"             rules: {', '.join(verdict.rules)}")
+        self.events.append(
+            {"event": "step_rejected", "turn": event.turn, "step": event.step,
+             "rules": list(verdict.rules), "message": verdict.message}
+        )
+
+
+@dataclass(slots=True)
+class ScriptedApprovals:
+    """The ``ctx.approval`` service of a scripted session: answers in order, then ``rejected``."""
+
+    answers: list[str]
+    narrator: Narrator
+
+    async def request(self, execution: ToolExecution, reason: str | None) -> str:
+        answer = self.answers.pop(0) if self.answers else "rejected"
+        self.narrator.approval(execution, reason, answer)
+        return answer
+
+
+@dataclass(slots=True)
+class SessionModel:
+    """The model of a scripted session: the reply for (turn, step) comes from that turn's script,
+    so a rejected turn never shifts later turns' replies. A turn whose replies run out ends with
+    plain text, as a model that has nothing more to do would."""
+
+    turns: Sequence[ScriptedTurn]
+    narrator: Narrator
+    agent: Any = None
+    _served: Counter[int] = field(default_factory=Counter)
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        turn = int(self.agent.turn)
+        index = self._served[turn]
+        self._served[turn] += 1
+        replies = self.turns[turn - 1].replies if 0 < turn <= len(self.turns) else ()
+        if index >= len(replies):
+            reply = ModelReply(text="(the script has no more replies for this turn)")
+        else:
+            scripted = replies[index]
+            calls = tuple(
+                ModelToolCall(f"call_t{turn}s{index + 1}_{n + 1}", call.tool, call.arguments)
+                for n, call in enumerate(scripted.tool_calls)
+            )
+            reply = ModelReply(scripted.text, calls, "tool_calls" if calls else "stop")
+        self.narrator.model_reply(int(self.agent.step), reply)
+        return reply
+
+
+async def run_session(
+    script: SessionScript, policy: Policy, auditor: DecisionAuditor | None, narrator: Narrator
+) -> None:
+    """Drive every scripted turn through a harness with the gateway installed."""
+    harness = Harness()
+    for tool in sandbox_tools(Sandbox.from_spec(script.files, script.web, script.cwd)):
+        harness.tools.register(tool)
+    harness.provide("approval", ScriptedApprovals(list(script.approvals), narrator))
+    harness.plugin(PolicyGateway(policy, auditor=auditor, observers=[narrator]))
+    model = SessionModel(script.turns, narrator)
+    agent = await harness.create_agent(model=model)
+    model.agent = agent
+    for number, turn in enumerate(script.turns, start=1):
+        narrator.turn(number, turn.prompt)
+        agent.followup(Message.user(turn.prompt))
+        await agent.wait_idle()
+    agent.close()
+
+
+def _parser() -> CommandParser:
+    parser = CommandParser(
+        prog="dsh-policy run",
+        description="Run a scripted agent session through the full loop with the gateway installed.",
+    )
+    parser.add_argument("session", metavar="SESSION", help="session script (kind: Session)")
+    add_policy_options(parser, positional_packs=False)
+    parser.add_argument("--audit", metavar="LOG", help="audit log to write (default: the config's)")
+    parser.add_argument("--signing-key", metavar="KEY", help="Ed25519 private key (PEM) for checkpoints")
+    parser.add_argument("--fsync", choices=["always", "batch", "off"], default=None)
+    parser.add_argument(
+        "--fail-closed", action="store_true", help="refuse a call whose audit record cannot be written"
+    )
+    return parser
+
+
+@dataclass(frozen=True, slots=True)
+class _AuditPlan:
+    path: str
+    fsync: Literal["always", "batch", "off"]
+    key: str | None
+    fail_closed: bool
+    rotate_bytes: int | None
+
+
+def _audit_plan(args: argparse.Namespace, sources: Any) -> _AuditPlan | None:
+    configured = sources.config.audit if sources.config is not None else None
+    path = args.audit or (configured.path if configured else None)
+    if path is None:
+        return None
+    return _AuditPlan(
+        path=path,
+        fsync=args.fsync or (configured.fsync if configured else "batch"),
+        key=args.signing_key or (configured.checkpoint_key if configured else None),
+        fail_closed=args.fail_closed or bool(configured and configured.fail_closed),
+        rotate_bytes=configured.rotate_bytes if configured else None,
+    )
+
+
+def _print_summary(narrator: Narrator, report: VerificationReport | None, plan: _AuditPlan | None) -> None:
+    counts = narrator.counts
+    calls = sum(n for label, n in counts.items() if label != "REJECT")
+    parts = [f"{counts[label]} {label.lower()}" for label in
+             ("ALLOW", "ASK>OK", "ASK>DENY", "DENY", "REDACT", "BLOCK", "ERROR") if counts[label]]
+    narrator.say(f"\nsummary: {calls} tool call(s): {', '.join(parts) or 'none'}; "
+                 f"{counts['REJECT']} step(s) rejected")
+    if report is None or plan is None:
+        narrator.say("audit: no audit log (use --audit LOG)")
+        return
+    verdict = "INTACT" if report.intact else "FAILED"
+    anchored = (f"anchored through seq {report.anchored_through}" if report.anchored_through is not None
+                else "not anchored by a checkpoint")
+    narrator.say(f"audit: {plan.path}: {report.records_checked} records, {verdict}; {anchored} "
+                 f"({report.signature_mode} checkpoints)")
+    narrator.say(f"       verify it yourself: dsh-policy verify {plan.path}")
+
+
+def main(argv: Sequence[str]) -> int:
+    """Entry point of ``dsh-policy run``."""
+    try:
+        args = _parser().parse_args(list(argv))
+    except UsageError as error:
+        print(error, file=sys.stderr)
+        return USAGE_EXIT
+    sources = sources_from(args)
+    script = load_session_script(args.session)
+    errors: list[PolicyError] = [] if not isinstance(script, list) else script
+    if isinstance(sources, list):
+        errors = [*sources, *errors]
+    if errors or isinstance(sources, list) or isinstance(script, list):
+        print_errors(errors)
+        return USAGE_EXIT
+    policy = Policy.load(sources.packs, params=sources.params, engine=sources.engine,
+                         shadow=sources.shadow, param_origins=sources.param_origins)
+    if isinstance(policy, LoadFailure):
+        print_errors(policy.errors)
+        return USAGE_EXIT
+    narrator = Narrator(policy, sys.stdout, text=args.format == "text")
+    narrator.say(f"session {script.name}: {len(script.turns)} turn(s); policy {policy.digest[:19]}... "
+                 f"({', '.join(p.name for p in policy.packs)}; engine {policy.engine_name})")
+    plan = _audit_plan(args, sources)
+    writer: AuditWriter | None = None
+    if plan is not None:
+        try:
+            Path(plan.path).parent.mkdir(parents=True, exist_ok=True)
+            writer = AuditWriter.open(plan.path, fsync=plan.fsync,
+                                      signing_key=plan.key, rotate_bytes=plan.rotate_bytes)
+        except (AuditWriteError, OSError) as error:
+            print(f"dsh-policy run: cannot open audit log {plan.path}: {error}", file=sys.stderr)
+            return USAGE_EXIT
+    auditor = DecisionAuditor(writer, policy, fail_closed=plan.fail_closed) if writer and plan else None
+    try:
+        if auditor is not None:
+            auditor.policy_loaded(policy.packs)
+        anyio.run(run_session, script, policy, auditor, narrator)
+    finally:
+        if writer is not None:
+            writer.close()
+    report = None
+    if plan is not None:
+        # The signing key's public half makes the closing verification check signatures.
+        report = verify_log([plan.path], public_key=load_private_key(plan.key) if plan.key else None)
+    if args.format == "json":
+        print(json.dumps({
+            "session": script.name,
+            "policy": {"digest": policy.digest, "engine": policy.engine_name,
+                       "packs": [p.name for p in policy.packs]},
+            "events": narrator.events,
+            "summary": dict(narrator.counts),
+            "audit": None if report is None else report.to_json(),
+        }, indent=2, ensure_ascii=False))
+    else:
+        _print_summary(narrator, report, plan)
+    return 0 if report is None or report.intact else 1
+
+
