@@ -235,3 +235,49 @@ def test_cases_and_the_plugin_api_give_identical_verdicts() -> None:
                 rules, message = guard.rules, guard.message
             assert (decision, rules, message) == (outcome.decision, outcome.rules, outcome.message)
         assert outcome.passed, outcome.failures
+
+
+class NegatingEngine:
+    """A deliberately wrong engine: every bool comes back negated."""
+
+    name = "negating"
+
+    def __init__(self) -> None:
+        from dsh_policy.policy.cel import make_engine
+
+        self.inner = make_engine("python")
+
+    def compile(self, expression: str) -> object:
+        compiled = self.inner.compile(expression)
+        if not hasattr(compiled, "evaluate"):
+            return compiled
+
+        class Negated:
+            source = compiled.source
+            references = compiled.references
+
+            def evaluate(self, activation: object) -> object:
+                value = compiled.evaluate(activation)
+                return (not value) if isinstance(value, bool) else value
+
+        return Negated()
+
+
+def test_engine_all_reports_disagreements_and_exits_1(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dsh_policy.policy.commands.check as check
+    import dsh_policy.policy.compile as compile_module
+
+    real = compile_module.make_engine
+    monkeypatch.setattr(check, "available_engines", lambda: ["python", "negating"])
+    monkeypatch.setattr(
+        compile_module, "make_engine", lambda name: NegatingEngine() if name == "negating" else real(name)
+    )
+    code, out, _ = run(capsys, "check", BASELINE, "--cases", CASES, "--engine", "all", "--format", "json")
+    report = json.loads(out)
+    assert code == 1
+    assert report["engines"] == ["python", "negating"]
+    disagreement = next(d for d in report["disagreements"] if d["case"] == "turn budget")
+    assert disagreement["engines"]["python"]["rules"] == ["baseline/turn-budget"]
+    assert "baseline/turn-budget" not in disagreement["engines"]["negating"]["rules"]
