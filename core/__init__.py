@@ -40,9 +40,15 @@ combines a signal for the duration), ``tools/post-execute`` (waterfall -> ``acce
 ``agent/error`` and ``agent/status`` (notifications). ``ctx.approval`` is the optional approval
 service (``async request(execution, reason) -> "allowed-once" | "rejected" | "cancelled" |
 "unavailable"``), provided with ``ctx.provide("approval", service)``.
+
+Models: ``ScriptedModel([reply(...), ...])`` for tests and demos, ``ChatCompletionsModel(base_url=...,
+model=..., api_key=...)`` for any OpenAI-compatible endpoint; both implement ``Model.complete(request)
+-> ModelReply``. Sessions: ``Session()`` (memory), ``Session.to_file(path)`` (JSONL);
+``Session.load(path)`` + ``await harness.resume_agent(session, model=...)`` continues one.
 """
 
 from .agent import (
+    MAX_PARALLEL_TOOLS,
     Agent,
     AgentErrorEvent,
     AgentStatusEvent,
@@ -51,6 +57,7 @@ from .agent import (
     TurnEnd,
     TurnStoppingEvent,
 )
+from .chat_completions import ChatCompletionsModel, ModelProtocolError
 from .decisions import (
     Accept,
     Allow,
@@ -102,6 +109,7 @@ from .tools import (
 )
 
 __all__ = [
+    "MAX_PARALLEL_TOOLS",
     "AbortController",
     "AbortSignal",
     "Accept",
@@ -112,6 +120,7 @@ __all__ = [
     "Ask",
     "AssistantMessage",
     "Block",
+    "ChatCompletionsModel",
     "Context",
     "Deny",
     "Enter",
@@ -125,6 +134,7 @@ __all__ = [
     "Message",
     "MessageSource",
     "Model",
+    "ModelProtocolError",
     "ModelReply",
     "ModelRequest",
     "ModelToolCall",

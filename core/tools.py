@@ -642,7 +642,14 @@ class PendingCall:
         if signal.aborted:
             return _aborted(name, run.deferred)
         if isinstance(value, ToolResult):
-            result = self._renormalize(value)
+            try:
+                result = self._renormalize(value)
+            except Exception as exc:
+                return ToolResult.failure(
+                    f'tool "{name}" returned an invalid result: {exc}',
+                    code=INVALID_TOOL_OUTPUT,
+                    additional_contexts=run.deferred,
+                )
             return replace(result, additional_contexts=run.deferred + result.additional_contexts)
         return self._normalize_success(value, run.deferred, run.meta)
 
@@ -686,9 +693,9 @@ class PendingCall:
             if not isinstance(error, ToolError):
                 error = ToolError(result.text or "tool failed")
             info = None if error.info is None else freeze_json(dict(error.info))
+            content = coerce_content(result.content) or (TextContent(f"Error: {error.message}"),)
             return ToolResult(
-                True, coerce_content(result.content), None, ToolError(str(error.message), info), contexts,
-                _freeze_meta(result.meta),
+                True, content, None, ToolError(str(error.message), info), contexts, _freeze_meta(result.meta)
             )
         normalized = self._normalize_success(result.value, contexts, result.meta)
         if normalized.is_error or not result.content:

@@ -737,3 +737,13 @@ async def test_results_and_contexts_are_json_safe_messages(kit: Any) -> None:
     result = await run_call(kit)
     assert result.additional_contexts == (Message.from_plugin("plain text"),)
     assert result.meta is not None and result.meta["pipeline"]["decision"] == "allow"
+
+
+async def test_a_body_may_return_its_own_result_which_is_normalized(kit: Any) -> None:
+    kit.tool("fails", lambda a, r: ToolResult(True, (), error=None))
+    kit.tool("junk", lambda a, r: ToolResult(False, (TextContent("x"),), value={1, 2}))
+    kit.tool("bad-parts", lambda a, r: ToolResult(True, ("not", 3)))
+    failed = await run_call(kit, "fails")
+    assert failed.is_error and failed.text == "Error: tool failed"
+    assert error_code(await run_call(kit, "junk", call_id="c2")) == "INVALID_TOOL_OUTPUT"
+    assert error_code(await run_call(kit, "bad-parts", call_id="c3")) == "INVALID_TOOL_OUTPUT"
