@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -409,6 +410,10 @@ def _redact_errors(pack: LoadedPack, base: NodePath, rule: RuleSpec) -> list[Pol
             problem = regex_error(entry.pattern)
             if problem is not None:
                 errors.append(pack.error((*path, "pattern"), f"invalid RE2 pattern: {problem}"))
+            elif entry.replace is not None:
+                problem = replacement_error(entry.pattern, entry.replace)
+                if problem is not None:
+                    errors.append(pack.error((*path, "replace"), f"invalid replacement: {problem}"))
     return errors
 
 
@@ -417,6 +422,26 @@ def re2_options() -> Any:
     options = re2.Options()
     options.log_errors = False
     return options
+
+
+_GROUP_REFERENCE = re.compile(r"\\(?:(\d+)|g<([^>]*)>)")
+
+
+def replacement_error(pattern: str, replace: str) -> str | None:
+    """Why ``replace`` refers to a group ``pattern`` does not have (found at load time, since at
+    run time it would fail every redaction of a matching output)."""
+    regex = re2.compile(pattern, re2_options())
+    for match in _GROUP_REFERENCE.finditer(replace):
+        number, name = match.groups()
+        if number is not None and int(number) > regex.groups:
+            return f"group \\{number} does not exist (the pattern has {regex.groups})"
+        if (
+            name is not None
+            and not (name.isdigit() and int(name) <= regex.groups)
+            and name not in regex.groupindex
+        ):
+            return f"group {name!r} does not exist in the pattern"
+    return None
 
 
 def regex_error(pattern: str) -> str | None:

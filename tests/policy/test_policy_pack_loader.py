@@ -120,6 +120,20 @@ def test_invalid_regex_and_unknown_preset_point_at_the_entry(write_pack: WritePa
     ]
 
 
+def test_replacement_referring_to_a_missing_group_is_refused(write_pack: WritePack) -> None:
+    path = write_pack(
+        """
+        rules:
+          - id: r
+            stage: post-execute
+            redact: [{pattern: 'key=([a-z]+)', replace: 'key=\\2'}]
+        """
+    )
+    assert errors_of([path]) == [
+        "t.yaml:9:51: invalid replacement: group \\2 does not exist (the pattern has 1)"
+    ]
+
+
 def test_stage_misfits_are_reported(write_pack: WritePack) -> None:
     path = write_pack(
         """
