@@ -515,8 +515,10 @@ class Decider:
 
     def redact_arguments(self, args: Any) -> tuple[Any, int]:
         """Arguments fit for the audit record: every policy redaction and every shipped detector
-        applied to every string. Returns plain JSON and the number of replacements. On an internal
-        failure the arguments are withheld whole rather than risk a secret in clear."""
+        applied to every string. Returns plain JSON and the number of replacements. Works on any
+        JSON value, so it also cleans other strings bound for the log (a message built by a
+        ``message_expression`` from the arguments, an error text). On an internal failure the
+        value is withheld whole rather than risk a secret in clear."""
         try:
             return redact_value(args, self._argument_redactions)
         except Exception as exc:
