@@ -1,0 +1,93 @@
+"""Every shipped pack in ``rules/`` passes its cases file, on every installed engine, and no rule
+goes untested: each rule decides in at least one passing case and stays silent in at least one
+passing case of the tools it matches (a benign look-alike)."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from dsh_policy.policy.cli import main as cli_main
+
+RULES_DIR = Path(__file__).resolve().parents[2] / "rules"
+PACKS = sorted(p for p in RULES_DIR.glob("*.yaml") if not p.name.endswith(".cases.yaml"))
+# pre-execute cases run the whole gate, so guard rules are exercised by them too.
+CASE_STAGES_FOR_RULE = {
+    "pre-step": {"pre-step"},
+    "pre-execute": {"pre-execute"},
+    "guard": {"pre-execute", "guard"},
+    "post-execute": {"post-execute"},
+}
+
+
+def _cases_file(pack: Path) -> Path:
+    return pack.with_name(pack.name.removesuffix(".yaml") + ".cases.yaml")
+
+
+def _load(path: Path) -> Any:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _check_json(pack: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    code = cli_main(["check", str(pack), "--cases", str(_cases_file(pack)), "--format", "json"])
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert code == 0, [case["name"] for case in report["cases"] if not case["passed"]] or report["errors"]
+    return report
+
+
+def test_rules_directory_ships_the_documented_packs() -> None:
+    assert {p.stem for p in PACKS} >= {"baseline", "secrets", "injection"}
+
+
+@pytest.mark.parametrize("pack", PACKS, ids=lambda p: p.stem)
+def test_every_shipped_pack_has_a_cases_file_and_described_rules(pack: Path) -> None:
+    assert _cases_file(pack).is_file(), f"{pack.name} ships without {_cases_file(pack).name}"
+    rules = _load(pack)["spec"]["rules"]
+    undocumented = [rule["id"] for rule in rules if not str(rule.get("description", "")).strip()]
+    assert not undocumented, f"rules without a description: {undocumented}"
+
+
+@pytest.mark.parametrize("pack", PACKS, ids=lambda p: p.stem)
+def test_pack_passes_its_cases_on_every_engine(pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli_main(["check", str(pack), "--cases", str(_cases_file(pack)), "--engine", "all"])
+    output = capsys.readouterr().out
+    assert code == 0, "\n".join(line for line in output.splitlines() if not line.startswith("PASS"))
+
+
+@pytest.mark.parametrize("pack", PACKS, ids=lambda p: p.stem)
+def test_every_rule_decides_in_a_passing_case(pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = _check_json(pack, capsys)
+    name = _load(pack)["metadata"]["name"]
+    rule_ids = {f"{name}/{rule['id']}" for rule in _load(pack)["spec"]["rules"]}
+    exercised = {rule for case in report["cases"] if case["passed"] for rule in case["rules"]}
+    assert rule_ids - exercised == set(), "rules no passing case shows deciding"
+
+
+@pytest.mark.parametrize("pack", PACKS, ids=lambda p: p.stem)
+def test_every_rule_has_a_passing_case_where_it_stays_silent(
+    pack: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = _check_json(pack, capsys)
+    outcomes = {case["name"]: case for case in report["cases"]}
+    cases = _load(_cases_file(pack))["cases"]
+    assert len(outcomes) == len(cases), "case names must be unique so reports can be matched to cases"
+    name = _load(pack)["metadata"]["name"]
+    silent_missing = []
+    for rule in _load(pack)["spec"]["rules"]:
+        rule_id = f"{name}/{rule['id']}"
+        tools = rule.get("match", {}).get("tools", ["*"])
+        negatives = [
+            case
+            for case in cases
+            if case["stage"] in CASE_STAGES_FOR_RULE[rule["stage"]]
+            and (rule["stage"] == "pre-step" or any(fnmatch.fnmatchcase(case["tool"], t) for t in tools))
+            and outcomes[case["name"]]["passed"]
+            and rule_id not in outcomes[case["name"]]["rules"]
+        ]
+        if not negatives:
+            silent_missing.append(rule_id)
+    assert not silent_missing, "rules without a benign look-alike case"
