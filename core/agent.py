@@ -252,7 +252,10 @@ class Agent:
                         self._woken = False
                         break
             finally:
-                await self._set_status("idle")
+                # Shielded: even when the caller's scope is being cancelled, observers must see
+                # the agent go idle.
+                with anyio.CancelScope(shield=True):
+                    await self._set_status("idle")
 
     async def _set_status(self, status: Status) -> None:
         self.status = status
