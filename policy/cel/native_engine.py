@@ -52,7 +52,6 @@ CACHED_MATCHES = "matchRE"
 _T = cel.Type
 _INT64 = (-(2**63), 2**63)
 _UINT64_END = 2**64
-_MAX_VALUE_DEPTH = 128
 _ERROR_POSITION = re.compile(r"<input>:(\d+):(\d+): (.*)")
 _UNDECLARED = re.compile(r"undeclared reference to '([^']+)'")
 _STATUS_PREFIX = re.compile(r"^[A-Z_]+: ")
@@ -137,20 +136,26 @@ def _function_declarations() -> list[Any]:
 # -- values -------------------------------------------------------------------------------------
 
 
-def to_native(value: Any, _depth: int = 0) -> Any:
+_SCALARS = frozenset({str, bool, float, bytes, type(None)})
+
+
+def to_native(value: Any) -> Any:
     """A plain-Python value as the runtime accepts it: ``Mapping`` -> dict, tuple -> list,
     integers beyond uint64 -> double. Timestamps are accepted only at the top level (see module
-    doc); nested ones raise ``TypeError``."""
-    if _depth > _MAX_VALUE_DEPTH:
-        raise ValueError(f"value nests deeper than {_MAX_VALUE_DEPTH} levels")
-    if value is None or isinstance(value, bool | str | float | bytes):
+    doc); nested ones raise ``TypeError``. Hot path: exact-type checks first."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is int:
+        return value if _INT64[0] <= value < _UINT64_END else float(value)
+    if kind is dict or isinstance(value, Mapping):
+        return {key if type(key) is str else to_native(key): to_native(item) for key, item in value.items()}
+    if kind is list or kind is tuple:
+        return [to_native(item) for item in value]
+    if isinstance(value, bool | str | float | bytes):  # subclasses of the scalars
         return value
     if isinstance(value, int):
-        return value if _INT64[0] <= value < _UINT64_END else float(value)
-    if isinstance(value, Mapping):
-        return {to_native(k, _depth + 1): to_native(v, _depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_native(item, _depth + 1) for item in value]
+        return to_native(int(value))
     if isinstance(value, datetime.datetime | datetime.timedelta):
         raise TypeError("the native engine accepts timestamps and durations only as top-level variables")
     raise TypeError(f"cannot pass a {type(value).__name__} to CEL")
@@ -189,6 +194,8 @@ def _clean_message(text: str) -> str:
 
 
 # -- compilation --------------------------------------------------------------------------------
+
+_NO_TYPED_VARIABLES: frozenset[tuple[str, str]] = frozenset()
 
 
 def _extensions() -> list[Any]:
@@ -272,7 +279,7 @@ class NativeCompiledExpression:
                     data[name] = value
                 else:
                     data[name] = to_native(value)
-            program = self._program(frozenset(typed))
+            program = self._program(frozenset(typed) if typed else _NO_TYPED_VARIABLES)
             if isinstance(program, CelEvalError):
                 return program
             _last_host_error.message = None
@@ -298,11 +305,15 @@ class NativeCompiledExpression:
 
 
 class NativeCelEngine:
-    """CEL on cel-expr-python (C++), with the gateway's helpers as host functions."""
+    """CEL on cel-expr-python (C++), with the gateway's helpers as host functions.
 
-    def __init__(self) -> None:
+    ``cache_matches=False`` keeps the runtime's built-in ``matches`` (also RE2, recompiling a
+    constant pattern on every evaluation); it exists so the benchmark can show the difference."""
+
+    def __init__(self, cache_matches: bool = True) -> None:
         self._environments = _Environments()
         self._parser = celpy.Environment()
+        self._cache_matches = cache_matches
 
     @property
     def name(self) -> str:
@@ -324,7 +335,8 @@ class NativeCelEngine:
         if analysis.issues:
             first = analysis.issues[0]
             return CelCompileIssue(first.message, first.offset)
-        native_source = _rename_matches(expression, analysis.matches_offsets)
+        offsets = analysis.matches_offsets if self._cache_matches else ()
+        native_source = _rename_matches(expression, offsets)
         return self._checked(expression, native_source, analysis.references)
 
     def _checked(

@@ -256,6 +256,7 @@ def describe_celpy_error(error: CELEvalError) -> str:
     """cel-python's error as one readable line, e.g. ``no such key: 'z'``."""
     args = error.args
     message = str(args[0]) if args else type(error).__name__
+    message = message.split(" (in activation ", 1)[0]  # cel-python appends the whole activation
     detail = args[2] if len(args) > 2 else None
     if isinstance(detail, tuple) and detail:
         message += ": " + ", ".join(repr(from_celpy(d)) if not isinstance(d, str) else d for d in detail)
@@ -274,7 +275,13 @@ class _StepCounter:
 
 
 class _BudgetedEvaluator(Evaluator):
-    """cel-python's interpreter, counting every parse-tree node it visits."""
+    """cel-python's interpreter, counting every parse-tree node it visits, and short-circuiting.
+
+    cel-python evaluates both sides of ``&&``/``||`` and every element of ``exists``/``all``.
+    CEL's logic is commutative with errors, but a ``false`` operand decides ``&&`` (and ``true``
+    decides ``||``, ``exists``; ``false`` decides ``all``) whatever the rest is, so stopping there
+    gives the same value with less work; errors met before the deciding value are dropped, as
+    the spec says."""
 
     def __init__(self, ast: lark.Tree, activation: Activation, counter: _StepCounter) -> None:
         super().__init__(ast, activation)
@@ -290,6 +297,47 @@ class _BudgetedEvaluator(Evaluator):
     def sub_evaluator(self, ast: lark.Tree) -> Evaluator:
         return _BudgetedEvaluator(ast, self.activation, self._counter)
 
+    def conditionaland(self, tree: lark.Tree) -> Any:
+        return self._logical(tree, "_&&_", deciding=False)
+
+    def conditionalor(self, tree: lark.Tree) -> Any:
+        return self._logical(tree, "_||_", deciding=True)
+
+    def _logical(self, tree: lark.Tree, operator_name: str, deciding: bool) -> Any:
+        if len(tree.children) != 2:
+            return self.visit_children(tree)[0]
+        left = self.visit(tree.children[0])
+        if isinstance(left, ct.BoolType) and bool(left) is deciding:
+            return left
+        right = self.visit(tree.children[1])
+        try:
+            return self.activation.resolve_function(operator_name)(left, right)
+        except TypeError as exc:
+            return CELEvalError(f"no such overload for {operator_name}", exc.__class__, ())
+
+    def member_dot_arg(self, tree: lark.Tree) -> Any:
+        method = tree.children[1]
+        if str(method) not in ("exists", "all"):
+            return super().member_dot_arg(tree)
+        deciding = str(method) == "exists"
+        items = self.visit(tree.children[0])
+        if isinstance(items, CELEvalError):
+            return items
+        predicate = self.build_ss_macro_eval(tree)
+        first_error: Any = None
+        for item in items:
+            value = predicate(item)
+            if isinstance(value, ct.BoolType):
+                if bool(value) is deciding:
+                    return ct.BoolType(deciding)
+            elif first_error is None:
+                first_error = (
+                    value
+                    if isinstance(value, CELEvalError)
+                    else CELEvalError(f"no such overload: {method}() predicate gave {type(value).__name__}")
+                )
+        return first_error if first_error is not None else ct.BoolType(not deciding)
+
 
 # -- engine -------------------------------------------------------------------------------------
 
@@ -302,6 +350,10 @@ class PythonCompiledExpression:
     references: frozenset[str]
     _runner: celpy.Runner = field(repr=False)
     _step_budget: int = DEFAULT_STEP_BUDGET
+    _base_activation: Activation = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_base_activation", self._runner.new_activation())
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any | CelEvalError:
         """Evaluate against plain-Python ``activation``; errors come back as values."""
@@ -309,7 +361,8 @@ class PythonCompiledExpression:
         try:
             context = {name: to_celpy(activation[name]) for name in self.references if name in activation}
             counter = _StepCounter(self._step_budget)
-            evaluator = _BudgetedEvaluator(runner.ast, runner.new_activation(), counter)
+            # The base activation (functions, annotations) is built once; evaluate() clones it.
+            evaluator = _BudgetedEvaluator(runner.ast, self._base_activation, counter)
             result = evaluator.evaluate(context)
             return from_celpy(result)
         except CELEvalError as error:
