@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import platform
 import sys
@@ -132,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, source, hand in EXPRESSIONS:
         expected = hand(ACTIVATION)
         row: dict[str, Any] = {"name": name, "expression": source}
-        row["hand_us"] = per_call_seconds(lambda hand=hand: hand(ACTIVATION), args.seconds) * 1e6
+        row["hand_us"] = per_call_seconds(functools.partial(hand, ACTIVATION), args.seconds) * 1e6
         for engine_name, engine in engines.items():
             evaluate = _evaluator(engine, source, expected)
             row[f"{engine_name}_us"] = per_call_seconds(evaluate, args.seconds) * 1e6
