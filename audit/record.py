@@ -64,37 +64,72 @@ _OUTSIDE: Final = 2
 
 
 def _scan(value: Any) -> int:
-    """Classify ``value``: in domain (_PLAIN), in domain with sort-sensitive keys, or outside."""
+    """Classify ``value``: in domain (_PLAIN), in domain with sort-sensitive keys, or outside.
+
+    On the append hot path: scalars are checked inline in the container loops, so a record costs
+    one call per container rather than one per value.
+    """
     kind = type(value)
+    if kind is dict:
+        return _scan_mapping(value)
+    if kind is list or kind is tuple:
+        return _scan_items(value)
     if kind is str:
         return _PLAIN if value.isascii() or _encodable(value) else _OUTSIDE
     if kind is int:
         return _PLAIN if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else _OUTSIDE
     if value is None or kind is bool:
         return _PLAIN
-    result = _PLAIN
-    if kind is dict or (kind is not list and kind is not tuple and isinstance(value, Mapping)):
-        for key, item in value.items():
-            if type(key) is not str:
-                return _OUTSIDE
-            if not key.isascii():
-                if not _encodable(key):
-                    return _OUTSIDE
-                if max(key) >= _SORT_SENSITIVE:
-                    result = _UTF16
-            nested = _scan(item)
-            if nested == _OUTSIDE:
-                return _OUTSIDE
-            result |= nested
-        return result
-    if kind is list or kind is tuple:
-        for item in value:
-            nested = _scan(item)
-            if nested == _OUTSIDE:
-                return _OUTSIDE
-            result |= nested
-        return result
+    if isinstance(value, Mapping):
+        return _scan_mapping(value)
     return _OUTSIDE
+
+
+def _scan_mapping(mapping: Mapping[Any, Any]) -> int:
+    result = _PLAIN
+    for key, item in mapping.items():
+        if type(key) is not str:
+            return _OUTSIDE
+        if not key.isascii():
+            if not _encodable(key):
+                return _OUTSIDE
+            if max(key) >= _SORT_SENSITIVE:
+                result = _UTF16
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and not _encodable(item):
+                return _OUTSIDE
+        elif kind is int:
+            if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                return _OUTSIDE
+        elif item is None or kind is bool:
+            continue
+        else:
+            nested = _scan(item)
+            if nested == _OUTSIDE:
+                return _OUTSIDE
+            result |= nested
+    return result
+
+
+def _scan_items(items: list[Any] | tuple[Any, ...]) -> int:
+    result = _PLAIN
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and not _encodable(item):
+                return _OUTSIDE
+        elif kind is int:
+            if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                return _OUTSIDE
+        elif item is None or kind is bool:
+            continue
+        else:
+            nested = _scan(item)
+            if nested == _OUTSIDE:
+                return _OUTSIDE
+            result |= nested
+    return result
 
 
 def _encodable(text: str) -> bool:

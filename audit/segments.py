@@ -59,6 +59,8 @@ def discover_segments(path: Path) -> list[Path]:
     segments = [candidate for _, candidate in rotated_segments(active)]
     if active.exists():
         segments.append(active)
-    if path not in segments:
+    if not segments:
         segments.append(path)  # let the reader report it as unreadable rather than skip it
+    # A missing active file with rotated siblings is left out: the verifier then reports the last
+    # rotated segment's promised successor as SEGMENT_MISSING (deleted, or a rotation cut short).
     return segments

@@ -256,7 +256,11 @@ class _ChainWalker:
         torn = lines.pop()  # b"" when the file ends with a newline
         self.last_file, self.last_file_lines = name, len(lines)
         if not lines and not torn:
-            self._finding(Reason.MALFORMED, name, None, None, "segment file is empty")
+            if is_last and active_path_of(path) == path:
+                # A writer died between creating the next segment and writing its first record.
+                self._warn(Reason.TORN_TAIL, name, 1, "active segment is empty: a rotation cut short")
+            else:
+                self._finding(Reason.MALFORMED, name, None, None, "segment file is empty")
         for number, line in enumerate(lines, start=1):
             self._check_line(line, name, number, previous_segment if number == 1 else None)
         if torn:

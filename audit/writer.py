@@ -146,8 +146,11 @@ class AuditWriter:
         self._segment_has_records = False
         self._pending_rotation = False
         self._last_line = b""
-        self._unsynced = 0
+        # Group commit: lines written and lines known durable, counted by this writer.
+        self._written = 0
+        self._synced = 0
         self._unsynced_since = 0.0
+        self._sync_requested = False
         self._lock_fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o644)
         self._flusher: threading.Thread | None = None
 
@@ -232,11 +235,19 @@ class AuditWriter:
         if collisions:
             raise AuditRecordError(f"fields {sorted(collisions)} are owned by the writer")
         record = dict(fields)
-        with self._locked():
-            receipt = self._append_locked(kind, record)
-            self._after_append()
-            durable = self._unsynced == 0 and self._settings.fsync != "off"
-        return AppendReceipt(receipt.seq, receipt.hash, receipt.ts, receipt.segment, durable)
+        # The hot path: the same steps as ``_locked`` without a generator-based context manager.
+        with self._mutex:
+            self._acquire()
+            try:
+                receipt = self._append_locked(kind, record)
+                self._after_append()
+            except OSError as error:
+                raise self._fail(f"{self._path}: {error}") from None
+            finally:
+                self._release()
+            if self._written == self._synced and self._settings.fsync != "off":
+                return AppendReceipt(receipt.seq, receipt.hash, receipt.ts, receipt.segment, True)
+        return receipt
 
     def checkpoint(self) -> AppendReceipt | None:
         """Write a checkpoint now (``None`` if every record is already covered by one)."""
@@ -285,25 +296,39 @@ class AuditWriter:
     def _locked(self, *, closing: bool = False) -> Iterator[None]:
         """Thread lock, then the OS lock, then catch up with the file; fatal errors stick."""
         with self._mutex:
-            if self._failure is not None:
-                raise AuditWriteError(f"audit writer failed earlier and accepts no records: {self._failure}")
-            if self._closed and not closing:
-                raise AuditWriteError("audit writer is closed")
+            self._acquire(closing=closing)
             try:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
-            except OSError as error:
-                raise self._fail(f"cannot lock {lock_path(self._path)}: {error}") from None
-            try:
-                if self._fd >= 0:
-                    self._catch_up()
                 yield
             except OSError as error:
                 raise self._fail(f"{self._path}: {error}") from None
             finally:
-                try:
-                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-                except OSError as error:
-                    self._failure = self._failure or f"cannot unlock: {error}"
+                self._release()
+
+    def _acquire(self, *, closing: bool = False) -> None:
+        """With the thread lock held: take the OS lock and catch up with other processes."""
+        if self._failure is not None:
+            raise AuditWriteError(f"audit writer failed earlier and accepts no records: {self._failure}")
+        if self._closed and not closing:
+            raise AuditWriteError("audit writer is closed")
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        except OSError as error:
+            raise self._fail(f"cannot lock {lock_path(self._path)}: {error}") from None
+        try:
+            if self._fd >= 0:
+                self._catch_up()
+        except OSError as error:
+            self._release()
+            raise self._fail(f"{self._path}: {error}") from None
+        except BaseException:
+            self._release()
+            raise
+
+    def _release(self) -> None:
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        except OSError as error:
+            self._failure = self._failure or f"cannot unlock: {error}"
 
     def _fail(self, reason: str) -> AuditWriteError:
         # Once a write or fsync failed we no longer know what reached the disk: refuse everything.
@@ -326,18 +351,21 @@ class AuditWriter:
 
     def _catch_up(self) -> None:
         """Fold in what other processes appended since we last held the lock; follow rotation."""
+        # Every rotation appends a checkpoint before renaming, so an unchanged size means no other
+        # writer touched the log: one fstat is all the common case costs.
+        if os.fstat(self._fd).st_size == self._offset:
+            return
+        self._read_new_records(allow_start=False)
         try:
             current = os.stat(self._path)
         except FileNotFoundError:
             current = None
-        size = os.fstat(self._fd).st_size
-        if size != self._offset:
-            self._read_new_records(allow_start=False)
         if self._pending_rotation and current is not None and current.st_ino == self._inode:
             self._finish_rotation()  # its writer died between the rotation checkpoint and the rename
             return
         if current is None or current.st_ino != self._inode:
             # Another process rotated (and perhaps died before starting the next segment).
+            self._sync_if_due(force=True)  # our lines in the old segment must not lose durability
             os.close(self._fd)
             self._fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
             self._inode = os.fstat(self._fd).st_ino
@@ -546,9 +574,9 @@ class AuditWriter:
         if written != len(data):
             raise self._fail(f"{self._path}: short write ({written} of {len(data)} bytes)")
         self._offset += written
-        if self._unsynced == 0:
+        if self._written == self._synced:
             self._unsynced_since = time.monotonic()
-        self._unsynced += 1
+        self._written += 1
 
     def _after_append(self) -> None:
         settings = self._settings
@@ -560,23 +588,40 @@ class AuditWriter:
         )
         if by_count or by_time:
             self._checkpoint_locked("interval")
-        self._sync_if_due(force=settings.fsync == "always")
-        if self._unsynced and settings.fsync == "batch":
-            self._wake.notify()
+        if self._since_checkpoint == 1 and settings.checkpoint_seconds is not None:
+            self._wake.notify()  # start the checkpoint clock in the flusher
+        if settings.fsync == "always":
+            self._sync_if_due(force=True)
+        elif settings.fsync == "batch":
+            pending = self._written - self._synced
+            if pending >= 2 * settings.batch_records:
+                self._sync_if_due(force=True)  # the flusher fell behind: hold the bound ourselves
+            elif pending >= settings.batch_records or (
+                time.monotonic() - self._unsynced_since >= settings.batch_ms / 1000
+            ):
+                self._sync_requested = True
+                self._wake.notify()
+            elif pending == 1:
+                self._wake.notify()  # start the batch_ms clock in the flusher
 
     def _sync_if_due(self, *, force: bool) -> None:
-        if not self._unsynced or self._settings.fsync == "off":
-            self._unsynced = 0 if self._settings.fsync == "off" else self._unsynced
+        """fsync inline (the locks are held) when forced or when the batch bound is reached."""
+        if self._settings.fsync == "off":
+            self._synced = self._written
             return
-        due = force or self._unsynced >= self._settings.batch_records
+        pending = self._written - self._synced
+        if not pending:
+            return
+        due = force or pending >= self._settings.batch_records
         if not due and time.monotonic() - self._unsynced_since >= self._settings.batch_ms / 1000:
             due = True
         if due:
+            covered = self._written
             try:
                 os.fsync(self._fd)
             except OSError as error:
                 raise self._fail(f"{self._path}: fsync failed: {error}") from None
-            self._unsynced = 0
+            self._synced = max(self._synced, covered)
 
     def _checkpoint_locked(self, reason: str) -> AppendReceipt:
         last_seq = self._next_seq - 1
@@ -656,34 +701,51 @@ class AuditWriter:
         self._flusher.start()
 
     def _flush_loop(self) -> None:
+        """Owned by the writer and joined by :meth:`close`: group-commit fsyncs and timed checkpoints.
+
+        The fsync runs on a duplicate descriptor outside both locks, so appends continue while the
+        disk works; lines written meanwhile wait for the next fsync.
+        """
         settings = self._settings
         while True:
             with self._wake:
                 if self._closed or self._failure is not None:
                     return
-                waits = []
                 now = time.monotonic()
-                if self._unsynced and settings.fsync == "batch":
-                    waits.append(self._unsynced_since + settings.batch_ms / 1000 - now)
+                sync_at = checkpoint_at = None
+                if settings.fsync == "batch" and self._written > self._synced:
+                    sync_at = now if self._sync_requested else self._unsynced_since + settings.batch_ms / 1000
                 if settings.checkpoint_seconds is not None and self._since_checkpoint:
-                    waits.append(self._last_checkpoint_at + settings.checkpoint_seconds - now)
-                if not waits:
-                    self._wake.wait()
+                    checkpoint_at = self._last_checkpoint_at + settings.checkpoint_seconds
+                deadlines = [t for t in (sync_at, checkpoint_at) if t is not None]
+                if not deadlines or min(deadlines) > now:
+                    self._wake.wait(min(deadlines) - now if deadlines else None)
                     continue
-                if min(waits) > 0:
-                    self._wake.wait(min(waits))
-                    continue
-            try:
-                with self._locked():
-                    if (
-                        settings.checkpoint_seconds is not None
-                        and self._since_checkpoint
-                        and time.monotonic() - self._last_checkpoint_at >= settings.checkpoint_seconds
-                    ):
-                        self._checkpoint_locked("interval")
-                    self._sync_if_due(force=False)
-            except AuditError:
-                return  # the failure is recorded; the next append reports it
+                if sync_at is not None and sync_at <= now:
+                    self._sync_requested = False
+                    covered, fd = self._written, os.dup(self._fd)
+                else:
+                    covered, fd = -1, -1
+            if fd >= 0:
+                try:
+                    os.fsync(fd)
+                except OSError as error:
+                    with self._wake:
+                        self._failure = self._failure or f"{self._path}: fsync failed: {error}"
+                    return
+                finally:
+                    os.close(fd)
+                with self._wake:
+                    self._synced = max(self._synced, covered)
+                    if self._written > self._synced:
+                        self._unsynced_since = time.monotonic()
+            if checkpoint_at is not None and checkpoint_at <= time.monotonic():
+                try:
+                    with self._locked():
+                        if self._since_checkpoint:
+                            self._checkpoint_locked("interval")
+                except AuditError:
+                    return  # the failure is recorded; the next append reports it
 
     def _release_files(self) -> None:
         for fd in (self._fd, self._lock_fd):

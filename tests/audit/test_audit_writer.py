@@ -81,7 +81,8 @@ def test_fsync_modes_report_durability_in_the_receipt(tmp_path: Path, mode: Any)
     with AuditWriter.open(tmp_path / "a.jsonl", fsync=mode, batch_records=3, batch_ms=10_000) as writer:
         receipts = [writer.append("tool_result", {"i": i}) for i in range(3)]
     durable = [r.durable for r in receipts]
-    expected = {"always": [True] * 3, "batch": [False, False, True], "off": [False] * 3}
+    # batch: the third record reaches the bound and wakes the background fsync; none waits for it.
+    expected = {"always": [True] * 3, "batch": [False] * 3, "off": [False] * 3}
     assert durable == expected[mode]
 
 
