@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .agent import Agent, SessionStartEvent, new_agent_id
@@ -41,11 +41,11 @@ class Harness:
         """Apply a plugin at the root; returns its fiber."""
         return self.ctx.plugin(plugin, config)
 
-    def on(self, event: str, listener: Listener, prepend: bool = False) -> Any:
+    def on(self, event: str, listener: Listener, prepend: bool = False) -> Callable[[], None]:
         """Listen at the root (lives as long as the harness); returns a disposer."""
         return self.ctx.on(event, listener, prepend)
 
-    def provide(self, name: str, service: Any) -> Any:
+    def provide(self, name: str, service: Any) -> Callable[[], None]:
         """Provide a service at the root; returns a disposer."""
         return self.ctx.provide(name, service)
 

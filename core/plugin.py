@@ -15,6 +15,8 @@ from typing import Any
 import structlog
 
 from .events import EventBus, Listener
+from .execution import ToolResult
+from .model import ToolSpec
 from .tools import Guard, GuardScope, ToolDefinition, ToolRegistry
 
 Disposer = Callable[[], None]
@@ -110,9 +112,21 @@ class ScopedTools:
         """The unscoped registry (to execute calls or list tools)."""
         return self._registry
 
-    def __getattr__(self, name: str) -> Any:
-        # get / names / specs / execute / prepare come straight from the registry.
-        return getattr(self._registry, name)
+    def get(self, name: str) -> ToolDefinition | None:
+        """The visible definition called ``name``."""
+        return self._registry.get(name)
+
+    def names(self) -> tuple[str, ...]:
+        """Names of the visible tools."""
+        return self._registry.names()
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """The model-facing view of every visible tool."""
+        return self._registry.specs()
+
+    async def execute(self, name: str, arguments: Any, **identity: Any) -> ToolResult:
+        """Run one call through the whole pipeline (see :meth:`ToolRegistry.execute`)."""
+        return await self._registry.execute(name, arguments, **identity)
 
 
 class Context:

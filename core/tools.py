@@ -12,6 +12,12 @@ sequential and commits in model order:
 :meth:`ToolRegistry.execute` runs all three. Every failure on the way becomes a JSON-safe
 ``is_error`` result (the normalization boundary); a *final* error skips the remaining policy stages
 but still goes through ``finalize_content`` and ``tools/result``.
+
+The result a ``tools/result`` observer gets carries how it was decided in
+``result.meta["pipeline"]`` (for audit sinks): ``decision`` (allow/deny/ask from pre-execute),
+``approval`` (the outcome, or ``no-service``/``no-agent``), ``denied_by`` (``tools/pre-execute``,
+``approval`` or ``guard``), ``post`` (accept/block/replace-content/replace-value/failed),
+``finalize`` (``failed``) and ``final`` (the stage whose failure ended the call early).
 """
 
 from __future__ import annotations
