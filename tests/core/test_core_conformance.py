@@ -10,9 +10,11 @@ import pytest
 from dsh_policy.core import (
     Message,
     MessageSource,
+    ModelToolCall,
     PreStepEvent,
     ToolResultMessage,
     accept,
+    ask,
     block,
     deny,
     enter,
@@ -470,19 +472,70 @@ async def test_c26_phase_order_is_pre_execute_body_post_finalize_result(kit: Any
 
 
 async def test_c27_a_pre_aborted_call_runs_only_finalize_and_result(kit: Any) -> None:
-    from dsh_policy.core import AbortController
-
     order: list[str] = []
-    kit.tool("t", lambda a, r: order.append("body"), finalize_content=lambda ex, r: order.append("finalize"))
-    kit.harness.on("tools/pre-execute", kit.passthrough(order, "pre"))
-    kit.harness.on("tools/execute", kit.passthrough(order, "execute"))
-    kit.harness.on("tools/post-execute", kit.passthrough(order, "post"))
-    kit.harness.on("tools/result", lambda ex, r: order.append("result"))
-    controller = AbortController()
-    controller.abort("user pressed stop")
-    result = await kit.harness.runtime.tools.execute("t", {}, call_id="c1", signal=controller.signal)
-    assert order == ["finalize", "result"]
-    assert result.error is not None and result.error.code == "ABORTED_BEFORE_DISPATCH"
+
+    def log(stage: str) -> Any:
+        def listener(execution: Any, *rest: Any) -> Any:
+            order.append(f"{stage} {execution.call_id}")
+            if stage == "pre" and execution.call_id == "first":
+                execution.agent.abort("user pressed stop")  # the next call is aborted before it starts
+            return rest[-1]() if rest and callable(rest[-1]) else None
+
+        return listener
+
+    def finalize(execution: Any, result: Any) -> None:
+        order.append(f"finalize {execution.call_id}")
+
+    kit.tool("t", lambda a, r: order.append("body"), finalize_content=finalize)
+    kit.harness.on("tools/pre-execute", log("pre"))
+    kit.harness.on("tools/execute", log("execute"))
+    kit.harness.on("tools/post-execute", log("post"))
+    kit.harness.on("tools/result", lambda ex, r: order.append(f"result {ex.call_id}"))
+    calls = [ModelToolCall("first", "t", "{}"), ModelToolCall("second", "t", "{}")]
+    agent, _ = await kit.run([reply(tool_calls=calls), reply("never")], "go")
+    assert [entry for entry in order if entry.endswith("second")] == ["finalize second", "result second"]
+    codes = [f.data["error"]["info"]["code"] for f in agent.session.facts if f.type == "tool/result"]
+    assert codes == ["ABORTED_BEFORE_DISPATCH", "ABORTED_BEFORE_DISPATCH"]
+    assert kit.turn_ends(agent) == [{"reason": "aborted", "detail": "user pressed stop"}]
+
+
+class _Approver:
+    def __init__(self, outcome: str) -> None:
+        self.outcome = outcome
+
+    async def request(self, execution: Any, reason: Any) -> str:
+        if self.outcome == "raise":
+            raise ConnectionError("approval UI crashed")
+        return self.outcome
+
+
+@pytest.mark.parametrize(
+    ("service", "decision", "expected"),
+    [
+        (None, deny("writes to /etc"), "Error: writes to /etc"),
+        (None, ask("needs a human"), "Error: needs a human"),
+        (None, ask(), 'Error: tool "t" requires approval (not yet supported)'),
+        ("allowed-once", ask(), None),
+        ("rejected", ask(), 'Error: the user rejected tool "t"'),
+        ("cancelled", ask(), 'Error: approval for tool "t" was cancelled'),
+        ("unavailable", ask(), 'Error: tool "t" requires approval, but no approval channel is available'),
+        ("raise", ask(), 'Error: tool "t" requires approval, but no approval channel is available'),
+        ("perhaps", ask(), 'Error: tool "t" requires approval, but no approval channel is available'),
+    ],
+)
+async def test_c32_deny_ask_and_approval_outcomes_give_their_exact_reasons(
+    kit: Any, service: str | None, decision: Any, expected: str | None
+) -> None:
+    kit.tool("t", lambda a, r: "ran")
+    if service is not None:
+        kit.harness.provide("approval", _Approver(service))
+    kit.harness.on("tools/pre-execute", lambda ex, next: decision)
+    _, model = await kit.run([reply(tool_calls=[("t", "{}")]), reply("ok")], "go")
+    seen = next(e for e in model.requests[1].messages if isinstance(e, ToolResultMessage))
+    if expected is None:
+        assert not seen.is_error and seen.text == "ran" and len(kit.calls) == 1
+    else:
+        assert seen.is_error and seen.text == expected and kit.calls == []
 
 
 # --- loop items -----------------------------------------------------------------------------------
