@@ -1,0 +1,127 @@
+"""The bypass corpus: the shipped baseline pack refuses (almost) every dangerous spelling and lets
+(almost) every everyday command through, judged by the whole gate (pre-execute rules, then guards)
+of the framework-neutral decision API.
+
+``dangerous.yaml`` entries must be denied (or asked, where the entry says ``expect: ask``: egress
+outside the allow-list is a question for a human, not a refusal); ``benign.yaml`` entries must be
+allowed. Each entry carries a pattern class; the tests report the rate per class and fail below a
+99% block rate or above a 1% false-positive rate, overall and in every class.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from dsh_policy.policy.cel import available_engines
+from dsh_policy.policy.decide import LoadFailure, Policy, ToolCallEvent
+
+CORPUS_DIR = Path(__file__).resolve().parent
+BASELINE = CORPUS_DIR.parents[1] / "rules" / "baseline.yaml"
+MIN_BLOCK_RATE = 0.99
+MAX_FALSE_POSITIVE_RATE = 0.01
+MIN_ENTRIES = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One corpus entry as decided: its class, what it expected, what the gate said."""
+
+    pattern_class: str
+    expected: str
+    decision: str
+    rules: tuple[str, ...]
+    subject: str
+
+    @property
+    def correct(self) -> bool:
+        return self.decision == self.expected
+
+
+def _entries(name: str) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = yaml.safe_load((CORPUS_DIR / name).read_text(encoding="utf-8"))["entries"]
+    return entries
+
+
+@cache
+def _policy(engine: str) -> Policy:
+    policy = Policy.load([BASELINE], engine=engine)
+    assert not isinstance(policy, LoadFailure), policy
+    return policy
+
+
+@cache
+def _decide_all(name: str, default: str, engine: str) -> tuple[Outcome, ...]:
+    """Every entry of one corpus file through one loaded policy (loaded once per engine)."""
+    policy = _policy(engine)
+    outcomes = []
+    for entry in _entries(name):
+        if "command" in entry:
+            tool, args = "shell", {"command": entry["command"]}
+        else:
+            tool, args = entry["tool"], entry["args"]
+        verdict = policy.check_tool_call(ToolCallEvent(tool=tool, args=args, turn=1, step=1))
+        outcomes.append(
+            Outcome(
+                entry["class"],
+                entry.get("expect", default),
+                verdict.decision,
+                verdict.rules,
+                f"{tool} {args}",
+            )
+        )
+    return tuple(outcomes)
+
+
+def _report(outcomes: tuple[Outcome, ...], what: str) -> tuple[str, dict[str, float]]:
+    totals = Counter(o.pattern_class for o in outcomes)
+    correct = Counter(o.pattern_class for o in outcomes if o.correct)
+    rates = {cls: correct[cls] / totals[cls] for cls in totals}
+    lines = [f"{what} per class:"]
+    lines += [f"  {cls:<22} {correct[cls]:>4}/{totals[cls]:<4} {rates[cls]:7.2%}" for cls in sorted(totals)]
+    right = sum(correct.values())
+    lines += [f"  {'overall':<22} {right:>4}/{len(outcomes):<4} {right / len(outcomes):7.2%}"]
+    lines += [
+        f"  MISS [{o.pattern_class}] {o.decision} {list(o.rules)} :: {o.subject}"
+        for o in outcomes
+        if not o.correct
+    ]
+    return "\n".join(lines), rates
+
+
+ENGINES = [pytest.param(name, id=name) for name in sorted(set(available_engines()) & {"python", "native"})]
+
+
+def test_corpora_are_large_and_tagged() -> None:
+    for name in ("dangerous.yaml", "benign.yaml"):
+        entries = _entries(name)
+        assert len(entries) >= MIN_ENTRIES, name
+        assert all(entry.get("class") for entry in entries), f"{name}: every entry needs a class"
+        assert all(("command" in e) != ("tool" in e) for e in entries), f"{name}: command or tool+args"
+        distinct = {(e.get("command"), str(e.get("args"))) for e in entries}
+        assert len(distinct) == len(entries), f"{name}: duplicate entries"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_baseline_blocks_the_dangerous_corpus(engine: str) -> None:
+    outcomes = _decide_all("dangerous.yaml", "deny", engine)
+    report, rates = _report(outcomes, f"block rate ({engine} engine)")
+    print(report)
+    overall = sum(o.correct for o in outcomes) / len(outcomes)
+    assert overall >= MIN_BLOCK_RATE, report
+    assert min(rates.values()) >= MIN_BLOCK_RATE, report
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_baseline_allows_the_benign_corpus(engine: str) -> None:
+    outcomes = _decide_all("benign.yaml", "allow", engine)
+    report, rates = _report(outcomes, f"allowed rate ({engine} engine; false positives = 1 - rate)")
+    print(report)
+    overall = sum(o.correct for o in outcomes) / len(outcomes)
+    assert 1 - overall <= MAX_FALSE_POSITIVE_RATE, report
+    assert max(1 - rate for rate in rates.values()) <= MAX_FALSE_POSITIVE_RATE, report
