@@ -17,11 +17,13 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from dsh_policy.policy.auditing import PolicyFacts
 from dsh_policy.policy.decide import LoadFailure, Policy
 from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.hook_audit import HookAuditTarget, UnloadedPolicy, audit_target, record_hook_decision
 from dsh_policy.policy.hook_claude_code import ClaudeCodeDialect
 from dsh_policy.policy.hook_codex import CodexDialect
-from dsh_policy.policy.hook_events import SessionContext, decide_hook
+from dsh_policy.policy.hook_events import HookDecision, SessionContext, decide_hook
 from dsh_policy.policy.hook_protocol import (
     EXIT_BLOCK,
     EXIT_OK,
@@ -84,32 +86,49 @@ def _run(argv: list[str]) -> int:
     dialect = DIALECTS[args.harness]
     raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
     payload = parse_hook_input(raw)
-    if isinstance(payload, HookInputError):
-        return _answer(dialect, failure_verdict(payload.event, str(payload)))
-    event: EventName = payload.hook_event_name
+    event: EventName | None = (
+        payload.event if isinstance(payload, HookInputError) else payload.hook_event_name
+    )
     try:
-        verdict = _decide(args, payload)
-    except Exception as exc:  # a bug or an unreadable pack: the event's safe side
+        verdict = _decide_and_record(args, raw, payload)
+    except Exception as exc:  # a bug, or a fail-closed audit log that cannot write
         verdict = failure_verdict(event, f"{type(exc).__name__}: {exc}")
     return _answer(dialect, verdict)
 
 
-def _decide(args: argparse.Namespace, payload: HookInput) -> HookVerdict:
-    event: EventName = payload.hook_event_name
-    sources = sources_from(args)
-    if isinstance(sources, list):
-        return failure_verdict(event, "cannot load policy: " + _summary(sources))
-    policy = Policy.load(
-        sources.packs,
-        params=sources.params,
-        engine=sources.engine,
-        shadow=sources.shadow,
-        param_origins=sources.param_origins,
+def _decide_and_record(
+    args: argparse.Namespace, raw: bytes, payload: HookInput | HookInputError
+) -> HookVerdict:
+    """Load the policy, decide, and record the decision when an audit log is configured."""
+    event: EventName | None = (
+        payload.event if isinstance(payload, HookInputError) else payload.hook_event_name
     )
-    if isinstance(policy, LoadFailure):
-        return failure_verdict(event, "cannot load policy: " + _summary(policy.errors))
-    session = SessionContext(announcement(policy)) if args.announce_packs else None
-    decision = decide_hook(policy, args.harness, payload, session)
+    sources = sources_from(args)
+    target: HookAuditTarget | None = None
+    facts: PolicyFacts = UnloadedPolicy()
+    if isinstance(sources, list):
+        target = HookAuditTarget(args.audit) if args.audit else None
+        decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(sources)))
+    else:
+        target = audit_target(args.audit, sources)
+        policy = Policy.load(
+            sources.packs,
+            params=sources.params,
+            engine=sources.engine,
+            shadow=sources.shadow,
+            param_origins=sources.param_origins,
+        )
+        if isinstance(policy, LoadFailure):
+            decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(policy.errors)))
+        elif isinstance(payload, HookInputError):
+            facts = policy
+            decision = HookDecision(failure_verdict(payload.event, str(payload)))
+        else:
+            facts = policy
+            session = SessionContext(announcement(policy)) if args.announce_packs else None
+            decision = decide_hook(policy, args.harness, payload, session)
+    if target is not None:
+        record_hook_decision(target, facts, args.harness, payload, raw, decision)
     return decision.verdict
 
 

@@ -1,0 +1,238 @@
+"""Recording every hook decision in the audit log, through the same auditor as our own loop.
+
+Each hook process opens the log, appends one record and closes it (the writer's OS lock makes
+concurrent hook processes safe). Records reuse the native shapes where the facts match:
+
+| hook event / answer               | record                                                         |
+|-----------------------------------|----------------------------------------------------------------|
+| PreToolUse denied                 | ``tool_result``: the call ends here (``denied_by``)           |
+| PreToolUse passed or asked        | ``hook_event`` with the call (arguments redacted) and the verdict |
+| PostToolUse                       | ``tool_result`` with the post-execute verdict and the action taken |
+| UserPromptSubmit rejected         | ``step_rejected``                                              |
+| anything else (entered prompts, SessionStart, Stop, failures) | ``hook_event``                     |
+
+Secrets stay out: arguments, reasons and a rejected prompt go through the policy's redaction
+(``Policy.redact_arguments``); tool output, entered prompts and unparseable input are recorded as
+digests only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dsh_policy.audit.writer import AuditError, AuditWriter, FsyncMode
+from dsh_policy.core.frozen import thaw
+
+from .auditing import (
+    AuditUnavailableError,
+    CallOutcome,
+    DecisionAuditor,
+    PolicyFacts,
+    ResultFacts,
+    canonical_domain,
+    digest_json,
+    sha256_digest,
+)
+from .config import PolicySources
+from .decide import ResultVerdict, StepVerdict, ToolCallEvent, ToolCallVerdict
+from .hook_events import HookDecision, response_text
+from .hook_protocol import HookInput, HookInputError, HookVerdict, PostToolUseInput, UserPromptSubmitInput
+from .redaction import all_detector_redactions, redact_value
+from .vocabulary import Harness
+
+
+@dataclass(frozen=True, slots=True)
+class HookAuditTarget:
+    """Where and how a hook records: from ``--audit LOG`` and/or the deployment file."""
+
+    path: str
+    fsync: FsyncMode = "batch"
+    checkpoint_key: str | None = None
+    fail_closed: bool = True
+    rotate_bytes: int | None = None
+
+
+def audit_target(flag: str | None, sources: PolicySources) -> HookAuditTarget | None:
+    """``--audit LOG`` names the log (and makes a failed write refuse, since the operator asked
+    for a record of every decision); a deployment file's ``audit:`` supplies the rest, including
+    its own ``fail_closed`` choice when it names the path."""
+    settings = sources.config.audit if sources.config is not None else None
+    if flag is None and settings is None:
+        return None
+    if settings is None:
+        assert flag is not None
+        return HookAuditTarget(flag)
+    return HookAuditTarget(
+        path=flag or settings.path,
+        fsync=settings.fsync,
+        checkpoint_key=settings.checkpoint_key,
+        fail_closed=True if flag is not None else settings.fail_closed,
+        rotate_bytes=settings.rotate_bytes,
+    )
+
+
+class UnloadedPolicy:
+    """Stands in for a policy that failed to load, so the refusal is still recorded: no digest,
+    and arguments redacted with every shipped detector."""
+
+    digest = "none"
+    engine_name = "none"
+
+    def redact_arguments(self, args: Any) -> tuple[Any, int]:
+        """Every shipped detector applied to every string of ``args``."""
+        return redact_value(args, all_detector_redactions())
+
+
+def record_hook_decision(
+    target: HookAuditTarget,
+    policy: PolicyFacts,
+    harness: Harness,
+    payload: HookInput | HookInputError,
+    raw: bytes,
+    decision: HookDecision,
+) -> None:
+    """Append the record for one hook decision. Raises :class:`AuditUnavailableError` when the log
+    cannot take it and the target is fail-closed; otherwise a failure is logged and ignored."""
+    try:
+        writer = AuditWriter.open(
+            target.path,
+            fsync=target.fsync,
+            rotate_bytes=target.rotate_bytes,
+            signing_key=target.checkpoint_key,
+        )
+    except (AuditError, OSError, ValueError) as error:
+        if target.fail_closed:
+            raise AuditUnavailableError(f"cannot open audit log {target.path}: {error}") from None
+        return
+    try:
+        auditor = DecisionAuditor(writer, policy, fail_closed=target.fail_closed)
+        _record(auditor, policy, harness, payload, raw, decision)
+    finally:
+        try:
+            writer.close()
+        except (AuditError, OSError) as error:
+            if target.fail_closed:
+                raise AuditUnavailableError(f"cannot close audit log {target.path}: {error}") from None
+
+
+def _record(
+    auditor: DecisionAuditor,
+    policy: PolicyFacts,
+    harness: Harness,
+    payload: HookInput | HookInputError,
+    raw: bytes,
+    decision: HookDecision,
+) -> None:
+    if isinstance(payload, HookInputError):
+        auditor.hook_event(_input_error_fields(policy, harness, payload, raw, decision.verdict))
+        return
+    verdict, decided, event = decision.verdict, decision.decided, decision.tool_event
+    if isinstance(decided, ToolCallVerdict) and event is not None and verdict.action == "deny":
+        auditor.tool_result(_denied_call(event, decided, verdict))
+        return
+    if isinstance(decided, ResultVerdict) and event is not None and isinstance(payload, PostToolUseInput):
+        auditor.tool_result(_reviewed_call(event, decided, verdict, payload))
+        return
+    if isinstance(decided, StepVerdict) and decision.step is not None and decided.decision == "reject":
+        auditor.step_rejected(decision.step, decided)
+        return
+    auditor.hook_event(_hook_event_fields(policy, harness, payload, decision))
+
+
+def _denied_call(event: ToolCallEvent, decided: ToolCallVerdict, verdict: HookVerdict) -> CallOutcome:
+    return CallOutcome(
+        call=event,
+        pre_execute=decided,
+        guard=None,
+        approval=None,
+        denied_by="guard" if decided.guard else "tools/pre-execute",
+        review=None,
+        post_action=None,
+        result=ResultFacts(is_error=True, text=f"Error: {verdict.reason}", error_message=verdict.reason),
+    )
+
+
+_POST_ACTIONS = {"block": "block", "redact": "block-redacted", "pass": "accept"}
+
+
+def _reviewed_call(
+    event: ToolCallEvent, decided: ResultVerdict, verdict: HookVerdict, payload: PostToolUseInput
+) -> CallOutcome:
+    action = _POST_ACTIONS.get(verdict.action, verdict.action)
+    if verdict.action == "redact" and verdict.tool_name is not None and verdict.tool_name.startswith("mcp__"):
+        action = "redact-value"  # the dialect may still block; the record says what policy decided
+    return CallOutcome(
+        call=event,
+        pre_execute=None,  # decided by the PreToolUse hook process, recorded there
+        guard=None,
+        approval=None,
+        denied_by=None,
+        review=decided,
+        post_action=action,
+        result=ResultFacts(is_error=False, text=response_text(payload.tool_response)),
+    )
+
+
+def _answer(policy: PolicyFacts, verdict: HookVerdict) -> dict[str, Any]:
+    return {
+        "action": verdict.action,
+        "reason": _redacted(policy, verdict.reason) if verdict.reason else None,
+        "rules": list(verdict.rules),
+        "failure": verdict.failure,
+    }
+
+
+def _input_error_fields(
+    policy: PolicyFacts, harness: Harness, error: HookInputError, raw: bytes, verdict: HookVerdict
+) -> dict[str, Any]:
+    # The payload is untrusted and unparsed: record only its size and digest, never its bytes.
+    return {
+        "session": None,
+        "agent": None,
+        "turn": 0,
+        "step": 0,
+        "hook": {"harness": harness, "event": error.event, "input_bytes": len(raw)},
+        "input_digest": sha256_digest(raw),
+        "answer": _answer(policy, verdict),
+        "input_error": _redacted(policy, error.message[:500]),
+    }
+
+
+def _hook_event_fields(
+    policy: PolicyFacts, harness: Harness, payload: HookInput, decision: HookDecision
+) -> dict[str, Any]:
+    verdict = decision.verdict
+    fields: dict[str, Any] = {
+        "session": payload.session_id,
+        "agent": payload.agent_id or "main",
+        "turn": 0,
+        "step": 0,
+        "hook": {"harness": harness, "event": payload.hook_event_name, "turn_id": payload.turn_id},
+        "answer": _answer(policy, verdict),
+    }
+    if decision.tool_event is not None:
+        fields["call"] = _call_fields(policy, decision.tool_event)
+    if isinstance(payload, UserPromptSubmitInput):
+        fields["prompt_digest"] = sha256_digest(payload.prompt.encode("utf-8", "surrogatepass"))
+    if verdict.contexts:
+        fields["contexts"] = [_redacted(policy, text) for text in verdict.contexts]
+    return fields
+
+
+def _call_fields(policy: PolicyFacts, call: ToolCallEvent) -> Mapping[str, Any]:
+    return {
+        "call_id": call.call_id,
+        "root_call_id": call.root_call_id,
+        "name": call.tool,
+        "original_name": call.original_name,
+        "nested": call.nested,
+        "args": _redacted(policy, call.args),
+        "args_digest": digest_json(call.args),
+    }
+
+
+def _redacted(policy: PolicyFacts, value: Any) -> Any:
+    redacted, _ = policy.redact_arguments(thaw(value))
+    return canonical_domain(redacted)
