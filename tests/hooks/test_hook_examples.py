@@ -66,6 +66,13 @@ def test_example_commands_run_against_the_example_gateway(
         .replace("../../rules/", str(EXAMPLES.parents[1] / "rules") + "/")
     )
     (tmp_path / "gateway.yaml").write_text(gateway)
+    (tmp_path / "audit").mkdir()
     argv[config_at + 1] = str(tmp_path / "gateway.yaml")
     run = run_hook(harness, document, *argv[3:], pack=None)
     assert run.code == code, run
+    assert "failed closed" not in run.stdout + run.stderr
+    kinds = [
+        json.loads(line)["kind"] for line in (tmp_path / "audit" / "hooks.jsonl").read_text().splitlines()
+    ]
+    assert kinds[0] == "segment_start"
+    assert kinds[1] in ("tool_result", "hook_event")
