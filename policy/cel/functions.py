@@ -290,15 +290,31 @@ def secrets_scan(value: Any) -> list[str]:
         if depth > MAX_SCAN_DEPTH:
             raise ValueError(f"secrets.scan: value nests deeper than {MAX_SCAN_DEPTH} levels")
         if isinstance(item, str):
-            found.update(match.name for match in detectors.find(item))
+            found.update(_detector_names(item))
         elif isinstance(item, bytes):
-            found.update(match.name for match in detectors.find(item.decode("utf-8", "replace")))
+            found.update(_detector_names(item.decode("utf-8", "replace")))
         elif isinstance(item, Mapping):
             stack.extend((k, depth + 1) for k in item)
             stack.extend((v, depth + 1) for v in item.values())
         elif isinstance(item, list | tuple):
             stack.extend((v, depth + 1) for v in item)
     return sorted(found)
+
+
+_SCAN_CACHE_MAX_CHARS = 64 * 1024
+
+
+@lru_cache(maxsize=256)
+def _cached_detector_names(text: str) -> frozenset[str]:
+    return frozenset(match.name for match in detectors.find(text))
+
+
+def _detector_names(text: str) -> frozenset[str]:
+    """Detector names in ``text``; short texts are cached (rules of one event scan the same
+    output), long ones are not, so the cache never pins megabytes of tool output."""
+    if len(text) <= _SCAN_CACHE_MAX_CHARS:
+        return _cached_detector_names(text)
+    return frozenset(match.name for match in detectors.find(text))
 
 
 FUNCTION_NAMESPACES = frozenset({"path", "shell", "url", "secrets"})

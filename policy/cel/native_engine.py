@@ -17,7 +17,9 @@ What this engine adds to the runtime, and why:
   for a variable declared ``timestamp``/``duration``, so a program is also compiled, once and
   cached, for each such combination seen at evaluation;
 - the runtime's own comprehension budget (10,000 iterations per evaluation in cel-expr-python
-  0.1.3, not configurable) bounds evaluation; exceeding it is an evaluation error.
+  0.1.3, not configurable) bounds evaluation; exceeding it is an evaluation error. Host functions
+  are the only slow steps, so they also refuse to start once the evaluation has run for
+  :data:`DEFAULT_TIME_BUDGET` seconds.
 
 Extensions enabled: strings, math, encoders, optional, bindings (the python engine has none, so
 rules using them load only on this engine).
@@ -28,6 +30,7 @@ from __future__ import annotations
 import datetime
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +48,9 @@ MAX_EXPRESSION_CHARS = 16_384
 
 ITERATION_BUDGET = 10_000
 """cel-expr-python's fixed comprehension budget per evaluation (documented, not enforced here)."""
+
+DEFAULT_TIME_BUDGET = 2.0
+"""Seconds after which host functions of a running evaluation fail instead of working."""
 
 CACHED_MATCHES = "matchRE"
 """The host function a ``matches`` call is renamed to; as long as ``matches``."""
@@ -78,6 +84,10 @@ def _host(function: Callable[..., Any]) -> Callable[..., Any]:
     exception from a host function only as "no matching overload"."""
 
     def call(*args: Any) -> Any:
+        deadline = getattr(_last_host_error, "deadline", None)
+        if deadline is not None and time.monotonic() > deadline:
+            _last_host_error.message = "evaluation exceeded its time budget"
+            raise TimeoutError(_last_host_error.message)
         try:
             return function(*(_plain_argument(a) for a in args))
         except Exception as exc:
@@ -261,6 +271,7 @@ class NativeCompiledExpression:
     _native_source: str = field(repr=False)
     _environments: _Environments = field(repr=False)
     _programs: dict[frozenset[tuple[str, str]], Any] = field(repr=False)
+    _time_budget: float = DEFAULT_TIME_BUDGET
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any | CelEvalError:
         """Evaluate against plain-Python ``activation``; errors come back as values."""
@@ -283,7 +294,11 @@ class NativeCompiledExpression:
             if isinstance(program, CelEvalError):
                 return program
             _last_host_error.message = None
-            result = program.eval(data=data)
+            _last_host_error.deadline = time.monotonic() + self._time_budget
+            try:
+                result = program.eval(data=data)
+            finally:
+                _last_host_error.deadline = None
             if result.type() == _T.ERROR:
                 host_message = getattr(_last_host_error, "message", None)
                 return CelEvalError(host_message or _clean_message(str(result.value())))
@@ -310,10 +325,11 @@ class NativeCelEngine:
     ``cache_matches=False`` keeps the runtime's built-in ``matches`` (also RE2, recompiling a
     constant pattern on every evaluation); it exists so the benchmark can show the difference."""
 
-    def __init__(self, cache_matches: bool = True) -> None:
+    def __init__(self, cache_matches: bool = True, time_budget: float = DEFAULT_TIME_BUDGET) -> None:
         self._environments = _Environments()
         self._parser = celpy.Environment()
         self._cache_matches = cache_matches
+        self._time_budget = time_budget
 
     @property
     def name(self) -> str:
@@ -348,7 +364,9 @@ class NativeCelEngine:
         except Exception as exc:
             return _compile_error(expression, exc)
         programs: dict[frozenset[tuple[str, str]], Any] = {frozenset(): program}
-        return NativeCompiledExpression(expression, references, native_source, self._environments, programs)
+        return NativeCompiledExpression(
+            expression, references, native_source, self._environments, programs, self._time_budget
+        )
 
     def _compile_without_parse_tree(self, expression: str) -> NativeCompiledExpression | CelCompileIssue:
         """For syntax only the C++ grammar has (optionals): learn the variables from the checker."""

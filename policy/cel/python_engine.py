@@ -14,6 +14,7 @@ import datetime
 import functools
 import math
 import operator
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,9 +28,15 @@ from dsh_policy.policy.cel.celpy_ast import analyze, line_column_to_offset
 from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError
 from dsh_policy.policy.cel.functions import CEL_FUNCTIONS
 
-DEFAULT_STEP_BUDGET = 1_000_000
-"""Parse-tree nodes one evaluation may visit (about a second of cel-python work); beyond it the
-evaluation stops with an error, so a pathological rule or input cannot stall the gateway."""
+DEFAULT_STEP_BUDGET = 200_000
+"""Parse-tree nodes one evaluation may visit (cel-python spends 10-30 us per node, so about 2-6 s
+at worst); beyond it the evaluation stops with an error, so a pathological rule or input cannot
+stall the gateway. A typical rule needs under 5,000; the baseline rm rule on a 100-command line
+about 48,000."""
+
+DEFAULT_TIME_BUDGET = 2.0
+"""Seconds one evaluation may run, checked at every node: also bounds slow steps (a helper called
+on a large input in a comprehension) that the step count alone does not."""
 
 MAX_EXPRESSION_CHARS = 16_384
 """Longest expression accepted at compile time."""
@@ -267,11 +274,12 @@ def describe_celpy_error(error: CELEvalError) -> str:
 
 
 class _StepCounter:
-    __slots__ = ("limit", "steps")
+    __slots__ = ("deadline", "limit", "steps")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, seconds: float) -> None:
         self.limit = limit
         self.steps = 0
+        self.deadline = time.monotonic() + seconds
 
 
 class _BudgetedEvaluator(Evaluator):
@@ -290,7 +298,7 @@ class _BudgetedEvaluator(Evaluator):
     def _visit_tree(self, tree: lark.Tree) -> Any:
         counter = self._counter
         counter.steps += 1
-        if counter.steps > counter.limit:
+        if counter.steps > counter.limit or time.monotonic() > counter.deadline:
             raise _StepBudgetExceededError
         return super()._visit_tree(tree)
 
@@ -350,6 +358,7 @@ class PythonCompiledExpression:
     references: frozenset[str]
     _runner: celpy.Runner = field(repr=False)
     _step_budget: int = DEFAULT_STEP_BUDGET
+    _time_budget: float = DEFAULT_TIME_BUDGET
     _base_activation: Activation = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -360,7 +369,7 @@ class PythonCompiledExpression:
         runner = self._runner
         try:
             context = {name: to_celpy(activation[name]) for name in self.references if name in activation}
-            counter = _StepCounter(self._step_budget)
+            counter = _StepCounter(self._step_budget, self._time_budget)
             # The base activation (functions, annotations) is built once; evaluate() clones it.
             evaluator = _BudgetedEvaluator(runner.ast, self._base_activation, counter)
             result = evaluator.evaluate(context)
@@ -368,7 +377,9 @@ class PythonCompiledExpression:
         except CELEvalError as error:
             return CelEvalError(describe_celpy_error(error))
         except _StepBudgetExceededError:
-            return CelEvalError(f"evaluation exceeded its budget of {self._step_budget} steps")
+            return CelEvalError(
+                f"evaluation exceeded its budget of {self._step_budget} steps or {self._time_budget:g} s"
+            )
         except RecursionError:
             return CelEvalError("evaluation nested too deeply")
         except Exception as exc:  # any other failure inside cel-python is data-dependent: a value
@@ -378,9 +389,12 @@ class PythonCompiledExpression:
 class PythonCelEngine:
     """CEL on cel-python (pure Python, always available)."""
 
-    def __init__(self, step_budget: int = DEFAULT_STEP_BUDGET) -> None:
+    def __init__(
+        self, step_budget: int = DEFAULT_STEP_BUDGET, time_budget: float = DEFAULT_TIME_BUDGET
+    ) -> None:
         self._environment = celpy.Environment()
         self._step_budget = step_budget
+        self._time_budget = time_budget
 
     @property
     def name(self) -> str:
@@ -411,7 +425,9 @@ class PythonCelEngine:
             first = analysis.issues[0]
             return CelCompileIssue(first.message, first.offset)
         runner = self._environment.program(tree, functions=_HOST_FUNCTIONS)
-        return PythonCompiledExpression(expression, analysis.references, runner, self._step_budget)
+        return PythonCompiledExpression(
+            expression, analysis.references, runner, self._step_budget, self._time_budget
+        )
 
 
 def _syntax_message(expression: str, offset: int | None) -> str:

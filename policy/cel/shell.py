@@ -39,6 +39,7 @@ import itertools
 import re
 import shlex
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 MAX_INPUT_CHARS = 256 * 1024
 """Longest shell line accepted (characters)."""
@@ -681,7 +682,14 @@ def shell_commands(line: str) -> list[list[str]]:
         raise TypeError(f"shell.commands expects a string, got {type(line).__name__}")
     if len(line) > MAX_INPUT_CHARS:
         raise ShellLineTooComplexError(f"shell line longer than {MAX_INPUT_CHARS} characters")
-    return _parse(line, 0, _Budget(), {})
+    return [list(argv) for argv in _parse_cached(line)]
+
+
+@lru_cache(maxsize=256)
+def _parse_cached(line: str) -> tuple[tuple[str, ...], ...]:
+    """Rules of one event usually parse the same line many times (and a comprehension may do it
+    per element), so parses are cached; callers get fresh lists."""
+    return tuple(tuple(argv) for argv in _parse(line, 0, _Budget(), {}))
 
 
 def shell_argv0s(line: str) -> list[str]:

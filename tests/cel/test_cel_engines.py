@@ -161,3 +161,53 @@ def test_engine_names_and_selection() -> None:
     assert make_engine("auto").name == available_engines()[0]
     with pytest.raises(EngineUnavailableError, match="unknown CEL engine"):
         make_engine("fast")
+
+
+def test_time_budget_stops_slow_helper_work() -> None:
+    from dsh_policy.policy.cel.python_engine import PythonCelEngine
+
+    engines: list[CelEngine] = [PythonCelEngine(time_budget=0.0)]
+    if "native" in ENGINES:
+        from dsh_policy.policy.cel.native_engine import NativeCelEngine
+
+        engines.append(NativeCelEngine(time_budget=0.0))
+    for engine in engines:
+        value = compiled(engine, "shell.commands(c).size()").evaluate({"c": "ls"})
+        assert isinstance(value, CelEvalError)
+        assert "budget" in value.message
+
+
+def test_helper_errors_keep_their_message_and_the_rule_spelling(engine: CelEngine) -> None:
+    value = compiled(engine, "s.matches(p)").evaluate({"s": "a", "p": "("})
+    assert isinstance(value, CelEvalError)
+    assert "invalid regular expression" in value.message
+    assert "matchRE" not in value.message
+
+
+def test_short_circuit_keeps_cel_error_semantics(engine: CelEngine) -> None:
+    assert evaluate(engine, "false && m.missing") is False
+    assert evaluate(engine, "m.missing && false", m={}) is False
+    assert evaluate(engine, "true || m.missing", m={}) is True
+    assert isinstance(compiled(engine, "true && m.missing").evaluate({"m": {}}), CelEvalError)
+    assert evaluate(engine, "[1, 2].exists(x, x == 2 || m.missing)", m={}) is True
+    assert isinstance(compiled(engine, "[1, 2].all(x, m.missing)").evaluate({"m": {}}), CelEvalError)
+    assert evaluate(engine, "[1, 2].all(x, x > 1 && m.missing)", m={}) is False
+
+
+@pytest.mark.parametrize(
+    ("source", "activation", "expected"),
+    [
+        ("x == 1.0", {"x": 1}, True),
+        ("x < 1.5", {"x": 1}, True),
+        ("!(m in ['read', 'list'])", {"m": 1}, True),
+        ("[1, 'a'].exists(e, e == 'b')", {}, False),
+        ("x in {'a': 1}", {"x": 2}, False),
+        ("m == {'a': [1.0]}", {"m": {"a": [1]}}, True),
+    ],
+)
+def test_mixed_type_comparisons_follow_the_spec(
+    engine: CelEngine, source: str, activation: dict[str, Any], expected: bool
+) -> None:
+    # cel-python alone would error here; under on_error: ignore that could flip a decision.
+    # (Literals of mixed types are rejected at load by the native type checker, so use variables.)
+    assert compiled(engine, source).evaluate(activation) is expected
