@@ -130,8 +130,12 @@ class Session:
 
     @classmethod
     def to_file(cls, path: str | os.PathLike[str], *, fsync: bool = False) -> Session:
-        """A new session logged to a JSONL file."""
-        return cls(JsonlStore(path, fsync=fsync))
+        """A new session logged to a JSONL file; an existing non-empty log is refused (two sessions
+        in one file could not be told apart on resume; use :meth:`load` to continue one)."""
+        target = Path(path)
+        if target.exists() and target.stat().st_size > 0:
+            raise FileExistsError(f"{target}: already holds a session log; use Session.load() to resume it")
+        return cls(JsonlStore(target, fsync=fsync))
 
     @classmethod
     def load(cls, store: SessionStore | str | os.PathLike[str]) -> Session:

@@ -119,3 +119,10 @@ def test_a_record_that_is_not_json_is_refused_before_anything_is_written(tmp_pat
     with pytest.raises(ValueError):
         session.append("tool/result", value=float("nan"))
     assert session.records == [] and not (tmp_path / "s.jsonl").exists()
+
+
+async def test_a_new_session_refuses_a_file_that_already_holds_one(kit: Any, tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    await run_to_file(kit, path)
+    with pytest.raises(FileExistsError, match=r"Session\.load"):
+        Session.to_file(path)
