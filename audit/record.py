@@ -12,6 +12,7 @@ byte for byte against the ``rfc8785`` reference package.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -29,6 +30,8 @@ GENESIS_TAG: Final = b"dsh-policy/audit/genesis/v1\x00"
 _ORJSON_OPTIONS: Final = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 # Keys containing a character at or above U+E000 may sort differently by code point and by UTF-16.
 _SORT_SENSITIVE: Final = "\ue000"
+# UTF-8 lead bytes 0xEE-0xF4 start exactly the characters at or above U+E000.
+_SORT_SENSITIVE_BYTES: Final = re.compile(rb"[\xee-\xf4]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,13 +180,53 @@ def _locate(value: Any, path: str) -> DomainViolation | None:
 
 def canonical_bytes(value: Any) -> bytes:
     """RFC 8785 bytes of ``value``; raise :class:`OutsideDomainError` outside the record domain."""
-    scanned = _scan(value)
-    if scanned == _UTF16:
-        return _jcs(value).encode("utf-8")
-    if scanned == _OUTSIDE:
-        violation = _locate(value, "$")
-        raise OutsideDomainError(violation or DomainViolation("$", "value outside the record domain"))
-    return orjson.dumps(value, default=_plain_mapping, option=_ORJSON_OPTIONS)
+    return _encode(value)[0]
+
+
+def _encode(value: Any) -> tuple[bytes, bool]:
+    """Canonical bytes and whether they needed the UTF-16 key order path.
+
+    Division of labour on the hot path: a Python walk checks only the *types* (orjson would
+    happily write floats, enums, UUIDs or dataclasses); orjson itself rejects integers beyond
+    2**53 - 1, non-string keys and lone surrogates; and only output that holds a character at or
+    above U+E000 pays for the full scan that decides the key order.
+    """
+    if not _types_in_domain(value):
+        raise _outside(value)
+    try:
+        encoded = orjson.dumps(value, default=_plain_mapping, option=_ORJSON_OPTIONS)
+    except orjson.JSONEncodeError:
+        raise _outside(value) from None
+    if not encoded.isascii() and _SORT_SENSITIVE_BYTES.search(encoded) and _scan(value) == _UTF16:
+        return _jcs(value).encode("utf-8"), True
+    return encoded, False
+
+
+def _outside(value: Any) -> OutsideDomainError:
+    violation = _locate(value, "$")
+    return OutsideDomainError(violation or DomainViolation("$", "value outside the record domain"))
+
+
+def _types_in_domain(value: Any) -> bool:
+    """Whether every value has a JSON type of the domain (checks types only, see :func:`_encode`)."""
+    kind = type(value)
+    if kind is dict:
+        items: Any = value.values()
+    elif kind is list or kind is tuple:
+        items = value
+    elif kind is str or kind is int or kind is bool or value is None:
+        return True
+    elif isinstance(value, Mapping):
+        items = value.values()
+    else:
+        return False
+    for item in items:
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:
+            continue
+        if not _types_in_domain(item):
+            return False
+    return True
 
 
 def canonical_bytes_unchecked(value: Any) -> bytes:
@@ -242,15 +285,12 @@ class SealedRecord:
 def seal_record(record: dict[str, Any]) -> SealedRecord:
     """Hash ``record`` (which must not yet hold ``hash``) and render its canonical line.
 
-    Scans the value domain once, then serializes twice (without and with ``hash``): cheaper than
+    Checks the value domain once, then serializes twice (without and with ``hash``): cheaper than
     splicing bytes and obviously correct. Raises :class:`OutsideDomainError`.
     """
-    scanned = _scan(record)
-    if scanned == _OUTSIDE:
-        violation = _locate(record, "$")
-        raise OutsideDomainError(violation or DomainViolation("$", "value outside the record domain"))
-    render = _render_jcs if scanned == _UTF16 else canonical_bytes_unchecked
-    digest = record_hash(render(record))
+    body, needs_utf16 = _encode(record)
+    render = _render_jcs if needs_utf16 else canonical_bytes_unchecked
+    digest = record_hash(body)
     record["hash"] = digest
     try:
         line = render(record)
@@ -281,3 +321,34 @@ def without_member(line: bytes, key: str, value: str) -> bytes | None:
     if line[at - 1 : at] == b"{" and line[end : end + 1] == b"}":
         return line[:at] + line[end:]
     return None
+
+
+_RECORD_HASH_PREFIX: Final = hashlib.sha256(RECORD_HASH_TAG)
+
+
+def hash_of_line(line: bytes, stated_hash: str) -> str | None:
+    """:func:`record_hash` of a canonical ``line`` minus its ``hash`` member, without copying it.
+
+    The verifier's hot path: hashes the bytes around the member instead of building the body.
+    ``None`` when the member is not where a canonical line would have it.
+    """
+    member = b'"hash":' + orjson.dumps(stated_hash)
+    at = line.find(member)
+    if at <= 0:
+        return None
+    end = at + len(member)
+    before, after = line[at - 1], line[end] if end < len(line) else 0
+    view = memoryview(line)
+    digest = _RECORD_HASH_PREFIX.copy()
+    if before == 0x2C:  # ','
+        digest.update(view[: at - 1])
+        digest.update(view[end:])
+    elif before == 0x7B and after == 0x2C:  # '{' then ','
+        digest.update(view[:at])
+        digest.update(view[end + 1 :])
+    elif before == 0x7B and after == 0x7D:  # '{' then '}'
+        digest.update(view[:at])
+        digest.update(view[end:])
+    else:
+        return None
+    return digest.hexdigest()

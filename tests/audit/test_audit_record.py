@@ -15,6 +15,7 @@ from dsh_policy.audit.record import (
     canonical_bytes,
     find_domain_violation,
     genesis_prev,
+    hash_of_line,
     record_hash,
     seal_record,
     without_member,
@@ -136,3 +137,10 @@ def test_hash_member_is_removed_wherever_it_sorts() -> None:
 def test_genesis_prev_is_tied_to_the_log_id() -> None:
     assert genesis_prev("log-a") == hashlib.sha256(GENESIS_TAG + b"log-a").hexdigest()
     assert genesis_prev("log-a") != genesis_prev("log-b")
+
+
+def test_hash_of_line_equals_hashing_the_body_without_the_member() -> None:
+    for record in ({"z": 1}, {"a": 1}, {"a": 1, "z": {"hash": "nested"}}, {}):
+        sealed = seal_record(dict(record))
+        assert hash_of_line(sealed.line, sealed.hash) == sealed.hash
+    assert hash_of_line(b'{"a":1}', "0" * 64) is None
