@@ -263,26 +263,58 @@ def _table(per_engine: Mapping[str, tuple[list[CaseResult], float]]) -> str:
     return "\n".join(lines)
 
 
-KNOWN_DEVIATIONS = """
-## Known deviations and their effect on policies
+KNOWN_DEVIATIONS = r"""
+## Known deviations and what they mean for policies
 
-- **Cross-type numeric comparison** (`1 == 1.0`, `1u < 2`, `1 < 1.5`): the CEL spec defines these;
-  cel-python raises "no such overload" instead. In a rule that is an evaluation error, so with
-  `on_error: deny` it fails closed, never silently false. Rule packs should compare like with
-  like (`double(x) > 1.5`); JSON numbers from tool arguments arrive as int or double as written.
-- **int vs uint**: the plain-Python interface has one integer kind; a uint result is returned as
-  an int and uint bindings are not expressible (skipped). Gateway activations never contain uints.
-- **Extension libraries** (strings, math, encoders, optionals, bindings): native only. A rule using
-  them fails to load on the python engine with "unknown function" at its position, never at
-  evaluation time.
-- **Timestamps** keep microseconds on the python engine (Python `datetime`); results come back as
-  `datetime` on both engines, so nanosecond-precision cases fail on both at the interface.
-- **Load-time checking**: the native engine type-checks at compile time (e.g. `1 + "a"` or a helper
-  called with an int literal is rejected at load); the python engine checks function names, macro
-  forms and constant regexes at load and finds type errors at evaluation. Both report errors as
-  values; a rule accepted by both evaluates identically (see tests/cel/test_cel_engines.py).
-- **Helpers shadow nothing**: `path`, `shell`, `url` and `secrets` are function namespaces; a
-  variable of that name is only visible as a comprehension variable.
+Deviations that could flip a decision are worked around in the engine; the rest make an
+expression fail at load (a clear error with its position) or concern corners rules do not use.
+
+Worked around (the python engine would otherwise differ from the spec and from native):
+
+- **Mixed-type equality and ordering**: cel-python raises "no such overload" for `1 == 1.0`,
+  `1 < 1.5`, `1 in ["a"]` and `[1, "a"].exists(e, e == "b")`. Under `on_error: ignore` that
+  error would drop a rule such as `!(args.mode in ["read", "list"])` when an agent sends
+  `mode: 1`, so the python engine implements the spec's `==`, `!=`, `in`, `<`, `<=`, `>`, `>=`
+  (numbers by value across int/uint/double, other mixed types unequal), numeric map keys,
+  IEEE double division (`0.0/0.0` is NaN, cel-python said `inf`) and duration
+  `getMilliseconds` (cel-python returned the total).
+- **Short-circuit**: cel-python evaluates both sides of `&&`/`||` and every `exists`/`all`
+  element; the engine stops at the deciding value (same results, far less work).
+
+Rejected at load (the rule pack does not load; nothing is decided by a half-supported rule):
+
+- **Unknown functions and reserved words as members** (`f_unknown(1) || true`, `a.if()`): the
+  spec's unchecked evaluation would absorb the error; both engines refuse the expression.
+- **Static type errors, native only**: the native engine type-checks at load, so `true ? "a" : 1`,
+  `false && 32` or `1 == 1.0` with literals (`logic`, `comparisons` failures) are load errors;
+  the python engine evaluates them. With variables (`x == 1.0`) both follow the spec at runtime.
+- **Extension libraries** (strings, math, encoders, optionals, bindings): native only; on python
+  a rule using them fails to load with "unknown function" or a syntax error at its position.
+  Two-variable comprehensions (`macros2`), the network library and `cel.block` are in neither.
+- **Backquoted field names** (`` m.`foo.txt` ``): a syntax error on python.
+
+Differences that remain (no decision in the shipped packs depends on them):
+
+- **String literal escapes on python**: `\?`, `` \` `` and upper-case `\X41` are kept
+  verbatim and a newline inside a triple-quoted literal is dropped (`parse` failures). Write
+  regular expressions as raw strings (`r'...'`), as the shipped packs do.
+- **Timestamps on python** keep microseconds, have no year 0001-9999 range errors and
+  `timestamp(int)` is missing (`timestamps`, `conversions` failures).
+- **int vs uint**: the plain-Python interface has one integer kind; a uint result is returned
+  as an int and uint bindings are not expressible (skipped). Gateway activations hold no uints.
+- **Native**: a map literal with duplicate keys of different numeric kinds (`{0: 1, 0u: 2}`) is
+  not rejected.
+
+## Evaluation limits
+
+- Both engines: expressions up to 16,384 characters; comprehensions nested at most 4 deep; a
+  constant `matches` pattern must compile; helpers bound their own work (`shell.commands`:
+  256 KiB and 16 nesting levels, `secrets.scan`: 64 levels; RE2 is linear time).
+- python: 200,000 evaluation steps and 2 s per evaluation (checked at every step).
+- native: the runtime's fixed 10,000 comprehension iterations per evaluation (a `messages.exists`
+  over more messages fails closed); helpers refuse to start after 2 s. Work inside one native
+  operator on a large value (concatenating long lists or strings) cannot be interrupted; it is
+  bounded by the size of the activation and the expression.
 """
 
 

@@ -241,7 +241,16 @@ def _divide(a: Any, b: Any) -> Any:
     return operator.truediv(a, b)
 
 
+def _get_milliseconds(value: Any, tz_name: Any = None) -> Any:
+    """``getMilliseconds``: the milliseconds part of a duration (cel-python returns the total)."""
+    if isinstance(value, ct.DurationType):
+        total = int(value.total_seconds() * 1000)  # truncates toward zero, as the spec's examples
+        return ct.IntType(total - int(total / 1000) * 1000)
+    return ct.IntType(value.getMilliseconds(tz_name))
+
+
 _OPERATORS: dict[str, Callable[..., Any]] = {
+    "getMilliseconds": _get_milliseconds,
     "_[_]": _index,
     "_/_": _divide,
     "_==_": _propagating(lambda a, b: ct.BoolType(cel_equal(a, b))),
