@@ -62,11 +62,16 @@ class Detector:
                 continue
             if self.requires_digit and not any(c.isdigit() for c in text[start:end]):
                 continue
+            if _MARKER.fullmatch(text[start:end]):
+                continue  # already redacted: redaction must be idempotent
             out.append(Match(self.name, start, end))
         return out
 
 
 _BASE64URL = r"[A-Za-z0-9_\-]"
+#: What a replacement looks like; a detector whose secret group would match one (a password field
+#: holding ``[REDACTED:...]``) must not redact it again, or the rendered text would never settle.
+_MARKER = re2.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
 _TABLE: tuple[Detector, ...] = (
     Detector(

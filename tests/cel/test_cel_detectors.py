@@ -115,3 +115,19 @@ def test_every_preset_named_in_the_contract_exists_with_default_replacement() ->
     }  # fmt: skip
     assert set(detectors.DETECTORS) == expected
     assert all(d.replacement == f"[REDACTED:{name}]" for name, d in detectors.DETECTORS.items())
+
+
+@pytest.mark.parametrize("name", sorted(detectors.DETECTORS))
+def test_redaction_is_idempotent_for_every_preset(name: str) -> None:
+    """Redacting redacted text changes nothing: a marker is never itself taken for a secret."""
+    samples = {
+        "connection-string-password": "postgres://app:s3cr3t-EXAMPLE@db:5432/app",
+        "bearer-token": "Authorization: Bearer abcdefgh12345678",
+        "basic-auth-header": "Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
+        "aws-secret-key": "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    }
+    text = samples.get(name, f"value: {detectors.DETECTORS[name].replacement}")
+    once, _ = detectors.redact(text)
+    twice, count = detectors.redact(once)
+    assert twice == once
+    assert count == 0
