@@ -56,6 +56,10 @@ from .decide import (
 )
 
 PLUGIN_NAME = "dsh-policy"
+_UNREDACTABLE = (
+    "tool output withheld by policy: it contained a secret that redaction could not remove from "
+    "what the tool renders"
+)
 
 
 class GatewayObserver(Protocol):
@@ -64,8 +68,8 @@ class GatewayObserver(Protocol):
     def call_settled(self, outcome: CallOutcome) -> None:
         """A call reached ``tools/result`` with everything the gateway decided about it."""
 
-    def step_rejected(self, event: StepEvent, verdict: StepVerdict) -> None:
-        """A pre-step was rejected by the policy."""
+    def step_gated(self, event: StepEvent, verdict: StepVerdict) -> None:
+        """The policy decided a pre-step (enter or reject)."""
 _log = structlog.get_logger("dsh_policy.gateway")
 
 
@@ -140,6 +144,7 @@ class PolicyGateway:
         self.auditor = auditor
         self.observers = tuple(observers)
         self._calls: dict[int, _CallState] = {}
+        self._tools: Any = None
 
     def _notify(self, method: str, *args: Any) -> None:
         for observer in self.observers:
@@ -150,6 +155,7 @@ class PolicyGateway:
 
     def apply(self, ctx: Any, config: Any = None) -> None:
         """Register the gateway's listeners and guard on ``ctx`` (prepended: policy goes first)."""
+        self._tools = ctx.tools
         ctx.on("agent/pre-step", self.pre_step, prepend=True)
         ctx.on("tools/pre-execute", self.pre_execute, prepend=True)
         ctx.tools.guard(self.guard)
@@ -183,8 +189,9 @@ class PolicyGateway:
                     self.auditor.step_rejected(request, verdict)
                 except AuditUnavailableError as error:
                     _log.error("step rejected but not audited", error=str(error))
-            self._notify("step_rejected", request, verdict)
+            self._notify("step_gated", request, verdict)
             return reject(verdict.message)
+        self._notify("step_gated", request, verdict)
         decision = await next()
         if isinstance(decision, Enter) and verdict.contexts:
             extras = tuple(Message.from_plugin(text, PLUGIN_NAME) for text in verdict.contexts)
@@ -194,13 +201,19 @@ class PolicyGateway:
     async def pre_execute(
         self, execution: ToolExecution, next: Callable[[], Awaitable[PreToolDecision]]
     ) -> PreToolDecision:
-        """deny short-circuits; ask still lets later listeners deny; allow defers to them."""
+        """deny short-circuits; ask still lets later listeners deny; allow defers to them.
+
+        A denied call never reaches the harness's guards, yet a matching guard is the stronger
+        statement ("never allowed"): it is evaluated here too, so the model, the audit record and
+        ``check``'s whole-gate verdict all name the guard when one matches."""
         state = self._state(execution)
         verdict = self.policy.pre_execute(state.event)
         state.pre_execute = verdict
-        message = verdict.message or f'tool "{execution.name}" denied by policy'
         if verdict.decision == "deny":
-            return deny(message)
+            guard = state.guard = self.policy.guard(state.event)
+            if guard.denied:
+                return deny(guard.message or f'tool "{execution.name}" denied by a policy guard')
+            return deny(verdict.message or f'tool "{execution.name}" denied by policy')
         later = await next()
         if verdict.decision == "ask" and not isinstance(later, Deny):
             return ask(verdict.message)
@@ -263,6 +276,9 @@ class PolicyGateway:
             # Another listener replaced the result: review its replacement before it leaves.
             return self._review_replacement(state, result, later, merged)
         if review.value_redacted and not result.is_error:
+            if self._renders_a_secret(state, review.redacted_value):
+                state.post_action = "block-unredactable"
+                return block(_UNREDACTABLE, merged)
             state.post_action = "redact-value"
             return accept(value=review.redacted_value, additional_contexts=merged)
         if review.redacted_text is not None:
@@ -270,6 +286,21 @@ class PolicyGateway:
             return accept(content=(TextContent(review.redacted_text),), additional_contexts=merged)
         state.post_action = "accept"
         return accept(additional_contexts=merged)
+
+    def _renders_a_secret(self, state: _CallState, value: Any) -> bool:
+        """A replaced value is re-rendered by the tool's own renderer; one that does not derive
+        its text from the value could show the secret again, so check the text it will produce."""
+        definition = self._tools.get(state.event.tool) if self._tools is not None else None
+        if definition is None:
+            return False
+        try:
+            text = "\n".join(part.text for part in definition.render(value))
+        except Exception:  # the pipeline will turn a failing renderer into an error result
+            return False
+        second = self.policy.review_tool_result(
+            ToolResultEvent(call=state.event, text=text, value=value)
+        )
+        return second.decision == "block" or second.redacted_text is not None
 
     def _review_replacement(
         self, state: _CallState, result: ToolResult, later: Accept, contexts: tuple[Message, ...]

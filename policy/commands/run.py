@@ -64,7 +64,7 @@ def _brief_args(policy: Policy, args: Any) -> str:
 def _label(outcome: CallOutcome) -> str:
     """The one word a reader scans for: what happened to the call."""
     review = outcome.review
-    if outcome.denied_by == "guard":
+    if outcome.guard is not None and outcome.guard.denied:
         return "DENY"
     if outcome.denied_by == "approval":
         return "ASK>DENY"
@@ -83,7 +83,7 @@ def _label(outcome: CallOutcome) -> str:
 
 def _deciding(outcome: CallOutcome) -> tuple[list[str], str | None]:
     """The rules and message that explain the label."""
-    if outcome.denied_by == "guard" and outcome.guard is not None:
+    if outcome.guard is not None and outcome.guard.denied:
         return list(outcome.guard.rules), outcome.guard.message
     review = outcome.review
     if review is not None and (review.decision == "block" or review.redactions):
@@ -147,7 +147,12 @@ class Narrator:
             }
         )
 
-    def step_rejected(self, event: StepEvent, verdict: StepVerdict) -> None:
+    def step_gated(self, event: StepEvent, verdict: StepVerdict) -> None:
+        if verdict.decision != "reject":
+            if verdict.contexts:
+                self.say(f"  CONTEXT  step {event.step}: {len(verdict.contexts)} message(s) added"
+                         f" by {', '.join(verdict.rules)}")
+            return
         self.counts["REJECT"] += 1
         self.say(f"  REJECT   step {event.step}: {verdict.message or 'rejected by policy'}")
         if verdict.rules:
