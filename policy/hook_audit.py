@@ -18,7 +18,7 @@ digests only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +36,8 @@ from .auditing import (
     sha256_digest,
 )
 from .config import PolicySources
-from .decide import ResultVerdict, StepVerdict, ToolCallEvent, ToolCallVerdict
+from .decide import Policy, ResultVerdict, StepVerdict, ToolCallEvent, ToolCallVerdict
+from .errors import PolicyError
 from .hook_events import HookDecision, response_text
 from .hook_protocol import HookInput, HookInputError, HookVerdict, PostToolUseInput, UserPromptSubmitInput
 from .redaction import all_detector_redactions, redact_value
@@ -83,6 +84,26 @@ class UnloadedPolicy:
     def redact_arguments(self, args: Any) -> tuple[Any, int]:
         """Every shipped detector applied to every string of ``args``."""
         return redact_value(args, all_detector_redactions())
+
+
+def record_invocation(
+    flag: str | None,
+    sources: PolicySources | Sequence[PolicyError],
+    policy: Policy | None,
+    harness: Harness,
+    payload: HookInput | HookInputError,
+    raw: bytes,
+    decision: HookDecision,
+) -> None:
+    """Record one ``dsh-policy hook`` run: where (``--audit`` and/or the deployment file) and
+    against which policy (an :class:`UnloadedPolicy` when it failed to load)."""
+    if isinstance(sources, PolicySources):
+        target = audit_target(flag, sources)
+    else:
+        target = HookAuditTarget(flag) if flag else None
+    if target is not None:
+        facts: PolicyFacts = policy if policy is not None else UnloadedPolicy()
+        record_hook_decision(target, facts, harness, payload, raw, decision)
 
 
 def record_hook_decision(

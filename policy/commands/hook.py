@@ -17,10 +17,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from dsh_policy.policy.auditing import PolicyFacts
 from dsh_policy.policy.decide import LoadFailure, Policy
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.hook_audit import HookAuditTarget, UnloadedPolicy, audit_target, record_hook_decision
 from dsh_policy.policy.hook_claude_code import ClaudeCodeDialect
 from dsh_policy.policy.hook_codex import CodexDialect
 from dsh_policy.policy.hook_events import HookDecision, SessionContext, decide_hook
@@ -104,31 +102,33 @@ def _decide_and_record(
         payload.event if isinstance(payload, HookInputError) else payload.hook_event_name
     )
     sources = sources_from(args)
-    target: HookAuditTarget | None = None
-    facts: PolicyFacts = UnloadedPolicy()
+    policy: Policy | None = None
     if isinstance(sources, list):
-        target = HookAuditTarget(args.audit) if args.audit else None
         decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(sources)))
     else:
-        target = audit_target(args.audit, sources)
-        policy = Policy.load(
+        loaded = Policy.load(
             sources.packs,
             params=sources.params,
             engine=sources.engine,
             shadow=sources.shadow,
             param_origins=sources.param_origins,
         )
-        if isinstance(policy, LoadFailure):
-            decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(policy.errors)))
+        if isinstance(loaded, LoadFailure):
+            decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(loaded.errors)))
         elif isinstance(payload, HookInputError):
-            facts = policy
+            policy = loaded
             decision = HookDecision(failure_verdict(payload.event, str(payload)))
         else:
-            facts = policy
+            policy = loaded
             session = SessionContext(announcement(policy)) if args.announce_packs else None
             decision = decide_hook(policy, args.harness, payload, session)
-    if target is not None:
-        record_hook_decision(target, facts, args.harness, payload, raw, decision)
+    configured = not isinstance(sources, list) and sources.config is not None and sources.config.audit
+    if args.audit is not None or configured:
+        # Imported only when recording: the audit writer is a noticeable share of a hook's start-up,
+        # and a hook pays its start-up on every tool call.
+        from dsh_policy.policy.hook_audit import record_invocation
+
+        record_invocation(args.audit, sources, policy, args.harness, payload, raw, decision)
     return decision.verdict
 
 
