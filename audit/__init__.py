@@ -2,4 +2,37 @@
 
 ``audit`` imports nothing else of ``dsh_policy``: an auditor verifies a log without the policy
 engine.
+
+Writing (the gateway)::
+
+    with AuditWriter.open("audit.jsonl", fsync="batch", signing_key="audit.key") as writer:
+        receipt = writer.append("tool_result", {"session": ..., "call": {...}, "decision": {...}})
+
+Verifying (an auditor)::
+
+    report = verify_log(["audit.jsonl"], public_key="audit.pub")
+    report.intact, report.first_error, report.anchored_through
 """
+
+from .verify import Finding, Reason, VerificationReport, verify_log
+from .writer import (
+    AppendReceipt,
+    AuditError,
+    AuditRecordError,
+    AuditWriteError,
+    AuditWriter,
+    FsyncMode,
+)
+
+__all__ = [
+    "AppendReceipt",
+    "AuditError",
+    "AuditRecordError",
+    "AuditWriteError",
+    "AuditWriter",
+    "Finding",
+    "FsyncMode",
+    "Reason",
+    "VerificationReport",
+    "verify_log",
+]

@@ -84,14 +84,15 @@ def render_text(report: VerificationReport) -> str:
         f"segments     {len(report.files)}: " + ", ".join(report.files),
         f"records      {report.records_checked} checked, {report.records_valid} valid,"
         f" {report.records_invalid} invalid{span}",
-        f"checkpoints  {report.checkpoints_valid} valid, {report.checkpoints_invalid} invalid",
+        f"checkpoints  {report.checkpoints_valid} valid, {report.checkpoints_invalid} invalid"
+        f" ({report.signature_mode})",
     ]
-    if report.signature_mode == "verified":
+    if report.signature_mode == "signature-verified":
         lines.append(f"signatures   verified with key {report.key_id}")
     else:
         lines.append(
-            "signatures   NOT CHECKED (no --key): checkpoints only match the records; a forger who"
-            " rewrites the whole log can recompute them"
+            "signatures   NOT CHECKED (no --key): checkpoints were only checked against the records;"
+            " a forger who rewrites the whole log can recompute them. Pass --key PUB."
         )
     if report.anchored_through is None:
         lines.append(

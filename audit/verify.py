@@ -86,7 +86,9 @@ class Finding:
         }
 
 
-SignatureMode = Literal["verified", "unsigned"]
+#: "signature-verified": every checkpoint carried a valid signature by the given key.
+#: "unsigned-verified": no key was given; checkpoints were only checked against the records.
+SignatureMode = Literal["signature-verified", "unsigned-verified"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -713,7 +715,7 @@ class _ChainWalker:
             records_invalid=invalid,
             checkpoints_valid=self.checkpoints_valid,
             checkpoints_invalid=self.checkpoints_invalid,
-            signature_mode="verified" if self.key is not None else "unsigned",
+            signature_mode="signature-verified" if self.key is not None else "unsigned-verified",
             key_id=key_id_of(self.key) if self.key is not None else None,
             first_seq=self.first_seq,
             last_seq=self.seen_max_seq if self.seen_max_seq >= 0 else None,

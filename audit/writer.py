@@ -41,6 +41,8 @@ from .segments import anchor_path, lock_path, rotated_path, rotated_segments, to
 
 FsyncMode = Literal["always", "batch", "off"]
 
+_READ_CHUNK: Final = 8 << 20
+
 #: Fields the writer owns; a caller's fields may not use these names.
 WRITER_FIELDS: Final = frozenset({"v", "log_id", "seq", "ts", "kind", "prev", "hash"})
 #: Kinds only the writer emits; the verifier gives them meaning, so callers may not forge them.
@@ -375,8 +377,22 @@ class AuditWriter:
                 self._start_segment_after_crash_or_fresh()
 
     def _read_new_records(self, *, allow_start: bool) -> None:
-        """Absorb complete lines from ``_offset`` to EOF; move a torn or unverifiable tail aside."""
+        """Absorb complete lines from ``_offset`` to EOF; move a torn or unverifiable tail aside.
+
+        Reads in bounded chunks, so opening a large segment costs time, not memory; only the final
+        chunk's last line gets the full hash check that decides whether it is a torn tail.
+        """
         size = os.fstat(self._fd).st_size
+        while size - self._offset > _READ_CHUNK:
+            chunk = os.pread(self._fd, _READ_CHUNK, self._offset)
+            end = chunk.rfind(b"\n") + 1
+            if end == 0:
+                break  # one line longer than a chunk: the whole-remainder read below handles it
+            for line in chunk[:end].split(b"\n")[:-1]:
+                record = _parse_own_line(line)
+                if record is not None:
+                    self._absorb(record, allow_start=allow_start)
+            self._offset += end
         data = os.pread(self._fd, size - self._offset, self._offset) if size > self._offset else b""
         if not data:
             return

@@ -59,7 +59,7 @@ def test_json_output_carries_the_whole_report(
     assert report["first_error"]["reason"] == "SEQ_GAP"
     assert (report["first_error"]["file"], report["first_error"]["line"]) == (str(path), 3)
     assert report["first_error"]["expected"] == "2" and report["first_error"]["actual"] == "3"
-    assert report["checkpoints"]["signatures"] == "unsigned"
+    assert report["checkpoints"]["signatures"] == "unsigned-verified"
     assert set(report) >= {"records", "anchored_through", "unanchored_records", "reason_counts", "warnings"}
 
 

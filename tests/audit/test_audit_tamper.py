@@ -120,7 +120,7 @@ def test_a_rehashed_forgery_passes_the_chain_but_not_the_signatures(
     signed_log.write_bytes(b"".join(forge_rechained(lines)))
     signed_log.with_name("audit.jsonl.anchor").unlink()  # a careful forger drops the local anchor too
     unsigned = verify_log([signed_log])
-    assert unsigned.intact and unsigned.signature_mode == "unsigned"  # the documented limit without a key
+    assert unsigned.intact and unsigned.signature_mode == "unsigned-verified"  # the limit without a key
     report = _verify(signed_log, key_pair)
     first_checkpoint = next(i for i, line in enumerate(lines) if b'"kind":"checkpoint"' in line)
     assert _first(report) == ("CHECKPOINT_SIGNATURE", first_checkpoint + 1)

@@ -219,3 +219,19 @@ def test_appending_after_close_is_an_error(tmp_path: Path) -> None:
 def test_keygen_private_key_is_owner_only(key_pair: KeyPairFiles) -> None:
     assert stat.S_IMODE(key_pair.private_path.stat().st_mode) == 0o600
     assert key_pair.key_id.startswith("ed25519:")
+
+
+def test_reopening_reads_a_large_segment_in_bounded_chunks(
+    write_log: WriteLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dsh_policy.audit.writer as writer_module
+
+    path = write_log(40, checkpoint_every=None)
+    with path.open("ab") as handle:
+        handle.write(b'{"torn')
+    monkeypatch.setattr(writer_module, "_READ_CHUNK", 2048)
+    with AuditWriter.open(path, fsync="off") as writer:
+        # start 0, records 1-40, closing checkpoint 41, recovery 42
+        assert writer.append("tool_result", gateway_fields(40)).seq == 43
+    report = verify_log([path])
+    assert report.intact and report.recoveries == 1
