@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from .hook_protocol import (
     EXIT_OK,
+    FAIL_CLOSED_PREFIX,
     HookReply,
     HookVerdict,
     RedactionNotice,
@@ -52,11 +53,11 @@ class ClaudeCodeDialect:
             specific: dict[str, Any] = {
                 "hookEventName": event,
                 "permissionDecision": "ask",
-                "permissionDecisionReason": verdict.reason or "dsh-policy asks for approval",
+                "permissionDecisionReason": verdict.reason.strip() or "dsh-policy asks for approval",
             }
             return _reply({"hookSpecificOutput": self._with_context(specific, verdict)})
         if verdict.action == "halt":
-            return _reply({"continue": False, "stopReason": verdict.reason})
+            return _reply({"continue": False, "stopReason": verdict.reason.strip() or FAIL_CLOSED_PREFIX})
         if verdict.action == "redact" and event == "PostToolUse":
             if verdict.tool_name is not None and verdict.tool_name.startswith("mcp__"):
                 specific = {"hookEventName": event, "updatedMCPToolOutput": verdict.redacted_output}
@@ -74,7 +75,10 @@ class ClaudeCodeDialect:
         return deny_reply(verdict.reason or f"dsh-policy: {verdict.action} on {event}")
 
     def _block(self, verdict: HookVerdict) -> HookReply:
-        document: dict[str, Any] = {"decision": "block", "reason": verdict.reason or "blocked by policy"}
+        document: dict[str, Any] = {
+            "decision": "block",
+            "reason": verdict.reason.strip() or "blocked by policy",
+        }
         if verdict.contexts and verdict.event == "PostToolUse":
             document["hookSpecificOutput"] = self._with_context({"hookEventName": verdict.event}, verdict)
         return _reply(document)

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from .hook_protocol import (
     EXIT_OK,
+    FAIL_CLOSED_PREFIX,
     HookReply,
     HookVerdict,
     RedactionNotice,
@@ -75,7 +76,9 @@ class CodexDialect:
         if verdict.action == "ask":
             return deny_reply((verdict.reason or "approval required") + ASK_DEGRADED_SUFFIX)
         if verdict.action == "halt" and event in ("SessionStart", "Stop", "UserPromptSubmit", "PostToolUse"):
-            return _reply(event, {"continue": False, "stopReason": verdict.reason})
+            return _reply(
+                event, {"continue": False, "stopReason": verdict.reason.strip() or FAIL_CLOSED_PREFIX}
+            )
         if verdict.action == "redact" and event == "PostToolUse":
             notice = RedactionNotice(verdict.redacted_types).text()
             return _block(HookVerdict(event, "block", notice, verdict.contexts))
