@@ -578,6 +578,7 @@ class AuditWriter:
         self._frontier.append(bytes.fromhex(sealed.hash))
         self._since_checkpoint = 0 if kind == "checkpoint" else self._since_checkpoint + 1
         self._segment_has_records = kind != "segment_start"
+        self._pending_rotation = False  # a record after a rotation checkpoint: nothing left to finish
         self._last_line = sealed.line
         return AppendReceipt(seq, sealed.hash, ts, self._path, False)
 
@@ -665,6 +666,9 @@ class AuditWriter:
         receipt = self._append_locked("checkpoint", body)
         self._last_checkpoint_at = time.monotonic()
         if self._settings.export_anchor:
+            # The anchor must never be durable ahead of the checkpoint it copies, or a power cut
+            # would make an honest log look truncated.
+            self._sync_if_due(force=True)
             self._export_anchor()
         return receipt
 

@@ -235,3 +235,19 @@ def test_reopening_reads_a_large_segment_in_bounded_chunks(
         assert writer.append("tool_result", gateway_fields(40)).seq == 43
     report = verify_log([path])
     assert report.intact and report.recoveries == 1
+
+
+def test_a_crash_between_rename_and_new_segment_is_completed_once_on_reopen(write_log: WriteLog) -> None:
+    path = write_log(40, rotate_bytes=6000)
+    rotated = sorted(path.parent.glob("audit.jsonl.0*"))
+    # The moment after a rename: the last rotated segment ends in its rotation checkpoint and the
+    # active file does not exist yet (nor does an anchor newer than that checkpoint).
+    path.unlink()
+    path.with_name("audit.jsonl.anchor").unlink()
+    assert b'"reason":"rotation"' in read_lines(rotated[-1])[-1]
+    with AuditWriter.open(path, fsync="off") as writer:
+        writer.append("tool_result", gateway_fields(99))
+    assert sorted(path.parent.glob("audit.jsonl.0*")) == rotated  # completed once, no empty segment
+    first = _records(path)[0]
+    assert first["kind"] == "segment_start" and first["segment"]["previous"]["name"] == rotated[-1].name
+    assert verify_log([path]).intact
