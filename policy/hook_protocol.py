@@ -261,8 +261,9 @@ def failure_verdict(event: EventName | None, message: str) -> HookVerdict:
 
 
 def json_line(document: Mapping[str, Any]) -> str:
-    """One compact JSON object and a newline, as both harnesses read stdout."""
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
+    """One compact JSON object and a newline, as both harnesses read stdout. ASCII with escapes:
+    text from the payload may hold lone surrogates, which no UTF-8 stream can encode."""
+    return json.dumps(document, ensure_ascii=True, separators=(",", ":")) + "\n"
 
 
 def deny_reply(reason: str) -> HookReply:
@@ -271,7 +272,9 @@ def deny_reply(reason: str) -> HookReply:
     It needs no JSON parsing on the harness side, so a protocol change cannot turn it into an
     allow; both harnesses treat exit 2 with an *empty* stderr as a failed hook, hence the fallback.
     """
-    return HookReply(EXIT_BLOCK, "", (reason.strip() or FAIL_CLOSED_PREFIX) + "\n")
+    text = reason.strip() or FAIL_CLOSED_PREFIX
+    # stderr must be writable whatever the reason holds (lone surrogates from JSON escapes).
+    return HookReply(EXIT_BLOCK, "", text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n")
 
 
 def joined_contexts(contexts: tuple[str, ...]) -> str:

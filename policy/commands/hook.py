@@ -13,6 +13,7 @@ any exception become the safe verdict for the event that fired (:func:`failure_v
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Final
@@ -70,7 +71,9 @@ def main(argv: list[str]) -> int:
     except BaseException as exc:  # the last line of fail-closed defence
         if isinstance(exc, SystemExit) and exc.code in (0, None):
             return EXIT_OK
-        _emit(deny_reply(f"dsh-policy failed closed: {type(exc).__name__}: {exc}"))
+        # Even a broken stderr must not turn the refusal into a traceback (exit 1 fails open).
+        with contextlib.suppress(Exception):
+            _emit(deny_reply(f"dsh-policy failed closed: {type(exc).__name__}: {exc}"))
         return EXIT_BLOCK
 
 

@@ -178,3 +178,21 @@ def test_console_script_end_to_end(harness: str, name: str, expected_code: int) 
     assert done.returncode == expected_code
     assert done.stdout == b""
     assert done.stderr.decode().strip().endswith("[policy: hook-guard/never-rm-root]")
+
+
+def test_lone_surrogates_in_the_payload_cannot_break_the_json_answer(run_hook) -> None:
+    # "\ud800" is valid JSON but no UTF-8 stream can carry it; the answers echo payload text.
+    ask = _PRE + b'"tool_name": "mcp__fetch__fetch", "tool_input": {"url": "https://\\ud800.example/"}}'
+    run = run_hook("claude-code", ask, "--engine", "python")
+    assert run.code == 0
+    assert run.stdout.isascii()
+    answer = json.loads(run.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "ask"
+    assert answer["permissionDecisionReason"].startswith("egress to \ud800.example")
+
+
+def test_lone_surrogates_in_a_denial_reason_reach_stderr_escaped(run_hook) -> None:
+    deny = _PRE + b'"tool_name": "Write", "tool_input": {"file_path": "/etc/\\ud800", "content": ""}}'
+    run = run_hook("claude-code", deny, "--engine", "python")
+    assert run.code == 2
+    assert "writing outside the workspace" in run.stderr
