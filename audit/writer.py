@@ -153,6 +153,7 @@ class AuditWriter:
         self._synced = 0
         self._unsynced_since = 0.0
         self._sync_requested = False
+        self._pending_anchor: tuple[bytes, int] | None = None
         self._lock_fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o644)
         self._flusher: threading.Thread | None = None
 
@@ -622,23 +623,26 @@ class AuditWriter:
                 self._wake.notify()  # start the batch_ms clock in the flusher
 
     def _sync_if_due(self, *, force: bool) -> None:
-        """fsync inline (the locks are held) when forced or when the batch bound is reached."""
-        if self._settings.fsync == "off":
-            self._synced = self._written
-            return
+        """fsync inline (the locks are held) when forced or when the batch bound is reached; then
+        export a checkpoint anchor that is now covered."""
+        settings = self._settings
         pending = self._written - self._synced
-        if not pending:
-            return
-        due = force or pending >= self._settings.batch_records
-        if not due and time.monotonic() - self._unsynced_since >= self._settings.batch_ms / 1000:
-            due = True
-        if due:
+        if settings.fsync == "off":
+            self._synced = self._written
+        elif pending and (
+            force
+            or pending >= settings.batch_records
+            or time.monotonic() - self._unsynced_since >= settings.batch_ms / 1000
+        ):
             covered = self._written
             try:
                 os.fsync(self._fd)
             except OSError as error:
                 raise self._fail(f"{self._path}: fsync failed: {error}") from None
             self._synced = max(self._synced, covered)
+        anchor = self._take_covered_anchor()
+        if anchor is not None:
+            self._export_anchor(anchor)
 
     def _checkpoint_locked(self, reason: str) -> AppendReceipt:
         last_seq = self._next_seq - 1
@@ -667,19 +671,31 @@ class AuditWriter:
         self._last_checkpoint_at = time.monotonic()
         if self._settings.export_anchor:
             # The anchor must never be durable ahead of the checkpoint it copies, or a power cut
-            # would make an honest log look truncated.
-            self._sync_if_due(force=True)
-            self._export_anchor()
+            # would make an honest log look truncated: it is exported once an fsync covers the
+            # checkpoint (in batch mode by the flusher, off the append path).
+            self._pending_anchor = (self._last_line, self._written)
+            if self._settings.fsync == "batch":
+                self._sync_requested = True
+                self._wake.notify()
+            else:
+                self._sync_if_due(force=True)
         return receipt
 
-    def _export_anchor(self) -> None:
-        """Atomically replace ``PATH.anchor`` with the newest checkpoint line, for off-host copies."""
-        line = self._last_line + b"\n"
+    def _take_covered_anchor(self) -> bytes | None:
+        """The pending anchor line once an fsync covers it (thread lock held)."""
+        pending = self._pending_anchor
+        if pending is None or (self._settings.fsync != "off" and self._synced < pending[1]):
+            return None
+        self._pending_anchor = None
+        return pending[0]
+
+    def _export_anchor(self, line: bytes) -> None:
+        """Atomically replace ``PATH.anchor`` with a checkpoint line, for off-host copies."""
         target = anchor_path(self._path)
-        temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        temporary = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            os.write(fd, line)
+            os.write(fd, line + b"\n")
             if self._settings.fsync != "off":
                 os.fsync(fd)
         finally:
@@ -759,6 +775,14 @@ class AuditWriter:
                     self._synced = max(self._synced, covered)
                     if self._written > self._synced:
                         self._unsynced_since = time.monotonic()
+                    anchor = self._take_covered_anchor()
+                if anchor is not None:
+                    try:
+                        self._export_anchor(anchor)
+                    except OSError as error:
+                        with self._wake:
+                            self._failure = self._failure or f"cannot export the anchor: {error}"
+                        return
             if checkpoint_at is not None and checkpoint_at <= time.monotonic():
                 try:
                     with self._locked():

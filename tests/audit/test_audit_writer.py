@@ -251,3 +251,18 @@ def test_a_crash_between_rename_and_new_segment_is_completed_once_on_reopen(writ
     first = _records(path)[0]
     assert first["kind"] == "segment_start" and first["segment"]["previous"]["name"] == rotated[-1].name
     assert verify_log([path]).intact
+
+
+def test_batch_mode_exports_the_anchor_once_the_group_commit_covers_the_checkpoint(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    anchor = tmp_path / "a.jsonl.anchor"
+    with AuditWriter.open(path, fsync="batch", batch_ms=10, checkpoint_every=3) as writer:
+        for index in range(3):
+            writer.append("tool_result", {"i": index})
+        deadline = time.monotonic() + 5
+        while not anchor.exists() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        exported = orjson.loads(anchor.read_bytes())
+        assert exported["kind"] == "checkpoint" and exported["seq"] == 3
+    assert orjson.loads(anchor.read_bytes())["checkpoint"]["reason"] == "close"
+    assert verify_log([path]).anchor_file == str(anchor)
