@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -42,7 +43,30 @@ def test_examples_wire_all_five_events_to_the_adapter(harness: str, commands: di
     assert set(commands) == EVENTS
     for lines in commands.values():
         assert len(lines) == 1
-        assert shlex.split(lines[0])[:3] == ["dsh-policy", "hook", harness]
+        words = shlex.split(lines[0])
+        assert words[:3] == ["dsh-policy", "hook", harness]
+        # Any other non-zero exit (127 when dsh-policy is not on PATH, 1 on a crash before our
+        # code runs) would be a non-blocking error: the wrapper turns it into a refusal.
+        assert words[-3:] == ["||", "exit", "2"]
+
+
+@pytest.mark.parametrize(
+    ("harness", "commands"), [("claude-code", _claude_commands()), ("codex", _codex_commands())]
+)
+def test_example_command_refuses_when_dsh_policy_is_missing(
+    tmp_path, harness: str, commands: dict[str, list[str]]
+) -> None:
+    line = commands["PreToolUse"][0]
+    done = subprocess.run(
+        ["/bin/sh", "-c", line],
+        input=json.dumps(payload(harness, "pre_tool_use_bash_ls")).encode(),
+        capture_output=True,
+        env={"PATH": str(tmp_path), "CLAUDE_PROJECT_DIR": str(tmp_path)},
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip()
 
 
 @pytest.mark.parametrize(
@@ -58,7 +82,7 @@ def test_example_commands_run_against_the_example_gateway(
     run_hook, tmp_path, harness: str, commands: dict[str, list[str]], name: str, code: int
 ) -> None:
     document = payload(harness, name)
-    argv = shlex.split(commands[document["hook_event_name"]][0])
+    argv = shlex.split(commands[document["hook_event_name"]][0])[:-3]
     config_at = argv.index("--config")
     gateway = (
         (EXAMPLES / "gateway.yaml")
