@@ -209,6 +209,7 @@ _CODEX: Final[Mapping[str, ToolAlias]] = {
     "shell_command": _CODEX_SHELL,
     "exec_command": _CODEX_SHELL,
     "apply_patch": ToolAlias("apply_patch", normalise=_apply_patch),
+    # The file-read tool of builds that expose one, with Claude Code's name and fields.
     "Read": ToolAlias("read_file", renames=(("file_path", "path"),), required=("path",)),
 }
 
