@@ -71,6 +71,13 @@ def load_private_key(source: str | os.PathLike[str] | Ed25519PrivateKey) -> Ed25
     """A signing key from a PEM file (unencrypted PKCS#8) or an existing key object."""
     if isinstance(source, Ed25519PrivateKey):
         return source
+    try:
+        mode = Path(source).stat().st_mode
+    except OSError as error:
+        raise KeyFileError(f"{source}: cannot read key file ({error.strerror or error})") from None
+    if mode & 0o077:
+        # Like ssh: a signing key others can read no longer proves who signed.
+        raise KeyFileError(f"{source}: permissions {mode & 0o777:o} are too open; chmod 600 it")
     data = _read(source)
     try:
         key = serialization.load_pem_private_key(data, password=None)

@@ -234,9 +234,11 @@ class AuditWriter:
             raise AuditRecordError(f"kind must be a non-empty string, not {kind!r}")
         if kind in WRITER_KINDS:
             raise AuditRecordError(f"kind {kind!r} is reserved for the writer")
-        collisions = WRITER_FIELDS.intersection(fields)
-        if collisions:
-            raise AuditRecordError(f"fields {sorted(collisions)} are owned by the writer")
+        if not isinstance(fields, Mapping):
+            raise AuditRecordError(f"fields must be a mapping, not {type(fields).__name__}")
+        if not WRITER_FIELDS.isdisjoint(fields):
+            collisions = sorted(WRITER_FIELDS.intersection(fields))
+            raise AuditRecordError(f"fields {collisions} are owned by the writer")
         record = dict(fields)
         # The hot path: the same steps as ``_locked`` without a generator-based context manager.
         with self._mutex:

@@ -266,3 +266,30 @@ def test_batch_mode_exports_the_anchor_once_the_group_commit_covers_the_checkpoi
         assert exported["kind"] == "checkpoint" and exported["seq"] == 3
     assert orjson.loads(anchor.read_bytes())["checkpoint"]["reason"] == "close"
     assert verify_log([path]).anchor_file == str(anchor)
+
+
+def test_threads_sharing_one_writer_produce_one_chain(tmp_path: Path) -> None:
+    import threading
+
+    path = tmp_path / "a.jsonl"
+    with AuditWriter.open(path, fsync="batch", checkpoint_every=50) as writer:
+        threads = [
+            threading.Thread(
+                target=lambda t=t: [writer.append("tool_result", {"t": t, "i": i}) for i in range(100)]
+            )
+            for t in range(4)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    report = verify_log([path])
+    assert report.intact and sum(1 for r in _records(path) if r["kind"] == "tool_result") == 400
+
+
+def test_a_signing_key_readable_by_others_is_refused(tmp_path: Path, key_pair: KeyPairFiles) -> None:
+    exposed = tmp_path / "exposed.key"
+    exposed.write_bytes(key_pair.private_path.read_bytes())
+    exposed.chmod(0o644)
+    with pytest.raises(AuditWriteError, match="too open"):
+        AuditWriter.open(tmp_path / "a.jsonl", signing_key=exposed)
