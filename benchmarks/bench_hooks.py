@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -27,13 +28,18 @@ SCRIPT = Path(sys.executable).parent / "dsh-policy"
 RATIO_TARGET = 10.0
 
 
-def _median_seconds(command: list[str], stdin: bytes, runs: int) -> float:
-    samples = []
+def _median_seconds(command: list[str], stdin: bytes, runs: int) -> tuple[float, float]:
+    """Median wall-clock and median CPU (user + system) seconds of one process; CPU time is the
+    steadier number on a shared machine, wall time is what the harness waits."""
+    walls, cpus = [], []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(command, input=stdin, capture_output=True, check=False)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def _in_process_phases(pack: str) -> dict[str, float]:
@@ -69,25 +75,32 @@ def main() -> int:
     parser.add_argument("--pack", default=str(ROOT / "rules" / "baseline.yaml"))
     args = parser.parse_args()
     stdin = PAYLOAD.read_bytes()
-    bare = _median_seconds([sys.executable, "-c", "pass"], b"", args.runs)
-    hook = _median_seconds([str(SCRIPT), "hook", "claude-code", "--pack", args.pack], stdin, args.runs)
+    bare, bare_cpu = _median_seconds([sys.executable, "-c", "pass"], b"", args.runs)
+    hook, hook_cpu = _median_seconds(
+        [str(SCRIPT), "hook", "claude-code", "--pack", args.pack], stdin, args.runs
+    )
     phases = _in_process_phases(args.pack)
     ratio = hook / bare
     rows: list[tuple[str, float]] = [
-        ("python -c pass (floor)", bare),
-        ("dsh-policy hook, whole process", hook),
+        ("python -c pass (floor), wall", bare),
+        ("python -c pass (floor), cpu", bare_cpu),
+        ("dsh-policy hook, wall", hook),
+        ("dsh-policy hook, cpu", hook_cpu),
         *((f"  phase: {name}", seconds) for name, seconds in phases.items()),
     ]
     for name, seconds in rows:
         print(f"{name:<34} {seconds * 1000:9.1f} ms")
-    print(f"{'hook / bare interpreter':<34} {ratio:9.1f} x   (target <= {RATIO_TARGET:.0f}x)")
+    print(f"{'hook / bare interpreter, wall':<34} {ratio:9.1f} x   (target <= {RATIO_TARGET:.0f}x)")
+    print(f"{'hook / bare interpreter, cpu':<34} {hook_cpu / bare_cpu:9.1f} x")
     report: dict[str, Any] = {
         "machine": platform.platform(),
         "python": platform.python_version(),
         "runs": args.runs,
         "pack": args.pack,
         "bare_interpreter_s": bare,
+        "bare_interpreter_cpu_s": bare_cpu,
         "hook_process_s": hook,
+        "hook_process_cpu_s": hook_cpu,
         "phases_s": phases,
         "ratio": ratio,
         "ratio_target": RATIO_TARGET,
