@@ -120,7 +120,7 @@ class _Lexer:
         self.budget = budget
         self.variables = variables
         self.nested: list[list[str]] = []
-        self.heredocs: list[tuple[str, bool, bool]] = []
+        self.heredocs: list[tuple[str, bool, bool, list[str]]] = []  # ..., the owner's stdin
 
     # -- tokens -------------------------------------------------------------------------------
 
@@ -334,7 +334,7 @@ class _Lexer:
 
     def _read_heredoc_bodies(self) -> None:
         text = self.text
-        for delimiter, literal, strip_tabs in self.heredocs:
+        for delimiter, literal, strip_tabs, stdin in self.heredocs:
             body: list[str] = []
             while self.pos < len(text):
                 end = text.find("\n", self.pos)
@@ -344,8 +344,9 @@ class _Lexer:
                 if (line.lstrip("\t") if strip_tabs else line) == delimiter:
                     break
                 body.append(line)
+            stdin.append("\n".join(body))
             if not literal:
-                self._scan_for_substitutions("\n".join(body))
+                self._scan_for_substitutions(stdin[-1])
         self.heredocs.clear()
         self.pos = min(self.pos, len(text))
 
@@ -471,26 +472,34 @@ def _parse(text: str, depth: int, budget: _Budget, variables: dict[str, str]) ->
     lexer = _Lexer(text, depth, budget, variables)
     commands: list[list[str]] = []
     argv: list[str] = []
+    stdin: list[str] = []  # texts the current command reads as stdin: here-strings, here-documents
+    script_readers: list[list[str]] = []  # stdin of shells that read their script from it
 
-    def finish() -> None:
+    def finish(separator: str) -> None:
+        nonlocal stdin
         commands.extend(lexer.nested)
         lexer.nested.clear()
+        piped_text = _printed_text(argv) if separator in ("|", "|&") else None
         if argv:
-            commands.extend(_unwrap(list(argv), depth, budget, variables))
+            commands.extend(_unwrap(list(argv), depth, budget, variables, stdin, script_readers))
             argv.clear()
+        stdin = [] if piped_text is None else [piped_text]  # `echo 'rm -rf /' | sh`
 
     while (token := lexer.next_token()) is not None:
         if token.kind == "sep":
-            finish()
+            finish(token.value)
         elif token.kind == "redir":
             target = lexer.next_token()
             if target is None:
                 break
             if target.kind != "word":
-                finish()
+                finish(target.value)
                 continue
             if token.value in ("<<", "<<-") and target.word is not None:
-                lexer.heredocs.append((target.value, target.word.any_quoted(), token.value == "<<-"))
+                heredoc = (target.value, target.word.any_quoted(), token.value == "<<-", stdin)
+                lexer.heredocs.append(heredoc)
+            elif token.value == "<<<":
+                stdin.append(target.value)
         elif token.word is not None:
             in_prefix = all(_ASSIGNMENT.match(word) for word in argv)
             if in_prefix and _ASSIGNMENT.match(token.value) and not token.word.quoted[0]:
@@ -498,8 +507,19 @@ def _parse(text: str, depth: int, budget: _Budget, variables: dict[str, str]) ->
                 if _NAME.fullmatch(name.rstrip("+")) and "$(" not in value and "`" not in value:
                     variables[name.rstrip("+")] = value
             argv.extend(_expand(token.word, budget))
-    finish()
+    finish(";")
+    for texts in script_readers:  # here-document bodies are read after their command ends
+        for script in texts:
+            commands.extend(_parse(script, depth + 1, budget, variables))
     return commands
+
+
+def _printed_text(argv: list[str]) -> str | None:
+    """What ``echo``/``printf`` would write, roughly: enough to read a script piped into a shell."""
+    if not argv or _basename(argv[0]) not in ("echo", "printf"):
+        return None
+    words = [a for a in argv[1:] if not (a.startswith("-") and len(a) <= 3)]
+    return " ".join(words).replace("\\n", "\n")
 
 
 # -- wrappers -----------------------------------------------------------------------------------
@@ -601,7 +621,14 @@ def _basename(program: str) -> str:
     return base or program
 
 
-def _unwrap(argv: list[str], depth: int, budget: _Budget, variables: dict[str, str]) -> list[list[str]]:
+def _unwrap(
+    argv: list[str],
+    depth: int,
+    budget: _Budget,
+    variables: dict[str, str],
+    stdin: list[str],
+    script_readers: list[list[str]],
+) -> list[list[str]]:
     out: list[list[str]] = []
 
     def parse(script: str) -> list[list[str]]:
@@ -621,6 +648,8 @@ def _unwrap(argv: list[str], depth: int, budget: _Budget, variables: dict[str, s
             has_c = any(a.startswith("-") and not a.startswith("--") and "c" in a[1:] for a in argv[1:stop])
             if not has_c or stop >= len(argv):
                 out.append(argv)
+                if not has_c and stop >= len(argv):  # no -c and no script file: reads stdin
+                    script_readers.append(stdin)
                 break
             out.append(argv[:stop] + argv[stop + 1 :])
             out.extend(parse(argv[stop]))

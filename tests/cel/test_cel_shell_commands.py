@@ -95,6 +95,11 @@ RM_ROOT = ["rm", "-rf", "/"]
         "cat <<EOF\n$(rm -rf /)\nEOF",
         "echo $(echo $(rm -rf /))",
         "sudo sh -c 'bash -c \"rm -rf /\"'",
+        "bash <<< 'rm -rf /'",
+        "sudo bash -s <<EOF\nrm -rf /\nEOF",
+        "sh <<'EOF' | cat\nrm -rf /\nEOF",
+        "echo 'rm -rf /' | sh",
+        "printf 'rm -rf /\\n' | bash",
     ],
 )
 def test_every_spelling_of_rm_root_yields_its_argv(line: str) -> None:
@@ -109,6 +114,12 @@ def test_wrappers_are_listed_with_their_own_options_then_the_wrapped_command() -
 
 def test_substitution_commands_come_first_and_the_word_keeps_its_raw_text() -> None:
     assert shell_commands("echo $(whoami)") == [["whoami"], ["echo", "$(whoami)"]]
+
+
+def test_stdin_is_a_script_only_for_a_shell_without_a_script_argument() -> None:
+    assert shell_commands("cat <<< 'rm -rf /'") == [["cat"]]
+    assert shell_commands("echo 'rm -rf /' | bash script.sh") == [["echo", "rm -rf /"], ["bash", "script.sh"]]
+    assert shell_commands("echo 'rm -rf /' | grep rm") == [["echo", "rm -rf /"], ["grep", "rm"]]
 
 
 def test_quoted_operators_and_quoted_here_documents_are_data() -> None:
