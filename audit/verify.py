@@ -514,12 +514,7 @@ class _ChainWalker:
                 expected=str(expected_index),
                 actual=str(index),
             )
-            # Resume the chain from the link so one missing file is one finding, not a cascade.
-            if type(link_seq) is int and _is_digest(link_hash):
-                self.next_seq, self.head = link_seq + 1, link_hash
-                self.seen_max_seq = max(self.seen_max_seq, link_seq)
-                self.log_id = self.log_id or record["log_id"]
-                self.frontier = _restore_frontier(_mapping(record.get("tree"))) or self.frontier
+            self._resume_from_link(record, link_seq, link_hash)
             return
         if not link:
             return
@@ -535,6 +530,7 @@ class _ChainWalker:
                     expected=str(link_seq),
                     actual=str(previous.last_seq),
                 )
+                self._resume_from_link(record, link_seq, link_hash)
             elif link_hash != previous.last_hash:
                 self._finding(
                     Reason.PREV_MISMATCH,
@@ -545,6 +541,15 @@ class _ChainWalker:
                     expected=str(link_hash),
                     actual=previous.last_hash,
                 )
+
+    def _resume_from_link(self, record: dict[str, Any], link_seq: Any, link_hash: Any) -> None:
+        """Continue the chain where the segment link says the missing records ended, so one lost
+        file or cut segment is one finding rather than a cascade of SEQ_GAP and PREV_MISMATCH."""
+        if type(link_seq) is int and _is_digest(link_hash):
+            self.next_seq, self.head = link_seq + 1, link_hash
+            self.seen_max_seq = max(self.seen_max_seq, link_seq)
+            self.log_id = self.log_id or record["log_id"]
+            self.frontier = _restore_frontier(_mapping(record.get("tree"))) or self.frontier
 
     def _check_tree(self, record: dict[str, Any], file: str, number: int) -> None:
         tree = _mapping(record.get("tree"))

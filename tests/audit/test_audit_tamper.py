@@ -181,6 +181,7 @@ def test_a_segment_cut_short_in_the_middle_of_the_log_is_truncated(write_log: Wr
     first.write_bytes(b"".join(read_lines(first)[:-2]))
     report = verify_log([path])
     assert report.first_error is not None and report.first_error.reason is Reason.TRUNCATED
+    assert report.reason_counts == {"TRUNCATED": 1}  # the chain resumes from the segment link
 
 
 def test_a_torn_last_line_is_a_warning_not_tampering(signed_log: Path, key_pair: KeyPairFiles) -> None:
