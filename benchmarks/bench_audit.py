@@ -119,8 +119,13 @@ def main(argv: list[str] | None = None) -> int:
         key = write_key_pair(directory / "signer").private_path
         records = [gateway_record(i) for i in range(1000)]
         rows: list[dict[str, Any]] = []
-        for mode, n in (("always", max(500, count // 20)), ("batch", count), ("off", count)):
-            runs = bench_append(directory, mode, n, key, records)  # type: ignore[arg-type]
+        modes: tuple[tuple[FsyncMode, int], ...] = (
+            ("always", max(500, count // 20)),
+            ("batch", count),
+            ("off", count),
+        )
+        for mode, n in modes:
+            runs = bench_append(directory, mode, n, key, records)
             rows.append(_row(f"append fsync={mode}", n, runs))
 
         log = directory / "append-batch.jsonl"

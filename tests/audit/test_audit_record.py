@@ -47,7 +47,7 @@ _tricky = st.sampled_from(
         "0",
     ]
 )
-_text = st.lists(st.one_of(_tricky, st.characters(blacklist_categories=("Cs",))), max_size=8).map("".join)
+_text = st.lists(st.one_of(_tricky, st.characters(exclude_categories=["Cs"])), max_size=8).map("".join)
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER), _text)
 _values = st.recursive(
     _scalars,

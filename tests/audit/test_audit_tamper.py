@@ -258,7 +258,7 @@ _values = st.recursive(
         st.none(),
         st.booleans(),
         st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER),
-        st.text(st.characters(blacklist_categories=("Cs",)), max_size=10),
+        st.text(st.characters(exclude_categories=["Cs"]), max_size=10),
     ),
     lambda children: st.one_of(
         st.lists(children, max_size=3), st.dictionaries(st.text(max_size=4), children, max_size=3)

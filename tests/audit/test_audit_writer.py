@@ -91,7 +91,12 @@ def test_batch_mode_syncs_within_its_time_bound_even_when_appends_stop(
 ) -> None:
     synced: list[int] = []
     real_fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+
+    def recording_fsync(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
     with AuditWriter.open(tmp_path / "a.jsonl", fsync="batch", batch_records=1000, batch_ms=20) as writer:
         synced.clear()
         writer.append("tool_result", {"i": 1})
