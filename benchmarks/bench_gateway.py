@@ -1,0 +1,524 @@
+"""Cost of the gateway's decision path per tool call and per result, for 10, 100 and 1,000 rules,
+on every installed CEL engine, against hand-written Python doing the same checks and against the
+harness with no gateway.
+
+Run: ``python benchmarks/bench_gateway.py [--quick]``. Prints a table and writes
+``benchmarks/results/gateway.json``. Everything is measured in one run (best of several rounds),
+so a noisy shared machine moves all sides together; the ratios are what to compare.
+
+The packs are synthetic but shaped like real ones: rules cycle through ten templates (shell
+``commands`` checks, an ``rm -rf /`` guard, ``path.within``, ``url.host`` allow-lists, constant
+``matches``, a pack variable, preset and pattern redactions, a block on a private key), each with
+its own constants, spread evenly over the pack's tools with ``match: {tools: [...]}``. A tool gets
+ten rules in every configuration but "100 rules on 1 tool", so a call evaluates the same ten rules
+(seven at pre-execute/guard, three at post-execute) whether the pack holds 10, 100 or 1,000.
+
+The hand-written baseline is the same rules written as Python functions over the same helper
+functions (``policy/cel/functions.py``, ``policy/detectors.py``), indexed by tool in a dict and
+combined the same way (deny > ask > allow, any guard denies; every redaction applies in order to
+text and value). Before timing, both sides decide a set of events and must agree.
+
+Measured per configuration:
+
+- ``call``: ``Policy.pre_execute`` + ``Policy.guard`` on one event (what the gateway's
+  ``tools/pre-execute`` listener and guard run per call);
+- ``result``: ``Policy.review_tool_result`` on a ~1 KB output holding one AWS key;
+- ``harness``: one ``ToolRegistry.execute`` with the gateway plugin installed, end to end
+  (pre-execute, guard, dispatch, post-execute with redaction, result), next to the same call on a
+  harness with no gateway.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import re2
+import yaml
+from dsh_policy.core import Harness, define_tool
+from dsh_policy.core.frozen import freeze_json
+from dsh_policy.policy import detectors
+from dsh_policy.policy.cel import available_engines
+from dsh_policy.policy.cel.functions import path_within, re2_matches, shell_commands, url_host
+from dsh_policy.policy.decide import (
+    LoadFailure,
+    Policy,
+    ToolCallEvent,
+    ToolCallVerdict,
+    ToolResultEvent,
+)
+from dsh_policy.policy.gateway import PolicyGateway
+
+RESULTS = Path(__file__).resolve().parent / "results" / "gateway.json"
+RULES_PER_TOOL = 10
+
+# (rules, tools): 10 rules on one tool, 100 rules on one tool (every call evaluates all of them),
+# then 100 and 1,000 rules spread so each tool has the same ten rules.
+CONFIGS: tuple[tuple[int, int], ...] = ((10, 1), (100, 1), (100, 10), (1000, 100))
+
+PARAMS = {
+    "workspace": "/workspace",
+    "allowed_hosts": ["github.com", "pypi.org", "registry.npmjs.org", "docs.python.org"],
+}
+PRESETS = ("aws-access-key", "github-token", "slack-token", "stripe-key", "google-api-key")
+
+ARGS: Mapping[str, Any] = {
+    "command": "cd /workspace && git status --short && make -j4 test 2>&1 | tee build.log",
+    "path": "/workspace/src/../src/main.py",
+    "url": "https://github.com/org/repo/pulls?state=open",
+}
+OUTPUT = (
+    "total 48\n"
+    + "".join(f"-rw-r--r-- 1 dev dev {1000 + i} Jan  1 12:00 module_{i}.py\n" for i in range(16))
+    + "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n"
+    + "".join(f"INFO step {i}: compiled target_{i} in {i * 3} ms\n" for i in range(12))
+)
+
+
+# --- the synthetic rules, once as CEL and once as Python -----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HandRule:
+    """A rule as hand-written Python: ``check(args, text)`` says whether it matches."""
+
+    id: str
+    stage: str
+    effect: str
+    check: Callable[[Mapping[str, Any], str], bool] | None
+    redactions: tuple[tuple[str | None, Any, str], ...] = ()
+
+
+def _has_command(name: str) -> Callable[[Mapping[str, Any], str], bool]:
+    return lambda a, _t: "command" in a and any(c[0] == name for c in shell_commands(a["command"]))
+
+
+def _rm_root(program: str) -> Callable[[Mapping[str, Any], str], bool]:
+    def check(a: Mapping[str, Any], _t: str) -> bool:
+        return "command" in a and any(
+            c[0] == program
+            and any(re2_matches(x, "^-[a-zA-Z]*[rR]") or x == "--recursive" for x in c)
+            and any(x in ("/", "/*", "~", "~/") for x in c)
+            for c in shell_commands(a["command"])
+        )
+
+    return check
+
+
+def _template(k: int, tool: str) -> tuple[dict[str, Any], HandRule]:
+    """Rule ``k`` of a pack (template ``k % 10``) as a YAML rule and as hand-written Python."""
+    kind = k % RULES_PER_TOOL
+    rule: dict[str, Any] = {"id": f"r{k}", "stage": "pre-execute", "match": {"tools": [tool]}}
+    hand_id = f"synthetic/r{k}"
+    if kind == 0:
+        name = f"forbidden{k}"
+        rule.update(
+            stage="guard",
+            when=f'has(args.command) && shell.commands(args.command).exists(c, c[0] == "{name}")',
+        )
+        return rule, HandRule(hand_id, "guard", "deny", _has_command(name))
+    if kind == 1:
+        program = f"rm{k}"
+        rule.update(
+            stage="guard",
+            when=(
+                f'has(args.command) && shell.commands(args.command).exists(c, c[0] == "{program}"'
+                ' && c.exists(a, a.matches("^-[a-zA-Z]*[rR]") || a == "--recursive")'
+                ' && c.exists(a, a in ["/", "/*", "~", "~/"]))'
+            ),
+        )
+        return rule, HandRule(hand_id, "guard", "deny", _rm_root(program))
+    if kind == 2:
+        root = f"/protected{k}"
+        rule.update(decision="deny", when=f'has(args.path) && path.within(args.path, "{root}")')
+        return rule, HandRule(
+            hand_id, "pre-execute", "deny", lambda a, _t: "path" in a and path_within(a["path"], root)
+        )
+    if kind == 3:
+        rule.update(decision="deny", when="has(args.path) && !path.within(args.path, params.workspace)")
+        workspace = PARAMS["workspace"]
+        return rule, HandRule(
+            hand_id,
+            "pre-execute",
+            "deny",
+            lambda a, _t: "path" in a and not path_within(a["path"], workspace),
+        )
+    if kind == 4:
+        hosts = [f"mirror{k}.example.com", "github.com", "pypi.org"]
+        rule.update(decision="ask", when=f"has(args.url) && !(url.host(args.url) in {json.dumps(hosts)})")
+        return rule, HandRule(
+            hand_id, "pre-execute", "ask", lambda a, _t: "url" in a and url_host(a["url"]) not in hosts
+        )
+    if kind == 5:
+        pattern = rf"(^|[;&|]\s*)curl{k}\s+[^|]*\|\s*(ba)?sh"
+        rule.update(decision="deny", when=f"has(args.command) && args.command.matches({json.dumps(pattern)})")
+        return rule, HandRule(
+            hand_id,
+            "pre-execute",
+            "deny",
+            lambda a, _t: "command" in a and re2_matches(a["command"], pattern),
+        )
+    if kind == 6:
+        prefix = f"sudo{k} "
+        rule.update(decision="ask", when=f'vars.command.startsWith("{prefix}")')
+        return rule, HandRule(
+            hand_id, "pre-execute", "ask", lambda a, _t: a.get("command", "").startswith(prefix)
+        )
+    rule["stage"] = "post-execute"
+    if kind == 7:
+        preset = PRESETS[k // RULES_PER_TOOL % len(PRESETS)]
+        rule["redact"] = [{"preset": preset}]
+        return rule, HandRule(hand_id, "post-execute", "accept", None, ((preset, None, ""),))
+    if kind == 8:
+        pattern = f"tok{k}_[A-Za-z0-9]{{20}}"
+        replace = f"[REDACTED:token-{k}]"
+        rule["redact"] = [{"pattern": pattern, "replace": replace}]
+        return rule, HandRule(
+            hand_id, "post-execute", "accept", None, ((None, re2.compile(pattern), replace),)
+        )
+    marker = f"BEGIN KEY{k} PRIVATE KEY-----"
+    rule.update(decision="block", when=f'result.text.contains("{marker}")')
+    return rule, HandRule(hand_id, "post-execute", "block", lambda _a, t: marker in t)
+
+
+def synthetic_pack(rules: int, tools: int) -> tuple[dict[str, Any], dict[str, list[HandRule]]]:
+    """A rule pack document and its hand-written twin, indexed by tool."""
+    yaml_rules: list[dict[str, Any]] = []
+    hand: dict[str, list[HandRule]] = {}
+    per_tool = rules // tools
+    for k in range(rules):
+        tool = f"tool_{k // per_tool}"
+        yaml_rule, hand_rule = _template(k, tool)
+        yaml_rules.append(yaml_rule)
+        hand.setdefault(tool, []).append(hand_rule)
+    document = {
+        "apiVersion": "dsh-policy/v1",
+        "kind": "RulePack",
+        "metadata": {"name": "synthetic", "version": "1.0.0"},
+        "spec": {
+            "defaults": {"mode": "enforce", "on_error": "deny", "decision": "allow"},
+            "params": PARAMS,
+            "variables": [{"name": "command", "expression": 'has(args.command) ? args.command : ""'}],
+            "rules": yaml_rules,
+        },
+    }
+    return document, hand
+
+
+# --- the hand-written gateway -------------------------------------------------------------------
+
+_RANK = {"deny": 2, "ask": 1, "allow": 0}
+
+
+class HandWrittenGateway:
+    """The same checks as the synthetic pack, as plain Python over the same helpers."""
+
+    def __init__(self, rules: Mapping[str, Sequence[HandRule]]) -> None:
+        self.call_rules = {
+            tool: tuple(r for r in found if r.stage in ("pre-execute", "guard"))
+            for tool, found in rules.items()
+        }
+        self.result_rules = {
+            tool: tuple(r for r in found if r.stage == "post-execute") for tool, found in rules.items()
+        }
+
+    def check_call(self, tool: str, args: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
+        """(decision, deciding rule ids): a guard denies; else deny > ask > allow."""
+        guards: list[str] = []
+        best, deciding = "allow", []
+        for rule in self.call_rules.get(tool, ()):
+            assert rule.check is not None
+            if not rule.check(args, ""):
+                continue
+            if rule.stage == "guard":
+                guards.append(rule.id)
+            elif _RANK[rule.effect] > _RANK[best]:
+                best, deciding = rule.effect, [rule.id]
+            elif rule.effect == best:
+                deciding.append(rule.id)
+        if guards:
+            return "deny", tuple(guards)
+        return best, tuple(deciding)
+
+    def review(self, tool: str, args: Mapping[str, Any], text: str, value: Any) -> tuple[str, str, Any]:
+        """(decision, text, value): a block wins; else every redaction, in order, on both."""
+        rules = self.result_rules.get(tool, ())
+        for rule in rules:
+            if rule.check is not None and rule.check(args, text):
+                return "block", text, value
+        for rule in rules:
+            for preset, pattern, replace in rule.redactions:
+                if preset is not None:
+                    text = detectors.redact(text, [preset])[0]
+                    value = detectors.redact(value, [preset])[0] if isinstance(value, str) else value
+                else:
+                    text = pattern.sub(replace, text)
+                    value = pattern.sub(replace, value) if isinstance(value, str) else value
+        return "accept", text, value
+
+
+# --- timing -------------------------------------------------------------------------------------
+
+
+def best_per_call(function: Callable[[], Any], *, rounds: int, budget: float) -> float:
+    """Min over ``rounds`` of the mean seconds per call; each round lasts about ``budget/rounds``."""
+    started = time.perf_counter()
+    function()
+    first = max(time.perf_counter() - started, 1e-7)
+    per_round = max(1, int(budget / rounds / first))
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.perf_counter()
+        for _ in range(per_round):
+            function()
+        best = min(best, (time.perf_counter() - started) / per_round)
+    return best
+
+
+def _register_tools(harness: Harness, tools: int) -> None:
+    for index in range(tools):
+        harness.tools.register(
+            define_tool(f"tool_{index}", description="synthetic", execute=lambda args, run: OUTPUT)
+        )
+
+
+def harness_call_seconds(policy: Policy | None, tools: int, *, rounds: int, budget: float) -> float:
+    """Best mean seconds of one ``ToolRegistry.execute`` of ``tool_0``, gateway installed or not."""
+    harness = Harness()
+    _register_tools(harness, tools)
+    if policy is not None:
+        harness.plugin(PolicyGateway(policy))
+    registry = harness.runtime.tools
+
+    async def measure() -> float:
+        counter = 0
+
+        async def one() -> None:
+            nonlocal counter
+            counter += 1
+            result = await registry.execute("tool_0", dict(ARGS), call_id=f"c{counter}")
+            if policy is not None and "AKIAIOSFODNN7EXAMPLE" in result.text:
+                raise SystemExit("the gateway did not redact the AWS key in the harness run")
+
+        started = time.perf_counter()
+        await one()
+        first = max(time.perf_counter() - started, 1e-6)
+        per_round = max(1, int(budget / rounds / first))
+        best = float("inf")
+        for _ in range(rounds):
+            started = time.perf_counter()
+            for _ in range(per_round):
+                await one()
+            best = min(best, (time.perf_counter() - started) / per_round)
+        return best
+
+    return anyio.run(measure)
+
+
+# --- agreement ----------------------------------------------------------------------------------
+
+
+def _probe_args(tools: int) -> list[tuple[str, dict[str, Any]]]:
+    """Events that make each template decide on a few tools, plus the benign call."""
+    probes: list[tuple[str, dict[str, Any]]] = [("tool_0", dict(ARGS))]
+    per_tool = RULES_PER_TOOL
+    for index in sorted({0, tools // 2, tools - 1}):
+        base = index * per_tool
+        probes += [
+            (f"tool_{index}", {"command": f"ls && forbidden{base} now"}),
+            (f"tool_{index}", {"command": f"sudo rm{base + 1} -rf /"}),
+            (f"tool_{index}", {"path": f"/protected{base + 2}/../protected{base + 2}/x"}),
+            (f"tool_{index}", {"path": "/workspace/../etc/passwd"}),
+            (f"tool_{index}", {"url": "http://user@github.com@evil.example/x"}),
+            (f"tool_{index}", {"command": f"curl{base + 5} -s http://x | bash"}),
+            (f"tool_{index}", {"command": f"sudo{base + 6} make"}),
+            (f"tool_{index}", {"command": "echo hi", "url": f"https://mirror{base + 4}.example.com"}),
+        ]
+    return probes
+
+
+def verify_agreement(policy: Policy, hand: HandWrittenGateway, tools: int, label: str) -> None:
+    """Both sides must decide every probe the same way, or the comparison means nothing."""
+    for tool, args in _probe_args(tools):
+        verdict: ToolCallVerdict = policy.check_tool_call(ToolCallEvent(tool=tool, args=freeze_json(args)))
+        expected = hand.check_call(tool, args)
+        if (verdict.decision, tuple(sorted(verdict.rules))) != (expected[0], tuple(sorted(expected[1]))):
+            raise SystemExit(
+                f"{label}: {tool} {args}: gateway {verdict.decision} {verdict.rules}, {expected}"
+            )
+    for tool, text in (("tool_0", OUTPUT), ("tool_0", OUTPUT + "-----BEGIN KEY9 PRIVATE KEY-----\n")):
+        review = policy.review_tool_result(
+            ToolResultEvent(ToolCallEvent(tool=tool, args=freeze_json(ARGS)), text=text, value=text)
+        )
+        decision, hand_text, hand_value = hand.review(tool, ARGS, text, text)
+        got_text = review.redacted_text if review.redacted_text is not None else text
+        got_value = review.redacted_value if review.value_redacted else text
+        same = review.decision == decision and (
+            decision == "block" or (got_text, got_value) == (hand_text, hand_value)
+        )
+        if not same:
+            raise SystemExit(f"{label}: result review differs: gateway {review.decision}, hand {decision}")
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+
+def load(directory: Path, rules: int, tools: int, engine: str) -> Policy:
+    path = directory / f"synthetic-{rules}-{tools}.yaml"
+    policy = Policy.load([path], engine=engine)
+    if isinstance(policy, LoadFailure):
+        raise SystemExit(f"synthetic pack does not load on {engine}:\n{policy}")
+    return policy
+
+
+def measure_config(
+    directory: Path, rules: int, tools: int, engines: Sequence[str], *, rounds: int, budget: float
+) -> dict[str, Any]:
+    """One row of the table: hand-written, harness alone, then every engine on the same pack."""
+    document, hand_rules = synthetic_pack(rules, tools)
+    (directory / f"synthetic-{rules}-{tools}.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
+    hand = HandWrittenGateway(hand_rules)
+    args = dict(ARGS)
+    call_event = ToolCallEvent(tool="tool_0", args=freeze_json(dict(ARGS)), call_id="c1")
+    result_event = ToolResultEvent(call_event, text=OUTPUT, value=OUTPUT)
+    row: dict[str, Any] = {
+        "rules": rules,
+        "tools": tools,
+        "call_rules_evaluated": len(hand.call_rules["tool_0"]),
+        "result_rules_evaluated": len(hand.result_rules["tool_0"]),
+    }
+
+    def timed(function: Callable[[], Any]) -> float:
+        return 1e6 * best_per_call(function, rounds=rounds, budget=budget)
+
+    row["hand_call_us"] = timed(lambda: hand.check_call("tool_0", args))
+    row["hand_result_us"] = timed(lambda: hand.review("tool_0", args, OUTPUT, OUTPUT))
+    row["harness_alone_us"] = 1e6 * harness_call_seconds(None, tools, rounds=rounds, budget=budget)
+    for engine in engines:
+        started = time.perf_counter()
+        policy = load(directory, rules, tools, engine)
+        row[f"{engine}_compile_s"] = time.perf_counter() - started
+        verify_agreement(policy, hand, tools, f"{rules} rules/{tools} tools on {engine}")
+
+        def call(policy: Policy = policy) -> None:
+            policy.pre_execute(call_event)
+            policy.guard(call_event)
+
+        def review(policy: Policy = policy) -> None:
+            policy.review_tool_result(result_event)
+
+        row[f"{engine}_call_us"] = timed(call)
+        row[f"{engine}_result_us"] = timed(review)
+        row[f"{engine}_harness_us"] = 1e6 * harness_call_seconds(policy, tools, rounds=rounds, budget=budget)
+        row[f"{engine}_call_x_hand"] = row[f"{engine}_call_us"] / row["hand_call_us"]
+        row[f"{engine}_result_x_hand"] = row[f"{engine}_result_us"] / row["hand_result_us"]
+        row[f"{engine}_harness_x_alone"] = row[f"{engine}_harness_us"] / row["harness_alone_us"]
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure every configuration and engine, print the table, write the JSON results."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="short rounds (a smoke run)")
+    parser.add_argument("--rounds", type=int, default=5, help="timing rounds per cell (min is kept)")
+    parser.add_argument("--seconds", type=float, default=0.5, help="measuring time per cell")
+    options = parser.parse_args(argv)
+    budget = 0.1 if options.quick else options.seconds
+    rounds = 3 if options.quick else options.rounds
+    engines = [name for name in ("native", "python") if name in available_engines()]
+    rows: list[dict[str, Any]] = []
+    wall = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for rules, tools in CONFIGS:
+            rows.append(measure_config(Path(tmp), rules, tools, engines, rounds=rounds, budget=budget))
+            elapsed = time.perf_counter() - wall
+            print(f"  measured {rules} rules / {tools} tools ({elapsed:.0f} s)", file=sys.stderr)
+
+    targets = _targets(rows, engines)
+    _print_table(rows, engines, targets)
+    report = {
+        "benchmark": "gateway",
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "engines": engines,
+        "rounds": rounds,
+        "seconds_per_cell": budget,
+        "rows": rows,
+        "targets": targets,
+        "wall_seconds": time.perf_counter() - wall,
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {RESULTS}")
+    return 0
+
+
+def _row(rows: Sequence[dict[str, Any]], rules: int, tools: int) -> dict[str, Any]:
+    return next(row for row in rows if row["rules"] == rules and row["tools"] == tools)
+
+
+def _targets(rows: Sequence[dict[str, Any]], engines: Sequence[str]) -> list[dict[str, Any]]:
+    """The issue's targets, as ratios from this run."""
+    found: list[dict[str, Any]] = []
+    hundred = _row(rows, 100, 1)
+    ten = _row(rows, 10, 1)
+    thousand = _row(rows, 1000, 100)
+    for engine in engines:
+        limit = 15.0 if engine == "native" else 20.0
+        kind = "target" if engine == "native" else "goal"
+        for what in ("call", "result"):
+            ratio = hundred[f"{engine}_{what}_us"] / hundred[f"hand_{what}_us"]
+            found.append({
+                "name": f"{engine}: 100-rule {what} vs hand-written Python", "kind": kind,
+                "ratio": ratio, "limit": limit, "passed": ratio <= limit,
+            })  # fmt: skip
+        for what in ("call", "result"):
+            ratio = thousand[f"{engine}_{what}_us"] / ten[f"{engine}_{what}_us"]
+            found.append({
+                "name": f"{engine}: 1,000 rules over 100 tools vs 10 rules ({what}, same rules evaluated)",
+                "kind": "target", "ratio": ratio, "limit": 2.0, "passed": ratio <= 2.0,
+            })  # fmt: skip
+    return found
+
+
+def _print_table(
+    rows: Sequence[dict[str, Any]], engines: Sequence[str], targets: Sequence[dict[str, Any]]
+) -> None:
+    print()
+    print("us per tool call (pre-execute + guard) and per result (post-execute with redaction);")
+    print("x = times hand-written Python; harness = one ToolRegistry.execute, x = times the harness alone")
+    print(
+        f"{'rules/tools':<12}{'evaluated':>10}  {'side':<8}{'call us':>11}{'x':>7}"
+        f"{'result us':>11}{'x':>7}{'harness us':>12}{'x':>7}"
+    )
+    for row in rows:
+        config = f"{row['rules']}/{row['tools']}"
+        evaluated = f"{row['call_rules_evaluated']}+{row['result_rules_evaluated']}"
+        print(
+            f"{config:<12}{evaluated:>10}  {'hand':<8}{row['hand_call_us']:>11.1f}{1:>7.1f}"
+            f"{row['hand_result_us']:>11.1f}{1:>7.1f}{row['harness_alone_us']:>12.1f}{1:>7.1f}"
+        )
+        for engine in engines:
+            print(
+                f"{'':<22}  {engine:<8}{row[f'{engine}_call_us']:>11.1f}{row[f'{engine}_call_x_hand']:>7.1f}"
+                f"{row[f'{engine}_result_us']:>11.1f}{row[f'{engine}_result_x_hand']:>7.1f}"
+                f"{row[f'{engine}_harness_us']:>12.1f}{row[f'{engine}_harness_x_alone']:>7.1f}"
+            )
+    print()
+    for target in targets:
+        status = "PASS" if target["passed"] else "FAIL"
+        limit = f"limit {target['limit']:g}x, {target['kind']}"
+        print(f"{status}  {target['name']}: {target['ratio']:.2f}x ({limit})")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
