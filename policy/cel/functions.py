@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
 import urllib.parse
 from collections.abc import Callable, Mapping
 from functools import lru_cache
@@ -108,6 +109,7 @@ _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
 _AUTHORITY_END = re.compile(r"[/?#\\]")
 _C0_AND_SPACE = "".join(chr(c) for c in range(0x21))
+_IDNA_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})  # dots IDNA maps to "."
 
 
 def _ipv4_number(part: str) -> int | None:
@@ -147,7 +149,8 @@ def url_host(u: str) -> str:
     (``http://user@evil.com@good.com`` -> ``good.com``), backslashes and extra slashes after a web
     scheme are separators, percent-escapes in the host are decoded, numeric IPv4 forms are
     canonical (``http://0x7f.1`` -> ``127.0.0.1``), and a scheme-less ``example.com/x`` or
-    ``example.com:8080`` is read as a host.
+    ``example.com:8080`` is read as a host. Unicode is NFKC-folded as IDNA does, so fullwidth
+    ``ｅｖｉｌ.com`` is ``evil.com``; other international names stay in Unicode (not punycode).
     """
     _require_str(u, "url.host")
     text = u.strip(_C0_AND_SPACE).replace("\t", "").replace("\n", "").replace("\r", "")
@@ -174,11 +177,26 @@ def url_host(u: str) -> str:
         host = host[1:end] if end > 0 else host[1:]
         return host.lower()
     host = host.rpartition(":")[0] if ":" in host else host
-    host = urllib.parse.unquote(host).lower().rstrip(".")
+    host = unicodedata.normalize("NFKC", urllib.parse.unquote(host)).translate(_IDNA_DOTS)
+    host = host.lower().rstrip(".")
     return _canonical_ipv4(host) or host
 
 
 # -- glob ---------------------------------------------------------------------------------------
+
+
+def _quiet_options() -> re2.Options:
+    options = re2.Options()
+    options.log_errors = False  # a bad pattern is reported as a value, not logged to stderr
+    return options
+
+
+_RE2_OPTIONS = _quiet_options()
+
+
+def _re2_error_text(exc: re2.error) -> str:
+    detail = exc.args[0] if exc.args else exc
+    return detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)
 
 
 @lru_cache(maxsize=512)
@@ -237,20 +255,6 @@ def glob_match(s: str, pattern: str) -> bool:
 
 
 # -- matches ------------------------------------------------------------------------------------
-
-
-def _quiet_options() -> re2.Options:
-    options = re2.Options()
-    options.log_errors = False  # a bad pattern is reported as a value, not logged to stderr
-    return options
-
-
-_RE2_OPTIONS = _quiet_options()
-
-
-def _re2_error_text(exc: re2.error) -> str:
-    detail = exc.args[0] if exc.args else exc
-    return detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)
 
 
 @lru_cache(maxsize=1024)

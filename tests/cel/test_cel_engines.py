@@ -14,8 +14,13 @@ from dsh_policy.policy.cel import (
     make_engine,
 )
 from dsh_policy.policy.cel.engine import CelEngine, CompiledExpression
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ENGINES = available_engines()
+# Made at import: cel-python raises the recursion limit when an engine is built, which hypothesis
+# would otherwise warn about inside a test.
+ENGINE_BY_NAME: dict[str, CelEngine] = {name: make_engine(name) for name in ENGINES}
 
 
 @pytest.fixture(params=ENGINES, scope="module")
@@ -211,3 +216,30 @@ def test_mixed_type_comparisons_follow_the_spec(
     # cel-python alone would error here; under on_error: ignore that could flip a decision.
     # (Literals of mixed types are rejected at load by the native type checker, so use variables.)
     assert compiled(engine, source).evaluate(activation) is expected
+
+
+HELPER_EXPRESSIONS = [
+    "shell.commands(s)",
+    "url.host(s)",
+    "path.normalize(s)",
+    "path.within(s, r)",
+    "glob(s, r)",
+    "secrets.scan(s)",
+    "s.matches(r)",
+    "shell.commands(s).exists(c, c.exists(a, path.within(a, r)))",
+]
+
+
+@pytest.mark.skipif("native" not in ENGINES, reason="needs the native engine")
+@settings(max_examples=60, deadline=None)
+@given(
+    s=st.text(alphabet=st.sampled_from(list("ab/.~$()'\"|;& -*?[]:@\\")), max_size=30),
+    r=st.sampled_from(["/", "/workspace", "a*", "[ab]?", "*/**", "a+", "("]),
+)
+def test_engines_agree_on_every_helper(s: str, r: str) -> None:
+    for source in HELPER_EXPRESSIONS:
+        results = []
+        for name in ("python", "native"):
+            value = compiled(ENGINE_BY_NAME[name], source).evaluate({"s": s, "r": r})
+            results.append("error" if isinstance(value, CelEvalError) else value)
+        assert results[0] == results[1], source

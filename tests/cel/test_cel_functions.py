@@ -91,6 +91,9 @@ def test_base_and_ext() -> None:
         ("http://evil.com#@good.com", "evil.com"),
         ("http://evil.com?@good.com", "evil.com"),
         ("mailto:someone@example.com", ""),
+        ("http://evil.com\\@good.com/", "evil.com"),
+        ("http://\uff45\uff56\uff49\uff4c\u3002com/", "evil.com"),
+        ("https://B\u00fccher.de/", "b\u00fccher.de"),
         ("", ""),
     ],
 )
