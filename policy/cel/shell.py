@@ -22,7 +22,9 @@ anything:
   ``builtin``, ``stdbuf``, ``ionice``, ``chroot``, ``setsid``, ``taskset``, ``busybox``,
   ``xargs``; ``bash|sh|zsh|dash|ksh|mksh|ash -c STRING``, ``su|runuser -c STRING`` and ``eval``
   parse their string as a shell line; ``find -exec|-execdir|-ok|-okdir ... ;`` lists the command
-  it runs.
+  it runs;
+- a shell given neither ``-c`` nor a script file reads its script from stdin: its here-strings,
+  here-document bodies and ``echo``/``printf`` text piped into it are parsed as shell lines.
 
 Listing the wrapper as well as the wrapped command means a rule can forbid ``sudo`` itself, and an
 allow-list rule (``all(c, c[0] in [...])``) must name the wrappers it accepts.
