@@ -39,6 +39,8 @@ def verify_main(argv: Sequence[str]) -> int:
         prog="dsh-policy verify",
         description="Verify a hash-chained audit log. One LOG: its rotated siblings (LOG.NNNNNN) and "
         "LOG.anchor are found automatically. Several: exactly those segments, in order.",
+        epilog="exit status: 0 intact (a torn last line is only a warning), 1 integrity failure,"
+        " 2 unreadable input or usage error",
     )
     parser.add_argument("logs", nargs="+", metavar="LOG", help="audit log segment(s)")
     parser.add_argument(
