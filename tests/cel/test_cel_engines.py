@@ -243,3 +243,11 @@ def test_engines_agree_on_every_helper(s: str, r: str) -> None:
             value = compiled(ENGINE_BY_NAME[name], source).evaluate({"s": s, "r": r})
             results.append("error" if isinstance(value, CelEvalError) else value)
         assert results[0] == results[1], source
+
+
+@pytest.mark.skipif("native" not in ENGINES, reason="needs the native engine")
+def test_native_accepts_syntax_only_its_grammar_has_and_still_finds_references() -> None:
+    program = compiled(ENGINE_BY_NAME["native"], 'args[?"mode"].orValue("read") == "read"')
+    assert program.references == frozenset({"args"})
+    assert program.evaluate({"args": {}}) is True
+    assert isinstance(ENGINE_BY_NAME["python"].compile('args[?"mode"].orValue("read")'), CelCompileIssue)
