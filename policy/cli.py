@@ -9,8 +9,12 @@ verify`` never loads CEL.
 from __future__ import annotations
 
 import importlib
+import logging
+import os
 import sys
 from collections.abc import Sequence
+
+import structlog
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": ("dsh_policy.policy.commands.check", "compile and lint packs; --cases dry-runs cases"),
@@ -22,6 +26,30 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 USAGE_EXIT = 2
+LOG_LEVEL_VARIABLE = "DSH_POLICY_LOG"
+
+
+class _StderrPrinter:
+    """A structlog logger that looks ``sys.stderr`` up on every line (so a replaced or captured
+    stderr, as under test runners, is honoured)."""
+
+    def msg(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    log = debug = info = warning = warn = error = err = critical = exception = fatal = failure = msg
+
+
+def configure_logging() -> None:
+    """Diagnostics go to stderr, never stdout: stdout carries reports, JSON and hook protocol
+    answers. The level comes from ``DSH_POLICY_LOG`` (debug, info, warning, error; default
+    warning), so a command's own output is not drowned in the gateway's info lines."""
+    name = os.environ.get(LOG_LEVEL_VARIABLE, "warning").upper()
+    level = logging.getLevelNamesMapping().get(name, logging.WARNING)
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=lambda *args: _StderrPrinter(),
+        cache_logger_on_first_use=False,
+    )
 
 
 def _usage() -> str:
@@ -38,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_usage())
         return 0 if args else USAGE_EXIT
     name, rest = args[0], args[1:]
+    configure_logging()
     if name not in SUBCOMMANDS:
         print(f"dsh-policy: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return USAGE_EXIT

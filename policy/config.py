@@ -21,6 +21,7 @@ spec:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,7 +105,7 @@ def load_gateway_config(path: str | Path) -> GatewayConfig | list[PolicyError]:
 
     def resolve(relative: str) -> str:
         candidate = Path(relative).expanduser()
-        return str(candidate if candidate.is_absolute() else base / candidate)
+        return os.path.normpath(candidate if candidate.is_absolute() else base / candidate)
 
     audit = model.spec.audit
     if audit is not None:

@@ -43,6 +43,7 @@ from .policy_options import (
 )
 
 _ARG_KEYS = ("command", "path", "url", "channel")
+_RAN = frozenset({"ALLOW", "ASK>OK", "REDACT"})
 
 
 def _brief_args(policy: Policy, args: Any) -> str:
@@ -132,6 +133,8 @@ class Narrator:
             line += f"\n             rules: {', '.join(rules)}"
         if message:
             line += f"\n             {message}"
+        if outcome.review is not None and outcome.review.contexts and label in _RAN:
+            line += f"\n             + {len(outcome.review.contexts)} context message(s) for the model"
         self.say(line)
         self.events.append(
             {

@@ -61,7 +61,7 @@ def first_tool_result(log: Path, decision: str) -> int:
 
 def test_the_untouched_log_is_intact(log: Path) -> None:
     report = verify(log)
-    assert report.intact and report.signature_mode == "verified"
+    assert report.intact and report.signature_mode == "signature-verified"
     assert report.unanchored_records == 0  # the closing checkpoint covers every record
 
 

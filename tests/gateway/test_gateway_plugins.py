@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GatewayKit, calls, load_policy, results
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.core import Harness, ScriptedModel, define_tool, deny, reply, thaw
+from gateway_kit import GatewayKit, calls, load_policy, results
 
 pytestmark = pytest.mark.anyio
 
