@@ -279,6 +279,19 @@ def describe_celpy_error(error: CELEvalError) -> str:
     return message
 
 
+def _conversion_cache(activation: Mapping[str, Any], engine: str) -> dict[str, Any] | None:
+    """The per-engine conversion cache of an activation shared by one event's expressions (an
+    ``EventActivation``: a dict with a ``converted`` dict), or None for a plain mapping. Values are
+    converted once per event; CEL never mutates them, so sharing is safe."""
+    caches = getattr(activation, "converted", None)
+    if not isinstance(caches, dict):
+        return None
+    cache = caches.get(engine)
+    if cache is None:
+        cache = caches[engine] = {}
+    return cache
+
+
 # -- runner -------------------------------------------------------------------------------------
 
 
@@ -377,7 +390,17 @@ class PythonCompiledExpression:
         """Evaluate against plain-Python ``activation``; errors come back as values."""
         runner = self._runner
         try:
-            context = {name: to_celpy(activation[name]) for name in self.references if name in activation}
+            converted = _conversion_cache(activation, "python")
+            context: dict[str, Any] = {}
+            for name in self.references:
+                if name not in activation:
+                    continue
+                if converted is None:
+                    context[name] = to_celpy(activation[name])
+                elif name in converted:
+                    context[name] = converted[name]
+                else:
+                    context[name] = converted[name] = to_celpy(activation[name])
             counter = _StepCounter(self._step_budget, self._time_budget)
             # The base activation (functions, annotations) is built once; evaluate() clones it.
             evaluator = _BudgetedEvaluator(runner.ast, self._base_activation, counter)

@@ -251,3 +251,41 @@ def test_native_accepts_syntax_only_its_grammar_has_and_still_finds_references()
     assert program.references == frozenset({"args"})
     assert program.evaluate({"args": {}}) is True
     assert isinstance(ENGINE_BY_NAME["python"].compile('args[?"mode"].orValue("read")'), CelCompileIssue)
+
+
+class SharedActivation(dict[str, Any]):
+    """Shaped like the gateway's per-event activation: a dict with a ``converted`` cache."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        super().__init__(values)
+        self.converted: dict[str, Any] = {}
+
+
+EVENT_VALUES: dict[str, Any] = {
+    "args": {"command": "sudo rm -rf /"},
+    "turn": 3,
+    "now": datetime.datetime(2026, 1, 1),
+}
+SECOND_RULE = "args.command.size() > turn && now > timestamp('2025-01-01T00:00:00Z')"
+
+
+def test_python_engine_converts_an_event_activation_once_per_name() -> None:
+    engine = ENGINE_BY_NAME["python"]
+    activation = SharedActivation(EVENT_VALUES)
+    assert compiled(engine, RM_ROOT_RULE).evaluate(activation) is True
+    cache = activation.converted["python"]
+    assert set(cache) == {"args"}
+    converted_args = cache["args"]
+    assert compiled(engine, SECOND_RULE).evaluate(activation) is True
+    assert set(cache) == {"args", "turn", "now"}
+    assert cache["args"] is converted_args
+
+
+def test_shared_event_activations_give_the_same_results(engine: CelEngine) -> None:
+    import dsh_policy.policy.cel.engine as engine_module
+
+    make_shared = getattr(engine_module, "EventActivation", SharedActivation)
+    activation = make_shared(EVENT_VALUES)
+    for source in (RM_ROOT_RULE, SECOND_RULE, RM_ROOT_RULE):
+        assert compiled(engine, source).evaluate(activation) is True
+        assert compiled(engine, source).evaluate(dict(EVENT_VALUES)) is True
