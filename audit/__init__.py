@@ -14,6 +14,7 @@ Verifying (an auditor)::
     report.intact, report.first_error, report.anchored_through
 """
 
+from .record import fit_to_domain
 from .verify import Finding, Reason, VerificationReport, verify_log
 from .writer import (
     AppendReceipt,
@@ -34,5 +35,6 @@ __all__ = [
     "FsyncMode",
     "Reason",
     "VerificationReport",
+    "fit_to_domain",
     "verify_log",
 ]

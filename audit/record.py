@@ -352,3 +352,27 @@ def hash_of_line(line: bytes, stated_hash: str) -> str | None:
     else:
         return None
     return digest.hexdigest()
+
+
+def fit_to_domain(value: Any) -> Any:
+    """A copy of a JSON-like value with what the record domain refuses rewritten as strings.
+
+    For callers that must log arbitrary tool arguments (a model may send ``0.7``): floats become
+    their shortest round-trip ``repr`` (``"0.7"``, ``"1e+300"``, ``"nan"``), integers beyond
+    +/-(2**53 - 1) their decimal digits, mappings plain dicts and tuples lists. The string form is
+    deliberate: a float's JSON rendering differs between serializers, which would make the hash
+    depend on the serializer. Values that are not JSON at all (bytes, sets, objects) are left for
+    :func:`canonical_bytes` to reject with their path.
+    """
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is int:
+        return value if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, Mapping):
+        return {key: fit_to_domain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [fit_to_domain(item) for item in value]
+    return value

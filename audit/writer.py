@@ -565,7 +565,10 @@ class AuditWriter:
         try:
             sealed = seal_record(fields)
         except OutsideDomainError as error:
-            raise AuditRecordError(f"record field {error.violation}") from None
+            hint = " (fit_to_domain() rewrites floats in tool arguments as strings)"
+            raise AuditRecordError(
+                f"record field {error.violation}{hint if 'float' in str(error) else ''}"
+            ) from None
         rotate = self._settings.rotate_bytes
         if (
             rotate is not None

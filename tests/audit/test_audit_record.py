@@ -144,3 +144,15 @@ def test_hash_of_line_equals_hashing_the_body_without_the_member() -> None:
         sealed = seal_record(dict(record))
         assert hash_of_line(sealed.line, sealed.hash) == sealed.hash
     assert hash_of_line(b'{"a":1}', "0" * 64) is None
+
+
+def test_fit_to_domain_turns_floats_and_huge_ints_into_strings_and_keeps_the_rest() -> None:
+    from types import MappingProxyType
+
+    from dsh_policy.audit.record import fit_to_domain
+
+    value = {"t": 0.7, "n": [2**60, 3, True, None], "m": MappingProxyType({"x": (1.0, "s")})}
+    fitted = fit_to_domain(value)
+    assert fitted == {"t": "0.7", "n": [str(2**60), 3, True, None], "m": {"x": ["1.0", "s"]}}
+    assert canonical_bytes(fitted) == rfc8785.dumps(fitted)
+    assert find_domain_violation(fit_to_domain({"b": b"x"})) is not None  # not JSON: still refused
