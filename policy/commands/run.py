@@ -11,25 +11,22 @@ input (session script, packs, deployment file, usage) or an audit log that canno
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, TextIO
 
 import anyio
 from dsh_policy.audit.keys import load_private_key
 from dsh_policy.audit.verify import VerificationReport, verify_log
-from dsh_policy.audit.writer import AuditWriteError, AuditWriter
 from dsh_policy.core import Harness, Message, ModelReply, ModelRequest, ModelToolCall, ToolExecution
 
-from ..auditing import CallOutcome, DecisionAuditor
-from ..decide import LoadFailure, Policy, StepEvent, StepVerdict
+from ..auditing import CallOutcome
+from ..decide import Policy, StepEvent, StepVerdict
 from ..demo_tools import sandbox_tools
-from ..errors import PolicyError
+from ..deployment import AuditPlan, audit_plan, deploy
 from ..gateway import PolicyGateway
 from ..sandbox import Sandbox
 from ..session_script import ScriptedTurn, SessionScript, load_session_script
@@ -101,9 +98,9 @@ def _deciding(outcome: CallOutcome) -> tuple[list[str], str | None]:
 class Narrator:
     """Prints the session as it runs (text) and keeps every event for the summary and JSON."""
 
-    policy: Policy
     out: TextIO
     text: bool
+    policy: Policy | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
 
@@ -128,6 +125,7 @@ class Narrator:
         label = _label(outcome)
         rules, message = _deciding(outcome)
         self.counts[label] += 1
+        assert self.policy is not None
         line = f"    {label:<8} {outcome.call.tool:<12} {_brief_args(self.policy, outcome.call.args)}"
         if rules:
             line += f"\n             rules: {', '.join(rules)}"
@@ -208,15 +206,13 @@ class SessionModel:
         return reply
 
 
-async def run_session(
-    script: SessionScript, policy: Policy, auditor: DecisionAuditor | None, narrator: Narrator
-) -> None:
+async def run_session(script: SessionScript, gateway: PolicyGateway, narrator: Narrator) -> None:
     """Drive every scripted turn through a harness with the gateway installed."""
     harness = Harness()
     for tool in sandbox_tools(Sandbox.from_spec(script.files, script.web, script.cwd)):
         harness.tools.register(tool)
     harness.provide("approval", ScriptedApprovals(list(script.approvals), narrator))
-    harness.plugin(PolicyGateway(policy, auditor=auditor, observers=[narrator]))
+    harness.plugin(gateway)
     model = SessionModel(script.turns, narrator)
     agent = await harness.create_agent(model=model)
     model.agent = agent
@@ -243,30 +239,7 @@ def _parser() -> CommandParser:
     return parser
 
 
-@dataclass(frozen=True, slots=True)
-class _AuditPlan:
-    path: str
-    fsync: Literal["always", "batch", "off"]
-    key: str | None
-    fail_closed: bool
-    rotate_bytes: int | None
-
-
-def _audit_plan(args: argparse.Namespace, sources: Any) -> _AuditPlan | None:
-    configured = sources.config.audit if sources.config is not None else None
-    path = args.audit or (configured.path if configured else None)
-    if path is None:
-        return None
-    return _AuditPlan(
-        path=path,
-        fsync=args.fsync or (configured.fsync if configured else "batch"),
-        key=args.signing_key or (configured.checkpoint_key if configured else None),
-        fail_closed=args.fail_closed or bool(configured and configured.fail_closed),
-        rotate_bytes=configured.rotate_bytes if configured else None,
-    )
-
-
-def _print_summary(narrator: Narrator, report: VerificationReport | None, plan: _AuditPlan | None) -> None:
+def _print_summary(narrator: Narrator, report: VerificationReport | None, plan: AuditPlan | None) -> None:
     counts = narrator.counts
     calls = sum(n for label, n in counts.items() if label != "REJECT")
     parts = [f"{counts[label]} {label.lower()}" for label in
@@ -293,42 +266,26 @@ def main(argv: Sequence[str]) -> int:
         return USAGE_EXIT
     sources = sources_from(args)
     script = load_session_script(args.session)
-    errors: list[PolicyError] = [] if not isinstance(script, list) else script
-    if isinstance(sources, list):
-        errors = [*sources, *errors]
-    if errors or isinstance(sources, list) or isinstance(script, list):
-        print_errors(errors)
+    if isinstance(sources, list) or isinstance(script, list):
+        print_errors([error for found in (sources, script) if isinstance(found, list) for error in found])
         return USAGE_EXIT
-    policy = Policy.load(sources.packs, params=sources.params, engine=sources.engine,
-                         shadow=sources.shadow, param_origins=sources.param_origins)
-    if isinstance(policy, LoadFailure):
-        print_errors(policy.errors)
+    plan = audit_plan(sources, path=args.audit, fsync=args.fsync, signing_key=args.signing_key,
+                      fail_closed=True if args.fail_closed else None)
+    narrator = Narrator(sys.stdout, text=args.format == "text")
+    deployment = deploy(sources, audit=plan, watch=False, observers=[narrator])
+    if isinstance(deployment, list):
+        print_errors(deployment)
         return USAGE_EXIT
-    narrator = Narrator(policy, sys.stdout, text=args.format == "text")
+    policy = narrator.policy = deployment.policy
     narrator.say(f"session {script.name}: {len(script.turns)} turn(s); policy {policy.digest[:19]}... "
                  f"({', '.join(p.name for p in policy.packs)}; engine {policy.engine_name})")
-    plan = _audit_plan(args, sources)
-    writer: AuditWriter | None = None
-    if plan is not None:
-        try:
-            Path(plan.path).parent.mkdir(parents=True, exist_ok=True)
-            writer = AuditWriter.open(plan.path, fsync=plan.fsync,
-                                      signing_key=plan.key, rotate_bytes=plan.rotate_bytes)
-        except (AuditWriteError, OSError) as error:
-            print(f"dsh-policy run: cannot open audit log {plan.path}: {error}", file=sys.stderr)
-            return USAGE_EXIT
-    auditor = DecisionAuditor(writer, policy, fail_closed=plan.fail_closed) if writer and plan else None
-    try:
-        if auditor is not None:
-            auditor.policy_loaded(policy.packs)
-        anyio.run(run_session, script, policy, auditor, narrator)
-    finally:
-        if writer is not None:
-            writer.close()
+    with deployment:
+        anyio.run(run_session, script, deployment.gateway, narrator)
     report = None
     if plan is not None:
         # The signing key's public half makes the closing verification check signatures.
-        report = verify_log([plan.path], public_key=load_private_key(plan.key) if plan.key else None)
+        key = load_private_key(plan.signing_key) if plan.signing_key else None
+        report = verify_log([plan.path], public_key=key)
     if args.format == "json":
         print(json.dumps({
             "session": script.name,
@@ -341,5 +298,3 @@ def main(argv: Sequence[str]) -> int:
     else:
         _print_summary(narrator, report, plan)
     return 0 if report is None or report.intact else 1
-
-
