@@ -1,4 +1,4 @@
-"""Shared helpers for the hook adapter tests: run ``dsh-policy hook`` in-process with a given stdin."""
+"""Fixtures for the hook adapter tests: run ``dsh-policy hook`` in-process with a given stdin."""
 
 from __future__ import annotations
 
@@ -6,41 +6,12 @@ import io
 import json
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from dsh_policy.policy.cli import main as cli_main
-
-HERE = Path(__file__).parent
-PAYLOADS = HERE / "payloads"
-PACK = HERE / "packs" / "hook-guard.yaml"
-
-
-@dataclass(frozen=True)
-class HookRun:
-    """What one hook invocation emitted."""
-
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def json(self) -> Any:
-        """stdout parsed as the one JSON object the protocol allows."""
-        assert self.stdout.count("\n") == 1, self.stdout
-        return json.loads(self.stdout)
-
-
-def payload(harness: str, name: str) -> dict[str, Any]:
-    """A recorded payload from ``payloads/<harness>/<name>.json``."""
-    document: dict[str, Any] = json.loads((PAYLOADS / harness / f"{name}.json").read_text())
-    return document
-
-
-class _Stdin(io.TextIOWrapper):
-    pass
+from hook_testkit import PACK, HookRun, StdinText
 
 
 @pytest.fixture
@@ -56,7 +27,7 @@ def run_hook(
             raw = stdin
         else:
             raw = json.dumps(stdin).encode()
-        monkeypatch.setattr(sys, "stdin", _Stdin(io.BytesIO(raw), encoding="utf-8"))
+        monkeypatch.setattr(sys, "stdin", StdinText(io.BytesIO(raw), encoding="utf-8"))
         capsys.readouterr()
         argv = ["hook", harness, *(["--pack", str(pack)] if pack is not None else []), *args]
         code = cli_main(argv)

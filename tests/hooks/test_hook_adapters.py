@@ -7,8 +7,8 @@ from pathlib import Path
 
 import dsh_policy.rules
 import pytest
-from conftest import PAYLOADS, HookRun, payload
 from dsh_policy.policy.hook_codex import KNOWN_FIELDS, check_known_fields
+from hook_testkit import PAYLOADS, HookRun, payload
 
 HARNESSES = ("claude-code", "codex")
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import PACK, PAYLOADS
 from dsh_policy.policy.cli import main as cli_main
+from hook_testkit import PACK, PAYLOADS
 
 HARNESSES = ("claude-code", "codex")
 

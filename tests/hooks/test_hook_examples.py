@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import payload
+from hook_testkit import payload
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "hooks"
 EVENTS = {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}

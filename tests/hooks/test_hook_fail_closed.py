@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PACK, payload
 from dsh_policy.policy import hook_codex
 from dsh_policy.policy.hook_protocol import FAIL_CLOSED_PREFIX, MAX_INPUT_BYTES
+from hook_testkit import PACK, payload
 
 HARNESSES = ("claude-code", "codex")
 _PRE = b'{"hook_event_name": "PreToolUse", "session_id": "s", '

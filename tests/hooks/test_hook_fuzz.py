@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import payload
 from dsh_policy.policy.hook_codex import check_known_fields
 from dsh_policy.policy.hook_protocol import SUPPORTED_EVENTS
 from dsh_policy.policy.vocabulary import ALIASES
+from hook_testkit import payload
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
