@@ -87,9 +87,7 @@ def _run(argv: list[str]) -> int:
     dialect = DIALECTS[args.harness]
     raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
     payload = parse_hook_input(raw)
-    event: EventName | None = (
-        payload.event if isinstance(payload, HookInputError) else payload.hook_event_name
-    )
+    event = _event_of(payload)
     try:
         verdict = _decide_and_record(args, raw, payload)
     except Exception as exc:  # a bug, or a fail-closed audit log that cannot write
@@ -97,13 +95,16 @@ def _run(argv: list[str]) -> int:
     return _answer(dialect, verdict)
 
 
+def _event_of(payload: HookInput | HookInputError) -> EventName | None:
+    """The event that fired, when the input says so readably (its answer is spelled for it)."""
+    return payload.event if isinstance(payload, HookInputError) else payload.hook_event_name
+
+
 def _decide_and_record(
     args: argparse.Namespace, raw: bytes, payload: HookInput | HookInputError
 ) -> HookVerdict:
     """Load the policy, decide, and record the decision when an audit log is configured."""
-    event: EventName | None = (
-        payload.event if isinstance(payload, HookInputError) else payload.hook_event_name
-    )
+    event = _event_of(payload)
     sources = sources_from(args)
     policy: Policy | None = None
     if isinstance(sources, list):
