@@ -100,6 +100,8 @@ class CompiledRule:
     redactions: tuple[Redaction, ...]
     context: str | None
     description: str | None
+    # Activation names (``vars`` aside) its expressions read, directly or through its variables.
+    reads: frozenset[str] = frozenset()
 
     @property
     def enforced(self) -> bool:
@@ -122,19 +124,42 @@ class CompiledPack:
 
 
 @dataclass(frozen=True, slots=True)
+class RuleSelection:
+    """The rules of one stage that apply to one tool, in pack/rule order, and the activation
+    names they read per pack (``reads[pack_index]``), so an event builds one activation per pack
+    holding exactly those names."""
+
+    rules: tuple[CompiledRule, ...]
+    reads: Mapping[int, frozenset[str]]
+
+    @classmethod
+    def of(cls, rules: tuple[CompiledRule, ...]) -> RuleSelection:
+        """Select ``rules`` (already ordered) and gather what they read."""
+        reads: dict[int, frozenset[str]] = {}
+        for rule in rules:
+            reads[rule.pack_index] = reads.get(rule.pack_index, frozenset()) | rule.reads
+        return cls(rules, MappingProxyType(reads))
+
+
+@dataclass(frozen=True, slots=True)
 class StageIndex:
     """Rules of one stage, indexed by tool: exact names in a dict, globs in a short list, rules
-    without ``match`` for every tool. ``for_tool`` returns them in pack/rule order and memoizes
+    without ``match`` for every tool. ``select`` returns them in pack/rule order and memoizes
     per tool name (bounded, since tool names come from the model)."""
 
     exact: Mapping[str, tuple[CompiledRule, ...]]
     globs: tuple[tuple[re.Pattern[str], CompiledRule], ...]
     every: tuple[CompiledRule, ...]
     all_rules: tuple[CompiledRule, ...]
-    _memo: dict[str, tuple[CompiledRule, ...]] = field(default_factory=dict, compare=False, repr=False)
+    _memo: dict[str, RuleSelection] = field(default_factory=dict, compare=False, repr=False)
+    _everything: list[RuleSelection] = field(default_factory=list, compare=False, repr=False)
 
     def for_tool(self, name: str) -> tuple[CompiledRule, ...]:
         """Rules of this stage that apply to tool ``name``, in order."""
+        return self.select(name).rules
+
+    def select(self, name: str) -> RuleSelection:
+        """:meth:`for_tool` with the names those rules read."""
         found = self._memo.get(name)
         if found is not None:
             return found
@@ -144,10 +169,16 @@ class StageIndex:
         for pattern, rule in self.globs:
             if pattern.fullmatch(name):
                 picked[rule.ordinal] = rule
-        result = tuple(picked[ordinal] for ordinal in sorted(picked))
+        result = RuleSelection.of(tuple(picked[ordinal] for ordinal in sorted(picked)))
         if len(self._memo) < 4096:
             self._memo[name] = result
         return result
+
+    def select_all(self) -> RuleSelection:
+        """Every rule of the stage (pre-step rules have no tool)."""
+        if not self._everything:
+            self._everything.append(RuleSelection.of(self.all_rules))
+        return self._everything[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,8 +457,11 @@ def _compile_pack(
             when = _with_transitive(when, variables)
         if message_expression is not None:
             message_expression = _with_transitive(message_expression, variables)
+        reads = _reads(variables, when, message_expression)
         rules.append(
-            _build_rule(pack, pack_index, first_ordinal + index, rule, when, message_expression, shadow)
+            _build_rule(
+                pack, pack_index, first_ordinal + index, rule, when, message_expression, shadow, reads
+            )
         )
     if compiler.errors or variables is None:
         return None, [], compiler.errors
@@ -451,6 +485,7 @@ def _build_rule(
     when: CompiledExpr | None,
     message_expression: CompiledExpr | None,
     shadow: bool,
+    reads: frozenset[str],
 ) -> CompiledRule:
     defaults = pack.model.spec.defaults
     if rule.stage == "guard":
@@ -486,7 +521,22 @@ def _build_rule(
         redactions=redactions,
         context=rule.context,
         description=rule.description,
+        reads=reads,
     )
+
+
+def _reads(variables: Mapping[str, CompiledExpr], *exprs: CompiledExpr | None) -> frozenset[str]:
+    """Activation names ``exprs`` read, directly or through the variables they use."""
+    names: set[str] = set()
+    for expr in exprs:
+        if expr is None:
+            continue
+        names |= expr.names
+        for variable in expr.variables:
+            if variable in variables:
+                names |= variables[variable].names
+    names.discard("vars")
+    return frozenset(names)
 
 
 def _index(rules: Sequence[CompiledRule]) -> StageIndex:

@@ -25,8 +25,16 @@ from typing import Any, Literal
 import structlog
 from dsh_policy.core.frozen import thaw
 
-from .cel.engine import CelEngine, CelEvalError
-from .compile import CompiledExpr, CompiledPolicy, CompiledRule, ParamOrigin, Redaction, compile_policy
+from .cel.engine import CelEngine, CelEvalError, EventActivation
+from .compile import (
+    CompiledExpr,
+    CompiledPolicy,
+    CompiledRule,
+    ParamOrigin,
+    Redaction,
+    RuleSelection,
+    compile_policy,
+)
 from .errors import PolicyError
 from .pack import load_packs
 from .redaction import all_detector_redactions, redact_text, redact_value
@@ -184,21 +192,33 @@ class ResultVerdict:
 
 # --- evaluation -----------------------------------------------------------------------------------
 
+_VARS = frozenset({"vars"})
 _CLOSED_EFFECT = {"pre-step": "reject", "pre-execute": "deny", "guard": "deny", "post-execute": "block"}
 
 
 class _EventScope:
-    """Activation values for one event, built on first use and at most once; pack variables are
-    evaluated lazily (only those an evaluated expression reads) and cached per pack."""
+    """Activation values for one event, each built on first use and at most once; one activation
+    per pack holding the names that pack's selected rules read (``reads``), shared by all their
+    expressions so an engine converts it once. Pack variables are evaluated lazily (only those an
+    evaluated expression reads) and at most once, and cached per pack."""
 
-    __slots__ = ("_builders", "_cache", "_policy", "_var_errors", "_vars")
+    __slots__ = ("_activations", "_builders", "_cache", "_held", "_policy", "_reads", "_var_errors", "_vars")
 
-    def __init__(self, policy: CompiledPolicy, builders: Mapping[str, Callable[[], Any]]) -> None:
+    def __init__(
+        self,
+        policy: CompiledPolicy,
+        builders: Mapping[str, Callable[[], Any]],
+        reads: Mapping[int, frozenset[str]],
+    ) -> None:
         self._policy = policy
         self._builders = builders
+        self._reads = reads
         self._cache: dict[str, Any] = {}
         self._vars: dict[tuple[int, str], Any] = {}
         self._var_errors: dict[tuple[int, str], str] = {}
+        # (pack_index, variables read) -> the shared activation; () = without ``vars``.
+        self._activations: dict[tuple[int, tuple[str, ...]], EventActivation] = {}
+        self._held: dict[int, frozenset[str]] = {}  # names in each pack's base activation, + vars
 
     def _value(self, name: str, pack_index: int) -> Any:
         if name == "params":
@@ -210,16 +230,37 @@ class _EventScope:
         self._cache[name] = value
         return value
 
-    def activation(self, expr: CompiledExpr, pack_index: int) -> dict[str, Any]:
-        """The names ``expr`` reads (only those), with the variables it needs evaluated."""
-        activation = {name: self._value(name, pack_index) for name in expr.names if name != "vars"}
-        if "vars" in expr.names or expr.variables:
-            activation["vars"] = {
-                name: self._vars[(pack_index, name)]
-                for name in expr.variables
-                if self._variable(pack_index, name)
-            }
-        return activation
+    def _base(self, expr: CompiledExpr, pack_index: int) -> EventActivation:
+        """The pack's shared activation, holding every name the selected rules read."""
+        found = self._activations.get((pack_index, ()))
+        if found is not None and expr.names <= self._held[pack_index]:
+            return found
+        names = self._reads.get(pack_index, frozenset()) | (expr.names - _VARS)
+        if found is not None:  # an expression outside the selection read more: widen, once
+            names |= found.keys()
+        built = EventActivation({name: self._value(name, pack_index) for name in names})
+        self._activations[(pack_index, ())] = built
+        self._held[pack_index] = names | _VARS
+        return built
+
+    def activation(self, expr: CompiledExpr, pack_index: int) -> Mapping[str, Any]:
+        """The names ``expr`` reads (with the variables it needs evaluated), in an activation
+        shared with every other expression of this pack that reads the same variables."""
+        if not expr.variables and "vars" not in expr.names:
+            return self._base(expr, pack_index)
+        key = (pack_index, expr.variables)
+        found = self._activations.get(key)
+        if found is not None and expr.names <= found.keys():
+            return found
+        values = dict(self._base(expr, pack_index))
+        values["vars"] = {
+            name: self._vars[(pack_index, name)]
+            for name in expr.variables
+            if self._variable(pack_index, name)
+        }
+        built = EventActivation(values)
+        self._activations[key] = built
+        return built
 
     def _variable(self, pack_index: int, name: str) -> bool:
         """Evaluate a variable once; False when it failed (the error is kept for messages)."""
@@ -446,8 +487,9 @@ class Decider:
     def gate_step(self, event: StepEvent) -> StepVerdict:
         """``agent/pre-step``: reject if any enforced rule rejects, else enter with contexts."""
         try:
-            run = _StageRun(_EventScope(self.policy, _step_builders(event)), "step")
-            run.run(self.policy.stages["pre-step"].all_rules)
+            selection = self.policy.stages["pre-step"].select_all()
+            run = _StageRun(_EventScope(self.policy, _step_builders(event), selection.reads), "step")
+            run.run(selection.rules)
             rejects = run.with_effect("reject")
             if rejects:
                 return StepVerdict(
@@ -530,8 +572,9 @@ class Decider:
     def _run_tool_stage(
         self, stage: str, event: ToolCallEvent, builders: Mapping[str, Callable[[], Any]]
     ) -> _StageRun:
-        run = _StageRun(_EventScope(self.policy, builders), f'tool "{event.tool}"')
-        run.run(self.policy.stages[stage].for_tool(event.tool))
+        selection: RuleSelection = self.policy.stages[stage].select(event.tool)
+        run = _StageRun(_EventScope(self.policy, builders, selection.reads), f'tool "{event.tool}"')
+        run.run(selection.rules)
         return run
 
     def _combine_pre_execute(self, run: _StageRun, event: ToolCallEvent) -> ToolCallVerdict:

@@ -33,6 +33,20 @@ class CelEvalError:
     message: str
 
 
+class EventActivation(dict[str, Any]):
+    """An activation shared by every expression evaluated for one event (a plain ``dict`` to
+    anyone else). Engines keep their own converted form of it in :attr:`converted` (keyed by
+    engine), so the values are converted once per event instead of once per expression.
+
+    Callers must not change it after the first evaluation: a converted form would go stale."""
+
+    __slots__ = ("converted",)
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        super().__init__(values or {})
+        self.converted: dict[str, Any] = {}
+
+
 class CompiledExpression(Protocol):
     """A program planned once; cheap to evaluate many times."""
 
@@ -48,7 +62,8 @@ class CompiledExpression(Protocol):
         ...
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any | CelEvalError:
-        """Evaluate against ``activation``; never raises for data-dependent failures."""
+        """Evaluate against ``activation``; never raises for data-dependent failures. Given an
+        :class:`EventActivation`, an engine may reuse the conversion earlier evaluations made."""
         ...
 
 

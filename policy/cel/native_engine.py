@@ -41,7 +41,7 @@ from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_option
 from celpy.celparser import CELParseError
 from dsh_policy.policy.cel import functions as fn
 from dsh_policy.policy.cel.celpy_ast import analyze, line_column_to_offset
-from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError
+from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError, EventActivation
 
 MAX_EXPRESSION_CHARS = 16_384
 """Longest expression accepted at compile time (as for the python engine)."""
@@ -262,6 +262,55 @@ def _rename_matches(source: str, offsets: Iterable[int]) -> str:
     return "".join(chars)
 
 
+_ENGINE_KEY = "native"
+_ERROR_TYPE = _T.ERROR
+_NO_TYPED_NAMES: frozenset[str] = frozenset()
+
+
+def _convert(
+    activation: Mapping[str, Any], names: Iterable[str]
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The runtime's data for ``names`` (those present), and which of them are timestamps or
+    durations (top-level only: the program must declare them so)."""
+    data: dict[str, Any] = {}
+    typed: list[tuple[str, str]] = []
+    for name in names:
+        if name not in activation:
+            continue
+        value = activation[name]
+        if isinstance(value, datetime.datetime):
+            typed.append((name, "timestamp"))
+            data[name] = value if value.tzinfo is not None else value.replace(tzinfo=datetime.UTC)
+        elif isinstance(value, datetime.timedelta):
+            typed.append((name, "duration"))
+            data[name] = value
+        else:
+            data[name] = to_native(value)
+    return data, typed
+
+
+@dataclass(frozen=True, slots=True)
+class _SharedActivation:
+    """One event's values as a runtime activation, built once for every expression of the event.
+    ``native`` is None when some value cannot be converted: each expression then converts only
+    what it reads, so a value no rule reads cannot fail the others."""
+
+    native: Any
+    typed: frozenset[str]
+    kinds: Mapping[str, str]
+
+    @classmethod
+    def build(cls, activation: Mapping[str, Any], environments: _Environments) -> _SharedActivation:
+        try:
+            data, typed = _convert(activation, activation)
+        except (TypeError, ValueError):
+            return cls(None, _NO_TYPED_NAMES, {})
+        # The runtime reads a timestamp only where both the activation's environment and the
+        # evaluating program declare it one.
+        native = environments.get(typed).Activation(data=data)
+        return cls(native, frozenset(name for name, _ in typed), dict(typed))
+
+
 @dataclass(slots=True)
 class NativeCompiledExpression:
     """A checked program (plus lazily built variants for timestamp variables)."""
@@ -274,37 +323,49 @@ class NativeCompiledExpression:
     _time_budget: float = DEFAULT_TIME_BUDGET
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any | CelEvalError:
-        """Evaluate against plain-Python ``activation``; errors come back as values."""
+        """Evaluate against plain-Python ``activation``; errors come back as values. An
+        :class:`EventActivation` is converted once, on its first evaluation, and shared."""
         try:
-            data: dict[str, Any] = {}
-            typed: list[tuple[str, str]] = []
-            for name in self.references:
-                if name not in activation:
-                    continue
-                value = activation[name]
-                if isinstance(value, datetime.datetime):
-                    typed.append((name, "timestamp"))
-                    data[name] = value if value.tzinfo is not None else value.replace(tzinfo=datetime.UTC)
-                elif isinstance(value, datetime.timedelta):
-                    typed.append((name, "duration"))
-                    data[name] = value
-                else:
-                    data[name] = to_native(value)
+            if isinstance(activation, EventActivation):
+                shared = activation.converted.get(_ENGINE_KEY)
+                if shared is None:
+                    shared = activation.converted[_ENGINE_KEY] = _SharedActivation.build(
+                        activation, self._environments
+                    )
+                if shared.native is not None:
+                    return self._evaluate_shared(shared)
+            data, typed = _convert(activation, self.references)
             program = self._program(frozenset(typed) if typed else _NO_TYPED_VARIABLES)
             if isinstance(program, CelEvalError):
                 return program
-            _last_host_error.message = None
-            _last_host_error.deadline = time.monotonic() + self._time_budget
-            try:
-                result = program.eval(data=data)
-            finally:
-                _last_host_error.deadline = None
-            if result.type() == _T.ERROR:
-                host_message = getattr(_last_host_error, "message", None)
-                return CelEvalError(host_message or _clean_message(str(result.value())))
-            return from_native(result.plain_value())
+            return self._run(program, None, data)
         except Exception as exc:  # the runtime raises for budget and conversion failures: a value
             return CelEvalError(_clean_message(str(exc)) or type(exc).__name__)
+
+    def _evaluate_shared(self, shared: _SharedActivation) -> Any | CelEvalError:
+        # A timestamp or duration is read by the program variant that declares it so.
+        typed = shared.typed & self.references if shared.typed else _NO_TYPED_NAMES
+        key = frozenset((name, shared.kinds[name]) for name in typed) if typed else _NO_TYPED_VARIABLES
+        program = self._programs.get(key)
+        if program is None:
+            program = self._program(key)
+            if isinstance(program, CelEvalError):
+                return program
+        return self._run(program, shared.native, None)
+
+    def _run(self, program: Any, native_activation: Any, data: dict[str, Any] | None) -> Any | CelEvalError:
+        _last_host_error.message = None
+        _last_host_error.deadline = time.monotonic() + self._time_budget
+        try:
+            result = program.eval(native_activation) if data is None else program.eval(data=data)
+        finally:
+            _last_host_error.deadline = None
+        value = result.plain_value()
+        # An error's plain value is its message: only a string can be an error.
+        if type(value) is str and result.type() == _ERROR_TYPE:
+            host_message = getattr(_last_host_error, "message", None)
+            return CelEvalError(host_message or _clean_message(value))
+        return from_native(value)
 
     def _program(self, typed: frozenset[tuple[str, str]]) -> Any:
         program = self._programs.get(typed)
