@@ -6,6 +6,11 @@ of the framework-neutral decision API.
 outside the allow-list is a question for a human, not a refusal); ``benign.yaml`` entries must be
 allowed. Each entry carries a pattern class; the tests report the rate per class and fail below a
 99% block rate or above a 1% false-positive rate, overall and in every class.
+
+An entry with ``known_gap`` documents a bypass the pack cannot close itself because a helper does
+not support it yet (e.g. a wrapper ``shell.commands`` does not unwrap). Such entries are left out of
+the rates and checked the other way round: once the gap closes, the test says so, and the marker
+must go (so the entry starts counting).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ class Outcome:
     """One corpus entry as decided: its class, what it expected, what the gate said."""
 
     pattern_class: str
+    known_gap: str | None
     expected: str
     decision: str
     rules: tuple[str, ...]
@@ -69,6 +75,7 @@ def _decide_all(name: str, default: str, engine: str) -> tuple[Outcome, ...]:
         outcomes.append(
             Outcome(
                 entry["class"],
+                entry.get("known_gap"),
                 entry.get("expect", default),
                 verdict.decision,
                 verdict.rules,
@@ -76,6 +83,10 @@ def _decide_all(name: str, default: str, engine: str) -> tuple[Outcome, ...]:
             )
         )
     return tuple(outcomes)
+
+
+def _counted(outcomes: tuple[Outcome, ...]) -> tuple[Outcome, ...]:
+    return tuple(o for o in outcomes if o.known_gap is None)
 
 
 def _report(outcomes: tuple[Outcome, ...], what: str) -> tuple[str, dict[str, float]]:
@@ -109,7 +120,7 @@ def test_corpora_are_large_and_tagged() -> None:
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_baseline_blocks_the_dangerous_corpus(engine: str) -> None:
-    outcomes = _decide_all("dangerous.yaml", "deny", engine)
+    outcomes = _counted(_decide_all("dangerous.yaml", "deny", engine))
     report, rates = _report(outcomes, f"block rate ({engine} engine)")
     print(report)
     overall = sum(o.correct for o in outcomes) / len(outcomes)
@@ -119,9 +130,17 @@ def test_baseline_blocks_the_dangerous_corpus(engine: str) -> None:
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_baseline_allows_the_benign_corpus(engine: str) -> None:
-    outcomes = _decide_all("benign.yaml", "allow", engine)
+    outcomes = _counted(_decide_all("benign.yaml", "allow", engine))
     report, rates = _report(outcomes, f"allowed rate ({engine} engine; false positives = 1 - rate)")
     print(report)
     overall = sum(o.correct for o in outcomes) / len(outcomes)
     assert 1 - overall <= MAX_FALSE_POSITIVE_RATE, report
     assert max(1 - rate for rate in rates.values()) <= MAX_FALSE_POSITIVE_RATE, report
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_known_gaps_are_still_open(engine: str) -> None:
+    """Fails when a documented gap has closed: remove its ``known_gap`` marker so it counts."""
+    gaps = [o for o in _decide_all("dangerous.yaml", "deny", engine) if o.known_gap is not None]
+    closed = [f"{o.subject} ({o.known_gap})" for o in gaps if o.correct]
+    assert not closed, "these known gaps are closed now; drop their known_gap markers:\n" + "\n".join(closed)
