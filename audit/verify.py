@@ -41,6 +41,7 @@ _ORJSON_CANONICAL: Final = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 _SORT_SENSITIVE_BYTES: Final = re.compile(rb"[\xee-\xf4]")
 _HEX: Final = frozenset("0123456789abcdef")
 _REQUIRED: Final = (("v", int), ("log_id", str), ("seq", int), ("ts", str), ("kind", str), ("prev", str))
+_READ_CHUNK: Final = 8 << 20
 #: Findings kept in full; counts per reason stay exact beyond this.
 MAX_FINDINGS: Final = 1000
 
@@ -246,28 +247,35 @@ class _ChainWalker:
     # ------------------------------------------------------------------------------- per file
 
     def walk_file(self, path: Path, *, is_last: bool) -> None:
-        try:
-            data = path.read_bytes()
-        except OSError as error:
-            self.unreadable.append(f"{path}: {error.strerror or error}")
-            return
-        self.bytes_checked += len(data)
+        """Check every line of one segment, reading it in bounded chunks."""
         name = str(path)
         previous_segment = self.segment
         self.segment = _SegmentState()
-        lines = data.split(b"\n")
-        torn = lines.pop()  # b"" when the file ends with a newline
-        self.last_file, self.last_file_lines = name, len(lines)
-        if not lines and not torn:
+        count = 0
+        torn = b""
+        try:
+            with path.open("rb") as handle:
+                pending = b""
+                while chunk := handle.read(_READ_CHUNK):
+                    self.bytes_checked += len(chunk)
+                    lines = (pending + chunk).split(b"\n")
+                    pending = lines.pop()  # an incomplete line waits for the next chunk
+                    for line in lines:
+                        count += 1
+                        self._check_line(line, name, count, previous_segment if count == 1 else None)
+                torn = pending
+        except OSError as error:
+            self.unreadable.append(f"{path}: {error.strerror or error}")
+            return
+        self.last_file, self.last_file_lines = name, count
+        if not count and not torn:
             if is_last and active_path_of(path) == path:
                 # A writer died between creating the next segment and writing its first record.
                 self._warn(Reason.TORN_TAIL, name, 1, "active segment is empty: a rotation cut short")
             else:
                 self._finding(Reason.MALFORMED, name, None, None, "segment file is empty")
-        for number, line in enumerate(lines, start=1):
-            self._check_line(line, name, number, previous_segment if number == 1 else None)
         if torn:
-            line_number = len(lines) + 1
+            line_number = count + 1
             if is_last:
                 self._warn(
                     Reason.TORN_TAIL,
@@ -286,7 +294,7 @@ class _ChainWalker:
             self._finding(
                 Reason.SEGMENT_MISSING,
                 name,
-                len(lines),
+                count,
                 self.segment.last_seq,
                 "segment ends with a rotation checkpoint but no later segment was given",
             )

@@ -234,7 +234,7 @@ class AuditWriter:
             raise AuditRecordError(f"kind must be a non-empty string, not {kind!r}")
         if kind in WRITER_KINDS:
             raise AuditRecordError(f"kind {kind!r} is reserved for the writer")
-        if not isinstance(fields, Mapping):
+        if type(fields) is not dict and not isinstance(fields, Mapping):
             raise AuditRecordError(f"fields must be a mapping, not {type(fields).__name__}")
         if not WRITER_FIELDS.isdisjoint(fields):
             collisions = sorted(WRITER_FIELDS.intersection(fields))
@@ -604,13 +604,9 @@ class AuditWriter:
     def _after_append(self) -> None:
         settings = self._settings
         every = settings.checkpoint_every
-        by_count = every is not None and self._since_checkpoint >= every
-        by_time = (
-            settings.checkpoint_seconds is not None
-            and time.monotonic() - self._last_checkpoint_at >= settings.checkpoint_seconds
-        )
-        if by_count or by_time:
+        if every is not None and self._since_checkpoint >= every:
             self._checkpoint_locked("interval")
+        # Checkpoints by time are the flusher's job: it sleeps until the deadline.
         if self._since_checkpoint == 1 and settings.checkpoint_seconds is not None:
             self._wake.notify()  # start the checkpoint clock in the flusher
         if settings.fsync == "always":
