@@ -26,6 +26,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 USAGE_EXIT = 2
+#: Commands whose exit code is a decision for another program: any failure must mean "block".
+FAIL_CLOSED_COMMANDS = frozenset({"hook"})
 LOG_LEVEL_VARIABLE = "DSH_POLICY_LOG"
 
 
@@ -70,9 +72,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if name not in SUBCOMMANDS:
         print(f"dsh-policy: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return USAGE_EXIT
-    module = importlib.import_module(SUBCOMMANDS[name][0])
-    entry = getattr(module, f"{name}_main", None) or module.main
-    code: int = entry(rest)
+    try:
+        module = importlib.import_module(SUBCOMMANDS[name][0])
+        entry = getattr(module, f"{name}_main", None) or module.main
+        code: int = entry(rest)
+    except Exception as error:
+        if name not in FAIL_CLOSED_COMMANDS:
+            raise  # a bug: the traceback is the most useful report
+        # A hook that exits 1 lets the harness run the call (fail open); 2 blocks it.
+        print(f"dsh-policy {name}: internal error, refusing: {error!r}", file=sys.stderr)
+        return USAGE_EXIT
     return code
 
 
