@@ -79,6 +79,10 @@ def freeze_json(value: Any, _path: str = "$") -> Any:
         return _freeze(value)
     except _NotJson as exc:
         raise NotJsonError(f"{_path}{''.join(reversed(exc.segments))}: {exc.reason}") from None
+    except RecursionError:
+        # Arguments come from a model: nesting deep enough to exhaust the stack must become the
+        # pipeline's ordinary "not JSON" error result, never an exception that escapes the call.
+        raise NotJsonError(f"{_path}: value nests too deeply to snapshot") from None
 
 
 class _NotJson(Exception):

@@ -13,14 +13,15 @@ so a log written by Claude Code hooks and one written by our own loop have the s
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import orjson
 import structlog
-from dsh_policy.audit.writer import AuditError, AuditWriter
-from dsh_policy.core.frozen import thaw
+from dsh_policy.audit.writer import AuditError, AuditRecordError, AuditWriter
 
 from .decide import GuardVerdict, ResultVerdict, StepEvent, StepVerdict, ToolCallEvent, ToolCallVerdict
 from .errors import PolicyError
@@ -77,14 +78,65 @@ def sha256_digest(data: bytes) -> str:
 
 
 def digest_json(value: Any) -> str:
-    """Digest of a JSON value in sorted-key compact form (stable for equal values)."""
-    return sha256_digest(orjson.dumps(canonical_domain(thaw(value)), option=orjson.OPT_SORT_KEYS))
+    """Digest of a JSON value in sorted-key compact form (stable for equal values).
+
+    Total over everything a model can send: a value orjson refuses (a lone surrogate, nesting
+    beyond its 255 levels or beyond the interpreter's stack) is digested by an iterative ASCII
+    encoding under its own domain tag, so it can never collide with a fast-path digest and the
+    record still commits to every byte of the original."""
+    try:
+        return sha256_digest(orjson.dumps(_number_safe(value), option=orjson.OPT_SORT_KEYS))
+    except (TypeError, ValueError, RecursionError):  # orjson.JSONEncodeError is a TypeError
+        return _streamed_digest(value)
+
+
+#: Nesting an audit record keeps: a deeper subtree is replaced by a marker (the digest still covers
+#: it). Far below orjson's 255 levels and the interpreter's stack, far above any real argument.
+MAX_RECORD_DEPTH = 64
+DEPTH_MARKER = f"[TRUNCATED: nested deeper than {MAX_RECORD_DEPTH} levels]"
 
 
 def canonical_domain(value: Any) -> Any:
     """Fit a JSON value into the log's canonical domain: floats and integers beyond 2^53 become
     strings (``1.5`` -> ``"1.5"``), so a record never carries a number JCS and orjson could render
-    differently. Nothing is dropped."""
+    differently; a lone surrogate (valid in a JSON escape, not in UTF-8) becomes U+FFFD; nesting
+    deeper than :data:`MAX_RECORD_DEPTH` becomes :data:`DEPTH_MARKER`. So every value a model or a
+    tool can produce has a record, and the record always serializes."""
+    return _fit(value, 0)
+
+
+def _fit(value: Any, depth: int) -> Any:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        return value if value.isascii() else _utf8_safe(value)
+    if isinstance(value, int):
+        return value if -_SAFE_INT <= value <= _SAFE_INT else str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, Mapping | list | tuple) and depth >= MAX_RECORD_DEPTH:
+        return DEPTH_MARKER
+    if isinstance(value, Mapping):
+        return {_utf8_safe(str(key)): _fit(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_fit(item, depth + 1) for item in value]
+    return _utf8_safe(repr(value))
+
+
+def _utf8_safe(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text)
+    return text
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _number_safe(value: Any) -> Any:
+    """The digest's view of a value: numbers as :func:`canonical_domain` renders them, nothing
+    else changed (no cap, no replacement: the digest must commit to the original)."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
@@ -92,19 +144,54 @@ def canonical_domain(value: Any) -> Any:
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, Mapping):
-        return {str(key): canonical_domain(item) for key, item in value.items()}
+        return {str(key): _number_safe(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [canonical_domain(item) for item in value]
+        return [_number_safe(item) for item in value]
     return repr(value)
 
 
-def _verdict_fields(rules: Sequence[str], message: str | None, shadow: Sequence[str]) -> dict[str, Any]:
-    fields: dict[str, Any] = {"rules": list(rules)}
-    if message is not None:
-        fields["message"] = message
-    if shadow:
-        fields["shadow_rules"] = list(shadow)
-    return fields
+_STREAMED_TAG = b"dsh-policy/audit/args-digest/streamed/v1\x00"
+
+
+class _Token(bytes):
+    """Punctuation pushed on the streamed digest's work stack (JSON values are never bytes)."""
+
+
+_OPEN_OBJECT, _CLOSE_OBJECT = _Token(b"{"), _Token(b"}")
+_OPEN_ARRAY, _CLOSE_ARRAY = _Token(b"["), _Token(b"]")
+_COMMA, _COLON = _Token(b","), _Token(b":")
+
+
+def _first(pair: tuple[str, Any]) -> str:
+    return pair[0]
+
+
+def _streamed_digest(value: Any) -> str:
+    """sha256 over an unambiguous ASCII JSON rendering (sorted keys, ``\\uXXXX`` escapes), built
+    with an explicit stack so no nesting depth can exhaust the interpreter's."""
+    digest = hashlib.sha256(_STREAMED_TAG)
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Token):
+            digest.update(item)
+        elif isinstance(item, Mapping):
+            keyed = sorted(((str(key), member) for key, member in item.items()), key=_first)
+            work: list[Any] = [_OPEN_OBJECT]
+            for index, (key, member) in enumerate(keyed):
+                work += [_COMMA] if index else []
+                work += [_Token(json.dumps(key).encode("ascii")), _COLON, member]
+            work.append(_CLOSE_OBJECT)
+            stack.extend(reversed(work))
+        elif isinstance(item, list | tuple):
+            work = [_OPEN_ARRAY]
+            for index, member in enumerate(item):
+                work += [_COMMA, member] if index else [member]
+            work.append(_CLOSE_ARRAY)
+            stack.extend(reversed(work))
+        else:
+            digest.update(json.dumps(_number_safe(item)).encode("ascii"))
+    return "sha256:" + digest.hexdigest()
 
 
 class DecisionAuditor:
@@ -123,8 +210,22 @@ class DecisionAuditor:
         return {"digest": self.policy.digest, "engine": self.policy.engine_name}
 
     def _redacted(self, value: Any) -> Any:
-        redacted, _ = self.policy.redact_arguments(thaw(value))
+        # No thaw first: redaction walks frozen values itself, and a recursive copy of a deeply
+        # nested argument could exhaust the stack outside the policy's fail-closed guard.
+        redacted, _ = self.policy.redact_arguments(value)
         return canonical_domain(redacted)
+
+    def _verdict_fields(
+        self, rules: Sequence[str], message: str | None, shadow: Sequence[str]
+    ) -> dict[str, Any]:
+        """Rule ids and message of a verdict. The message is redacted: a ``message_expression``
+        can quote the arguments (``"fetching " + args.url``), secrets included."""
+        fields: dict[str, Any] = {"rules": list(rules)}
+        if message is not None:
+            fields["message"] = self._redacted(message)
+        if shadow:
+            fields["shadow_rules"] = list(shadow)
+        return fields
 
     def _call_fields(self, call: ToolCallEvent) -> dict[str, Any]:
         fields: dict[str, Any] = {
@@ -146,7 +247,12 @@ class DecisionAuditor:
     def _append(self, kind: str, fields: dict[str, Any]) -> None:
         fields["policy"] = self._policy_fields()
         try:
-            self.writer.append(kind, fields)
+            try:
+                self.writer.append(kind, fields)
+            except AuditRecordError:
+                # A value the log's domain refuses (a lone surrogate in a message, a huge int in a
+                # hook field): record it in its fitted form rather than lose the record.
+                self.writer.append(kind, canonical_domain(fields))
         except AuditError as error:
             _log.error("audit write failed", kind=kind, error=str(error), fail_closed=self.fail_closed)
             if self.fail_closed:
@@ -170,13 +276,13 @@ class DecisionAuditor:
             pre = outcome.pre_execute
             decision["pre_execute"] = {
                 "decision": pre.decision,
-                **_verdict_fields(pre.rules, pre.message, pre.shadow_rules),
+                **self._verdict_fields(pre.rules, pre.message, pre.shadow_rules),
             }
         if outcome.guard is not None:
             guard = outcome.guard
             decision["guard"] = {
                 "denied": guard.denied,
-                **_verdict_fields(guard.rules, guard.message, guard.shadow_rules),
+                **self._verdict_fields(guard.rules, guard.message, guard.shadow_rules),
             }
         if outcome.review is not None:
             review = outcome.review
@@ -184,7 +290,7 @@ class DecisionAuditor:
                 "decision": review.decision,
                 "action": outcome.post_action,
                 "redactions": review.redactions,
-                **_verdict_fields(review.rules, review.message, review.shadow_rules),
+                **self._verdict_fields(review.rules, review.message, review.shadow_rules),
             }
         result: dict[str, Any] = {
             "is_error": outcome.result.is_error,
@@ -218,7 +324,7 @@ class DecisionAuditor:
             "step_rejected",
             {
                 **self._coordinates(event.session_id, event.agent_id, event.turn, event.step),
-                "decision": _verdict_fields(verdict.rules, verdict.message, verdict.shadow_rules),
+                "decision": self._verdict_fields(verdict.rules, verdict.message, verdict.shadow_rules),
                 "messages": messages,
             },
         )

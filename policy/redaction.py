@@ -8,6 +8,7 @@ Each step is a plain function over plain data (structlog-style), testable alone.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -20,8 +21,26 @@ def redact_text(text: str, redactions: Iterable[Redaction]) -> tuple[str, int]:
     """Apply redaction steps in order; return the new text and how many secrets were replaced.
 
     Consecutive presets run as one detector pass, so where two detectors overlap the detectors'
-    own priority decides and each secret is replaced (and counted) once.
+    own priority decides and each secret is replaced (and counted) once. A text holding a lone
+    surrogate (a JSON ``\\ud800`` escape, or bytes decoded with ``surrogateescape``) cannot be
+    handed to RE2 as UTF-8: it is scanned with each lone surrogate replaced by U+FFFD (one code
+    point for one, so every secret is still found whole), and returned unchanged when nothing
+    was redacted.
     """
+    if text.isascii():
+        return _redact_text(text, redactions)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        cleaned, total = _redact_text(_LONE_SURROGATE.sub("\ufffd", text), redactions)
+        return (cleaned, total) if total else (text, 0)
+    return _redact_text(text, redactions)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _redact_text(text: str, redactions: Iterable[Redaction]) -> tuple[str, int]:
     total = 0
     presets: list[str] = []
     for step in (*redactions, None):
