@@ -36,7 +36,7 @@ import platform
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -269,18 +269,30 @@ class HandWrittenGateway:
 # --- timing -------------------------------------------------------------------------------------
 
 
-def best_per_call(function: Callable[[], Any], *, rounds: int, budget: float) -> float:
-    """Min over ``rounds`` of the mean seconds per call; each round lasts about ``budget/rounds``."""
-    started = time.perf_counter()
-    function()
-    first = max(time.perf_counter() - started, 1e-7)
-    per_round = max(1, int(budget / rounds / first))
-    best = float("inf")
-    for _ in range(rounds):
+def _batch_sizes(functions: Mapping[str, Callable[[], Any]], seconds: float) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for name, function in functions.items():
+        function()  # warm-up: memoized tool selections, lazily built caches
         started = time.perf_counter()
-        for _ in range(per_round):
-            function()
-        best = min(best, (time.perf_counter() - started) / per_round)
+        function()
+        sizes[name] = max(1, int(seconds / max(time.perf_counter() - started, 1e-7)))
+    return sizes
+
+
+def interleaved_best(
+    functions: Mapping[str, Callable[[], Any]], *, rounds: int, budget: float
+) -> dict[str, float]:
+    """Min over ``rounds`` of the mean seconds per call of each function, the functions taking
+    turns within every round so that load from other processes hits all of them alike (the
+    ratios between them are what the benchmark reports). Each cell gets about ``budget`` s."""
+    sizes = _batch_sizes(functions, budget / rounds)
+    best = dict.fromkeys(functions, float("inf"))
+    for _ in range(rounds):
+        for name, function in functions.items():
+            started = time.perf_counter()
+            for _ in range(sizes[name]):
+                function()
+            best[name] = min(best[name], (time.perf_counter() - started) / sizes[name])
     return best
 
 
@@ -291,34 +303,44 @@ def _register_tools(harness: Harness, tools: int) -> None:
         )
 
 
-def harness_call_seconds(policy: Policy | None, tools: int, *, rounds: int, budget: float) -> float:
-    """Best mean seconds of one ``ToolRegistry.execute`` of ``tool_0``, gateway installed or not."""
+def harness_caller(policy: Policy | None, tools: int) -> Callable[[], Awaitable[None]]:
+    """One ``ToolRegistry.execute`` of ``tool_0`` on a harness, gateway installed or not."""
     harness = Harness()
     _register_tools(harness, tools)
     if policy is not None:
         harness.plugin(PolicyGateway(policy))
     registry = harness.runtime.tools
+    counter = 0
 
-    async def measure() -> float:
-        counter = 0
+    async def one() -> None:
+        nonlocal counter
+        counter += 1
+        result = await registry.execute("tool_0", dict(ARGS), call_id=f"c{counter}")
+        if policy is not None and "AKIAIOSFODNN7EXAMPLE" in result.text:
+            raise SystemExit("the gateway did not redact the AWS key in the harness run")
 
-        async def one() -> None:
-            nonlocal counter
-            counter += 1
-            result = await registry.execute("tool_0", dict(ARGS), call_id=f"c{counter}")
-            if policy is not None and "AKIAIOSFODNN7EXAMPLE" in result.text:
-                raise SystemExit("the gateway did not redact the AWS key in the harness run")
+    return one
 
-        started = time.perf_counter()
-        await one()
-        first = max(time.perf_counter() - started, 1e-6)
-        per_round = max(1, int(budget / rounds / first))
-        best = float("inf")
-        for _ in range(rounds):
+
+def interleaved_best_async(
+    callers: Mapping[str, Callable[[], Awaitable[None]]], *, rounds: int, budget: float
+) -> dict[str, float]:
+    """:func:`interleaved_best` for coroutines, all in one event loop."""
+
+    async def measure() -> dict[str, float]:
+        sizes: dict[str, int] = {}
+        for name, one in callers.items():
+            await one()
             started = time.perf_counter()
-            for _ in range(per_round):
-                await one()
-            best = min(best, (time.perf_counter() - started) / per_round)
+            await one()
+            sizes[name] = max(1, int(budget / rounds / max(time.perf_counter() - started, 1e-7)))
+        best = dict.fromkeys(callers, float("inf"))
+        for _ in range(rounds):
+            for name, one in callers.items():
+                started = time.perf_counter()
+                for _ in range(sizes[name]):
+                    await one()
+                best[name] = min(best[name], (time.perf_counter() - started) / sizes[name])
         return best
 
     return anyio.run(measure)
@@ -397,12 +419,11 @@ def measure_config(
         "result_rules_evaluated": len(hand.result_rules["tool_0"]),
     }
 
-    def timed(function: Callable[[], Any]) -> float:
-        return 1e6 * best_per_call(function, rounds=rounds, budget=budget)
-
-    row["hand_call_us"] = timed(lambda: hand.check_call("tool_0", args))
-    row["hand_result_us"] = timed(lambda: hand.review("tool_0", args, OUTPUT, OUTPUT))
-    row["harness_alone_us"] = 1e6 * harness_call_seconds(None, tools, rounds=rounds, budget=budget)
+    functions: dict[str, Callable[[], Any]] = {
+        "hand_call": lambda: hand.check_call("tool_0", args),
+        "hand_result": lambda: hand.review("tool_0", args, OUTPUT, OUTPUT),
+    }
+    callers: dict[str, Callable[[], Awaitable[None]]] = {"harness_alone": harness_caller(None, tools)}
     for engine in engines:
         started = time.perf_counter()
         policy = load(directory, rules, tools, engine)
@@ -416,9 +437,13 @@ def measure_config(
         def review(policy: Policy = policy) -> None:
             policy.review_tool_result(result_event)
 
-        row[f"{engine}_call_us"] = timed(call)
-        row[f"{engine}_result_us"] = timed(review)
-        row[f"{engine}_harness_us"] = 1e6 * harness_call_seconds(policy, tools, rounds=rounds, budget=budget)
+        functions[f"{engine}_call"] = call
+        functions[f"{engine}_result"] = review
+        callers[f"{engine}_harness"] = harness_caller(policy, tools)
+    timings = interleaved_best(functions, rounds=rounds, budget=budget)
+    timings.update(interleaved_best_async(callers, rounds=rounds, budget=budget))
+    row.update({f"{name}_us": seconds * 1e6 for name, seconds in timings.items()})
+    for engine in engines:
         row[f"{engine}_call_x_hand"] = row[f"{engine}_call_us"] / row["hand_call_us"]
         row[f"{engine}_result_x_hand"] = row[f"{engine}_result_us"] / row["hand_result_us"]
         row[f"{engine}_harness_x_alone"] = row[f"{engine}_harness_us"] / row["harness_alone_us"]
@@ -429,8 +454,8 @@ def main(argv: list[str] | None = None) -> int:
     """Measure every configuration and engine, print the table, write the JSON results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="short rounds (a smoke run)")
-    parser.add_argument("--rounds", type=int, default=5, help="timing rounds per cell (min is kept)")
-    parser.add_argument("--seconds", type=float, default=0.5, help="measuring time per cell")
+    parser.add_argument("--rounds", type=int, default=7, help="timing rounds per cell (min is kept)")
+    parser.add_argument("--seconds", type=float, default=1.0, help="measuring time per cell")
     options = parser.parse_args(argv)
     budget = 0.1 if options.quick else options.seconds
     rounds = 3 if options.quick else options.rounds
