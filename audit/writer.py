@@ -132,6 +132,7 @@ class AuditWriter:
         self._mutex = threading.Lock()
         self._wake = threading.Condition(self._mutex)
         self._failure: str | None = None
+        self._failure_reported = False  # a background fsync failure must surface at least once
         self._closed = False
         # Chain state, valid while the OS lock is held and the file has not changed under us.
         self._log_id = requested_log_id or ""
@@ -217,6 +218,11 @@ class AuditWriter:
         return self._log_id
 
     @property
+    def failure(self) -> str | None:
+        """Why the writer stopped accepting records (a write or fsync error), or ``None``."""
+        return self._failure
+
+    @property
     def path(self) -> Path:
         """The active segment's path."""
         return self._path
@@ -267,7 +273,11 @@ class AuditWriter:
             self._sync_if_due(force=self._settings.fsync != "off")
 
     def close(self) -> None:
-        """Write a closing checkpoint when records are uncovered, sync, and release the files."""
+        """Write a closing checkpoint when records are uncovered, sync, and release the files.
+
+        Raises :class:`AuditWriteError` if a background fsync failed and no append has reported
+        it yet: records acknowledged as not yet durable may be lost, and the caller must know.
+        """
         with self._wake:
             if self._closed:
                 return
@@ -283,6 +293,9 @@ class AuditWriter:
                     self._sync_if_due(force=self._settings.fsync != "off")
         finally:
             self._release_files()
+        if self._failure is not None and not self._failure_reported:
+            self._failure_reported = True
+            raise AuditWriteError(f"audit writer failed in the background: {self._failure}")
 
     def __enter__(self) -> AuditWriter:
         return self
@@ -293,7 +306,11 @@ class AuditWriter:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self.close()
+        try:
+            self.close()
+        except AuditWriteError:
+            if exc is None:
+                raise  # otherwise the exception already propagating says more
 
     # ------------------------------------------------------------------------------ lock & state
 
@@ -312,6 +329,7 @@ class AuditWriter:
     def _acquire(self, *, closing: bool = False) -> None:
         """With the thread lock held: take the OS lock and catch up with other processes."""
         if self._failure is not None:
+            self._failure_reported = True
             raise AuditWriteError(f"audit writer failed earlier and accepts no records: {self._failure}")
         if self._closed and not closing:
             raise AuditWriteError("audit writer is closed")
@@ -338,6 +356,7 @@ class AuditWriter:
     def _fail(self, reason: str) -> AuditWriteError:
         # Once a write or fsync failed we no longer know what reached the disk: refuse everything.
         self._failure = reason
+        self._failure_reported = True
         return AuditWriteError(reason)
 
     def _attach(self) -> None:

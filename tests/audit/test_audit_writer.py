@@ -298,3 +298,30 @@ def test_a_signing_key_readable_by_others_is_refused(tmp_path: Path, key_pair: K
     exposed.chmod(0o644)
     with pytest.raises(AuditWriteError, match="too open"):
         AuditWriter.open(tmp_path / "a.jsonl", signing_key=exposed)
+
+
+def test_a_background_fsync_failure_surfaces_on_the_next_append_or_at_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing_fsync(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    writer = AuditWriter.open(tmp_path / "a.jsonl", fsync="batch", batch_ms=1, checkpoint_every=None)
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    writer.append("tool_result", {"i": 1})  # not durable yet: the flusher's fsync fails later
+    deadline = time.monotonic() + 5
+    while writer.failure is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    with pytest.raises(AuditWriteError, match="fsync failed"):
+        writer.close()
+    monkeypatch.undo()
+
+    other = AuditWriter.open(tmp_path / "b.jsonl", fsync="batch", batch_ms=1, checkpoint_every=None)
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    other.append("tool_result", {"i": 1})
+    deadline = time.monotonic() + 5
+    while other.failure is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    with pytest.raises(AuditWriteError, match="failed earlier"):
+        other.append("tool_result", {"i": 2})
+    other.close()  # already reported: closing quietly releases the files
