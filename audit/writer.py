@@ -182,8 +182,12 @@ class AuditWriter:
         ``batch_records`` records or ``batch_ms`` milliseconds (group commit); ``off`` leaves it to
         the OS. Checkpoints are written every ``checkpoint_every`` records and every
         ``checkpoint_seconds`` (when records are pending), on rotation and on close, signed when
-        ``signing_key`` (PEM path or key object) is given. Raises :class:`AuditWriteError` when the
-        log cannot be opened or recovered, ``ValueError`` for bad settings.
+        ``signing_key`` (PEM path or key object, mode 0600) is given. ``rotate_bytes`` starts a new
+        segment (``PATH`` again, the full one renamed ``PATH.NNNNNN``) before a record would cross
+        it. ``export_anchor`` keeps ``PATH.anchor`` equal to the newest checkpoint once an fsync
+        covers it: copied off the host, it lets ``verify`` prove a cut tail. Raises
+        :class:`AuditWriteError` when the log cannot be opened or recovered, ``ValueError`` for bad
+        settings.
         """
         settings = WriterSettings(
             fsync=fsync,
