@@ -25,7 +25,7 @@ from .decide import (
 from .errors import PolicyError
 from .pack import schema_errors, schema_issues
 from .yaml_source import Path as NodePath
-from .yaml_source import SourceMap, read_yaml
+from .yaml_source import SourceIssue, SourceMap, read_utf8, read_yaml
 
 CASE_DECISIONS: dict[str, frozenset[str]] = {
     "pre-step": frozenset({"enter", "reject"}),
@@ -129,12 +129,9 @@ class CaseOutcome:
 
 def _read(path: str | Path) -> tuple[str, Any, SourceMap] | list[PolicyError]:
     file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return [PolicyError(file, 0, 0, "no such file")]
-    except (OSError, UnicodeDecodeError) as exc:
-        return [PolicyError(file, 0, 0, f"cannot read: {exc}")]
+    text = read_utf8(path)
+    if isinstance(text, SourceIssue):
+        return [PolicyError(file, text.line, text.col, text.message)]
     document = read_yaml(text)
     if isinstance(document, list):
         return [PolicyError(file, issue.line, issue.col, issue.message) for issue in document]

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .compile import ParamOrigin, parse_param_flags
 from .errors import PolicyError
 from .pack import schema_errors
-from .yaml_source import read_yaml
+from .yaml_source import SourceIssue, read_utf8, read_yaml
 
 EngineChoice = Literal["auto", "python", "native"]
 
@@ -88,12 +88,9 @@ class GatewayConfig:
 def load_gateway_config(path: str | Path) -> GatewayConfig | list[PolicyError]:
     """Read and validate a deployment file (FILE:LINE:COL errors, unknown keys are errors)."""
     file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return [PolicyError(file, 0, 0, "no such file")]
-    except (OSError, UnicodeDecodeError) as exc:
-        return [PolicyError(file, 0, 0, f"cannot read: {exc}")]
+    text = read_utf8(path)
+    if isinstance(text, SourceIssue):
+        return [PolicyError(file, text.line, text.col, text.message)]
     document = read_yaml(text)
     if isinstance(document, list):
         return [PolicyError(file, issue.line, issue.col, issue.message) for issue in document]

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .detectors import DETECTORS
 from .errors import PolicyError
 from .yaml_source import Path as NodePath
-from .yaml_source import SourceMap, read_yaml
+from .yaml_source import SourceIssue, SourceMap, read_utf8, read_yaml
 
 Stage: TypeAlias = Literal["pre-step", "pre-execute", "guard", "post-execute"]
 Mode: TypeAlias = Literal["enforce", "warn", "audit"]
@@ -561,10 +561,7 @@ def load_packs(paths: Sequence[str | Path]) -> LoadResult:
 
 def _load_pack_path(path: str | Path) -> tuple[LoadedPack | None, list[PolicyError]]:
     file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None, [PolicyError(file, 0, 0, "no such file")]
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, [PolicyError(file, 0, 0, f"cannot read: {exc}")]
+    text = read_utf8(path)
+    if isinstance(text, SourceIssue):
+        return None, [PolicyError(file, text.line, text.col, text.message)]
     return _load_pack(text, file)

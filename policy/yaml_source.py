@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import datetime
 import math
+import os
+import pathlib
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -32,6 +34,25 @@ class SourceIssue:
     line: int
     col: int
     message: str
+
+
+def read_utf8(path: str | os.PathLike[str]) -> str | SourceIssue:
+    """The text of a UTF-8 file with universal newlines (as ``Path.read_text`` gives it), or why
+    it cannot be read: position 0:0 when the file cannot be opened at all, else the line and
+    column of the first byte that is not UTF-8 (so a stray byte is as easy to find as a typo)."""
+    try:
+        data = pathlib.Path(path).read_bytes()
+    except FileNotFoundError:
+        return SourceIssue(0, 0, "no such file")
+    except OSError as exc:
+        return SourceIssue(0, 0, f"cannot read: {exc}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - data.rfind(b"\n", 0, exc.start)
+        return SourceIssue(line, col, f"not UTF-8: byte 0x{data[exc.start]:02x} ({exc.reason})")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 @dataclass(frozen=True, slots=True)
