@@ -195,12 +195,13 @@ def verify_log(
     else:
         files = given
     walker = _ChainWalker(key)
-    if anchor is not None:
-        walker.anchor_seq = _peek_seq(Path(anchor))
+    # The anchor is read before the log: a writer still running may export a newer one meanwhile,
+    # which must not make the log we read look truncated.
+    anchor_bytes = walker.read_anchor(Path(anchor)) if anchor is not None else None
     for position, path in enumerate(files):
         walker.walk_file(path, is_last=position == len(files) - 1)
-    if anchor is not None:
-        walker.check_anchor(Path(anchor))
+    if anchor is not None and anchor_bytes is not None:
+        walker.check_anchor(Path(anchor), anchor_bytes)
     return walker.report([str(p) for p in files], str(anchor) if anchor is not None else None)
 
 
@@ -643,14 +644,19 @@ class _ChainWalker:
 
     # ------------------------------------------------------------------------------- anchor
 
-    def check_anchor(self, path: Path) -> None:
-        """Compare the log with an exported checkpoint line kept elsewhere."""
-        name = str(path)
+    def read_anchor(self, path: Path) -> bytes | None:
+        """The anchor file's bytes (noting which seq to keep while walking), or None if unreadable."""
         try:
             data = path.read_bytes()
         except OSError as error:
             self.unreadable.append(f"{path}: {error.strerror or error}")
-            return
+            return None
+        self.anchor_seq = _peek_seq(data)
+        return data
+
+    def check_anchor(self, path: Path, data: bytes) -> None:
+        """Compare the log with an exported checkpoint line kept elsewhere."""
+        name = str(path)
         line = data[:-1] if data.endswith(b"\n") else data
         probe = _ChainWalker(None)
         record = probe._parse(line, name, 1)
@@ -780,10 +786,10 @@ def _self_consistent(line: bytes) -> dict[str, Any] | None:
     return record
 
 
-def _peek_seq(path: Path) -> int | None:
+def _peek_seq(data: bytes) -> int | None:
     try:
-        record = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        record = orjson.loads(data)
+    except orjson.JSONDecodeError:
         return None
     seq = record.get("seq") if isinstance(record, dict) else None
     return seq if type(seq) is int else None
