@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -497,7 +497,32 @@ def _load_pack(text: str, file: str) -> tuple[LoadedPack | None, list[PolicyErro
         variable_paths,
     )
     errors.extend(_rule_errors(pack))
-    return pack, errors
+    return (_diagnosable(pack) if errors else pack), errors
+
+
+def _diagnosable(pack: LoadedPack) -> LoadedPack:
+    """The failed pack minus the redactions that failed their checks: it is compiled only to report
+    its CEL errors in the same run, and compiling a broken redaction (``{}``, pattern ``(``) would
+    raise instead of reporting. Nothing diagnostic ever decides."""
+    rules = pack.model.spec.rules
+    cleaned = [
+        rule
+        if all(_usable_redaction(entry) for entry in rule.redact or ())
+        else rule.model_copy(update={"redact": [e for e in rule.redact or () if _usable_redaction(e)]})
+        for rule in rules
+    ]
+    if all(new is old for new, old in zip(cleaned, rules, strict=True)):
+        return pack
+    spec = pack.model.spec.model_copy(update={"rules": cleaned})
+    return replace(pack, model=pack.model.model_copy(update={"spec": spec}))
+
+
+def _usable_redaction(entry: RedactSpec) -> bool:
+    if entry.preset is not None:
+        return entry.pattern is None and entry.preset in DETECTORS
+    if entry.pattern is None or regex_error(entry.pattern) is not None:
+        return False
+    return entry.replace is None or replacement_error(entry.pattern, entry.replace) is None
 
 
 def _without_invalid_items(

@@ -187,3 +187,41 @@ def test_a_directory_or_missing_file_is_an_error_not_a_crash(scratch: Path) -> N
         assert all(error.message.strip() and error.file == str(path) for error in loaded.errors)
         cases = load_cases(path)
         assert cases and isinstance(cases[0], PolicyError)
+
+
+BROKEN_REDACTION_PACK = """\
+apiVersion: dsh-policy/v1
+kind: RulePack
+metadata: {{name: r, version: "1"}}
+spec:
+  rules:
+    - id: redact-things
+      stage: post-execute
+      when: 'result.text.size() > ('
+      redact:
+        - {entry}
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("{}", "exactly one of preset or pattern"),
+        ('{pattern: "(", replace: x}', "invalid RE2 pattern"),
+        ('{pattern: "a(b)", replace: "\\\\9"}', "invalid replacement"),
+        ("{preset: no-such-detector}", "unknown preset"),
+    ],
+)
+def test_a_broken_redaction_is_reported_beside_the_cel_errors(
+    engine: str, entry: str, message: str, scratch: Path
+) -> None:
+    """Was: the failed pack was still compiled to report its CEL errors, and compiling the broken
+    redaction raised TypeError / re2.error out of ``Policy.load``."""
+    path = scratch / "broken-redaction.yaml"
+    path.write_text(BROKEN_REDACTION_PACK.format(entry=entry))
+    loaded = Policy.load([path], engine=engine)
+    assert isinstance(loaded, LoadFailure)
+    assert_clean_errors(loaded.errors, path)
+    assert any(message in error.message for error in loaded.errors), str(loaded)
+    assert any(error.line == 8 for error in loaded.errors), "the CEL error is reported too"
