@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from dsh_policy.policy.sandbox import Sandbox, SandboxError
 
 

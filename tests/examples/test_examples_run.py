@@ -10,9 +10,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_plain_loop_example_decides_redacts_and_writes_a_verified_log() -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "plain_loop.py")], capture_output=True, text=True, timeout=120
-    )
+    example = ROOT / "examples" / "plain_loop.py"
+    done = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "DENY" in done.stdout
     assert "[REDACTED:openai-key]" in done.stdout
