@@ -766,7 +766,8 @@ def _self_consistent(line: bytes) -> dict[str, Any] | None:
     if (
         type(stated) is not str
         or len(stated) != 64
-        or record.get("v") != FORMAT_VERSION
+        or type(record.get("v")) is not int
+        or record["v"] != FORMAT_VERSION
         or type(record.get("seq")) is not int
         or type(record.get("prev")) is not str
         or type(record.get("kind")) is not str

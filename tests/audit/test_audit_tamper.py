@@ -309,3 +309,11 @@ def test_lines_split_across_read_chunks_verify_the_same(
     chunked = _verify(signed_log, key_pair)
     assert chunked == whole
     assert _first(chunked) == ("HASH_MISMATCH", 8) and chunked.torn_tail is not None
+
+
+def test_a_rehashed_record_with_a_boolean_version_is_malformed(signed_log: Path) -> None:
+    lines = read_lines(signed_log)
+    lines[4] = lines[4].replace(b'"v":1}', b'"v":true}')
+    signed_log.write_bytes(b"".join(forge_rechained(lines)))
+    signed_log.with_name("audit.jsonl.anchor").unlink()
+    assert _first(verify_log([signed_log])) == ("MALFORMED", 5)
