@@ -581,7 +581,8 @@ class _ChainWalker:
         body = _mapping(record.get("checkpoint"))
         problems: list[tuple[str, str | None, str | None]] = []
         expected_root = self.frontier.root().hex()
-        if body.get("first_seq") != 0 or body.get("last_seq") != seq - 1:
+        first_seq, last_seq = body.get("first_seq"), body.get("last_seq")
+        if type(first_seq) is not int or first_seq != 0 or type(last_seq) is not int or last_seq != seq - 1:
             problems.append(
                 ("range does not end just before the checkpoint", str(seq - 1), str(body.get("last_seq")))
             )
