@@ -1,0 +1,90 @@
+"""The python engine's load-time simplifications (collapsed precedence levels, precomputed
+literals) change how much work an evaluation does, never its value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import celpy
+import lark
+import pytest
+from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError
+from dsh_policy.policy.cel.python_engine import (
+    _PASS_THROUGH,
+    PythonCelEngine,
+    collapse_pass_through,
+    from_celpy,
+    to_celpy,
+)
+
+ACTIVATION: dict[str, Any] = {
+    "args": {"command": "sudo rm -rf / && echo done", "path": "/workspace/../etc/passwd", "n": 3},
+    "xs": [1, 2, 3],
+    "m": {"a": {"b": "c"}},
+}
+
+CASES: list[tuple[str, Any]] = [
+    ("1 + 2 * 3 - -4", 11),
+    ("\"a\\tb\" + \"\\x41\" + '''raw'''", "a\tbAraw"),
+    ("b'\\x00\\xff'.size()", 2),
+    ("true ? 1u : 2u", 1),
+    ("!(args.n in xs) || args.n == 3", True),
+    ("has(args.path) && !has(args.missing) && has(m.a.b)", True),
+    ("xs.map(x, x * 2).filter(y, y > 2) == [4, 6]", True),
+    ("xs.exists_one(x, x == 2) && xs.all(x, x > 0)", True),
+    ("(((args.n)))", 3),
+    ('m["a"].b + string(size(xs))', "c3"),
+    ("[1, [2, 3], {'k': null}][2].k == null", True),
+    ('shell.commands(args.command).exists(c, c[0] == "rm" && c.exists(a, a == "/"))', True),
+    ('path.within(args.path, "/workspace")', False),
+    ('args.command.matches("^sudo\\\\s")', True),
+    ("1.5 < 2 && 2u >= 1 && 'b' > 'a'", True),
+    ("1 / 0", CelEvalError),
+    ("args.missing == 1", CelEvalError),
+]
+
+
+def _count(tree: lark.Tree) -> int:
+    return sum(1 for _ in tree.iter_subtrees())
+
+
+@pytest.mark.parametrize(("source", "expected"), CASES)
+def test_simplified_programs_evaluate_as_written(source: str, expected: Any) -> None:
+    program = PythonCelEngine().compile(source)
+    assert not isinstance(program, CelCompileIssue), program
+    for _ in range(2):  # the second run reads the precomputed literals
+        value = program.evaluate(ACTIVATION)
+        if expected is CelEvalError:
+            assert isinstance(value, CelEvalError)
+        else:
+            assert value == expected and type(value) is type(expected)
+
+
+@pytest.mark.parametrize(("source", "expected"), [case for case in CASES if case[1] is not CelEvalError])
+def test_collapsing_agrees_with_cel_pythons_own_interpreter(source: str, expected: Any) -> None:
+    """Where plain cel-python can evaluate the expression (no gateway helpers), it agrees."""
+    if any(name in source for name in ("shell.", "path.", "matches")):
+        pytest.skip("uses gateway helpers cel-python does not have")
+    environment = celpy.Environment()
+    plain = environment.program(environment.compile(source))
+    activation = {name: to_celpy(value) for name, value in ACTIVATION.items()}
+    assert from_celpy(plain.evaluate(activation)) == expected
+
+
+def test_collapsing_removes_every_single_child_precedence_level() -> None:
+    tree = celpy.Environment().compile('has(args.path) && path.within(args.path, "/p") ? 1 : 2')
+    before = _count(tree)
+    collapsed = collapse_pass_through(tree)
+    assert _count(collapsed) * 3 <= before
+    for node in collapsed.iter_subtrees():
+        if node.data in _PASS_THROUGH:
+            assert len(node.children) != 1, node.pretty()
+
+
+def test_an_object_construction_keeps_its_member_node() -> None:
+    """``member_object`` tells a message from a plain value by its first child's node type."""
+    tree = celpy.Environment().compile("google.protobuf.Int32Value{value: 1}")
+    collapsed = collapse_pass_through(tree)
+    objects = list(collapsed.find_data("member_object"))
+    assert objects and all(isinstance(o.children[0], lark.Tree) for o in objects)
+    assert all(o.children[0].data == "member" for o in objects)
