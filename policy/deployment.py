@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
@@ -63,11 +62,10 @@ def audit_plan(
 
 
 def open_audit_writer(plan: AuditPlan) -> AuditWriter:
-    """Open (create or recover) the log; raises ``AuditWriteError`` with a readable message."""
-    try:
-        Path(plan.path).parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise AuditWriteError(f"{plan.path}: cannot create its directory: {error}") from None
+    """Open (create or recover) the log; raises ``AuditWriteError`` with a readable message.
+
+    The directory must exist: creating it would let a typo in a path send the log somewhere nobody
+    watches."""
     return AuditWriter.open(
         plan.path, fsync=plan.fsync, signing_key=plan.signing_key, rotate_bytes=plan.rotate_bytes
     )

@@ -19,10 +19,9 @@ digests only.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from dsh_policy.audit.writer import AuditError, AuditWriter, FsyncMode
+from dsh_policy.audit.writer import AuditError
 from dsh_policy.core.frozen import thaw
 
 from .auditing import (
@@ -37,6 +36,7 @@ from .auditing import (
 )
 from .config import PolicySources
 from .decide import Policy, ResultVerdict, StepVerdict, ToolCallEvent, ToolCallVerdict
+from .deployment import AuditPlan, audit_plan, open_audit_writer
 from .errors import PolicyError
 from .hook_events import HookDecision, response_text
 from .hook_protocol import HookInput, HookInputError, HookVerdict, PostToolUseInput, UserPromptSubmitInput
@@ -44,34 +44,11 @@ from .redaction import all_detector_redactions, redact_value
 from .vocabulary import Harness
 
 
-@dataclass(frozen=True, slots=True)
-class HookAuditTarget:
-    """Where and how a hook records: from ``--audit LOG`` and/or the deployment file."""
-
-    path: str
-    fsync: FsyncMode = "batch"
-    checkpoint_key: str | None = None
-    fail_closed: bool = True
-    rotate_bytes: int | None = None
-
-
-def audit_target(flag: str | None, sources: PolicySources) -> HookAuditTarget | None:
+def audit_target(flag: str | None, sources: PolicySources) -> AuditPlan | None:
     """``--audit LOG`` names the log (and makes a failed write refuse, since the operator asked
     for a record of every decision); a deployment file's ``audit:`` supplies the rest, including
     its own ``fail_closed`` choice when it names the path."""
-    settings = sources.config.audit if sources.config is not None else None
-    if flag is None and settings is None:
-        return None
-    if settings is None:
-        assert flag is not None
-        return HookAuditTarget(flag)
-    return HookAuditTarget(
-        path=flag or settings.path,
-        fsync=settings.fsync,
-        checkpoint_key=settings.checkpoint_key,
-        fail_closed=True if flag is not None else settings.fail_closed,
-        rotate_bytes=settings.rotate_bytes,
-    )
+    return audit_plan(sources, path=flag, fail_closed=True if flag is not None else None)
 
 
 class UnloadedPolicy:
@@ -100,14 +77,14 @@ def record_invocation(
     if isinstance(sources, PolicySources):
         target = audit_target(flag, sources)
     else:
-        target = HookAuditTarget(flag) if flag else None
+        target = AuditPlan(flag, fail_closed=True) if flag else None
     if target is not None:
         facts: PolicyFacts = policy if policy is not None else UnloadedPolicy()
         record_hook_decision(target, facts, harness, payload, raw, decision)
 
 
 def record_hook_decision(
-    target: HookAuditTarget,
+    target: AuditPlan,
     policy: PolicyFacts,
     harness: Harness,
     payload: HookInput | HookInputError,
@@ -117,12 +94,7 @@ def record_hook_decision(
     """Append the record for one hook decision. Raises :class:`AuditUnavailableError` when the log
     cannot take it and the target is fail-closed; otherwise a failure is logged and ignored."""
     try:
-        writer = AuditWriter.open(
-            target.path,
-            fsync=target.fsync,
-            rotate_bytes=target.rotate_bytes,
-            signing_key=target.checkpoint_key,
-        )
+        writer = open_audit_writer(target)
     except (AuditError, OSError, ValueError) as error:
         if target.fail_closed:
             raise AuditUnavailableError(f"cannot open audit log {target.path}: {error}") from None

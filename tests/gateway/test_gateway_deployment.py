@@ -122,8 +122,19 @@ def test_a_log_that_cannot_be_opened_is_an_error_not_a_gateway_without_audit(tmp
     assert "cannot" in result[0].message
 
 
+def test_a_missing_log_directory_is_an_error_not_created(tmp_path: Path) -> None:
+    pack = tmp_path / "live.yaml"
+    write_pack(pack, "curl")
+    sources = policy_sources([str(pack)], engine="python")
+    assert not isinstance(sources, list)
+    result = deploy(sources, audit=audit_plan(sources, path=str(tmp_path / "typo" / "audit.jsonl")))
+    assert isinstance(result, list)
+    assert not (tmp_path / "typo").exists()
+
+
 def test_the_deployment_file_drives_packs_params_and_audit(tmp_path: Path) -> None:
     write_pack(tmp_path / "live.yaml", "curl")
+    (tmp_path / "logs").mkdir()
     (tmp_path / "gateway.yaml").write_text(
         "apiVersion: dsh-policy/v1\nkind: Gateway\nspec:\n  packs: [live.yaml]\n  engine: python\n"
         "  audit: {path: logs/audit.jsonl, fsync: 'off', fail_closed: true}\n"
