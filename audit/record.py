@@ -26,6 +26,8 @@ MAX_SAFE_INTEGER: Final = 2**53 - 1
 #: statement or anything else hashed with SHA-256.
 RECORD_HASH_TAG: Final = b"dsh-policy/audit/record/v1\x00"
 GENESIS_TAG: Final = b"dsh-policy/audit/genesis/v1\x00"
+# SHA-256 state after the record tag: copying it skips re-hashing the tag and concatenating bytes.
+_RECORD_HASH_PREFIX: Final = hashlib.sha256(RECORD_HASH_TAG)
 
 _ORJSON_OPTIONS: Final = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 # Keys containing a character at or above U+E000 may sort differently by code point and by UTF-16.
@@ -266,7 +268,9 @@ def _jcs_string(text: str) -> str:
 
 def record_hash(record_without_hash: bytes) -> str:
     """Hex SHA-256 over the record tag and the canonical bytes of the record minus ``hash``."""
-    return hashlib.sha256(RECORD_HASH_TAG + record_without_hash).hexdigest()
+    hasher = _RECORD_HASH_PREFIX.copy()
+    hasher.update(record_without_hash)
+    return hasher.hexdigest()
 
 
 def genesis_prev(log_id: str) -> str:
@@ -280,6 +284,7 @@ class SealedRecord:
 
     line: bytes
     hash: str
+    digest: bytes  #: the same hash as 32 raw bytes (a Merkle leaf's input)
 
 
 def seal_record(record: dict[str, Any]) -> SealedRecord:
@@ -290,13 +295,15 @@ def seal_record(record: dict[str, Any]) -> SealedRecord:
     """
     body, needs_utf16 = _encode(record)
     render = _render_jcs if needs_utf16 else canonical_bytes_unchecked
-    digest = record_hash(body)
-    record["hash"] = digest
+    hasher = _RECORD_HASH_PREFIX.copy()
+    hasher.update(body)
+    digest = hasher.digest()
+    record["hash"] = hex_digest = digest.hex()
     try:
         line = render(record)
     finally:
         del record["hash"]
-    return SealedRecord(line, digest)
+    return SealedRecord(line, hex_digest, digest)
 
 
 def _render_jcs(value: Any) -> bytes:
@@ -321,9 +328,6 @@ def without_member(line: bytes, key: str, value: str) -> bytes | None:
     if line[at - 1 : at] == b"{" and line[end : end + 1] == b"}":
         return line[:at] + line[end:]
     return None
-
-
-_RECORD_HASH_PREFIX: Final = hashlib.sha256(RECORD_HASH_TAG)
 
 
 def hash_of_line(line: bytes, stated_hash: str) -> str | None:

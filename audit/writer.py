@@ -604,7 +604,7 @@ class AuditWriter:
         self._write_line(sealed.line)
         self._next_seq = seq + 1
         self._head = sealed.hash
-        self._frontier.append(bytes.fromhex(sealed.hash))
+        self._frontier.append(sealed.digest)
         self._since_checkpoint = 0 if kind == "checkpoint" else self._since_checkpoint + 1
         self._segment_has_records = kind != "segment_start"
         self._pending_rotation = False  # a record after a rotation checkpoint: nothing left to finish
