@@ -25,7 +25,7 @@ from .decide import (
 from .errors import PolicyError
 from .pack import schema_errors, schema_issues
 from .yaml_source import Path as NodePath
-from .yaml_source import SourceIssue, SourceMap, read_utf8, read_yaml
+from .yaml_source import SourceMap, read_yaml_file
 
 CASE_DECISIONS: dict[str, frozenset[str]] = {
     "pre-step": frozenset({"enter", "reject"}),
@@ -128,14 +128,10 @@ class CaseOutcome:
 
 
 def _read(path: str | Path) -> tuple[str, Any, SourceMap] | list[PolicyError]:
-    file = str(path)
-    text = read_utf8(path)
-    if isinstance(text, SourceIssue):
-        return [PolicyError(file, text.line, text.col, text.message)]
-    document = read_yaml(text)
+    document = read_yaml_file(path)
     if isinstance(document, list):
-        return [PolicyError(file, issue.line, issue.col, issue.message) for issue in document]
-    return file, document.value, document.source
+        return document
+    return str(path), document.value, document.source
 
 
 class _CaseReader:

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .compile import ParamOrigin, parse_param_flags
 from .errors import PolicyError
 from .pack import schema_errors
-from .yaml_source import SourceIssue, read_utf8, read_yaml
+from .yaml_source import read_yaml_file
 
 EngineChoice = Literal["auto", "python", "native"]
 
@@ -88,12 +88,9 @@ class GatewayConfig:
 def load_gateway_config(path: str | Path) -> GatewayConfig | list[PolicyError]:
     """Read and validate a deployment file (FILE:LINE:COL errors, unknown keys are errors)."""
     file = str(path)
-    text = read_utf8(path)
-    if isinstance(text, SourceIssue):
-        return [PolicyError(file, text.line, text.col, text.message)]
-    document = read_yaml(text)
+    document = read_yaml_file(path)
     if isinstance(document, list):
-        return [PolicyError(file, issue.line, issue.col, issue.message) for issue in document]
+        return document
     errors = schema_errors(document.value, document.source, file, "gateway-config.schema.json")
     if errors:
         return sorted(errors)

@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import PolicyError
 from .pack import schema_errors
-from .yaml_source import read_yaml
+from .yaml_source import read_yaml_file
 
 SCHEMA = "session.schema.json"
 
@@ -67,15 +67,9 @@ def _call(raw: dict[str, Any]) -> ScriptedCall:
 def load_session_script(path: str | Path) -> SessionScript | list[PolicyError]:
     """Read and validate a session script; every problem comes back as a ``PolicyError``."""
     file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return [PolicyError(file, 0, 0, "no such file")]
-    except (OSError, UnicodeDecodeError) as exc:
-        return [PolicyError(file, 0, 0, f"cannot read: {exc}")]
-    document = read_yaml(text)
+    document = read_yaml_file(path)
     if isinstance(document, list):
-        return [PolicyError(file, issue.line, issue.col, issue.message) for issue in document]
+        return document
     errors = schema_errors(document.value, document.source, file, SCHEMA)
     if errors:
         return sorted(errors)

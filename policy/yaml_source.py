@@ -20,6 +20,8 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from .errors import PolicyError
+
 Path: TypeAlias = tuple[str | int, ...]
 
 # Aliases can expand a small file exponentially ("billion laughs"); a pack never needs this many.
@@ -273,3 +275,16 @@ def _merge_sources(node: Node) -> list[MappingNode]:
     if isinstance(node, SequenceNode):
         return [item for item in node.value if isinstance(item, MappingNode)]
     return []
+
+
+def read_yaml_file(path: str | os.PathLike[str]) -> YamlDocument | list[PolicyError]:
+    """Read a UTF-8 YAML file into a document with positions, or every problem as a
+    ``FILE:LINE:COL`` error (unreadable file, stray byte, invalid YAML, duplicate key)."""
+    file = str(path)
+    text = read_utf8(path)
+    if isinstance(text, SourceIssue):
+        return [PolicyError(file, text.line, text.col, text.message)]
+    document = read_yaml(text)
+    if isinstance(document, list):
+        return [PolicyError(file, issue.line, issue.col, issue.message) for issue in document]
+    return document

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import PACKS
 from dsh_policy.policy.cases import Case, load_cases, run_case
 from dsh_policy.policy.cli import main
 from dsh_policy.policy.decide import (
@@ -17,6 +16,8 @@ from dsh_policy.policy.decide import (
     ToolCallEvent,
     ToolResultEvent,
 )
+
+PACKS = Path(__file__).parent / "packs"
 
 BASELINE = str(PACKS / "baseline.yaml")
 CASES = str(PACKS / "baseline.cases.yaml")

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import PACKS
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.pack import load_pack_text, load_packs, rulepack_schema
+
+PACKS = Path(__file__).parent / "packs"
 
 WritePack = Callable[..., Path]
 
