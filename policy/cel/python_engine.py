@@ -304,6 +304,13 @@ class _StepCounter:
         self.deadline = time.monotonic() + seconds
 
 
+_RELATIONS = {
+    "relation_lt": "_<_", "relation_le": "_<=_", "relation_ge": "_>=_", "relation_gt": "_>_",
+    "relation_eq": "_==_", "relation_ne": "_!=_", "relation_in": "_in_",
+}  # fmt: skip
+_UNARIES = {"unary_not": "!_", "unary_neg": "-_"}
+
+
 class _BudgetedEvaluator(Evaluator):
     """cel-python's interpreter, counting every parse-tree node it visits, and short-circuiting.
 
@@ -331,6 +338,46 @@ class _BudgetedEvaluator(Evaluator):
         """A literal's value, computed once at load time (see :func:`precompute_literals`)."""
         value = tree.__dict__.get(_CONSTANT, _NOT_CONSTANT)
         return super().literal(tree) if value is _NOT_CONSTANT else value
+
+    # ``relation`` and ``unary`` as cel-python writes them, minus a runtime
+    # ``cast(Tuple[List[Result], Result], ...)`` per evaluation that hashes a large Union.
+
+    def relation(self, tree: lark.Tree) -> Any:
+        if len(tree.children) != 2:
+            return super().relation(tree)
+        operator_tree = tree.children[0]
+        function = self.activation.resolve_function(_RELATIONS[operator_tree.data])
+        values: list[Any] = self.visit_children(tree)  # [[left], right]
+        left, right = values[0][0], values[1]
+        try:
+            return function(left, right)
+        except TypeError as exc:
+            message = (
+                f"found no matching overload for {operator_tree.data!r} "
+                f"applied to '({type(left)}, {type(right)})'"
+            )
+            error = CELEvalError(message, exc.__class__, exc.args, tree=tree)
+            error.__cause__ = exc
+            return error
+
+    def unary(self, tree: lark.Tree) -> Any:
+        if len(tree.children) != 2:
+            return super().unary(tree)
+        operator_tree = tree.children[0]
+        function = self.activation.resolve_function(_UNARIES[operator_tree.data])
+        values: list[Any] = self.visit_children(tree)  # [[], operand]
+        operand = values[1]
+        try:
+            return function(operand)
+        except TypeError as exc:
+            message = f"found no matching overload for {operator_tree.data!r} applied to '({type(operand)})'"
+            error = CELEvalError(message, exc.__class__, exc.args, tree=tree)
+            error.__cause__ = exc
+            return error
+        except ValueError as exc:
+            error = CELEvalError("return error for overflow", exc.__class__, exc.args, tree=tree)
+            error.__cause__ = exc
+            return error
 
     def ident_value(self, name: str, root_scope: bool = False) -> Any:
         """cel-python's name resolution without its runtime ``cast(Union[...])``, which costs a

@@ -40,6 +40,10 @@ CASES: list[tuple[str, Any]] = [
     ('args.command.matches("^sudo\\\\s")', True),
     ("1.5 < 2 && 2u >= 1 && 'b' > 'a'", True),
     ("1 / 0", CelEvalError),
+    ("!1", CelEvalError),
+    ('-"a"', CelEvalError),
+    ("-(-9223372036854775807 - 1)", CelEvalError),
+    ('1 < "a"', CelEvalError),
     ("args.missing == 1", CelEvalError),
 ]
 
