@@ -638,9 +638,12 @@ class AuditWriter:
             pending = self._written - self._synced
             if pending >= 2 * settings.batch_records:
                 self._sync_if_due(force=True)  # the flusher fell behind: hold the bound ourselves
-            elif pending >= settings.batch_records or (
-                time.monotonic() - self._unsynced_since >= settings.batch_ms / 1000
+            elif not self._sync_requested and (
+                pending >= settings.batch_records
+                or time.monotonic() - self._unsynced_since >= settings.batch_ms / 1000
             ):
+                # Once per batch: while the flusher's fsync runs, later appends must not pay for
+                # notifying it again.
                 self._sync_requested = True
                 self._wake.notify()
             elif pending == 1:
