@@ -133,14 +133,30 @@ def _host_function(function: Callable[..., Any]) -> Callable[..., Any]:
     Helper exceptions become ``CELEvalError`` values: cel-python only converts some exception
     types itself, and an exception escaping a method call would abort short-circuit logic."""
 
+    @functools.lru_cache(maxsize=HELPER_CACHE_SIZE)
+    def on_strings(*args: str) -> Any:
+        return to_celpy(function(*args))
+
     @functools.wraps(function)
     def call(*args: Any) -> Any:
         try:
+            if all(type(a) is ct.StringType and len(a) <= HELPER_CACHE_MAX_CHARS for a in args):
+                return on_strings(*(str(a) for a in args))
             return to_celpy(function(*(from_celpy(a) for a in args)))
         except (TypeError, ValueError, KeyError, RecursionError) as exc:
             return CELEvalError(str(exc), exc.__class__, ())
 
     return call
+
+
+HELPER_CACHE_SIZE = 256
+"""Results kept per helper for string arguments. Every helper is a pure function of its
+arguments, and the rules of one event call the same ones on the same values (twenty rules may
+each split ``args.command`` with ``shell.commands``), so the helper's work and the conversion of
+its result to cel-python values are done once. Results are never mutated by evaluation."""
+
+HELPER_CACHE_MAX_CHARS = 64 * 1024
+"""Longer arguments are not cached, so the cache never pins megabytes of tool output."""
 
 
 # -- CEL equality and ordering ------------------------------------------------------------------
@@ -311,6 +327,18 @@ _RELATIONS = {
 _UNARIES = {"unary_not": "!_", "unary_neg": "-_"}
 
 
+def _macro_parts(child: lark.Tree) -> tuple[str | None, lark.Tree]:
+    """The loop variable and body of ``list.macro(var, body)``; None when not that shape."""
+    arguments = child.children[2]
+    if not isinstance(arguments, lark.Tree) or len(arguments.children) != 2:
+        return None, child
+    variable, body = arguments.children
+    idents = list(variable.find_data("ident")) if isinstance(variable, lark.Tree) else []
+    if len(idents) != 1 or not isinstance(body, lark.Tree):
+        return None, child
+    return str(idents[0].children[0]), body
+
+
 class _BudgetedEvaluator(Evaluator):
     """cel-python's interpreter, counting every parse-tree node it visits, and short-circuiting.
 
@@ -333,6 +361,37 @@ class _BudgetedEvaluator(Evaluator):
 
     def sub_evaluator(self, ast: lark.Tree) -> Evaluator:
         return _BudgetedEvaluator(ast, self.activation, self._counter)
+
+    # Comprehension bodies: cel-python deep-copies the whole activation (every name) for each
+    # element; a nested activation that holds only the loop variable and chains to the current
+    # one resolves the same names (the nearest binding wins) without the copy.
+
+    def build_macro_eval(self, child: lark.Tree) -> Callable[[Any], Any]:
+        identifier, body = _macro_parts(child)
+        if identifier is None:
+            return super().build_macro_eval(child)
+        outer, counter = self.activation, self._counter
+
+        def element(value: Any) -> Any:
+            nested = outer.nested_activation(vars={identifier: value})
+            return _BudgetedEvaluator(body, nested, counter).evaluate()
+
+        return element
+
+    def build_ss_macro_eval(self, child: lark.Tree) -> Callable[[Any], Any]:
+        identifier, body = _macro_parts(child)
+        if identifier is None:
+            return super().build_ss_macro_eval(child)
+        outer, counter = self.activation, self._counter
+
+        def element(value: Any) -> Any:
+            nested = outer.nested_activation(vars={identifier: value})
+            try:
+                return _BudgetedEvaluator(body, nested, counter).evaluate()
+            except CELEvalError as error:
+                return error
+
+        return element
 
     def literal(self, tree: lark.Tree) -> Any:
         """A literal's value, computed once at load time (see :func:`precompute_literals`)."""
@@ -452,17 +511,11 @@ class PythonCompiledExpression:
         runner = self._runner
         try:
             converted = _conversion_cache(activation, "python")
-            context: dict[str, Any] = {}
-            for name in self.references:
-                if name not in activation:
-                    continue
-                if converted is None:
-                    context[name] = to_celpy(activation[name])
-                elif name in converted:
-                    context[name] = converted[name]
-                else:
-                    context[name] = converted[name] = to_celpy(activation[name])
             counter = _StepCounter(self._step_budget, self._time_budget)
+            if converted is not None:
+                shared = self._shared_activation(activation, converted)
+                return from_celpy(_BudgetedEvaluator(runner.ast, shared, counter).evaluate())
+            context = {name: to_celpy(activation[name]) for name in self.references if name in activation}
             # The base activation (functions, annotations) is built once; evaluate() clones it.
             evaluator = _BudgetedEvaluator(runner.ast, self._base_activation, counter)
             result = evaluator.evaluate(context)
@@ -477,6 +530,26 @@ class PythonCompiledExpression:
             return CelEvalError("evaluation nested too deeply")
         except Exception as exc:  # any other failure inside cel-python is data-dependent: a value
             return CelEvalError(f"{type(exc).__name__}: {exc}")
+
+    def _shared_activation(self, activation: Mapping[str, Any], converted: dict[str, Any]) -> Activation:
+        """The event's cel-python activation, shared by its expressions: cloning the base
+        activation and loading values into it is most of the cost of a small expression, so it
+        happens once per event; each name is converted and loaded the first time an expression
+        reads it. Every program of every python engine has the same functions and annotations,
+        so any program's base activation serves as the template."""
+        caches: dict[str, Any] = activation.converted  # type: ignore[attr-defined]
+        shared: Activation | None = caches.get(_SHARED_ACTIVATION)
+        if shared is None:
+            shared = caches[_SHARED_ACTIVATION] = self._base_activation.clone()
+        missing = [name for name in self.references if name in activation and name not in converted]
+        if missing:
+            values = {name: to_celpy(activation[name]) for name in missing}
+            shared.identifiers.load_values(values)
+            converted.update(values)
+        return shared
+
+
+_SHARED_ACTIVATION = "python-activation"
 
 
 class PythonCelEngine:

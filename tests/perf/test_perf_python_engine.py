@@ -92,3 +92,41 @@ def test_an_object_construction_keeps_its_member_node() -> None:
     objects = list(collapsed.find_data("member_object"))
     assert objects and all(isinstance(o.children[0], lark.Tree) for o in objects)
     assert all(o.children[0].data == "member" for o in objects)
+
+
+def test_an_event_shares_one_cel_python_activation_and_loops_shadow_its_names() -> None:
+    from dsh_policy.policy.cel.engine import EventActivation
+
+    engine = PythonCelEngine()
+    event = EventActivation({"args": {"command": "ls"}, "xs": [1, 2]})
+    sources = [
+        'args.command == "ls"',
+        "xs.exists(args, args == 2) && args.command.size() == 2",  # loop variable shadows args
+        "xs.map(x, [x].exists(x, x > 1)).exists(b, b)",  # nested loops reuse the name
+        'has(args.command) && !has(args.other) && xs.all(args, args > 0) && args.command == "ls"',
+    ]
+    for _ in range(2):
+        for source in sources:
+            program = engine.compile(source)
+            assert not isinstance(program, CelCompileIssue)
+            assert program.evaluate(event) is True, source
+            assert program.evaluate(dict(event)) is True, source
+    shared = event.converted["python-activation"]
+    size = engine.compile("xs.size()")
+    assert not isinstance(size, CelCompileIssue)
+    assert size.evaluate(event) == 2
+    assert event.converted["python-activation"] is shared
+
+
+def test_helper_results_are_cached_but_errors_are_not() -> None:
+    engine = PythonCelEngine()
+    commands = engine.compile("shell.commands(c)")
+    within = engine.compile("path.within(p, r)")
+    assert not isinstance(commands, CelCompileIssue) and not isinstance(within, CelCompileIssue)
+    first = commands.evaluate({"c": "a; b"})
+    assert first == [["a"], ["b"]]
+    first.append(["mutated by the caller"])  # the caller gets its own copy
+    assert commands.evaluate({"c": "a; b"}) == [["a"], ["b"]]
+    assert isinstance(within.evaluate({"p": "/a", "r": 1}), CelEvalError)
+    assert within.evaluate({"p": "/a/b", "r": "/a"}) is True
+    assert isinstance(within.evaluate({"p": "/a", "r": 1}), CelEvalError)
