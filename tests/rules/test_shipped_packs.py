@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 from dsh_policy.policy.cli import main as cli_main
+from dsh_policy.policy.decide import LoadFailure, Policy, ToolCallEvent
 
 RULES_DIR = Path(__file__).resolve().parents[2] / "rules"
 PACKS = sorted(p for p in RULES_DIR.glob("*.yaml") if not p.name.endswith(".cases.yaml"))
@@ -91,3 +92,29 @@ def test_every_rule_has_a_passing_case_where_it_stays_silent(
         if not negatives:
             silent_missing.append(rule_id)
     assert not silent_missing, "rules without a benign look-alike case"
+
+
+DEPLOYED_WORKSPACE = "/home/dev/my.project (v2)"
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "decision"),
+    [
+        ("shell", {"command": f'rm -rf "{DEPLOYED_WORKSPACE}"'}, "deny"),
+        ("shell", {"command": f'rm -rf "{DEPLOYED_WORKSPACE}"/*'}, "deny"),
+        ("shell", {"command": f'rm -rf "{DEPLOYED_WORKSPACE}/build"'}, "allow"),
+        ("shell", {"command": f'echo ok > "{DEPLOYED_WORKSPACE}/status.txt"'}, "allow"),
+        ("shell", {"command": "echo x >> ~/.bashrc"}, "deny"),
+        ("shell", {"command": "rm -rf /workspace/build"}, "deny"),
+        ("write_file", {"path": f"{DEPLOYED_WORKSPACE}/src/app.py", "content": "x"}, "allow"),
+        ("write_file", {"path": "src/app.py", "content": "x"}, "allow"),
+        ("write_file", {"path": "/workspace/src/app.py", "content": "x"}, "deny"),
+    ],
+)
+def test_baseline_follows_a_deployed_workspace_param(tool: str, args: dict[str, Any], decision: str) -> None:
+    """The workspace is a param: a deployment with another path (spaces, dots and parentheses
+    included, which must never be read as regex syntax) gets the same protections there."""
+    policy = Policy.load([RULES_DIR / "baseline.yaml"], params={"workspace": DEPLOYED_WORKSPACE})
+    assert not isinstance(policy, LoadFailure), policy
+    verdict = policy.check_tool_call(ToolCallEvent(tool=tool, args=args))
+    assert verdict.decision == decision, verdict
