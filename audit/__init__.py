@@ -15,7 +15,7 @@ Verifying (an auditor)::
 """
 
 from .record import fit_to_domain
-from .verify import Finding, Reason, VerificationReport, verify_log
+from .verify import Finding, Reason, Recovery, VerificationReport, verify_log
 from .writer import (
     AppendReceipt,
     AuditError,
@@ -34,6 +34,7 @@ __all__ = [
     "Finding",
     "FsyncMode",
     "Reason",
+    "Recovery",
     "VerificationReport",
     "fit_to_domain",
     "verify_log",

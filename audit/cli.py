@@ -107,9 +107,11 @@ def render_text(report: VerificationReport) -> str:
         )
     if report.anchor_file:
         lines.append(f"anchor file  {report.anchor_file}")
-    if report.recoveries:
+    for recovery in report.recoveries:
         lines.append(
-            f"recoveries   {report.recoveries} torn tail(s) moved aside by the writer (see recovery records)"
+            f"recovery     {recovery.file}:{recovery.line} (seq {recovery.seq}): the writer moved"
+            f" {recovery.length} torn byte(s) from offset {recovery.offset} to {recovery.side_file}"
+            f" (sha256 {recovery.sha256})"
         )
     for warning in report.warnings:
         lines.append(f"warning      {_where(warning)} {warning.reason.value}: {warning.message}")

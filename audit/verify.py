@@ -89,6 +89,31 @@ class Finding:
 
 #: "signature-verified": every checkpoint carried a valid signature by the given key.
 #: "unsigned-verified": no key was given; checkpoints were only checked against the records.
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """A torn tail the writer moved aside on reopening, as its ``recovery`` record tells it."""
+
+    file: str
+    line: int
+    seq: int
+    offset: int | None
+    length: int | None
+    sha256: str | None
+    side_file: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON form for ``--format json``."""
+        return {
+            "file": self.file,
+            "line": self.line,
+            "seq": self.seq,
+            "offset": self.offset,
+            "length": self.length,
+            "sha256": self.sha256,
+            "side_file": self.side_file,
+        }
+
+
 SignatureMode = Literal["signature-verified", "unsigned-verified"]
 
 
@@ -109,7 +134,7 @@ class VerificationReport:
     last_seq: int | None
     anchored_through: int | None
     unanchored_records: int
-    recoveries: int
+    recoveries: tuple[Recovery, ...]
     bytes_checked: int
     errors: tuple[Finding, ...]
     warnings: tuple[Finding, ...]
@@ -159,7 +184,7 @@ class VerificationReport:
             "anchored_through": self.anchored_through,
             "unanchored_records": self.unanchored_records,
             "anchor_file": self.anchor_file,
-            "recoveries": self.recoveries,
+            "recoveries": [r.to_json() for r in self.recoveries],
             "bytes_checked": self.bytes_checked,
             "first_error": self.first_error.to_json() if self.first_error else None,
             "reason_counts": dict(self.reason_counts),
@@ -230,7 +255,7 @@ class _ChainWalker:
     first_seq: int | None = None
     anchored_through: int | None = None
     records_after_anchor: int = 0
-    recoveries: int = 0
+    recoveries: list[Recovery] = field(default_factory=list)
     bytes_checked: int = 0
     errors: list[Finding] = field(default_factory=list)
     warnings: list[Finding] = field(default_factory=list)
@@ -338,7 +363,18 @@ class _ChainWalker:
             else:
                 self._finding(Reason.MALFORMED, file, number, seq, "segment_start record inside a segment")
         elif kind == "recovery":
-            self.recoveries += 1
+            info = _mapping(record.get("recovery"))
+            self.recoveries.append(
+                Recovery(
+                    file,
+                    number,
+                    seq,
+                    _int_or_none(info.get("offset")),
+                    _int_or_none(info.get("length")),
+                    _str_or_none(info.get("sha256")),
+                    _str_or_none(info.get("side_file")),
+                )
+            )
         self.frontier.append(bytes.fromhex(stated_hash))
         self.head = stated_hash
         self.next_seq = seq + 1
@@ -741,7 +777,7 @@ class _ChainWalker:
             last_seq=self.seen_max_seq if self.seen_max_seq >= 0 else None,
             anchored_through=self.anchored_through,
             unanchored_records=self.records_after_anchor,
-            recoveries=self.recoveries,
+            recoveries=tuple(self.recoveries),
             bytes_checked=self.bytes_checked,
             errors=tuple(self.errors),
             warnings=tuple(self.warnings),
@@ -799,6 +835,14 @@ def _peek_seq(data: bytes) -> int | None:
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _int_or(value: Any) -> int:

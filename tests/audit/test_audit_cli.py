@@ -108,3 +108,17 @@ def test_keygen_key_signs_checkpoints_that_verify_checks(
     capsys.readouterr()
     assert verify_main([str(path), "--key", f"{other}.pub"]) == 1
     assert "CHECKPOINT_SIGNATURE" in capsys.readouterr().out
+
+
+def test_recoveries_are_listed_for_the_auditor(
+    write_log: WriteLog, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dsh_policy.audit.writer import AuditWriter
+
+    path = write_log(2)
+    with path.open("ab") as handle:
+        handle.write(b'{"torn')
+    AuditWriter.open(path, fsync="off").close()
+    assert verify_main([str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "the writer moved 6 torn byte(s) from offset" in out and "audit.jsonl.torn-000000-" in out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 import time
@@ -187,7 +188,14 @@ def test_a_torn_tail_is_moved_aside_and_recorded_never_silently_truncated(write_
     assert recovery["offset"] == intact_size and recovery["length"] == len(torn)
     assert recovery["side_file"] == side_files[0].name
     report = verify_log([path])
-    assert report.intact and report.recoveries == 1
+    assert report.intact and len(report.recoveries) == 1
+    reported = report.recoveries[0]
+    assert (reported.offset, reported.length, reported.side_file) == (
+        intact_size,
+        len(torn),
+        side_files[0].name,
+    )
+    assert reported.sha256 == hashlib.sha256(torn).hexdigest()
 
 
 def test_a_complete_last_line_that_does_not_verify_is_moved_aside(write_log: WriteLog) -> None:
@@ -239,7 +247,7 @@ def test_reopening_reads_a_large_segment_in_bounded_chunks(
         # start 0, records 1-40, closing checkpoint 41, recovery 42
         assert writer.append("tool_result", gateway_fields(40)).seq == 43
     report = verify_log([path])
-    assert report.intact and report.recoveries == 1
+    assert report.intact and len(report.recoveries) == 1
 
 
 def test_a_crash_between_rename_and_new_segment_is_completed_once_on_reopen(write_log: WriteLog) -> None:
