@@ -26,6 +26,9 @@ Measured per configuration:
 - ``harness``: one ``ToolRegistry.execute`` with the gateway plugin installed, end to end
   (pre-execute, guard, dispatch, post-execute with redaction, result), next to the same call on a
   harness with no gateway.
+
+All cells of all configurations are timed in one interleaved run (min of rounds). Then the python
+engine's 100-rule call is profiled (cProfile) and its own time grouped by where it goes.
 """
 
 from __future__ import annotations
@@ -391,6 +394,48 @@ def verify_agreement(policy: Policy, hand: HandWrittenGateway, tools: int, label
             raise SystemExit(f"{label}: result review differs: gateway {review.decision}, hand {decision}")
 
 
+# --- where the python engine's time goes ---------------------------------------------------------
+
+# Where a function lives -> what it is, for a profile read at a glance.
+_PROFILE_GROUPS: tuple[tuple[str, str], ...] = (
+    ("/policy/cel/functions.py", "gateway helpers (path, url, matches)"),
+    ("/policy/cel/shell.py", "gateway helpers (shell.commands)"),
+    ("/policy/detectors.py", "redaction detectors"),
+    ("/policy/redaction.py", "redaction detectors"),
+    ("/policy/cel/python_engine.py", "engine glue (conversion, budget, overrides)"),
+    ("/celpy/", "cel-python interpreter"),
+    ("/lark/", "cel-python interpreter (lark tree dispatch)"),
+    ("typing.py", "cel-python interpreter (runtime typing.cast subscripts)"),
+    ("logging/", "cel-python interpreter (disabled debug logging calls)"),
+    ("/policy/decide.py", "decision path (scope, trace, combination)"),
+    ("/policy/compile.py", "decision path (scope, trace, combination)"),
+)
+
+
+def profile_breakdown(function: Callable[[], Any], calls: int = 20) -> dict[str, float]:
+    """Share of ``function``'s own-time per group (cProfile, ``calls`` calls), largest first."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(calls):
+        function()
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    groups: dict[str, float] = {}
+    total = 0.0
+    for (filename, _line, _name), (_cc, _nc, own, _cum, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        group = next((label for part, label in _PROFILE_GROUPS if part in filename), "other (builtins, C)")
+        groups[group] = groups.get(group, 0.0) + own
+        total += own
+    shares = {label: own / total for label, own in sorted(groups.items(), key=lambda item: -item[1])}
+    print("\npython engine, 100 rules on one tool, one call (pre-execute + guard): share of own time")
+    for label, share in shares.items():
+        print(f"  {share * 100:5.1f}%  {label}")
+    return shares
+
+
 # --- the run ------------------------------------------------------------------------------------
 
 
@@ -402,10 +447,18 @@ def load(directory: Path, rules: int, tools: int, engine: str) -> Policy:
     return policy
 
 
-def measure_config(
-    directory: Path, rules: int, tools: int, engines: Sequence[str], *, rounds: int, budget: float
-) -> dict[str, Any]:
-    """One row of the table: hand-written, harness alone, then every engine on the same pack."""
+@dataclass
+class PreparedConfig:
+    """One configuration ready to time: its row of facts and the callables to measure."""
+
+    row: dict[str, Any]
+    functions: dict[str, Callable[[], Any]]
+    callers: dict[str, Callable[[], Awaitable[None]]]
+    policies: dict[str, Policy]
+
+
+def prepare_config(directory: Path, rules: int, tools: int, engines: Sequence[str]) -> PreparedConfig:
+    """Write and load the pack on every engine, check both sides agree, build the callables."""
     document, hand_rules = synthetic_pack(rules, tools)
     (directory / f"synthetic-{rules}-{tools}.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
     hand = HandWrittenGateway(hand_rules)
@@ -418,15 +471,15 @@ def measure_config(
         "call_rules_evaluated": len(hand.call_rules["tool_0"]),
         "result_rules_evaluated": len(hand.result_rules["tool_0"]),
     }
-
     functions: dict[str, Callable[[], Any]] = {
         "hand_call": lambda: hand.check_call("tool_0", args),
         "hand_result": lambda: hand.review("tool_0", args, OUTPUT, OUTPUT),
     }
     callers: dict[str, Callable[[], Awaitable[None]]] = {"harness_alone": harness_caller(None, tools)}
+    policies: dict[str, Policy] = {}
     for engine in engines:
         started = time.perf_counter()
-        policy = load(directory, rules, tools, engine)
+        policy = policies[engine] = load(directory, rules, tools, engine)
         row[f"{engine}_compile_s"] = time.perf_counter() - started
         verify_agreement(policy, hand, tools, f"{rules} rules/{tools} tools on {engine}")
 
@@ -440,14 +493,33 @@ def measure_config(
         functions[f"{engine}_call"] = call
         functions[f"{engine}_result"] = review
         callers[f"{engine}_harness"] = harness_caller(policy, tools)
+    return PreparedConfig(row, functions, callers, policies)
+
+
+def measure(
+    prepared: Sequence[PreparedConfig], engines: Sequence[str], *, rounds: int, budget: float
+) -> list[dict[str, Any]]:
+    """Time every cell of every configuration in one interleaved run (so ratios across
+    configurations, such as 1,000 rules vs 10, are as fair as ratios within one)."""
+    functions = {
+        f"{i}:{name}": f for i, config in enumerate(prepared) for name, f in config.functions.items()
+    }
+    callers = {f"{i}:{name}": c for i, config in enumerate(prepared) for name, c in config.callers.items()}
     timings = interleaved_best(functions, rounds=rounds, budget=budget)
     timings.update(interleaved_best_async(callers, rounds=rounds, budget=budget))
-    row.update({f"{name}_us": seconds * 1e6 for name, seconds in timings.items()})
-    for engine in engines:
-        row[f"{engine}_call_x_hand"] = row[f"{engine}_call_us"] / row["hand_call_us"]
-        row[f"{engine}_result_x_hand"] = row[f"{engine}_result_us"] / row["hand_result_us"]
-        row[f"{engine}_harness_x_alone"] = row[f"{engine}_harness_us"] / row["harness_alone_us"]
-    return row
+    rows: list[dict[str, Any]] = []
+    for index, config in enumerate(prepared):
+        row = dict(config.row)
+        prefix = f"{index}:"
+        row.update(
+            {f"{key[len(prefix) :]}_us": s * 1e6 for key, s in timings.items() if key.startswith(prefix)}
+        )
+        for engine in engines:
+            row[f"{engine}_call_x_hand"] = row[f"{engine}_call_us"] / row["hand_call_us"]
+            row[f"{engine}_result_x_hand"] = row[f"{engine}_result_us"] / row["hand_result_us"]
+            row[f"{engine}_harness_x_alone"] = row[f"{engine}_harness_us"] / row["harness_alone_us"]
+        rows.append(row)
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -456,17 +528,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="short rounds (a smoke run)")
     parser.add_argument("--rounds", type=int, default=7, help="timing rounds per cell (min is kept)")
     parser.add_argument("--seconds", type=float, default=1.0, help="measuring time per cell")
+    parser.add_argument(
+        "--no-profile", action="store_true", help="skip profiling the python engine's 100-rule call"
+    )
     options = parser.parse_args(argv)
     budget = 0.1 if options.quick else options.seconds
     rounds = 3 if options.quick else options.rounds
     engines = [name for name in ("native", "python") if name in available_engines()]
-    rows: list[dict[str, Any]] = []
     wall = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        for rules, tools in CONFIGS:
-            rows.append(measure_config(Path(tmp), rules, tools, engines, rounds=rounds, budget=budget))
-            elapsed = time.perf_counter() - wall
-            print(f"  measured {rules} rules / {tools} tools ({elapsed:.0f} s)", file=sys.stderr)
+        prepared = [prepare_config(Path(tmp), rules, tools, engines) for rules, tools in CONFIGS]
+        print(f"  compiled and checked every pack ({time.perf_counter() - wall:.0f} s)", file=sys.stderr)
+        rows = measure(prepared, engines, rounds=rounds, budget=budget)
+        profile = None
+        if not options.no_profile and "python" in engines:
+            profile = profile_breakdown(prepared[CONFIGS.index((100, 1))].functions["python_call"])
 
     targets = _targets(rows, engines)
     _print_table(rows, engines, targets)
@@ -481,6 +557,8 @@ def main(argv: list[str] | None = None) -> int:
         "targets": targets,
         "wall_seconds": time.perf_counter() - wall,
     }
+    if profile is not None:
+        report["python_profile_100_rule_call"] = profile
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {RESULTS}")
