@@ -89,7 +89,9 @@ def _host(function: Callable[..., Any]) -> Callable[..., Any]:
             _last_host_error.message = "evaluation exceeded its time budget"
             raise TimeoutError(_last_host_error.message)
         try:
-            return function(*(_plain_argument(a) for a in args))
+            if all(type(a) is str for a in args):  # the usual case: no copy needed
+                return function(*args)
+            return function(*[_plain_argument(a) for a in args])
         except Exception as exc:
             _last_host_error.message = str(exc) or type(exc).__name__
             raise
