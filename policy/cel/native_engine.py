@@ -52,6 +52,11 @@ ITERATION_BUDGET = 10_000
 DEFAULT_TIME_BUDGET = 2.0
 """Seconds after which host functions of a running evaluation fail instead of working."""
 
+EXPECTED_TIMESTAMPS = frozenset({"now"})
+"""Variables the gateway always binds to a timestamp (POLICY.md section 3): an expression reading
+one also gets its timestamp-typed program at compile time, so deciding never compiles. Other
+timestamp variables still work; their program is compiled on first use, once."""
+
 CACHED_MATCHES = "matchRE"
 """The host function a ``matches`` call is renamed to; as long as ``matches``."""
 
@@ -266,7 +271,6 @@ def _rename_matches(source: str, offsets: Iterable[int]) -> str:
 
 _ENGINE_KEY = "native"
 _ERROR_TYPE = _T.ERROR
-_NO_TYPED_NAMES: frozenset[str] = frozenset()
 
 
 def _convert(
@@ -295,22 +299,27 @@ def _convert(
 class _SharedActivation:
     """One event's values as a runtime activation, built once for every expression of the event.
     ``native`` is None when some value cannot be converted: each expression then converts only
-    what it reads, so a value no rule reads cannot fail the others."""
+    what it reads, so a value no rule reads cannot fail the others.
+
+    Timestamps and durations stay out (``typed``): cel-expr-python 0.1.3 converts them reliably
+    only when handed as ``eval(data=...)`` to a program declaring them, so the (few) expressions
+    reading one take that path."""
 
     native: Any
     typed: frozenset[str]
-    kinds: Mapping[str, str]
 
     @classmethod
     def build(cls, activation: Mapping[str, Any], environments: _Environments) -> _SharedActivation:
+        typed = frozenset(
+            name
+            for name, value in activation.items()
+            if isinstance(value, datetime.datetime | datetime.timedelta)
+        )
         try:
-            data, typed = _convert(activation, activation)
+            data, _ = _convert(activation, (name for name in activation if name not in typed))
         except (TypeError, ValueError):
-            return cls(None, _NO_TYPED_NAMES, {})
-        # The runtime reads a timestamp only where both the activation's environment and the
-        # evaluating program declare it one.
-        native = environments.get(typed).Activation(data=data)
-        return cls(native, frozenset(name for name, _ in typed), dict(typed))
+            return cls(None, typed)
+        return cls(environments.get(()).Activation(data=data), typed)
 
 
 @dataclass(slots=True)
@@ -334,8 +343,8 @@ class NativeCompiledExpression:
                     shared = activation.converted[_ENGINE_KEY] = _SharedActivation.build(
                         activation, self._environments
                     )
-                if shared.native is not None:
-                    return self._evaluate_shared(shared)
+                if shared.native is not None and not (shared.typed and shared.typed & self.references):
+                    return self._run(self._programs[_NO_TYPED_VARIABLES], shared.native, None)
             data, typed = _convert(activation, self.references)
             program = self._program(frozenset(typed) if typed else _NO_TYPED_VARIABLES)
             if isinstance(program, CelEvalError):
@@ -343,17 +352,6 @@ class NativeCompiledExpression:
             return self._run(program, None, data)
         except Exception as exc:  # the runtime raises for budget and conversion failures: a value
             return CelEvalError(_clean_message(str(exc)) or type(exc).__name__)
-
-    def _evaluate_shared(self, shared: _SharedActivation) -> Any | CelEvalError:
-        # A timestamp or duration is read by the program variant that declares it so.
-        typed = shared.typed & self.references if shared.typed else _NO_TYPED_NAMES
-        key = frozenset((name, shared.kinds[name]) for name in typed) if typed else _NO_TYPED_VARIABLES
-        program = self._programs.get(key)
-        if program is None:
-            program = self._program(key)
-            if isinstance(program, CelEvalError):
-                return program
-        return self._run(program, shared.native, None)
 
     def _run(self, program: Any, native_activation: Any, data: dict[str, Any] | None) -> Any | CelEvalError:
         _last_host_error.message = None
@@ -370,14 +368,16 @@ class NativeCompiledExpression:
         return from_native(value)
 
     def _program(self, typed: frozenset[tuple[str, str]]) -> Any:
+        """The program for these timestamp/duration variables, compiled once; a variant that
+        does not type-check (``now + 1`` with ``now`` a timestamp) is remembered as its error."""
         program = self._programs.get(typed)
         if program is None:
             kinds = dict(typed)
             variables = [(name, kinds.get(name, "dyn")) for name in self.references]
             try:
                 program = self._environments.get(variables).compile(self._native_source)
-            except Exception as exc:  # e.g. ``now + 1`` once ``now`` is known to be a timestamp
-                return CelEvalError(_compile_error(self.source, exc).message)
+            except Exception as exc:
+                program = CelEvalError(_compile_error(self.source, exc).message)
             self._programs[typed] = program
         return program
 
@@ -427,9 +427,13 @@ class NativeCelEngine:
         except Exception as exc:
             return _compile_error(expression, exc)
         programs: dict[frozenset[tuple[str, str]], Any] = {frozenset(): program}
-        return NativeCompiledExpression(
+        compiled = NativeCompiledExpression(
             expression, references, native_source, self._environments, programs, self._time_budget
         )
+        timestamps = frozenset((name, "timestamp") for name in references & EXPECTED_TIMESTAMPS)
+        if timestamps:
+            compiled._program(timestamps)  # planned now, not on the first event
+        return compiled
 
     def _compile_without_parse_tree(self, expression: str) -> NativeCompiledExpression | CelCompileIssue:
         """For syntax only the C++ grammar has (optionals): learn the variables from the checker."""

@@ -254,3 +254,27 @@ def test_native_matches_with_a_constant_pattern_uses_the_cached_re2() -> None:
         assert program.evaluate({"s": "-rf"}) is True
     assert compile_re2.cache_info().misses == misses
     assert compile_re2.cache_info().hits >= hits + 5
+
+
+@pytest.mark.skipif("native" not in ENGINES, reason="native engine not installed")
+def test_native_plans_the_timestamp_program_for_now_at_compile_time() -> None:
+    from dsh_policy.policy.cel.engine import EventActivation
+    from dsh_policy.policy.cel.native_engine import NativeCelEngine
+
+    engine = NativeCelEngine()
+    program = engine.compile('now > timestamp("2020-01-01T00:00:00Z") && args.x == 1')
+    assert not isinstance(program, CelCompileIssue)
+    planned = dict(program._programs)
+    assert frozenset({("now", "timestamp")}) in planned
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    assert program.evaluate(EventActivation({"now": now, "args": {"x": 1}})) is True
+    assert program.evaluate({"now": now, "args": {"x": 1}}) is True
+    assert program._programs == planned  # deciding compiled nothing
+
+    broken = engine.compile("now + 1 > 2")  # type-checks only while now is dyn
+    assert not isinstance(broken, CelCompileIssue)
+    first = broken.evaluate({"now": now})
+    assert isinstance(first, CelEvalError)
+    remembered = dict(broken._programs)
+    assert broken.evaluate(EventActivation({"now": now})) == first
+    assert broken._programs == remembered
