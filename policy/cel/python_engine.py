@@ -630,10 +630,12 @@ def collapse_pass_through(tree: lark.Tree) -> lark.Tree:
     return that child's value; a leaf sits under nine nodes and the interpreter pays a dispatch
     for each. Skipping them at load time cuts the nodes an evaluation visits about threefold.
     ``member_object`` tells a message construction from a plain value by whether its first child
-    is ``primary``, so that child keeps its ``member`` node."""
+    is ``primary``, so that child keeps its ``member`` node. Node names become plain ``str``
+    (lark's ``Token.__eq__`` is a Python-level method, and the interpreter compares them a lot)."""
     node = tree
     while node.data in _PASS_THROUGH and len(node.children) == 1 and isinstance(node.children[0], lark.Tree):
         node = node.children[0]
+    node.data = str(node.data)  # a plain str: the interpreter compares it often, a Token slowly
     children = node.children
     for index, child in enumerate(children):
         if not isinstance(child, lark.Tree):
