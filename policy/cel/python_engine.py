@@ -438,6 +438,32 @@ class _BudgetedEvaluator(Evaluator):
             error.__cause__ = exc
             return error
 
+    def function_eval(self, name_token: lark.Token, exprlist: Any = None) -> Any:
+        """cel-python's global function call, minus its runtime ``cast(List[Result], ...)``."""
+        try:
+            function = self.activation.resolve_function(name_token.value)
+        except KeyError as exc:
+            message = f"undeclared reference to '{name_token}' (in activation '{self.activation}')"
+            error = CELEvalError(message, exc.__class__, exc.args, token=name_token)
+            error.__cause__ = exc
+            return error
+        if isinstance(exprlist, CELEvalError):
+            return exprlist
+        try:
+            arguments = list(exprlist or [])
+            for argument in arguments:
+                if isinstance(argument, CELEvalError):
+                    return argument
+            return function(*arguments)
+        except ValueError as exc:
+            error = CELEvalError("return error for overflow", exc.__class__, exc.args, token=name_token)
+            error.__cause__ = exc
+            return error
+        except (TypeError, AttributeError) as exc:
+            error = CELEvalError("no such overload", exc.__class__, exc.args, token=name_token)
+            error.__cause__ = exc
+            return error
+
     def ident_value(self, name: str, root_scope: bool = False) -> Any:
         """cel-python's name resolution without its runtime ``cast(Union[...])``, which costs a
         typing-cache lookup (hashing a large Union) on every identifier read."""

@@ -44,6 +44,10 @@ CASES: list[tuple[str, Any]] = [
     ('-"a"', CelEvalError),
     ("-(-9223372036854775807 - 1)", CelEvalError),
     ('1 < "a"', CelEvalError),
+    ("size(1)", CelEvalError),
+    ('int("x")', CelEvalError),
+    ("size([1 / 0])", CelEvalError),
+    ('size("abc") + int("7")', 10),
     ("args.missing == 1", CelEvalError),
 ]
 
