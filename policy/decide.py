@@ -17,6 +17,7 @@ Any unexpected exception fails the whole verdict closed; nothing propagates to t
 from __future__ import annotations
 
 import datetime
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from os import PathLike
@@ -193,6 +194,7 @@ class ResultVerdict:
 # --- evaluation -----------------------------------------------------------------------------------
 
 _VARS = frozenset({"vars"})
+_RECENT_CALLS = 64
 _CLOSED_EFFECT = {"pre-step": "reject", "pre-execute": "deny", "guard": "deny", "post-execute": "block"}
 
 
@@ -219,6 +221,11 @@ class _EventScope:
         # (pack_index, variables read) -> the shared activation; () = without ``vars``.
         self._activations: dict[tuple[int, tuple[str, ...]], EventActivation] = {}
         self._held: dict[int, frozenset[str]] = {}  # names in each pack's base activation, + vars
+
+    def for_selection(self, reads: Mapping[int, frozenset[str]]) -> _EventScope:
+        """The same event, now for another stage's rules (which may read other names)."""
+        self._reads = reads
+        return self
 
     def _value(self, name: str, pack_index: int) -> Any:
         if name == "params":
@@ -473,10 +480,12 @@ def _internal(exc: BaseException, where: str) -> str:
 class Decider:
     """Decides events against one immutable :class:`CompiledPolicy`."""
 
-    __slots__ = ("_argument_redactions", "policy")
+    __slots__ = ("_argument_redactions", "_recent", "_recent_lock", "policy")
 
     def __init__(self, policy: CompiledPolicy) -> None:
         self.policy = policy
+        self._recent: dict[int, tuple[ToolCallEvent, _EventScope]] = {}
+        self._recent_lock = threading.Lock()
         # Everything a post-execute rule could redact plus every shipped detector, whatever the
         # rule's mode: the audit log must never hold a secret in clear.
         steps: list[Redaction] = [
@@ -505,7 +514,7 @@ class Decider:
     def pre_execute(self, event: ToolCallEvent) -> ToolCallVerdict:
         """``tools/pre-execute``: deny > ask > allow > the policy's default decision."""
         try:
-            run = self._run_tool_stage("pre-execute", event, _call_builders(event))
+            run = self._run_tool_stage("pre-execute", event)
             return self._combine_pre_execute(run, event)
         except Exception as exc:
             message = _internal(exc, "pre-execute")
@@ -514,7 +523,7 @@ class Decider:
     def guard(self, event: ToolCallEvent) -> GuardVerdict:
         """``ctx.tools.guard``: any matching guard denies (errors count as matches)."""
         try:
-            run = self._run_tool_stage("guard", event, _call_builders(event))
+            run = self._run_tool_stage("guard", event)
             denies = run.with_effect("deny")
             return GuardVerdict(
                 bool(denies),
@@ -570,12 +579,32 @@ class Decider:
     # -- internals --
 
     def _run_tool_stage(
-        self, stage: str, event: ToolCallEvent, builders: Mapping[str, Callable[[], Any]]
+        self, stage: str, event: ToolCallEvent, result: ToolResultEvent | None = None
     ) -> _StageRun:
         selection: RuleSelection = self.policy.stages[stage].select(event.tool)
-        run = _StageRun(_EventScope(self.policy, builders, selection.reads), f'tool "{event.tool}"')
+        if result is None:
+            scope = self._call_scope(event, selection.reads)
+        else:
+            scope = _EventScope(self.policy, _result_builders(result), selection.reads)
+        run = _StageRun(scope, f'tool "{event.tool}"')
         run.run(selection.rules)
         return run
+
+    def _call_scope(self, event: ToolCallEvent, reads: Mapping[int, frozenset[str]]) -> _EventScope:
+        """One scope per call event, shared by its pre-execute and guard stages (the gateway and
+        ``check_tool_call`` decide both on the same event object): its activation is converted
+        once and each variable evaluated at most once for the whole call. Kept for the last
+        :data:`_RECENT_CALLS` events, by identity."""
+        key = id(event)
+        with self._recent_lock:
+            entry = self._recent.get(key)
+            if entry is not None and entry[0] is event:
+                return entry[1].for_selection(reads)
+            scope = _EventScope(self.policy, _call_builders(event), reads)
+            if len(self._recent) >= _RECENT_CALLS:
+                del self._recent[next(iter(self._recent))]
+            self._recent[key] = (event, scope)  # holding the event keeps its id from being reused
+        return scope
 
     def _combine_pre_execute(self, run: _StageRun, event: ToolCallEvent) -> ToolCallVerdict:
         shadow, trace = tuple(run.shadow), tuple(run.trace)
@@ -592,7 +621,7 @@ class Decider:
         return ToolCallVerdict(default, (), message, shadow, trace)
 
     def _review(self, event: ToolResultEvent) -> ResultVerdict:
-        run = self._run_tool_stage("post-execute", event.call, _result_builders(event))
+        run = self._run_tool_stage("post-execute", event.call, event)
         shadow = tuple(run.shadow)
         blocks = run.with_effect("block")
         if blocks:

@@ -278,3 +278,36 @@ def test_native_plans_the_timestamp_program_for_now_at_compile_time() -> None:
     remembered = dict(broken._programs)
     assert broken.evaluate(EventActivation({"now": now})) == first
     assert broken._programs == remembered
+
+
+def test_pre_execute_and_guard_of_one_call_evaluate_a_variable_once(tmp_path: Path) -> None:
+    path = tmp_path / "v.yaml"
+    path.write_text(
+        textwrap.dedent(
+            """\
+            apiVersion: dsh-policy/v1
+            kind: RulePack
+            metadata: {name: v}
+            spec:
+              variables:
+                - {name: argv0, expression: 'shell.argv0s(args.command)'}
+              rules:
+                - {id: ask-sudo, stage: pre-execute, decision: ask, when: '"sudo" in vars.argv0'}
+                - {id: no-dd, stage: guard, when: '"dd" in vars.argv0 && tool.name == "shell"'}
+            """
+        ),
+        encoding="utf-8",
+    )
+    for engine_name in ENGINES:
+        engine = RecordingEngine(make_engine(engine_name))
+        policy = Policy.load([path], engine=engine)
+        assert not isinstance(policy, LoadFailure), str(policy)
+        engine.evaluations.clear()
+        event = shell("sudo dd if=/dev/zero of=/dev/sda")
+        verdict = policy.check_tool_call(event)
+        assert (verdict.decision, verdict.rules, verdict.guard) == ("deny", ("v/no-dd",), True)
+        variable = [e for e in engine.evaluations if e.source.startswith("shell.argv0s")]
+        assert len(variable) == 1  # one call, one evaluation, across both stages
+        engine.evaluations.clear()
+        policy.check_tool_call(shell("sudo dd if=/dev/zero of=/dev/sda"))  # another call
+        assert sum(e.source.startswith("shell.argv0s") for e in engine.evaluations) == 1
