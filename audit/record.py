@@ -28,6 +28,8 @@ RECORD_HASH_TAG: Final = b"dsh-policy/audit/record/v1\x00"
 GENESIS_TAG: Final = b"dsh-policy/audit/genesis/v1\x00"
 # SHA-256 state after the record tag: copying it skips re-hashing the tag and concatenating bytes.
 _RECORD_HASH_PREFIX: Final = hashlib.sha256(RECORD_HASH_TAG)
+#: The same state for hot loops elsewhere (the verifier): ``copy()`` it, never ``update`` it.
+RECORD_HASHER: Final = _RECORD_HASH_PREFIX
 
 _ORJSON_OPTIONS: Final = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 # Keys containing a character at or above U+E000 may sort differently by code point and by UTF-16.

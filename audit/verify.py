@@ -9,6 +9,7 @@ forger who rehashes the whole file also recomputes those, so such a report says 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -28,6 +29,7 @@ from .keys import load_public_key
 from .merkle import MerkleFrontier
 from .record import (
     FORMAT_VERSION,
+    RECORD_HASHER,
     OutsideDomainError,
     canonical_bytes,
     genesis_prev,
@@ -41,7 +43,17 @@ _ORJSON_CANONICAL: Final = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 _SORT_SENSITIVE_BYTES: Final = re.compile(rb"[\xee-\xf4]")
 _HEX: Final = frozenset("0123456789abcdef")
 _REQUIRED: Final = (("v", int), ("log_id", str), ("seq", int), ("ts", str), ("kind", str), ("prev", str))
-_READ_CHUNK: Final = 8 << 20
+#: Read size: big enough to amortize per-chunk work, small enough to stay in the CPU caches while
+#: its lines are checked (measured: 1 MiB beats 8 MiB by a quarter of a microsecond a record).
+_READ_CHUNK: Final = 1 << 20
+_WRITER_KINDS: Final = frozenset({"checkpoint", "segment_start", "recovery"})
+# The ends of float tokens as orjson writes them (see _float_suspects). Literal-led patterns, one
+# each: Python's re scans for a literal first byte several times faster than for a class.
+_FLOAT_TAILS: Final = (
+    re.compile(rb"\.[0-9]+[,}\]]"),  # 0.5 (an exponent form also ends like one below)
+    re.compile(rb"e-[0-9]+[,}\]]"),  # 1e-07, 1.5e-07
+)
+_FLOAT_POSITIVE_EXPONENT_TAIL: Final = re.compile(rb"e\+[0-9]+[,}\]]")  # 1e+16, 1.5e+300
 #: Findings kept in full; counts per reason stay exact beyond this.
 MAX_FINDINGS: Final = 1000
 
@@ -281,15 +293,27 @@ class _ChainWalker:
         torn = b""
         try:
             with path.open("rb") as handle:
-                pending = b""
+                pending: list[bytes] = []  # the pieces of a line that has not ended yet
                 while chunk := handle.read(_READ_CHUNK):
                     self.bytes_checked += len(chunk)
-                    lines = (pending + chunk).split(b"\n")
-                    pending = lines.pop()  # an incomplete line waits for the next chunk
-                    for line in lines:
-                        count += 1
-                        self._check_line(line, name, count, previous_segment if count == 1 else None)
-                torn = pending
+                    # Split and scan each chunk once, never copying it whole.
+                    lines = chunk.split(b"\n")
+                    if len(lines) == 1:  # no line ends here: a line longer than a chunk
+                        pending.append(chunk)
+                        continue
+                    suspects = _float_suspects(chunk)
+                    if pending:  # the chunk's first line continues the previous chunk's last one
+                        lines[0] = b"".join((*pending, lines[0]))
+                        if _float_suspects(lines[0]):
+                            suspects = suspects | {0}
+                    tail = lines.pop()  # an incomplete line waits for the next chunk
+                    pending = [tail] if tail else []
+                    first = 0
+                    if count == 0 and lines:
+                        self._check_line(lines[0], name, 1, previous_segment)
+                        first = 1
+                    count = self._check_lines(lines, first, suspects, name, count)
+                torn = b"".join(pending)
         except OSError as error:
             self.unreadable.append(f"{path}: {error.strerror or error}")
             return
@@ -326,6 +350,101 @@ class _ChainWalker:
             )
 
     # ------------------------------------------------------------------------------- per line
+
+    def _check_lines(
+        self, lines: list[bytes], first: int, float_suspects: frozenset[int], file: str, count: int
+    ) -> int:
+        """Check ``lines[first:]`` (``lines[0]`` is line ``count + 1``); return the last line's number.
+
+        The verifier's hot loop. An ordinary record that is well formed, canonical, hashes right
+        and extends the chain is settled here with its state in local variables; anything else
+        (a special kind, the anchor's seq, any doubt at all) goes to :meth:`_check_line`, which
+        repeats every check with findings. Both paths accept exactly the same lines.
+        """
+        loads, dumps = orjson.loads, orjson.dumps
+        decode_error, encode_error = orjson.JSONDecodeError, orjson.JSONEncodeError
+        sha256, prefix = hashlib.sha256, RECORD_HASHER
+        special, sort_sensitive = _WRITER_KINDS, _SORT_SENSITIVE_BYTES.search
+        anchor_seq = self.anchor_seq
+        log_id, head, next_seq = self.log_id, self.head, self.next_seq
+        frontier = self.frontier
+        roots, size = frontier.roots, frontier.size
+        settled = 0
+        for index in range(first, len(lines)):
+            line = lines[index]
+            record: Any = None
+            if head is not None and log_id is not None and not self.resync:
+                try:
+                    record = loads(line)
+                except decode_error:
+                    record = None
+            if type(record) is dict:
+                stated, seq, v = record.get("hash"), record.get("seq"), record.get("v")
+                kind, prev = record.get("kind"), record.get("prev")
+                if (
+                    type(seq) is int
+                    and seq == next_seq
+                    and seq != anchor_seq
+                    and type(stated) is str
+                    and len(stated) == 64
+                    and prev == head
+                    and prev != stated
+                    and type(v) is int
+                    and v == FORMAT_VERSION
+                    and type(kind) is str
+                    and kind not in special
+                    and record.get("log_id") == log_id
+                    and type(record.get("ts")) is str
+                    and (line.isascii() or sort_sensitive(line) is None)
+                    and (index not in float_suspects or not _contains_float(record))
+                ):
+                    try:
+                        canonical = dumps(record, option=_ORJSON_CANONICAL) == line
+                    except encode_error:
+                        canonical = False
+                    # In a canonical line the top-level "hash" member follows another member.
+                    member = b'"hash":"' + stated.encode() + b'"'
+                    at = line.find(member)
+                    if canonical and at > 0 and line[at - 1] == 0x2C:
+                        hasher = prefix.copy()
+                        hasher.update(line[: at - 1])
+                        hasher.update(line[at + len(member) :])
+                        digest = hasher.digest()
+                        if digest.hex() == stated:
+                            # RFC 6962 frontier append (see MerkleFrontier.append), inlined.
+                            node = sha256(b"\x00" + digest).digest()
+                            bits = size
+                            while bits & 1:
+                                node = sha256(b"\x01" + roots.pop() + node).digest()
+                                bits >>= 1
+                            roots.append(node)
+                            size += 1
+                            head, next_seq = stated, seq + 1
+                            settled += 1
+                            continue
+            # Slow path: hand over the state, let the detailed checks judge, take the state back.
+            self._settle(settled, head, next_seq, size)
+            settled = 0
+            self._check_line(line, file, count + index + 1, None)
+            log_id, head, next_seq = self.log_id, self.head, self.next_seq
+            frontier = self.frontier
+            roots, size = frontier.roots, frontier.size
+        self._settle(settled, head, next_seq, size)
+        return count + len(lines)
+
+    def _settle(self, settled: int, head: str | None, next_seq: int | None, size: int) -> None:
+        """Write back what the hot loop of :meth:`_check_lines` proved for ``settled`` records."""
+        if not settled:
+            return
+        self.records_checked += settled
+        self.records_after_anchor += settled
+        self.head, self.next_seq = head, next_seq
+        self.frontier.size = size
+        last = next_seq - 1 if next_seq is not None else -1
+        if last > self.seen_max_seq:
+            self.seen_max_seq = last
+        segment = self.segment
+        segment.last_seq, segment.last_hash, segment.ended_with_rotation = last, head, False
 
     def _check_line(
         self, line: bytes, file: str, number: int, previous_segment: _SegmentState | None
@@ -858,6 +977,29 @@ def _restore_frontier(tree: Mapping[str, Any]) -> MerkleFrontier | None:
         return MerkleFrontier.restore(int(tree["size"]), [bytes.fromhex(h) for h in tree["frontier"]])
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def _float_suspects(buffer: bytes) -> frozenset[int]:
+    """Indices of the lines of ``buffer`` that may hold a float; only those need the float walk.
+
+    orjson renders every finite float as ``D.D``, ``D.De+D``, ``D.De-D``, ``De+D`` or ``De-D``
+    (``D`` a run of digits; tested), and in a canonical line a number ends at ``,``, ``}`` or
+    ``]``. So a canonical line whose parsed record holds a float contains one of the tails matched
+    here; a non-canonical line is rejected by the byte comparison whatever it holds. A string that
+    merely looks like a float's tail (``"v1.5,"``) costs its line the walk, never a wrong verdict.
+    Scanning a whole chunk at C speed is what makes this cheaper than walking every record.
+    """
+    patterns = _FLOAT_TAILS if b"+" not in buffer else (*_FLOAT_TAILS, _FLOAT_POSITIVE_EXPONENT_TAIL)
+    hits = [match.start() for pattern in patterns for match in pattern.finditer(buffer)]
+    if not hits:
+        return frozenset()
+    lines: set[int] = set()
+    line = last = 0
+    for at in sorted(hits):
+        line += buffer.count(b"\n", last, at)
+        last = at
+        lines.add(line)
+    return frozenset(lines)
 
 
 def _contains_float(value: Any) -> bool:
