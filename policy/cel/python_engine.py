@@ -23,7 +23,7 @@ import celpy
 import celpy.celtypes as ct
 import lark
 from celpy.celparser import CELParseError
-from celpy.evaluation import Activation, CELEvalError, Evaluator
+from celpy.evaluation import Activation, CELEvalError, Evaluator, NameContainer
 from dsh_policy.policy.cel.celpy_ast import analyze, line_column_to_offset
 from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError
 from dsh_policy.policy.cel.functions import CEL_FUNCTIONS
@@ -466,8 +466,17 @@ class _BudgetedEvaluator(Evaluator):
 
     def ident_value(self, name: str, root_scope: bool = False) -> Any:
         """cel-python's name resolution without its runtime ``cast(Union[...])``, which costs a
-        typing-cache lookup (hashing a large Union) on every identifier read."""
+        typing-cache lookup (hashing a large Union) on every identifier read. Outside a package
+        (always, here) ``resolve_name`` returns the nearest container's binding of a simple
+        name, so that is looked up directly; a dotted or packaged name takes the full route."""
         activation = self.activation
+        if not activation.package and "." not in name:
+            container: NameContainer | None = activation.identifiers
+            while container is not None:
+                if name in container:
+                    return dict.__getitem__(container, name).value
+                container = container.parent
+            return activation.functions[name]
         try:
             return activation.identifiers.resolve_name(activation.package, name).value
         except KeyError:

@@ -134,3 +134,14 @@ def test_helper_results_are_cached_but_errors_are_not() -> None:
     assert isinstance(within.evaluate({"p": "/a", "r": 1}), CelEvalError)
     assert within.evaluate({"p": "/a/b", "r": "/a"}) is True
     assert isinstance(within.evaluate({"p": "/a", "r": 1}), CelEvalError)
+
+
+def test_names_resolve_to_the_nearest_binding_and_missing_ones_are_errors() -> None:
+    engine = PythonCelEngine()
+    program = engine.compile("[[1, 2], [3]].exists(x, x.exists(x, x == 3)) && x == 7 && int(x) == 7")
+    assert not isinstance(program, CelCompileIssue)
+    assert program.evaluate({"x": 7}) is True
+    assert isinstance(program.evaluate({}), CelEvalError)  # x is not bound outside the loops
+    typed = engine.compile("type(x) == int && type(int) == type")
+    assert not isinstance(typed, CelCompileIssue)
+    assert typed.evaluate({"x": 7}) is True  # type names resolve as before
