@@ -286,8 +286,11 @@ class _PackCompiler:
         # In a diagnostic load, variables that failed the schema are still declared: rules that
         # read them must not get a second, misleading "unknown variable" error.
         raw = pack.document.get("spec", {}).get("variables", [])
+        # Only string names: a damaged file may hold a list or a map there (unhashable).
         self.declared = (
-            {item.get("name") for item in raw if isinstance(item, dict)} if isinstance(raw, list) else set()
+            {item["name"] for item in raw if isinstance(item, dict) and isinstance(item.get("name"), str)}
+            if isinstance(raw, list)
+            else set()
         )
 
     def compile(self, path: NodePath, source: str, stage: Stage | None) -> CompiledExpr | None:

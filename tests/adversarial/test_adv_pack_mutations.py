@@ -225,3 +225,21 @@ def test_a_broken_redaction_is_reported_beside_the_cel_errors(
     assert_clean_errors(loaded.errors, path)
     assert any(message in error.message for error in loaded.errors), str(loaded)
     assert any(error.line == 8 for error in loaded.errors), "the CEL error is reported too"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name", ["[a, b]", "{a: 1}"])
+def test_a_variable_named_by_a_list_or_map_is_an_error_not_a_crash(
+    engine: str, name: str, scratch: Path
+) -> None:
+    """Was: the diagnostic compile collected declared variable names into a set and raised
+    ``TypeError: unhashable type`` out of ``Policy.load``."""
+    path = scratch / "variable-name.yaml"
+    path.write_text(
+        "apiVersion: dsh-policy/v1\nkind: RulePack\nmetadata: {name: v, version: '1'}\nspec:\n"
+        f"  variables:\n    - name: {name}\n      expression: '1'\n"
+        "  rules:\n    - id: r\n      stage: guard\n      when: 'vars.x == 1'\n"
+    )
+    loaded = Policy.load([path], engine=engine)
+    assert isinstance(loaded, LoadFailure)
+    assert_clean_errors(loaded.errors, path)
