@@ -393,6 +393,33 @@ class _BudgetedEvaluator(Evaluator):
 
         return element
 
+    def primary(self, tree: lark.Tree) -> Any:
+        """The common kinds of ``primary`` (a precomputed literal, an identifier, a function call
+        or ``has()``) as cel-python evaluates them, without its per-call ``cast`` subscripts;
+        every other kind goes to cel-python."""
+        if len(tree.children) == 1:
+            child = tree.children[0]
+            kind = child.data
+            if kind == "literal":
+                value = child.__dict__.get(_CONSTANT, _NOT_CONSTANT)
+                if value is not _NOT_CONSTANT:
+                    return value
+            elif kind == "ident":
+                name_token: Any = child.children[0]
+                try:
+                    return self.ident_value(name_token.value)
+                except KeyError as exc:
+                    message = f"undeclared reference to '{name_token}' (in activation '{self.activation}')"
+                    return CELEvalError(message, exc.__class__, exc.args, tree=tree)
+            elif kind == "ident_arg" and len(child.children) == 2:
+                function_token: Any = child.children[0]
+                arguments: Any = child.children[1]
+                if function_token.value == "has":
+                    return self.macro_has_eval(arguments)
+                if function_token.value != "dyn":
+                    return self.function_eval(function_token, self.visit_children(arguments))
+        return super().primary(tree)
+
     def literal(self, tree: lark.Tree) -> Any:
         """A literal's value, computed once at load time (see :func:`precompute_literals`)."""
         value = tree.__dict__.get(_CONSTANT, _NOT_CONSTANT)
