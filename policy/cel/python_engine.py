@@ -357,7 +357,12 @@ class _BudgetedEvaluator(Evaluator):
         counter.steps += 1
         if counter.steps > counter.limit or time.monotonic() > counter.deadline:
             raise _StepBudgetExceededError
-        return super()._visit_tree(tree)
+        # lark's dispatch, minus its check for ``v_args`` visit wrappers (cel-python has none).
+        return getattr(self, tree.data)(tree)
+
+    def visit_children(self, tree: lark.Tree) -> list[Any]:
+        """lark's, without cel-python's nesting counter (used only by its trace logging)."""
+        return [self._visit_tree(child) if isinstance(child, lark.Tree) else child for child in tree.children]
 
     def sub_evaluator(self, ast: lark.Tree) -> Evaluator:
         return _BudgetedEvaluator(ast, self.activation, self._counter)
