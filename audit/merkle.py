@@ -47,11 +47,13 @@ class MerkleFrontier:
 
     def append(self, record_hash: bytes) -> None:
         """Add one record; merge equal-sized subtrees like a binary counter increments."""
-        node = leaf_hash(record_hash)
+        # leaf_hash and node_hash inlined: this runs once per appended or verified record.
+        sha256 = hashlib.sha256
+        node = sha256(_LEAF + record_hash).digest()
         size = self.size
         roots = self.roots
         while size & 1:
-            node = node_hash(roots.pop(), node)
+            node = sha256(_NODE + roots.pop() + node).digest()
             size >>= 1
         roots.append(node)
         self.size += 1

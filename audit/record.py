@@ -292,20 +292,71 @@ class SealedRecord:
 def seal_record(record: dict[str, Any]) -> SealedRecord:
     """Hash ``record`` (which must not yet hold ``hash``) and render its canonical line.
 
-    Checks the value domain once, then serializes twice (without and with ``hash``): cheaper than
-    splicing bytes and obviously correct. Raises :class:`OutsideDomainError`.
+    Raises :class:`OutsideDomainError`.
+    """
+    line, hex_digest, digest = seal_line(record)
+    return SealedRecord(line[:-1], hex_digest, digest)
+
+
+def seal_line(record: dict[str, Any]) -> tuple[bytes, str, bytes]:
+    """The writer's hot path of :func:`seal_record`: (canonical line *with* its newline, hex hash,
+    raw digest), as a plain tuple. Raises :class:`OutsideDomainError`.
+
+    Serializes once: the ``hash`` member is spliced into the canonical bytes of the record without
+    it, in front of the top-level member that follows ``hash`` in key order. Where that member
+    cannot be located unambiguously (its key also appears nested) or UTF-16 key order applies,
+    the record is serialized a second time with ``hash``.
     """
     body, needs_utf16 = _encode(record)
-    render = _render_jcs if needs_utf16 else canonical_bytes_unchecked
     hasher = _RECORD_HASH_PREFIX.copy()
     hasher.update(body)
     digest = hasher.digest()
-    record["hash"] = hex_digest = digest.hex()
+    hex_digest = digest.hex()
+    if not needs_utf16:
+        keys = tuple(record)
+        place = _HASH_PLACES.get(keys)
+        if place is None:
+            place = _hash_place(keys)
+        follower, first = place
+        member = b'"hash":"' + hex_digest.encode() + b'"'
+        if first:  # every key sorts after "hash", so the body starts with the follower
+            return b"{" + member + b"," + body[1:] + b"\n", hex_digest, digest
+        # ',"key":' cannot occur inside a JSON string (its quote would be escaped), so exactly one
+        # occurrence is the top-level member; more mean the key also appears nested.
+        if follower and body.count(follower) == 1:
+            at = body.index(follower)
+            return b"".join((body[:at], b",", member, body[at:], b"\n")), hex_digest, digest
+    render = _render_jcs if needs_utf16 else canonical_bytes_unchecked
+    record["hash"] = hex_digest
     try:
         line = render(record)
     finally:
         del record["hash"]
-    return SealedRecord(line, hex_digest, digest)
+    return line + b"\n", hex_digest, digest
+
+
+#: Records of one shape share the splice position of ``hash``; bounded, as shapes could be many.
+_HASH_PLACES: dict[tuple[str, ...], tuple[bytes, bool]] = {}
+_HASH_PLACES_LIMIT: Final = 256
+
+
+def _hash_place(keys: tuple[str, ...]) -> tuple[bytes, bool]:
+    """The ``,"key":`` of the top-level member ``hash`` goes in front of, and whether it is first.
+
+    Only called for key sets outside the UTF-16 path, where sorting by code point is JCS order.
+    An empty needle sends the record to the second serialization: no key sorts after ``hash``
+    (the writer's own ``kind`` always does), or ``hash`` is already there (a caller's mistake that
+    the second serialization answers by overwriting it, as it always did).
+    """
+    after = [key for key in keys if key > "hash"]
+    if not after or "hash" in keys:
+        place = (b"", False)
+    else:
+        place = (b"," + orjson.dumps(min(after)) + b":", all(key > "hash" for key in keys))
+    if len(_HASH_PLACES) >= _HASH_PLACES_LIMIT:
+        _HASH_PLACES.clear()
+    _HASH_PLACES[keys] = place
+    return place
 
 
 def _render_jcs(value: Any) -> bytes:

@@ -156,3 +156,25 @@ def test_fit_to_domain_turns_floats_and_huge_ints_into_strings_and_keeps_the_res
     assert fitted == {"t": "0.7", "n": [str(2**60), 3, True, None], "m": {"x": ["1.0", "s"]}}
     assert canonical_bytes(fitted) == rfc8785.dumps(fitted)
     assert find_domain_violation(fit_to_domain({"b": b"x"})) is not None  # not JSON: still refused
+
+
+_splice_keys = st.sampled_from(["a", "h", "ha", "has", "hash0", "hasi", "hb", "i", "id", "kind", "z"])
+_splice_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-9, 9), st.text(max_size=4)),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_splice_keys, inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_splice_keys, _splice_values, max_size=6))
+def test_the_spliced_hash_member_lands_where_jcs_puts_it(record: dict[str, Any]) -> None:
+    """seal_record serializes once and splices ``hash`` in; the line must equal serializing with
+    it, wherever ``hash`` sorts and whether or not its neighbour's key also appears nested."""
+    sealed = seal_record(dict(record))
+    assert sealed.hash == record_hash(canonical_bytes(record))
+    assert (
+        sealed.line
+        == canonical_bytes({**record, "hash": sealed.hash})
+        == rfc8785.dumps({**record, "hash": sealed.hash})
+    )
