@@ -8,7 +8,7 @@ patterns ``ValueError``; the engines turn both into CEL evaluation errors (fail 
 
 The engines register them under these CEL names (see :data:`CEL_FUNCTIONS`):
 ``path.normalize``, ``path.within``, ``path.base``, ``path.ext``, ``shell.commands``,
-``shell.argv0s``, ``url.host``, ``glob``, ``secrets.scan`` and ``matches`` (RE2, cached).
+``shell.argv0s``, ``shell.redirects``, ``url.host``, ``glob``, ``secrets.scan`` and ``matches`` (RE2, cached).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 import re2
 from dsh_policy.policy import detectors
-from dsh_policy.policy.cel.shell import shell_argv0s, shell_commands
+from dsh_policy.policy.cel.shell import shell_argv0s, shell_commands, shell_redirects
 
 __all__ = [
     "CEL_FUNCTIONS",
@@ -37,6 +37,7 @@ __all__ = [
     "secrets_scan",
     "shell_argv0s",
     "shell_commands",
+    "shell_redirects",
     "url_host",
 ]
 
@@ -331,6 +332,7 @@ CEL_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "path.ext": path_ext,
     "shell.commands": shell_commands,
     "shell.argv0s": shell_argv0s,
+    "shell.redirects": shell_redirects,
     "url.host": url_host,
     "glob": glob_match,
     "secrets.scan": secrets_scan,

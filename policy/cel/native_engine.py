@@ -120,6 +120,7 @@ def _function_declarations() -> list[Any]:
     unary_strings: dict[str, Any] = {
         "path.normalize": s, "path.base": s, "path.ext": s, "url.host": s,
         "shell.commands": _T.List(list_of_strings), "shell.argv0s": list_of_strings,
+        "shell.redirects": _T.List(_T.Map(s, s)),
     }  # fmt: skip
     declarations = [
         cel.FunctionDecl(name, [_overload(name, "string", result, [s], fn.CEL_FUNCTIONS[name])])

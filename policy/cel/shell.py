@@ -13,24 +13,43 @@ anything:
   command that contains them (they run first). The containing word keeps its raw text;
 - word expansions that hide a command name: brace expansion (``{rm,-rf,/}``), ``$IFS``
   splitting (``rm${IFS}-rf``) and variables assigned earlier on the same line (``a=rm; $a``);
-- redirections (``> f``, ``2>&1``, ``<<EOF`` with its body) are removed from argv;
+- redirections (``> f``, ``2>&1``, ``<<EOF`` with its body) are removed from argv and listed by
+  :func:`shell_redirects` instead;
 - leading ``NAME=value`` assignments are removed; argv[0] becomes its basename (``/bin/rm`` and
-  ``./rm`` are ``rm``: a rule names programs, not where they live);
+  ``./rm`` are ``rm``: a rule names programs, not where they live), except that a slash inside a
+  substitution is no directory: ``$(curl https://x/i.sh)`` stays whole, visibly unresolvable;
 - wrappers are unwrapped: the wrapper is listed with only its own options (``["sudo", "-u",
-  "root"]``) and the wrapped command follows as its own argv. Wrappers: ``sudo``, ``doas``,
-  ``env`` (incl. ``-S``), ``nohup``, ``time``, ``nice``, ``timeout``, ``exec``, ``command``,
-  ``builtin``, ``stdbuf``, ``ionice``, ``chroot``, ``setsid``, ``taskset``, ``busybox``,
-  ``xargs``; ``bash|sh|zsh|dash|ksh|mksh|ash -c STRING``, ``su|runuser -c STRING`` and ``eval``
-  parse their string as a shell line; ``find -exec|-execdir|-ok|-okdir ... ;`` lists the command
-  it runs;
+  "root"]``) and the wrapped command follows as its own argv. Wrappers that run their operands
+  as a command: ``sudo``, ``doas``, ``env`` (incl. ``-S``), ``nohup``, ``time``, ``nice``,
+  ``timeout``, ``exec``, ``command``, ``builtin``, ``stdbuf``, ``ionice``, ``chroot``,
+  ``setsid``, ``taskset``, ``busybox``, ``xargs``, ``strace``, ``ltrace``, ``unbuffer``,
+  ``fakeroot``, ``systemd-run``, ``firejail``, ``proot``, ``unshare``, ``nsenter``, ``pkexec``,
+  ``chrt``, ``flock``, ``screen``, ``entr``, ``runuser -u USER --`` and more (see
+  :data:`_WRAPPERS`); package runners run a package's bin (``npx rimraf`` is ``rimraf``; also
+  ``npm exec``, ``pnpm dlx|exec``, ``yarn dlx|exec``, ``bunx``, ``uvx``, ``uv run``, ``pipx
+  run``, ``poetry run``, ``bundle exec``, ``conda run``). Wrappers whose command is one string
+  parse it as a shell line: ``bash|sh|zsh|... -c``, ``su|runuser -c`` (anywhere: they permute
+  options), ``eval``, ``watch`` (its words joined, as it runs them through ``sh -c``),
+  ``script -c``, ``flock FILE -c``, ``sg GROUP [-c]``, ``npx -c``, ``pnpm --shell-mode``,
+  ``hyperfine`` operands, ``entr -s``, tmux's shell commands (``new``, ``neww``, ``splitw``,
+  ``run-shell``, ``if-shell``, ``popup``, ``pipe-pane``, ``respawn-*``) and the text ``tmux
+  send-keys`` or ``screen -X stuff`` types; ``parallel CMD ::: ARGS`` runs one job per argument
+  (without ``CMD`` each argument is a command line); ``find -exec|-execdir|-ok|-okdir ... ;``
+  lists the command it runs;
 - a shell given neither ``-c`` nor a script file reads its script from stdin: its here-strings,
-  here-document bodies and ``echo``/``printf`` text piped into it are parsed as shell lines.
+  here-document bodies and ``echo``/``printf`` text piped into it are parsed as shell lines. A
+  wrapper that feeds stdin to a shell is listed the same way, followed by ``["sh"]``: ``at`` and
+  ``batch`` (``at -f FILE`` is ``["sh", FILE]``), ``parallel`` without command or arguments,
+  ``script`` without ``-c``, ``su``/``sg``/``newgrp`` without a command, ``sudo -s|-i`` and
+  ``fakeroot``, ``chroot``, ``unshare``, ``nsenter``, ``firejail``, ``proot`` without one.
+  ``ssh HOST CMD`` is not unwrapped: CMD runs on another machine.
 
 Listing the wrapper as well as the wrapped command means a rule can forbid ``sudo`` itself, and an
 allow-list rule (``all(c, c[0] in [...])``) must name the wrappers it accepts.
 
-Bounded work: the input is limited to :data:`MAX_INPUT_CHARS` and nesting (substitutions inside
-``bash -c`` inside ...) to :data:`MAX_NESTING`; beyond either, :class:`ShellLineTooComplexError`
+Bounded work: the input is limited to :data:`MAX_INPUT_CHARS`, nesting (substitutions inside
+``bash -c`` inside ...) to :data:`MAX_NESTING` and the text read in all, counting re-reads of
+nested strings, to :data:`MAX_LEXED_CHARS`; beyond any of them, :class:`ShellLineTooComplexError`
 is raised so a policy fails closed instead of guessing. Everything else, including unbalanced
 quotes or parentheses, is split best-effort and never raises.
 """
@@ -40,6 +59,7 @@ from __future__ import annotations
 import itertools
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -51,6 +71,13 @@ MAX_NESTING = 16
 
 MAX_WORDS = 100_000
 """Most words produced for one line; brace expansion stops growing beyond it (words stay raw)."""
+
+MAX_LEXED_CHARS = 2 * MAX_INPUT_CHARS
+"""Most characters read for one line, counting each nested string (``bash -c``, substitutions,
+``parallel`` jobs) every time it is read; beyond it, :class:`ShellLineTooComplexError`."""
+
+MAX_PARALLEL_JOBS = 32
+"""Most ``parallel ::: ARGS`` jobs listed one by one; further arguments share one last job."""
 
 MAX_BRACE_WORDS = 256
 """Most words one brace expansion may produce; larger expansions keep the word unexpanded."""
@@ -100,22 +127,30 @@ class _Token:
     kind: str  # "word" | "sep" | "redir"
     value: str
     word: _Word | None = None
+    fd: str = ""  # a redirection's explicit file descriptor: "2" in ``2>/dev/null``
 
 
 class _Budget:
-    """Work limits shared by every nested parse of one line."""
+    """Work limits shared by every nested parse of one line, and the redirections it found."""
 
-    __slots__ = ("variable_chars", "words")
+    __slots__ = ("lexed_chars", "redirects", "variable_chars", "words")
 
     def __init__(self) -> None:
         self.words = 0
         self.variable_chars = 0
+        self.lexed_chars = 0
+        self.redirects: list[tuple[str, str, str]] = []  # (fd, op, target)
 
 
 class _Lexer:
     """Turns a shell line into words, separators and redirections; collects substitution commands."""
 
     def __init__(self, text: str, depth: int, budget: _Budget, variables: dict[str, str]) -> None:
+        budget.lexed_chars += len(text)
+        if budget.lexed_chars > MAX_LEXED_CHARS:  # nested strings re-read: parallel in parallel
+            raise ShellLineTooComplexError(
+                f"shell line unwraps into more than {MAX_LEXED_CHARS} characters of commands"
+            )
         self.text = text
         self.pos = 0
         self.depth = depth
@@ -167,9 +202,11 @@ class _Lexer:
                 continue
             if ch in _METACHARS:
                 if ch in "<>" and word.chars and all(c.isdigit() for c in word.chars):
-                    word = _Word()  # "2>" : the digits were a file descriptor, not a word
+                    fd = word.text()  # "2>" : the digits were a file descriptor, not a word
                     token = self.next_token()
-                    return token if token is not None else _Token("sep", ";")
+                    if token is None:
+                        return _Token("sep", ";")
+                    return _Token(token.kind, token.value, token.word, fd) if token.kind == "redir" else token
                 break
             if ch == "\\":
                 if text.startswith("\\\n", self.pos):
@@ -497,6 +534,7 @@ def _parse(text: str, depth: int, budget: _Budget, variables: dict[str, str]) ->
             if target.kind != "word":
                 finish(target.value)
                 continue
+            budget.redirects.append((token.fd, token.value, _redirect_target(target, budget)))
             if token.value in ("<<", "<<-") and target.word is not None:
                 heredoc = (target.value, target.word.any_quoted(), token.value == "<<-", stdin)
                 lexer.heredocs.append(heredoc)
@@ -516,11 +554,23 @@ def _parse(text: str, depth: int, budget: _Budget, variables: dict[str, str]) ->
     return commands
 
 
+def _redirect_target(target: _Token, budget: _Budget) -> str:
+    """The file a redirection names, as the shell would open it: quotes removed, ``$'..'``
+    decoded, known variables and ``$IFS`` substituted. A word that would expand to several words
+    (an "ambiguous redirect" to bash) keeps its text."""
+    if target.word is None:
+        return target.value
+    words = _expand(target.word, budget)
+    return words[0] if len(words) == 1 else target.value
+
+
 def _printed_text(argv: list[str]) -> str | None:
     """What ``echo``/``printf`` would write, roughly: enough to read a script piped into a shell."""
     if not argv or _basename(argv[0]) not in ("echo", "printf"):
         return None
-    words = [a for a in argv[1:] if not (a.startswith("-") and len(a) <= 3)]
+    words = argv[1:]
+    while words and words[0].startswith("-") and len(words[0]) <= 3:  # echo -n, -e, -ne
+        words = words[1:]
     return " ".join(words).replace("\\n", "\n")
 
 
@@ -536,45 +586,228 @@ class _WrapperOptions:
     operands: int = 0  # operands before the command: ``timeout DURATION``, ``chroot NEWROOT``
     assignments: bool = False  # ``env NAME=value``
     numeric_flags: bool = False  # ``nice -10``
+    shell_when_bare: bool = False  # without a command it runs a shell, which reads stdin
+    shell_flags: str = ""  # short options that make a bare call run a shell (``sudo -s``)
+    shell_long_flags: frozenset[str] = frozenset()
+
+
+def _longs(*names: str) -> frozenset[str]:
+    return frozenset(names)
 
 
 _WRAPPERS: dict[str, _WrapperOptions] = {
     "sudo": _WrapperOptions(
         "CDghpRrtTUu",
-        frozenset({"close-from", "chdir", "group", "host", "prompt", "chroot", "role", "type",
-                   "command-timeout", "other-user", "user"}),
+        _longs("close-from", "chdir", "group", "host", "prompt", "chroot", "role", "type",
+               "command-timeout", "other-user", "user"),
+        shell_flags="si", shell_long_flags=_longs("shell", "login"),
     ),
-    "doas": _WrapperOptions("uC"),
-    "env": _WrapperOptions("uCS", frozenset({"unset", "chdir", "split-string"}), assignments=True),
+    "doas": _WrapperOptions("uC", shell_flags="s"),
+    "env": _WrapperOptions("uCS", _longs("unset", "chdir", "split-string"), assignments=True),
     "nohup": _WrapperOptions(),
-    "time": _WrapperOptions("fo", frozenset({"format", "output"})),
-    "nice": _WrapperOptions("n", frozenset({"adjustment"}), numeric_flags=True),
-    "timeout": _WrapperOptions("sk", frozenset({"signal", "kill-after"}), operands=1),
+    "time": _WrapperOptions("fo", _longs("format", "output")),
+    "nice": _WrapperOptions("n", _longs("adjustment"), numeric_flags=True),
+    "timeout": _WrapperOptions("sk", _longs("signal", "kill-after"), operands=1),
     "exec": _WrapperOptions("a"),
     "command": _WrapperOptions(),
     "builtin": _WrapperOptions(),
-    "stdbuf": _WrapperOptions("ioe", frozenset({"input", "output", "error"})),
-    "ionice": _WrapperOptions("cnpPu", frozenset({"class", "classdata", "pid", "pgid", "uid"})),
-    "chroot": _WrapperOptions("", frozenset({"userspec", "groups"}), operands=1),
+    "stdbuf": _WrapperOptions("ioe", _longs("input", "output", "error")),
+    "ionice": _WrapperOptions("cnpPu", _longs("class", "classdata", "pid", "pgid", "uid")),
+    "chroot": _WrapperOptions("", _longs("userspec", "groups"), operands=1, shell_when_bare=True),
     "setsid": _WrapperOptions(),
     "taskset": _WrapperOptions("", operands=1),
     "busybox": _WrapperOptions(),
     "xargs": _WrapperOptions(
         "adEILnPs",
-        frozenset({"arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs",
-                   "max-chars", "process-slot-var"}),
+        _longs("arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs",
+               "max-chars", "process-slot-var"),
     ),
+    "strace": _WrapperOptions(
+        "abeEIoOpPSsuUX",
+        _longs("attach", "columns", "detach-on", "env", "expr", "trace", "signal", "status",
+               "output", "string-limit", "user", "summary-columns", "summary-sort-by", "trace-path",
+               "const-print-style", "decode-fds", "quiet", "silence", "absolute-timestamps"),
+    ),
+    "ltrace": _WrapperOptions("aADeFlnopsuwx", _longs("align", "indent", "library", "output")),
+    "unbuffer": _WrapperOptions(),
+    "fakeroot": _WrapperOptions("lisb", _longs("lib", "faked", "timeout"), shell_when_bare=True),
+    "systemd-run": _WrapperOptions(
+        "uEpHMC",
+        _longs("unit", "property", "description", "slice", "uid", "gid", "nice", "setenv", "host",
+               "machine", "working-directory", "service-type", "on-active", "on-boot", "on-startup",
+               "on-unit-active", "on-unit-inactive", "on-calendar", "timer-property",
+               "path-property", "socket-property", "capsule", "json", "background"),
+        shell_flags="S", shell_long_flags=_longs("shell"),
+    ),
+    "firejail": _WrapperOptions(shell_when_bare=True),  # its options are all --name[=value]
+    "proot": _WrapperOptions(
+        "rbmqwkivRS",
+        _longs("rootfs", "bind", "mount", "qemu", "pwd", "cwd", "kernel-release", "verbose"),
+        shell_when_bare=True,
+    ),
+    "unshare": _WrapperOptions(
+        "SGRw", _longs("setuid", "setgid", "root", "wd", "propagation", "setgroups"),
+        shell_when_bare=True,
+    ),
+    "nsenter": _WrapperOptions(
+        "tSG", _longs("target", "setuid", "setgid", "env"), shell_when_bare=True
+    ),
+    "pkexec": _WrapperOptions("", _longs("user"), shell_when_bare=True),
+    "prlimit": _WrapperOptions("p", _longs("pid")),
+    "setpriv": _WrapperOptions(
+        "",
+        _longs("reuid", "regid", "ruid", "euid", "rgid", "egid", "groups", "inh-caps",
+               "ambient-caps", "bounding-set", "securebits", "pdeathsig", "selinux-label",
+               "apparmor-profile", "landlock-access", "landlock-rule"),
+    ),
+    "numactl": _WrapperOptions(
+        "CNmipP",
+        _longs("physcpubind", "cpunodebind", "membind", "interleave", "preferred", "preferred-many"),
+    ),
+    "caffeinate": _WrapperOptions("tw"),
+    "torsocks": _WrapperOptions("uapP", _longs("user", "pass", "address", "port")),
+    "proxychains": _WrapperOptions("f"),
+    "proxychains4": _WrapperOptions("f"),
+    "trickle": _WrapperOptions("udwtLn"),
+    "xvfb-run": _WrapperOptions(
+        "nsfpe", _longs("server-num", "server-args", "auth-file", "xauth-protocol", "error-file")
+    ),
+    "dbus-run-session": _WrapperOptions("", _longs("config-file", "dbus-daemon")),
+    "eatmydata": _WrapperOptions(),
+    "nocache": _WrapperOptions(),
+    "chronic": _WrapperOptions(),
+    "ifne": _WrapperOptions(),
+    "catchsegv": _WrapperOptions(),
+    "valgrind": _WrapperOptions(),  # its options are all --name=value
+    "setarch": _WrapperOptions("", operands=1),
+    "linux32": _WrapperOptions(),
+    "linux64": _WrapperOptions(),
+    "faketime": _WrapperOptions("", operands=1),
+    "ssh-agent": _WrapperOptions("aEPt"),
+    "tsp": _WrapperOptions("LDNE"),
+    "setuidgid": _WrapperOptions("", operands=1),
+    "envdir": _WrapperOptions("", operands=1),
+    "daemonize": _WrapperOptions("ceEoplu"),
+    "run-one": _WrapperOptions(),
 }  # fmt: skip
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "rbash"})
-_SHELL_OPTIONS = _WrapperOptions("oO", frozenset({"rcfile", "init-file"}))
-_SU_OPTIONS = _WrapperOptions("cgGsw", frozenset({"command", "group", "supp-group", "shell",
-                                                  "whitelist-environment"}))  # fmt: skip
+_SHELL_OPTIONS = _WrapperOptions("oO", _longs("rcfile", "init-file"))
+_SU_OPTIONS = _WrapperOptions("cgGsuw", _longs("command", "session-command", "group", "supp-group",
+                                               "shell", "user", "whitelist-environment"))  # fmt: skip
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_INFO_OPTIONS = frozenset({"-h", "--help", "-V", "--version", "--list"})
+_WATCH_OPTIONS = _WrapperOptions("nq", _longs("interval", "equexit"))
+_PARALLEL_OPTIONS = _WrapperOptions(
+    "adEIjPLlnNSsCJ",
+    _longs("arg-file", "delimiter", "eof", "replace", "jobs", "max-procs", "max-lines", "max-args",
+           "sshlogin", "sshloginfile", "slf", "max-chars", "colsep", "profile", "tmpdir", "joblog",
+           "results", "res", "basefile", "bf", "return", "transferfile", "tf", "workdir", "wd",
+           "env", "timeout", "delay", "retries", "load", "memfree", "nice", "tagstring",
+           "tag-string", "termseq", "halt", "halt-on-error", "header", "limit", "block",
+           "block-size", "recend", "recstart", "ssh", "rpl", "semaphorename", "id",
+           "semaphoretimeout", "st", "arg-sep", "arg-file-sep", "shebang-wrap"),
+)  # fmt: skip
+_PARALLEL_INPUTS = frozenset({":::", "::::", ":::+", "::::+"})
+_PARALLEL_REPLACEMENT = re.compile(r"\{[0-9]*(?:\.|/|//|/\.|#|%|\+/|\+\.|\+\.\.)?\}")
+_FLOCK_OPTIONS = _WrapperOptions("wE", _longs("timeout", "wait", "conflict-exit-code"), operands=1)
+_CHRT_OPTIONS = _WrapperOptions("TPD", _longs("sched-runtime", "sched-period", "sched-deadline"))
+_AT_OPTIONS = _WrapperOptions("qft")
+_SCREEN_VALUE_LETTERS = "cehpsStT"
+_TMUX_OPTIONS = _WrapperOptions("cfLST")
+_TMUX_COMMANDS: dict[str, tuple[str, str]] = {  # command: (its options taking a value, what follows)
+    "new-session": ("cefFnstxy", "command"), "new": ("cefFnstxy", "command"),
+    "new-window": ("ceFnt", "command"), "neww": ("ceFnt", "command"),
+    "split-window": ("celtFp", "command"), "splitw": ("celtFp", "command"),
+    "respawn-pane": ("cet", "command"), "respawnp": ("cet", "command"),
+    "respawn-window": ("cet", "command"), "respawnw": ("cet", "command"),
+    "run-shell": ("cdt", "command"), "run": ("cdt", "command"),
+    "display-popup": ("bcdehsStTwxy", "command"), "popup": ("bcdehsStTwxy", "command"),
+    "pipe-pane": ("t", "command"), "pipep": ("t", "command"),
+    "if-shell": ("t", "condition"), "if": ("t", "condition"),
+    "send-keys": ("cNt", "keys"), "send": ("cNt", "keys"),
+}  # fmt: skip
+_TMUX_NEWLINE_KEYS = frozenset({"Enter", "C-m", "C-j", "KPEnter", "^M", "^J"})
+_HYPERFINE_VALUES = {"w": 1, "m": 1, "M": 1, "r": 1, "S": 1, "u": 1, "n": 1, "P": 3, "L": 2,
+                     "D": 1, "N": 0, "i": 0}  # fmt: skip
+_HYPERFINE_SHELL = frozenset("pcs")
+_HYPERFINE_LONG_SHELL = _longs("prepare", "conclude", "cleanup", "setup")
+_HYPERFINE_LONG_VALUES = {
+    "warmup": 1, "min-runs": 1, "max-runs": 1, "runs": 1, "shell": 1, "time-unit": 1,
+    "command-name": 1, "parameter-scan": 3, "parameter-list": 2, "parameter-step-size": 1,
+    "style": 1, "export-asciidoc": 1, "export-csv": 1, "export-json": 1, "export-markdown": 1,
+    "export-orgmode": 1, "output": 1, "input": 1, "sort": 1, "reference": 1,
+}  # fmt: skip
 
 
-def _split_options(argv: list[str], options: _WrapperOptions) -> int:
+@dataclass(frozen=True, slots=True)
+class _Runner:
+    """A package runner's run subcommand: ``npx PKG``, ``pnpm dlx PKG``, ``uv run CMD``."""
+
+    options: _WrapperOptions
+    package: bool = False  # the first operand names a package, whose bin runs (``npx rimraf``)
+    package_option: str = ""  # long option naming the package instead (``npx -p typescript tsc``)
+    package_short: str = ""
+    shell_string: str = ""  # short option whose value is a shell line (``npx -c 'cmd'``)
+    shell_string_long: str = ""
+    shell_mode: str = ""  # long flag that runs the command words as one shell line
+
+
+_NPM_EXEC = _Runner(
+    _WrapperOptions("pcw", _longs("package", "call", "registry", "cache", "prefix", "userconfig",
+                                  "workspace")),
+    package=True, package_option="package", package_short="p", shell_string="c",
+    shell_string_long="call",
+)  # fmt: skip
+_PNPM_EXEC = _Runner(_WrapperOptions("F", _longs("filter", "package")), shell_mode="shell-mode")
+_PNPM_DLX = _Runner(
+    _WrapperOptions("", _longs("package", "allow-build")),
+    package=True,
+    package_option="package",
+    shell_mode="shell-mode",
+)
+_UV_RUN = _Runner(
+    _WrapperOptions(
+        "wp",
+        _longs("with", "with-editable", "with-requirements", "python", "directory", "project",
+               "package", "env-file", "group", "only-group", "extra", "index", "index-url",
+               "extra-index-url", "default-index", "find-links", "from", "script", "config-file",
+               "cache-dir", "python-platform"),
+    )
+)  # fmt: skip
+_UV_TOOL_RUN = _Runner(_UV_RUN.options, package=True, package_option="from")
+_RUNNERS: dict[str, dict[tuple[str, ...], _Runner]] = {
+    "npx": {(): _NPM_EXEC},
+    "pnpx": {(): _PNPM_DLX},
+    "bunx": {(): _Runner(_WrapperOptions("p", _longs("package")), package=True,
+                         package_option="package", package_short="p")},
+    "uvx": {(): _UV_TOOL_RUN},
+    "npm": {("exec",): _NPM_EXEC, ("x",): _NPM_EXEC},
+    "pnpm": {("exec",): _PNPM_EXEC, ("dlx",): _PNPM_DLX},
+    "yarn": {("exec",): _Runner(_WrapperOptions()),
+             ("dlx",): _Runner(_WrapperOptions("p", _longs("package")), package=True,
+                               package_option="package", package_short="p")},
+    "bun": {("x",): _Runner(_WrapperOptions("p", _longs("package")), package=True,
+                            package_option="package", package_short="p")},
+    "uv": {("run",): _UV_RUN, ("tool", "run"): _UV_TOOL_RUN},
+    "pipx": {("run",): _Runner(_WrapperOptions("", _longs("spec", "python", "pip-args", "index-url")),
+                               package=True, package_option="spec")},
+    "poetry": {("run",): _Runner(_WrapperOptions("CP", _longs("directory", "project")))},
+    "pipenv": {("run",): _Runner(_WrapperOptions())},
+    "pdm": {("run",): _Runner(_WrapperOptions("gp", _longs("project", "venv")))},
+    "bundle": {("exec",): _Runner(_WrapperOptions("", _longs("gemfile")))},
+    "conda": {("run",): _Runner(_WrapperOptions("np", _longs("name", "prefix", "cwd")))},
+    "mamba": {("run",): _Runner(_WrapperOptions("np", _longs("name", "prefix", "cwd")))},
+    "micromamba": {("run",): _Runner(_WrapperOptions("np", _longs("name", "prefix", "cwd")))},
+}  # fmt: skip
+_RUNNER_GLOBAL_OPTIONS = _WrapperOptions(
+    "CFPpw", _longs("dir", "filter", "directory", "project", "cache-dir", "config-file", "prefix")
+)
+_PACKAGE_VERSION = re.compile(r"[@=<>!~\[;, ]")
+
+
+def _split_options(argv: list[str], options: _WrapperOptions, start: int = 1) -> int:
     """Index of the first argv element after the wrapper's options and operands."""
-    i = 1
+    i = start
     while i < len(argv):
         arg = argv[i]
         if arg == "--":
@@ -600,27 +833,502 @@ def _split_options(argv: list[str], options: _WrapperOptions) -> int:
     return min(i + options.operands, len(argv))
 
 
-def _option_value(argv: list[str], stop: int, short: str, long: str) -> str | None:
-    """The value of ``-X VALUE`` / ``-XVALUE`` / ``--long=VALUE`` / ``--long VALUE`` before ``stop``."""
-    for i in range(1, stop):
+def _option_at(argv: list[str], stop: int, short: str, long: str) -> tuple[str, int] | None:
+    """The value of ``-X VALUE`` / ``-XVALUE`` / ``--long=VALUE`` / ``--long VALUE`` before
+    ``stop``, with the index of the element holding it; an empty ``short`` or ``long`` is not
+    looked for."""
+    for i in range(1, min(stop, len(argv))):
         arg = argv[i]
-        if arg.startswith("--" + long):
+        if arg == "--":
+            break
+        if arg.startswith("--"):
+            if not long:
+                continue
             if arg.startswith(f"--{long}="):
-                return arg.partition("=")[2]
-            if arg == "--" + long and i + 1 < len(argv):
-                return argv[i + 1]
-        elif arg.startswith("-") and not arg.startswith("--") and short in arg[1:]:
-            at = arg.index(short, 1)
-            rest = arg[at + 1 :]
+                return arg.partition("=")[2], i
+            if arg == "--" + long:
+                return (argv[i + 1], i + 1) if i + 1 < len(argv) else ("", i)
+        elif short and arg.startswith("-") and short in arg[1:]:
+            rest = arg[arg.index(short, 1) + 1 :]
             if rest:
-                return rest
-            return argv[i + 1] if i + 1 < len(argv) else ""
+                return rest, i
+            return (argv[i + 1], i + 1) if i + 1 < len(argv) else ("", i)
     return None
 
 
+def _option_value(argv: list[str], stop: int, short: str, long: str) -> str | None:
+    found = _option_at(argv, stop, short, long)
+    return None if found is None else found[0]
+
+
+def _has_flag(
+    argv: list[str], stop: int, letters: str, longs: frozenset[str], options: _WrapperOptions
+) -> bool:
+    """Whether a flag among ``letters``/``longs`` is set before ``stop`` (a short option taking a
+    value ends its cluster, so ``-uS`` is ``-u S``, not ``-S``)."""
+    for arg in argv[1 : min(stop, len(argv))]:
+        if arg == "--":
+            break
+        if arg.startswith("--"):
+            if arg[2:].partition("=")[0] in longs:
+                return True
+        elif arg.startswith("-"):
+            for letter in arg[1:]:
+                if letter in letters:
+                    return True
+                if letter in options.short_with_value:
+                    break
+    return False
+
+
+def _without(argv: list[str], found: tuple[str, int]) -> list[str]:
+    """argv without the shell line an option carried (``script -c LINE`` lists as ``script -c``)."""
+    value, index = found
+    arg = argv[index]
+    if value and arg.endswith(value) and arg != value:
+        return [*argv[:index], arg[: len(arg) - len(value)].rstrip("="), *argv[index + 1 :]]
+    return argv[:index] + argv[index + 1 :]
+
+
 def _basename(program: str) -> str:
-    base = program.rstrip("/").rsplit("/", 1)[-1]
-    return base or program
+    """The program name without its directory. Slashes inside a substitution or parameter
+    expansion are not directories: ``$(curl https://x/i.sh)`` stays whole, so a rule still sees a
+    substituted (unresolvable) program name."""
+    text = program.rstrip("/") or program
+    last = -1
+    i = 0
+    while i < len(text):
+        if text.startswith("$(", i):
+            i = _find_closing(text, i + 2, "(", ")") + 1
+        elif text.startswith("${", i):
+            i = _find_closing(text, i + 2, "{", "}") + 1
+        elif text[i] == "`":
+            end = text.find("`", i + 1)
+            i = len(text) if end < 0 else end + 1
+        else:
+            if text[i] == "/":
+                last = i
+            i += 1
+    return text[last + 1 :] or text
+
+
+def _package_bin(spec: str) -> str:
+    """The program a package runner starts for a package spec: ``rimraf@5`` and ``@scope/rimraf``
+    are ``rimraf``, ``black[jupyter]==24.1`` is ``black`` (the package's usual bin name)."""
+    name = spec.split("/", 1)[1] if spec.startswith("@") and "/" in spec else spec
+    return _PACKAGE_VERSION.split(name, maxsplit=1)[0] or spec
+
+
+class _Unwrapper:
+    """Lists one simple command and, behind its wrappers, every command it runs."""
+
+    __slots__ = ("budget", "depth", "out", "script_readers", "stdin", "variables")
+
+    def __init__(
+        self,
+        depth: int,
+        budget: _Budget,
+        variables: dict[str, str],
+        stdin: list[str],
+        script_readers: list[list[str]],
+    ) -> None:
+        self.depth = depth
+        self.budget = budget
+        self.variables = variables
+        self.stdin = stdin
+        self.script_readers = script_readers
+        self.out: list[list[str]] = []
+
+    def run(self, argv: list[str]) -> list[list[str]]:
+        rest: list[str] | None = argv
+        while rest:
+            rest = self._step(rest)
+        return self.out
+
+    def parse(self, script: str) -> None:
+        self.out.extend(_parse(script, self.depth + 1, self.budget, self.variables))
+
+    def shell_reading_stdin(self, argv: list[str]) -> None:
+        """The wrapper runs a shell that reads its script from stdin: listed like ``... | sh``
+        (``["sh"]``), and the text piped or redirected in is parsed as that script."""
+        if not any(a in _INFO_OPTIONS for a in argv):
+            self.out.append(["sh"])
+            self.script_readers.append(self.stdin)
+
+    def _step(self, argv: list[str]) -> list[str] | None:
+        """List what ``argv`` runs; returns the wrapped command still to unwrap, if any."""
+        while argv and _ASSIGNMENT.match(argv[0]):
+            argv = argv[1:]
+        while argv and argv[0] in _SKIPPED_KEYWORDS:
+            argv = argv[1:]
+        if not argv or argv[0] in _DROPPED_KEYWORDS:
+            return None
+        argv[0] = _basename(argv[0])
+        program = argv[0]
+        special = _SPECIAL_WRAPPERS.get(program)
+        if special is not None:
+            return special(self, argv)
+        if program in _RUNNERS:
+            return self._runner(argv)
+        options = _WRAPPERS.get(program)
+        if options is None:
+            self.out.append(argv)
+            return None
+        stop = _split_options(argv, options)
+        self.out.append(argv[:stop])
+        if program == "env":
+            script = _option_value(argv, stop, "S", "split-string")
+            if script is not None:
+                self.parse(" ".join([script, *map(shlex.quote, argv[stop:])]))
+                return None
+        if stop >= len(argv) and (
+            options.shell_when_bare
+            or _has_flag(argv, stop, options.shell_flags, options.shell_long_flags, options)
+        ):
+            self.shell_reading_stdin(argv)
+        return argv[stop:]
+
+    # -- wrappers with their own grammar ---------------------------------------------------------
+
+    def _shell(self, argv: list[str]) -> None:
+        """``bash -c LINE``; a shell with neither ``-c`` nor a script file reads stdin."""
+        stop = _split_options(argv, _SHELL_OPTIONS)
+        has_c = any(a.startswith("-") and not a.startswith("--") and "c" in a[1:] for a in argv[1:stop])
+        if not has_c or stop >= len(argv):
+            self.out.append(argv)
+            if not has_c and stop >= len(argv):
+                self.script_readers.append(self.stdin)
+            return
+        self.out.append(argv[:stop] + argv[stop + 1 :])
+        self.parse(argv[stop])
+
+    def _su(self, argv: list[str]) -> list[str] | None:
+        """``su``/``runuser``: ``-c LINE`` anywhere (they permute options), ``runuser -u USER --
+        CMD``; otherwise an interactive shell reading stdin."""
+        end = argv.index("--") if "--" in argv else len(argv)
+        found = _option_at(argv, end, "c", "command") or _option_at(argv, end, "", "session-command")
+        if found is not None:
+            self.out.append(_without(argv, found))
+            self.parse(found[0])
+            return None
+        stop = _split_options(argv, _SU_OPTIONS)
+        if argv[0] == "runuser" and _option_value(argv, stop, "u", "user") is not None:
+            self.out.append(argv[:stop])
+            if stop >= len(argv):
+                self.shell_reading_stdin(argv)
+            return argv[stop:]
+        self.out.append(argv)
+        self.shell_reading_stdin(argv)
+        return None
+
+    def _eval(self, argv: list[str]) -> None:
+        self.out.append(["eval"])
+        self.parse(" ".join(argv[1:]))
+
+    def _find(self, argv: list[str]) -> None:
+        """``find`` itself, then each command its ``-exec``-style actions run."""
+        self.out.append(argv)
+        i = 1
+        while i < len(argv):
+            if argv[i] in _FIND_EXEC:
+                end = i + 1
+                while end < len(argv) and argv[end] not in (";", "+"):
+                    end += 1
+                if end > i + 1:
+                    inner = argv[i + 1 : end]
+                    inner[0] = _basename(inner[0])
+                    self.out.append(inner)
+                i = end
+            i += 1
+
+    def _watch(self, argv: list[str]) -> list[str] | None:
+        """``watch [opts] WORDS``: the words joined by spaces run through ``sh -c`` (``-x``:
+        executed directly)."""
+        stop = _split_options(argv, _WATCH_OPTIONS)
+        self.out.append(argv[:stop])
+        if _has_flag(argv, stop, "x", _longs("exec"), _WATCH_OPTIONS):
+            return argv[stop:]
+        if stop < len(argv):
+            self.parse(" ".join(argv[stop:]))
+        return None
+
+    def _parallel(self, argv: list[str]) -> None:
+        """GNU ``parallel``/``sem``: the command words plus the ``:::`` arguments; without command
+        words each argument is a command line, and without those it reads commands from stdin
+        (or from the ``::::``/``-a`` files)."""
+        stop = _split_options(argv, _PARALLEL_OPTIONS)
+        self.out.append(argv[:stop])
+        rest = argv[stop:]
+        cut = next((i for i, a in enumerate(rest) if a in _PARALLEL_INPUTS), len(rest))
+        command = rest[:cut]
+        values: list[str] = []
+        files: list[str] = []
+        group = ""
+        for arg in rest[cut:]:
+            if arg in _PARALLEL_INPUTS:
+                group = arg
+            else:
+                (files if group.startswith("::::") else values).append(arg)
+        arg_file = _option_value(argv, stop, "a", "arg-file")
+        if arg_file is not None:
+            files.append(arg_file)
+        if command:
+            self._parallel_jobs(command, values)
+            return
+        for value in values:
+            self.parse(value)
+        self.out.extend(["sh", f] for f in files)
+        if not values and not files:
+            self.shell_reading_stdin(argv)
+
+    def _parallel_jobs(self, command: list[str], values: list[str]) -> None:
+        """One job per argument: ``{}``-style replacement strings take the argument, otherwise it is
+        appended. Beyond :data:`MAX_PARALLEL_JOBS` the remaining arguments go to one last job, so
+        the work stays linear in the line."""
+        line = " ".join(command)
+        replaced = _PARALLEL_REPLACEMENT.search(line) is not None
+        for value in values[:MAX_PARALLEL_JOBS]:
+            quoted = shlex.quote(value)
+            self.parse(quoted.join(_PARALLEL_REPLACEMENT.split(line)) if replaced else f"{line} {quoted}")
+        if not values or len(values) > MAX_PARALLEL_JOBS:
+            self.parse(" ".join([line, *map(shlex.quote, values[MAX_PARALLEL_JOBS:])]))
+
+    def _flock(self, argv: list[str]) -> list[str] | None:
+        """``flock [opts] FILE CMD...`` or ``flock [opts] FILE -c LINE``."""
+        stop = _split_options(argv, _FLOCK_OPTIONS)
+        if stop < len(argv) and argv[stop] in ("-c", "--command"):
+            self.out.append(argv[: stop + 1])
+            if stop + 1 < len(argv):
+                self.parse(argv[stop + 1])
+            return None
+        self.out.append(argv[:stop])
+        return argv[stop:]
+
+    def _script(self, argv: list[str]) -> None:
+        """``script -c LINE [FILE]``; without ``-c`` it runs an interactive shell fed by stdin."""
+        found = _option_at(argv, len(argv), "c", "command")
+        if found is None:
+            self.out.append(argv)
+            self.shell_reading_stdin(argv)
+            return
+        self.out.append(_without(argv, found))
+        self.parse(found[0])
+
+    def _chrt(self, argv: list[str]) -> list[str] | None:
+        """``chrt [opts] PRIORITY CMD...``; ``-p`` (an existing pid) and ``-m`` run nothing."""
+        stop = _split_options(argv, _CHRT_OPTIONS)
+        if _has_flag(argv, stop, "pm", _longs("pid", "max"), _CHRT_OPTIONS):
+            self.out.append(argv)
+            return None
+        stop = min(stop + 1, len(argv))
+        self.out.append(argv[:stop])
+        return argv[stop:]
+
+    def _at(self, argv: list[str]) -> None:
+        """``at``/``batch`` queue a job that ``sh`` runs later: read from stdin, or ``-f FILE``."""
+        self.out.append(argv)
+        if _has_flag(argv, len(argv), "lrdcV", _longs(), _AT_OPTIONS):
+            return
+        script = _option_value(argv, len(argv), "f", "")
+        if script is not None:
+            self.out.append(["sh", script])
+        else:
+            self.shell_reading_stdin(argv)
+
+    def _sg(self, argv: list[str]) -> None:
+        """``sg [-] GROUP [-c] LINE``: the line runs through ``sh -c``; without it, a shell."""
+        i = 2 if argv[1:2] == ["-"] else 1
+        i = min(i + 1, len(argv))  # the group
+        if argv[i : i + 1] == ["-c"]:
+            i += 1
+        self.out.append(argv[:i])
+        if i < len(argv):
+            self.parse(" ".join(argv[i:]))
+        else:
+            self.shell_reading_stdin(argv)
+
+    def _newgrp(self, argv: list[str]) -> None:
+        self.out.append(argv)
+        self.shell_reading_stdin(argv)
+
+    def _screen(self, argv: list[str]) -> list[str] | None:
+        """``screen [opts] [CMD...]``; ``-X stuff TEXT`` types TEXT into a session's shell and
+        ``-X screen|exec CMD`` runs CMD there."""
+        i = 1
+        while i < len(argv) and argv[i].startswith("-") and len(argv[i]) > 1:
+            arg = argv[i]
+            if arg.lower() == "-logfile":
+                i += 2
+                continue
+            letters = arg[1:]
+            if "X" in letters:
+                self.out.append(argv[: i + 1])
+                command = argv[i + 1 :]
+                if command[:1] == ["stuff"]:
+                    text = " ".join(command[1:])
+                    for newline in ("^M", "^J", "\\n", "\\r", "\\015", "\\012"):
+                        text = text.replace(newline, "\n")
+                    self.parse(text)
+                    return None
+                return command[1:] if command[:1] in (["screen"], ["exec"]) else None
+            value_at = next((j for j, ch in enumerate(letters) if ch in _SCREEN_VALUE_LETTERS), -1)
+            i += 2 if value_at == len(letters) - 1 else 1
+        i = min(i, len(argv))
+        self.out.append(argv[:i])
+        return argv[i:]
+
+    def _tmux(self, argv: list[str]) -> None:
+        """``tmux [-c LINE] [opts] CMD [; CMD...]``: the shell command of new-session, new-window,
+        split-window, respawn-*, run-shell, display-popup, pipe-pane and if-shell, and the keys
+        send-keys types (into a shell, usually)."""
+        stop = _split_options(argv, _TMUX_OPTIONS)
+        line = _option_value(argv, stop, "c", "")
+        if line is not None or stop >= len(argv):
+            self.out.append(argv[:stop])
+        if line is not None:
+            self.parse(line)
+        command: list[str] = []
+        for arg in [*argv[stop:], ";"]:
+            if arg != ";":
+                command.append(arg)
+                continue
+            if command:
+                self._tmux_command(argv[:stop], command)
+            command = []
+
+    def _tmux_command(self, tmux: list[str], command: list[str]) -> None:
+        """One tmux command, listed after ``tmux`` and its global options (``tmux -L x new -d``)."""
+        spec = _TMUX_COMMANDS.get(command[0])
+        if spec is None:
+            self.out.append(tmux + command)
+            return
+        letters, kind = spec
+        options = _WrapperOptions(letters)
+        stop = _split_options(command, options)
+        self.out.append(tmux + command[:stop])
+        rest = command[stop:]
+        if not rest:
+            return
+        if kind == "keys":
+            literal = _has_flag(command, stop, "l", _longs(), options)
+            keys = ["\n" if not literal and k in _TMUX_NEWLINE_KEYS else
+                    " " if not literal and k == "Space" else k for k in rest]  # fmt: skip
+            self.parse("".join(keys))
+        elif kind == "condition":
+            self.parse(rest[0])
+            for tmux_command in rest[1:]:
+                self.parse("tmux " + tmux_command)
+        elif len(rest) == 1:
+            self.parse(rest[0])
+        else:
+            self.out.extend(
+                _Unwrapper(self.depth, self.budget, self.variables, [], self.script_readers).run(rest)
+            )
+
+    def _entr(self, argv: list[str]) -> list[str] | None:
+        """``entr [-s] CMD...`` (``-s``: the command is a shell line)."""
+        options = _WrapperOptions()
+        stop = _split_options(argv, options)
+        self.out.append(argv[:stop])
+        if _has_flag(argv, stop, "s", _longs(), options):
+            self.parse(" ".join(argv[stop:]))
+            return None
+        return argv[stop:]
+
+    def _hyperfine(self, argv: list[str]) -> None:
+        """``hyperfine [opts] LINE...``: every operand and ``--prepare/--setup/--cleanup/
+        --conclude`` value is a shell line it runs."""
+        at = len(self.out)
+        listed = [argv[0]]
+        i = 1
+        while i < len(argv):
+            arg = argv[i]
+            if arg.startswith("--") and len(arg) > 2:
+                name, eq, value = arg[2:].partition("=")
+                count = (
+                    0 if eq else _HYPERFINE_LONG_VALUES.get(name, 1 if name in _HYPERFINE_LONG_SHELL else 0)
+                )
+                if name in _HYPERFINE_LONG_SHELL:
+                    for line in [value] if eq else argv[i + 1 : i + 2]:
+                        self.parse(line)
+                    listed.append(arg)
+                else:
+                    listed.extend(argv[i : i + 1 + count])
+                i += 1 + count
+            elif arg.startswith("-") and len(arg) > 1:
+                letter = arg[1]
+                count = 1 if letter in _HYPERFINE_SHELL else _HYPERFINE_VALUES.get(letter, 0)
+                if len(arg) > 2 and count:
+                    count -= 1  # -r10: the first value is attached
+                if letter in _HYPERFINE_SHELL:
+                    for line in [arg[2:]] if len(arg) > 2 else argv[i + 1 : i + 2]:
+                        self.parse(line)
+                    listed.append(arg[:2])
+                else:
+                    listed.extend(argv[i : i + 1 + count])
+                i += 1 + count
+            else:
+                self.parse(arg)
+                i += 1
+        self.out.insert(at, listed)  # the wrapper first, as for every other wrapper
+
+    def _runner(self, argv: list[str]) -> list[str] | None:
+        """Package runners: ``npx PKG``, ``pnpm dlx PKG``, ``uvx PKG`` run the package's bin (named
+        after the package); ``npm exec``, ``uv run``, ``poetry run`` and friends run a program."""
+        table = _RUNNERS[argv[0]]
+        start = _split_options(argv, _RUNNER_GLOBAL_OPTIONS) if () not in table else 1
+        runner = None
+        for words, candidate in table.items():
+            if argv[start : start + len(words)] == list(words):
+                runner, start = candidate, start + len(words)
+                break
+        if runner is None:
+            self.out.append(argv)
+            return None
+        stop = _split_options(argv, runner.options, start)
+        listed = argv[:stop]
+        self.out.append(listed)
+        if runner.shell_string or runner.shell_string_long:
+            line = _option_value(listed, stop, runner.shell_string, runner.shell_string_long)
+            if line is not None:
+                self.parse(line)
+                return None
+        rest = argv[stop:]
+        if not rest:
+            return None
+        if runner.shell_mode and _has_flag(listed, stop, "c", _longs(runner.shell_mode), runner.options):
+            self.parse(" ".join(rest))
+            return None
+        if (
+            runner.package
+            and _option_value(listed, stop, runner.package_short, runner.package_option) is None
+        ):
+            rest = [_package_bin(rest[0]), *rest[1:]]
+        return rest
+
+
+_SpecialWrapper = Callable[[_Unwrapper, list[str]], "list[str] | None"]
+_SPECIAL_WRAPPERS: dict[str, _SpecialWrapper] = {
+    **dict.fromkeys(_SHELLS, _Unwrapper._shell),
+    "su": _Unwrapper._su,
+    "runuser": _Unwrapper._su,
+    "eval": _Unwrapper._eval,
+    "find": _Unwrapper._find,
+    "watch": _Unwrapper._watch,
+    "parallel": _Unwrapper._parallel,
+    "sem": _Unwrapper._parallel,
+    "flock": _Unwrapper._flock,
+    "script": _Unwrapper._script,
+    "chrt": _Unwrapper._chrt,
+    "at": _Unwrapper._at,
+    "batch": _Unwrapper._at,
+    "sg": _Unwrapper._sg,
+    "newgrp": _Unwrapper._newgrp,
+    "screen": _Unwrapper._screen,
+    "tmux": _Unwrapper._tmux,
+    "entr": _Unwrapper._entr,
+    "hyperfine": _Unwrapper._hyperfine,
+}
 
 
 def _unwrap(
@@ -631,76 +1339,30 @@ def _unwrap(
     stdin: list[str],
     script_readers: list[list[str]],
 ) -> list[list[str]]:
-    out: list[list[str]] = []
-
-    def parse(script: str) -> list[list[str]]:
-        return _parse(script, depth + 1, budget, variables)
-
-    while argv:
-        while argv and _ASSIGNMENT.match(argv[0]):
-            argv = argv[1:]
-        while argv and argv[0] in _SKIPPED_KEYWORDS:
-            argv = argv[1:]
-        if not argv or argv[0] in _DROPPED_KEYWORDS:
-            break
-        argv[0] = _basename(argv[0])
-        program = argv[0]
-        if program in _SHELLS:
-            stop = _split_options(argv, _SHELL_OPTIONS)
-            has_c = any(a.startswith("-") and not a.startswith("--") and "c" in a[1:] for a in argv[1:stop])
-            if not has_c or stop >= len(argv):
-                out.append(argv)
-                if not has_c and stop >= len(argv):  # no -c and no script file: reads stdin
-                    script_readers.append(stdin)
-                break
-            out.append(argv[:stop] + argv[stop + 1 :])
-            out.extend(parse(argv[stop]))
-            break
-        if program in ("su", "runuser"):
-            stop = _split_options(argv, _SU_OPTIONS)
-            out.append(argv)
-            script = _option_value(argv, stop, "c", "command")
-            if script:
-                out.extend(parse(script))
-            break
-        if program == "eval":
-            out.append(["eval"])
-            out.extend(parse(" ".join(argv[1:])))
-            break
-        if program == "find":
-            out.extend(_find_exec(argv))
-            break
-        options = _WRAPPERS.get(program)
-        if options is None:
-            out.append(argv)
-            break
-        stop = _split_options(argv, options)
-        out.append(argv[:stop])
-        if program == "env":
-            script = _option_value(argv, stop, "S", "split-string")
-            if script is not None:
-                out.extend(parse(" ".join([script, *map(shlex.quote, argv[stop:])])))
-                break
-        argv = argv[stop:]
-    return out
+    return _Unwrapper(depth, budget, variables, stdin, script_readers).run(argv)
 
 
-def _find_exec(argv: list[str]) -> list[list[str]]:
-    """``find`` itself, then each command its ``-exec``-style actions run."""
-    out = [argv]
-    i = 1
-    while i < len(argv):
-        if argv[i] in _FIND_EXEC:
-            end = i + 1
-            while end < len(argv) and argv[end] not in (";", "+"):
-                end += 1
-            if end > i + 1:
-                inner = argv[i + 1 : end]
-                inner[0] = _basename(inner[0])
-                out.append(inner)
-            i = end
-        i += 1
-    return out
+@dataclass(frozen=True, slots=True)
+class _ParsedLine:
+    commands: tuple[tuple[str, ...], ...]
+    redirects: tuple[tuple[str, str, str], ...]  # (fd, op, target)
+
+
+def _checked(line: object, function: str) -> _ParsedLine:
+    if not isinstance(line, str):
+        raise TypeError(f"{function} expects a string, got {type(line).__name__}")
+    if len(line) > MAX_INPUT_CHARS:
+        raise ShellLineTooComplexError(f"shell line longer than {MAX_INPUT_CHARS} characters")
+    return _parse_cached(line)
+
+
+@lru_cache(maxsize=256)
+def _parse_cached(line: str) -> _ParsedLine:
+    """Rules of one event usually parse the same line many times (and a comprehension may do it
+    per element), so parses are cached; callers get fresh lists."""
+    budget = _Budget()
+    commands = _parse(line, 0, budget, {})
+    return _ParsedLine(tuple(tuple(argv) for argv in commands), tuple(budget.redirects))
 
 
 def shell_commands(line: str) -> list[list[str]]:
@@ -709,20 +1371,28 @@ def shell_commands(line: str) -> list[list[str]]:
     Raises :class:`ShellLineTooComplexError` only beyond the documented size and nesting limits;
     raises ``TypeError`` when ``line`` is not a string.
     """
-    if not isinstance(line, str):
-        raise TypeError(f"shell.commands expects a string, got {type(line).__name__}")
-    if len(line) > MAX_INPUT_CHARS:
-        raise ShellLineTooComplexError(f"shell line longer than {MAX_INPUT_CHARS} characters")
-    return [list(argv) for argv in _parse_cached(line)]
-
-
-@lru_cache(maxsize=256)
-def _parse_cached(line: str) -> tuple[tuple[str, ...], ...]:
-    """Rules of one event usually parse the same line many times (and a comprehension may do it
-    per element), so parses are cached; callers get fresh lists."""
-    return tuple(tuple(argv) for argv in _parse(line, 0, _Budget(), {}))
+    return [list(argv) for argv in _checked(line, "shell.commands").commands]
 
 
 def shell_argv0s(line: str) -> list[str]:
     """The program names (argv[0]) of :func:`shell_commands`, in order; handy for allow-lists."""
     return [argv[0] for argv in shell_commands(line) if argv]
+
+
+def shell_redirects(line: str) -> list[dict[str, str]]:
+    """Every redirection of every command ``line`` would run (also inside ``bash -c``,
+    substitutions and scripts read from stdin), as ``{"fd", "op", "target"}`` maps of strings.
+
+    ``op`` is the operator as written (``>``, ``>>``, ``>|``, ``&>``, ``&>>``, ``<``, ``<>``,
+    ``>&``, ``<&``, ``<<``, ``<<-``, ``<<<``); ``fd`` the explicit descriptor (``"2"`` in
+    ``2>x``) or ``""``; ``target`` the word after it as the shell would see it: quotes removed,
+    ``$'..'`` decoded, variables assigned earlier on the line substituted (``> /e""tc/passwd``
+    is ``/etc/passwd``). An unresolved variable or substitution keeps its raw text (``$f``,
+    ``$(mktemp)``), a here-document's target is its delimiter, a here-string's its text, and a
+    ``>&``/``<&`` target is a descriptor (``1``, ``-``) or, for ``>&``, a file. Same limits and
+    errors as :func:`shell_commands`.
+    """
+    return [
+        {"fd": fd, "op": op, "target": target}
+        for fd, op, target in _checked(line, "shell.redirects").redirects
+    ]

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from dsh_policy.policy.cel import available_engines, make_engine
+from dsh_policy.policy.cel.engine import CelEvalError
 from dsh_policy.policy.cel.shell import (
     MAX_INPUT_CHARS,
     MAX_NESTING,
     ShellLineTooComplexError,
     shell_argv0s,
     shell_commands,
+    shell_redirects,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -100,6 +105,85 @@ RM_ROOT = ["rm", "-rf", "/"]
         "sh <<'EOF' | cat\nrm -rf /\nEOF",
         "echo 'rm -rf /' | sh",
         "printf 'rm -rf /\\n' | bash",
+        "echo rm -rf / | sh",
+        "su root -c 'rm -rf /'",
+        "su -l root --command='rm -rf /'",
+        "runuser -u root -- rm -rf /",
+        "watch rm -rf /",
+        "watch -n1 rm -rf /",
+        "watch -n 1 -d 'rm -rf /'",
+        "watch -x rm -rf /",
+        "parallel rm -rf ::: /",
+        "parallel -j4 rm -rf {} ::: / /tmp",
+        "parallel ::: 'rm -rf /'",
+        "echo 'rm -rf /' | parallel",
+        "sem rm -rf /",
+        "flock /tmp/l rm -rf /",
+        "flock -w 5 /tmp/l -c 'rm -rf /'",
+        "strace -f -o /tmp/t rm -rf /",
+        "strace -e trace=file rm -rf /",
+        "ltrace -o /tmp/t rm -rf /",
+        "unbuffer rm -rf /",
+        "unbuffer -p rm -rf /",
+        "script -c 'rm -rf /' /dev/null",
+        "script -q /dev/null -c 'rm -rf /'",
+        "script --command='rm -rf /'",
+        "echo 'rm -rf /' | script -q",
+        "fakeroot rm -rf /",
+        "fakeroot -- rm -rf /",
+        "echo 'rm -rf /' | fakeroot",
+        "systemd-run rm -rf /",
+        "systemd-run --user --unit x -p MemoryMax=1G rm -rf /",
+        "tmux new -d 'rm -rf /'",
+        "tmux new-session -d -s x 'rm -rf /'",
+        "tmux -L sock new-window -n w rm -rf /",
+        "tmux send-keys -t x 'rm -rf /' Enter",
+        "tmux new -d \\; send-keys 'rm -rf /' C-m",
+        "tmux run-shell 'rm -rf /'",
+        "tmux if-shell true 'run-shell \"rm -rf /\"'",
+        "tmux -c 'rm -rf /'",
+        "screen -dm rm -rf /",
+        "screen -dmS job rm -rf /",
+        "screen -S job -X stuff 'rm -rf /^M'",
+        "screen -S job -X exec rm -rf /",
+        "at now <<< 'rm -rf /'",
+        "echo 'rm -rf /' | at now + 1 minute",
+        "at -q b now <<EOF\nrm -rf /\nEOF",
+        "batch <<< 'rm -rf /'",
+        "sg wheel -c 'rm -rf /'",
+        "sg wheel 'rm -rf /'",
+        "echo 'rm -rf /' | sg wheel",
+        "echo 'rm -rf /' | newgrp docker",
+        "firejail rm -rf /",
+        "firejail --noprofile --net=none rm -rf /",
+        "proot rm -rf /",
+        "proot -r /tmp/root -b /dev rm -rf /",
+        "chrt 10 rm -rf /",
+        "chrt -f 10 rm -rf /",
+        "chrt --rr 5 rm -rf /",
+        "unshare -r rm -rf /",
+        "echo 'rm -rf /' | unshare -r",
+        "nsenter -t 1 -m -- rm -rf /",
+        "pkexec rm -rf /",
+        "echo 'rm -rf /' | sudo -s",
+        "sudo -i <<< 'rm -rf /'",
+        "echo 'rm -rf /' | chroot /",
+        "entr -s 'rm -rf /'",
+        "hyperfine 'rm -rf /'",
+        "hyperfine --prepare 'rm -rf /' true",
+        "xvfb-run -a rm -rf /",
+        "eatmydata rm -rf /",
+        "torsocks rm -rf /",
+        "uv run rm -rf /",
+        "uv run --with x -- rm -rf /",
+        "poetry run rm -rf /",
+        "npm exec -- rm -rf /",
+        "npx -c 'rm -rf /'",
+        "pnpm exec rm -rf /",
+        "pnpm dlx --shell-mode 'rm -rf /'",
+        "yarn exec rm -rf /",
+        "bundle exec rm -rf /",
+        "conda run -n base rm -rf /",
     ],
 )
 def test_every_spelling_of_rm_root_yields_its_argv(line: str) -> None:
@@ -108,12 +192,97 @@ def test_every_spelling_of_rm_root_yields_its_argv(line: str) -> None:
 
 def test_wrappers_are_listed_with_their_own_options_then_the_wrapped_command() -> None:
     assert shell_commands("sudo -u root nohup rm -rf /") == [["sudo", "-u", "root"], ["nohup"], RM_ROOT]
+    assert shell_commands("watch -n1 git status") == [["watch", "-n1"], ["git", "status"]]
+    assert shell_commands("timeout 60 pytest") == [["timeout", "60"], ["pytest"]]
+    assert shell_commands("flock -n /tmp/l make") == [["flock", "-n", "/tmp/l"], ["make"]]
+    assert shell_commands("script -q -c 'make test' /dev/null") == [
+        ["script", "-q", "-c", "/dev/null"],
+        ["make", "test"],
+    ]
+    assert shell_commands("tmux -L s new -d -s job 'npm run dev'") == [
+        ["tmux", "-L", "s", "new", "-d", "-s", "job"],
+        ["npm", "run", "dev"],
+    ]
+    assert shell_commands("screen -dmS job python app.py") == [
+        ["screen", "-dmS", "job"],
+        ["python", "app.py"],
+    ]
+    assert shell_commands("chrt -p 10 1234") == [["chrt", "-p", "10", "1234"]]
+    assert shell_commands("strace -p 1234") == [["strace", "-p", "1234"]]
+    assert shell_commands("parallel -j4 gzip ::: a.log b.log") == [
+        ["parallel", "-j4"],
+        ["gzip", "a.log"],
+        ["gzip", "b.log"],
+    ]
+    assert shell_commands("parallel 'mv {} {.}.bak' ::: a.txt") == [
+        ["parallel"],
+        ["mv", "a.txt", "a.txt.bak"],
+    ]
+    assert shell_commands("hyperfine -w 3 'make build'") == [["hyperfine", "-w", "3"], ["make", "build"]]
     assert shell_commands("bash -c 'ls -l'") == [["bash", "-c"], ["ls", "-l"]]
     assert shell_argv0s("sudo -u root ls | grep x") == ["sudo", "ls", "grep"]
 
 
 def test_substitution_commands_come_first_and_the_word_keeps_its_raw_text() -> None:
     assert shell_commands("echo $(whoami)") == [["whoami"], ["echo", "$(whoami)"]]
+
+
+@pytest.mark.parametrize(
+    ("line", "argv0"),
+    [
+        ("$(a b/c)", "$(a b/c)"),
+        ('sh -c "$(curl https://x/i.sh)"', "$(curl https://x/i.sh)"),
+        ("`curl https://x/i.sh` -rf /", "`curl https://x/i.sh`"),
+        ("${X:-/bin/rm} -rf /", "${X:-/bin/rm}"),
+        ("/usr/bin/$(echo rm) -rf /", "$(echo rm)"),
+        ("$(dirname $0)/run.sh", "run.sh"),
+        ("$HOME/bin/tool --version", "tool"),
+        ("/bin/rm -rf x", "rm"),
+    ],
+)
+def test_a_substituted_program_name_stays_whole(line: str, argv0: str) -> None:
+    assert shell_argv0s(line)[-1] == argv0
+    assert shell_commands("$(a b/c)")[0] == ["a", "b/c"]  # the substitution's own command is listed
+
+
+@pytest.mark.parametrize(
+    ("line", "programs"),
+    [
+        ("npx rimraf /", ["npx", "rimraf"]),
+        ("npx -y rimraf@5 /", ["npx", "rimraf"]),
+        ("npx @scope/tool@1.2 x", ["npx", "tool"]),
+        ("npx -p typescript tsc -p .", ["npx", "tsc"]),
+        ("npm exec -- prettier --check .", ["npm", "prettier"]),
+        ("pnpm dlx rimraf ~", ["pnpm", "rimraf"]),
+        ("pnpm --filter web exec vitest", ["pnpm", "vitest"]),
+        ("yarn dlx create-vite app", ["yarn", "create-vite"]),
+        ("bunx cowsay hi", ["bunx", "cowsay"]),
+        ("uvx ruff@0.5 check", ["uvx", "ruff"]),
+        ("uvx --from black[jupyter] blackd", ["uvx", "blackd"]),
+        ("uv tool run black==24.1 .", ["uv", "black"]),
+        ("pipx run cowsay hi", ["pipx", "cowsay"]),
+        ("poetry run pytest", ["poetry", "pytest"]),
+        ("npm run build", ["npm"]),
+        ("uv sync", ["uv"]),
+        ("pnpm install", ["pnpm"]),
+    ],
+)
+def test_package_runners_run_the_package_bin(line: str, programs: list[str]) -> None:
+    assert shell_argv0s(line) == programs
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["at now <<< 'x'", "echo x | parallel", "sudo -s", "sudo su -", "su", "fakeroot", "sg wheel", "script"],
+)
+def test_wrappers_that_read_a_script_from_stdin_list_a_bare_shell(line: str) -> None:
+    assert ["sh"] in shell_commands(line)
+
+
+def test_information_requests_do_not_count_as_a_shell() -> None:
+    assert ["sh"] not in shell_commands("fakeroot --version")
+    assert ["sh"] not in shell_commands("at -l")
+    assert shell_commands("at -f job.sh now") == [["at", "-f", "job.sh", "now"], ["sh", "job.sh"]]
 
 
 def test_stdin_is_a_script_only_for_a_shell_without_a_script_argument() -> None:
@@ -134,6 +303,70 @@ def test_redirections_and_assignments_leave_argv() -> None:
     assert shell_commands("FOO=1 ls -l > out.txt 2>&1 < in") == [["ls", "-l"]]
     assert shell_commands("echo hi >>log &>/dev/null") == [["echo", "hi"]]
     assert shell_commands("X=1") == []
+
+
+@pytest.mark.parametrize(
+    ("line", "redirects"),
+    [
+        ("echo x > out.txt", [(">", "out.txt")]),
+        ('echo x > /e""tc/passwd', [(">", "/etc/passwd")]),
+        ("echo x > '/etc'/passwd", [(">", "/etc/passwd")]),
+        ("echo x >> $'\\x2fetc/passwd'", [(">>", "/etc/passwd")]),
+        ("echo x >${IFS}/etc/passwd", [(">", "/etc/passwd")]),
+        ("f=/etc/passwd; echo x > $f", [(">", "/etc/passwd")]),
+        ("echo x > $f", [(">", "$f")]),
+        ("ls > $(mktemp)", [(">", "$(mktemp)")]),
+        ("bash -c 'echo x >| ~/.bashrc'", [(">|", "~/.bashrc")]),
+        ("echo $(cat < /etc/shadow)", [("<", "/etc/shadow")]),
+        ("echo 'rm -rf /' | sh\n", []),
+        ("make &> build.log", [("&>", "build.log")]),
+        ("cat <<'EOF' >> notes\nx > y\nEOF", [("<<", "EOF"), (">>", "notes")]),
+        ("bash <<< 'echo x > /etc/hosts'", [("<<<", "echo x > /etc/hosts"), (">", "/etc/hosts")]),
+        ("echo 'a > b'", []),
+        ("tee >(cat) < in", [("<", "in")]),
+        ("diff a b > >(cat)", [(">", ">(cat)")]),
+    ],
+)
+def test_redirects_name_the_target_as_the_shell_opens_it(line: str, redirects: list[tuple[str, str]]) -> None:
+    assert [(r["op"], r["target"]) for r in shell_redirects(line)] == redirects
+
+
+def test_redirects_keep_an_explicit_file_descriptor() -> None:
+    assert shell_redirects("cmd 2>/dev/null 1>&2 <in") == [
+        {"fd": "2", "op": ">", "target": "/dev/null"},
+        {"fd": "1", "op": ">&", "target": "2"},
+        {"fd": "", "op": "<", "target": "in"},
+    ]
+
+
+ENGINES = sorted(set(available_engines()) & {"python", "native"})
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(
+    ("source", "line", "expected"),
+    [
+        ("shell.redirects(c)", "ls > out 2>&1", [
+            {"fd": "", "op": ">", "target": "out"}, {"fd": "2", "op": ">&", "target": "1"}]),
+        ('shell.redirects(c).exists(r, r.op in [">", ">>"] && r.target.startsWith("/etc/"))',
+         'echo x > /e""tc/passwd', True),
+        ('shell.redirects(c).map(r, r.target)', "a < x; b >> y", ["x", "y"]),
+        ('size(shell.redirects(c)) == 0', "echo '> /etc/passwd'", True),
+        ('shell.argv0s(c)', "watch -n1 npx rimraf /", ["watch", "npx", "rimraf"]),
+    ],
+)  # fmt: skip
+def test_both_engines_see_the_same_redirects(engine: str, source: str, line: str, expected: Any) -> None:
+    compiled = make_engine(engine).compile(source)
+    assert not isinstance(compiled, list), compiled
+    assert compiled.evaluate({"c": line}) == expected
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_redirects_beyond_the_limits_are_evaluation_errors(engine: str) -> None:
+    compiled = make_engine(engine).compile("shell.redirects(c)")
+    assert not isinstance(compiled, list), compiled
+    assert isinstance(compiled.evaluate({"c": "a" * (MAX_INPUT_CHARS + 1)}), CelEvalError)
+    assert isinstance(compiled.evaluate({"c": 1}), CelEvalError)
 
 
 def test_comments_and_keywords_are_not_commands() -> None:
@@ -167,6 +400,10 @@ def test_limits_fail_closed_with_a_clear_error() -> None:
         shell_commands("$(" * (MAX_NESTING + 2) + "rm -rf /" + ")" * (MAX_NESTING + 2))
     with pytest.raises(TypeError):
         shell_commands(1)
+    jobs = " ::: " + "abcdefgh " * 40
+    nested = "parallel 'parallel \"parallel x" + jobs + '"' + jobs + "'" + jobs  # 40**3 jobs
+    with pytest.raises(ShellLineTooComplexError, match="unwraps into more than"):
+        shell_commands(nested)
 
 
 def test_self_doubling_variables_stop_substituting() -> None:
@@ -180,9 +417,27 @@ def test_self_doubling_variables_stop_substituting() -> None:
 def test_never_raises_on_arbitrary_short_lines(line: str) -> None:
     commands = shell_commands(line)
     assert all(isinstance(argv, list) and all(isinstance(a, str) for a in argv) for argv in commands)
+    assert all(set(r) == {"fd", "op", "target"} for r in shell_redirects(line))
+
+
+WRAPPER_WORDS = [
+    "watch", "parallel", ":::", "{}", "flock", "-c", "script", "tmux", "new", "send-keys", "Enter",
+    "\\;", "screen", "-X", "stuff", "at", "sg", "su", "runuser", "-u", "--", "npx", "pnpm", "dlx",
+    "uv", "run", "hyperfine", "-p", "chrt", "-n1", "rm", "-rf", "/", "'", '"', "|", "<<<", "$(",
+    ")", "sudo", "-s", "env", "-S", "find", "-exec",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(WRAPPER_WORDS), max_size=14))
+def test_never_raises_on_wrapper_soup(words: list[str]) -> None:
+    line = " ".join(words)
+    shell_commands(line)
+    shell_redirects(line)
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=200))
 def test_never_raises_on_arbitrary_unicode(line: str) -> None:
     shell_commands(line)
+    shell_redirects(line)
