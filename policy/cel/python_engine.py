@@ -325,6 +325,7 @@ _RELATIONS = {
     "relation_eq": "_==_", "relation_ne": "_!=_", "relation_in": "_in_",
 }  # fmt: skip
 _UNARIES = {"unary_not": "!_", "unary_neg": "-_"}
+_CELPY_MACROS = frozenset({"map", "filter", "all", "exists", "exists_one", "reduce", "min"})
 
 
 def _macro_parts(child: lark.Tree) -> tuple[str | None, lark.Tree]:
@@ -496,6 +497,38 @@ class _BudgetedEvaluator(Evaluator):
             error.__cause__ = exc
             return error
 
+    def method_eval(self, target: Any, method_ident: Any, exprlist: Any = None) -> Any:
+        """cel-python's method call (``target.method(args)``), minus its runtime casts."""
+        try:
+            function = self.activation.resolve_function(method_ident.value)
+        except KeyError as exc:
+            message = f"undeclared reference to {method_ident.value!r} (in activation '{self.activation}')"
+            error = CELEvalError(message, exc.__class__, exc.args, token=method_ident)
+            error.__cause__ = exc
+            return error
+        if isinstance(target, CELEvalError):
+            return target
+        if isinstance(exprlist, CELEvalError):
+            return exprlist
+        try:
+            return function(target, *(exprlist or []))
+        except ValueError as exc:
+            error = CELEvalError("return error for overflow", exc.__class__, exc.args, token=method_ident)
+            error.__cause__ = exc
+            return error
+        except (TypeError, AttributeError) as exc:
+            error = CELEvalError("no such overload", exc.__class__, exc.args, token=method_ident)
+            error.__cause__ = exc
+            return error
+
+    def exprlist(self, tree: lark.Tree) -> Any:
+        """Arguments or list items: the first error, else a list (cel-python's, minus a cast)."""
+        values: list[Any] = self.visit_children(tree)
+        for value in values:
+            if isinstance(value, CELEvalError):
+                return value
+        return ct.ListType(values)
+
     def ident_value(self, name: str, root_scope: bool = False) -> Any:
         """cel-python's name resolution without its runtime ``cast(Union[...])``, which costs a
         typing-cache lookup (hashing a large Union) on every identifier read. Outside a package
@@ -535,7 +568,11 @@ class _BudgetedEvaluator(Evaluator):
     def member_dot_arg(self, tree: lark.Tree) -> Any:
         method = tree.children[1]
         if str(method) not in ("exists", "all"):
-            return super().member_dot_arg(tree)
+            if str(method) in _CELPY_MACROS:
+                return super().member_dot_arg(tree)
+            # A method call, as cel-python makes it minus a runtime cast(Tuple[...]) subscript.
+            values: list[Any] = self.visit_children(tree)
+            return self.method_eval(*values)
         deciding = str(method) == "exists"
         items = self.visit(tree.children[0])
         if isinstance(items, CELEvalError):

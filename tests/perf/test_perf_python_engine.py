@@ -48,6 +48,12 @@ CASES: list[tuple[str, Any]] = [
     ('int("x")', CelEvalError),
     ("size([1 / 0])", CelEvalError),
     ('size("abc") + int("7")', 10),
+    ('"abc".startsWith("a") && "abc".size() == 3 && [1, 2].size() == 2', True),
+    ('timestamp("2026-01-01T10:00:00Z").getHours() + duration("90s").getSeconds()', 100),
+    ('"abc".startsWith(1)', CelEvalError),
+    ("args.missing.size()", CelEvalError),
+    ('"abc".startsWith(args.missing)', CelEvalError),
+    ("[1, 1 / 0].size()", CelEvalError),
     ("args.missing == 1", CelEvalError),
 ]
 
