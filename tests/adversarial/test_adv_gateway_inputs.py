@@ -216,3 +216,28 @@ def test_a_message_expression_quoting_a_secret_is_redacted_in_the_log(tmp_path: 
         "fetching https://x.example/?k=[REDACTED:aws-access-key]\ufffd is not allowed"
     )
     assert_log_intact(rig.log, 1)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_any_tool_output_is_reviewed_audited_and_verifies(engine: str) -> None:
+    """The other attacker-fed input: what a tool returns (a web page, a file) of any shape."""
+    with tempfile.TemporaryDirectory() as scratch:
+        rig = GatewayRig(policy_for(engine), Path(scratch) / "audit.jsonl")
+        calls = 0
+
+        @fuzz_settings(40)
+        @given(tool=st.sampled_from(TOOL_NAMES), output=hostile_arguments)
+        def one(tool: str, output: Any) -> None:
+            nonlocal calls
+            rig.outputs[tool] = output
+            result = anyio.run(rig.call, tool, {"path": "x", "url": "https://example.com", "command": "ls"})
+            calls += 1
+            assert isinstance(result, ToolResult)
+            text = result.text
+            assert "AKIAIOSFODNN7EXAMPLE" not in text, "a known secret reached the model"
+
+        try:
+            one()
+        finally:
+            rig.close()
+        assert_log_intact(rig.log, calls)
