@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import queue
 import threading
 import time
 import uuid
@@ -47,6 +48,20 @@ _READ_CHUNK: Final = 8 << 20
 WRITER_FIELDS: Final = frozenset({"v", "log_id", "seq", "ts", "kind", "prev", "hash"})
 #: Kinds only the writer emits; the verifier gives them meaning, so callers may not forge them.
 WRITER_KINDS: Final = frozenset({"segment_start", "checkpoint", "recovery"})
+
+
+class _Signal:
+    """A flusher message that is not a group commit."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+_WAKE: Final = _Signal("wake")  # a deadline may have moved: recompute
+_STOP: Final = _Signal("stop")  # close(): leave after the commits queued before it
+_FlusherMessage = tuple[int, int] | _Signal
 
 
 class AuditError(Exception):
@@ -130,7 +145,12 @@ class AuditWriter:
         self._key_id = key_id(signing_key.public_key()) if signing_key is not None else None
         self._clock = _UtcClock()
         self._mutex = threading.Lock()
-        self._wake = threading.Condition(self._mutex)
+        # The flusher never takes _mutex on the hot path: the appender hands it group commits
+        # through a queue, and the few fields both threads write are guarded by _sync_state, held
+        # for a few bytecodes only. (Waking a thread blocked on the appender's lock on every
+        # batch cost more CPU than the fsync itself.)
+        self._sync_state = threading.Lock()
+        self._jobs: queue.SimpleQueue[_FlusherMessage] = queue.SimpleQueue()
         self._failure: str | None = None
         self._failure_reported = False  # a background fsync failure must surface at least once
         self._closed = False
@@ -151,10 +171,10 @@ class AuditWriter:
         self._last_line = b""  # with its newline
         # Group commit: lines written and lines known durable, counted by this writer.
         self._written = 0
-        self._synced = 0
-        self._unsynced_since = 0.0
-        self._sync_requested = False
-        self._pending_anchor: tuple[bytes, int] | None = None
+        self._synced = 0  # raised under _sync_state, read without it (an int read is atomic)
+        self._unsynced_since = 0.0  # when the oldest line no group commit covers was written
+        self._sync_requested = False  # a group commit is queued or running in the flusher
+        self._pending_anchor: tuple[bytes, int] | None = None  # under _sync_state
         self._lock_fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o644)
         self._flusher: threading.Thread | None = None
 
@@ -282,12 +302,12 @@ class AuditWriter:
         Raises :class:`AuditWriteError` if a background fsync failed and no append has reported
         it yet: records acknowledged as not yet durable may be lost, and the caller must know.
         """
-        with self._wake:
+        with self._mutex:
             if self._closed:
                 return
             self._closed = True
-            self._wake.notify_all()
         if self._flusher is not None:
+            self._jobs.put(_STOP)  # after every queued group commit
             self._flusher.join()
         try:
             if self._failure is None:
@@ -633,7 +653,7 @@ class AuditWriter:
             self._checkpoint_locked("interval")
         # Checkpoints by time are the flusher's job: it sleeps until the deadline.
         if self._since_checkpoint == 1 and settings.checkpoint_seconds is not None:
-            self._wake.notify()  # start the checkpoint clock in the flusher
+            self._jobs.put(_WAKE)  # start the checkpoint clock in the flusher
         if settings.fsync == "always":
             self._sync_if_due(force=True)
         elif settings.fsync == "batch":
@@ -644,12 +664,9 @@ class AuditWriter:
                 pending >= settings.batch_records
                 or time.monotonic() - self._unsynced_since >= settings.batch_ms / 1000
             ):
-                # Once per batch: while the flusher's fsync runs, later appends must not pay for
-                # notifying it again.
-                self._sync_requested = True
-                self._wake.notify()
+                self._request_sync()  # once per batch; later appends leave the flusher alone
             elif pending == 1:
-                self._wake.notify()  # start the batch_ms clock in the flusher
+                self._jobs.put(_WAKE)  # start the batch_ms clock in the flusher
 
     def _sync_if_due(self, *, force: bool) -> None:
         """fsync inline (the locks are held) when forced or when the batch bound is reached; then
@@ -668,10 +685,21 @@ class AuditWriter:
                 os.fsync(self._fd)
             except OSError as error:
                 raise self._fail(f"{self._path}: fsync failed: {error}") from None
-            self._synced = max(self._synced, covered)
-        anchor = self._take_covered_anchor()
+            with self._sync_state:
+                self._synced = max(self._synced, covered)
+        with self._sync_state:
+            anchor = self._take_covered_anchor()
         if anchor is not None:
             self._export_anchor(anchor)
+
+    def _request_sync(self) -> None:
+        """Hand the flusher a group commit of every line written so far (thread lock held).
+
+        The duplicate descriptor stays valid when a rotation closes ours meanwhile.
+        """
+        self._sync_requested = True
+        self._unsynced_since = time.monotonic()  # the clock of the lines this commit misses
+        self._jobs.put((self._written, os.dup(self._fd)))
 
     def _checkpoint_locked(self, reason: str) -> AppendReceipt:
         last_seq = self._next_seq - 1
@@ -702,16 +730,19 @@ class AuditWriter:
             # The anchor must never be durable ahead of the checkpoint it copies, or a power cut
             # would make an honest log look truncated: it is exported once an fsync covers the
             # checkpoint (in batch mode by the flusher, off the append path).
-            self._pending_anchor = (self._last_line[:-1], self._written)
+            with self._sync_state:
+                self._pending_anchor = (self._last_line[:-1], self._written)
             if self._settings.fsync == "batch":
-                self._sync_requested = True
-                self._wake.notify()
+                if not self._sync_requested:
+                    self._request_sync()
+                # else the running commit may miss the checkpoint: the next one, due within
+                # batch_ms, covers it.
             else:
                 self._sync_if_due(force=True)
         return receipt
 
     def _take_covered_anchor(self) -> bytes | None:
-        """The pending anchor line once an fsync covers it (thread lock held)."""
+        """The pending anchor line once an fsync covers it (``_sync_state`` held)."""
         pending = self._pending_anchor
         if pending is None or (self._settings.fsync != "off" and self._synced < pending[1]):
             return None
@@ -768,59 +799,93 @@ class AuditWriter:
     def _flush_loop(self) -> None:
         """Owned by the writer and joined by :meth:`close`: group-commit fsyncs and timed checkpoints.
 
-        The fsync runs on a duplicate descriptor outside both locks, so appends continue while the
-        disk works; lines written meanwhile wait for the next fsync.
+        Group commits arrive from the appender as (lines covered, duplicate descriptor) and are
+        fsynced outside every lock, so appends continue while the disk works. The flusher takes
+        the appender's lock only when a deadline passes with nobody appending: to start a group
+        commit of the last lines, or to write a checkpoint by time.
         """
-        settings = self._settings
+        jobs = self._jobs
         while True:
-            with self._wake:
-                if self._closed or self._failure is not None:
+            wait = self._flusher_wait()
+            try:
+                message = jobs.get() if wait is None else jobs.get(timeout=max(wait, 0.0))
+            except queue.Empty:
+                message = _WAKE
+            if isinstance(message, _Signal):
+                if message is _STOP or not self._on_deadline():
                     return
-                now = time.monotonic()
-                sync_at = checkpoint_at = None
-                if settings.fsync == "batch" and self._written > self._synced:
-                    sync_at = now if self._sync_requested else self._unsynced_since + settings.batch_ms / 1000
-                if settings.checkpoint_seconds is not None and self._since_checkpoint:
-                    checkpoint_at = self._last_checkpoint_at + settings.checkpoint_seconds
-                deadlines = [t for t in (sync_at, checkpoint_at) if t is not None]
-                if not deadlines or min(deadlines) > now:
-                    self._wake.wait(min(deadlines) - now if deadlines else None)
-                    continue
-                if sync_at is not None and sync_at <= now:
-                    self._sync_requested = False
-                    covered, fd = self._written, os.dup(self._fd)
-                else:
-                    covered, fd = -1, -1
-            if fd >= 0:
+                continue
+            covered, fd = message
+            try:
+                os.fsync(fd)
+            except OSError as error:
+                self._failure = self._failure or f"{self._path}: fsync failed: {error}"
+                return
+            finally:
+                os.close(fd)
+            with self._sync_state:
+                self._synced = max(self._synced, covered)
+                self._sync_requested = False
+                anchor = self._take_covered_anchor()
+            if anchor is not None:
                 try:
-                    os.fsync(fd)
+                    self._export_anchor(anchor)
                 except OSError as error:
-                    with self._wake:
-                        self._failure = self._failure or f"{self._path}: fsync failed: {error}"
+                    self._failure = self._failure or f"cannot export the anchor: {error}"
                     return
-                finally:
-                    os.close(fd)
-                with self._wake:
-                    self._synced = max(self._synced, covered)
-                    if self._written > self._synced:
-                        self._unsynced_since = time.monotonic()
-                    anchor = self._take_covered_anchor()
-                if anchor is not None:
-                    try:
-                        self._export_anchor(anchor)
-                    except OSError as error:
-                        with self._wake:
-                            self._failure = self._failure or f"cannot export the anchor: {error}"
-                        return
-            if checkpoint_at is not None and checkpoint_at <= time.monotonic():
+
+    def _flusher_wait(self) -> float | None:
+        """Seconds until the flusher's next deadline (``None``: none). Reads without locks: a stale
+        value only moves a deadline, and every change that adds one also queues a wake-up."""
+        settings = self._settings
+        deadlines = []
+        if settings.fsync == "batch" and self._written > self._synced and not self._sync_requested:
+            deadlines.append(self._unsynced_since + settings.batch_ms / 1000)
+        if settings.checkpoint_seconds is not None and self._since_checkpoint:
+            deadlines.append(self._last_checkpoint_at + settings.checkpoint_seconds)
+        return min(deadlines) - time.monotonic() if deadlines else None
+
+    def _on_deadline(self) -> bool:
+        """Start an overdue group commit or write a timed checkpoint; ``False`` ends the flusher."""
+        settings = self._settings
+        now = time.monotonic()
+        with self._mutex:
+            if self._closed or self._failure is not None:
+                return False
+            if (
+                settings.fsync == "batch"
+                and not self._sync_requested
+                and self._written > self._synced
+                and now - self._unsynced_since >= settings.batch_ms / 1000
+            ):
                 try:
-                    with self._locked():
-                        if self._since_checkpoint:
-                            self._checkpoint_locked("interval")
-                except AuditError:
-                    return  # the failure is recorded; the next append reports it
+                    self._request_sync()
+                except OSError as error:
+                    self._failure = self._failure or f"{self._path}: cannot duplicate for fsync: {error}"
+                    return False
+        checkpoint_seconds = settings.checkpoint_seconds
+        if (
+            checkpoint_seconds is not None
+            and self._since_checkpoint
+            and now >= self._last_checkpoint_at + checkpoint_seconds
+        ):
+            try:
+                with self._locked():
+                    if self._since_checkpoint:
+                        self._checkpoint_locked("interval")
+            except AuditError:
+                return False  # the failure is recorded; the next append reports it
+        return True
 
     def _release_files(self) -> None:
+        while True:  # group commits a failed flusher left behind hold descriptors
+            try:
+                message = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(message, tuple):
+                with suppress(OSError):
+                    os.close(message[1])
         for fd in (self._fd, self._lock_fd):
             if fd >= 0:
                 with suppress(OSError):

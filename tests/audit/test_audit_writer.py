@@ -82,9 +82,10 @@ def test_fsync_modes_report_durability_in_the_receipt(tmp_path: Path, mode: Any)
     with AuditWriter.open(tmp_path / "a.jsonl", fsync=mode, batch_records=3, batch_ms=10_000) as writer:
         receipts = [writer.append("tool_result", {"i": i}) for i in range(3)]
     durable = [r.durable for r in receipts]
-    # batch: the third record reaches the bound and wakes the background fsync; none waits for it.
-    expected = {"always": [True] * 3, "batch": [False] * 3, "off": [False] * 3}
-    assert durable == expected[mode]
+    # batch: the third record reaches the bound and hands the background fsync its group commit;
+    # none waits for it (the third may only read True if that fsync already finished meanwhile).
+    expected = {"always": [True] * 3, "batch": [False] * 2, "off": [False] * 3}
+    assert durable[: len(expected[mode])] == expected[mode]
 
 
 def test_batch_mode_syncs_within_its_time_bound_even_when_appends_stop(
