@@ -415,6 +415,29 @@ def _json_safe(value: Any) -> Any:
     return str(value)
 
 
+def _utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def _strings_size(value: Any, limit: int) -> int:
+    """UTF-8 bytes of the strings inside a JSON value, counted until ``limit`` is passed."""
+    total = 0
+    stack = [value]
+    while stack and total <= limit:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += _utf8_size(item)
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return total
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):g} MiB"
+
+
 def _now(event_now: datetime.datetime | None) -> datetime.datetime:
     return event_now if event_now is not None else datetime.datetime.now(datetime.UTC)
 
@@ -477,13 +500,21 @@ def _internal(exc: BaseException, where: str) -> str:
 # --- the decisions --------------------------------------------------------------------------------
 
 
+#: The most tool output post-execute scans (UTF-8 bytes of the text, or of the strings in the value,
+#: whichever is larger). Scanning is linear, but a tool can return gigabytes: a larger output is
+#: withheld (block, with a message saying why) rather than scanned for as long as it takes.
+DEFAULT_MAX_SCAN_BYTES = 1 << 20
+
+
 class Decider:
-    """Decides events against one immutable :class:`CompiledPolicy`."""
+    """Decides events against one immutable :class:`CompiledPolicy`; ``max_scan_bytes`` caps what
+    post-execute reviews (see :data:`DEFAULT_MAX_SCAN_BYTES`)."""
 
-    __slots__ = ("_argument_redactions", "_recent", "_recent_lock", "policy")
+    __slots__ = ("_argument_redactions", "_max_scan_bytes", "_recent", "_recent_lock", "policy")
 
-    def __init__(self, policy: CompiledPolicy) -> None:
+    def __init__(self, policy: CompiledPolicy, *, max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES) -> None:
         self.policy = policy
+        self._max_scan_bytes = max_scan_bytes
         self._recent: dict[int, tuple[ToolCallEvent, _EventScope]] = {}
         self._recent_lock = threading.Lock()
         # Everything a post-execute rule could redact plus every shipped detector, whatever the
@@ -559,6 +590,9 @@ class Decider:
         """``tools/post-execute``: block if any enforced rule blocks; else redact text and value with
         every matching redaction rule (pack order) and append contexts."""
         try:
+            oversized = self._oversized(event)
+            if oversized is not None:
+                return ResultVerdict("block", (), oversized)
             return self._review(event)
         except Exception as exc:
             message = _internal(exc, "post-execute")
@@ -619,6 +653,19 @@ class Decider:
             verb = "allows" if default == "deny" else "decides"
             message = f'no policy rule {verb} tool "{event.tool}" (defaults.decision: {default})'
         return ToolCallVerdict(default, (), message, shadow, trace)
+
+    def _oversized(self, event: ToolResultEvent) -> str | None:
+        """Why the output is too large to review, when it is and a post-execute rule applies."""
+        if not self.policy.stages["post-execute"].select(event.call.tool).rules:
+            return None
+        limit = self._max_scan_bytes
+        size = max(_utf8_size(event.text), _strings_size(event.value, limit))
+        if size <= limit:
+            return None
+        return (
+            f"tool output withheld by policy: more than {_mib(limit)} ({size:,}+ bytes) is too large "
+            "to check for secrets and injected instructions"
+        )
 
     def _review(self, event: ToolResultEvent) -> ResultVerdict:
         run = self._run_tool_stage("post-execute", event.call, event)
@@ -719,8 +766,8 @@ class Policy:
     :class:`Decider` over the policy currently in force (see ``reload.ReloadingPolicy`` for one
     that follows edits to its pack files)."""
 
-    def __init__(self, compiled: CompiledPolicy) -> None:
-        self._decider = Decider(compiled)
+    def __init__(self, compiled: CompiledPolicy, *, max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES) -> None:
+        self._decider = Decider(compiled, max_scan_bytes=max_scan_bytes)
 
     @classmethod
     def load(
@@ -731,10 +778,12 @@ class Policy:
         engine: CelEngine | str = "auto",
         shadow: bool = False,
         param_origins: Mapping[str, ParamOrigin] | None = None,
+        max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
     ) -> Policy | LoadFailure:
-        """Load, validate and compile packs; a :class:`LoadFailure` holds every error."""
+        """Load, validate and compile packs; a :class:`LoadFailure` holds every error.
+        ``max_scan_bytes`` caps the tool output post-execute reviews (larger is withheld)."""
         built = build_policy(paths, params=params, engine=engine, shadow=shadow, param_origins=param_origins)
-        return built if isinstance(built, LoadFailure) else cls(built)
+        return built if isinstance(built, LoadFailure) else cls(built, max_scan_bytes=max_scan_bytes)
 
     def current(self) -> Decider:
         """The decider for the policy in force now."""

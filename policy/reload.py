@@ -27,7 +27,7 @@ import structlog
 from .cel.engine import CelEngine
 from .compile import CompiledPolicy, ParamOrigin
 from .config import policy_sources
-from .decide import Decider, LoadFailure, Policy, build_policy
+from .decide import DEFAULT_MAX_SCAN_BYTES, Decider, LoadFailure, Policy, build_policy
 from .errors import PolicyError
 
 _log = structlog.get_logger("dsh_policy.policy.reload")
@@ -93,8 +93,10 @@ class ReloadingPolicy(Policy):
         on_loaded: Callable[[CompiledPolicy], Any] | None = None,
         on_reload_failed: Callable[[tuple[PolicyError, ...]], Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
     ) -> None:
-        super().__init__(initial)
+        super().__init__(initial, max_scan_bytes=max_scan_bytes)
+        self._max_scan_bytes = max_scan_bytes
         self._build = build
         self._watched = watched
         self._interval = interval
@@ -121,6 +123,7 @@ class ReloadingPolicy(Policy):
         on_loaded: Callable[[CompiledPolicy], Any] | None = None,
         on_reload_failed: Callable[[tuple[PolicyError, ...]], Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
     ) -> ReloadingPolicy | LoadFailure:
         """Load packs (and optionally a deployment file, which is watched too and re-read on
         change, so its pack list and params can change) and follow their edits."""
@@ -155,6 +158,7 @@ class ReloadingPolicy(Policy):
             on_loaded=on_loaded,
             on_reload_failed=on_reload_failed,
             clock=clock,
+            max_scan_bytes=max_scan_bytes,
         )
 
     @classmethod
@@ -166,6 +170,7 @@ class ReloadingPolicy(Policy):
         engine: CelEngine | str = "auto",
         shadow: bool = False,
         param_origins: Mapping[str, ParamOrigin] | None = None,
+        max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
     ) -> ReloadingPolicy | LoadFailure:
         """:meth:`Policy.load`, watching the packs (see :meth:`load_watching` for callbacks)."""
         return cls.load_watching(
@@ -174,6 +179,7 @@ class ReloadingPolicy(Policy):
             param_origins=param_origins,
             engine=engine,
             shadow=shadow,
+            max_scan_bytes=max_scan_bytes,
         )
 
     def current(self) -> Decider:
@@ -213,7 +219,7 @@ class ReloadingPolicy(Policy):
         self._states = snapshot(self._watched(), states)
         self._failed_content = None
         previous = self._decider.policy.digest
-        self._decider = Decider(built)
+        self._decider = Decider(built, max_scan_bytes=self._max_scan_bytes)
         _log.info("policy reloaded", previous=previous, digest=built.digest)
         self._notify(self._on_loaded, built)
         return True
