@@ -334,3 +334,52 @@ def test_a_background_fsync_failure_surfaces_on_the_next_append_or_at_close(
     with pytest.raises(AuditWriteError, match="failed earlier"):
         other.append("tool_result", {"i": 2})
     other.close()  # already reported: closing quietly releases the files
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+def test_group_commits_handed_to_the_flusher_leave_no_descriptor_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each group commit carries a duplicate descriptor: it is closed after its fsync, whether that
+    succeeded or failed, and nothing is left open once the writer is closed."""
+    before = _open_descriptors()
+    path = tmp_path / "a.jsonl"
+    with AuditWriter.open(path, fsync="batch", batch_records=2, batch_ms=1, checkpoint_every=7) as writer:
+        for index in range(300):
+            writer.append("tool_result", {"i": index})
+    assert _open_descriptors() == before
+    assert verify_log([path]).intact
+
+    def failing_fsync(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    writer = AuditWriter.open(tmp_path / "b.jsonl", fsync="batch", batch_records=1, checkpoint_every=None)
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(AuditWriteError):
+        for index in range(1000):  # some commits queue up behind the failing one
+            writer.append("tool_result", {"i": index})
+    writer.close()  # the append already reported the failure
+    assert _open_descriptors() == before
+
+
+def test_batch_mode_keeps_up_when_the_appender_never_pauses(tmp_path: Path) -> None:
+    """The appender, not the flusher's timer, starts group commits while appends keep coming: every
+    record is durable soon after the last append, and every checkpoint reached the anchor."""
+    path = tmp_path / "a.jsonl"
+    with AuditWriter.open(path, fsync="batch", batch_records=16, batch_ms=2, checkpoint_every=100) as writer:
+        receipts = [writer.append("tool_result", {"i": index}) for index in range(1000)]
+        deadline = time.monotonic() + 5
+        while writer._synced < writer._written and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert writer._synced == writer._written
+        assert writer._sync_requested is False
+    records = _records(path)
+    assert [r["seq"] for r in records] == list(range(len(records)))
+    assert receipts[-1].seq == records[-1]["seq"] - 1  # the last append cued the 10th checkpoint
+    anchor = orjson.loads(path.with_name("a.jsonl.anchor").read_bytes())
+    assert anchor == [r for r in records if r["kind"] == "checkpoint"][-1]
+    assert verify_log([path]).intact
