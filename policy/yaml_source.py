@@ -38,6 +38,23 @@ class SourceIssue:
     message: str
 
 
+_LONE_SURROGATE_MESSAGE = (
+    "string holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair): not Unicode text"
+)
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    # YAML's "\ud800" escape yields one; nothing downstream (digests, RE2, the audit log) can
+    # encode it, so it is a load error at its position rather than a crash later.
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def read_utf8(path: str | os.PathLike[str]) -> str | SourceIssue:
     """The text of a UTF-8 file with universal newlines (as ``Path.read_text`` gives it), or why
     it cannot be read: position 0:0 when the file cannot be opened at all, else the line and
@@ -221,6 +238,9 @@ class _Builder:
             self.issue(node, f"invalid value: {getattr(exc, 'problem', None) or exc}")
             return None
         if isinstance(value, str):
+            if _has_lone_surrogate(value):
+                self.issue(node, _LONE_SURROGATE_MESSAGE)
+                return None
             raw = self.text[node.start_mark.index : node.end_mark.index]
             self.source.scalars[path] = ScalarSpan(
                 node.start_mark.line + 1, node.start_mark.column + 1, node.style, raw, value
@@ -254,6 +274,9 @@ class _Builder:
                     key_node,
                     f"mapping key {key_node.value!r} is read as {type(key).__name__}; quote it",
                 )
+                continue
+            if _has_lone_surrogate(key):
+                self.issue(key_node, _LONE_SURROGATE_MESSAGE)
                 continue
             if key in first_seen:
                 self.issue(key_node, f"duplicate key {key!r} (first given on line {first_seen[key]})")

@@ -251,3 +251,21 @@ def test_a_variable_named_by_a_list_or_map_is_an_error_not_a_crash(
     loaded = Policy.load([path], engine=engine)
     assert isinstance(loaded, LoadFailure)
     assert_clean_errors(loaded.errors, path)
+
+
+def test_a_yaml_lone_surrogate_escape_is_a_positioned_error(scratch: Path) -> None:
+    """Was: YAML's "\\ud800" escape built a string nothing can encode, and the pack digest raised
+    TypeError out of ``Policy.load`` (and ``dsh-policy check`` crashed)."""
+    path = scratch / "surrogate.yaml"
+    path.write_text(
+        'apiVersion: dsh-policy/v1\nkind: RulePack\nmetadata: {name: s, version: "1"}\nspec:\n'
+        '  params:\n    x: "a\\ud800"\n    "\\udc00": 1\n  rules: []\n'
+    )
+    failure = Policy.load([path], engine="python")
+    assert isinstance(failure, LoadFailure)
+    for loaded in (list(failure.errors), load_cases(path)):
+        assert_clean_errors(loaded, path)
+        assert [(e.line, e.col) for e in loaded] == [(6, 8), (7, 5)]
+        assert all("lone surrogate" in e.message for e in loaded)
+    code, out = run_cli("check", str(path), "--format", "json")
+    assert code == 2 and json.loads(out)["errors"]
