@@ -218,19 +218,21 @@ def _types_in_domain(value: Any) -> bool:
         items: Any = value.values()
     elif kind is list or kind is tuple:
         items = value
-    elif kind is str or kind is int or kind is bool or value is None:
+    elif kind in _SCALAR_TYPES:
         return True
     elif isinstance(value, Mapping):
         items = value.values()
     else:
         return False
-    for item in items:
-        kind = type(item)
-        if kind is str or kind is int or kind is bool or item is None:
-            continue
-        if not _types_in_domain(item):
+    # Exact types: one set lookup per value (subclasses such as enums go the slow way and fail).
+    # A plain loop: all() over a generator measured twice as slow here.
+    for item in items:  # noqa: SIM110
+        if type(item) not in _SCALAR_TYPES and not _types_in_domain(item):
             return False
     return True
+
+
+_SCALAR_TYPES: Final = frozenset({str, int, bool, type(None)})
 
 
 def canonical_bytes_unchecked(value: Any) -> bytes:
