@@ -368,19 +368,25 @@ class _BudgetedEvaluator(Evaluator):
     def sub_evaluator(self, ast: lark.Tree) -> Evaluator:
         return _BudgetedEvaluator(ast, self.activation, self._counter)
 
-    # Comprehension bodies: cel-python deep-copies the whole activation (every name) for each
-    # element; a nested activation that holds only the loop variable and chains to the current
-    # one resolves the same names (the nearest binding wins) without the copy.
+    # Comprehension bodies: cel-python deep-copies the whole activation (every name) and builds
+    # an evaluator for each element; a nested activation that holds only the loop variable and
+    # chains to the current one resolves the same names (the nearest binding wins) without it.
+
+    def _element_evaluator(self, identifier: str, body: lark.Tree) -> tuple[Any, _BudgetedEvaluator]:
+        """One nested activation and evaluator for a whole comprehension: elements are
+        evaluated one after another, so each only rebinds the loop variable."""
+        nested = self.activation.nested_activation(vars={identifier: None})
+        return nested.identifiers[identifier], _BudgetedEvaluator(body, nested, self._counter)
 
     def build_macro_eval(self, child: lark.Tree) -> Callable[[Any], Any]:
         identifier, body = _macro_parts(child)
         if identifier is None:
             return super().build_macro_eval(child)
-        outer, counter = self.activation, self._counter
+        binding, evaluator = self._element_evaluator(identifier, body)
 
         def element(value: Any) -> Any:
-            nested = outer.nested_activation(vars={identifier: value})
-            return _BudgetedEvaluator(body, nested, counter).evaluate()
+            binding.value = value
+            return evaluator.evaluate()
 
         return element
 
@@ -388,12 +394,12 @@ class _BudgetedEvaluator(Evaluator):
         identifier, body = _macro_parts(child)
         if identifier is None:
             return super().build_ss_macro_eval(child)
-        outer, counter = self.activation, self._counter
+        binding, evaluator = self._element_evaluator(identifier, body)
 
         def element(value: Any) -> Any:
-            nested = outer.nested_activation(vars={identifier: value})
+            binding.value = value
             try:
-                return _BudgetedEvaluator(body, nested, counter).evaluate()
+                return evaluator.evaluate()
             except CELEvalError as error:
                 return error
 
