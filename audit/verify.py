@@ -402,10 +402,12 @@ class _ChainWalker:
                         canonical = dumps(record, option=_ORJSON_CANONICAL) == line
                     except encode_error:
                         canonical = False
-                    # In a canonical line the top-level "hash" member follows another member.
+                    # In a canonical line the top-level "hash" member follows another member. A
+                    # nested member with the same value found first leaves the real one in what
+                    # is hashed, which then cannot match (as in hash_of_line).
                     member = b'"hash":"' + stated.encode() + b'"'
-                    at = line.find(member)
-                    if canonical and at > 0 and line[at - 1] == 0x2C:
+                    at = line.find(member) if canonical else -1
+                    if at > 0 and line[at - 1] == 0x2C:
                         hasher = prefix.copy()
                         hasher.update(line[: at - 1])
                         hasher.update(line[at + len(member) :])

@@ -104,3 +104,20 @@ def test_the_prefilter_names_the_lines_that_hit() -> None:
     buffer = b'{"a":1}\n{"b":[2.5]}\n{"c":"x"}\n{"d":1e-07}\n{"e":1e+16}'
     assert _float_suspects(buffer) == {1, 3, 4}
     assert _float_suspects(b'{"ts":"2026-11-30T12:54:30.123456Z","n":-5}') == frozenset()
+
+
+def test_a_nested_hash_member_neither_fools_nor_derails_the_hash_check(
+    write_log: WriteLog, tmp_path: Path
+) -> None:
+    lines = _records_without_closing_checkpoint(write_log, 2)
+    for digest in ("0" * 64, "f" * 64):
+        lines.append(_forge_next(lines[-1], {"artifact": {"hash": digest}, "zz": {"hash": digest}}))
+    target = tmp_path / "nested.jsonl"
+    target.write_bytes(b"".join(lines))
+    assert verify_log([target]).intact
+    edited = lines[-1].replace(b'"artifact":{"hash":"ffff', b'"artifact":{"hash":"fffe', 1)
+    assert edited != lines[-1]
+    target.write_bytes(b"".join([*lines[:-1], edited]))
+    report = verify_log([target])
+    assert report.first_error is not None
+    assert (report.first_error.reason.value, report.first_error.line) == ("HASH_MISMATCH", len(lines))
