@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from os import PathLike
@@ -204,14 +205,20 @@ class _EventScope:
     expressions so an engine converts it once. Pack variables are evaluated lazily (only those an
     evaluated expression reads) and at most once, and cached per pack."""
 
-    __slots__ = ("_activations", "_builders", "_cache", "_held", "_policy", "_reads", "_var_errors", "_vars")
+    __slots__ = (
+        "_activations", "_builders", "_cache", "_deadline", "_held", "_policy", "_reads", "_seconds",
+        "_var_errors", "_vars",
+    )
 
     def __init__(
         self,
         policy: CompiledPolicy,
         builders: Mapping[str, Callable[[], Any]],
         reads: Mapping[int, frozenset[str]],
+        seconds: float,
     ) -> None:
+        self._seconds = seconds
+        self._deadline = time.monotonic() + seconds
         self._policy = policy
         self._builders = builders
         self._reads = reads
@@ -221,6 +228,18 @@ class _EventScope:
         # (pack_index, variables read) -> the shared activation; () = without ``vars``.
         self._activations: dict[tuple[int, tuple[str, ...]], EventActivation] = {}
         self._held: dict[int, frozenset[str]] = {}  # names in each pack's base activation, + vars
+
+    def start_clock(self) -> None:
+        """Give the stage about to run the event's time budget (each stage gets its own: a guard
+        may run long after pre-execute, once a person approved the call)."""
+        self._deadline = time.monotonic() + self._seconds
+
+    def _out_of_time(self) -> CelEvalError | None:
+        if time.monotonic() <= self._deadline:
+            return None
+        return CelEvalError(
+            f"the event's evaluation budget of {self._seconds:g} s ran out before this expression ran"
+        )
 
     def for_selection(self, reads: Mapping[int, frozenset[str]]) -> _EventScope:
         """The same event, now for another stage's rules (which may read other names)."""
@@ -278,7 +297,7 @@ class _EventScope:
             return False
         expr = self._policy.packs[pack_index].variables[name]
         # Dependencies come first in ``expr.variables``, so this never recurses deeply.
-        value = expr.program.evaluate(self.activation(expr, pack_index))
+        value = self._out_of_time() or expr.program.evaluate(self.activation(expr, pack_index))
         if isinstance(value, CelEvalError):
             self._var_errors[key] = value.message
             return False
@@ -295,7 +314,12 @@ class _EventScope:
         return f" ({'; '.join(failed)})" if failed else ""
 
     def evaluate(self, expr: CompiledExpr, pack_index: int) -> Any:
-        """Evaluate ``expr``; a :class:`CelEvalError` result names failing variables too."""
+        """Evaluate ``expr``; a :class:`CelEvalError` result names failing variables too. Once
+        the stage's time budget is spent, every later expression is that error (fails closed
+        where the rule says so), so N slow rules cost one budget, not N."""
+        late = self._out_of_time()
+        if late is not None:
+            return late
         result = expr.program.evaluate(self.activation(expr, pack_index))
         if isinstance(result, CelEvalError):
             return CelEvalError(result.message + self.variable_errors(expr, pack_index))
@@ -323,6 +347,7 @@ class _StageRun:
 
     def run(self, rules: Sequence[CompiledRule]) -> None:
         """Evaluate every rule, in order (all of them: the trace and shadow rules need it)."""
+        self.scope.start_clock()
         for rule in rules:
             self._one(rule)
 
@@ -500,6 +525,10 @@ def _internal(exc: BaseException, where: str) -> str:
 # --- the decisions --------------------------------------------------------------------------------
 
 
+#: Wall-clock seconds one stage of one event may spend evaluating its rules. Each engine also
+#: bounds a single expression; this bounds their sum, so many slow rules cannot add up.
+DEFAULT_EVENT_SECONDS = 2.0
+
 #: The most tool output post-execute scans (UTF-8 bytes of the text, or of the strings in the value,
 #: whichever is larger). Scanning is linear, but a tool can return gigabytes: a larger output is
 #: withheld (block, with a message saying why) rather than scanned for as long as it takes.
@@ -508,13 +537,23 @@ DEFAULT_MAX_SCAN_BYTES = 1 << 20
 
 class Decider:
     """Decides events against one immutable :class:`CompiledPolicy`; ``max_scan_bytes`` caps what
-    post-execute reviews (see :data:`DEFAULT_MAX_SCAN_BYTES`)."""
+    post-execute reviews, ``event_seconds`` the time one stage of one event may spend evaluating
+    (see :data:`DEFAULT_MAX_SCAN_BYTES`, :data:`DEFAULT_EVENT_SECONDS`)."""
 
-    __slots__ = ("_argument_redactions", "_max_scan_bytes", "_recent", "_recent_lock", "policy")
+    __slots__ = (
+        "_argument_redactions", "_event_seconds", "_max_scan_bytes", "_recent", "_recent_lock", "policy"
+    )
 
-    def __init__(self, policy: CompiledPolicy, *, max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES) -> None:
+    def __init__(
+        self,
+        policy: CompiledPolicy,
+        *,
+        max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
+        event_seconds: float = DEFAULT_EVENT_SECONDS,
+    ) -> None:
         self.policy = policy
         self._max_scan_bytes = max_scan_bytes
+        self._event_seconds = event_seconds
         self._recent: dict[int, tuple[ToolCallEvent, _EventScope]] = {}
         self._recent_lock = threading.Lock()
         # Everything a post-execute rule could redact plus every shipped detector, whatever the
@@ -528,7 +567,9 @@ class Decider:
         """``agent/pre-step``: reject if any enforced rule rejects, else enter with contexts."""
         try:
             selection = self.policy.stages["pre-step"].select_all()
-            run = _StageRun(_EventScope(self.policy, _step_builders(event), selection.reads), "step")
+            run = _StageRun(_EventScope(
+                self.policy, _step_builders(event), selection.reads, self._event_seconds
+            ), "step")
             run.run(selection.rules)
             rejects = run.with_effect("reject")
             if rejects:
@@ -619,7 +660,7 @@ class Decider:
         if result is None:
             scope = self._call_scope(event, selection.reads)
         else:
-            scope = _EventScope(self.policy, _result_builders(result), selection.reads)
+            scope = _EventScope(self.policy, _result_builders(result), selection.reads, self._event_seconds)
         run = _StageRun(scope, f'tool "{event.tool}"')
         run.run(selection.rules)
         return run
@@ -634,7 +675,7 @@ class Decider:
             entry = self._recent.get(key)
             if entry is not None and entry[0] is event:
                 return entry[1].for_selection(reads)
-            scope = _EventScope(self.policy, _call_builders(event), reads)
+            scope = _EventScope(self.policy, _call_builders(event), reads, self._event_seconds)
             if len(self._recent) >= _RECENT_CALLS:
                 del self._recent[next(iter(self._recent))]
             self._recent[key] = (event, scope)  # holding the event keeps its id from being reused
@@ -766,8 +807,14 @@ class Policy:
     :class:`Decider` over the policy currently in force (see ``reload.ReloadingPolicy`` for one
     that follows edits to its pack files)."""
 
-    def __init__(self, compiled: CompiledPolicy, *, max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES) -> None:
-        self._decider = Decider(compiled, max_scan_bytes=max_scan_bytes)
+    def __init__(
+        self,
+        compiled: CompiledPolicy,
+        *,
+        max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
+        event_seconds: float = DEFAULT_EVENT_SECONDS,
+    ) -> None:
+        self._decider = Decider(compiled, max_scan_bytes=max_scan_bytes, event_seconds=event_seconds)
 
     @classmethod
     def load(
@@ -779,11 +826,15 @@ class Policy:
         shadow: bool = False,
         param_origins: Mapping[str, ParamOrigin] | None = None,
         max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
+        event_seconds: float = DEFAULT_EVENT_SECONDS,
     ) -> Policy | LoadFailure:
         """Load, validate and compile packs; a :class:`LoadFailure` holds every error.
-        ``max_scan_bytes`` caps the tool output post-execute reviews (larger is withheld)."""
+        ``max_scan_bytes`` caps the tool output post-execute reviews (larger is withheld);
+        ``event_seconds`` the evaluation time of one stage of one event (later rules fail closed)."""
         built = build_policy(paths, params=params, engine=engine, shadow=shadow, param_origins=param_origins)
-        return built if isinstance(built, LoadFailure) else cls(built, max_scan_bytes=max_scan_bytes)
+        if isinstance(built, LoadFailure):
+            return built
+        return cls(built, max_scan_bytes=max_scan_bytes, event_seconds=event_seconds)
 
     def current(self) -> Decider:
         """The decider for the policy in force now."""

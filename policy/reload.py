@@ -27,7 +27,7 @@ import structlog
 from .cel.engine import CelEngine
 from .compile import CompiledPolicy, ParamOrigin
 from .config import policy_sources
-from .decide import DEFAULT_MAX_SCAN_BYTES, Decider, LoadFailure, Policy, build_policy
+from .decide import DEFAULT_EVENT_SECONDS, DEFAULT_MAX_SCAN_BYTES, Decider, LoadFailure, Policy, build_policy
 from .errors import PolicyError
 
 _log = structlog.get_logger("dsh_policy.policy.reload")
@@ -94,9 +94,11 @@ class ReloadingPolicy(Policy):
         on_reload_failed: Callable[[tuple[PolicyError, ...]], Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
         max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
+        event_seconds: float = DEFAULT_EVENT_SECONDS,
     ) -> None:
-        super().__init__(initial, max_scan_bytes=max_scan_bytes)
+        super().__init__(initial, max_scan_bytes=max_scan_bytes, event_seconds=event_seconds)
         self._max_scan_bytes = max_scan_bytes
+        self._event_seconds = event_seconds
         self._build = build
         self._watched = watched
         self._interval = interval
@@ -124,6 +126,7 @@ class ReloadingPolicy(Policy):
         on_reload_failed: Callable[[tuple[PolicyError, ...]], Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
         max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
+        event_seconds: float = DEFAULT_EVENT_SECONDS,
     ) -> ReloadingPolicy | LoadFailure:
         """Load packs (and optionally a deployment file, which is watched too and re-read on
         change, so its pack list and params can change) and follow their edits."""
@@ -159,6 +162,7 @@ class ReloadingPolicy(Policy):
             on_reload_failed=on_reload_failed,
             clock=clock,
             max_scan_bytes=max_scan_bytes,
+            event_seconds=event_seconds,
         )
 
     @classmethod
@@ -171,6 +175,7 @@ class ReloadingPolicy(Policy):
         shadow: bool = False,
         param_origins: Mapping[str, ParamOrigin] | None = None,
         max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
+        event_seconds: float = DEFAULT_EVENT_SECONDS,
     ) -> ReloadingPolicy | LoadFailure:
         """:meth:`Policy.load`, watching the packs (see :meth:`load_watching` for callbacks)."""
         return cls.load_watching(
@@ -180,6 +185,7 @@ class ReloadingPolicy(Policy):
             engine=engine,
             shadow=shadow,
             max_scan_bytes=max_scan_bytes,
+            event_seconds=event_seconds,
         )
 
     def current(self) -> Decider:
@@ -219,7 +225,9 @@ class ReloadingPolicy(Policy):
         self._states = snapshot(self._watched(), states)
         self._failed_content = None
         previous = self._decider.policy.digest
-        self._decider = Decider(built, max_scan_bytes=self._max_scan_bytes)
+        self._decider = Decider(
+            built, max_scan_bytes=self._max_scan_bytes, event_seconds=self._event_seconds
+        )
         _log.info("policy reloaded", previous=previous, digest=built.digest)
         self._notify(self._on_loaded, built)
         return True
