@@ -351,7 +351,9 @@ def _hash_place(keys: tuple[str, ...]) -> tuple[bytes, bool]:
     the second serialization answers by overwriting it, as it always did).
     """
     after = [key for key in keys if key > "hash"]
-    if not after or "hash" in keys:
+    if not after or "hash" in keys or any(type(key) is not str for key in keys):
+        # (orjson already refuses str subclasses as keys; were one to get here, its comparisons,
+        # which it may override, must not decide where "hash" goes.)
         place = (b"", False)
     else:
         place = (b"," + orjson.dumps(min(after)) + b":", all(key > "hash" for key in keys))

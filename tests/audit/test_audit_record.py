@@ -178,3 +178,18 @@ def test_the_spliced_hash_member_lands_where_jcs_puts_it(record: dict[str, Any])
         == canonical_bytes({**record, "hash": sealed.hash})
         == rfc8785.dumps({**record, "hash": sealed.hash})
     )
+
+
+def test_a_key_that_lies_about_its_order_never_reaches_the_hash_splice() -> None:
+    class Liar(str):
+        def __gt__(self, other: object) -> bool:
+            return False
+
+        def __lt__(self, other: object) -> bool:
+            return True
+
+        __hash__ = str.__hash__
+
+    record: dict[str, Any] = {Liar("zz"): 1, "a": 2, "kind": "x"}
+    with pytest.raises(OutsideDomainError, match="not a string"):
+        seal_record(record)
