@@ -503,6 +503,38 @@ class _BudgetedEvaluator(Evaluator):
             error.__cause__ = exc
             return error
 
+    def member_dot(self, tree: lark.Tree) -> Any:
+        """``m.f`` on a map (what rules read: ``args.path``) as cel-python evaluates it, without
+        its chain of type checks; names, messages and packages go through cel-python's method."""
+        member_tree: Any = tree.children[0]
+        name_token: Any = tree.children[1]
+        member = self.visit(member_tree)
+        if type(member) is not ct.MapType:
+            return self._member_dot_other(tree, member, name_token)
+        try:
+            return member[name_token.value]
+        except KeyError:
+            return CELEvalError(f"no such member in mapping: {name_token.value!r}", KeyError, None, tree=tree)
+
+    def _member_dot_other(self, tree: lark.Tree, member: Any, name_token: Any) -> Any:
+        """cel-python's ``member_dot`` for an already evaluated ``member`` that is not a plain map."""
+        name = name_token.value
+        if isinstance(member, CELEvalError):
+            return member
+        if isinstance(member, NameContainer):
+            if name in member:
+                return member[name].value
+            return CELEvalError(f"No {name!r} in bindings {sorted(member.keys())}", KeyError, None, tree=tree)
+        if isinstance(member, ct.MessageType):
+            return member.get(name)
+        if isinstance(member, ct.MapType):
+            try:
+                return member[name]
+            except KeyError:
+                return CELEvalError(f"no such member in mapping: {name!r}", KeyError, None, tree=tree)
+        message = f"{member!r} with type: '{type(member)}' does not support field selection"
+        return CELEvalError(message, TypeError, None, tree=tree)
+
     def method_eval(self, target: Any, method_ident: Any, exprlist: Any = None) -> Any:
         """cel-python's method call (``target.method(args)``), minus its runtime casts."""
         try:

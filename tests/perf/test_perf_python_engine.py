@@ -60,6 +60,8 @@ CASES: list[tuple[str, Any]] = [
     ('"abc".startsWith(args.missing)', CelEvalError),
     ("[1, 1 / 0].size()", CelEvalError),
     ("args.missing == 1", CelEvalError),
+    ("args.n.field", CelEvalError),
+    ("m.a.b == 'c' && has(m.a) && !has(m.b)", True),
 ]
 
 
