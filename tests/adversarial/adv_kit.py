@@ -117,7 +117,8 @@ class GatewayRig:
         self.harness = Harness()
         self.ran: list[tuple[str, Any]] = []
         self.outputs: dict[str, Any] = {}
-        self.harness.plugin(PolicyGateway(policy, auditor=self.auditor))
+        self.gateway = PolicyGateway(policy, auditor=self.auditor)
+        self.harness.plugin(self.gateway)
         self.harness.provide("approval", self)
         for name in TOOL_NAMES:
             self._tool(name)

@@ -70,6 +70,7 @@ def test_any_arguments_through_the_live_gateway_get_a_result_and_a_verifying_rec
         finally:
             rig.close()
         assert_log_intact(rig.log, calls)
+        assert rig.gateway._calls == {}, "per-call state must not outlive the call (memory)"
 
 
 @pytest.mark.parametrize("engine", ENGINES)
