@@ -38,6 +38,8 @@ class SourceIssue:
     message: str
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
 _LONE_SURROGATE_MESSAGE = (
     "string holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair): not Unicode text"
 )
@@ -251,6 +253,10 @@ class _Builder:
             return value.isoformat()
         if isinstance(value, float) and not math.isfinite(value):
             self.issue(node, f"non-finite number {node.value!r} is not JSON")
+            return None
+        if isinstance(value, int) and not isinstance(value, bool) and not _INT64_MIN <= value <= _INT64_MAX:
+            # CEL integers are 64-bit, and the pack digest (orjson) cannot hold a larger one either.
+            self.issue(node, f"integer {node.value!r} is outside the 64-bit range CEL supports")
             return None
         if value is None or isinstance(value, bool | int | float):
             return value

@@ -269,3 +269,20 @@ def test_a_yaml_lone_surrogate_escape_is_a_positioned_error(scratch: Path) -> No
         assert all("lone surrogate" in e.message for e in loaded)
     code, out = run_cli("check", str(path), "--format", "json")
     assert code == 2 and json.loads(out)["errors"]
+
+
+@pytest.mark.parametrize(
+    "number", ["123456789012345678901234567890", "-9223372036854775809", "0x1" + "0" * 20]
+)
+def test_an_integer_beyond_64_bits_is_a_positioned_error(number: str, scratch: Path) -> None:
+    """Was: the pack digest (orjson) raised 'Integer exceeds 64-bit range' out of ``Policy.load``."""
+    path = scratch / "big-int.yaml"
+    path.write_text(
+        'apiVersion: dsh-policy/v1\nkind: RulePack\nmetadata: {name: s, version: "1"}\nspec:\n'
+        f"  params:\n    x: {number}\n  rules: []\n"
+    )
+    failure = Policy.load([path], engine="python")
+    assert isinstance(failure, LoadFailure)
+    assert_clean_errors(list(failure.errors), path)
+    assert [(e.line, e.col) for e in failure.errors] == [(6, 8)]
+    assert "64-bit" in failure.errors[0].message
