@@ -8,12 +8,12 @@ and the command line reports the message and exits 2.
 
 Both engines register the same helpers (:data:`functions.CEL_FUNCTIONS`: ``path.normalize``,
 ``path.within``, ``path.base``, ``path.ext``, ``shell.commands``, ``shell.argv0s``,
-``url.host``, ``glob``, ``secrets.scan`` and an RE2 ``matches`` with a compiled-pattern cache),
-return identical plain-Python values for expressions both accept, and report every failure as a
-value. Limits per evaluation: python 200,000 steps and 2 s; native 10,000 comprehension
-iterations and a 2 s deadline for helpers; both reject expressions over 16,384 characters or with
-comprehensions nested deeper than 4 at load. ``tests/cel/conformance/TABLE.md`` lists conformance
-per engine and every known deviation.
+``shell.redirects``, ``url.host``, ``glob``, ``secrets.scan`` and an RE2 ``matches`` with a
+compiled-pattern cache), return identical plain-Python values for expressions both accept, and
+report every failure as a value. Limits per evaluation: python 200,000 steps and 2 s; native 10,000
+comprehension iterations and a 2 s deadline for helpers; both reject expressions over 16,384
+characters or with comprehensions nested deeper than 4 at load. ``tests/cel/conformance/TABLE.md``
+lists conformance per engine and every known deviation.
 """
 
 from __future__ import annotations

@@ -1155,12 +1155,15 @@ class _Unwrapper:
         """``screen [opts] [CMD...]``; ``-X stuff TEXT`` types TEXT into a session's shell and
         ``-X screen|exec CMD`` runs CMD there."""
         i = 1
+        attaches = starts = False  # -r/-x/-d/-ls/-wipe act on existing sessions; -m starts one
         while i < len(argv) and argv[i].startswith("-") and len(argv[i]) > 1:
             arg = argv[i]
             if arg.lower() == "-logfile":
                 i += 2
                 continue
             letters = arg[1:]
+            attaches = attaches or arg in ("-ls", "-list", "-wipe") or bool(set(letters) & set("rRxdDQ"))
+            starts = starts or "m" in letters
             if "X" in letters:
                 self.out.append(argv[: i + 1])
                 command = argv[i + 1 :]
@@ -1173,6 +1176,9 @@ class _Unwrapper:
                 return command[1:] if command[:1] in (["screen"], ["exec"]) else None
             value_at = next((j for j, ch in enumerate(letters) if ch in _SCREEN_VALUE_LETTERS), -1)
             i += 2 if value_at == len(letters) - 1 else 1
+        if attaches and not starts:
+            self.out.append(argv)
+            return None
         i = min(i, len(argv))
         self.out.append(argv[:i])
         return argv[i:]

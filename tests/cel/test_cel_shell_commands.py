@@ -207,6 +207,8 @@ def test_wrappers_are_listed_with_their_own_options_then_the_wrapped_command() -
         ["screen", "-dmS", "job"],
         ["python", "app.py"],
     ]
+    assert shell_commands("screen -r 1234.pts-0.host") == [["screen", "-r", "1234.pts-0.host"]]
+    assert shell_commands("screen -d -m make") == [["screen", "-d", "-m"], ["make"]]
     assert shell_commands("chrt -p 10 1234") == [["chrt", "-p", "10", "1234"]]
     assert shell_commands("strace -p 1234") == [["strace", "-p", "1234"]]
     assert shell_commands("parallel -j4 gzip ::: a.log b.log") == [
@@ -359,6 +361,16 @@ def test_both_engines_see_the_same_redirects(engine: str, source: str, line: str
     compiled = make_engine(engine).compile(source)
     assert not isinstance(compiled, list), compiled
     assert compiled.evaluate({"c": line}) == expected
+
+
+@pytest.mark.skipif("native" not in ENGINES, reason="needs the native engine")
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab/.~$()'\"|;& -<>&2{},\n")), max_size=30))
+def test_engines_agree_on_redirects(line: str) -> None:
+    source = "shell.redirects(c).map(r, r.fd + r.op + ' ' + r.target)"
+    python, native = (make_engine(name).compile(source) for name in ("python", "native"))
+    assert not isinstance(python, list) and not isinstance(native, list)
+    assert python.evaluate({"c": line}) == native.evaluate({"c": line})
 
 
 @pytest.mark.parametrize("engine", ENGINES)
