@@ -1034,10 +1034,9 @@ class _Unwrapper:
                 end = i + 1
                 while end < len(argv) and argv[end] not in (";", "+"):
                     end += 1
-                if end > i + 1:
-                    inner = argv[i + 1 : end]
-                    inner[0] = _basename(inner[0])
-                    self.out.append(inner)
+                if end > i + 1:  # the command runs without stdin of ours: a fresh unwrapper
+                    inner = _Unwrapper(self.depth, self.budget, self.variables, [], self.script_readers)
+                    self.out.extend(inner.run(argv[i + 1 : end]))
                 i = end
             i += 1
 
