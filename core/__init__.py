@@ -47,66 +47,158 @@ model=..., api_key=...)`` for any OpenAI-compatible endpoint; both implement ``M
 ``Session.load(path)`` + ``await harness.resume_agent(session, model=...)`` continues one.
 """
 
-from .agent import (
-    MAX_PARALLEL_TOOLS,
-    Agent,
-    AgentErrorEvent,
-    AgentStatusEvent,
-    PreStepEvent,
-    SessionStartEvent,
-    TurnEnd,
-    TurnStoppingEvent,
-)
-from .chat_completions import ChatCompletionsModel, ModelProtocolError
-from .decisions import (
-    Accept,
-    Allow,
-    Ask,
-    Block,
-    Deny,
-    Enter,
-    PostToolDecision,
-    PreStepDecision,
-    PreToolDecision,
-    Reject,
-    accept,
-    allow,
-    ask,
-    block,
-    deny,
-    enter,
-    reject,
-)
-from .events import EventBus
-from .execution import TextContent, ToolError, ToolExecution, ToolResult
-from .frozen import FrozenDict, freeze_json, thaw
-from .harness import Harness
-from .messages import Message, MessageSource
-from .model import (
-    AssistantMessage,
-    Model,
-    ModelReply,
-    ModelRequest,
-    ModelToolCall,
-    ScriptedModel,
-    ToolResultMessage,
-    ToolSpec,
-    reply,
-    to_chat_messages,
-    to_chat_tools,
-)
-from .plugin import Context, Fiber, PluginError
-from .session import Fact, JsonlStore, MemoryStore, Session, SessionStore
-from .signals import AbortController, AbortSignal
-from .tools import (
-    ToolDefinition,
-    ToolDefinitionError,
-    ToolFailure,
-    ToolOutput,
-    ToolRegistry,
-    ToolRun,
-    define_tool,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names, for type checkers and readers; importing them is lazy (below)
+    from .agent import (
+        MAX_PARALLEL_TOOLS,
+        Agent,
+        AgentErrorEvent,
+        AgentStatusEvent,
+        PreStepEvent,
+        SessionStartEvent,
+        TurnEnd,
+        TurnStoppingEvent,
+    )
+    from .chat_completions import ChatCompletionsModel, ModelProtocolError
+    from .decisions import (
+        Accept,
+        Allow,
+        Ask,
+        Block,
+        Deny,
+        Enter,
+        PostToolDecision,
+        PreStepDecision,
+        PreToolDecision,
+        Reject,
+        accept,
+        allow,
+        ask,
+        block,
+        deny,
+        enter,
+        reject,
+    )
+    from .events import EventBus
+    from .execution import TextContent, ToolError, ToolExecution, ToolResult
+    from .frozen import FrozenDict, freeze_json, thaw
+    from .harness import Harness
+    from .messages import Message, MessageSource
+    from .model import (
+        AssistantMessage,
+        Model,
+        ModelReply,
+        ModelRequest,
+        ModelToolCall,
+        ScriptedModel,
+        ToolResultMessage,
+        ToolSpec,
+        reply,
+        to_chat_messages,
+        to_chat_tools,
+    )
+    from .plugin import Context, Fiber, PluginError
+    from .session import Fact, JsonlStore, MemoryStore, Session, SessionStore
+    from .signals import AbortController, AbortSignal
+    from .tools import (
+        ToolDefinition,
+        ToolDefinitionError,
+        ToolFailure,
+        ToolOutput,
+        ToolRegistry,
+        ToolRun,
+        define_tool,
+    )
+
+#: Public name -> the module that defines it. Importing ``dsh_policy.core`` stays cheap: a hook
+#: process that only needs ``core.frozen`` must not pay for the loop, the pipeline and jsonschema.
+_EXPORTS: dict[str, str] = {
+    "AbortController": ".signals",
+    "AbortSignal": ".signals",
+    "Accept": ".decisions",
+    "Agent": ".agent",
+    "AgentErrorEvent": ".agent",
+    "AgentStatusEvent": ".agent",
+    "Allow": ".decisions",
+    "Ask": ".decisions",
+    "AssistantMessage": ".model",
+    "Block": ".decisions",
+    "ChatCompletionsModel": ".chat_completions",
+    "Context": ".plugin",
+    "Deny": ".decisions",
+    "Enter": ".decisions",
+    "EventBus": ".events",
+    "Fact": ".session",
+    "Fiber": ".plugin",
+    "FrozenDict": ".frozen",
+    "Harness": ".harness",
+    "JsonlStore": ".session",
+    "MAX_PARALLEL_TOOLS": ".agent",
+    "MemoryStore": ".session",
+    "Message": ".messages",
+    "MessageSource": ".messages",
+    "Model": ".model",
+    "ModelProtocolError": ".chat_completions",
+    "ModelReply": ".model",
+    "ModelRequest": ".model",
+    "ModelToolCall": ".model",
+    "PluginError": ".plugin",
+    "PostToolDecision": ".decisions",
+    "PreStepDecision": ".decisions",
+    "PreStepEvent": ".agent",
+    "PreToolDecision": ".decisions",
+    "Reject": ".decisions",
+    "ScriptedModel": ".model",
+    "Session": ".session",
+    "SessionStartEvent": ".agent",
+    "SessionStore": ".session",
+    "TextContent": ".execution",
+    "ToolDefinition": ".tools",
+    "ToolDefinitionError": ".tools",
+    "ToolError": ".execution",
+    "ToolExecution": ".execution",
+    "ToolFailure": ".tools",
+    "ToolOutput": ".tools",
+    "ToolRegistry": ".tools",
+    "ToolResult": ".execution",
+    "ToolResultMessage": ".model",
+    "ToolRun": ".tools",
+    "ToolSpec": ".model",
+    "TurnEnd": ".agent",
+    "TurnStoppingEvent": ".agent",
+    "accept": ".decisions",
+    "allow": ".decisions",
+    "ask": ".decisions",
+    "block": ".decisions",
+    "define_tool": ".tools",
+    "deny": ".decisions",
+    "enter": ".decisions",
+    "freeze_json": ".frozen",
+    "reject": ".decisions",
+    "reply": ".model",
+    "thaw": ".frozen",
+    "to_chat_messages": ".model",
+    "to_chat_tools": ".model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "MAX_PARALLEL_TOOLS",
