@@ -209,7 +209,8 @@ class DecisionAuditor:
     def _policy_fields(self) -> dict[str, Any]:
         return {"digest": self.policy.digest, "engine": self.policy.engine_name}
 
-    def _redacted(self, value: Any) -> Any:
+    def redacted(self, value: Any) -> Any:
+        """``value`` as it may be recorded: every redaction applied, fitted to the record domain."""
         # No thaw first: redaction walks frozen values itself, and a recursive copy of a deeply
         # nested argument could exhaust the stack outside the policy's fail-closed guard.
         redacted, _ = self.policy.redact_arguments(value)
@@ -222,18 +223,19 @@ class DecisionAuditor:
         can quote the arguments (``"fetching " + args.url``), secrets included."""
         fields: dict[str, Any] = {"rules": list(rules)}
         if message is not None:
-            fields["message"] = self._redacted(message)
+            fields["message"] = self.redacted(message)
         if shadow:
             fields["shadow_rules"] = list(shadow)
         return fields
 
-    def _call_fields(self, call: ToolCallEvent) -> dict[str, Any]:
+    def call_fields(self, call: ToolCallEvent) -> dict[str, Any]:
+        """A call as recorded: identity, redacted arguments and a digest of the originals."""
         fields: dict[str, Any] = {
             "call_id": call.call_id,
             "root_call_id": call.root_call_id,
             "name": call.tool,
             "nested": call.nested,
-            "args": self._redacted(call.args),
+            "args": self.redacted(call.args),
             "args_digest": digest_json(call.args),
         }
         if call.original_name is not None:
@@ -265,7 +267,7 @@ class DecisionAuditor:
         self._append(
             "tool_dispatch",
             {**self._coordinates(call.session_id, call.agent_id, call.turn, call.step),
-             "call": self._call_fields(call)},
+             "call": self.call_fields(call)},
         )
 
     def tool_result(self, outcome: CallOutcome) -> None:
@@ -298,12 +300,12 @@ class DecisionAuditor:
             "content_digest": sha256_digest(outcome.result.text.encode("utf-8", "surrogatepass")),
         }
         if outcome.result.error_message is not None:
-            result["error_message"] = self._redacted(outcome.result.error_message)
+            result["error_message"] = self.redacted(outcome.result.error_message)
         self._append(
             "tool_result",
             {
                 **self._coordinates(call.session_id, call.agent_id, call.turn, call.step),
-                "call": self._call_fields(call),
+                "call": self.call_fields(call),
                 "decision": decision,
                 "result": result,
             },
@@ -315,7 +317,7 @@ class DecisionAuditor:
             {
                 "role": message.role,
                 "source": message.source_kind,
-                "text": self._redacted(message.text),
+                "text": self.redacted(message.text),
                 "text_digest": sha256_digest(message.text.encode("utf-8", "surrogatepass")),
             }
             for message in event.messages

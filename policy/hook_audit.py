@@ -18,11 +18,10 @@ digests only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from dsh_policy.audit.writer import AuditError
-from dsh_policy.core.frozen import thaw
 
 from .auditing import (
     AuditUnavailableError,
@@ -30,8 +29,6 @@ from .auditing import (
     DecisionAuditor,
     PolicyFacts,
     ResultFacts,
-    canonical_domain,
-    digest_json,
     sha256_digest,
 )
 from .config import PolicySources
@@ -101,7 +98,7 @@ def record_hook_decision(
         return
     try:
         auditor = DecisionAuditor(writer, policy, fail_closed=target.fail_closed)
-        _record(auditor, policy, harness, payload, raw, decision)
+        _record(auditor, harness, payload, raw, decision)
     finally:
         try:
             writer.close()
@@ -112,14 +109,13 @@ def record_hook_decision(
 
 def _record(
     auditor: DecisionAuditor,
-    policy: PolicyFacts,
     harness: Harness,
     payload: HookInput | HookInputError,
     raw: bytes,
     decision: HookDecision,
 ) -> None:
     if isinstance(payload, HookInputError):
-        auditor.hook_event(_input_error_fields(policy, harness, payload, raw, decision.verdict))
+        auditor.hook_event(_input_error_fields(auditor, harness, payload, raw, decision.verdict))
         return
     verdict, decided, event = decision.verdict, decision.decided, decision.tool_event
     if isinstance(decided, ToolCallVerdict) and event is not None and verdict.action == "deny":
@@ -131,7 +127,7 @@ def _record(
     if isinstance(decided, StepVerdict) and decision.step is not None and decided.decision == "reject":
         auditor.step_rejected(decision.step, decided)
         return
-    auditor.hook_event(_hook_event_fields(policy, harness, payload, decision))
+    auditor.hook_event(_hook_event_fields(auditor, harness, payload, decision))
 
 
 def _denied_call(event: ToolCallEvent, decided: ToolCallVerdict, verdict: HookVerdict) -> CallOutcome:
@@ -168,17 +164,17 @@ def _reviewed_call(
     )
 
 
-def _answer(policy: PolicyFacts, verdict: HookVerdict) -> dict[str, Any]:
+def _answer(auditor: DecisionAuditor, verdict: HookVerdict) -> dict[str, Any]:
     return {
         "action": verdict.action,
-        "reason": _redacted(policy, verdict.reason) if verdict.reason else None,
+        "reason": auditor.redacted(verdict.reason) if verdict.reason else None,
         "rules": list(verdict.rules),
         "failure": verdict.failure,
     }
 
 
 def _input_error_fields(
-    policy: PolicyFacts, harness: Harness, error: HookInputError, raw: bytes, verdict: HookVerdict
+    auditor: DecisionAuditor, harness: Harness, error: HookInputError, raw: bytes, verdict: HookVerdict
 ) -> dict[str, Any]:
     # The payload is untrusted and unparsed: record only its size and digest, never its bytes.
     return {
@@ -188,13 +184,13 @@ def _input_error_fields(
         "step": 0,
         "hook": {"harness": harness, "event": error.event, "input_bytes": len(raw)},
         "input_digest": sha256_digest(raw),
-        "answer": _answer(policy, verdict),
-        "input_error": _redacted(policy, error.message[:500]),
+        "answer": _answer(auditor, verdict),
+        "input_error": auditor.redacted(error.message[:500]),
     }
 
 
 def _hook_event_fields(
-    policy: PolicyFacts, harness: Harness, payload: HookInput, decision: HookDecision
+    auditor: DecisionAuditor, harness: Harness, payload: HookInput, decision: HookDecision
 ) -> dict[str, Any]:
     verdict = decision.verdict
     fields: dict[str, Any] = {
@@ -203,29 +199,12 @@ def _hook_event_fields(
         "turn": 0,
         "step": 0,
         "hook": {"harness": harness, "event": payload.hook_event_name, "turn_id": payload.turn_id},
-        "answer": _answer(policy, verdict),
+        "answer": _answer(auditor, verdict),
     }
     if decision.tool_event is not None:
-        fields["call"] = _call_fields(policy, decision.tool_event)
+        fields["call"] = auditor.call_fields(decision.tool_event)
     if isinstance(payload, UserPromptSubmitInput):
         fields["prompt_digest"] = sha256_digest(payload.prompt.encode("utf-8", "surrogatepass"))
     if verdict.contexts:
-        fields["contexts"] = [_redacted(policy, text) for text in verdict.contexts]
+        fields["contexts"] = [auditor.redacted(text) for text in verdict.contexts]
     return fields
-
-
-def _call_fields(policy: PolicyFacts, call: ToolCallEvent) -> Mapping[str, Any]:
-    return {
-        "call_id": call.call_id,
-        "root_call_id": call.root_call_id,
-        "name": call.tool,
-        "original_name": call.original_name,
-        "nested": call.nested,
-        "args": _redacted(policy, call.args),
-        "args_digest": digest_json(call.args),
-    }
-
-
-def _redacted(policy: PolicyFacts, value: Any) -> Any:
-    redacted, _ = policy.redact_arguments(thaw(value))
-    return canonical_domain(redacted)
