@@ -29,7 +29,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .compile import ParamOrigin, parse_param_flags
+from .compile import CompiledPolicy, ParamOrigin, parse_param_flags
+from .decide import LoadFailure, build_policy
 from .errors import PolicyError
 from .pack import schema_errors
 from .yaml_source import read_yaml_file
@@ -138,6 +139,17 @@ class PolicySources:
     shadow: bool
     config: GatewayConfig | None = None
     watched: tuple[str, ...] = field(default=())
+
+    def build(self) -> CompiledPolicy | LoadFailure:
+        """Load and compile the packs these sources name, with their params, engine and shadow
+        flag (all-or-nothing)."""
+        return build_policy(
+            self.packs,
+            params=self.params,
+            param_origins=self.param_origins,
+            engine=self.engine,
+            shadow=self.shadow,
+        )
 
 
 def policy_sources(

@@ -153,8 +153,8 @@ def deploy(
     if watch:
         policy = _watching_policy(sources, recorder)
     else:
-        policy = Policy.load(sources.packs, params=sources.params, engine=sources.engine,
-                             shadow=sources.shadow, param_origins=sources.param_origins)
+        built = sources.build()
+        policy = built if isinstance(built, LoadFailure) else Policy(built)
     if isinstance(policy, LoadFailure):
         return list(policy.errors)
     writer: AuditWriter | None = None

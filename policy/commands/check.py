@@ -16,7 +16,7 @@ from typing import Any
 from dsh_policy.policy.cases import Case, CaseOutcome, load_cases, run_case
 from dsh_policy.policy.cel import available_engines
 from dsh_policy.policy.compile import CompiledPolicy
-from dsh_policy.policy.decide import Decider, LoadFailure, build_policy
+from dsh_policy.policy.decide import Decider, LoadFailure
 from dsh_policy.policy.errors import PolicyError
 
 from .policy_options import (
@@ -108,13 +108,7 @@ def run_check(args: argparse.Namespace) -> CheckReport:
         if isinstance(sources, list):
             report.errors.extend(sources)
             break
-        built = build_policy(
-            sources.packs,
-            params=sources.params,
-            param_origins=sources.param_origins,
-            engine=sources.engine,
-            shadow=sources.shadow,
-        )
+        built = sources.build()
         if isinstance(built, LoadFailure):
             report.errors.extend(built.errors)
             break

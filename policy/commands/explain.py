@@ -14,7 +14,7 @@ from typing import Any
 
 from dsh_policy.policy.cases import CaseOutcome, load_event, run_case
 from dsh_policy.policy.compile import CompiledPolicy, CompiledRule
-from dsh_policy.policy.decide import Decider, LoadFailure, StepEvent, ToolResultEvent, build_policy
+from dsh_policy.policy.decide import Decider, LoadFailure, StepEvent, ToolResultEvent
 from dsh_policy.policy.errors import PolicyError
 
 from .policy_options import (
@@ -150,13 +150,7 @@ def main(argv: list[str]) -> int:
     if isinstance(sources, list):
         errors.extend(sources)
     else:
-        built = build_policy(
-            sources.packs,
-            params=sources.params,
-            param_origins=sources.param_origins,
-            engine=sources.engine,
-            shadow=sources.shadow,
-        )
+        built = sources.build()
         if isinstance(built, LoadFailure):
             errors.extend(built.errors)
     if errors or isinstance(event, list) or not isinstance(built, CompiledPolicy):
