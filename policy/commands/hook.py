@@ -110,8 +110,13 @@ def _decide_and_record(
     if isinstance(sources, list):
         decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(sources)))
     else:
-        built = sources.build()
-        loaded = built if isinstance(built, LoadFailure) else Policy(built)
+        loaded = Policy.load(
+            sources.packs,
+            params=sources.params,
+            engine=sources.engine,
+            shadow=sources.shadow,
+            param_origins=sources.param_origins,
+        )
         if isinstance(loaded, LoadFailure):
             decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(loaded.errors)))
         elif isinstance(payload, HookInputError):
