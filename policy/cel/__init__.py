@@ -49,9 +49,9 @@ def _native_engine_module_present() -> bool:
     return importlib.util.find_spec("dsh_policy.policy.cel.native_engine") is not None
 
 
-def available_engines() -> list[str]:
+def available_engines() -> list[EngineName]:
     """Names of the engines that can be made here, fastest first."""
-    names = ["python"]
+    names: list[EngineName] = ["python"]
     if _native_installed() and _native_engine_module_present():
         names.insert(0, "native")
     return names
