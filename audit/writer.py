@@ -10,6 +10,7 @@ append, so a caller can fail closed instead of trusting a log that may have lost
 
 from __future__ import annotations
 
+import calendar
 import fcntl
 import hashlib
 import os
@@ -95,6 +96,7 @@ class WriterSettings:
     batch_records: int = 256
     batch_ms: float = 5.0
     rotate_bytes: int | None = None
+    rotate_seconds: float | None = None
     checkpoint_every: int | None = 1000
     checkpoint_seconds: float | None = 60.0
     export_anchor: bool = True
@@ -106,6 +108,8 @@ class WriterSettings:
             raise ValueError("batch_records must be >= 1 and batch_ms >= 0")
         if self.rotate_bytes is not None and self.rotate_bytes < 1024:
             raise ValueError("rotate_bytes must be at least 1024")
+        if self.rotate_seconds is not None and self.rotate_seconds <= 0:
+            raise ValueError("rotate_seconds must be > 0 (or None)")
         if self.checkpoint_every is not None and self.checkpoint_every < 1:
             raise ValueError("checkpoint_every must be >= 1 (or None)")
         if self.checkpoint_seconds is not None and self.checkpoint_seconds <= 0:
@@ -167,6 +171,9 @@ class AuditWriter:
         self._inode = -1
         self._offset = 0
         self._segment_has_records = False
+        # Wall-clock start of the active segment (its segment_start record's ts), shared by every
+        # process on the log, so time-based rotation happens once whoever appends.
+        self._segment_started = time.time()
         self._pending_rotation = False
         self._last_line = b""  # with its newline
         # Group commit: lines written and lines known durable, counted by this writer.
@@ -190,6 +197,7 @@ class AuditWriter:
         batch_records: int = 256,
         batch_ms: float = 5.0,
         rotate_bytes: int | None = None,
+        rotate_seconds: float | None = None,
         checkpoint_every: int | None = 1000,
         checkpoint_seconds: float | None = 60.0,
         signing_key: str | os.PathLike[str] | Ed25519PrivateKey | None = None,
@@ -204,8 +212,10 @@ class AuditWriter:
         ``checkpoint_seconds`` (when records are pending), on rotation and on close, signed when
         ``signing_key`` (PEM path or key object, mode 0600) is given. ``rotate_bytes`` starts a new
         segment (``PATH`` again, the full one renamed ``PATH.NNNNNN``) before a record would cross
-        it. ``export_anchor`` keeps ``PATH.anchor`` equal to the newest checkpoint once an fsync
-        covers it: copied off the host, it lets ``verify`` prove a cut tail. Raises
+        it; ``rotate_seconds`` does the same once the active segment is that old (measured from
+        its ``segment_start`` record, so every process on the log agrees). ``export_anchor`` keeps
+        ``PATH.anchor`` equal to the newest checkpoint once an fsync covers it: copied off the
+        host, it lets ``verify`` prove a cut tail. Raises
         :class:`AuditWriteError` when the log cannot be opened or recovered, ``ValueError`` for bad
         settings.
         """
@@ -214,6 +224,7 @@ class AuditWriter:
             batch_records=batch_records,
             batch_ms=batch_ms,
             rotate_bytes=rotate_bytes,
+            rotate_seconds=rotate_seconds,
             checkpoint_every=checkpoint_every,
             checkpoint_seconds=checkpoint_seconds,
             export_anchor=export_anchor,
@@ -482,6 +493,7 @@ class AuditWriter:
         kind = record.get("kind")
         self._segment_has_records = kind != "segment_start"
         if kind == "segment_start" and (allow_start or self._head == ""):
+            self._segment_started = _epoch_seconds(record.get("ts"), default=self._segment_started)
             segment = record.get("segment") or {}
             self._segment_index = int(segment.get("index", 0))
             tree = record.get("tree") or {}
@@ -585,7 +597,18 @@ class AuditWriter:
         if not self._head:
             raise AuditWriteError(f"{segment}: last rotated segment holds no readable record")
 
+    def _segment_is_full(self, incoming: int) -> bool:
+        """Whether the next record belongs in a new segment: by size, or by the segment's age."""
+        settings = self._settings
+        if settings.rotate_bytes is not None and self._offset + incoming > settings.rotate_bytes:
+            return True
+        return (
+            settings.rotate_seconds is not None
+            and time.time() - self._segment_started >= settings.rotate_seconds
+        )
+
     def _write_segment_start(self, previous: dict[str, Any] | None) -> None:
+        self._segment_started = time.time()
         self._append_locked(
             "segment_start",
             {
@@ -614,13 +637,7 @@ class AuditWriter:
             raise AuditRecordError(
                 f"record field {error.violation}{hint if 'float' in str(error) else ''}"
             ) from None
-        rotate = self._settings.rotate_bytes
-        if (
-            rotate is not None
-            and kind not in WRITER_KINDS
-            and self._offset + len(line) > rotate
-            and self._segment_has_records
-        ):
+        if kind not in WRITER_KINDS and self._segment_has_records and self._segment_is_full(len(line)):
             self._rotate()
             return self._append_locked(kind, fields)
         self._write_line(line)
@@ -891,6 +908,17 @@ class AuditWriter:
                 with suppress(OSError):
                     os.close(fd)
         self._fd = self._lock_fd = -1
+
+
+def _epoch_seconds(ts: Any, *, default: float) -> float:
+    """Seconds since the epoch of a record's RFC 3339 UTC ``ts`` (``default`` if unreadable)."""
+    if not isinstance(ts, str):
+        return default
+    try:
+        whole = calendar.timegm(time.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return default
+    return float(whole)
 
 
 def _tree_fields(frontier: MerkleFrontier) -> dict[str, Any]:

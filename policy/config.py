@@ -16,6 +16,7 @@ spec:
     checkpoint_key: keys/checkpoint.key
     fail_closed: true
     rotate_bytes: 67108864
+    rotate_seconds: 86400
 ```
 """
 
@@ -50,6 +51,7 @@ class AuditSettings(_Model):
     checkpoint_key: str | None = None
     fail_closed: bool = False
     rotate_bytes: int | None = None
+    rotate_seconds: float | None = None
 
 
 class _GatewaySpec(_Model):

@@ -37,6 +37,7 @@ class AuditPlan:
     signing_key: str | None = None
     fail_closed: bool = False
     rotate_bytes: int | None = None
+    rotate_seconds: float | None = None
 
 
 def audit_plan(
@@ -58,6 +59,7 @@ def audit_plan(
         signing_key=signing_key or (configured.checkpoint_key if configured else None),
         fail_closed=fail_closed if fail_closed is not None else bool(configured and configured.fail_closed),
         rotate_bytes=configured.rotate_bytes if configured else None,
+        rotate_seconds=configured.rotate_seconds if configured else None,
     )
 
 
@@ -67,7 +69,11 @@ def open_audit_writer(plan: AuditPlan) -> AuditWriter:
     The directory must exist: creating it would let a typo in a path send the log somewhere nobody
     watches."""
     return AuditWriter.open(
-        plan.path, fsync=plan.fsync, signing_key=plan.signing_key, rotate_bytes=plan.rotate_bytes
+        plan.path,
+        fsync=plan.fsync,
+        signing_key=plan.signing_key,
+        rotate_bytes=plan.rotate_bytes,
+        rotate_seconds=plan.rotate_seconds,
     )
 
 

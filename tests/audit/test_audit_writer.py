@@ -383,3 +383,45 @@ def test_batch_mode_keeps_up_when_the_appender_never_pauses(tmp_path: Path) -> N
     anchor = orjson.loads(path.with_name("a.jsonl.anchor").read_bytes())
     assert anchor == [r for r in records if r["kind"] == "checkpoint"][-1]
     assert verify_log([path]).intact
+
+
+def _clock_ahead(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """Move the writer's wall clock forward (segment ages are wall-clock: shared across processes)."""
+    import dsh_policy.audit.writer as writer_module
+
+    real = writer_module.time.time
+    monkeypatch.setattr(writer_module.time, "time", lambda: real() + seconds)
+
+
+def test_rotation_by_time_starts_a_linked_segment_once_the_active_one_is_old(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "audit.jsonl"
+    with AuditWriter.open(path, fsync="off", rotate_seconds=3600) as writer:
+        for index in range(3):
+            writer.append("tool_result", gateway_fields(index))
+        assert not list(tmp_path.glob("audit.jsonl.0*"))
+        _clock_ahead(monkeypatch, 3601)
+        writer.append("tool_result", gateway_fields(3))
+    (rotated,) = sorted(tmp_path.glob("audit.jsonl.0*"))
+    assert _records(rotated)[-1]["checkpoint"]["reason"] == "rotation"
+    assert _records(path)[0]["kind"] == "segment_start"
+    assert verify_log([path]).intact
+
+
+def test_segment_age_survives_reopening_so_short_lived_writers_still_rotate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "audit.jsonl"
+    with AuditWriter.open(path, fsync="off", rotate_seconds=3600) as writer:
+        writer.append("tool_result", gateway_fields(0))
+    _clock_ahead(monkeypatch, 3601)
+    with AuditWriter.open(path, fsync="off", rotate_seconds=3600) as writer:  # a later hook process
+        writer.append("tool_result", gateway_fields(1))
+    assert len(list(tmp_path.glob("audit.jsonl.0*"))) == 1
+    assert verify_log([path]).intact
+
+
+def test_rotate_seconds_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="rotate_seconds"):
+        AuditWriter.open(tmp_path / "audit.jsonl", rotate_seconds=0)

@@ -151,3 +151,15 @@ def test_the_deployment_file_drives_packs_params_and_audit(tmp_path: Path) -> No
     assert run_call(deployment, "curl https://x") is True
     deployment.close()
     assert verify_log([tmp_path / "logs" / "audit.jsonl"]).intact
+
+
+def test_the_deployment_file_sets_rotation_by_size_and_age(tmp_path: Path) -> None:
+    write_pack(tmp_path / "live.yaml", "curl")
+    (tmp_path / "gateway.yaml").write_text(
+        "apiVersion: dsh-policy/v1\nkind: Gateway\nspec:\n  packs: [live.yaml]\n"
+        "  audit: {path: audit.jsonl, rotate_bytes: 4096, rotate_seconds: 86400}\n"
+    )
+    sources = policy_sources([], config=str(tmp_path / "gateway.yaml"))
+    assert not isinstance(sources, list)
+    plan = audit_plan(sources)
+    assert plan is not None and (plan.rotate_bytes, plan.rotate_seconds) == (4096, 86400)
