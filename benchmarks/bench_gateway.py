@@ -59,7 +59,7 @@ from dsh_policy.policy.decide import (
     ToolCallVerdict,
     ToolResultEvent,
 )
-from dsh_policy.policy.gateway import PolicyGateway
+from dsh_policy.policy.runtime.gateway import PolicyGateway
 
 RESULTS = Path(__file__).resolve().parent / "results" / "gateway.json"
 RULES_PER_TOOL = 10

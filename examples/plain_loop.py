@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from dsh_policy.audit.writer import AuditWriter
-from dsh_policy.policy.auditing import CallOutcome, DecisionAuditor, ResultFacts
 from dsh_policy.policy.decide import (
     LoadFailure,
     Policy,
@@ -32,6 +31,7 @@ from dsh_policy.policy.decide import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from dsh_policy.policy.runtime.auditing import CallOutcome, DecisionAuditor, ResultFacts
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .decide import (
+from dsh_policy.policy.decide import (
     Decider,
     RuleTrace,
     StepEvent,
@@ -22,10 +22,10 @@ from .decide import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from .errors import PolicyError
-from .pack import schema_errors, schema_issues
-from .yaml_source import Path as NodePath
-from .yaml_source import SourceMap, read_yaml_file
+from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.source.schema import schema_errors, schema_issues
+from dsh_policy.policy.source.yaml_source import Path as NodePath
+from dsh_policy.policy.source.yaml_source import SourceMap, read_yaml_file
 
 CASE_DECISIONS: dict[str, frozenset[str]] = {
     "pre-step": frozenset({"enter", "reject"}),

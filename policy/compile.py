@@ -17,12 +17,11 @@ from typing import Any, Literal
 import re2
 import yaml
 from dsh_policy.core.frozen import thaw
-
-from .cel import EngineUnavailableError, make_engine
-from .cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression
-from .errors import PolicyError
-from .pack import STAGES, LoadedPack, Mode, OnError, Stage, canonical_digest, re2_options
-from .yaml_source import Path as NodePath
+from dsh_policy.policy.cel import EngineUnavailableError, make_engine
+from dsh_policy.policy.cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression
+from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.pack import STAGES, LoadedPack, Mode, OnError, Stage, canonical_digest, re2_options
+from dsh_policy.policy.source.yaml_source import Path as NodePath
 
 # Names a CEL expression may read, and the stages that provide them (POLICY.md section 3).
 EVENT_NAMES: Mapping[str, frozenset[str]] = MappingProxyType(

@@ -26,9 +26,8 @@ from typing import Any, Literal
 
 import structlog
 from dsh_policy.core.frozen import thaw
-
-from .cel.engine import CelEngine, CelEvalError, EventActivation
-from .compile import (
+from dsh_policy.policy.cel.engine import CelEngine, CelEvalError, EventActivation
+from dsh_policy.policy.compile import (
     CompiledExpr,
     CompiledPolicy,
     CompiledRule,
@@ -37,9 +36,9 @@ from .compile import (
     RuleSelection,
     compile_policy,
 )
-from .errors import PolicyError
-from .pack import load_packs
-from .redaction import all_detector_redactions, redact_text, redact_value
+from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.pack import load_packs
+from dsh_policy.policy.redaction import all_detector_redactions, redact_text, redact_value
 
 _log = structlog.get_logger("dsh_policy.policy")
 

@@ -22,7 +22,7 @@ from dsh_policy.policy.decide import (
     ToolResultEvent,
 )
 from dsh_policy.policy.detectors import find
-from dsh_policy.policy.reload import ReloadingPolicy
+from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
 LIVENESS_SECONDS = 10.0
 

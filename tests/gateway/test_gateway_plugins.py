@@ -191,7 +191,7 @@ async def test_internal_error_in_the_policy_fails_closed() -> None:
     harness = Harness()
     ran: list[str] = []
     harness.tools.register(define_tool("shell", description="s", execute=lambda a, r: ran.append("x")))
-    from dsh_policy.policy.gateway import PolicyGateway
+    from dsh_policy.policy.runtime.gateway import PolicyGateway
 
     harness.plugin(PolicyGateway(Exploding()))
     model = ScriptedModel([calls(("shell", '{"command": "ls"}')), reply("ok")])

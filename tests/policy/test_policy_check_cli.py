@@ -267,7 +267,7 @@ class NegatingEngine:
 def test_engine_all_reports_disagreements_and_exits_1(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import dsh_policy.policy.commands.check as check
+    import dsh_policy.policy.cli.check as check
     import dsh_policy.policy.compile as compile_module
 
     real = compile_module.make_engine

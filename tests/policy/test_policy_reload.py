@@ -11,7 +11,7 @@ import structlog
 from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.decide import LoadFailure, ToolCallEvent
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.reload import ReloadingPolicy
+from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
 WritePack = Callable[..., Path]
 

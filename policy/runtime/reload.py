@@ -23,12 +23,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
-
-from .cel.engine import CelEngine
-from .compile import CompiledPolicy, ParamOrigin
-from .config import policy_sources
-from .decide import DEFAULT_EVENT_SECONDS, DEFAULT_MAX_SCAN_BYTES, Decider, LoadFailure, Policy, build_policy
-from .errors import PolicyError
+from dsh_policy.policy.cel.engine import CelEngine
+from dsh_policy.policy.compile import CompiledPolicy, ParamOrigin
+from dsh_policy.policy.config import policy_sources
+from dsh_policy.policy.decide import (
+    DEFAULT_EVENT_SECONDS,
+    DEFAULT_MAX_SCAN_BYTES,
+    Decider,
+    LoadFailure,
+    Policy,
+    build_policy,
+)
+from dsh_policy.policy.errors import PolicyError
 
 _log = structlog.get_logger("dsh_policy.policy.reload")
 

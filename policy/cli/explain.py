@@ -13,11 +13,7 @@ import sys
 from typing import Any
 
 from dsh_policy.policy.cases import CaseOutcome, load_event, run_case
-from dsh_policy.policy.compile import CompiledPolicy, CompiledRule
-from dsh_policy.policy.decide import Decider, LoadFailure, StepEvent, ToolResultEvent
-from dsh_policy.policy.errors import PolicyError
-
-from .policy_options import (
+from dsh_policy.policy.cli.options import (
     USAGE_EXIT,
     CommandParser,
     UsageError,
@@ -26,6 +22,9 @@ from .policy_options import (
     print_json,
     sources_from,
 )
+from dsh_policy.policy.compile import CompiledPolicy, CompiledRule
+from dsh_policy.policy.decide import Decider, LoadFailure, StepEvent, ToolResultEvent
+from dsh_policy.policy.errors import PolicyError
 
 # Stages the decision of a case stage consults (a pre-execute case is the whole gate).
 _CONSULTED = {

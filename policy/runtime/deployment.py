@@ -16,14 +16,13 @@ from types import TracebackType
 from typing import Literal
 
 from dsh_policy.audit.writer import AuditWriteError, AuditWriter
-
-from .auditing import AuditUnavailableError, DecisionAuditor
-from .compile import CompiledPolicy
-from .config import PolicySources
-from .decide import LoadFailure, Policy
-from .errors import PolicyError
-from .gateway import GatewayObserver, PolicyGateway
-from .reload import ReloadingPolicy
+from dsh_policy.policy.compile import CompiledPolicy
+from dsh_policy.policy.config import PolicySources
+from dsh_policy.policy.decide import LoadFailure, Policy
+from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.runtime.auditing import AuditUnavailableError, DecisionAuditor
+from dsh_policy.policy.runtime.gateway import GatewayObserver, PolicyGateway
+from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
 FsyncMode = Literal["always", "batch", "off"]
 
