@@ -14,15 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dsh_policy.policy.decide import (
-    Decider,
-    RuleTrace,
-    StepEvent,
-    StepMessage,
-    ToolCallEvent,
-    ToolResultEvent,
-)
+from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.events import RuleTrace, StepEvent, StepMessage, ToolCallEvent, ToolResultEvent
 from dsh_policy.policy.source.schema import schema_errors, schema_issues
 from dsh_policy.policy.source.yaml_source import Path as NodePath
 from dsh_policy.policy.source.yaml_source import SourceMap, read_yaml_file

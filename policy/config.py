@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dsh_policy.policy.compile import CompiledPolicy, ParamOrigin, parse_param_flags
-from dsh_policy.policy.decide import LoadFailure, build_policy
 from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.loading import LoadFailure, build_policy
 from dsh_policy.policy.source.schema import schema_errors
 from dsh_policy.policy.source.yaml_source import read_yaml_file
 from pydantic import BaseModel, ConfigDict, Field

@@ -34,161 +34,21 @@ from dsh_policy.policy.compile import (
     ParamOrigin,
     Redaction,
     RuleSelection,
-    compile_policy,
 )
-from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.pack import load_packs
+from dsh_policy.policy.events import (
+    GuardVerdict,
+    ResultVerdict,
+    RuleTrace,
+    StepEvent,
+    StepVerdict,
+    ToolCallEvent,
+    ToolCallVerdict,
+    ToolResultEvent,
+)
+from dsh_policy.policy.loading import LoadFailure, PackInfo, build_policy
 from dsh_policy.policy.redaction import all_detector_redactions, redact_text, redact_value
 
 _log = structlog.get_logger("dsh_policy.policy")
-
-
-# --- events ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class StepMessage:
-    """A message claimed for a step (``source_kind``: user | plugin | model | tool)."""
-
-    role: str
-    text: str
-    source_kind: str = "user"
-    source_plugin: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class StepEvent:
-    """An ``agent/pre-step`` proposal. ``now`` defaults to the time of the decision."""
-
-    session_id: str = ""
-    agent_id: str | None = None
-    turn: int = 0
-    step: int = 0
-    messages: tuple[StepMessage, ...] = ()
-    now: datetime.datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallEvent:
-    """A tool call. ``args`` is the (frozen or plain) JSON arguments; ``original_name`` is the
-    harness's own tool name when a hook adapter canonicalized it (rules see ``tool.original_name``)."""
-
-    tool: str
-    args: Any = None
-    call_id: str = ""
-    root_call_id: str = ""
-    nested: bool = False
-    session_id: str = ""
-    agent_id: str | None = None
-    turn: int = 0
-    step: int = 0
-    original_name: str | None = None
-    now: datetime.datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ToolResultEvent:
-    """A normalized tool result for ``tools/post-execute``; ``text`` is the content text."""
-
-    call: ToolCallEvent
-    is_error: bool = False
-    text: str = ""
-    value: Any = None
-    error_message: str | None = None
-    error_code: str | None = None
-
-
-# --- verdicts -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RuleTrace:
-    """How one rule fared on one event. ``value`` is the value of ``when`` (True when absent),
-    ``error`` an evaluation error; ``outcome`` says what the match did: ``decided`` (changed the
-    verdict), ``shadow`` (warn/audit: recorded only), ``no-match``, or ``failed-closed``
-    (evaluation error counted as a match)."""
-
-    rule: str
-    stage: str
-    mode: str
-    effect: str
-    matched: bool
-    value: Any
-    error: str | None
-    outcome: str
-    redactions: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON for ``explain`` and audit."""
-        out: dict[str, Any] = {
-            "rule": self.rule,
-            "stage": self.stage,
-            "mode": self.mode,
-            "effect": self.effect,
-            "matched": self.matched,
-            "value": _json_safe(self.value),
-            "error": self.error,
-            "outcome": self.outcome,
-        }
-        if self.redactions:
-            out["redactions"] = self.redactions
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class StepVerdict:
-    """Outcome of ``agent/pre-step``: ``enter`` (with extra ``contexts``) or ``reject``."""
-
-    decision: Literal["enter", "reject"]
-    rules: tuple[str, ...] = ()
-    message: str | None = None
-    contexts: tuple[str, ...] = ()
-    shadow_rules: tuple[str, ...] = ()
-    trace: tuple[RuleTrace, ...] = ()
-    internal_error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallVerdict:
-    """Outcome of ``tools/pre-execute`` (or of the whole gate, see :meth:`Decider.check_tool_call`)."""
-
-    decision: Literal["allow", "deny", "ask"]
-    rules: tuple[str, ...] = ()
-    message: str | None = None
-    shadow_rules: tuple[str, ...] = ()
-    trace: tuple[RuleTrace, ...] = ()
-    internal_error: str | None = None
-    guard: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class GuardVerdict:
-    """Outcome of the ``ctx.tools.guard`` invariants: ``denied`` with the guard rules' message."""
-
-    denied: bool
-    rules: tuple[str, ...] = ()
-    message: str | None = None
-    shadow_rules: tuple[str, ...] = ()
-    trace: tuple[RuleTrace, ...] = ()
-    internal_error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ResultVerdict:
-    """Outcome of ``tools/post-execute``. On ``accept``, ``redacted_text``/``redacted_value`` are
-    the replacements (None = unchanged; the value is plain JSON) and ``redactions`` their count."""
-
-    decision: Literal["accept", "block"]
-    rules: tuple[str, ...] = ()
-    message: str | None = None
-    redacted_text: str | None = None
-    redacted_value: Any = None
-    value_redacted: bool = False
-    redactions: int = 0
-    contexts: tuple[str, ...] = ()
-    shadow_rules: tuple[str, ...] = ()
-    trace: tuple[RuleTrace, ...] = ()
-    internal_error: str | None = None
 
 
 # --- evaluation -----------------------------------------------------------------------------------
@@ -427,16 +287,6 @@ def _join(matches: Sequence[_Match]) -> str:
 
 def _ids(matches: Sequence[_Match]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(match.rule.id for match in matches))
-
-
-def _json_safe(value: Any) -> Any:
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, Mapping):
-        return {str(key): _json_safe(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(item) for item in value]
-    return str(value)
 
 
 def _utf8_size(text: str) -> int:
@@ -757,48 +607,6 @@ class Decider:
 
 
 # --- the facade the plugins hold ------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class LoadFailure:
-    """Why a policy could not be loaded: every error, each ``FILE:LINE:COL: message``."""
-
-    errors: tuple[PolicyError, ...]
-
-    def __str__(self) -> str:
-        return "\n".join(str(error) for error in self.errors)
-
-
-@dataclass(frozen=True, slots=True)
-class PackInfo:
-    """What the audit log and ``check`` report about a loaded pack."""
-
-    path: str
-    name: str
-    digest: str
-
-
-def build_policy(
-    paths: Sequence[str | PathLike[str]],
-    *,
-    params: Mapping[str, Any] | None = None,
-    engine: CelEngine | str = "auto",
-    shadow: bool = False,
-    param_origins: Mapping[str, ParamOrigin] | None = None,
-) -> CompiledPolicy | LoadFailure:
-    """Load and compile packs in one step (all-or-nothing)."""
-    loaded = load_packs([str(path) for path in paths])
-    if not loaded.ok:
-        # Still compile what did load, only to report its CEL errors in the same run.
-        diagnosis = compile_policy(loaded.diagnosable, engine=engine) if loaded.diagnosable else None
-        extra = diagnosis.errors if diagnosis is not None else ()
-        return LoadFailure(tuple(sorted(set(loaded.errors) | {e for e in extra if e.file != "--engine"})))
-    compiled = compile_policy(
-        loaded.packs, engine=engine, params=params, param_origins=param_origins, shadow=shadow
-    )
-    if compiled.policy is None:
-        return LoadFailure(compiled.errors)
-    return compiled.policy
 
 
 class Policy:

@@ -25,8 +25,9 @@ from dsh_policy.policy.cli.options import (
     sources_from,
 )
 from dsh_policy.policy.compile import CompiledPolicy
-from dsh_policy.policy.decide import Decider, LoadFailure
+from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.loading import LoadFailure
 
 
 @dataclass(slots=True)

@@ -23,8 +23,10 @@ from dsh_policy.policy.cli.options import (
     sources_from,
 )
 from dsh_policy.policy.compile import CompiledPolicy, CompiledRule
-from dsh_policy.policy.decide import Decider, LoadFailure, StepEvent, ToolResultEvent
+from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.events import StepEvent, ToolResultEvent
+from dsh_policy.policy.loading import LoadFailure
 
 # Stages the decision of a case stage consults (a pre-execute case is the whole gate).
 _CONSULTED = {

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from dsh_policy.policy.cli.options import CommandParser, UsageError, add_policy_options, sources_from
-from dsh_policy.policy.decide import LoadFailure, Policy
+from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks.claude_code import ClaudeCodeDialect
 from dsh_policy.policy.hooks.codex import CodexDialect
@@ -39,6 +39,7 @@ from dsh_policy.policy.hooks.protocol import (
     parse_hook_input,
 )
 from dsh_policy.policy.hooks.vocabulary import Harness
+from dsh_policy.policy.loading import LoadFailure
 
 DIALECTS: Final[Mapping[Harness, HookDialect]] = {
     "claude-code": ClaudeCodeDialect(),

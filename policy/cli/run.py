@@ -30,10 +30,11 @@ from dsh_policy.policy.cli.options import (
     print_errors,
     sources_from,
 )
-from dsh_policy.policy.decide import Policy, StepEvent, StepVerdict
+from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.demo.sandbox import Sandbox
 from dsh_policy.policy.demo.script import ScriptedTurn, SessionScript, load_session_script
 from dsh_policy.policy.demo.tools import sandbox_tools
+from dsh_policy.policy.events import StepEvent, StepVerdict
 from dsh_policy.policy.runtime.auditing import CallOutcome
 from dsh_policy.policy.runtime.deployment import AuditPlan, audit_plan, deploy
 from dsh_policy.policy.runtime.gateway import PolicyGateway

@@ -23,8 +23,9 @@ from typing import Any
 
 from dsh_policy.audit.writer import AuditError
 from dsh_policy.policy.config import PolicySources
-from dsh_policy.policy.decide import Policy, ResultVerdict, StepVerdict, ToolCallEvent, ToolCallVerdict
+from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.events import ResultVerdict, StepVerdict, ToolCallEvent, ToolCallVerdict
 from dsh_policy.policy.hooks.events import HookDecision, response_text
 from dsh_policy.policy.hooks.protocol import (
     HookInput,

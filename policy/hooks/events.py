@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from dsh_policy.core.frozen import NotJsonError, freeze_json, thaw
-from dsh_policy.policy.decide import (
-    Policy,
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import (
     ResultVerdict,
     StepEvent,
     StepMessage,

@@ -22,7 +22,8 @@ from typing import Any, Protocol
 import orjson
 import structlog
 from dsh_policy.audit.writer import AuditError, AuditRecordError, AuditWriter
-from dsh_policy.policy.decide import (
+from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.events import (
     GuardVerdict,
     ResultVerdict,
     StepEvent,
@@ -30,7 +31,6 @@ from dsh_policy.policy.decide import (
     ToolCallEvent,
     ToolCallVerdict,
 )
-from dsh_policy.policy.errors import PolicyError
 
 __all__ = [
     "AuditUnavailableError",

@@ -18,8 +18,9 @@ from typing import Literal
 from dsh_policy.audit.writer import AuditWriteError, AuditWriter
 from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.config import PolicySources
-from dsh_policy.policy.decide import LoadFailure, Policy
+from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.loading import LoadFailure
 from dsh_policy.policy.runtime.auditing import AuditUnavailableError, DecisionAuditor
 from dsh_policy.policy.runtime.gateway import GatewayObserver, PolicyGateway
 from dsh_policy.policy.runtime.reload import ReloadingPolicy

@@ -41,9 +41,9 @@ from dsh_policy.core import (
     reject,
 )
 from dsh_policy.core.frozen import thaw
-from dsh_policy.policy.decide import (
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import (
     GuardVerdict,
-    Policy,
     ResultVerdict,
     StepEvent,
     StepMessage,

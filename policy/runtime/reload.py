@@ -26,15 +26,9 @@ import structlog
 from dsh_policy.policy.cel.engine import CelEngine
 from dsh_policy.policy.compile import CompiledPolicy, ParamOrigin
 from dsh_policy.policy.config import policy_sources
-from dsh_policy.policy.decide import (
-    DEFAULT_EVENT_SECONDS,
-    DEFAULT_MAX_SCAN_BYTES,
-    Decider,
-    LoadFailure,
-    Policy,
-    build_policy,
-)
+from dsh_policy.policy.decide import DEFAULT_EVENT_SECONDS, DEFAULT_MAX_SCAN_BYTES, Decider, Policy
 from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.loading import LoadFailure, build_policy
 
 _log = structlog.get_logger("dsh_policy.policy.reload")
 

@@ -20,7 +20,8 @@ from dsh_policy.audit.keys import write_key_pair
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditWriteError, AuditWriter
 from dsh_policy.core import Harness, Message, ScriptedModel, define_tool, reply
-from dsh_policy.policy.decide import Policy, ToolCallEvent
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import ToolCallEvent
 from dsh_policy.policy.runtime.auditing import DecisionAuditor
 from dsh_policy.policy.runtime.gateway import PolicyGateway
 from dsh_policy.policy.runtime.reload import ReloadingPolicy

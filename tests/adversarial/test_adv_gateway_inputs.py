@@ -26,7 +26,8 @@ from adv_kit import (
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.core import Harness, Message, ScriptedModel, ToolResult, reply
 from dsh_policy.core.frozen import freeze_json
-from dsh_policy.policy.decide import Policy, ToolCallEvent, ToolResultEvent
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import ToolCallEvent, ToolResultEvent
 from dsh_policy.policy.runtime.auditing import DEPTH_MARKER, digest_json
 from hypothesis import given
 from hypothesis import strategies as st
