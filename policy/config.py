@@ -8,7 +8,7 @@ metadata: {name: prod}
 spec:
   packs: [../rules/baseline.yaml, ../rules/secrets.yaml]   # relative to this file
   params: {max_turns: 20}
-  engine: auto            # auto | python | native
+  engine: auto            # auto | closure | python | native
   shadow: false           # true: evaluate every rule in audit mode
   audit:
     path: audit/gateway.jsonl
@@ -35,7 +35,7 @@ from dsh_policy.policy.source.schema import schema_errors
 from dsh_policy.policy.source.yaml_source import read_yaml_file
 from pydantic import BaseModel, ConfigDict, Field
 
-EngineChoice = Literal["auto", "python", "native"]
+EngineChoice = Literal["auto", "closure", "python", "native"]
 
 
 class _Model(BaseModel):

@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tools/cel_conformance.py")
     parser.add_argument("directory", nargs="?", type=Path, default=Path("tests/cel/conformance"))
     parser.add_argument("--write", action="store_true", help="rewrite results-<engine>.json and TABLE.md")
-    parser.add_argument("--engine", action="append", choices=["python", "native"])
+    parser.add_argument("--engine", action="append", choices=["closure", "python", "native"])
     args = parser.parse_args(argv)
     directory: Path = args.directory
     cases = load_cases(directory)

@@ -85,7 +85,7 @@ def _parser() -> CommandParser:
         prog="dsh-policy check",
         description="Compile and lint rule packs; with --cases, dry-run every case and compare with expect.",
     )
-    add_policy_options(parser, engines=("auto", "python", "native", "all"))
+    add_policy_options(parser, engines=("auto", "closure", "python", "native", "all"))
     parser.add_argument(
         "--cases", action="extend", nargs="+", default=[], metavar="FILE", help="cases files to dry-run"
     )

@@ -34,7 +34,7 @@ def add_policy_options(
     parser: argparse.ArgumentParser,
     *,
     positional_packs: bool = True,
-    engines: Sequence[str] = ("auto", "python", "native"),
+    engines: Sequence[str] = ("auto", "closure", "python", "native"),
 ) -> None:
     """Packs (positional, or ``--pack`` when the command takes another positional), and the
     options that shape the policy."""
