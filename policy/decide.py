@@ -47,6 +47,7 @@ from dsh_policy.policy.events import (
 )
 from dsh_policy.policy.loading import LoadFailure, PackInfo, build_policy
 from dsh_policy.policy.redaction import all_detector_redactions, redact_text, redact_value
+from dsh_policy.policy.stages import STAGE_TABLE
 
 _log = structlog.get_logger("dsh_policy.policy")
 
@@ -55,7 +56,6 @@ _log = structlog.get_logger("dsh_policy.policy")
 
 _VARS = frozenset({"vars"})
 _RECENT_CALLS = 64
-_CLOSED_EFFECT = {"pre-step": "reject", "pre-execute": "deny", "guard": "deny", "post-execute": "block"}
 
 
 class _EventScope:
@@ -221,7 +221,7 @@ class _StageRun:
                 error = f"when must be a bool, got {type(value).__name__} {value!r}"
         if error is not None:
             matched = rule.on_error == "deny"
-            effect = _CLOSED_EFFECT[rule.stage] if matched else rule.effect
+            effect = STAGE_TABLE[rule.stage].closed_effect if matched else rule.effect
         else:
             matched = value is True
             effect = rule.effect
