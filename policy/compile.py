@@ -175,6 +175,14 @@ class CompiledPolicy:
     shadow: bool
     digest: str
     default_decision: Literal["allow", "ask", "deny"]
+    converting: bool = True
+    """Some program converts its activation (python, native): the decider then hands each pack's
+    expressions one shared :class:`~dsh_policy.policy.cel.engine.EventActivation` to keep the
+    conversion on. False when every program reads plain values as they are (closure)."""
+
+
+def _converts(expr: CompiledExpr | None) -> bool:
+    return expr is not None and getattr(expr.program, "converts_activation", True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -611,5 +619,7 @@ def _compile_all(
         shadow=shadow,
         digest=digest,
         default_decision=default_decision,
+        converting=any(_converts(rule.when) or _converts(rule.message_expression) for rule in rules)
+        or any(_converts(expr) for pack in compiled_packs for expr in pack.variables.values()),
     )
     return CompileResult(policy, ())

@@ -16,16 +16,16 @@ Any unexpected exception fails the whole verdict closed; nothing propagates to t
 
 from __future__ import annotations
 
+import contextlib
 import datetime
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from os import PathLike
+from types import MappingProxyType
 from typing import Any, Literal
 
 import structlog
-from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.cel.engine import CelEngine, CelEvalError, EventActivation
 from dsh_policy.policy.compile import (
     CompiledExpr,
@@ -46,6 +46,7 @@ from dsh_policy.policy.events import (
     ToolResultEvent,
 )
 from dsh_policy.policy.loading import LoadFailure, PackInfo, build_policy
+from dsh_policy.policy.plans import Match, RulePlan, StagePlan, StagePlans, plan_rule, plan_selection
 from dsh_policy.policy.redaction import all_detector_redactions, redact_text, redact_value
 from dsh_policy.policy.stages import STAGE_TABLE
 
@@ -55,6 +56,7 @@ _log = structlog.get_logger("dsh_policy.policy")
 # --- evaluation -----------------------------------------------------------------------------------
 
 _VARS = frozenset({"vars"})
+_NO_NAMES: frozenset[str] = frozenset()
 _RECENT_CALLS = 64
 
 
@@ -65,28 +67,31 @@ class _EventScope:
     evaluated expression reads) and at most once, and cached per pack."""
 
     __slots__ = (
-        "_activations", "_builders", "_cache", "_deadline", "_held", "_policy", "_reads", "_seconds",
-        "_var_errors", "_vars",
+        "_activations", "_builders", "_cache", "_deadline", "_held", "_last", "_policy", "_reads",
+        "_seconds", "_source", "_var_errors", "_vars",
     )
 
     def __init__(
         self,
         policy: CompiledPolicy,
-        builders: Mapping[str, Callable[[], Any]],
+        builders: Mapping[str, Callable[[Any], Any]],
+        source: Any,
         reads: Mapping[int, frozenset[str]],
         seconds: float,
     ) -> None:
         self._seconds = seconds
-        self._deadline = time.monotonic() + seconds
+        self._deadline = 0.0
         self._policy = policy
-        self._builders = builders
+        self._builders = builders  # name -> function of ``source`` (the event): static, shared
+        self._source = source
         self._reads = reads
         self._cache: dict[str, Any] = {}
         self._vars: dict[tuple[int, str], Any] = {}
         self._var_errors: dict[tuple[int, str], str] = {}
         # (pack_index, variables read) -> the shared activation; () = without ``vars``.
-        self._activations: dict[tuple[int, tuple[str, ...]], EventActivation] = {}
+        self._activations: dict[tuple[int, tuple[str, ...]], Mapping[str, Any]] = {}
         self._held: dict[int, frozenset[str]] = {}  # names in each pack's base activation, + vars
+        self._last: tuple[int, Mapping[str, Any], frozenset[str]] | None = None  # the latest base
 
     def start_clock(self) -> None:
         """Give the stage about to run the event's time budget (each stage gets its own: a guard
@@ -102,7 +107,9 @@ class _EventScope:
 
     def for_selection(self, reads: Mapping[int, frozenset[str]]) -> _EventScope:
         """The same event, now for another stage's rules (which may read other names)."""
-        self._reads = reads
+        if reads is not self._reads:
+            self._reads = reads
+            self._last = None
         return self
 
     def _value(self, name: str, pack_index: int) -> Any:
@@ -111,21 +118,30 @@ class _EventScope:
         if name in self._cache:
             return self._cache[name]
         builder = self._builders.get(name)
-        value = builder() if builder is not None else None
+        value = builder(self._source) if builder is not None else None
         self._cache[name] = value
         return value
 
     def _base(self, expr: CompiledExpr, pack_index: int) -> EventActivation:
         """The pack's shared activation, holding every name the selected rules read."""
+        last = self._last
+        if last is not None and last[0] == pack_index and expr.names <= last[2]:
+            return last[1]
         found = self._activations.get((pack_index, ()))
         if found is not None and expr.names <= self._held[pack_index]:
             return found
-        names = self._reads.get(pack_index, frozenset()) | (expr.names - _VARS)
+        names = self._reads.get(pack_index, _NO_NAMES)
+        if not expr.names <= names:
+            names = names | (expr.names - _VARS)
         if found is not None:  # an expression outside the selection read more: widen, once
-            names |= found.keys()
-        built = EventActivation({name: self._value(name, pack_index) for name in names})
+            names = names | found.keys()
+        values = {name: self._value(name, pack_index) for name in names}
+        # Engines that convert an activation keep the conversion on an EventActivation, to do it
+        # once per event; the closure compiler reads values as they are and needs no such place.
+        built = EventActivation(values) if self._policy.converting else values  # type: ignore[assignment]
         self._activations[(pack_index, ())] = built
-        self._held[pack_index] = names | _VARS
+        self._held[pack_index] = held = names | _VARS
+        self._last = (pack_index, built, held)
         return built
 
     def activation(self, expr: CompiledExpr, pack_index: int) -> Mapping[str, Any]:
@@ -172,6 +188,16 @@ class _EventScope:
         ]
         return f" ({'; '.join(failed)})" if failed else ""
 
+    def evaluate_simple(self, expr: CompiledExpr, pack_index: int) -> Any:
+        """:meth:`evaluate` for an expression that reads no pack variables (the common case):
+        the base activation, no variable bookkeeping. An error is returned as it is."""
+        if time.monotonic() > self._deadline:
+            return self._out_of_time()
+        last = self._last
+        if last is not None and last[0] == pack_index and expr.names <= last[2]:
+            return expr.program.evaluate(last[1])
+        return expr.program.evaluate(self._base(expr, pack_index))
+
     def evaluate(self, expr: CompiledExpr, pack_index: int) -> Any:
         """Evaluate ``expr``; a :class:`CelEvalError` result names failing variables too. Once
         the stage's time budget is spent, every later expression is that error (fails closed
@@ -185,40 +211,65 @@ class _EventScope:
         return result
 
 
-@dataclass(slots=True)
-class _Match:
-    """A rule whose condition held (or failed closed), with its message."""
-
-    rule: CompiledRule
-    effect: str
-    message: str
-
-
-@dataclass(slots=True)
 class _StageRun:
-    """Evaluates the rules of one stage against one event and collects matches and trace."""
+    """Evaluates the rules of one stage against one event and collects matches and trace. The
+    common outcomes append objects the plan prepared; ``signature`` stays the tuple of which
+    rules matched while every outcome was one of those, else None (the verdict is then built
+    fresh rather than memoized). ``tool`` names the subject (None: the step)."""
 
-    scope: _EventScope
-    subject: str
-    matches: list[_Match] = field(default_factory=list)
-    shadow: list[str] = field(default_factory=list)
-    trace: list[RuleTrace] = field(default_factory=list)
+    __slots__ = ("matches", "scope", "shadow", "signature", "tool", "trace")
 
-    def run(self, rules: Sequence[CompiledRule]) -> None:
+    def __init__(self, scope: _EventScope, tool: str | None) -> None:
+        self.scope = scope
+        self.tool = tool
+        self.matches: list[Match] = []
+        self.shadow: list[str] = []
+        self.trace: list[RuleTrace] = []
+        self.signature: list[bool] | None = []
+
+    @property
+    def subject(self) -> str:
+        """How messages name what is decided: ``tool "x"`` or ``step``."""
+        return "step" if self.tool is None else f'tool "{self.tool}"'
+
+    def run(self, plan: StagePlan | Sequence[CompiledRule]) -> None:
         """Evaluate every rule, in order (all of them: the trace and shadow rules need it)."""
-        self.scope.start_clock()
-        for rule in rules:
-            self._one(rule)
+        scope = self.scope
+        scope.start_clock()
+        plans = plan.rules if isinstance(plan, StagePlan) else [plan_rule(r, self._static(r)) for r in plan]
+        trace = self.trace
+        signature = self.signature
+        for rule_plan in plans:
+            when = rule_plan.when
+            if when is None:
+                value: Any = True
+            elif rule_plan.simple:
+                value = scope.evaluate_simple(when, rule_plan.rule.pack_index)
+            else:
+                value = scope.evaluate(when, rule_plan.rule.pack_index)
+            if value is False:
+                trace.append(rule_plan.no_match)
+                if signature is not None:
+                    signature.append(False)
+            elif value is True and rule_plan.match is not None:
+                self.matches.append(rule_plan.match)
+                trace.append(rule_plan.matched)
+                if signature is not None:
+                    signature.append(True)
+            else:
+                self.signature = signature = None
+                self._one(rule_plan, value)
 
-    def _one(self, rule: CompiledRule) -> None:
-        value: Any = True
+    def _static(self, rule: CompiledRule) -> str:
+        return rule.message or rule.description or _default_message(rule, rule.effect, self.subject)
+
+    def _one(self, plan: RulePlan, value: Any) -> None:
+        rule = plan.rule
         error: str | None = None
-        if rule.when is not None:
-            value = self.scope.evaluate(rule.when, rule.pack_index)
-            if isinstance(value, CelEvalError):
-                error, value = value.message, None
-            elif not isinstance(value, bool):
-                error = f"when must be a bool, got {type(value).__name__} {value!r}"
+        if isinstance(value, CelEvalError):
+            error, value = value.message, None
+        elif not isinstance(value, bool):
+            error = f"when must be a bool, got {type(value).__name__} {value!r}"
         if error is not None:
             matched = rule.on_error == "deny"
             effect = STAGE_TABLE[rule.stage].closed_effect if matched else rule.effect
@@ -241,7 +292,7 @@ class _StageRun:
             self.trace.append(_trace(rule, effect, True, value, error, "shadow"))
             return
         outcome = "failed-closed" if error is not None else "decided"
-        self.matches.append(_Match(rule, effect, self._message(rule, effect, error)))
+        self.matches.append(Match(rule, effect, self._message(rule, effect, error)))
         self.trace.append(_trace(rule, effect, True, value, error, outcome))
 
     def _message(self, rule: CompiledRule, effect: str, error: str | None) -> str:
@@ -256,9 +307,13 @@ class _StageRun:
             return f"{fallback} (message_expression failed: {why})"
         return rule.message or rule.description or _default_message(rule, effect, self.subject)
 
-    def with_effect(self, *effects: str) -> list[_Match]:
+    def with_effect(self, *effects: str) -> list[Match]:
         """Enforced matches that give one of ``effects``."""
         return [match for match in self.matches if match.effect in effects]
+
+    def key(self) -> tuple[bool, ...] | None:
+        """Which rules matched, when every outcome was a plain true/false (see class doc)."""
+        return tuple(self.signature) if self.signature is not None else None
 
 
 def _trace(
@@ -281,11 +336,11 @@ def _default_message(rule: CompiledRule, effect: str, subject: str) -> str:
     return f"{subject} allowed by policy rule {rule.id}"
 
 
-def _join(matches: Sequence[_Match]) -> str:
+def _join(matches: Sequence[Match]) -> str:
     return "; ".join(dict.fromkeys(match.message for match in matches))
 
 
-def _ids(matches: Sequence[_Match]) -> tuple[str, ...]:
+def _ids(matches: Sequence[Match]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(match.rule.id for match in matches))
 
 
@@ -316,54 +371,79 @@ def _now(event_now: datetime.datetime | None) -> datetime.datetime:
     return event_now if event_now is not None else datetime.datetime.now(datetime.UTC)
 
 
-def _call_builders(event: ToolCallEvent) -> dict[str, Callable[[], Any]]:
+def _top_level(value: Any) -> Any:
+    """A JSON value for an activation: a frozen object as a plain dict at the top level (a C-level
+    copy), nested frozen values as they are. Every engine reads any ``Mapping`` and tuple and
+    none mutates a value, so a deep copy per event (``thaw``) would buy nothing."""
+    if type(value) is dict:
+        return value
+    if isinstance(value, Mapping):
+        return dict(value.items())
+    return value
+
+
+def _tool_values(event: ToolCallEvent) -> dict[str, Any]:
     return {
-        "session": lambda: {"id": event.session_id},
-        "agent": lambda: {"id": event.agent_id or ""},
-        "now": lambda: _now(event.now),
-        "turn": lambda: event.turn,
-        "step": lambda: event.step,
-        "tool": lambda: {
-            "name": event.tool,
-            "call_id": event.call_id,
-            "root_call_id": event.root_call_id or event.call_id,
-            "nested": event.nested,
-            "original_name": event.original_name or event.tool,
-        },
-        "args": lambda: thaw(event.args),
+        "name": event.tool,
+        "call_id": event.call_id,
+        "root_call_id": event.root_call_id or event.call_id,
+        "nested": event.nested,
+        "original_name": event.original_name or event.tool,
     }
 
 
-def _result_builders(event: ToolResultEvent) -> dict[str, Callable[[], Any]]:
-    builders = _call_builders(event.call)
-    builders["result"] = lambda: {
+# Each activation name as a function of the event (static: nothing is built per event until a
+# rule reads the name).
+_CALL_BUILDERS: Mapping[str, Callable[[ToolCallEvent], Any]] = MappingProxyType({
+    "session": lambda event: {"id": event.session_id},
+    "agent": lambda event: {"id": event.agent_id or ""},
+    "now": lambda event: _now(event.now),
+    "turn": lambda event: event.turn,
+    "step": lambda event: event.step,
+    "tool": _tool_values,
+    "args": lambda event: _top_level(event.args),
+})  # fmt: skip
+
+
+def _of_call(build: Callable[[ToolCallEvent], Any]) -> Callable[[ToolResultEvent], Any]:
+    return lambda event: build(event.call)
+
+
+def _result_values(event: ToolResultEvent) -> dict[str, Any]:
+    return {
         "is_error": event.is_error,
         "text": event.text,
-        "value": thaw(event.value),
+        "value": _top_level(event.value),
         "error": {"message": event.error_message or "", "code": event.error_code or ""},
     }
-    return builders
 
 
-def _step_builders(event: StepEvent) -> dict[str, Callable[[], Any]]:
-    return {
-        "session": lambda: {"id": event.session_id},
-        "agent": lambda: {"id": event.agent_id or ""},
-        "now": lambda: _now(event.now),
-        "turn": lambda: event.turn,
-        "step": lambda: event.step,
-        "messages": lambda: [
-            {
-                "role": message.role,
-                "text": message.text,
-                "source": {"kind": message.source_kind, "plugin": message.source_plugin or ""},
-            }
-            for message in event.messages
-        ],
-        "prompt": lambda: "\n".join(
-            message.text for message in event.messages if message.source_kind == "user"
-        ),
-    }
+_RESULT_BUILDERS: Mapping[str, Callable[[ToolResultEvent], Any]] = MappingProxyType({
+    **{name: _of_call(build) for name, build in _CALL_BUILDERS.items()},
+    "result": _result_values,
+})  # fmt: skip
+
+
+def _messages(event: StepEvent) -> list[dict[str, Any]]:
+    return [
+        {
+            "role": message.role,
+            "text": message.text,
+            "source": {"kind": message.source_kind, "plugin": message.source_plugin or ""},
+        }
+        for message in event.messages
+    ]
+
+
+_STEP_BUILDERS: Mapping[str, Callable[[StepEvent], Any]] = MappingProxyType({
+    "session": lambda event: {"id": event.session_id},
+    "agent": lambda event: {"id": event.agent_id or ""},
+    "now": lambda event: _now(event.now),
+    "turn": lambda event: event.turn,
+    "step": lambda event: event.step,
+    "messages": _messages,
+    "prompt": lambda event: "\n".join(m.text for m in event.messages if m.source_kind == "user"),
+})  # fmt: skip
 
 
 def _internal(exc: BaseException, where: str) -> str:
@@ -389,9 +469,7 @@ class Decider:
     post-execute reviews, ``event_seconds`` the time one stage of one event may spend evaluating
     (see :data:`DEFAULT_MAX_SCAN_BYTES`, :data:`DEFAULT_EVENT_SECONDS`)."""
 
-    __slots__ = (
-        "_argument_redactions", "_event_seconds", "_max_scan_bytes", "_recent", "_recent_lock", "policy"
-    )
+    __slots__ = ("_argument_redactions", "_event_seconds", "_max_scan_bytes", "_plans", "_recent", "policy")
 
     def __init__(
         self,
@@ -404,7 +482,8 @@ class Decider:
         self._max_scan_bytes = max_scan_bytes
         self._event_seconds = event_seconds
         self._recent: dict[int, tuple[ToolCallEvent, _EventScope]] = {}
-        self._recent_lock = threading.Lock()
+        # Per stage, per tool: the rules planned once (see policy/plans.py).
+        self._plans = {stage: StagePlans(self._planner(stage)) for stage in STAGE_TABLE}
         # Everything a post-execute rule could redact plus every shipped detector, whatever the
         # rule's mode: the audit log must never hold a secret in clear.
         steps: list[Redaction] = [
@@ -415,11 +494,11 @@ class Decider:
     def gate_step(self, event: StepEvent) -> StepVerdict:
         """``agent/pre-step``: reject if any enforced rule rejects, else enter with contexts."""
         try:
-            selection = self.policy.stages["pre-step"].select_all()
+            plan = self._plans["pre-step"].get("")
             run = _StageRun(_EventScope(
-                self.policy, _step_builders(event), selection.reads, self._event_seconds
-            ), "step")
-            run.run(selection.rules)
+                self.policy, _STEP_BUILDERS, event, plan.reads, self._event_seconds
+            ), None)
+            run.run(plan)
             rejects = run.with_effect("reject")
             if rejects:
                 return StepVerdict(
@@ -435,8 +514,9 @@ class Decider:
     def pre_execute(self, event: ToolCallEvent) -> ToolCallVerdict:
         """``tools/pre-execute``: deny > ask > allow > the policy's default decision."""
         try:
-            run = self._run_tool_stage("pre-execute", event)
-            return self._combine_pre_execute(run, event)
+            plan = self._plans["pre-execute"].get(event.tool)
+            run = self._run_tool_stage(plan, event)
+            return plan.verdict(run.key(), lambda: self._combine_pre_execute(run, event))
         except Exception as exc:
             message = _internal(exc, "pre-execute")
             return ToolCallVerdict("deny", (), message, internal_error=message)
@@ -444,15 +524,9 @@ class Decider:
     def guard(self, event: ToolCallEvent) -> GuardVerdict:
         """``ctx.tools.guard``: any matching guard denies (errors count as matches)."""
         try:
-            run = self._run_tool_stage("guard", event)
-            denies = run.with_effect("deny")
-            return GuardVerdict(
-                bool(denies),
-                _ids(denies),
-                _join(denies) if denies else None,
-                tuple(run.shadow),
-                tuple(run.trace),
-            )
+            plan = self._plans["guard"].get(event.tool)
+            run = self._run_tool_stage(plan, event)
+            return plan.verdict(run.key(), lambda: self._combine_guard(run))
         except Exception as exc:
             message = _internal(exc, "guard")
             return GuardVerdict(True, (), message, internal_error=message)
@@ -502,33 +576,58 @@ class Decider:
 
     # -- internals --
 
+    def _planner(self, stage: str) -> Callable[[str], StagePlan]:
+        index = self.policy.stages[stage]
+
+        def make(tool: str) -> StagePlan:
+            selection: RuleSelection = index.select_all() if stage == "pre-step" else index.select(tool)
+            subject = "step" if stage == "pre-step" else f'tool "{tool}"'
+            return plan_selection(
+                selection,
+                lambda rule: rule.message or rule.description or _default_message(rule, rule.effect, subject),
+            )
+
+        return make
+
     def _run_tool_stage(
-        self, stage: str, event: ToolCallEvent, result: ToolResultEvent | None = None
+        self, plan: StagePlan, event: ToolCallEvent, result: ToolResultEvent | None = None
     ) -> _StageRun:
-        selection: RuleSelection = self.policy.stages[stage].select(event.tool)
         if result is None:
-            scope = self._call_scope(event, selection.reads)
+            scope = self._call_scope(event, plan.reads)
         else:
-            scope = _EventScope(self.policy, _result_builders(result), selection.reads, self._event_seconds)
-        run = _StageRun(scope, f'tool "{event.tool}"')
-        run.run(selection.rules)
+            scope = _EventScope(self.policy, _RESULT_BUILDERS, result, plan.reads, self._event_seconds)
+        run = _StageRun(scope, event.tool)
+        run.run(plan)
         return run
 
     def _call_scope(self, event: ToolCallEvent, reads: Mapping[int, frozenset[str]]) -> _EventScope:
         """One scope per call event, shared by its pre-execute and guard stages (the gateway and
         ``check_tool_call`` decide both on the same event object): its activation is converted
         once and each variable evaluated at most once for the whole call. Kept for the last
-        :data:`_RECENT_CALLS` events, by identity."""
+        :data:`_RECENT_CALLS` events, by identity. Lock-free: each dict operation is atomic, and
+        a lost race only means one stage builds its own scope."""
         key = id(event)
-        with self._recent_lock:
-            entry = self._recent.get(key)
-            if entry is not None and entry[0] is event:
-                return entry[1].for_selection(reads)
-            scope = _EventScope(self.policy, _call_builders(event), reads, self._event_seconds)
-            if len(self._recent) >= _RECENT_CALLS:
-                del self._recent[next(iter(self._recent))]
-            self._recent[key] = (event, scope)  # holding the event keeps its id from being reused
+        recent = self._recent
+        entry = recent.get(key)
+        if entry is not None and entry[0] is event:
+            return entry[1].for_selection(reads)
+        scope = _EventScope(self.policy, _CALL_BUILDERS, event, reads, self._event_seconds)
+        if len(recent) >= _RECENT_CALLS:
+            # Another thread may evict (or change the dict) at the same moment: then it did the job.
+            with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+                del recent[next(iter(recent))]
+        recent[key] = (event, scope)  # holding the event keeps its id from being reused
         return scope
+
+    def _combine_guard(self, run: _StageRun) -> GuardVerdict:
+        denies = run.with_effect("deny")
+        return GuardVerdict(
+            bool(denies),
+            _ids(denies),
+            _join(denies) if denies else None,
+            tuple(run.shadow),
+            tuple(run.trace),
+        )
 
     def _combine_pre_execute(self, run: _StageRun, event: ToolCallEvent) -> ToolCallVerdict:
         shadow, trace = tuple(run.shadow), tuple(run.trace)
@@ -546,7 +645,7 @@ class Decider:
 
     def _oversized(self, event: ToolResultEvent) -> str | None:
         """Why the output is too large to review, when it is and a post-execute rule applies."""
-        if not self.policy.stages["post-execute"].select(event.call.tool).rules:
+        if not self._plans["post-execute"].get(event.call.tool).rules:
             return None
         limit = self._max_scan_bytes
         size = max(_utf8_size(event.text), _strings_size(event.value, limit))
@@ -558,7 +657,7 @@ class Decider:
         )
 
     def _review(self, event: ToolResultEvent) -> ResultVerdict:
-        run = self._run_tool_stage("post-execute", event.call, event)
+        run = self._run_tool_stage(self._plans["post-execute"].get(event.call.tool), event.call, event)
         shadow = tuple(run.shadow)
         blocks = run.with_effect("block")
         if blocks:

@@ -1029,6 +1029,8 @@ class ClosureCompiledExpression:
     source: str
     references: frozenset[str]
     _fn: Fn = field(repr=False)
+    converts_activation = False
+    """Reads activation values as they are (see ``CompiledPolicy.converting``)."""
     _slots: int = field(repr=False)
     _loops: bool = field(repr=False)
     _iteration_budget: int = DEFAULT_ITERATION_BUDGET
