@@ -398,6 +398,7 @@ _PROFILE_GROUPS: tuple[tuple[str, str], ...] = (
     ("/policy/cel/shell.py", "gateway helpers (shell.commands)"),
     ("/policy/detectors.py", "redaction detectors"),
     ("/policy/redaction.py", "redaction detectors"),
+    ("/policy/cel/closure_", "closure compiler: compiled CEL"),
     ("/policy/cel/python_engine.py", "interpreter: our overrides (dispatch, budget, names, ops, calls)"),
     ("/celpy/", "interpreter: cel-python's own methods (member, activations, types)"),
     ("/lark/", "interpreter: lark tree dispatch"),
@@ -405,6 +406,7 @@ _PROFILE_GROUPS: tuple[tuple[str, str], ...] = (
     ("logging/", "interpreter: cel-python's disabled debug logging calls"),
     ("/policy/decide.py", "decision path (scope, trace, combination)"),
     ("/policy/compile.py", "decision path (scope, trace, combination)"),
+    ("/policy/plans.py", "decision path (scope, trace, combination)"),
 )
 
 
@@ -426,7 +428,7 @@ def profile_breakdown(function: Callable[[], Any], calls: int = 20) -> dict[str,
         groups[group] = groups.get(group, 0.0) + own
         total += own
     shares = {label: own / total for label, own in sorted(groups.items(), key=lambda item: -item[1])}
-    print("\npython engine, 100 rules on one tool, one call (pre-execute + guard): share of own time")
+    print("\nauto engine, 100 rules on one tool, one call (pre-execute + guard): share of own time")
     for label, share in shares.items():
         print(f"  {share * 100:5.1f}%  {label}")
     return shares
@@ -530,15 +532,15 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     budget = 0.1 if options.quick else options.seconds
     rounds = 3 if options.quick else options.rounds
-    engines = [name for name in ("native", "python") if name in available_engines()]
+    engines = ["auto", *available_engines()]
     wall = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         prepared = [prepare_config(Path(tmp), rules, tools, engines) for rules, tools in CONFIGS]
         print(f"  compiled and checked every pack ({time.perf_counter() - wall:.0f} s)", file=sys.stderr)
         rows = measure(prepared, engines, rounds=rounds, budget=budget)
         profile = None
-        if not options.no_profile and "python" in engines:
-            profile = profile_breakdown(prepared[CONFIGS.index((100, 1))].functions["python_call"])
+        if not options.no_profile:
+            profile = profile_breakdown(prepared[CONFIGS.index((100, 1))].functions["auto_call"])
 
     targets = _targets(rows, engines)
     _print_table(rows, engines, targets)
@@ -554,7 +556,7 @@ def main(argv: list[str] | None = None) -> int:
         "wall_seconds": time.perf_counter() - wall,
     }
     if profile is not None:
-        report["python_profile_100_rule_call"] = profile
+        report["auto_profile_100_rule_call"] = profile
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {RESULTS}")
@@ -572,8 +574,10 @@ def _targets(rows: Sequence[dict[str, Any]], engines: Sequence[str]) -> list[dic
     ten = _row(rows, 10, 1)
     thousand = _row(rows, 1000, 100)
     for engine in engines:
-        limit = 15.0 if engine == "native" else 20.0
-        kind = "target" if engine == "native" else "goal"
+        # auto (the default engine) must be within 3x of hand-written Python (issue 19); the
+        # others are reported against the limits they had.
+        limit = {"auto": 3.0, "native": 15.0}.get(engine, 20.0)
+        kind = "target" if engine in ("auto", "native") else "goal"
         for what in ("call", "result"):
             ratio = hundred[f"{engine}_{what}_us"] / hundred[f"hand_{what}_us"]
             found.append({

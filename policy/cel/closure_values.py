@@ -27,8 +27,8 @@ UINT64_MAX: Final = 2**64 - 1
 UTC: Final = datetime.UTC
 MIN_TIMESTAMP: Final = datetime.datetime(1, 1, 1, tzinfo=UTC)
 MAX_TIMESTAMP: Final = datetime.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
-MAX_DURATION_SECONDS: Final = 315_576_000_000
-"""CEL durations span +-10,000 years (as ``google.protobuf.Duration``)."""
+MAX_DURATION_SECONDS: Final = 9_223_372_036
+"""CEL runtimes hold a duration in int64 nanoseconds (about 292 years either way)."""
 
 
 class CelError(Exception):
@@ -315,7 +315,7 @@ def check_timestamp(value: datetime.datetime) -> datetime.datetime:
 
 
 def check_duration(value: datetime.timedelta) -> datetime.timedelta:
-    """``value`` when it is within CEL's +-10,000 years, else an error."""
+    """``value`` when int64 nanoseconds can hold it, else an error."""
     if abs(value.total_seconds()) <= MAX_DURATION_SECONDS:
         return value
     raise CelError("duration out of range", "overflow")
