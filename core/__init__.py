@@ -101,6 +101,7 @@ if TYPE_CHECKING:  # the names, for type checkers and readers; importing them is
         to_chat_messages,
         to_chat_tools,
     )
+    from .pipeline import ToolRun
     from .plugin import Context, Fiber, PluginError
     from .session import Fact, JsonlStore, MemoryStore, Session, SessionStore
     from .signals import AbortController, AbortSignal
@@ -110,7 +111,6 @@ if TYPE_CHECKING:  # the names, for type checkers and readers; importing them is
         ToolFailure,
         ToolOutput,
         ToolRegistry,
-        ToolRun,
         define_tool,
     )
 
@@ -166,7 +166,7 @@ _EXPORTS: dict[str, str] = {
     "ToolRegistry": ".tools",
     "ToolResult": ".execution",
     "ToolResultMessage": ".model",
-    "ToolRun": ".tools",
+    "ToolRun": ".pipeline",
     "ToolSpec": ".model",
     "TurnEnd": ".agent",
     "TurnStoppingEvent": ".agent",
