@@ -378,6 +378,8 @@ class Agent:
         if not isinstance(decision, Enter):
             raise ContractError(f"agent/pre-step returned {type_name(decision)}, expected enter/reject")
         entered = decision.messages
+        if entered is claimed:  # the default: messages checked when they were queued
+            return decision
         messages = tuple(checked_message(m, "an entered message") for m in entered)
         same = type(entered) is tuple and all(a is b for a, b in zip(messages, entered, strict=True))
         return decision if same else Enter(messages)
@@ -584,6 +586,8 @@ async def _interrupted_result(slot: _CallSlot, cancelled: bool) -> ToolResult:
 
 def checked_reply(reply: Any) -> ModelReply:
     """A model's reply with exact types, or ContractError before anything of it is recorded."""
+    if type(reply) is ModelReply and _exact_reply(reply):
+        return reply
     if not issubclass(type(reply), ModelReply):
         raise ContractError(f"model returned {type_name(reply)}, expected ModelReply")
     text = "" if reply.text is None else exact_str(reply.text)
@@ -601,6 +605,19 @@ def checked_reply(reply: Any) -> ModelReply:
             raise ContractError("a tool call needs str id, name and arguments")
         calls.append(ModelToolCall(call_id, name, arguments))
     return ModelReply(text, tuple(calls), stop_reason)
+
+
+def _exact_reply(reply: ModelReply) -> bool:
+    if type(reply.text) is not str or type(reply.stop_reason) is not str:
+        return False
+    if type(reply.tool_calls) is not tuple:
+        return False
+    for call in reply.tool_calls:
+        if type(call) is not ModelToolCall:
+            return False
+        if type(call.id) is not str or type(call.name) is not str or type(call.arguments) is not str:
+            return False
+    return True
 
 
 def parse_arguments(raw: str) -> Any:

@@ -27,20 +27,16 @@ class FrozenDict(Mapping[str, Any]):
     __slots__ = ("_data", "_hash")
 
     _data: MappingProxyType[str, Any]
-    _hash: int | None
+    _hash: int
 
     def __init__(self, data: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None) -> None:
         frozen = freeze_json(dict(data) if data is not None else {})
         _set_data(self, frozen._data)
-        _set_hash(self, None)
 
-    @classmethod
-    def _of_frozen(cls, data: dict[str, Any]) -> FrozenDict:
+    @staticmethod
+    def _of_frozen(data: dict[str, Any]) -> FrozenDict:
         """Wrap a dict whose values are already frozen (internal: skips the deep walk)."""
-        instance = object.__new__(cls)
-        _set_data(instance, MappingProxyType(data))
-        _set_hash(instance, None)
-        return instance
+        return _wrap(data)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"FrozenDict is read-only; cannot set {name!r}")
@@ -92,11 +88,12 @@ class FrozenDict(Mapping[str, Any]):
         return NotImplemented
 
     def __hash__(self) -> int:
-        cached = self._hash
-        if cached is None:
+        try:
+            return self._hash
+        except AttributeError:  # not computed yet: the slot starts empty
             cached = hash(frozenset(self._data.items()))
             _set_hash(self, cached)
-        return cached
+            return cached
 
     def __repr__(self) -> str:
         return f"FrozenDict({dict(self._data)!r})"
@@ -105,6 +102,13 @@ class FrozenDict(Mapping[str, Any]):
 # The slot descriptors are the only writers (used above); instances refuse __setattr__.
 _set_data: Any = FrozenDict.__dict__["_data"].__set__
 _set_hash: Any = FrozenDict.__dict__["_hash"].__set__
+_new_frozen: Any = object.__new__
+
+
+def _wrap(data: dict[str, Any]) -> FrozenDict:
+    instance: FrozenDict = _new_frozen(FrozenDict)
+    _set_data(instance, MappingProxyType(data))
+    return instance
 
 
 class NotJsonError(ValueError):
@@ -162,7 +166,7 @@ def _freeze(value: Any) -> Any:
             except _NotJson as exc:
                 exc.segments.append(f".{key}")
                 raise
-        return FrozenDict._of_frozen(out)
+        return _wrap(out)
     if kind is list or kind is tuple or issubclass(kind, list | tuple):
         items = []
         for index, item in enumerate(value):

@@ -35,9 +35,9 @@ from .decisions import Accept, Allow, Ask, Block, Deny, PreToolDecision, accept,
 from .events import resolve
 from .execution import TextContent, ToolError, ToolExecution, ToolResult
 from .failures import describe, exact_str, is_cancellation, log_failure, safe_text, type_name
-from .frozen import FrozenDict, NotJsonError, freeze_json
+from .frozen import FrozenDict, NotJsonError, _wrap, freeze_json
 from .messages import Message, checked_message
-from .signals import AbortSignal, cancel_on_abort
+from .signals import NEVER, AbortSignal, cancel_on_abort
 from .tools import (
     ABORTED,
     ABORTED_BEFORE_DISPATCH,
@@ -68,27 +68,28 @@ INVALID_CALL = "INVALID_CALL"
 #: How long the rest of a call (finalize, ``tools/result``) may take once its caller is cancelled.
 SETTLE_GRACE_SECONDS = 5.0
 
-_CONCLUDES = FrozenDict._of_frozen({"concludes_turn": True})
+_CONCLUDES = _wrap({"concludes_turn": True})
 
 
-class CallToken:
+class CallToken(tuple):  # a 1-tuple: immutable without a __setattr__
     """The opaque, unique identity token of one call (compared by identity; read-only)."""
 
-    __slots__ = ("call_id",)
+    __slots__ = ()
 
-    call_id: str
+    def __new__(cls, call_id: str) -> CallToken:
+        return tuple.__new__(cls, (call_id,))
 
-    def __init__(self, call_id: str) -> None:
-        object.__setattr__(self, "call_id", call_id)
+    @property
+    def call_id(self) -> str:
+        """The id of the call this token was minted for."""
+        return self[0]
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("a call token is read-only")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError("a call token is read-only")
+    __eq__ = object.__eq__  # identity, not the tuple's value
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        return f"<CallToken {self.call_id} at {id(self):#x}>"
+        return f"<CallToken {self[0]} at {id(self):#x}>"
 
 
 # --- the run context a body sees ------------------------------------------------------------------
@@ -167,35 +168,26 @@ async def prepare(
 ) -> PendingCall:
     """Steps 1-5: seal the identity, run ``tools/pre-execute``, approval and guards."""
     problem = None
-    call_text = exact_str(call_id)
-    name_text = exact_str(name)
-    root_text = call_text if root_call_id is None else exact_str(root_call_id)
-    if call_text is None or name_text is None or root_text is None:
-        problem = "call_id" if call_text is None else "name" if name_text is None else "root_call_id"
-        call_text = call_text if call_text is not None else safe_text(call_id)
-        name_text = name_text if name_text is not None else safe_text(name)
-        root_text = root_text if root_text is not None else call_text
+    if type(call_id) is str and type(name) is str and (root_call_id is None or type(root_call_id) is str):
+        call_text, name_text, root_text = call_id, name, root_call_id or call_id
+    else:
+        call_text, name_text, root_text, problem = _identity_texts(call_id, name, root_call_id)
     if signal is None:
-        signal = AbortSignal.never()
+        signal = NEVER
     elif not isinstance(signal, AbortSignal):
         problem = problem or "signal"
-        signal = AbortSignal.never()
-    scope = scope_of(agent)
-    definition = (scope or registry.root_scope).lookup(name_text)
+        signal = NEVER
+    if agent is None:
+        definition = registry.root_scope.tools.get(name_text)
+    else:
+        definition = (scope_of(agent) or registry.root_scope).lookup(name_text)
     try:
         frozen_arguments = freeze_json(arguments)
         not_json: NotJsonError | None = None
     except NotJsonError as exc:
         frozen_arguments, not_json = None, exc
     execution = ToolExecution(
-        call_id=call_text,
-        root_call_id=root_text or call_text,
-        name=name_text,
-        arguments=frozen_arguments,
-        agent=agent,
-        parent=parent,
-        token=CallToken(call_text),
-        signal=signal,
+        call_text, root_text, name_text, frozen_arguments, agent, parent, CallToken(call_text), signal
     )
     call = PendingCall(registry, execution, definition)
     if problem is not None:
@@ -210,6 +202,18 @@ async def prepare(
     else:
         await call.decide()
     return call
+
+
+def _identity_texts(call_id: Any, name: Any, root_call_id: Any) -> tuple[str, str, str, str | None]:
+    """Exact strings for an identity given with other types, and which field was malformed."""
+    call_text, name_text = exact_str(call_id), exact_str(name)
+    root_text = call_text if root_call_id is None else exact_str(root_call_id)
+    if call_text is not None and name_text is not None and root_text is not None:
+        return call_text, name_text, root_text, None
+    problem = "call_id" if call_text is None else "name" if name_text is None else "root_call_id"
+    call_text = call_text if call_text is not None else safe_text(call_id)
+    name_text = name_text if name_text is not None else safe_text(name)
+    return call_text, name_text, root_text if root_text is not None else call_text, problem
 
 
 # --- result builders ------------------------------------------------------------------------------
@@ -352,10 +356,12 @@ class PendingCall:
         try:
             decision = await self._registry.bus.waterfall("tools/pre-execute", (execution,), allow)
             kind = type(decision)
-            if kind is not Allow and not issubclass(kind, Allow | Deny | Ask):
+            if kind is Allow:
+                pass
+            elif not issubclass(kind, Allow | Deny | Ask):
                 expected = "expected allow/deny/ask"
                 raise ContractError(f"tools/pre-execute returned {type_name(decision)}, {expected}")
-            if isinstance(decision, Deny):
+            elif isinstance(decision, Deny):
                 reason = exact_str(decision.reason)
                 if reason is None:
                     raise ContractError(f"deny() needs a str reason, not {type_name(decision.reason)}")
@@ -370,7 +376,7 @@ class PendingCall:
                 raise
             self.finish_early("tools/pre-execute", failure_of("tools/pre-execute", exc))
             return
-        self.trace["decision"] = _kind(decision)
+        self.trace["decision"] = "allow" if kind is Allow else _kind(decision)
         resolved: PreToolDecision | None = decision
         if isinstance(decision, Ask):
             resolved = await self._ask(decision)
@@ -426,8 +432,8 @@ class PendingCall:
 
     def _run_guards(self) -> str | None:
         execution = self.execution
-        agent_scope = scope_of(execution.agent)
-        layers = agent_scope.chain() if agent_scope is not None else [self._registry.root_scope]
+        agent_scope = None if execution.agent is None else scope_of(execution.agent)
+        layers = agent_scope.chain() if agent_scope is not None else (self._registry.root_scope,)
         for layer in layers:
             for guard in layer.guards:
                 try:
@@ -669,7 +675,7 @@ class PendingCall:
                 True,
                 (TextContent(feedback),),
                 None,
-                ToolError(feedback, FrozenDict._of_frozen({"code": BLOCKED})),
+                ToolError(feedback, _wrap({"code": BLOCKED})),
                 contexts,
             )
         if not isinstance(decision, Accept):
@@ -716,9 +722,7 @@ class PendingCall:
     def _materialize(self, result: ToolResult) -> ToolResult:
         """Step 10: a JSON-safe frozen result carrying the pipeline trace in ``meta``."""
         # Every constructor above froze its parts; only the trace (plain strings) is new here.
-        meta = FrozenDict._of_frozen(
-            {**(result.meta or {}), "pipeline": FrozenDict._of_frozen(dict(self.trace))}
-        )
+        meta = _wrap({**(result.meta or {}), "pipeline": _wrap(dict(self.trace))})
         return ToolResult(
             result.is_error, result.content, result.value, result.error, result.additional_contexts, meta
         )

@@ -238,7 +238,8 @@ class ScopeLayer:
     """One layer of tools and guards. The root layer is global; an agent's layer is a child of its
     parent agent's layer, so lookups go nearest layer first and guards farthest ancestor first."""
 
-    __slots__ = ("_guard_handles", "_tool_handles", "guards", "parent", "tools")
+    __slots__ = ("_chain", "_guard_handles", "_tool_handles", "_versions", "_visible", "guards", "parent",
+                 "tools")
 
     def __init__(self, parent: ScopeLayer | None = None) -> None:
         self.parent = parent
@@ -246,6 +247,11 @@ class ScopeLayer:
         self.tools: dict[str, ToolDefinition] = {}
         self._guard_handles: list[object] = []
         self._tool_handles: dict[str, object] = {}
+        # A layer's ancestry never changes, so its chain is computed once; the tool view is
+        # cached against a counter the whole tree shares and every tool (un)registration bumps.
+        self._chain: tuple[ScopeLayer, ...] = (*parent._chain, self) if parent is not None else (self,)
+        self._versions: list[int] = parent._versions if parent is not None else [0]
+        self._visible: tuple[int, Mapping[str, ToolDefinition]] | None = None
 
     def add(self, guard: Guard) -> Callable[[], None]:
         """Register a guard in this layer; returns a disposer that removes this registration only."""
@@ -274,23 +280,19 @@ class ScopeLayer:
         handle = object()
         self.tools = {**self.tools, name: definition}
         self._tool_handles = {**self._tool_handles, name: handle}
+        self._versions[0] += 1
 
         def dispose() -> None:
             if self._tool_handles.get(name) is handle:
                 self.tools = {key: value for key, value in self.tools.items() if key != name}
                 self._tool_handles = {k: v for k, v in self._tool_handles.items() if k != name}
+                self._versions[0] += 1
 
         return dispose
 
-    def chain(self) -> list[ScopeLayer]:
+    def chain(self) -> tuple[ScopeLayer, ...]:
         """This layer and its ancestors, farthest ancestor first."""
-        layers: list[ScopeLayer] = []
-        scope: ScopeLayer | None = self
-        while scope is not None:
-            layers.append(scope)
-            scope = scope.parent
-        layers.reverse()
-        return layers
+        return self._chain
 
     def lookup(self, name: str) -> ToolDefinition | None:
         """The definition called ``name`` this layer sees (nearest layer first)."""
@@ -302,11 +304,16 @@ class ScopeLayer:
             scope = scope.parent
         return None
 
-    def visible(self) -> dict[str, ToolDefinition]:
-        """Every tool this layer sees, in registration order, farthest layer first."""
+    def visible(self) -> Mapping[str, ToolDefinition]:
+        """Every tool this layer sees, in registration order, farthest layer first (read-only)."""
+        version = self._versions[0]
+        cached = self._visible
+        if cached is not None and cached[0] == version:
+            return cached[1]
         out: dict[str, ToolDefinition] = {}
-        for layer in self.chain():
+        for layer in self._chain:
             out.update(layer.tools)
+        self._visible = (version, out)
         return out
 
 
