@@ -61,7 +61,8 @@ class Harness:
         """Create an agent and fire ``agent/session-start`` (source ``startup``) before returning.
 
         ``plugins`` are applied in the agent's own context: their guards apply to this agent's
-        calls only and everything they registered goes away with ``agent.close()``.
+        calls only, their tools are visible to this agent only (shadowing a global tool of the
+        same name), and everything they registered goes away with ``agent.close()``.
         """
         session = session if session is not None else Session()
         agent_id = agent_id or new_agent_id()
