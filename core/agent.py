@@ -306,7 +306,9 @@ class Agent:
         """Append ``turn/end``; a failing log is reported and turns the end into an error."""
         try:
             self.session.append("turn/end", turn=turn, **end.fact_data())
-        except Exception as exc:  # the log itself is failing: say so, keep the loop alive
+        except BaseException as exc:  # the log itself is failing: say so, keep the loop alive
+            if is_cancellation(exc):
+                raise
             log_failure(self.runtime.logger, "turn/end append failed", agent=self.id, turn=turn,
                         error=describe(exc))
             end = TurnEnd("error", {"message": describe(exc), "code": "UNKNOWN"})
@@ -430,15 +432,17 @@ class Agent:
                 # are recorded now, after every result, instead of opening the next turn.
                 try:
                     self._flush_contexts(turn, step)
-                except Exception as exc:
+                except BaseException as exc:
+                    if is_cancellation(exc):
+                        raise
                     log_failure(self.runtime.logger, "recording contexts failed", agent=self.id,
                                 turn=turn, error=describe(exc))
             raise
         finally:
             try:
                 append("step/end", turn=turn, step=step)
-            except Exception as exc:
-                if not failing:
+            except BaseException as exc:
+                if not failing or is_cancellation(exc):
                     raise
                 log_failure(self.runtime.logger, "step/end append failed", agent=self.id, turn=turn,
                             error=describe(exc))
@@ -526,7 +530,9 @@ class Agent:
             result = await _interrupted_result(slot, cancelled)
             try:
                 self._commit_result(slot, result, turn, step)
-            except Exception as exc:
+            except BaseException as exc:
+                if is_cancellation(exc):
+                    raise
                 log_failure(self.runtime.logger, "recording an interrupted call failed", agent=self.id,
                             call_id=slot.call.id, error=describe(exc))
 

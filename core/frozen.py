@@ -33,11 +33,6 @@ class FrozenDict(Mapping[str, Any]):
         frozen = freeze_json(dict(data) if data is not None else {})
         _set_data(self, frozen._data)
 
-    @staticmethod
-    def _of_frozen(data: dict[str, Any]) -> FrozenDict:
-        """Wrap a dict whose values are already frozen (internal: skips the deep walk)."""
-        return _wrap(data)
-
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"FrozenDict is read-only; cannot set {name!r}")
 
@@ -106,6 +101,7 @@ _new_frozen: Any = object.__new__
 
 
 def _wrap(data: dict[str, Any]) -> FrozenDict:
+    """A FrozenDict over a dict whose values are already frozen (internal: skips the deep walk)."""
     instance: FrozenDict = _new_frozen(FrozenDict)
     _set_data(instance, MappingProxyType(data))
     return instance

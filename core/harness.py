@@ -106,7 +106,7 @@ class Harness:
             for spec in plugins:
                 plugin, config = spec if isinstance(spec, tuple) else (spec, None)
                 ctx.plugin(plugin, config)
-        except Exception:
+        except BaseException:  # nothing of a half-built agent stays registered
             ctx.fiber.dispose(self.runtime.logger)
             raise
         return agent

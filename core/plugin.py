@@ -16,7 +16,7 @@ import structlog
 
 from .events import EventBus, Listener
 from .execution import ToolResult
-from .failures import describe, is_cancellation
+from .failures import describe, is_cancellation, log_failure
 from .model import ToolSpec
 from .tools import Guard, ScopeLayer, ToolDefinition, ToolRegistry
 
@@ -84,9 +84,11 @@ class Fiber:
         for disposer in reversed(disposers):
             try:
                 disposer()
-            except Exception as exc:  # one broken cleanup must not keep the rest registered
+            except BaseException as exc:  # one broken cleanup must not keep the rest registered
+                if is_cancellation(exc):
+                    raise
                 if logger is not None:
-                    logger.error("dispose failed", plugin=self.name, error=describe(exc))
+                    log_failure(logger, "dispose failed", plugin=self.name, error=describe(exc))
         if self.parent is not None and self in self.parent._children:
             self.parent._children.remove(self)
 

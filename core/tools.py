@@ -317,10 +317,6 @@ class ScopeLayer:
         return out
 
 
-#: The old name: an agent's guard scope is its scope layer.
-GuardScope = ScopeLayer
-
-
 def scope_of(agent: Any) -> ScopeLayer | None:
     """The scope layer of a call's agent (anything with a ``guard_scope`` layer), or None."""
     if agent is None:

@@ -435,6 +435,31 @@ async def test_a_failing_session_store_mid_batch_leaves_no_dangling_call_in_the_
     assert kinds[1:4] == ["AssistantMessage", "ToolResultMessage", "ToolResultMessage"]
 
 
+async def test_resuming_a_log_that_lost_a_result_sends_no_dangling_call(kit: Any, tmp_path: Any) -> None:
+    from dsh_policy.core import Session
+
+    kit.tool("a")
+    path = tmp_path / "session.jsonl"
+    replies = [reply(tool_calls=[("a", "{}")]), reply("unused")]
+    agent, _ = await kit.agent(replies, session=Session.to_file(path))
+    original = agent.session.append
+
+    def refuse_results(kind: str, **data: Any) -> Any:
+        if kind == "tool/result":
+            raise OSError("disk full")
+        return original(kind, **data)
+
+    agent.session.append = refuse_results  # type: ignore[method-assign]
+    agent.followup("go")
+    await agent.wait_idle()
+    model = ScriptedModel([reply("resumed")])
+    resumed = await kit.harness.resume_agent(Session.load(path), model=model)
+    resumed.followup("again")
+    await resumed.wait_idle()
+    kinds = [type(e).__name__ for e in model.requests[0].messages]
+    assert kinds == ["Message", "AssistantMessage", "ToolResultMessage", "Message"]
+
+
 # --- contexts: flushed before any turn closes; a concluding result stops ------------------------
 
 
