@@ -413,3 +413,4 @@ class ToolRegistry:
 
 
 from . import pipeline as _pipeline  # noqa: E402  (the pipeline builds on the definitions above)
+from .pipeline import CallToken, PendingCall, ToolRun  # noqa: E402, F401  (their former home)
