@@ -413,4 +413,10 @@ class ToolRegistry:
 
 
 from . import pipeline as _pipeline  # noqa: E402  (the pipeline builds on the definitions above)
-from .pipeline import CallToken, PendingCall, ToolRun  # noqa: E402, F401  (their former home)
+
+
+def __getattr__(name: str) -> Any:
+    """``ToolRun``, ``PendingCall`` and ``CallToken`` lived here; they are in :mod:`.pipeline` now."""
+    if name in ("ToolRun", "PendingCall", "CallToken"):
+        return getattr(_pipeline, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
