@@ -45,7 +45,7 @@ from dsh_policy.policy.cel.closure_values import (
     overload_error,
     to_output,
 )
-from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError
+from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError, Reads
 from dsh_policy.policy.cel.functions import CEL_FUNCTIONS, compile_re2
 
 DEFAULT_ITERATION_BUDGET: Final = 10_000
@@ -1028,6 +1028,7 @@ class ClosureCompiledExpression:
 
     source: str
     references: frozenset[str]
+    reads: Reads
     _fn: Fn = field(repr=False)
     converts_activation = False
     """Reads activation values as they are (see ``CompiledPolicy.converting``)."""
@@ -1111,9 +1112,15 @@ class ClosureCelEngine:
             return CelCompileIssue(error.message, compiler.offset(error.at))
         except RecursionError:
             return CelCompileIssue("expression nests too deeply", None)
+        references = frozenset(compiler.references)
+        reads = Reads(
+            tuple(read for read in analysis.reads.members if read.root in references),
+            analysis.reads.whole & references,
+        )
         return ClosureCompiledExpression(
             expression,
-            frozenset(compiler.references),
+            references,
+            reads,
             node.fn,
             compiler.slots,
             compiler.loops,
