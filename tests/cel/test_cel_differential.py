@@ -300,3 +300,27 @@ def test_conformance_cases_agree_wherever_every_engine_compiles_them() -> None:
     assert not differences, "\n".join(differences)
     if set(ENGINES) == {"closure", "python", "native"}:
         assert deviations_seen == set(KNOWN_DEVIATIONS), set(KNOWN_DEVIATIONS) - deviations_seen
+
+
+@pytest.mark.skipif("native" not in ENGINES, reason="needs the native engine")
+@pytest.mark.parametrize(
+    ("source", "sizes"),
+    [
+        ("xs.all(x, true)", (9999, 0)),
+        ("xs.all(x, true)", (10000, 0)),
+        ("xs.exists(x, x == 0)", (20000, 0)),
+        ("xs.all(x, true) && ys.all(y, true)", (5000, 4999)),
+        ("xs.all(x, true) && ys.all(y, true)", (5000, 5000)),
+        ("xs.exists(x, ys.exists(y, y == x))", (150, 150)),
+    ],
+)
+def test_closure_and_native_stop_at_the_same_comprehension_iteration(
+    source: str, sizes: tuple[int, int]
+) -> None:
+    """The iteration budget is one per evaluation on both, and the 10,000th iteration fails on
+    both, so which engine auto picks never changes what a large input decides."""
+    activation = {"xs": list(range(sizes[0])), "ys": list(range(-sizes[1], 0))}
+    results = {
+        name: outcome(ENGINES[name].compile(source).evaluate(activation)) for name in ("closure", "native")
+    }  # type: ignore[union-attr]
+    assert results["closure"] == results["native"], results
