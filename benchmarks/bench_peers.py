@@ -196,10 +196,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="short rounds (a smoke run)")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--seconds", type=float, default=0.7, help="measuring time per cell")
+    parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES), help="rule counts to measure")
+    parser.add_argument("--engines", nargs="*", default=None, help="our engines (default: auto + installed)")
     options = parser.parse_args(argv)
     rounds = 3 if options.quick else options.rounds
     budget = 0.1 if options.quick else options.seconds
-    engines = ["auto", *available_engines()]
+    engines = options.engines or ["auto", *available_engines()]
+    sizes = tuple(options.sizes)
     has_agt = agt_evaluator(1) is not None
     if not has_agt:
         print(
@@ -208,11 +211,11 @@ def main(argv: list[str] | None = None) -> int:
         )
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        prepared = {rules: prepare(Path(tmp), rules, engines) for rules in SIZES}
+        prepared = {rules: prepare(Path(tmp), rules, engines) for rules in sizes}
         functions = {f"{rules}|{name}": f for rules, cells in prepared.items() for name, f in cells.items()}
         timings = interleaved_best(functions, rounds=rounds, budget=budget)
     sides = [*(["agt"] if has_agt else []), *engines, "hand"]
-    for rules in SIZES:
+    for rules in sizes:
         for case in ("hit", "miss"):
             row: dict[str, Any] = {"rules": rules, "case": case}
             for side in sides:

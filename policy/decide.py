@@ -16,7 +16,6 @@ Any unexpected exception fails the whole verdict closed; nothing propagates to t
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -58,6 +57,17 @@ _log = structlog.get_logger("dsh_policy.policy")
 
 _VARS = frozenset({"vars"})
 _NO_NAMES: frozenset[str] = frozenset()
+_WITH_VARS: dict[frozenset[str], frozenset[str]] = {}
+
+
+def _with_vars(names: frozenset[str]) -> frozenset[str]:
+    """``names | {"vars"}``, remembered: the same few name sets recur on every event."""
+    found = _WITH_VARS.get(names)
+    if found is None:
+        found = names | _VARS
+        if len(_WITH_VARS) < 4096:
+            _WITH_VARS[names] = found
+    return found
 _RECENT_CALLS = 64
 
 
@@ -141,7 +151,7 @@ class _EventScope:
         # once per event; the closure compiler reads values as they are and needs no such place.
         built: Mapping[str, Any] = EventActivation(values) if self._policy.converting else values
         self._activations[(pack_index, ())] = built
-        self._held[pack_index] = held = names | _VARS
+        self._held[pack_index] = held = _with_vars(names)
         self._last = (pack_index, built, held)
         return built
 
@@ -237,7 +247,7 @@ class _StageRun:
         """Evaluate every rule, in order (all of them: the trace and shadow rules need it)."""
         scope = self.scope
         scope.start_clock()
-        plans = plan.rules if isinstance(plan, StagePlan) else [plan_rule(r, self._static(r)) for r in plan]
+        plans = plan.rules if type(plan) is StagePlan else [plan_rule(r, self._static(r)) for r in plan]
         trace = self.trace
         signature = self.signature
         for rule_plan in plans:
@@ -636,8 +646,11 @@ class Decider:
         scope = _EventScope(self.policy, _CALL_BUILDERS, event, reads, self._event_seconds)
         if len(recent) >= _RECENT_CALLS:
             # Another thread may evict (or change the dict) at the same moment: then it did the job.
-            with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+            # (try/except, not contextlib.suppress: this runs on every call event.)
+            try:  # noqa: SIM105
                 del recent[next(iter(recent))]
+            except (KeyError, RuntimeError, StopIteration):
+                pass
         recent[key] = (event, scope)  # holding the event keeps its id from being reused
         return scope
 

@@ -68,6 +68,12 @@ def outcome(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
+def compiled(engine: CelEngine, source: str) -> Any:
+    program = engine.compile(source)
+    assert not isinstance(program, CelCompileIssue), program
+    return program
+
+
 def run_everywhere(source: str, activation: dict[str, Any]) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for name, engine in ENGINES.items():
@@ -321,6 +327,6 @@ def test_closure_and_native_stop_at_the_same_comprehension_iteration(
     both, so which engine auto picks never changes what a large input decides."""
     activation = {"xs": list(range(sizes[0])), "ys": list(range(-sizes[1], 0))}
     results = {
-        name: outcome(ENGINES[name].compile(source).evaluate(activation)) for name in ("closure", "native")
-    }  # type: ignore[union-attr]
+        name: outcome(compiled(ENGINES[name], source).evaluate(activation)) for name in ("closure", "native")
+    }
     assert results["closure"] == results["native"], results
