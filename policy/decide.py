@@ -247,7 +247,7 @@ class _StageRun:
         """Evaluate every rule, in order (all of them: the trace and shadow rules need it)."""
         scope = self.scope
         scope.start_clock()
-        plans = plan.rules if type(plan) is StagePlan else [plan_rule(r, self._static(r)) for r in plan]
+        plans = plan.rules if isinstance(plan, StagePlan) else [plan_rule(r, self._static(r)) for r in plan]
         trace = self.trace
         signature = self.signature
         for rule_plan in plans:
