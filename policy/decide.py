@@ -546,6 +546,10 @@ class Decider:
         """``tools/pre-execute``: deny > ask > allow > the policy's default decision."""
         try:
             plan = self._plans["pre-execute"].get(event.tool)
+            if plan.fast is not None:
+                found = plan.fast(event)
+                if found is not None:
+                    return found
             run = self._run_tool_stage(plan, event)
             return plan.verdict(run.key(), lambda: self._combine_pre_execute(run, event))
         except Exception as exc:
@@ -556,6 +560,10 @@ class Decider:
         """``ctx.tools.guard``: any matching guard denies (errors count as matches)."""
         try:
             plan = self._plans["guard"].get(event.tool)
+            if plan.fast is not None:
+                found = plan.fast(event)
+                if found is not None:
+                    return found
             run = self._run_tool_stage(plan, event)
             return plan.verdict(run.key(), lambda: self._combine_guard(run))
         except Exception as exc:
@@ -614,12 +622,78 @@ class Decider:
         def make(tool: str) -> StagePlan:
             selection: RuleSelection = index.select_all() if stage == "pre-step" else index.select(tool)
             subject = "step" if stage == "pre-step" else f'tool "{tool}"'
-            return plan_selection(
+            plan = plan_selection(
                 selection,
                 lambda rule: rule.message or rule.description or _default_message(rule, rule.effect, subject),
             )
+            if stage in ("pre-execute", "guard"):
+                plan.fast = self._shortcut(plan)
+            return plan
 
         return make
+
+    def _shortcut(self, plan: StagePlan) -> Callable[[ToolCallEvent], Any] | None:
+        """A function deciding ``plan`` for one call event without the general machinery, for a
+        plan whose every condition reads no pack variable and is a program that reads plain
+        values (closure): it builds each pack's activation, runs the conditions in order and
+        returns the verdict memoized for which matched. It returns None (and the general run
+        decides, identically, from scratch) on anything else: an error or non-bool, a match
+        that needs more than a prepared record (a shadow rule in warn mode logs; a
+        ``message_expression``), a verdict not yet built, the stage's time budget spent.
+        Conditions are pure, so running them again there changes nothing."""
+        rules = plan.rules
+        if any(
+            rule_plan.when is not None
+            and (not rule_plan.simple or getattr(rule_plan.when.program, "converts_activation", True))
+            for rule_plan in rules
+        ):
+            return None
+        steps = tuple(
+            (
+                None if rule_plan.when is None else rule_plan.when.program.evaluate,
+                rule_plan.rule.pack_index,
+                rule_plan.match is not None,
+            )
+            for rule_plan in rules
+        )
+        names = {index: tuple(sorted(found)) for index, found in plan.reads.items()}
+        packs = self.policy.packs
+        verdicts = plan.verdicts
+        seconds = self._event_seconds
+        monotonic = time.monotonic
+
+        def decide(event: ToolCallEvent) -> Any:
+            deadline = monotonic() + seconds
+            values: dict[str, Any] = {}
+            activations: dict[int, dict[str, Any]] = {}
+            signature: list[bool] = []
+            for evaluate, pack_index, plain_match in steps:
+                if evaluate is None:
+                    result: Any = True
+                else:
+                    if monotonic() > deadline:
+                        return None
+                    activation = activations.get(pack_index)
+                    if activation is None:
+                        activation = activations[pack_index] = {}
+                        for name in names.get(pack_index, ()):
+                            if name == "params":
+                                activation[name] = packs[pack_index].activation_params
+                                continue
+                            if name not in values:
+                                builder = _CALL_BUILDERS.get(name)
+                                values[name] = builder(event) if builder is not None else None
+                            activation[name] = values[name]
+                    result = evaluate(activation)
+                if result is False:
+                    signature.append(False)
+                elif result is True and plain_match:
+                    signature.append(True)
+                else:
+                    return None
+            return verdicts.get(tuple(signature))
+
+        return decide
 
     def _run_tool_stage(
         self, plan: StagePlan, event: ToolCallEvent, result: ToolResultEvent | None = None
