@@ -393,6 +393,12 @@ def _top_level(value: Any) -> Any:
     return value
 
 
+def _condition(program: Any) -> Callable[[Mapping[str, Any]], Any]:
+    """The cheapest way to run ``program`` when only a True/False result is used."""
+    condition = getattr(program, "condition", None)
+    return condition() if condition is not None else program.evaluate
+
+
 def _tool_values(event: ToolCallEvent) -> dict[str, Any]:
     return {
         "name": event.tool,
@@ -650,7 +656,7 @@ class Decider:
             return None
         steps = tuple(
             (
-                None if rule_plan.when is None else rule_plan.when.program.evaluate,
+                None if rule_plan.when is None else _condition(rule_plan.when.program),
                 rule_plan.rule.pack_index,
                 rule_plan.match is not None,
             )
@@ -663,7 +669,7 @@ class Decider:
         monotonic = time.monotonic
 
         def decide(event: ToolCallEvent) -> Any:
-            deadline = monotonic() + seconds
+            deadline = 0.0
             values: dict[str, Any] = {}
             activations: dict[int, dict[str, Any]] = {}
             signature: list[bool] = []
@@ -671,7 +677,9 @@ class Decider:
                 if evaluate is None:
                     result: Any = True
                 else:
-                    if monotonic() > deadline:
+                    if not deadline:
+                        deadline = monotonic() + seconds
+                    elif monotonic() > deadline:
                         return None
                     activation = activations.get(pack_index)
                     if activation is None:
@@ -684,7 +692,10 @@ class Decider:
                                 builder = _CALL_BUILDERS.get(name)
                                 values[name] = builder(event) if builder is not None else None
                             activation[name] = values[name]
-                    result = evaluate(activation)
+                    try:
+                        result = evaluate(activation)
+                    except Exception:  # an error: the full run reports it as the rule says
+                        return None
                 if result is False:
                     signature.append(False)
                 elif result is True and plain_match:

@@ -1114,6 +1114,15 @@ class ClosureCompiledExpression:
         except Exception as exc:  # a data-dependent failure we did not foresee: still a value
             return CelEvalError(f"{type(exc).__name__}: {exc}")
 
+    def condition(self) -> Callable[[Mapping[str, Any]], Any]:
+        """``evaluate`` for a caller that only tests the result for ``True``/``False`` (the
+        decider's shortcut): the bare closure when it needs no locals, whose errors raise
+        :class:`CelError` instead of coming back as values."""
+        fn = self._fn
+        if not self._loops and self._slots <= _FIRST_VARIABLE_SLOT:
+            return lambda activation: fn(activation, _NO_LOCALS)
+        return self.evaluate
+
     def evaluate_raw(self, activation: Mapping[str, Any]) -> Any:
         """The internal result, raising :class:`CelError` (for the differential tests)."""
         loc: Locals = [None] * max(self._slots, _FIRST_VARIABLE_SLOT)
