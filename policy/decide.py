@@ -667,6 +667,39 @@ class Decider:
         verdicts = plan.verdicts
         seconds = self._event_seconds
         monotonic = time.monotonic
+        builders = _CALL_BUILDERS
+
+        def activation_of(event: ToolCallEvent, pack_index: int, values: dict[str, Any]) -> dict[str, Any]:
+            activation: dict[str, Any] = {}
+            for name in names.get(pack_index, ()):
+                if name == "params":
+                    activation[name] = packs[pack_index].activation_params
+                    continue
+                if name not in values:
+                    builder = builders.get(name)
+                    values[name] = builder(event) if builder is not None else None
+                activation[name] = values[name]
+            return activation
+
+        if len(steps) == 1 and steps[0][0] is not None:
+            # One rule (a tool with one rule of this stage, the common case): no loop, no lists.
+            ((condition_one, pack_one, plain_one),) = steps
+            assert condition_one is not None
+            evaluate_one: Callable[[Mapping[str, Any]], Any] = condition_one
+            matched_key, unmatched_key = (True,), (False,)
+
+            def decide_one(event: ToolCallEvent) -> Any:
+                try:
+                    result = evaluate_one(activation_of(event, pack_one, {}))
+                except Exception:  # an error: the full run reports it as the rule says
+                    return None
+                if result is False:
+                    return verdicts.get(unmatched_key)
+                if result is True and plain_one:
+                    return verdicts.get(matched_key)
+                return None
+
+            return decide_one
 
         def decide(event: ToolCallEvent) -> Any:
             deadline = 0.0
@@ -683,15 +716,7 @@ class Decider:
                         return None
                     activation = activations.get(pack_index)
                     if activation is None:
-                        activation = activations[pack_index] = {}
-                        for name in names.get(pack_index, ()):
-                            if name == "params":
-                                activation[name] = packs[pack_index].activation_params
-                                continue
-                            if name not in values:
-                                builder = _CALL_BUILDERS.get(name)
-                                values[name] = builder(event) if builder is not None else None
-                            activation[name] = values[name]
+                        activation = activations[pack_index] = activation_of(event, pack_index, values)
                     try:
                         result = evaluate(activation)
                     except Exception:  # an error: the full run reports it as the rule says
