@@ -85,7 +85,7 @@ class _ReloadRecorder:
 
     def loaded(self, compiled: CompiledPolicy) -> None:
         if self.auditor is not None:
-            self._record(lambda auditor: auditor.policy_loaded(compiled.packs))
+            self._record(lambda auditor: auditor.policy_loaded(compiled.packs, compiled))
 
     def failed(self, errors: Sequence[PolicyError]) -> None:
         if self.auditor is not None:
@@ -173,7 +173,7 @@ def deploy(
         auditor = DecisionAuditor(writer, policy, fail_closed=audit.fail_closed)
         recorder.auditor = auditor
         try:
-            auditor.policy_loaded(policy.packs)
+            auditor.policy_loaded(policy.packs, policy.compiled)
         except AuditUnavailableError as error:
             writer.close()
             return [PolicyError(audit.path, 0, 0, f"cannot write the audit log: {error}")]

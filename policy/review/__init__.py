@@ -1,0 +1,1 @@
+"""Reviewing a policy change before it ships: replay recorded decisions, diff two policies."""
