@@ -10,6 +10,7 @@ input (packs, deployment file, usage, an unreadable log, or a log that fails ver
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
@@ -23,6 +24,8 @@ from dsh_policy.policy.cli.options import (
     print_json,
     sources_from,
 )
+from dsh_policy.policy.compile import CompiledPolicy
+from dsh_policy.policy.config import policy_sources
 from dsh_policy.policy.loading import LoadFailure
 from dsh_policy.policy.review.outcomes import Outcome
 from dsh_policy.policy.review.records import SKIP_REASONS
@@ -58,6 +61,15 @@ def _parser() -> CommandParser:
         "all: evaluate every rule again wherever the log holds its inputs",
     )
     parser.add_argument(
+        "--recorded-pack", dest="recorded_packs", action="append", default=[], metavar="PACK",
+        help="a pack of the policy that wrote the log, for logs without rule fingerprints (hook logs)",
+    )
+    parser.add_argument(
+        "--recorded-config",
+        metavar="FILE",
+        help="the deployment file that wrote the log (see --recorded-pack)"
+    )
+    parser.add_argument(
         "--show", type=int, default=100, metavar="N",
         help="text output: list at most N changes and N undetermined decisions (0: all; JSON lists all)",
     )
@@ -86,6 +98,14 @@ def main(argv: Sequence[str]) -> int:
     if isinstance(built, LoadFailure):
         print_errors(list(built.errors))
         return USAGE_EXIT
+    recorded: list[CompiledPolicy] = []
+    if args.recorded_packs or args.recorded_config:
+        before = policy_sources(args.recorded_packs, config=args.recorded_config, engine=args.engine)
+        loaded = before if isinstance(before, list) else before.build()
+        if isinstance(loaded, list | LoadFailure):
+            print_errors(list(loaded) if isinstance(loaded, list) else list(loaded.errors))
+            return USAGE_EXIT
+        recorded.append(loaded)
     progress = _progress(sys.stderr) if sys.stderr.isatty() else None
     result = replay_log(
         args.logs,
@@ -94,6 +114,7 @@ def main(argv: Sequence[str]) -> int:
         anchor=args.anchor,
         allow_unverified=args.allow_unverified,
         evaluate=args.evaluate,
+        recorded=recorded,
         progress=progress,
     )
     if progress is not None:
@@ -103,10 +124,14 @@ def main(argv: Sequence[str]) -> int:
             print_json(result.to_json())
         print(f"dsh-policy replay: {', '.join(args.logs)}: refused: {result.reason}", file=sys.stderr)
         return result.exit_code
-    if args.format == "json":
-        print_json(result.to_json())
-    else:
-        render_text(result, sys.stdout, shown=args.show)
+    try:
+        if args.format == "json":
+            print_json(result.to_json())
+        else:
+            render_text(result, sys.stdout, shown=args.show)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `| head`: the reader has seen enough; the exit code still tells
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (stdout must stay open until exit)
     return result.exit_code
 
 
@@ -139,6 +164,7 @@ def render_text(report: ReplayReport, out: TextIO, *, shown: int = 100) -> None:
     for policy in report.recorded_policies:
         known = {"same": "the candidate itself",
                  "fingerprints": "rule fingerprints recorded",
+                 "given": "rule fingerprints from --recorded-pack/--recorded-config",
                  "none": "no rule fingerprints in the log"}[policy.knowledge]
         say(f"recorded   {policy.digest} ({policy.decisions} decisions; {known})")
         for name, old, new in policy.params_changed:
@@ -216,7 +242,8 @@ def _render_summary(report: ReplayReport, say: Callable[..., None]) -> None:
     for rule, counts in sorted(summary.by_rule.items()):
         parts = [f"{verb} {counts[key]}" for key, verb in _RULE_COUNTS if counts.get(key)]
         say(f"  {rule}: {', '.join(parts)}")
-    say(f"  rules evaluated {summary.rules_evaluated}, recorded outcomes reused {summary.outcomes_reused}")
+    say(f"  rules evaluated {summary.rules_evaluated} (and {summary.evaluations_cached} repeats on equal "
+        f"inputs), recorded rule outcomes reused {summary.outcomes_reused}")
     if report.limits:
         say("limits:")
         for limit in report.limits:

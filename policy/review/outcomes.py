@@ -56,7 +56,7 @@ class Outcome:
     rules: frozenset[str]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # one per rule: identity is equality (and cheap)
 class RuleFacts:
     """What replay needs to know about one enforced candidate rule.
 
@@ -71,6 +71,8 @@ class RuleFacts:
     effects: frozenset[str]
     reads: frozenset[str]
     fingerprint: str
+    #: Everything its evaluation reads, message included: equal values, equal evaluation.
+    inputs: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, rule: CompiledRule, pack: CompiledPack, fingerprint: str) -> RuleFacts:
@@ -81,7 +83,8 @@ class RuleFacts:
         if rule.on_error == "deny" and rule.when is not None:
             effects.add(_CLOSED[rule.stage])
         reads = condition_reads(rule, pack) | ({"result"} if rule.redactions else frozenset())
-        return cls(rule.id, rule.stage, rule.ordinal, frozenset(effects), frozenset(reads), fingerprint)
+        return cls(rule.id, rule.stage, rule.ordinal, frozenset(effects), frozenset(reads), fingerprint,
+                   frozenset(reads | rule.reads))
 
     @property
     def possible(self) -> frozenset[Status]:
@@ -201,20 +204,39 @@ def possible_outcomes(
     known: Mapping[str, Status],
     unknown: Mapping[str, frozenset[Status]],
     combine: Callable[[Mapping[RuleFacts, Status]], Outcome],
+    ranks: Mapping[str, int],
 ) -> frozenset[Outcome] | None:
     """Every outcome ``combine`` gives over the assignments of the unknown statuses; ``None`` when
-    there are more than :data:`MAX_ASSIGNMENTS` of them."""
-    choices = [(rule, sorted(unknown[rule.id], key=str)) for rule in rules if rule.id in unknown]
+    there are more than :data:`MAX_ASSIGNMENTS` of them.
+
+    ``ranks`` orders the stage's effects (the strongest decides, with every rule giving it): an
+    unknown rule whose every possible effect is weaker than one a known rule of the same kind
+    (guard or not) already has cannot change the outcome, and is not tried."""
+    top: dict[bool, int] = {}
+    for rule in rules:
+        status = known.get(rule.id)
+        if status is not None and rule.id not in unknown:
+            group = rule.stage == "guard"
+            top[group] = max(top.get(group, -1), ranks.get(status, -1))
+    choices: list[tuple[RuleFacts, list[Status]]] = []
+    for rule in rules:
+        options = unknown.get(rule.id)
+        if options is None:
+            continue
+        strongest = max((ranks.get(option, -1) for option in options if option is not None), default=-1)
+        if strongest < top.get(rule.stage == "guard", -1):
+            continue  # dominated: whatever it did, a stronger known match decides
+        choices.append((rule, sorted(options, key=str)))
     total = 1
-    for _, options in choices:
-        total *= len(options)
+    for _, tried in choices:
+        total *= len(tried)
     if total > MAX_ASSIGNMENTS:
         return None
-    fixed = {rule: known.get(rule.id) for rule in rules if rule.id not in unknown}
+    fixed = {rule: (None if rule.id in unknown else known.get(rule.id)) for rule in rules}
     if not choices:
         return frozenset({combine(fixed)})
     found: set[Outcome] = set()
-    for assignment in itertools.product(*(options for _, options in choices)):
+    for assignment in itertools.product(*(tried for _, tried in choices)):
         statuses = dict(fixed)
         statuses.update(zip((rule for rule, _ in choices), assignment, strict=True))
         found.add(combine(statuses))

@@ -34,6 +34,7 @@ from dsh_policy.audit.verify import PublicKeySource, verify_log
 from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.review.fingerprint import rule_fingerprints
 from dsh_policy.policy.review.outcomes import RANKS, Outcome
 from dsh_policy.policy.review.records import (
     LogReader,
@@ -72,12 +73,17 @@ def replay_log(
     anchor: str | PathLike[str] | None = None,
     allow_unverified: bool = False,
     evaluate: EvaluateMode = "changed",
+    recorded: Sequence[CompiledPolicy] = (),
     progress: Callable[[int], None] | None = None,
 ) -> ReplayReport | ReplayRefusal:
     """Verify the log at ``paths`` (as ``dsh-policy verify`` does, with ``public_key`` and
     ``anchor``), then replay every decision in it under ``candidate``. A log that fails
-    verification is refused unless ``allow_unverified``. ``progress`` is called now and then with
-    the number of decisions replayed so far."""
+    verification is refused unless ``allow_unverified``.
+
+    ``recorded`` names policies the log was written under, for logs that do not record their rule
+    fingerprints (hook logs, logs from before fingerprints): a decision whose policy digest is one
+    of theirs reuses the outcomes of the rules the candidate left alone, as a native log's would.
+    ``progress`` is called now and then with the number of decisions replayed so far."""
     compiled = candidate.compiled if isinstance(candidate, Policy) else candidate
     try:
         verification = verify_log(paths, public_key=public_key, anchor=anchor)
@@ -96,9 +102,14 @@ def replay_log(
     reader = LogReader(log_files(paths))
     replayer = Replayer(compiled, evaluate=evaluate)
     run = _Run(replayer)
+    given = {policy.digest: _as_recorded(policy) for policy in recorded}
     try:
         for number, decision in enumerate(reader.decisions(), start=1):
-            run.add(decision, reader.policies.get(decision.policy_digest))
+            digest = decision.policy_digest
+            known = reader.policies.get(digest)
+            if known is None or known.rules is None:
+                known = given.get(digest, known)
+            run.add(decision, known)
             if progress is not None and number % 5000 == 0:
                 progress(number)
     except OSError as error:
@@ -107,11 +118,14 @@ def replay_log(
     summary.records = reader.records
     summary.skipped.update(reader.skipped)
     summary.rules_evaluated = replayer.rules_evaluated
+    summary.evaluations_cached = replayer.evaluations_cached
     summary.outcomes_reused = replayer.outcomes_reused
     policies = tuple(
-        _policy_summary(digest, count, run.engines.get(digest), reader.policies.get(digest), compiled)
+        _policy_summary(digest, count, run.engines.get(digest), reader.policies.get(digest),
+                        given.get(digest), compiled)
         for digest, count in run.digests.items()
     )
+    unused = [digest for digest in given if digest not in run.digests]
     return ReplayReport(
         files=tuple(str(path) for path in reader.files),
         verification=verification,
@@ -122,7 +136,20 @@ def replay_log(
         summary=summary,
         changes=tuple(run.changes),
         undetermined=tuple(run.undetermined),
-        limits=_limits(summary, policies, compiled, reader),
+        limits=_limits(summary, policies, compiled, reader)
+        + tuple(f"the recorded policy given as {digest} made none of the replayed decisions (its packs, "
+                "params or engine differ from the ones that wrote the log)" for digest in unused),
+    )
+
+
+def _as_recorded(policy: CompiledPolicy) -> RecordedPolicy:
+    """What a ``policy_loaded`` record would have said about ``policy``."""
+    return RecordedPolicy(
+        digest=policy.digest,
+        engine=policy.engine_name,
+        packs=tuple(pack.name for pack in policy.packs),
+        rules=rule_fingerprints(policy),
+        params={pack.name: thaw(pack.activation_params) for pack in policy.packs},
     )
 
 
@@ -283,13 +310,17 @@ def _policy_summary(
     digest: str,
     decisions: int,
     engine: str | None,
-    recorded: RecordedPolicy | None,
+    logged: RecordedPolicy | None,
+    given: RecordedPolicy | None,
     candidate: CompiledPolicy,
 ) -> RecordedPolicySummary:
+    recorded = logged if logged is not None and logged.rules is not None else given or logged
     if digest == candidate.digest:
-        knowledge: Literal["same", "fingerprints", "none"] = "same"
-    elif recorded is not None and recorded.rules is not None:
+        knowledge: Literal["same", "fingerprints", "given", "none"] = "same"
+    elif logged is not None and logged.rules is not None:
         knowledge = "fingerprints"
+    elif given is not None:
+        knowledge = "given"
     else:
         knowledge = "none"
     changed: list[tuple[str, Any, Any]] = []
@@ -338,7 +369,8 @@ def _limits(
         limits.append(
             f"{count} decision(s) were made by a policy whose rule fingerprints the log does not hold "
             "(hook logs record none): every candidate rule was evaluated where the record allows, and "
-            "rules on what it holds only as digests are undetermined")
+            "rules on what it holds only as digests are undetermined; name the policy that wrote it "
+            "(recorded=..., --recorded-pack/--recorded-config) to reuse the outcomes of unchanged rules")
     engines = sorted({policy.engine for policy in policies
                       if policy.engine and policy.engine != candidate.engine_name})
     if engines:

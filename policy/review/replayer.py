@@ -22,12 +22,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+import orjson
 from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.events import StepEvent, ToolCallEvent, ToolResultEvent
 from dsh_policy.policy.review.fingerprint import rule_fingerprints
 from dsh_policy.policy.review.outcomes import (
+    RANKS,
     Outcome,
     RuleFacts,
     Status,
@@ -46,6 +48,7 @@ Verdict = Literal["unchanged", "changed", "undetermined", "skipped"]
 
 _INTERNAL_FAILURE: Final = "policy evaluation failed ("
 _OVERSIZED: Final = "tool output withheld by policy: more than "
+_EVALUATIONS_KEPT: Final = 200_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +85,9 @@ class Replayer:
         self.order = tuple(rule.id for rule in candidate.rules)
         self.redacting = frozenset(rule.id for rule in candidate.rules if rule.redactions)
         self.rules_evaluated = 0
+        self.evaluations_cached = 0
         self.outcomes_reused = 0
+        self._evaluations: dict[tuple[Any, ...], tuple[Status, str | None]] = {}
         self._plans: dict[tuple[Any, ...], tuple[PlanEntry, ...]] = {}
         self._memo: dict[tuple[Any, ...], ReplayResult] = {}
 
@@ -159,12 +164,12 @@ class Replayer:
         events: dict[str, Any] = {}
         if must:
             self._evaluate(decision, must, known, messages, events)
-        outcomes = possible_outcomes(rules, known, unknown, combine)
+        outcomes = possible_outcomes(rules, known, unknown, combine, RANKS[decision.stage])
         if deferred and (outcomes is None or len(outcomes) > 1):
             self._evaluate(decision, deferred, known, messages, events)
             for rule in deferred:
                 unknown.pop(rule.id, None)
-            outcomes = possible_outcomes(rules, known, unknown, combine)
+            outcomes = possible_outcomes(rules, known, unknown, combine, RANKS[decision.stage])
             deferred_used = True
         else:
             deferred_used = False
@@ -214,18 +219,68 @@ class Replayer:
         messages: dict[str, str],
         events: dict[str, Any],
     ) -> None:
-        by_stage: dict[str, list[RuleFacts]] = {}
+        """Evaluate ``rules`` on the recorded event. A rule evaluated before on equal values of
+        everything it reads (logs repeat: ``git status`` a thousand times) reuses that evaluation."""
+        pending: dict[str, list[tuple[RuleFacts, tuple[Any, ...] | None]]] = {}
         for rule in rules:
-            by_stage.setdefault(rule.stage, []).append(rule)
-        for stage, group in by_stage.items():
+            key = _inputs_key(rule, decision, events)
+            hit = self._evaluations.get(key) if key is not None else None
+            if hit is not None:
+                known[rule.id], message = hit
+                if message is not None:
+                    messages[rule.id] = message
+                self.evaluations_cached += 1
+                continue
+            pending.setdefault(rule.stage, []).append((rule, key))
+        for stage, group in pending.items():
             event = _event_for(stage, decision, events)
-            run = self.decider.trace_rules(stage, event, [rule.id for rule in group])
+            run = self.decider.trace_rules(stage, event, [rule.id for rule, _ in group])
             traces = {entry.rule: entry for entry in run.trace}
-            for rule in group:
+            for rule, key in group:
                 entry = traces.get(rule.id)
-                known[rule.id] = rule.status_of(entry.outcome, entry.effect) if entry is not None else None
+                status = rule.status_of(entry.outcome, entry.effect) if entry is not None else None
+                known[rule.id] = status
+                if key is not None and (entry is None or entry.error is None or "budget" not in entry.error):
+                    if len(self._evaluations) >= _EVALUATIONS_KEPT:
+                        self._evaluations.clear()
+                    self._evaluations[key] = (status, run.messages.get(rule.id))
             messages.update(run.messages)
             self.rules_evaluated += len(group)
+
+
+def _inputs_key(
+    rule: RuleFacts, decision: RecordedDecision, events: dict[str, Any]
+) -> tuple[Any, ...] | None:
+    """The values of everything ``rule`` reads on this decision (params are the candidate's, the
+    same for every decision), or ``None`` when one of them has no cheap key."""
+    values: list[Any] = [rule.id]
+    for name in sorted(rule.inputs):
+        if name == "params":
+            continue
+        if name == "args":
+            if "args_key" not in events:
+                args = decision.call.args if decision.call is not None else None
+                try:
+                    events["args_key"] = orjson.dumps(args, option=orjson.OPT_SORT_KEYS)
+                except TypeError:
+                    events["args_key"] = None
+            value = events["args_key"]
+            if value is None:
+                return None
+        elif name == "tool":
+            call = decision.call
+            value = None if call is None else (call.tool, call.call_id, call.root_call_id, call.nested,
+                                               call.original_name)
+        elif name in ("messages", "prompt"):
+            value = tuple((m.role, m.text, m.source_kind, m.source_plugin) for m in decision.messages)
+        elif name == "now":
+            value = decision.now or decision.ts
+        elif name in ("session", "agent", "turn", "step"):
+            value = getattr(decision, name)
+        else:
+            return None  # (result: never evaluated here, the log holds only its digest)
+        values.append(value)
+    return tuple(values)
 
 
 def _guards_reached(evidence: GateEvidence) -> Callable[[str], bool]:

@@ -143,6 +143,7 @@ class ReplaySummary:
     by_direction: Counter[str] = field(default_factory=Counter)
     by_rule: dict[str, Counter[str]] = field(default_factory=dict)
     rules_evaluated: int = 0
+    evaluations_cached: int = 0
     outcomes_reused: int = 0
     now_from: Counter[str] = field(default_factory=Counter)
     redacted_arguments: int = 0
@@ -171,6 +172,7 @@ class ReplaySummary:
                 for rule, counts in sorted(self.by_rule.items())
             },
             "rules_evaluated": self.rules_evaluated,
+            "evaluations_cached": self.evaluations_cached,
             "outcomes_reused": self.outcomes_reused,
             "now_from": {"record": self.now_from.get("record", 0), "ts": self.now_from.get("ts", 0)},
         }
@@ -183,7 +185,7 @@ class RecordedPolicySummary:
     digest: str
     engine: str | None
     decisions: int
-    knowledge: Literal["same", "fingerprints", "none"]
+    knowledge: Literal["same", "fingerprints", "given", "none"]
     params_changed: tuple[tuple[str, Any, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
@@ -194,6 +196,7 @@ class RecordedPolicySummary:
             "decisions": self.decisions,
             "rules_known": {"same": "same policy as the candidate",
                             "fingerprints": "rule fingerprints recorded",
+                            "given": "rule fingerprints from the recorded policy given",
                             "none": "no rule fingerprints in the log"}[self.knowledge],
             "params_changed": [
                 {"param": name, "recorded": old, "candidate": new} for name, old, new in self.params_changed
