@@ -101,11 +101,19 @@ class RuleFacts:
 # --- what a recorded verdict shows about an unchanged rule ------------------------------------------
 
 
+def _deciding_status(rule: RuleFacts, effect: str) -> frozenset[Status]:
+    """A rule the record lists as deciding with ``effect``: that, if the rule can give it at all.
+    A record that lists a rule with an effect it cannot have contradicts the policy it names
+    (forged, or written by another policy under the same digest): replay then trusts the rule,
+    not the record, and treats its outcome as unknown."""
+    return frozenset({effect}) if effect in rule.effects else rule.possible
+
+
 def _pre_execute_status(rule: RuleFacts, verdict: RecordedVerdict) -> frozenset[Status]:
     """deny > ask > allow > default: every rule giving the winning effect is listed, so a listed
     rule matched with it and an unlisted one did not give it; a weaker effect stays hidden."""
     if rule.id in verdict.rules:
-        return frozenset({verdict.decision})
+        return _deciding_status(rule, verdict.decision)
     if not verdict.rules:  # the default decision: no enforced rule matched at all
         return frozenset({None})
     top = _GATE_RANK.get(verdict.decision, 0)
@@ -113,7 +121,7 @@ def _pre_execute_status(rule: RuleFacts, verdict: RecordedVerdict) -> frozenset[
 
 
 def _listed(rule: RuleFacts, verdict: RecordedVerdict, effect: str) -> frozenset[Status]:
-    return frozenset({effect}) if rule.id in verdict.rules else frozenset({None})
+    return _deciding_status(rule, effect) if rule.id in verdict.rules else frozenset({None})
 
 
 def recorded_statuses(
@@ -127,14 +135,14 @@ def recorded_statuses(
     if stage == "pre-step":
         if verdict.decision == "reject":
             if rule.id in verdict.rules:
-                return frozenset({"reject"})
+                return _deciding_status(rule, "reject")
             return frozenset({None, *(effect for effect in rule.effects if effect == "enter")})
         return _listed(rule, verdict, "enter")
     # post-execute: any block wins and lists every blocking rule; an accept lists every rule that
     # redacted something or added a context.
     if verdict.decision == "block":
         if rule.id in verdict.rules:
-            return frozenset({"block"})
+            return _deciding_status(rule, "block")
         return frozenset({None, *(effect for effect in rule.effects if effect == "accept")})
     return _listed(rule, verdict, "accept")
 
