@@ -20,6 +20,7 @@ from typing import Final
 from dsh_policy.policy.compile import CompiledPack, CompiledRule
 from dsh_policy.policy.review.fingerprint import condition_reads
 from dsh_policy.policy.review.records import GateEvidence, RecordedVerdict
+from dsh_policy.policy.stages import STAGE_TABLE
 
 __all__ = [
     "RANKS",
@@ -42,7 +43,6 @@ RANKS: Final[Mapping[str, Mapping[str, int]]] = {
     "pre-execute": {"allow": 0, "ask": 1, "deny": 2},
     "post-execute": {"accept": 0, "block": 1},
 }
-_CLOSED: Final = {"pre-step": "reject", "pre-execute": "deny", "guard": "deny", "post-execute": "block"}
 _GATE_RANK: Final = RANKS["pre-execute"]
 #: Assignments tried before a decision is called undetermined without trying the rest.
 MAX_ASSIGNMENTS: Final = 4096
@@ -81,7 +81,7 @@ class RuleFacts:
         if rule.effect not in ("accept", "enter") or rule.context is not None or rule.redactions:
             effects.add(rule.effect)
         if rule.on_error == "deny" and rule.when is not None:
-            effects.add(_CLOSED[rule.stage])
+            effects.add(STAGE_TABLE[rule.stage].closed_effect)
         reads = condition_reads(rule, pack) | ({"result"} if rule.redactions else frozenset())
         return cls(rule.id, rule.stage, rule.ordinal, frozenset(effects), frozenset(reads), fingerprint,
                    frozenset(reads | rule.reads))

@@ -28,6 +28,7 @@ from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.events import (
     GuardVerdict,
+    PolicyStamp,
     ResultVerdict,
     StepEvent,
     StepVerdict,
@@ -90,6 +91,14 @@ class CallOutcome:
     result: ResultFacts
     #: The instant post-execute rules saw as ``now`` (pre-execute and guard see ``call.now``).
     review_now: datetime.datetime | None = None
+
+    def deciding_policy(self) -> PolicyStamp | None:
+        """The policy that decided this call (the gateway pins one per call; the first stamped
+        verdict says which)."""
+        for verdict in (self.pre_execute, self.guard, self.review):
+            if verdict is not None and verdict.policy.digest:
+                return verdict.policy
+        return None
 
 
 class AuditUnavailableError(Exception):
@@ -241,7 +250,11 @@ class DecisionAuditor:
 
     # --- building blocks ---------------------------------------------------------------------------
 
-    def _policy_fields(self) -> dict[str, Any]:
+    def _policy_fields(self, stamp: PolicyStamp | None = None) -> dict[str, Any]:
+        """The deciding policy: the verdict's stamp when there is one (the policy that decided,
+        even if a reload has replaced it since), else the policy in force (reload records)."""
+        if stamp is not None and stamp.digest:
+            return {"digest": stamp.digest, "engine": stamp.engine}
         return {"digest": self.policy.digest, "engine": self.policy.engine_name}
 
     def redacted(self, value: Any) -> Any:
@@ -281,8 +294,8 @@ class DecisionAuditor:
     def _coordinates(session_id: str, agent_id: str | None, turn: int, step: int) -> dict[str, Any]:
         return {"session": session_id, "agent": agent_id, "turn": turn, "step": step}
 
-    def _append(self, kind: str, fields: dict[str, Any]) -> None:
-        fields["policy"] = self._policy_fields()
+    def _append(self, kind: str, fields: dict[str, Any], stamp: PolicyStamp | None = None) -> None:
+        fields["policy"] = self._policy_fields(stamp)
         try:
             try:
                 self.writer.append(kind, fields)
@@ -297,12 +310,13 @@ class DecisionAuditor:
 
     # --- records -----------------------------------------------------------------------------------
 
-    def tool_dispatch(self, call: ToolCallEvent) -> None:
+    def tool_dispatch(self, call: ToolCallEvent, stamp: PolicyStamp | None = None) -> None:
         """A call is about to run (fail-closed deployments only): proof it was logged first."""
         self._append(
             "tool_dispatch",
             {**self._coordinates(call.session_id, call.agent_id, call.turn, call.step),
              "call": self.call_fields(call)},
+            stamp,
         )
 
     def tool_result(self, outcome: CallOutcome) -> None:
@@ -346,6 +360,7 @@ class DecisionAuditor:
                 "decision": decision,
                 "result": result,
             },
+            outcome.deciding_policy(),
         )
 
     def _step_messages(self, event: StepEvent, *, with_text: bool) -> list[dict[str, Any]]:
@@ -372,6 +387,7 @@ class DecisionAuditor:
                 },
                 "messages": self._step_messages(event, with_text=True),
             },
+            verdict.policy,
         )
 
     def step_entered(self, event: StepEvent, verdict: StepVerdict) -> None:
@@ -390,6 +406,7 @@ class DecisionAuditor:
                 },
                 "messages": self._step_messages(event, with_text=False),
             },
+            verdict.policy,
         )
 
     def policy_loaded(self, packs: Sequence[Any], compiled: CompiledPolicy | None = None) -> None:
@@ -405,12 +422,14 @@ class DecisionAuditor:
         if compiled is None:
             found = getattr(self.policy, "compiled", None)
             compiled = found if isinstance(found, CompiledPolicy) else None
+        stamp: PolicyStamp | None = None
         if compiled is not None:
             fields["rules"] = rule_fingerprints(compiled)
             fields["params"] = {
                 pack.name: self.redacted(thaw(pack.activation_params)) for pack in compiled.packs
             }
-        self._append("policy_loaded", fields)
+            stamp = PolicyStamp(compiled.digest, compiled.engine_name)  # the one that came into force
+        self._append("policy_loaded", fields, stamp)
 
     def policy_reload_failed(self, errors: Sequence[PolicyError]) -> None:
         """An edit failed to load; the previous policy stays in force (its digest is recorded)."""

@@ -109,7 +109,9 @@ class Deployment:
     auditor: DecisionAuditor | None
 
     def close(self) -> None:
-        """Close the audit log (closing checkpoint, fsync)."""
+        """Stop following pack edits, then close the audit log (closing checkpoint, fsync)."""
+        if isinstance(self.policy, ReloadingPolicy):
+            self.policy.close()
         if self.writer is not None:
             self.writer.close()
 
@@ -158,6 +160,8 @@ def deploy(
     policy: Policy | LoadFailure
     if watch:
         policy = _watching_policy(sources, recorder)
+        if isinstance(policy, ReloadingPolicy):
+            policy.watch_in_background()
     else:
         built = sources.build()
         policy = built if isinstance(built, LoadFailure) else Policy(built)
@@ -169,6 +173,7 @@ def deploy(
         try:
             writer = open_audit_writer(audit)
         except AuditWriteError as error:
+            _close_policy(policy)
             return [PolicyError(audit.path, 0, 0, f"cannot open the audit log: {error}")]
         auditor = DecisionAuditor(writer, policy, fail_closed=audit.fail_closed)
         recorder.auditor = auditor
@@ -176,6 +181,12 @@ def deploy(
             auditor.policy_loaded(policy.packs, policy.compiled)
         except AuditUnavailableError as error:
             writer.close()
+            _close_policy(policy)
             return [PolicyError(audit.path, 0, 0, f"cannot write the audit log: {error}")]
     gateway = PolicyGateway(policy, auditor=auditor, observers=observers)
     return Deployment(policy=policy, gateway=gateway, writer=writer, auditor=auditor)
+
+
+def _close_policy(policy: Policy) -> None:
+    if isinstance(policy, ReloadingPolicy):
+        policy.close()

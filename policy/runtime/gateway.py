@@ -42,7 +42,7 @@ from dsh_policy.core import (
     reject,
 )
 from dsh_policy.core.frozen import thaw
-from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.decide import Decider, Policy
 from dsh_policy.policy.events import (
     GuardVerdict,
     ResultVerdict,
@@ -90,9 +90,14 @@ _log = structlog.get_logger("dsh_policy.gateway")
 
 @dataclass(slots=True)
 class _CallState:
-    """What the gateway decided about one call so far, keyed by the call's opaque token."""
+    """What the gateway decided about one call so far, keyed by the call's opaque token.
+
+    ``decider`` is the compiled policy in force when the call was first seen: pre-execute, guard
+    and post-execute of one call are all decided by it, even when a reload lands mid-call, so the
+    digest every verdict (and so the audit record) carries is the one that decided."""
 
     event: ToolCallEvent
+    decider: Decider
     pre_execute: ToolCallVerdict | None = None
     guard: GuardVerdict | None = None
     review: ResultVerdict | None = None
@@ -192,7 +197,9 @@ class PolicyGateway:
         key = id(execution.token)
         state = self._calls.get(key)
         if state is None:
-            state = self._calls[key] = _CallState(replace(tool_call_event(execution), now=_utc_now()))
+            state = self._calls[key] = _CallState(
+                replace(tool_call_event(execution), now=_utc_now()), self.policy.current()
+            )
         return state
 
     # --- seams -------------------------------------------------------------------------------------
@@ -203,7 +210,7 @@ class PolicyGateway:
         """Reject the step when an enforced rule says so; otherwise let the rest decide and add the
         rules' context messages to whatever they entered."""
         request = replace(step_event(event), now=_utc_now())
-        verdict = self.policy.gate_step(request)
+        verdict = self.policy.current().gate_step(request)
         if verdict.decision == "enter" and self.auditor is not None:
             try:
                 self.auditor.step_entered(request, verdict)
@@ -235,10 +242,10 @@ class PolicyGateway:
         statement ("never allowed"): it is evaluated here too, so the model, the audit record and
         ``check``'s whole-gate verdict all name the guard when one matches."""
         state = self._state(execution)
-        verdict = self.policy.pre_execute(state.event)
+        verdict = state.decider.pre_execute(state.event)
         state.pre_execute = verdict
         if verdict.decision == "deny":
-            guard = state.guard = self.policy.guard(state.event)
+            guard = state.guard = state.decider.guard(state.event)
             if guard.denied:
                 return deny(guard.message or f'tool "{execution.name}" denied by a policy guard')
             return deny(verdict.message or f'tool "{execution.name}" denied by policy')
@@ -250,7 +257,7 @@ class PolicyGateway:
     def guard(self, execution: ToolExecution) -> str | None:
         """The invariants: a guard rule's match denies, whatever any listener or approval said."""
         state = self._state(execution)
-        verdict = self.policy.guard(state.event)
+        verdict = state.decider.guard(state.event)
         state.guard = verdict
         if verdict.denied:
             return verdict.message or f'tool "{execution.name}" denied by a policy guard'
@@ -262,7 +269,8 @@ class PolicyGateway:
         """Fail-closed deployments log the call before it runs; no log, no run."""
         assert self.auditor is not None
         try:
-            self.auditor.tool_dispatch(self._state(execution).event)
+            state = self._state(execution)
+            self.auditor.tool_dispatch(state.event, state.decider.stamp)
         except AuditUnavailableError as error:
             return ToolResult.failure(
                 f"audit log unavailable, call refused: {error}", code="AUDIT_UNAVAILABLE"
@@ -279,7 +287,7 @@ class PolicyGateway:
         state = self._state(execution)
         # The review sees the instant it runs at (a tool may run for minutes after the gate).
         state.review_now = _utc_now()
-        review = self.policy.review_tool_result(
+        review = state.decider.review_tool_result(
             result_event(replace(state.event, now=state.review_now), result)
         )
         state.review = review
@@ -329,7 +337,7 @@ class PolicyGateway:
             text = "\n".join(part.text for part in definition.render(value))
         except Exception:  # the pipeline will turn a failing renderer into an error result
             return False
-        second = self.policy.review_tool_result(
+        second = state.decider.review_tool_result(
             ToolResultEvent(call=replace(state.event, now=state.review_now), text=text, value=value)
         )
         return second.decision == "block" or second.redacted_text is not None
@@ -344,7 +352,7 @@ class PolicyGateway:
         else:
             replaced = ToolResultEvent(call=call, is_error=result.is_error, value=result.value,
                                        text=_text_of(later.content))
-        second = self.policy.review_tool_result(replaced)
+        second = state.decider.review_tool_result(replaced)
         if second.decision == "block":
             state.post_action = "block"
             return block(second.message or "tool output withheld by policy", contexts)
@@ -358,7 +366,9 @@ class PolicyGateway:
 
     def on_result(self, execution: ToolExecution, result: ToolResult) -> None:
         """Write the audit record for this call (a contained observer: it changes nothing)."""
-        state = self._calls.pop(id(execution.token), None) or _CallState(tool_call_event(execution))
+        state = self._calls.pop(id(execution.token), None) or _CallState(
+            tool_call_event(execution), self.policy.current()
+        )
         pipeline = (result.meta or {}).get("pipeline", {})
         error = result.error
         outcome = CallOutcome(
