@@ -15,7 +15,9 @@ Each replay is measured once, wall and CPU time, right after a verify of the sam
 
 - the policy that wrote the log (what CI runs on every unrelated change);
 - one param changed (secrets' network programs: the shell-egress rule is evaluated again on every
-  shell call);
+  shell call, once per distinct command: a log repeats its calls, and so does this one);
+- the same change on a log where no two calls are alike (every shell call evaluated: the worst
+  case);
 - one post-execute rule removed (the redaction rule: nothing to evaluate, outcomes reasoned);
 - ``--evaluate all`` under the writing policy, on a smaller log (every rule evaluated again where
   the log holds its inputs: the cost of re-checking the engine itself, reported, no target).
@@ -58,12 +60,15 @@ PRIVATE_KEY = ("-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAA
                "-----END OPENSSH " + "PRIVATE KEY-----")
 
 
-def call_pool(size: int, rng: random.Random) -> list[tuple[str, dict[str, Any], str]]:
-    """Distinct (tool, args, result text) triples, shaped like a coding agent's traffic."""
+def call_pool(
+    size: int, rng: random.Random, *, unique: bool = False
+) -> list[tuple[str, dict[str, Any], str]]:
+    """(tool, args, result text) triples shaped like a coding agent's traffic (``unique``: no two
+    alike, so no evaluation is ever repeated)."""
     pool: list[tuple[str, dict[str, Any], str]] = []
     for index in range(size):
         kind = index % 20
-        n = rng.randrange(10_000)
+        n = index if unique else rng.randrange(10_000)
         if kind < 5:
             path = f"/workspace/src/pkg{n % 40}/module_{n}.py"
             text = f"def f{n}():\n    return {n}\n" if kind else f"KEY={AWS}\n"
@@ -122,8 +127,17 @@ def decide_pool(policy: Policy, pool: list[tuple[str, dict[str, Any], str]]) -> 
     return decided
 
 
-def write_log(path: Path, policy: Policy, decided: list[Decided], records: int, rng: random.Random) -> int:
-    """About ``records`` records: calls drawn from the pool, and the steps between them."""
+def write_log(
+    path: Path,
+    policy: Policy,
+    decided: list[Decided],
+    records: int,
+    rng: random.Random,
+    *,
+    in_order: bool = False,
+) -> int:
+    """About ``records`` records: calls drawn from the pool (``in_order``: each once, in order),
+    and the steps between them."""
     writer = AuditWriter.open(path, fsync="off", checkpoint_seconds=None)
     auditor = DecisionAuditor(writer, policy)
     auditor.policy_loaded(policy.packs, policy.compiled)
@@ -143,7 +157,7 @@ def write_log(path: Path, policy: Policy, decided: list[Decided], records: int, 
             written += 1
             continue
         step += 1
-        entry = decided[rng.randrange(len(decided))]
+        entry = decided[written % len(decided)] if in_order else decided[rng.randrange(len(decided))]
         event = replace(entry.event, call_id=f"call-{written}", root_call_id=f"call-{written}",
                         session_id=session, agent_id="main", turn=turn, step=step)
         refused = entry.pre.decision == "deny" or entry.guard.denied
@@ -204,7 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--all-records", type=int, default=10_000, help="log size for --evaluate all")
-    parser.add_argument("--pool", type=int, default=4_000)
+    parser.add_argument("--pool", type=int, default=4_000, help="distinct calls the big log draws from")
+    parser.add_argument("--distinct-records", type=int, default=20_000,
+                        help="log size where every call is distinct (the worst case for a changed rule)")
     args = parser.parse_args(argv)
     scratch = Path(tempfile.mkdtemp(prefix="bench-replay-", dir=os.environ.get("BENCH_DIR")))
     try:
@@ -219,15 +235,18 @@ def _run(scratch: Path, args: argparse.Namespace) -> int:
     assert isinstance(loaded, Policy), loaded
     started = time.perf_counter()
     decided = decide_pool(loaded, call_pool(args.pool, rng))
-    big, small = scratch / "big.jsonl", scratch / "small.jsonl"
+    big, small, distinct = scratch / "big.jsonl", scratch / "small.jsonl", scratch / "distinct.jsonl"
     count = write_log(big, loaded, decided, args.records, rng)
     small_count = write_log(small, loaded, decided, args.all_records, rng)
-    print(f"wrote {count:,} + {small_count:,} records in {time.perf_counter() - started:.1f} s "
-          f"({big.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
+    unique = decide_pool(loaded, call_pool(args.distinct_records, rng, unique=True))
+    distinct_count = write_log(distinct, loaded, unique, args.distinct_records, rng, in_order=True)
+    print(f"wrote {count:,} + {small_count:,} + {distinct_count:,} records in "
+          f"{time.perf_counter() - started:.1f} s ({big.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
+    widened = candidate(scratch, "param", widen_network_programs)
     candidates: list[tuple[str, Path, CompiledPolicy, str]] = [
         ("same policy", big, loaded.compiled, "changed"),
-        ("one param changed (shell egress rule re-evaluated)", big,
-         candidate(scratch, "param", widen_network_programs), "changed"),
+        ("one param changed (shell egress rule re-evaluated)", big, widened, "changed"),
+        ("one param changed, every call distinct", distinct, widened, "changed"),
         ("one post-execute rule removed", big, candidate(scratch, "redact", drop_redaction), "changed"),
         ("same policy, --evaluate all", small, loaded.compiled, "all"),
     ]

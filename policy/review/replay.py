@@ -191,12 +191,12 @@ class _Run:
         if result.verdict == "unchanged":
             return
         item = self._describe(decision, result)
-        if result.verdict == "changed":
-            summary.changed += 1
-            self.changes.append(item)
-        else:
+        if result.verdict != "changed":
             summary.undetermined += 1
             self.undetermined.append(item)
+            return
+        summary.changed += 1
+        self.changes.append(item)
         summary.by_direction[item.direction] += 1
         if result.outcomes:
             deciding = frozenset(decision.verdict.rules)

@@ -53,6 +53,9 @@ _EVALUATIONS_KEPT: Final = 200_000
 
 @dataclass(frozen=True, slots=True)
 class PlanEntry:
+    """A candidate rule a decision involves: unchanged since the record or not, and the input it
+    reads that the record does not hold faithfully (``blind``), if any."""
+
     facts: RuleFacts
     unchanged: bool
     blind: str | None  #: the unfaithful name it reads, if any
@@ -60,6 +63,10 @@ class PlanEntry:
 
 @dataclass(frozen=True, slots=True)
 class ReplayResult:
+    """One decision re-decided: ``outcomes`` the candidate may give (one when determined; none
+    when too many rules were unknown to try), the messages of the rules evaluated, the plan
+    entries whose outcome stayed unknown, and why a decision was skipped."""
+
     verdict: Verdict
     outcomes: frozenset[Outcome] = frozenset()
     messages: Mapping[str, str] = field(default_factory=dict)

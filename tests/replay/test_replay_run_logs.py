@@ -105,6 +105,9 @@ def test_removing_one_post_execute_rule_lists_exactly_the_results_it_redacted_or
     assert {c.recorded.seq for c in report.changes} == used
     assert all(c.recorded.stage == "post-execute" for c in report.changes)
     assert report.undetermined == ()
+    # The log's policy_loaded record names every rule's fingerprint: the other post-execute rules
+    # (which read the output, recorded as a digest) are known to be unchanged, so nothing is left open.
+    assert [policy.knowledge for policy in report.recorded_policies] == ["fingerprints"]
     for change in report.changes:
         document = change.to_json()
         assert removed not in document["replayed"]["rules"]
