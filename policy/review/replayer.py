@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 import orjson
+import structlog
 from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.decide import Decider
@@ -43,6 +44,8 @@ from dsh_policy.policy.review.records import GateEvidence, RecordedDecision, Rec
 from dsh_policy.policy.review.report import EvaluateMode
 
 __all__ = ["PlanEntry", "ReplayResult", "Replayer", "Verdict"]
+
+_log = structlog.get_logger("dsh_policy.replay")
 
 Verdict = Literal["unchanged", "changed", "undetermined", "skipped"]
 
@@ -170,12 +173,14 @@ class Replayer:
         messages: dict[str, str] = {}
         events: dict[str, Any] = {}
         if must:
-            self._evaluate(decision, must, known, messages, events)
+            for failed in self._evaluate(decision, must, known, messages, events):
+                unknown[failed] = self.facts[failed].possible
         outcomes = possible_outcomes(rules, known, unknown, combine, RANKS[decision.stage])
         if deferred and (outcomes is None or len(outcomes) > 1):
-            self._evaluate(decision, deferred, known, messages, events)
+            failures = self._evaluate(decision, deferred, known, messages, events)
             for rule in deferred:
-                unknown.pop(rule.id, None)
+                if rule.id not in failures:
+                    unknown.pop(rule.id, None)
             outcomes = possible_outcomes(rules, known, unknown, combine, RANKS[decision.stage])
             deferred_used = True
         else:
@@ -225,9 +230,11 @@ class Replayer:
         known: dict[str, Status],
         messages: dict[str, str],
         events: dict[str, Any],
-    ) -> None:
-        """Evaluate ``rules`` on the recorded event. A rule evaluated before on equal values of
-        everything it reads (logs repeat: ``git status`` a thousand times) reuses that evaluation."""
+    ) -> set[str]:
+        """Evaluate ``rules`` on the recorded event; return the ids of those that could not be. A rule
+        evaluated before on equal values of everything it reads (logs repeat: ``git status`` a
+        thousand times) reuses that evaluation."""
+        failed: set[str] = set()
         pending: dict[str, list[tuple[RuleFacts, tuple[Any, ...] | None]]] = {}
         for rule in rules:
             key = _inputs_key(rule, decision, events)
@@ -240,8 +247,14 @@ class Replayer:
                 continue
             pending.setdefault(rule.stage, []).append((rule, key))
         for stage, group in pending.items():
-            event = _event_for(stage, decision, events)
-            run = self.decider.trace_rules(stage, event, [rule.id for rule, _ in group])
+            try:
+                event = _event_for(stage, decision, events)
+                run = self.decider.trace_rules(stage, event, [rule.id for rule, _ in group])
+            except Exception as error:  # a record no policy could decide on (only an unverified log)
+                _log.error("replay could not evaluate rules", seq=decision.seq, stage=stage,
+                           error=repr(error))
+                failed.update(rule.id for rule, _ in group)
+                continue
             traces = {entry.rule: entry for entry in run.trace}
             for rule, key in group:
                 entry = traces.get(rule.id)
@@ -253,6 +266,7 @@ class Replayer:
                     self._evaluations[key] = (status, run.messages.get(rule.id))
             messages.update(run.messages)
             self.rules_evaluated += len(group)
+        return failed
 
 
 def _inputs_key(

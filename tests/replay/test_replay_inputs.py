@@ -4,6 +4,7 @@ that fail verification, records that hold no decision."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,17 @@ def test_records_without_a_decision_are_skipped_with_a_count(tmp_path: Path) -> 
     assert isinstance(report, ReplayReport)
     assert report.summary.replayed == 1 and report.exit_code == 0
     assert dict(report.summary.skipped) == {"no-decision": 1, "input-error": 1, "no-policy": 1}
+
+
+def test_a_forged_record_no_policy_can_read_is_reported_not_fatal(demo_log: Path, tmp_path: Path) -> None:
+    """--allow-unverified reads whatever the file holds: arguments nested far past what the writer
+    records (it caps nesting at 64) no longer hash to their digest, so they count as redacted."""
+    forged = tmp_path / "forged.jsonl"
+    lines = demo_log.read_text().splitlines(keepends=True)
+    index = next(i for i, line in enumerate(lines) if '"tool_result"' in line and '"read_file"' in line)
+    deep = "[" * 1000 + '"x"' + "]" * 1000
+    lines[index] = re.sub(r'"args":\{"path":"[^"]*"\}', '"args":{"path":' + deep + "}", lines[index], count=1)
+    forged.write_text("".join(lines))
+    report = replay_log([forged], compiled(SHIPPED), allow_unverified=True, evaluate="all")
+    assert isinstance(report, ReplayReport) and report.replayed_unverified
+    assert report.summary.replayed > 0 and report.summary.redacted_arguments >= 3  # 2 real + the forged
