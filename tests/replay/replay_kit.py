@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from dsh_policy.policy import loading
 from dsh_policy.policy.cli import main as cli_main
 from dsh_policy.policy.compile import CompiledPolicy
-from dsh_policy.policy.loading import LoadFailure, build_policy
+from dsh_policy.policy.loading import LoadFailure
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = tuple(ROOT / "rules" / f"{name}.yaml" for name in ("baseline", "secrets", "injection"))
@@ -70,7 +71,7 @@ def compiled(packs: tuple[Path, ...] | list[Path], **params: Any) -> CompiledPol
     """The packs compiled with the demo's params (plus ``params``) when they are the shipped ones,
     else with ``params`` alone."""
     shipped = any(pack.name.endswith(("baseline.yaml", "secrets.yaml", "injection.yaml")) for pack in packs)
-    built = build_policy(list(packs), params={**(PARAMS if shipped else {}), **params})
+    built = loading.build_policy(list(packs), params={**(PARAMS if shipped else {}), **params})
     assert not isinstance(built, LoadFailure), built
     return built
 
