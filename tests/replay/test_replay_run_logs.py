@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
+from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
 
 import pytest
 from dsh_policy.policy.review import ReplayReport, replay_log
 from replay_kit import (
+    DEMO,
     SHIPPED,
     compiled,
     edited_packs,
@@ -150,3 +153,29 @@ def test_text_report_lists_each_change_and_the_summary(demo_log: Path, packs_dir
     assert "the call would now run" in out
     assert "baseline/deny-credential-file-reads: no longer decides 1" in out
     assert out.rstrip().endswith("(exit 1)")
+
+
+def test_a_rotated_fail_closed_log_replays_across_its_segments(tmp_path: Path) -> None:
+    config = tmp_path / "gateway.yaml"
+    config.write_text(
+        "apiVersion: dsh-policy/v1\nkind: Gateway\nspec:\n"
+        f"  packs: [{', '.join(str(pack) for pack in SHIPPED)}]\n"
+        "  params: {workspace: /workspace}\n"
+        "  audit: {path: audit.jsonl, fail_closed: true, rotate_bytes: 6000}\n"
+    )
+    from dsh_policy.policy.cli import main as cli_main
+
+    with redirect_stdout(io.StringIO()):
+        assert cli_main(["run", str(DEMO), "--config", str(config)]) == 0
+    log = tmp_path / "audit.jsonl"
+    segments = sorted(tmp_path.glob("audit.jsonl.0*"))
+    assert len(segments) >= 2
+    every = [json.loads(line) for path in [*segments, log] for line in path.read_text().splitlines()]
+    assert any(r["kind"] == "tool_dispatch" for r in every)
+    decisions = sum(1 for r in every for stage in ("pre_execute", "post_execute")
+                    if stage in r.get("decision", {}))
+    decisions += sum(1 for r in every if r["kind"] in ("step_entered", "step_rejected"))
+    code, out = replay_cli(str(log), "--config", str(config), "--format", "json")
+    document = json.loads(out)
+    assert code == 0 and document["summary"]["replayed"] == decisions
+    assert len(document["log"]["files"]) == len(segments) + 1
