@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 
 _ROTATED = re.compile(r"^(?P<base>.+)\.(?P<index>\d{6})$")
+#: ``PATH.next-PID-THREAD``: a new segment being prepared under the lock (never a segment yet).
+NEXT_SEGMENT_INFIX = ".next-"
 
 
 def rotated_path(active: Path, index: int) -> Path:
