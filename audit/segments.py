@@ -10,8 +10,6 @@ import re
 from pathlib import Path
 
 _ROTATED = re.compile(r"^(?P<base>.+)\.(?P<index>\d{6})$")
-#: ``PATH.next-PID-THREAD``: a new segment being prepared under the lock (never a segment yet).
-NEXT_SEGMENT_INFIX = ".next-"
 
 
 def rotated_path(active: Path, index: int) -> Path:
@@ -22,6 +20,12 @@ def rotated_path(active: Path, index: int) -> Path:
 def lock_path(active: Path) -> Path:
     """The lock file writers of one log share (never rotated, so the lock is stable)."""
     return active.with_name(f"{active.name}.lock")
+
+
+def next_segment_path(active: Path) -> Path:
+    """Where a writer prepares the next segment under the lock before installing it at ``active``
+    (one name suffices: only the lock holder creates it; a leftover is a dead writer's)."""
+    return active.with_name(f"{active.name}.next")
 
 
 def anchor_path(active: Path) -> Path:

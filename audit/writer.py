@@ -42,9 +42,9 @@ from .record import (
     without_member,
 )
 from .segments import (
-    NEXT_SEGMENT_INFIX,
     anchor_path,
     lock_path,
+    next_segment_path,
     rotated_path,
     rotated_segments,
     torn_path,
@@ -54,7 +54,6 @@ FsyncMode = Literal["always", "batch", "off"]
 
 _READ_CHUNK: Final = 8 << 20
 _TAIL_PROBE: Final = 1 << 16  # enough of a segment's end to hold its last checkpoint line
-_NEXT_SEGMENT_INFIX: Final = NEXT_SEGMENT_INFIX
 #: errno values of a file system that has no hard links (rotation then renames, see _link_full_segment).
 _NO_HARD_LINKS: Final = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.EXDEV})
 
@@ -319,6 +318,15 @@ class AuditWriter:
                 return AppendReceipt(receipt.seq, receipt.hash, receipt.ts, receipt.segment, True)
         return receipt
 
+    def report_losses(self, fields: Mapping[str, Any]) -> AppendReceipt:
+        """Append a ``records_lost`` record (see :mod:`.losses`): how many records a fail-open
+        caller could not write before this one, of which kinds, when, and the last error."""
+        record = {"lost": dict(fields["lost"])}
+        with self._locked():
+            receipt = self._append_locked("records_lost", record)
+            self._after_append()
+        return receipt
+
     def checkpoint(self) -> AppendReceipt | None:
         """Write a checkpoint now (``None`` if every record is already covered by one)."""
         with self._locked():
@@ -557,7 +565,13 @@ class AuditWriter:
         os.fsync(self._fd)
         if offset == 0:
             return  # an empty segment gets its start record first, then the side file's record
-        self._write_recovery({"reason": "torn_tail", **_side_fields(side, offset, torn)}, side)
+        details = {"reason": "torn_tail", "segment_index": self._segment_index}
+        details.update(_side_fields(side, offset, torn))
+        if self._pending_rotation:
+            # The tail followed a rotation checkpoint: the closed segment takes no more records,
+            # so the recovery record opens its successor.
+            self._finish_rotation()
+        self._write_recovery(details)
 
     def _record_orphaned_side_files(self) -> None:
         """Record side files of this segment that no ``recovery`` record mentions yet: a crash
@@ -571,14 +585,14 @@ class AuditWriter:
             if offset not in (0, self._offset) or self._mentions_side_file(side.name):
                 continue
             torn = side.read_bytes()
-            self._write_recovery({"reason": "torn_tail", **_side_fields(side, offset, torn)}, side)
+            self._write_recovery({"reason": "torn_tail", **_side_fields(side, offset, torn)})
 
     def _mentions_side_file(self, name: str) -> bool:
         needle = orjson.dumps(name)
         data = os.pread(self._fd, self._offset, 0)
         return needle in data
 
-    def _write_recovery(self, details: dict[str, Any], side: Path | None = None) -> None:
+    def _write_recovery(self, details: dict[str, Any]) -> None:
         self._append_locked("recovery", {"recovery": {"segment_index": self._segment_index, **details}})
         if self._settings.fsync != "off":
             self._sync_if_due(force=True)
@@ -630,12 +644,10 @@ class AuditWriter:
             raise AuditWriteError(f"{segment}: last rotated segment holds no readable record")
 
     def _remove_stale_temporaries(self) -> None:
-        """Next-segment files of writers that died before installing them (we hold the lock, and
-        only a lock holder creates one): they hold nothing that was ever acknowledged."""
-        pattern = glob.escape(f"{self._path.name}{_NEXT_SEGMENT_INFIX}") + "*"
-        for stale in self._path.parent.glob(pattern):
-            with suppress(FileNotFoundError):
-                stale.unlink()
+        """The next-segment file of a writer that died before installing it (only a lock holder
+        creates one, and we hold the lock): it holds nothing that was ever acknowledged."""
+        with suppress(FileNotFoundError):
+            next_segment_path(self._path).unlink()
 
     def _segment_is_full(self, incoming: int) -> bool:
         """Whether the next record belongs in a new segment: by size, or by the segment's age."""
@@ -694,10 +706,13 @@ class AuditWriter:
     def _key_id_before_this_segment(self) -> str | None:
         """The key id of the last checkpoint before the active segment (its predecessor's
         rotation checkpoint), for a segment that has none of its own yet."""
-        rotated = rotated_segments(self._path)
-        if not rotated:
+        if self._segment_index == 0:
             return None
-        with open(rotated[-1][1], "rb") as handle:
+        try:
+            handle = open(rotated_path(self._path, self._segment_index - 1), "rb")  # noqa: SIM115
+        except FileNotFoundError:
+            return None
+        with handle:
             size = handle.seek(0, os.SEEK_END)
             handle.seek(max(0, size - _TAIL_PROBE))
             tail = handle.read()
@@ -928,9 +943,7 @@ class AuditWriter:
         self._segment_started = time.time()
         fields = self._segment_start_fields(index, previous)
         line, hex_digest, digest, seq, _ = self._seal("segment_start", fields)
-        temporary = self._path.with_name(
-            f"{self._path.name}{_NEXT_SEGMENT_INFIX}{os.getpid()}-{threading.get_ident()}"
-        )
+        temporary = next_segment_path(self._path)
         durable = self._settings.fsync != "off"
         fd = os.open(temporary, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
         try:

@@ -14,7 +14,7 @@ from dsh_policy.audit import writer as writer_module
 from dsh_policy.audit.keys import KeyPairFiles
 from dsh_policy.audit.segments import discover_segments, rotated_segments
 from dsh_policy.audit.verify import verify_log
-from dsh_policy.audit.writer import AuditWriter, AuditWriteError
+from dsh_policy.audit.writer import AuditWriteError, AuditWriter
 
 
 class _Crash(BaseException):
@@ -118,7 +118,7 @@ def test_a_crash_at_any_point_of_rotation_leaves_a_log_that_verifies_without_reo
     receipt = reopened.append("tool_result", gateway_fields(100))
     acknowledged[receipt.seq] = receipt.hash
     reopened.close()
-    assert not list(tmp_path.glob("audit.jsonl.next-*"))
+    assert not list(tmp_path.glob("audit.jsonl.next*"))
     records = _records(path)
     assert sorted(records) == list(range(len(records)))
     assert all(records[seq] == digest for seq, digest in acknowledged.items())
@@ -145,7 +145,9 @@ def test_a_segment_holding_only_its_start_is_valid_for_the_writer_and_the_verifi
     assert verify_log([path], public_key=key_pair.public_path).intact
 
 
-def test_a_rotation_never_overwrites_an_existing_rotated_segment(tmp_path: Path, key_pair: KeyPairFiles) -> None:
+def test_a_rotation_never_overwrites_an_existing_rotated_segment(
+    tmp_path: Path, key_pair: KeyPairFiles
+) -> None:
     path = tmp_path / "audit.jsonl"
     writer = AuditWriter.open(path, fsync="off", rotate_bytes=2048, signing_key=key_pair.private_path)
     writer.append("tool_result", gateway_fields(0))
@@ -155,7 +157,7 @@ def test_a_rotation_never_overwrites_an_existing_rotated_segment(tmp_path: Path,
         for index in range(1, 20):
             writer.append("tool_result", gateway_fields(index))
     assert squatter.read_bytes() == b"someone else's file\n"
-    assert not list(tmp_path.glob("audit.jsonl.next-*"))
+    assert not list(tmp_path.glob("audit.jsonl.next*"))
     _abandon(writer)
 
 
