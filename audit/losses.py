@@ -66,12 +66,23 @@ class ReopeningWriter:
     ``opener`` opens the log with the deployment's settings; ``writer`` is an already open one.
     :meth:`append` raises like :meth:`AuditWriter.append` (the caller decides between failing
     closed and going on); a record it could not write is counted as lost. A caller that gives up
-    on a record for its own reasons calls :meth:`note_loss`.
+    on a record for its own reasons calls :meth:`note_loss`. Reopening is tried at most once per
+    ``retry_seconds`` (opening reads the active segment back), records in between are counted.
     """
 
-    def __init__(self, opener: Callable[[], AuditWriter], writer: AuditWriter | None = None) -> None:
+    def __init__(
+        self,
+        opener: Callable[[], AuditWriter],
+        writer: AuditWriter | None = None,
+        *,
+        retry_seconds: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._opener = opener
         self._writer = writer
+        self._retry_seconds = retry_seconds
+        self._clock = clock
+        self._next_attempt = 0.0
         self.losses = LossLedger()
 
     @property
@@ -97,6 +108,8 @@ class ReopeningWriter:
                 self.losses.reported()
             return writer.append(kind, fields)
         except AuditWriteError as error:
+            if self._writer is not None and self._writer.failure is not None:
+                self._next_attempt = self._clock() + self._retry_seconds
             self._drop_writer()
             self.losses.note(kind, str(error))
             raise
@@ -111,6 +124,10 @@ class ReopeningWriter:
         if self._writer is not None and self._writer.failure is None:
             return self._writer
         self._drop_writer()
+        now = self._clock()
+        if now < self._next_attempt:
+            raise AuditWriteError("the audit log failed; reopening is retried shortly")
+        self._next_attempt = now + self._retry_seconds
         self._writer = self._opener()
         return self._writer
 

@@ -22,7 +22,11 @@ class _Crash(BaseException):
 
 
 def _abandon(writer: AuditWriter) -> None:
-    """What a killed process leaves: its descriptors go, nothing else happens."""
+    """What a killed process leaves: its threads stop, its descriptors go, nothing else happens."""
+    writer._closed = True
+    if writer._flusher is not None:
+        writer._jobs.put(writer_module._STOP)
+        writer._flusher.join()
     writer._release_files()
 
 

@@ -331,7 +331,7 @@ def test_records_lost_by_a_fail_open_writer_are_reported(tmp_path: Path) -> None
     from dsh_policy.audit.losses import ReopeningWriter
 
     path = tmp_path / "audit.jsonl"
-    log = ReopeningWriter(lambda: AuditWriter.open(path, fsync="off"))
+    log = ReopeningWriter(lambda: AuditWriter.open(path, fsync="off"), retry_seconds=0)
     log.append("tool_result", gateway_fields(0))
     log.note_loss("tool_result", "disk full")
     log.note_loss("step_rejected", "disk full")
