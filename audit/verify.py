@@ -532,15 +532,16 @@ class _ChainWalker:
                         canonical = dumps(record, option=_ORJSON_CANONICAL) == line
                     except encode_error:
                         canonical = False
-                    # In a canonical line the top-level "hash" member follows another member. A
-                    # nested member with the same value found first leaves the real one in what
-                    # is hashed, which then cannot match (as in hash_of_line).
-                    member = b'"hash":"' + stated.encode() + b'"'
-                    at = line.find(member) if canonical else -1
-                    if at > 0 and line[at - 1] == 0x2C:
+                    # In a canonical line the top-level "hash" member follows another member.
+                    # Whatever member is found first, the bytes around it are hashed: if it was
+                    # a nested one, the real member is still in what is hashed, which then
+                    # cannot hash to its own value (as in hash_of_line); the slow path judges.
+                    at = line.find(b',"hash":"') if canonical else -1
+                    if at > 0 and line[at + 73 : at + 74] == b'"':
+                        view = memoryview(line)
                         hasher = prefix.copy()
-                        hasher.update(line[: at - 1])
-                        hasher.update(line[at + len(member) :])
+                        hasher.update(view[:at])
+                        hasher.update(view[at + 74 :])
                         digest = hasher.digest()
                         if digest.hex() == stated:
                             # RFC 6962 frontier append (see MerkleFrontier.append), inlined.

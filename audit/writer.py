@@ -25,7 +25,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 import orjson
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -89,9 +89,10 @@ class AuditWriteError(AuditError):
     """The record could not be durably written; the writer is unusable from now on."""
 
 
-@dataclass(frozen=True, slots=True)
-class AppendReceipt:
-    """What was written: ``durable`` is true once the line is known to be fsynced."""
+class AppendReceipt(NamedTuple):
+    """What was written: ``durable`` is true once the line is known to be fsynced.
+
+    (A named tuple: built on every append, where a frozen dataclass cost a microsecond.)"""
 
     seq: int
     hash: str
