@@ -52,14 +52,10 @@ from dsh_policy.core.frozen import freeze_json
 from dsh_policy.policy import detectors
 from dsh_policy.policy.cel import available_engines
 from dsh_policy.policy.cel.functions import path_within, re2_matches, shell_commands, url_host
-from dsh_policy.policy.decide import (
-    LoadFailure,
-    Policy,
-    ToolCallEvent,
-    ToolCallVerdict,
-    ToolResultEvent,
-)
-from dsh_policy.policy.gateway import PolicyGateway
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import ToolCallEvent, ToolCallVerdict, ToolResultEvent
+from dsh_policy.policy.loading import LoadFailure
+from dsh_policy.policy.runtime.gateway import PolicyGateway
 
 RESULTS = Path(__file__).resolve().parent / "results" / "gateway.json"
 RULES_PER_TOOL = 10

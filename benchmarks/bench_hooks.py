@@ -46,10 +46,10 @@ def _in_process_phases(pack: str) -> dict[str, float]:
     probe = f"""
 import json, sys, time
 t0 = time.perf_counter()
-from dsh_policy.policy.commands import hook  # noqa: F401
+from dsh_policy.policy.cli import hook  # noqa: F401
 from dsh_policy.policy.decide import Policy
-from dsh_policy.policy.hook_events import decide_hook
-from dsh_policy.policy.hook_protocol import parse_hook_input
+from dsh_policy.policy.hooks.events import decide_hook
+from dsh_policy.policy.hooks.protocol import parse_hook_input
 t1 = time.perf_counter()
 out = {{"import": t1 - t0}}
 payload = parse_hook_input(open({str(PAYLOAD)!r}, "rb").read())

@@ -23,15 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from dsh_policy.audit.writer import AuditWriter
-from dsh_policy.policy.auditing import CallOutcome, DecisionAuditor, ResultFacts
-from dsh_policy.policy.decide import (
-    LoadFailure,
-    Policy,
-    StepEvent,
-    StepMessage,
-    ToolCallEvent,
-    ToolResultEvent,
-)
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import StepEvent, StepMessage, ToolCallEvent, ToolResultEvent
+from dsh_policy.policy.loading import LoadFailure
+from dsh_policy.policy.runtime.auditing import CallOutcome, DecisionAuditor, ResultFacts
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,35 +12,18 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import re2
 import yaml
 from dsh_policy.core.frozen import thaw
+from dsh_policy.policy.cel import EngineUnavailableError, make_engine
+from dsh_policy.policy.cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression
+from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.pack import LoadedPack, Mode, OnError, canonical_digest, re2_options
+from dsh_policy.policy.source.yaml_source import Path as NodePath
+from dsh_policy.policy.stages import EVENT_NAMES, STAGE_TABLE, STAGES, Stage
 
-from .cel import EngineUnavailableError, make_engine
-from .cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression
-from .errors import PolicyError
-from .pack import STAGES, LoadedPack, Mode, OnError, Stage, canonical_digest, re2_options
-from .yaml_source import Path as NodePath
-
-# Names a CEL expression may read, and the stages that provide them (POLICY.md section 3).
-EVENT_NAMES: Mapping[str, frozenset[str]] = MappingProxyType(
-    {
-        "session": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
-        "agent": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
-        "params": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
-        "vars": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
-        "now": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
-        "turn": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
-        "step": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
-        "messages": frozenset({"pre-step"}),
-        "prompt": frozenset({"pre-step"}),
-        "tool": frozenset({"pre-execute", "guard", "post-execute"}),
-        "args": frozenset({"pre-execute", "guard", "post-execute"}),
-        "result": frozenset({"post-execute"}),
-    }
-)
 # Namespaces of the gateway's helper functions; an engine may report them as identifiers.
 HELPER_NAMESPACES = frozenset({"path", "shell", "url", "secrets"})
 
@@ -499,10 +482,8 @@ def _build_rule(
     else:
         mode = rule.mode or defaults.mode
         on_error = rule.on_error or defaults.on_error
-        if rule.decision is not None:
-            effect = rule.decision
-        else:
-            effect = "enter" if rule.stage == "pre-step" else "accept"
+        # Validation guarantees a decision where the stage has no default (pre-execute).
+        effect = cast(Effect, rule.decision or STAGE_TABLE[rule.stage].default_effect)
     redactions = tuple(
         Redaction(entry.preset, None, f"[REDACTED:{entry.preset}]")
         if entry.preset is not None

@@ -28,13 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from dsh_policy.policy.compile import CompiledPolicy, ParamOrigin, parse_param_flags
+from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.loading import LoadFailure, build_policy
+from dsh_policy.policy.source.schema import schema_errors
+from dsh_policy.policy.source.yaml_source import read_yaml_file
 from pydantic import BaseModel, ConfigDict, Field
-
-from .compile import CompiledPolicy, ParamOrigin, parse_param_flags
-from .decide import LoadFailure, build_policy
-from .errors import PolicyError
-from .pack import schema_errors
-from .yaml_source import read_yaml_file
 
 EngineChoice = Literal["auto", "python", "native"]
 

@@ -26,177 +26,37 @@ from typing import Any, Literal
 
 import structlog
 from dsh_policy.core.frozen import thaw
-
-from .cel.engine import CelEngine, CelEvalError, EventActivation
-from .compile import (
+from dsh_policy.policy.cel.engine import CelEngine, CelEvalError, EventActivation
+from dsh_policy.policy.compile import (
     CompiledExpr,
     CompiledPolicy,
     CompiledRule,
     ParamOrigin,
     Redaction,
     RuleSelection,
-    compile_policy,
 )
-from .errors import PolicyError
-from .pack import load_packs
-from .redaction import all_detector_redactions, redact_text, redact_value
+from dsh_policy.policy.events import (
+    GuardVerdict,
+    PolicyStamp,
+    ResultVerdict,
+    RuleTrace,
+    StepEvent,
+    StepVerdict,
+    ToolCallEvent,
+    ToolCallVerdict,
+    ToolResultEvent,
+)
+from dsh_policy.policy.loading import LoadFailure, PackInfo, build_policy
+from dsh_policy.policy.redaction import all_detector_redactions, redact_text, redact_value
+from dsh_policy.policy.stages import STAGE_TABLE
 
 _log = structlog.get_logger("dsh_policy.policy")
-
-
-# --- events ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class StepMessage:
-    """A message claimed for a step (``source_kind``: user | plugin | model | tool)."""
-
-    role: str
-    text: str
-    source_kind: str = "user"
-    source_plugin: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class StepEvent:
-    """An ``agent/pre-step`` proposal. ``now`` defaults to the time of the decision."""
-
-    session_id: str = ""
-    agent_id: str | None = None
-    turn: int = 0
-    step: int = 0
-    messages: tuple[StepMessage, ...] = ()
-    now: datetime.datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallEvent:
-    """A tool call. ``args`` is the (frozen or plain) JSON arguments; ``original_name`` is the
-    harness's own tool name when a hook adapter canonicalized it (rules see ``tool.original_name``)."""
-
-    tool: str
-    args: Any = None
-    call_id: str = ""
-    root_call_id: str = ""
-    nested: bool = False
-    session_id: str = ""
-    agent_id: str | None = None
-    turn: int = 0
-    step: int = 0
-    original_name: str | None = None
-    now: datetime.datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ToolResultEvent:
-    """A normalized tool result for ``tools/post-execute``; ``text`` is the content text."""
-
-    call: ToolCallEvent
-    is_error: bool = False
-    text: str = ""
-    value: Any = None
-    error_message: str | None = None
-    error_code: str | None = None
-
-
-# --- verdicts -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RuleTrace:
-    """How one rule fared on one event. ``value`` is the value of ``when`` (True when absent),
-    ``error`` an evaluation error; ``outcome`` says what the match did: ``decided`` (changed the
-    verdict), ``shadow`` (warn/audit: recorded only), ``no-match``, or ``failed-closed``
-    (evaluation error counted as a match)."""
-
-    rule: str
-    stage: str
-    mode: str
-    effect: str
-    matched: bool
-    value: Any
-    error: str | None
-    outcome: str
-    redactions: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON for ``explain`` and audit."""
-        out: dict[str, Any] = {
-            "rule": self.rule,
-            "stage": self.stage,
-            "mode": self.mode,
-            "effect": self.effect,
-            "matched": self.matched,
-            "value": _json_safe(self.value),
-            "error": self.error,
-            "outcome": self.outcome,
-        }
-        if self.redactions:
-            out["redactions"] = self.redactions
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class StepVerdict:
-    """Outcome of ``agent/pre-step``: ``enter`` (with extra ``contexts``) or ``reject``."""
-
-    decision: Literal["enter", "reject"]
-    rules: tuple[str, ...] = ()
-    message: str | None = None
-    contexts: tuple[str, ...] = ()
-    shadow_rules: tuple[str, ...] = ()
-    trace: tuple[RuleTrace, ...] = ()
-    internal_error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallVerdict:
-    """Outcome of ``tools/pre-execute`` (or of the whole gate, see :meth:`Decider.check_tool_call`)."""
-
-    decision: Literal["allow", "deny", "ask"]
-    rules: tuple[str, ...] = ()
-    message: str | None = None
-    shadow_rules: tuple[str, ...] = ()
-    trace: tuple[RuleTrace, ...] = ()
-    internal_error: str | None = None
-    guard: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class GuardVerdict:
-    """Outcome of the ``ctx.tools.guard`` invariants: ``denied`` with the guard rules' message."""
-
-    denied: bool
-    rules: tuple[str, ...] = ()
-    message: str | None = None
-    shadow_rules: tuple[str, ...] = ()
-    trace: tuple[RuleTrace, ...] = ()
-    internal_error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ResultVerdict:
-    """Outcome of ``tools/post-execute``. On ``accept``, ``redacted_text``/``redacted_value`` are
-    the replacements (None = unchanged; the value is plain JSON) and ``redactions`` their count."""
-
-    decision: Literal["accept", "block"]
-    rules: tuple[str, ...] = ()
-    message: str | None = None
-    redacted_text: str | None = None
-    redacted_value: Any = None
-    value_redacted: bool = False
-    redactions: int = 0
-    contexts: tuple[str, ...] = ()
-    shadow_rules: tuple[str, ...] = ()
-    trace: tuple[RuleTrace, ...] = ()
-    internal_error: str | None = None
 
 
 # --- evaluation -----------------------------------------------------------------------------------
 
 _VARS = frozenset({"vars"})
 _RECENT_CALLS = 64
-_CLOSED_EFFECT = {"pre-step": "reject", "pre-execute": "deny", "guard": "deny", "post-execute": "block"}
 
 
 class _EventScope:
@@ -362,7 +222,7 @@ class _StageRun:
                 error = f"when must be a bool, got {type(value).__name__} {value!r}"
         if error is not None:
             matched = rule.on_error == "deny"
-            effect = _CLOSED_EFFECT[rule.stage] if matched else rule.effect
+            effect = STAGE_TABLE[rule.stage].closed_effect if matched else rule.effect
         else:
             matched = value is True
             effect = rule.effect
@@ -428,16 +288,6 @@ def _join(matches: Sequence[_Match]) -> str:
 
 def _ids(matches: Sequence[_Match]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(match.rule.id for match in matches))
-
-
-def _json_safe(value: Any) -> Any:
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, Mapping):
-        return {str(key): _json_safe(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(item) for item in value]
-    return str(value)
 
 
 def _utf8_size(text: str) -> int:
@@ -541,7 +391,13 @@ class Decider:
     (see :data:`DEFAULT_MAX_SCAN_BYTES`, :data:`DEFAULT_EVENT_SECONDS`)."""
 
     __slots__ = (
-        "_argument_redactions", "_event_seconds", "_max_scan_bytes", "_recent", "_recent_lock", "policy"
+        "_argument_redactions",
+        "_event_seconds",
+        "_max_scan_bytes",
+        "_recent",
+        "_recent_lock",
+        "_stamp",
+        "policy",
     )
 
     def __init__(
@@ -552,6 +408,9 @@ class Decider:
         event_seconds: float = DEFAULT_EVENT_SECONDS,
     ) -> None:
         self.policy = policy
+        # Stamped on every verdict, so an audit record names the policy that decided, even when a
+        # reload has put another one in force by the time the record is written.
+        self._stamp = PolicyStamp(policy.digest, policy.engine_name)
         self._max_scan_bytes = max_scan_bytes
         self._event_seconds = event_seconds
         self._recent: dict[int, tuple[ToolCallEvent, _EventScope]] = {}
@@ -562,6 +421,11 @@ class Decider:
             step for rule in policy.stages["post-execute"].all_rules for step in rule.redactions
         ]
         self._argument_redactions = (*steps, *all_detector_redactions())
+
+    @property
+    def stamp(self) -> PolicyStamp:
+        """Which compiled policy this decider decides by (stamped on each of its verdicts)."""
+        return self._stamp
 
     def gate_step(self, event: StepEvent) -> StepVerdict:
         """``agent/pre-step``: reject if any enforced rule rejects, else enter with contexts."""
@@ -574,14 +438,18 @@ class Decider:
             rejects = run.with_effect("reject")
             if rejects:
                 return StepVerdict(
-                    "reject", _ids(rejects), _join(rejects), (), tuple(run.shadow), tuple(run.trace)
+                    "reject", _ids(rejects), _join(rejects), (), tuple(run.shadow), tuple(run.trace),
+                    policy=self._stamp,
                 )
             added = [match for match in run.with_effect("enter") if match.rule.context]
             contexts = tuple(match.rule.context for match in added if match.rule.context)
-            return StepVerdict("enter", _ids(added), None, contexts, tuple(run.shadow), tuple(run.trace))
+            return StepVerdict(
+                "enter", _ids(added), None, contexts, tuple(run.shadow), tuple(run.trace),
+                policy=self._stamp,
+            )
         except Exception as exc:
             message = _internal(exc, "pre-step")
-            return StepVerdict("reject", (), message, internal_error=message)
+            return StepVerdict("reject", (), message, internal_error=message, policy=self._stamp)
 
     def pre_execute(self, event: ToolCallEvent) -> ToolCallVerdict:
         """``tools/pre-execute``: deny > ask > allow > the policy's default decision."""
@@ -590,7 +458,7 @@ class Decider:
             return self._combine_pre_execute(run, event)
         except Exception as exc:
             message = _internal(exc, "pre-execute")
-            return ToolCallVerdict("deny", (), message, internal_error=message)
+            return ToolCallVerdict("deny", (), message, internal_error=message, policy=self._stamp)
 
     def guard(self, event: ToolCallEvent) -> GuardVerdict:
         """``ctx.tools.guard``: any matching guard denies (errors count as matches)."""
@@ -603,10 +471,11 @@ class Decider:
                 _join(denies) if denies else None,
                 tuple(run.shadow),
                 tuple(run.trace),
+                policy=self._stamp,
             )
         except Exception as exc:
             message = _internal(exc, "guard")
-            return GuardVerdict(True, (), message, internal_error=message)
+            return GuardVerdict(True, (), message, internal_error=message, policy=self._stamp)
 
     def check_tool_call(self, event: ToolCallEvent) -> ToolCallVerdict:
         """The whole gate as one verdict (for cases and hook adapters): pre-execute, then guards;
@@ -624,6 +493,7 @@ class Decider:
                 trace,
                 guard.internal_error or pre.internal_error,
                 guard=True,
+                policy=self._stamp,
             )
         return replace(pre, shadow_rules=shadow, trace=trace, internal_error=pre.internal_error)
 
@@ -633,11 +503,11 @@ class Decider:
         try:
             oversized = self._oversized(event)
             if oversized is not None:
-                return ResultVerdict("block", (), oversized)
+                return ResultVerdict("block", (), oversized, policy=self._stamp)
             return self._review(event)
         except Exception as exc:
             message = _internal(exc, "post-execute")
-            return ResultVerdict("block", (), message, internal_error=message)
+            return ResultVerdict("block", (), message, internal_error=message, policy=self._stamp)
 
     def redact_arguments(self, args: Any) -> tuple[Any, int]:
         """Arguments fit for the audit record: every policy redaction and every shipped detector
@@ -687,13 +557,15 @@ class Decider:
         for effect in effects:
             found = run.with_effect(effect)
             if found:
-                return ToolCallVerdict(effect, _ids(found), _join(found), shadow, trace)
+                return ToolCallVerdict(
+                    effect, _ids(found), _join(found), shadow, trace, policy=self._stamp
+                )
         default = self.policy.default_decision
         message: str | None = None
         if default != "allow":
             verb = "allows" if default == "deny" else "decides"
             message = f'no policy rule {verb} tool "{event.tool}" (defaults.decision: {default})'
-        return ToolCallVerdict(default, (), message, shadow, trace)
+        return ToolCallVerdict(default, (), message, shadow, trace, policy=self._stamp)
 
     def _oversized(self, event: ToolResultEvent) -> str | None:
         """Why the output is too large to review, when it is and a post-execute rule applies."""
@@ -715,7 +587,9 @@ class Decider:
         if blocks:
             contexts = tuple(match.rule.context for match in blocks if match.rule.context)
             return ResultVerdict(
-                "block", _ids(blocks), _join(blocks), None, None, False, 0, contexts, shadow, tuple(run.trace)
+                "block", _ids(blocks), _join(blocks), None, None, False, 0, contexts, shadow,
+                tuple(run.trace),
+                policy=self._stamp,
             )
         text, value = event.text, event.value
         text_changed = value_changed = False
@@ -754,52 +628,11 @@ class Decider:
             tuple(contexts_list),
             shadow,
             trace,
+            policy=self._stamp,
         )
 
 
 # --- the facade the plugins hold ------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class LoadFailure:
-    """Why a policy could not be loaded: every error, each ``FILE:LINE:COL: message``."""
-
-    errors: tuple[PolicyError, ...]
-
-    def __str__(self) -> str:
-        return "\n".join(str(error) for error in self.errors)
-
-
-@dataclass(frozen=True, slots=True)
-class PackInfo:
-    """What the audit log and ``check`` report about a loaded pack."""
-
-    path: str
-    name: str
-    digest: str
-
-
-def build_policy(
-    paths: Sequence[str | PathLike[str]],
-    *,
-    params: Mapping[str, Any] | None = None,
-    engine: CelEngine | str = "auto",
-    shadow: bool = False,
-    param_origins: Mapping[str, ParamOrigin] | None = None,
-) -> CompiledPolicy | LoadFailure:
-    """Load and compile packs in one step (all-or-nothing)."""
-    loaded = load_packs([str(path) for path in paths])
-    if not loaded.ok:
-        # Still compile what did load, only to report its CEL errors in the same run.
-        diagnosis = compile_policy(loaded.diagnosable, engine=engine) if loaded.diagnosable else None
-        extra = diagnosis.errors if diagnosis is not None else ()
-        return LoadFailure(tuple(sorted(set(loaded.errors) | {e for e in extra if e.file != "--engine"})))
-    compiled = compile_policy(
-        loaded.packs, engine=engine, params=params, param_origins=param_origins, shadow=shadow
-    )
-    if compiled.policy is None:
-        return LoadFailure(compiled.errors)
-    return compiled.policy
 
 
 class Policy:

@@ -8,41 +8,27 @@ using the positions kept here to map CEL columns back into the file.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
-import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-import jsonschema
 import orjson
 import re2
+from dsh_policy.policy.detectors import DETECTORS
+from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.source.schema import schema_issues, suggest_spelling
+from dsh_policy.policy.source.yaml_source import Path as NodePath
+from dsh_policy.policy.source.yaml_source import SourceIssue, SourceMap, read_utf8, read_yaml
+from dsh_policy.policy.stages import STAGE_TABLE, Stage
 from pydantic import BaseModel, ConfigDict, Field
 
-from .detectors import DETECTORS
-from .errors import PolicyError
-from .yaml_source import Path as NodePath
-from .yaml_source import SourceIssue, SourceMap, read_utf8, read_yaml
-
-Stage: TypeAlias = Literal["pre-step", "pre-execute", "guard", "post-execute"]
 Mode: TypeAlias = Literal["enforce", "warn", "audit"]
 OnError: TypeAlias = Literal["deny", "ignore"]
 RuleDecision: TypeAlias = Literal["reject", "deny", "ask", "allow", "block"]
 
-STAGES: tuple[Stage, ...] = ("pre-step", "pre-execute", "guard", "post-execute")
-
-# Which explicit decisions each stage accepts (POLICY.md section 2).
-STAGE_DECISIONS: dict[str, frozenset[str]] = {
-    "pre-step": frozenset({"reject"}),
-    "pre-execute": frozenset({"deny", "ask", "allow"}),
-    "guard": frozenset({"deny"}),
-    "post-execute": frozenset({"block"}),
-}
 
 
 # --- typed model (validated input; the JSON Schema has already checked shapes) --------------------
@@ -178,128 +164,6 @@ class LoadResult:
         return not self.errors
 
 
-# --- schema -------------------------------------------------------------------------------------
-
-
-@cache
-def _packaged_schema(name: str) -> Any:
-    return json.loads(resources.files("dsh_policy.policy").joinpath(name).read_text("utf-8"))
-
-
-def rulepack_schema() -> dict[str, Any]:
-    """The shipped JSON Schema of a rule pack (``policy/rulepack.schema.json``)."""
-    schema: dict[str, Any] = _packaged_schema("rulepack.schema.json")
-    return schema
-
-
-@cache
-def _validator(name: str) -> jsonschema.Draft202012Validator:
-    """A validator for a shipped schema; ``file.json#name`` validates against its ``$defs/name``."""
-    file, _, definition = name.partition("#")
-    schema = _packaged_schema(file)
-    if definition:
-        schema = {**schema, "$ref": f"#/$defs/{definition}"}
-        for key in ("type", "required", "properties", "additionalProperties"):
-            schema.pop(key, None)
-    return jsonschema.Draft202012Validator(schema)
-
-
-def format_path(path: Sequence[str | int]) -> str:
-    """``("spec", "rules", 2, "when")`` -> ``spec.rules[2].when``."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else part
-    return out or "document"
-
-
-_TYPE_WORDS = {
-    str: "a string",
-    bool: "a boolean",
-    int: "an integer",
-    float: "a number",
-    list: "a list",
-    dict: "a mapping",
-    type(None): "null",
-}
-
-
-def _describe_type(value: Any) -> str:
-    return _TYPE_WORDS.get(type(value), type(value).__name__)
-
-
-def _suggest(word: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def schema_errors(
-    document: Any, source: SourceMap, file: str, schema_name: str = "rulepack.schema.json"
-) -> list[PolicyError]:
-    """Validate ``document`` against a shipped schema; every error, translated for people."""
-    return [error for _, error in schema_issues(document, source, file, schema_name)]
-
-
-def schema_issues(
-    document: Any, source: SourceMap, file: str, schema_name: str
-) -> list[tuple[tuple[str | int, ...], PolicyError]]:
-    """Like :func:`schema_errors`, with the JSON path of the node each error is about."""
-    errors: list[tuple[tuple[str | int, ...], PolicyError]] = []
-    for error in _validator(schema_name).iter_errors(document):
-        path: tuple[str | int, ...] = tuple(error.absolute_path)
-        where = format_path(path)
-        kind = error.validator
-        if kind == "additionalProperties" and isinstance(error.instance, dict):
-            allowed = list(error.schema.get("properties", {}))
-            for key in error.instance:
-                if key in allowed:
-                    continue
-                line, col = source.key_position((*path, key))
-                hint = _suggest(key, allowed) or f" (allowed: {', '.join(allowed)})"
-                errors.append((path, PolicyError(file, line, col, f"{where}: unknown key {key!r}{hint}")))
-            continue
-        line, col = source.value_position(path)
-        if kind == "required":
-            missing = [key for key in error.validator_value if key not in error.instance]
-            message = f"{where}: missing required key {', '.join(map(repr, missing))}"
-        elif kind == "type":
-            wanted = error.validator_value
-            message = (
-                f"{where}: expected {_TYPE_WORDS.get(_SCHEMA_TYPES.get(wanted, str), wanted)}, "
-                f"got {_describe_type(error.instance)}"
-            )
-            if wanted == "string" and isinstance(error.instance, bool | int | float):
-                # YAML 1.1 reads unquoted no/yes/on/off as booleans and 1.0 as a number.
-                message += "; quote the value to make it a string"
-        elif kind == "enum":
-            options = [str(option) for option in error.validator_value]
-            hint = _suggest(str(error.instance), options)
-            message = f"{where}: {error.instance!r} is not one of {', '.join(options)}{hint}"
-        elif kind == "const":
-            message = f"{where}: expected {error.validator_value!r}, got {error.instance!r}"
-        elif kind in ("minItems", "minLength"):
-            message = f"{where}: must not be empty"
-        elif kind == "pattern":
-            message = f"{where}: {error.instance!r} is not a valid name (allowed: {error.validator_value})"
-        else:
-            message = f"{where}: {error.message}"
-        errors.append((path, PolicyError(file, line, col, message)))
-    return errors
-
-
-_SCHEMA_TYPES: dict[str, type] = {
-    "string": str,
-    "boolean": bool,
-    "integer": int,
-    "number": float,
-    "array": list,
-    "object": dict,
-    "null": type(None),
-}
-
-
 # --- semantic checks ----------------------------------------------------------------------------
 
 
@@ -335,8 +199,9 @@ def _stage_errors(pack: LoadedPack, base: NodePath, rule: RuleSpec) -> list[Poli
     def err(field: str, message: str, *, at_key: bool = True) -> None:
         errors.append(pack.error((*base, field), f"{name}: {message}", at_key=at_key))
 
-    if rule.decision is not None and rule.decision not in STAGE_DECISIONS[stage]:
-        allowed = " | ".join(sorted(STAGE_DECISIONS[stage]))
+    spec = STAGE_TABLE[stage]
+    if rule.decision is not None and rule.decision not in spec.rule_decisions:
+        allowed = " | ".join(sorted(spec.rule_decisions))
         err(
             "decision",
             f"decision {rule.decision!r} does not fit stage {stage} (allowed: {allowed})",
@@ -355,15 +220,15 @@ def _stage_errors(pack: LoadedPack, base: NodePath, rule: RuleSpec) -> list[Poli
                 "on_error 'ignore' is not allowed on a guard: guards always fail closed",
                 at_key=False,
             )
-    if stage == "pre-step" and rule.match is not None:
+    if not spec.tool_event and rule.match is not None:
         err("match", "match applies to tool stages only; a pre-step has no tool")
-    if rule.redact is not None and stage != "post-execute":
+    if rule.redact is not None and not spec.takes_redact:
         err("redact", f"redact applies to post-execute rules only, not {stage}")
-    if rule.context is not None and stage not in ("pre-step", "post-execute"):
+    if rule.context is not None and not spec.takes_context:
         err("context", f"context applies to pre-step and post-execute rules only, not {stage}")
     if rule.message is not None and rule.message_expression is not None:
         err("message_expression", "give either message or message_expression, not both")
-    if stage == "pre-execute" and rule.decision is None:
+    if spec.default_effect is None and rule.decision is None:
         errors.append(pack.error(base, f"{name}: a pre-execute rule needs decision: deny | ask | allow"))
     if stage == "pre-step":
         if rule.decision is None and rule.context is None:
@@ -404,7 +269,7 @@ def _redact_errors(pack: LoadedPack, base: NodePath, rule: RuleSpec) -> list[Pol
                     )
                 )
             if entry.preset not in DETECTORS:
-                hint = _suggest(entry.preset, DETECTORS)
+                hint = suggest_spelling(entry.preset, DETECTORS)
                 errors.append(pack.error((*path, "preset"), f"unknown preset {entry.preset!r}{hint}"))
         elif entry.pattern is not None:
             problem = regex_error(entry.pattern)

@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .compile import Redaction
-from .detectors import DETECTORS
-from .detectors import redact as detector_redact
+from dsh_policy.policy.compile import Redaction
+from dsh_policy.policy.detectors import DETECTORS
+from dsh_policy.policy.detectors import redact as detector_redact
 
 
 def redact_text(text: str, redactions: Iterable[Redaction]) -> tuple[str, int]:

@@ -11,9 +11,10 @@ from typing import Any
 import orjson
 from dsh_policy.audit.writer import AuditWriter
 from dsh_policy.core import Harness, ToolOutput, ToolResult, define_tool
-from dsh_policy.policy.auditing import DecisionAuditor
-from dsh_policy.policy.decide import LoadFailure, Policy
-from dsh_policy.policy.gateway import PolicyGateway
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.loading import LoadFailure
+from dsh_policy.policy.runtime.auditing import DecisionAuditor
+from dsh_policy.policy.runtime.gateway import PolicyGateway
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 

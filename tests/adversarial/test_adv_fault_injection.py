@@ -20,10 +20,11 @@ from dsh_policy.audit.keys import write_key_pair
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditWriteError, AuditWriter
 from dsh_policy.core import Harness, Message, ScriptedModel, define_tool, reply
-from dsh_policy.policy.auditing import DecisionAuditor
-from dsh_policy.policy.decide import Policy, ToolCallEvent
-from dsh_policy.policy.gateway import PolicyGateway
-from dsh_policy.policy.reload import ReloadingPolicy
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import ToolCallEvent
+from dsh_policy.policy.runtime.auditing import DecisionAuditor
+from dsh_policy.policy.runtime.gateway import PolicyGateway
+from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
 GATEWAY_PACK = TEST_PACKS[0]
 
@@ -250,7 +251,7 @@ def test_a_loader_crash_during_reload_keeps_the_last_good_policy(
     policy = ReloadingPolicy.load_watching([str(pack)], engine="python", interval=3600,
                                            on_reload_failed=failures.append)
     assert isinstance(policy, ReloadingPolicy)
-    import dsh_policy.policy.reload as reload_module
+    import dsh_policy.policy.runtime.reload as reload_module
 
     def crash(*args: Any, **kwargs: Any) -> Any:
         raise MemoryError("simulated loader crash")

@@ -26,8 +26,9 @@ from adv_kit import (
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.core import Harness, Message, ScriptedModel, ToolResult, reply
 from dsh_policy.core.frozen import freeze_json
-from dsh_policy.policy.auditing import DEPTH_MARKER, digest_json
-from dsh_policy.policy.decide import Policy, ToolCallEvent, ToolResultEvent
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import ToolCallEvent, ToolResultEvent
+from dsh_policy.policy.runtime.auditing import DEPTH_MARKER, digest_json
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -148,7 +149,7 @@ def test_freezing_arguments_too_deep_for_the_stack_is_a_not_json_error() -> None
 async def _model_session(payload: str) -> list[Any]:
     harness = Harness()
     rig_policy = policy_for("python")
-    from dsh_policy.policy.gateway import PolicyGateway
+    from dsh_policy.policy.runtime.gateway import PolicyGateway
 
     harness.plugin(PolicyGateway(rig_policy))
     model = ScriptedModel([reply(tool_calls=[("shell", payload)]), reply("done")])

@@ -14,8 +14,8 @@ from adv_mutations import mutated_document
 from dsh_policy.policy.cases import Case, load_event
 from dsh_policy.policy.cli import main as cli_main
 from dsh_policy.policy.config import load_gateway_config
+from dsh_policy.policy.demo.script import load_session_script
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.session_script import load_session_script
 from hypothesis import given
 from hypothesis import strategies as st
 

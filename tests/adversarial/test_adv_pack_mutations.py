@@ -16,15 +16,10 @@ from adv_kit import ENGINES, REPO, SHIPPED_CASES, SHIPPED_PACKS, TEST_CASES, TES
 from adv_mutations import mutated_document
 from dsh_policy.policy.cases import Case, load_cases, run_case
 from dsh_policy.policy.cli import main as cli_main
-from dsh_policy.policy.decide import (
-    LoadFailure,
-    Policy,
-    StepEvent,
-    StepMessage,
-    ToolCallEvent,
-    ToolResultEvent,
-)
+from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.events import StepEvent, StepMessage, ToolCallEvent, ToolResultEvent
+from dsh_policy.policy.loading import LoadFailure
 from hypothesis import given
 from hypothesis import strategies as st
 

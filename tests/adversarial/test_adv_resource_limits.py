@@ -14,15 +14,11 @@ from typing import Any
 import pytest
 from adv_kit import ENGINES, SHIPPED_PACKS, load
 from dsh_policy.policy.cel.python_engine import PythonCelEngine
-from dsh_policy.policy.decide import (
-    DEFAULT_MAX_SCAN_BYTES,
-    LoadFailure,
-    Policy,
-    ToolCallEvent,
-    ToolResultEvent,
-)
+from dsh_policy.policy.decide import DEFAULT_MAX_SCAN_BYTES, Policy
 from dsh_policy.policy.detectors import find
-from dsh_policy.policy.reload import ReloadingPolicy
+from dsh_policy.policy.events import ToolCallEvent, ToolResultEvent
+from dsh_policy.policy.loading import LoadFailure
+from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
 LIVENESS_SECONDS = 10.0
 

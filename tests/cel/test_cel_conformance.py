@@ -2,7 +2,7 @@
 
 A case that passed when the expectations were written and fails now is a regression and fails
 the test; newly passing cases are reported as a warning so the table can be regenerated:
-``python -m dsh_policy.policy.cel.conformance --write tests/cel/conformance``.
+``.venv/bin/python tools/cel_conformance.py --write tests/cel/conformance``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from cel_conformance import CaseResult, expectation_path, load_cases, run_engine
 from dsh_policy.policy.cel import available_engines, make_engine
-from dsh_policy.policy.cel.conformance import CaseResult, expectation_path, load_cases, run_engine
 
 DIRECTORY = Path(__file__).parent / "conformance"
 CASES = load_cases(DIRECTORY)

@@ -24,7 +24,9 @@ from typing import Any
 import pytest
 import yaml
 from dsh_policy.policy.cel import available_engines
-from dsh_policy.policy.decide import LoadFailure, Policy, ToolCallEvent
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import ToolCallEvent
+from dsh_policy.policy.loading import LoadFailure
 
 CORPUS_DIR = Path(__file__).resolve().parent
 BASELINE = CORPUS_DIR.parents[1] / "rules" / "baseline.yaml"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from dsh_policy.policy.sandbox import Sandbox, SandboxError
+from dsh_policy.policy.demo.sandbox import Sandbox, SandboxError
 
 
 @pytest.fixture

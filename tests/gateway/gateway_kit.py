@@ -10,9 +10,10 @@ from typing import Any
 
 from dsh_policy.audit.writer import AuditWriter
 from dsh_policy.core import Harness, Message, ModelReply, ScriptedModel, ToolOutput, define_tool, reply, thaw
-from dsh_policy.policy.auditing import DecisionAuditor
-from dsh_policy.policy.decide import LoadFailure, Policy
-from dsh_policy.policy.gateway import PolicyGateway
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.loading import LoadFailure
+from dsh_policy.policy.runtime.auditing import DecisionAuditor
+from dsh_policy.policy.runtime.gateway import PolicyGateway
 
 PACKS = Path(__file__).parent / "packs"
 

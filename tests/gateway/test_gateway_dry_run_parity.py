@@ -16,10 +16,12 @@ from typing import Any
 import anyio
 import pytest
 from dsh_policy.core import Harness, Message, MessageSource, ScriptedModel, ToolOutput, define_tool, reply
-from dsh_policy.policy.auditing import CallOutcome
 from dsh_policy.policy.cases import Case, load_cases, run_case
-from dsh_policy.policy.decide import LoadFailure, Policy, StepEvent, StepVerdict, ToolResultEvent
-from dsh_policy.policy.gateway import PolicyGateway
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import StepEvent, StepVerdict, ToolResultEvent
+from dsh_policy.policy.loading import LoadFailure
+from dsh_policy.policy.runtime.auditing import CallOutcome
+from dsh_policy.policy.runtime.gateway import PolicyGateway
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKS = [

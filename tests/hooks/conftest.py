@@ -45,7 +45,7 @@ def run_hook(
             raw = stdin
         else:
             raw = json.dumps(stdin).encode()
-        monkeypatch.setattr("dsh_policy.policy.commands.hook.Policy", _MemoizedPolicy)
+        monkeypatch.setattr("dsh_policy.policy.cli.hook.Policy", _MemoizedPolicy)
         monkeypatch.setattr(sys, "stdin", StdinText(io.BytesIO(raw), encoding="utf-8"))
         capsys.readouterr()
         argv = ["hook", harness, *(["--pack", str(pack)] if pack is not None else []), *args]

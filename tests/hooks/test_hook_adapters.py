@@ -7,7 +7,7 @@ from pathlib import Path
 
 import dsh_policy.rules
 import pytest
-from dsh_policy.policy.hook_codex import KNOWN_FIELDS, check_known_fields
+from dsh_policy.policy.hooks.codex import KNOWN_FIELDS, check_known_fields
 from hook_testkit import PAYLOADS, HookRun, payload
 
 HARNESSES = ("claude-code", "codex")

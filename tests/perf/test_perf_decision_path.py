@@ -17,7 +17,9 @@ import pytest
 from dsh_policy.policy.cel import available_engines, make_engine
 from dsh_policy.policy.cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression
 from dsh_policy.policy.cel.functions import compile_re2
-from dsh_policy.policy.decide import LoadFailure, Policy, ToolCallEvent, ToolResultEvent
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import ToolCallEvent, ToolResultEvent
+from dsh_policy.policy.loading import LoadFailure
 
 ENGINES = available_engines()
 

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from dsh_policy.policy.decide import LoadFailure, Policy
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.loading import LoadFailure
 
 PACKS = Path(__file__).parent / "packs"
 

@@ -9,13 +9,9 @@ from pathlib import Path
 import pytest
 from dsh_policy.policy.cases import Case, load_cases, run_case
 from dsh_policy.policy.cli import main
-from dsh_policy.policy.decide import (
-    LoadFailure,
-    Policy,
-    StepEvent,
-    ToolCallEvent,
-    ToolResultEvent,
-)
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import StepEvent, ToolCallEvent, ToolResultEvent
+from dsh_policy.policy.loading import LoadFailure
 
 PACKS = Path(__file__).parent / "packs"
 
@@ -267,7 +263,7 @@ class NegatingEngine:
 def test_engine_all_reports_disagreements_and_exits_1(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import dsh_policy.policy.commands.check as check
+    import dsh_policy.policy.cli.check as check
     import dsh_policy.policy.compile as compile_module
 
     real = compile_module.make_engine

@@ -5,14 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from dsh_policy.policy.decide import (
-    LoadFailure,
-    Policy,
-    StepEvent,
-    StepMessage,
-    ToolCallEvent,
-    ToolResultEvent,
-)
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import StepEvent, StepMessage, ToolCallEvent, ToolResultEvent
+from dsh_policy.policy.loading import LoadFailure
 
 WritePack = Callable[..., Path]
 

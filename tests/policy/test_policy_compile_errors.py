@@ -7,7 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dsh_policy.policy.compile import parse_param_flags
-from dsh_policy.policy.decide import LoadFailure, Policy
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.loading import LoadFailure
 
 WritePack = Callable[..., Path]
 

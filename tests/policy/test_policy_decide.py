@@ -10,13 +10,8 @@ import pytest
 import structlog
 from dsh_policy.core.frozen import freeze_json
 from dsh_policy.policy.cel import make_engine
-from dsh_policy.policy.decide import (
-    Policy,
-    StepEvent,
-    StepMessage,
-    ToolCallEvent,
-    ToolResultEvent,
-)
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import StepEvent, StepMessage, ToolCallEvent, ToolResultEvent
 
 MakePolicy = Callable[..., Policy]
 

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.pack import load_pack_text, load_packs, rulepack_schema
+from dsh_policy.policy.pack import load_pack_text, load_packs
+from dsh_policy.policy.source.schema import rulepack_schema
 
 PACKS = Path(__file__).parent / "packs"
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import structlog
 from dsh_policy.policy.compile import CompiledPolicy
-from dsh_policy.policy.decide import LoadFailure, ToolCallEvent
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.reload import ReloadingPolicy
+from dsh_policy.policy.events import ToolCallEvent
+from dsh_policy.policy.loading import LoadFailure
+from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
 WritePack = Callable[..., Path]
 

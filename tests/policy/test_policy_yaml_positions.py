@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from dsh_policy.policy.yaml_source import YamlDocument, read_yaml
+from dsh_policy.policy.source.yaml_source import YamlDocument, read_yaml
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 

@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 import yaml
 from dsh_policy.policy.cli import main as cli_main
-from dsh_policy.policy.decide import LoadFailure, Policy, ToolCallEvent
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import ToolCallEvent
+from dsh_policy.policy.loading import LoadFailure
 
 RULES_DIR = Path(__file__).resolve().parents[2] / "rules"
 PACKS = sorted(p for p in RULES_DIR.glob("*.yaml") if not p.name.endswith(".cases.yaml"))

@@ -15,11 +15,7 @@ from typing import Any
 
 from dsh_policy.policy.cases import Case, CaseOutcome, load_cases, run_case
 from dsh_policy.policy.cel import available_engines
-from dsh_policy.policy.compile import CompiledPolicy
-from dsh_policy.policy.decide import Decider, LoadFailure
-from dsh_policy.policy.errors import PolicyError
-
-from .policy_options import (
+from dsh_policy.policy.cli.options import (
     USAGE_EXIT,
     CommandParser,
     UsageError,
@@ -28,6 +24,10 @@ from .policy_options import (
     print_json,
     sources_from,
 )
+from dsh_policy.policy.compile import CompiledPolicy
+from dsh_policy.policy.decide import Decider
+from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.loading import LoadFailure
 
 
 @dataclass(slots=True)

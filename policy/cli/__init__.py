@@ -17,10 +17,10 @@ from collections.abc import Sequence
 import structlog
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "check": ("dsh_policy.policy.commands.check", "compile and lint packs; --cases dry-runs cases"),
-    "explain": ("dsh_policy.policy.commands.explain", "evaluate one event against every rule"),
-    "run": ("dsh_policy.policy.commands.run", "run a scripted agent session through the gateway"),
-    "hook": ("dsh_policy.policy.commands.hook", "act as a Claude Code or Codex command hook"),
+    "check": ("dsh_policy.policy.cli.check", "compile and lint packs; --cases dry-runs cases"),
+    "explain": ("dsh_policy.policy.cli.explain", "evaluate one event against every rule"),
+    "run": ("dsh_policy.policy.cli.run", "run a scripted agent session through the gateway"),
+    "hook": ("dsh_policy.policy.cli.hook", "act as a Claude Code or Codex command hook"),
     "verify": ("dsh_policy.audit.cli", "verify audit log segments"),
     "keygen": ("dsh_policy.audit.cli", "make an Ed25519 key pair for checkpoint signatures"),
 }
@@ -84,6 +84,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return USAGE_EXIT
     return code
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

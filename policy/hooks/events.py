@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from dsh_policy.core.frozen import NotJsonError, freeze_json, thaw
-
-from .decide import (
-    Policy,
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import (
     ResultVerdict,
     StepEvent,
     StepMessage,
@@ -35,7 +34,7 @@ from .decide import (
     ToolCallVerdict,
     ToolResultEvent,
 )
-from .hook_protocol import (
+from dsh_policy.policy.hooks.protocol import (
     HookInput,
     HookVerdict,
     PostToolUseInput,
@@ -45,7 +44,7 @@ from .hook_protocol import (
     UserPromptSubmitInput,
     failure_verdict,
 )
-from .vocabulary import CanonicalCall, Harness, ToolInputError, canonicalize
+from dsh_policy.policy.hooks.vocabulary import CanonicalCall, Harness, ToolInputError, canonicalize
 
 MAIN_AGENT: Final[str] = "main"
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from .hook_protocol import (
+from dsh_policy.policy.hooks.protocol import (
     EXIT_OK,
     FAIL_CLOSED_PREFIX,
     HookReply,

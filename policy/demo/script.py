@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import PolicyError
-from .pack import schema_errors
-from .yaml_source import read_yaml_file
+from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.source.schema import schema_errors
+from dsh_policy.policy.source.yaml_source import read_yaml_file
 
 SCHEMA = "session.schema.json"
 

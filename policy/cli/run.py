@@ -22,15 +22,7 @@ import anyio
 from dsh_policy.audit.keys import load_private_key
 from dsh_policy.audit.verify import VerificationReport, verify_log
 from dsh_policy.core import Harness, Message, ModelReply, ModelRequest, ModelToolCall, ToolExecution
-
-from ..auditing import CallOutcome
-from ..decide import Policy, StepEvent, StepVerdict
-from ..demo_tools import sandbox_tools
-from ..deployment import AuditPlan, audit_plan, deploy
-from ..gateway import PolicyGateway
-from ..sandbox import Sandbox
-from ..session_script import ScriptedTurn, SessionScript, load_session_script
-from .policy_options import (
+from dsh_policy.policy.cli.options import (
     USAGE_EXIT,
     CommandParser,
     UsageError,
@@ -38,6 +30,14 @@ from .policy_options import (
     print_errors,
     sources_from,
 )
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.demo.sandbox import Sandbox
+from dsh_policy.policy.demo.script import ScriptedTurn, SessionScript, load_session_script
+from dsh_policy.policy.demo.tools import sandbox_tools
+from dsh_policy.policy.events import StepEvent, StepVerdict
+from dsh_policy.policy.runtime.auditing import CallOutcome
+from dsh_policy.policy.runtime.deployment import AuditPlan, audit_plan, deploy
+from dsh_policy.policy.runtime.gateway import PolicyGateway
 
 _ARG_KEYS = ("command", "path", "url", "channel")
 _RAN = frozenset({"ALLOW", "ASK>OK", "REDACT"})

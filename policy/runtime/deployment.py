@@ -16,14 +16,14 @@ from types import TracebackType
 from typing import Literal
 
 from dsh_policy.audit.writer import AuditWriteError, AuditWriter
-
-from .auditing import AuditUnavailableError, DecisionAuditor
-from .compile import CompiledPolicy
-from .config import PolicySources
-from .decide import LoadFailure, Policy
-from .errors import PolicyError
-from .gateway import GatewayObserver, PolicyGateway
-from .reload import ReloadingPolicy
+from dsh_policy.policy.compile import CompiledPolicy
+from dsh_policy.policy.config import PolicySources
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.loading import LoadFailure
+from dsh_policy.policy.runtime.auditing import AuditUnavailableError, DecisionAuditor
+from dsh_policy.policy.runtime.gateway import GatewayObserver, PolicyGateway
+from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
 FsyncMode = Literal["always", "batch", "off"]
 
@@ -109,7 +109,9 @@ class Deployment:
     auditor: DecisionAuditor | None
 
     def close(self) -> None:
-        """Close the audit log (closing checkpoint, fsync)."""
+        """Stop following pack edits, then close the audit log (closing checkpoint, fsync)."""
+        if isinstance(self.policy, ReloadingPolicy):
+            self.policy.close()
         if self.writer is not None:
             self.writer.close()
 
@@ -158,6 +160,8 @@ def deploy(
     policy: Policy | LoadFailure
     if watch:
         policy = _watching_policy(sources, recorder)
+        if isinstance(policy, ReloadingPolicy):
+            policy.watch_in_background()
     else:
         built = sources.build()
         policy = built if isinstance(built, LoadFailure) else Policy(built)
@@ -169,6 +173,7 @@ def deploy(
         try:
             writer = open_audit_writer(audit)
         except AuditWriteError as error:
+            _close_policy(policy)
             return [PolicyError(audit.path, 0, 0, f"cannot open the audit log: {error}")]
         auditor = DecisionAuditor(writer, policy, fail_closed=audit.fail_closed)
         recorder.auditor = auditor
@@ -176,6 +181,12 @@ def deploy(
             auditor.policy_loaded(policy.packs)
         except AuditUnavailableError as error:
             writer.close()
+            _close_policy(policy)
             return [PolicyError(audit.path, 0, 0, f"cannot write the audit log: {error}")]
     gateway = PolicyGateway(policy, auditor=auditor, observers=observers)
     return Deployment(policy=policy, gateway=gateway, writer=writer, auditor=auditor)
+
+
+def _close_policy(policy: Policy) -> None:
+    if isinstance(policy, ReloadingPolicy):
+        policy.close()

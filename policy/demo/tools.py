@@ -13,8 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from dsh_policy.core import ToolDefinition, ToolFailure, ToolOutput, define_tool
-
-from .sandbox import Sandbox, SandboxError
+from dsh_policy.policy.demo.sandbox import Sandbox, SandboxError
 
 
 def _schema(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -22,8 +22,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from dsh_policy.audit.writer import AuditError
-
-from .auditing import (
+from dsh_policy.policy.config import PolicySources
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.events import ResultVerdict, StepVerdict, ToolCallEvent, ToolCallVerdict
+from dsh_policy.policy.hooks.events import HookDecision, response_text
+from dsh_policy.policy.hooks.protocol import (
+    HookInput,
+    HookInputError,
+    HookVerdict,
+    PostToolUseInput,
+    UserPromptSubmitInput,
+)
+from dsh_policy.policy.hooks.vocabulary import Harness
+from dsh_policy.policy.redaction import all_detector_redactions, redact_value
+from dsh_policy.policy.runtime.auditing import (
     AuditUnavailableError,
     CallOutcome,
     DecisionAuditor,
@@ -31,14 +44,7 @@ from .auditing import (
     ResultFacts,
     sha256_digest,
 )
-from .config import PolicySources
-from .decide import Policy, ResultVerdict, StepVerdict, ToolCallEvent, ToolCallVerdict
-from .deployment import AuditPlan, audit_plan, open_audit_writer
-from .errors import PolicyError
-from .hook_events import HookDecision, response_text
-from .hook_protocol import HookInput, HookInputError, HookVerdict, PostToolUseInput, UserPromptSubmitInput
-from .redaction import all_detector_redactions, redact_value
-from .vocabulary import Harness
+from dsh_policy.policy.runtime.deployment import AuditPlan, audit_plan, open_audit_writer
 
 
 def audit_target(flag: str | None, sources: PolicySources) -> AuditPlan | None:

@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 import yaml
+from dsh_policy.policy.errors import PolicyError
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-
-from .errors import PolicyError
 
 Path: TypeAlias = tuple[str | int, ...]
 

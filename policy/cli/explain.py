@@ -13,11 +13,7 @@ import sys
 from typing import Any
 
 from dsh_policy.policy.cases import CaseOutcome, load_event, run_case
-from dsh_policy.policy.compile import CompiledPolicy, CompiledRule
-from dsh_policy.policy.decide import Decider, LoadFailure, StepEvent, ToolResultEvent
-from dsh_policy.policy.errors import PolicyError
-
-from .policy_options import (
+from dsh_policy.policy.cli.options import (
     USAGE_EXIT,
     CommandParser,
     UsageError,
@@ -26,14 +22,12 @@ from .policy_options import (
     print_json,
     sources_from,
 )
-
-# Stages the decision of a case stage consults (a pre-execute case is the whole gate).
-_CONSULTED = {
-    "pre-step": ("pre-step",),
-    "pre-execute": ("pre-execute", "guard"),
-    "guard": ("guard",),
-    "post-execute": ("post-execute",),
-}
+from dsh_policy.policy.compile import CompiledPolicy, CompiledRule
+from dsh_policy.policy.decide import Decider
+from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.events import StepEvent, ToolResultEvent
+from dsh_policy.policy.loading import LoadFailure
+from dsh_policy.policy.stages import STAGE_TABLE
 
 
 def _tool_of(outcome: CaseOutcome) -> str | None:
@@ -69,7 +63,7 @@ def explain_rows(policy: CompiledPolicy, outcome: CaseOutcome) -> list[dict[str,
 
 
 def _skip_reason(rule: CompiledRule, stage: str, tool: str | None) -> str:
-    if rule.stage not in _CONSULTED[stage]:
+    if rule.stage not in STAGE_TABLE[stage].consulted:
         return f"stage {rule.stage} is not consulted for a {stage} event"
     return f"tool {tool!r} does not match {list(rule.tools or ())}"
 

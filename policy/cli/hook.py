@@ -18,12 +18,13 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from dsh_policy.policy.decide import LoadFailure, Policy
+from dsh_policy.policy.cli.options import CommandParser, UsageError, add_policy_options, sources_from
+from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.hook_claude_code import ClaudeCodeDialect
-from dsh_policy.policy.hook_codex import CodexDialect
-from dsh_policy.policy.hook_events import HookDecision, SessionContext, decide_hook
-from dsh_policy.policy.hook_protocol import (
+from dsh_policy.policy.hooks.claude_code import ClaudeCodeDialect
+from dsh_policy.policy.hooks.codex import CodexDialect
+from dsh_policy.policy.hooks.events import HookDecision, SessionContext, decide_hook
+from dsh_policy.policy.hooks.protocol import (
     EXIT_BLOCK,
     EXIT_OK,
     MAX_INPUT_BYTES,
@@ -37,9 +38,8 @@ from dsh_policy.policy.hook_protocol import (
     failure_verdict,
     parse_hook_input,
 )
-from dsh_policy.policy.vocabulary import Harness
-
-from .policy_options import CommandParser, UsageError, add_policy_options, sources_from
+from dsh_policy.policy.hooks.vocabulary import Harness
+from dsh_policy.policy.loading import LoadFailure
 
 DIALECTS: Final[Mapping[Harness, HookDialect]] = {
     "claude-code": ClaudeCodeDialect(),
@@ -130,7 +130,7 @@ def _decide_and_record(
     if args.audit is not None or configured:
         # Imported only when recording: the audit writer is a noticeable share of a hook's start-up,
         # and a hook pays its start-up on every tool call.
-        from dsh_policy.policy.hook_audit import record_invocation
+        from dsh_policy.policy.hooks.audit import record_invocation
 
         record_invocation(args.audit, sources, policy, args.harness, payload, raw, decision)
     return decision.verdict

@@ -1,1 +1,0 @@
-"""One module per ``dsh-policy`` subcommand, each with ``main(argv) -> int``."""

@@ -1,0 +1,209 @@
+"""The events the decision API takes and the verdicts it gives: frozen dataclasses over plain data.
+
+Values from ``core`` (``FrozenDict``, tuples) are accepted anywhere a JSON value is expected. Every
+verdict carries the rule ids that decided it, a message, the trace of every rule evaluated, and the
+digest of the compiled policy that made it, so an audit record can name the deciding policy.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+# --- events ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StepMessage:
+    """A message claimed for a step (``source_kind``: user | plugin | model | tool)."""
+
+    role: str
+    text: str
+    source_kind: str = "user"
+    source_plugin: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StepEvent:
+    """An ``agent/pre-step`` proposal. ``now`` defaults to the time of the decision."""
+
+    session_id: str = ""
+    agent_id: str | None = None
+    turn: int = 0
+    step: int = 0
+    messages: tuple[StepMessage, ...] = ()
+    now: datetime.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEvent:
+    """A tool call. ``args`` is the (frozen or plain) JSON arguments; ``original_name`` is the
+    harness's own tool name when a hook adapter canonicalized it (rules see ``tool.original_name``)."""
+
+    tool: str
+    args: Any = None
+    call_id: str = ""
+    root_call_id: str = ""
+    nested: bool = False
+    session_id: str = ""
+    agent_id: str | None = None
+    turn: int = 0
+    step: int = 0
+    original_name: str | None = None
+    now: datetime.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultEvent:
+    """A normalized tool result for ``tools/post-execute``; ``text`` is the content text."""
+
+    call: ToolCallEvent
+    is_error: bool = False
+    text: str = ""
+    value: Any = None
+    error_message: str | None = None
+    error_code: str | None = None
+
+
+# --- verdicts -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RuleTrace:
+    """How one rule fared on one event. ``value`` is the value of ``when`` (True when absent),
+    ``error`` an evaluation error; ``outcome`` says what the match did: ``decided`` (changed the
+    verdict), ``shadow`` (warn/audit: recorded only), ``no-match``, or ``failed-closed``
+    (evaluation error counted as a match)."""
+
+    rule: str
+    stage: str
+    mode: str
+    effect: str
+    matched: bool
+    value: Any
+    error: str | None
+    outcome: str
+    redactions: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON for ``explain`` and audit."""
+        out: dict[str, Any] = {
+            "rule": self.rule,
+            "stage": self.stage,
+            "mode": self.mode,
+            "effect": self.effect,
+            "matched": self.matched,
+            "value": _json_safe(self.value),
+            "error": self.error,
+            "outcome": self.outcome,
+        }
+        if self.redactions:
+            out["redactions"] = self.redactions
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyStamp:
+    """Which compiled policy made a verdict: its digest (packs, params, engine, shadow) and engine."""
+
+    digest: str = ""
+    engine: str = ""
+
+
+UNSTAMPED = PolicyStamp()
+
+
+@dataclass(frozen=True, slots=True)
+class StepVerdict:
+    """Outcome of ``agent/pre-step``: ``enter`` (with extra ``contexts``) or ``reject``."""
+
+    decision: Literal["enter", "reject"]
+    rules: tuple[str, ...] = ()
+    message: str | None = None
+    contexts: tuple[str, ...] = ()
+    shadow_rules: tuple[str, ...] = ()
+    trace: tuple[RuleTrace, ...] = ()
+    internal_error: str | None = None
+    #: The compiled policy that decided (unstamped when built by hand, as tests do).
+    policy: PolicyStamp = UNSTAMPED
+
+    @property
+    def policy_digest(self) -> str:
+        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
+        return self.policy.digest
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallVerdict:
+    """Outcome of ``tools/pre-execute`` (or of the whole gate, see :meth:`Decider.check_tool_call`)."""
+
+    decision: Literal["allow", "deny", "ask"]
+    rules: tuple[str, ...] = ()
+    message: str | None = None
+    shadow_rules: tuple[str, ...] = ()
+    trace: tuple[RuleTrace, ...] = ()
+    internal_error: str | None = None
+    guard: bool = False
+    #: The compiled policy that decided (unstamped when built by hand, as tests do).
+    policy: PolicyStamp = UNSTAMPED
+
+    @property
+    def policy_digest(self) -> str:
+        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
+        return self.policy.digest
+
+
+@dataclass(frozen=True, slots=True)
+class GuardVerdict:
+    """Outcome of the ``ctx.tools.guard`` invariants: ``denied`` with the guard rules' message."""
+
+    denied: bool
+    rules: tuple[str, ...] = ()
+    message: str | None = None
+    shadow_rules: tuple[str, ...] = ()
+    trace: tuple[RuleTrace, ...] = ()
+    internal_error: str | None = None
+    #: The compiled policy that decided (unstamped when built by hand, as tests do).
+    policy: PolicyStamp = UNSTAMPED
+
+    @property
+    def policy_digest(self) -> str:
+        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
+        return self.policy.digest
+
+
+@dataclass(frozen=True, slots=True)
+class ResultVerdict:
+    """Outcome of ``tools/post-execute``. On ``accept``, ``redacted_text``/``redacted_value`` are
+    the replacements (None = unchanged; the value is plain JSON) and ``redactions`` their count."""
+
+    decision: Literal["accept", "block"]
+    rules: tuple[str, ...] = ()
+    message: str | None = None
+    redacted_text: str | None = None
+    redacted_value: Any = None
+    value_redacted: bool = False
+    redactions: int = 0
+    contexts: tuple[str, ...] = ()
+    shadow_rules: tuple[str, ...] = ()
+    trace: tuple[RuleTrace, ...] = ()
+    internal_error: str | None = None
+    #: The compiled policy that decided (unstamped when built by hand, as tests do).
+    policy: PolicyStamp = UNSTAMPED
+
+    @property
+    def policy_digest(self) -> str:
+        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
+        return self.policy.digest
+
+
+def _json_safe(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, Mapping):
+        return {str(key): _json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(item) for item in value]
+    return str(value)

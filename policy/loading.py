@@ -1,0 +1,59 @@
+"""Rule pack files -> a :class:`CompiledPolicy`, in one all-or-nothing step.
+
+Both the decision API (``Policy.load``) and the deployment file (``config.PolicySources``) build
+policies here, so neither has to call the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from os import PathLike
+from typing import Any
+
+from dsh_policy.policy.cel.engine import CelEngine
+from dsh_policy.policy.compile import CompiledPolicy, ParamOrigin, compile_policy
+from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.pack import load_packs
+
+
+@dataclass(frozen=True, slots=True)
+class LoadFailure:
+    """Why a policy could not be loaded: every error, each ``FILE:LINE:COL: message``."""
+
+    errors: tuple[PolicyError, ...]
+
+    def __str__(self) -> str:
+        return "\n".join(str(error) for error in self.errors)
+
+
+@dataclass(frozen=True, slots=True)
+class PackInfo:
+    """What the audit log and ``check`` report about a loaded pack."""
+
+    path: str
+    name: str
+    digest: str
+
+
+def build_policy(
+    paths: Sequence[str | PathLike[str]],
+    *,
+    params: Mapping[str, Any] | None = None,
+    engine: CelEngine | str = "auto",
+    shadow: bool = False,
+    param_origins: Mapping[str, ParamOrigin] | None = None,
+) -> CompiledPolicy | LoadFailure:
+    """Load and compile packs in one step (all-or-nothing)."""
+    loaded = load_packs([str(path) for path in paths])
+    if not loaded.ok:
+        # Still compile what did load, only to report its CEL errors in the same run.
+        diagnosis = compile_policy(loaded.diagnosable, engine=engine) if loaded.diagnosable else None
+        extra = diagnosis.errors if diagnosis is not None else ()
+        return LoadFailure(tuple(sorted(set(loaded.errors) | {e for e in extra if e.file != "--engine"})))
+    compiled = compile_policy(
+        loaded.packs, engine=engine, params=params, param_origins=param_origins, shadow=shadow
+    )
+    if compiled.policy is None:
+        return LoadFailure(compiled.errors)
+    return compiled.policy

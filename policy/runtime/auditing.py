@@ -1,0 +1,379 @@
+"""Turning gateway decisions into audit records (AUDIT.md "Record"), one small step at a time.
+
+The journey of a record reads like a structlog pipeline: gather the facts of a decision, redact the
+arguments (keeping only a digest of the original), make every value fit the log's canonical domain,
+then hand the fields to :class:`~dsh_policy.audit.writer.AuditWriter`, which owns ``seq``, ``ts``,
+``prev`` and ``hash``. Secrets never reach the writer in clear: arguments, prompts and error
+messages pass through the policy's redaction (its ``redact`` rules plus every shipped detector).
+
+Both the native harness plugin and the command-hook adapters record through :class:`DecisionAuditor`,
+so a log written by Claude Code hooks and one written by our own loop have the same shape.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import orjson
+import structlog
+from dsh_policy.audit.writer import AuditError, AuditRecordError, AuditWriter
+from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.events import (
+    GuardVerdict,
+    PolicyStamp,
+    ResultVerdict,
+    StepEvent,
+    StepVerdict,
+    ToolCallEvent,
+    ToolCallVerdict,
+)
+
+__all__ = [
+    "AuditUnavailableError",
+    "CallOutcome",
+    "DecisionAuditor",
+    "PolicyFacts",
+    "ResultFacts",
+    "canonical_domain",
+    "digest_json",
+    "sha256_digest",
+]
+
+_log = structlog.get_logger("dsh_policy.audit")
+
+#: Integers the canonical form can hold exactly (AUDIT.md: keep integers within +/-2^53).
+_SAFE_INT = 2**53 - 1
+
+
+class PolicyFacts(Protocol):
+    """What the auditor needs to know about the policy in force (``Policy`` satisfies this)."""
+
+    @property
+    def digest(self) -> str: ...
+
+    @property
+    def engine_name(self) -> str: ...
+
+    def redact_arguments(self, args: Any) -> tuple[Any, int]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ResultFacts:
+    """The normalized tool result as recorded: never its content, only a digest of it."""
+
+    is_error: bool
+    text: str
+    error_code: str | None = None
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallOutcome:
+    """Everything the gateway learned about one call, gathered at ``tools/result``."""
+
+    call: ToolCallEvent
+    pre_execute: ToolCallVerdict | None
+    guard: GuardVerdict | None
+    approval: str | None
+    denied_by: str | None
+    review: ResultVerdict | None
+    post_action: str | None
+    result: ResultFacts
+
+    def deciding_policy(self) -> PolicyStamp | None:
+        """The policy that decided this call (the gateway pins one per call; the first stamped
+        verdict says which)."""
+        for verdict in (self.pre_execute, self.guard, self.review):
+            if verdict is not None and verdict.policy.digest:
+                return verdict.policy
+        return None
+
+
+class AuditUnavailableError(Exception):
+    """The audit log could not take a record; a fail-closed deployment refuses the call."""
+
+
+def sha256_digest(data: bytes) -> str:
+    """``sha256:<hex>``, the digest notation used across records."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def digest_json(value: Any) -> str:
+    """Digest of a JSON value in sorted-key compact form (stable for equal values).
+
+    Total over everything a model can send: a value orjson refuses (a lone surrogate, nesting
+    beyond its 255 levels or beyond the interpreter's stack) is digested by an iterative ASCII
+    encoding under its own domain tag, so it can never collide with a fast-path digest and the
+    record still commits to every byte of the original."""
+    try:
+        return sha256_digest(orjson.dumps(_number_safe(value), option=orjson.OPT_SORT_KEYS))
+    except (TypeError, ValueError, RecursionError):  # orjson.JSONEncodeError is a TypeError
+        return _streamed_digest(value)
+
+
+#: Nesting an audit record keeps: a deeper subtree is replaced by a marker (the digest still covers
+#: it). Far below orjson's 255 levels and the interpreter's stack, far above any real argument.
+MAX_RECORD_DEPTH = 64
+DEPTH_MARKER = f"[TRUNCATED: nested deeper than {MAX_RECORD_DEPTH} levels]"
+
+
+def canonical_domain(value: Any) -> Any:
+    """Fit a JSON value into the log's canonical domain: floats and integers beyond 2^53 become
+    strings (``1.5`` -> ``"1.5"``), so a record never carries a number JCS and orjson could render
+    differently; a lone surrogate (valid in a JSON escape, not in UTF-8) becomes U+FFFD; nesting
+    deeper than :data:`MAX_RECORD_DEPTH` becomes :data:`DEPTH_MARKER`. So every value a model or a
+    tool can produce has a record, and the record always serializes."""
+    return _fit(value, 0)
+
+
+def _fit(value: Any, depth: int) -> Any:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        return value if value.isascii() else _utf8_safe(value)
+    if isinstance(value, int):
+        return value if -_SAFE_INT <= value <= _SAFE_INT else str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, Mapping | list | tuple) and depth >= MAX_RECORD_DEPTH:
+        return DEPTH_MARKER
+    if isinstance(value, Mapping):
+        return {_utf8_safe(str(key)): _fit(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_fit(item, depth + 1) for item in value]
+    return _utf8_safe(repr(value))
+
+
+def _utf8_safe(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text)
+    return text
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _number_safe(value: Any) -> Any:
+    """The digest's view of a value: numbers as :func:`canonical_domain` renders them, nothing
+    else changed (no cap, no replacement: the digest must commit to the original)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return value if -_SAFE_INT <= value <= _SAFE_INT else str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, Mapping):
+        return {str(key): _number_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_number_safe(item) for item in value]
+    return repr(value)
+
+
+_STREAMED_TAG = b"dsh-policy/audit/args-digest/streamed/v1\x00"
+
+
+class _Token(bytes):
+    """Punctuation pushed on the streamed digest's work stack (JSON values are never bytes)."""
+
+
+_OPEN_OBJECT, _CLOSE_OBJECT = _Token(b"{"), _Token(b"}")
+_OPEN_ARRAY, _CLOSE_ARRAY = _Token(b"["), _Token(b"]")
+_COMMA, _COLON = _Token(b","), _Token(b":")
+
+
+def _first(pair: tuple[str, Any]) -> str:
+    return pair[0]
+
+
+def _streamed_digest(value: Any) -> str:
+    """sha256 over an unambiguous ASCII JSON rendering (sorted keys, ``\\uXXXX`` escapes), built
+    with an explicit stack so no nesting depth can exhaust the interpreter's."""
+    digest = hashlib.sha256(_STREAMED_TAG)
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Token):
+            digest.update(item)
+        elif isinstance(item, Mapping):
+            keyed = sorted(((str(key), member) for key, member in item.items()), key=_first)
+            work: list[Any] = [_OPEN_OBJECT]
+            for index, (key, member) in enumerate(keyed):
+                work += [_COMMA] if index else []
+                work += [_Token(json.dumps(key).encode("ascii")), _COLON, member]
+            work.append(_CLOSE_OBJECT)
+            stack.extend(reversed(work))
+        elif isinstance(item, list | tuple):
+            work = [_OPEN_ARRAY]
+            for index, member in enumerate(item):
+                work += [_COMMA, member] if index else [member]
+            work.append(_CLOSE_ARRAY)
+            stack.extend(reversed(work))
+        else:
+            digest.update(json.dumps(_number_safe(item)).encode("ascii"))
+    return "sha256:" + digest.hexdigest()
+
+
+class DecisionAuditor:
+    """Builds and appends the gateway's audit records. ``fail_closed`` makes a failed write raise
+    :class:`AuditUnavailableError` (the caller refuses the call); otherwise the failure is logged
+    and the decision stands."""
+
+    def __init__(self, writer: AuditWriter, policy: PolicyFacts, *, fail_closed: bool = False) -> None:
+        self.writer = writer
+        self.policy = policy
+        self.fail_closed = fail_closed
+
+    # --- building blocks ---------------------------------------------------------------------------
+
+    def _policy_fields(self, stamp: PolicyStamp | None = None) -> dict[str, Any]:
+        """The deciding policy: the verdict's stamp when there is one (the policy that decided,
+        even if a reload has replaced it since), else the policy in force (reload records)."""
+        if stamp is not None and stamp.digest:
+            return {"digest": stamp.digest, "engine": stamp.engine}
+        return {"digest": self.policy.digest, "engine": self.policy.engine_name}
+
+    def redacted(self, value: Any) -> Any:
+        """``value`` as it may be recorded: every redaction applied, fitted to the record domain."""
+        # No thaw first: redaction walks frozen values itself, and a recursive copy of a deeply
+        # nested argument could exhaust the stack outside the policy's fail-closed guard.
+        redacted, _ = self.policy.redact_arguments(value)
+        return canonical_domain(redacted)
+
+    def _verdict_fields(
+        self, rules: Sequence[str], message: str | None, shadow: Sequence[str]
+    ) -> dict[str, Any]:
+        """Rule ids and message of a verdict. The message is redacted: a ``message_expression``
+        can quote the arguments (``"fetching " + args.url``), secrets included."""
+        fields: dict[str, Any] = {"rules": list(rules)}
+        if message is not None:
+            fields["message"] = self.redacted(message)
+        if shadow:
+            fields["shadow_rules"] = list(shadow)
+        return fields
+
+    def call_fields(self, call: ToolCallEvent) -> dict[str, Any]:
+        """A call as recorded: identity, redacted arguments and a digest of the originals."""
+        fields: dict[str, Any] = {
+            "call_id": call.call_id,
+            "root_call_id": call.root_call_id,
+            "name": call.tool,
+            "nested": call.nested,
+            "args": self.redacted(call.args),
+            "args_digest": digest_json(call.args),
+        }
+        if call.original_name is not None:
+            fields["original_name"] = call.original_name
+        return fields
+
+    @staticmethod
+    def _coordinates(session_id: str, agent_id: str | None, turn: int, step: int) -> dict[str, Any]:
+        return {"session": session_id, "agent": agent_id, "turn": turn, "step": step}
+
+    def _append(self, kind: str, fields: dict[str, Any], stamp: PolicyStamp | None = None) -> None:
+        fields["policy"] = self._policy_fields(stamp)
+        try:
+            try:
+                self.writer.append(kind, fields)
+            except AuditRecordError:
+                # A value the log's domain refuses (a lone surrogate in a message, a huge int in a
+                # hook field): record it in its fitted form rather than lose the record.
+                self.writer.append(kind, canonical_domain(fields))
+        except AuditError as error:
+            _log.error("audit write failed", kind=kind, error=str(error), fail_closed=self.fail_closed)
+            if self.fail_closed:
+                raise AuditUnavailableError(str(error)) from None
+
+    # --- records -----------------------------------------------------------------------------------
+
+    def tool_dispatch(self, call: ToolCallEvent, stamp: PolicyStamp | None = None) -> None:
+        """A call is about to run (fail-closed deployments only): proof it was logged first."""
+        self._append(
+            "tool_dispatch",
+            {**self._coordinates(call.session_id, call.agent_id, call.turn, call.step),
+             "call": self.call_fields(call)},
+            stamp,
+        )
+
+    def tool_result(self, outcome: CallOutcome) -> None:
+        """Every call's final result with every decision that shaped it."""
+        call = outcome.call
+        decision: dict[str, Any] = {"denied_by": outcome.denied_by, "approval": outcome.approval}
+        if outcome.pre_execute is not None:
+            pre = outcome.pre_execute
+            decision["pre_execute"] = {
+                "decision": pre.decision,
+                **self._verdict_fields(pre.rules, pre.message, pre.shadow_rules),
+            }
+        if outcome.guard is not None:
+            guard = outcome.guard
+            decision["guard"] = {
+                "denied": guard.denied,
+                **self._verdict_fields(guard.rules, guard.message, guard.shadow_rules),
+            }
+        if outcome.review is not None:
+            review = outcome.review
+            decision["post_execute"] = {
+                "decision": review.decision,
+                "action": outcome.post_action,
+                "redactions": review.redactions,
+                **self._verdict_fields(review.rules, review.message, review.shadow_rules),
+            }
+        result: dict[str, Any] = {
+            "is_error": outcome.result.is_error,
+            "error_code": outcome.result.error_code,
+            "content_digest": sha256_digest(outcome.result.text.encode("utf-8", "surrogatepass")),
+        }
+        if outcome.result.error_message is not None:
+            result["error_message"] = self.redacted(outcome.result.error_message)
+        self._append(
+            "tool_result",
+            {
+                **self._coordinates(call.session_id, call.agent_id, call.turn, call.step),
+                "call": self.call_fields(call),
+                "decision": decision,
+                "result": result,
+            },
+            outcome.deciding_policy(),
+        )
+
+    def step_rejected(self, event: StepEvent, verdict: StepVerdict) -> None:
+        """A pre-step the policy rejected (no model call happened)."""
+        messages = [
+            {
+                "role": message.role,
+                "source": message.source_kind,
+                "text": self.redacted(message.text),
+                "text_digest": sha256_digest(message.text.encode("utf-8", "surrogatepass")),
+            }
+            for message in event.messages
+        ]
+        self._append(
+            "step_rejected",
+            {
+                **self._coordinates(event.session_id, event.agent_id, event.turn, event.step),
+                "decision": self._verdict_fields(verdict.rules, verdict.message, verdict.shadow_rules),
+                "messages": messages,
+            },
+            verdict.policy,
+        )
+
+    def policy_loaded(self, packs: Sequence[Any]) -> None:
+        """A policy came into force (at start and after every successful reload); ``packs`` are
+        objects with ``path``, ``name`` and ``digest`` (``Policy.packs`` or ``CompiledPolicy.packs``)."""
+        rows = [{"path": pack.path, "name": pack.name, "digest": pack.digest} for pack in packs]
+        self._append("policy_loaded", {"packs": rows})
+
+    def policy_reload_failed(self, errors: Sequence[PolicyError]) -> None:
+        """An edit failed to load; the previous policy stays in force (its digest is recorded)."""
+        self._append("policy_reload_failed", {"errors": [str(error) for error in errors]})
+
+    def hook_event(self, fields: Mapping[str, Any]) -> None:
+        """A harness hook event with no tool decision of its own (session start, stop)."""
+        self._append("hook_event", {key: canonical_domain(value) for key, value in fields.items()})
