@@ -80,3 +80,39 @@ def test_a_log_that_cannot_be_opened_counts_every_record(tmp_path: Path) -> None
     log.append("tool_result", gateway_fields(3))
     log.close()
     assert verify_log([missing]).records_lost == 3
+
+
+def test_a_fail_open_deployment_reports_its_losses_in_the_log_once_it_can_write_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """End to end through deploy(): the gateway keeps deciding while the disk is full, the losses
+    are logged on stderr with a running count, and the log says how many records are missing."""
+    import structlog
+    from dsh_policy.policy.config import policy_sources
+    from dsh_policy.policy.runtime.deployment import Deployment, audit_plan, deploy
+
+    pack = tmp_path / "pack.yaml"
+    pack.write_text("apiVersion: dsh-policy/v1\nkind: RulePack\nmetadata: {name: p}\nspec:\n  rules: []\n")
+    sources = policy_sources([str(pack)], engine="python")
+    assert not isinstance(sources, list)
+    plan = audit_plan(sources, path=str(tmp_path / "audit.jsonl"), fsync="always", fail_closed=False)
+    deployment = deploy(sources, audit=plan, watch=False)
+    assert isinstance(deployment, Deployment) and deployment.log is not None and deployment.auditor
+    auditor = deployment.auditor
+    real_write = os.write
+
+    def disk_full(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(writer_module.os, "write", disk_full)
+    with structlog.testing.capture_logs() as logs:
+        for step in range(3):
+            auditor.hook_event({"session": "s", "step": step})  # fail-open: no exception
+    monkeypatch.setattr(writer_module.os, "write", real_write)
+    failures = [entry for entry in logs if entry["event"] == "audit write failed"]
+    assert [entry["records_lost"] for entry in failures] == [1, 2, 3]
+    deployment.log._next_attempt = 0.0  # the retry interval has passed
+    auditor.hook_event({"session": "s", "step": 3})
+    deployment.close()
+    report = verify_log([tmp_path / "audit.jsonl"])
+    assert report.intact and report.records_lost == 3
