@@ -115,7 +115,7 @@ def render_text(report: VerificationReport) -> str:
     ]
     if report.signature_mode == "signature-verified":
         lines.append(
-            f"signatures   verified with key {report.key_id}"
+            f"signatures   checked with key {report.key_id}"
             + (f" ({report.key_handovers} key hand-over(s) followed)" if report.key_handovers else "")
         )
         tail = report.unsigned_tail
