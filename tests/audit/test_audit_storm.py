@@ -29,7 +29,7 @@ from dsh_policy.audit.segments import discover_segments
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditWriter
 
-STORM_SECONDS = float(os.environ.get("DSH_AUDIT_STORM_SECONDS", "4"))
+STORM_SECONDS = float(os.environ.get("DSH_AUDIT_STORM_SECONDS", "3"))
 STORM_WRITERS = int(os.environ.get("DSH_AUDIT_STORM_WRITERS", "3"))
 
 

@@ -48,7 +48,7 @@ def _write_run_log(folder: Path) -> Path:
 
 
 def _write_hook_log(folder: Path) -> Path:
-    """Three real ``dsh-policy hook`` processes appending to one signed log."""
+    """Two real ``dsh-policy hook`` processes appending to one signed log (two checkpoints)."""
     write_key_pair(folder / "k")
     config = folder / "gateway.yaml"
     config.write_text(
@@ -56,7 +56,7 @@ def _write_hook_log(folder: Path) -> Path:
         f"spec:\n  packs: [{HOOK_PACK}]\n  engine: python\n"
         "  audit:\n    path: audit.jsonl\n    checkpoint_key: k.key\n    fail_closed: true\n"
     )
-    for payload in ("session_start.json", "pre_tool_use_bash_ls.json", "pre_tool_use_bash_rm_root.json"):
+    for payload in ("pre_tool_use_bash_ls.json", "pre_tool_use_bash_rm_root.json"):
         done = subprocess.run(
             [sys.executable, "-m", "dsh_policy.policy.cli", "hook", "claude-code", "--config", str(config)],
             input=(HOOK_PAYLOADS / payload).read_bytes(),
