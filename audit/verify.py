@@ -4,7 +4,10 @@
 links, the Merkle root and (given the public key) the signature of every checkpoint. It never stops
 at the first error: every line gets a verdict, and the report says how far the log is anchored by
 a valid checkpoint. Without a key, checkpoints can only be checked for internal consistency: a
-forger who rehashes the whole file also recomputes those, so such a report says ``unsigned``.
+forger who rehashes the whole file also recomputes those, so such a report says ``chain-only``.
+With a key verification is strict: INTACT means every record is covered by a checkpoint that key
+(or a key it handed over to) signed, and the on-host anchor must be present and current; ``live``
+relaxes only what a log still being written cannot have yet (its unsigned tail, a lagging anchor).
 """
 
 from __future__ import annotations

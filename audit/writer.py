@@ -4,8 +4,12 @@ One :class:`AuditWriter` per process and log. Every append, under an OS lock on 
 catch up with records other processes appended (so the chain never forks), rotate if the segment is
 full, write one canonical line with one ``write``, maybe checkpoint, maybe ``fsync``. Opening a log
 recovers a torn tail by moving it to a side file and recording a ``recovery`` record; nothing is
-ever truncated silently. An ``fsync`` or write error is fatal: the writer refuses every later
-append, so a caller can fail closed instead of trusting a log that may have lost records.
+ever truncated silently, and a complete line that hashes right is never taken for a torn tail.
+Rotation prepares the next segment in ``PATH.next`` and installs it by link-then-rename, so no
+file is ever replaced and ``PATH`` always holds a complete segment: a process killed anywhere
+leaves a log that verifies, and no record whose ``append`` returned is lost. An ``fsync`` or write
+error is fatal: the writer refuses every later append, so a caller can fail closed instead of
+trusting a log that may have lost records (:mod:`.losses` reopens it for one that fails open).
 """
 
 from __future__ import annotations
