@@ -343,3 +343,25 @@ def test_records_lost_by_a_fail_open_writer_are_reported(tmp_path: Path) -> None
     assert report.to_json()["records_lost"] == 2
     (lost,) = [orjson.loads(line) for line in read_lines(path) if b'"kind":"records_lost"' in line]
     assert lost["lost"]["count"] == 2 and lost["lost"]["kinds"] == {"step_rejected": 1, "tool_result": 1}
+
+
+def test_a_log_still_being_written_verifies_only_with_live(
+    tmp_path: Path, key_pair: KeyPairFiles, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "audit.jsonl"
+    writer = AuditWriter.open(path, fsync="off", checkpoint_every=4, signing_key=key_pair.private_path)
+    try:
+        for index in range(6):  # a checkpoint after 4 (with segment_start), then 3 more records
+            writer.append("tool_result", gateway_fields(index))
+        key = str(key_pair.public_path)
+        code, payload = _cli(str(path), "--key", key, capsys=capsys)
+        assert code == 1 and payload["first_error"]["reason"] == "UNSIGNED_TAIL"
+        assert payload["unsigned_tail"] == {"count": 3, "first_seq": 5}
+        code, payload = _cli(str(path), "--key", key, "--live", capsys=capsys)
+        assert code == 0 and payload["verdict"] == "INTACT" and payload["live"] is True
+        assert [w["reason"] for w in payload["warnings"]] == ["UNSIGNED_TAIL"]
+        verify_main([str(path), "--key", key, "--live"])
+        assert "NOT covered by a signed checkpoint (--live: accepted unproven)" in capsys.readouterr().out
+    finally:
+        writer.close()
+    assert _cli(str(path), "--key", str(key_pair.public_path), capsys=capsys)[0] == 0  # closed: all signed
