@@ -49,6 +49,11 @@ def _parser() -> CommandParser:
     parser.add_argument("--key", metavar="PUB", help="verify checkpoint signatures with this public key")
     parser.add_argument("--anchor", metavar="FILE", help="an exported checkpoint kept off the host")
     parser.add_argument(
+        "--live", action="store_true",
+        help="the log is still being written: with --key, records after the last signed checkpoint "
+        "are a warning, not a failure (as verify --live)",
+    )
+    parser.add_argument(
         "--allow-unverified",
         action="store_true",
         help="replay a log that fails verification (the report says so; its decisions may be forged)",
@@ -113,6 +118,7 @@ def main(argv: Sequence[str]) -> int:
         public_key=args.key,
         anchor=args.anchor,
         allow_unverified=args.allow_unverified,
+        live=args.live,
         evaluate=args.evaluate,
         recorded=recorded,
         progress=progress,

@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from os import PathLike
 from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from dsh_policy.audit.segments import discover_segments
 from dsh_policy.policy.events import StepMessage
 from dsh_policy.policy.runtime.auditing import digest_json
 
@@ -40,7 +38,6 @@ __all__ = [
     "RecordedPolicy",
     "RecordedVerdict",
     "SkipReason",
-    "log_files",
 ]
 
 DecisionStage = Literal["pre-step", "pre-execute", "post-execute"]
@@ -161,13 +158,6 @@ class RecordedPolicy:
     packs: tuple[str, ...]
     rules: Mapping[str, str] | None
     params: Mapping[str, Any] | None
-
-
-def log_files(paths: Sequence[str | PathLike[str]]) -> list[Path]:
-    """The segments to read, as ``verify`` picks them: one path means it and its rotated
-    siblings, oldest first; several mean exactly those, in that order."""
-    given = [Path(path) for path in paths]
-    return discover_segments(given[0]) if len(given) == 1 else given
 
 
 @dataclass(slots=True)

@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
+from pathlib import Path
 from typing import Any, Final, Literal
 
 from dsh_policy.audit.keys import KeyFileError
@@ -41,7 +42,6 @@ from dsh_policy.policy.review.records import (
     RecordedDecision,
     RecordedPolicy,
     RecordedVerdict,
-    log_files,
 )
 from dsh_policy.policy.review.replayer import PlanEntry, Replayer, ReplayResult
 from dsh_policy.policy.review.report import (
@@ -72,12 +72,13 @@ def replay_log(
     public_key: PublicKeySource | None = None,
     anchor: str | PathLike[str] | None = None,
     allow_unverified: bool = False,
+    live: bool = False,
     evaluate: EvaluateMode = "changed",
     recorded: Sequence[CompiledPolicy] = (),
     progress: Callable[[int], None] | None = None,
 ) -> ReplayReport | ReplayRefusal:
-    """Verify the log at ``paths`` (as ``dsh-policy verify`` does, with ``public_key`` and
-    ``anchor``), then replay every decision in it under ``candidate``. A log that fails
+    """Verify the log at ``paths`` (as ``dsh-policy verify`` does, with ``public_key``, ``anchor``
+    and ``live``), then replay every decision in it under ``candidate``. A log that fails
     verification is refused unless ``allow_unverified``.
 
     ``recorded`` names policies the log was written under, for logs that do not record their rule
@@ -86,7 +87,7 @@ def replay_log(
     ``progress`` is called now and then with the number of decisions replayed so far."""
     compiled = candidate.compiled if isinstance(candidate, Policy) else candidate
     try:
-        verification = verify_log(paths, public_key=public_key, anchor=anchor)
+        verification = verify_log(paths, public_key=public_key, anchor=anchor, live=live)
     except KeyFileError as error:
         return ReplayRefusal(f"cannot load the verification key: {error}", None)
     if verification.unreadable:
@@ -99,7 +100,7 @@ def replay_log(
             "(--allow-unverified) to replay it anyway: its decisions may then be forged",
             verification,
         )
-    reader = LogReader(log_files(paths))
+    reader = LogReader([Path(file) for file in verification.files])  # exactly the segments verified
     replayer = Replayer(compiled, evaluate=evaluate)
     run = _Run(replayer)
     given = {policy.digest: _as_recorded(policy) for policy in recorded}

@@ -3,13 +3,18 @@ that fail verification, records that hold no decision."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
+from dsh_policy.audit.keys import write_key_pair
+from dsh_policy.policy.cli import main as cli_main
 from dsh_policy.policy.review import ReplayRefusal, ReplayReport, replay_log
 from replay_kit import (
+    DEMO,
     HOOK_PACK,
     SHIPPED,
     compiled,
@@ -154,3 +159,15 @@ def test_a_forged_record_no_policy_can_read_is_reported_not_fatal(demo_log: Path
     report = replay_log([forged], compiled(SHIPPED), allow_unverified=True, evaluate="all")
     assert isinstance(report, ReplayReport) and report.replayed_unverified
     assert report.summary.replayed > 0 and report.summary.redacted_arguments >= 3  # 2 real + the forged
+
+
+def test_with_a_key_the_log_must_be_signed_by_it(tmp_path: Path) -> None:
+    signer, stranger = write_key_pair(str(tmp_path / "signer")), write_key_pair(str(tmp_path / "stranger"))
+    log = tmp_path / "audit.jsonl"
+    with redirect_stdout(io.StringIO()):
+        assert cli_main(["run", str(DEMO), *pack_flags(SHIPPED), "--param", "workspace=/workspace",
+                         "--audit", str(log), "--signing-key", str(signer.private_path)]) == 0
+    flags = [*pack_flags(SHIPPED), "--param", "workspace=/workspace"]
+    code, out = replay_cli(str(log), *flags, "--key", str(signer.public_path), "--format", "json")
+    assert code == 0 and json.loads(out)["log"]["signatures"] == "signature-verified"
+    assert replay_cli(str(log), *flags, "--key", str(stranger.public_path))[0] == 2
