@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import structlog
 from dsh_policy.audit.writer import AuditError
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
@@ -36,15 +37,18 @@ from dsh_policy.policy.hooks.protocol import (
 )
 from dsh_policy.policy.hooks.vocabulary import Harness
 from dsh_policy.policy.redaction import all_detector_redactions, redact_value
+from dsh_policy.policy.runtime.audit_plan import AuditPlan, audit_plan, open_audit_writer
 from dsh_policy.policy.runtime.auditing import (
     AuditUnavailableError,
     CallOutcome,
     DecisionAuditor,
     PolicyFacts,
     ResultFacts,
+    instant,
     sha256_digest,
 )
-from dsh_policy.policy.runtime.deployment import AuditPlan, audit_plan, open_audit_writer
+
+_log = structlog.get_logger("dsh_policy.audit")
 
 
 def audit_target(flag: str | None, sources: PolicySources) -> AuditPlan | None:
@@ -101,6 +105,8 @@ def record_hook_decision(
     except (AuditError, OSError, ValueError) as error:
         if target.fail_closed:
             raise AuditUnavailableError(f"cannot open audit log {target.path}: {error}") from None
+        # Fail-open: the decision stands without its record; the loss must not be silent.
+        _log.error("audit record lost", path=target.path, error=str(error), fail_closed=False)
         return
     try:
         auditor = DecisionAuditor(writer, policy, fail_closed=target.fail_closed)
@@ -167,6 +173,7 @@ def _reviewed_call(
         review=decided,
         post_action=action,
         result=ResultFacts(is_error=False, text=response_text(payload.tool_response)),
+        review_now=event.now,
     )
 
 
@@ -207,6 +214,11 @@ def _hook_event_fields(
         "hook": {"harness": harness, "event": payload.hook_event_name, "turn_id": payload.turn_id},
         "answer": _answer(auditor, verdict),
     }
+    decided_at = decision.tool_event.now if decision.tool_event is not None else None
+    if decided_at is None and decision.step is not None:
+        decided_at = decision.step.now
+    if decided_at is not None and decision.decided is not None:
+        fields["answer"]["now"] = instant(decided_at)  # the instant the rules saw as ``now``
     if decision.tool_event is not None:
         fields["call"] = auditor.call_fields(decision.tool_event)
     if isinstance(payload, UserPromptSubmitInput):
