@@ -27,8 +27,9 @@ Each side as its users write it:
 - hand-written: a dict from tool name to a Python function doing the same check.
 
 Before timing, every side decides both events and must agree (deny on hit, allow on miss).
-All cells are timed interleaved in one run (min of rounds), so load on the machine hits every
-side alike; the ratios are what to compare.
+All cells are timed interleaved in one run, so load on the machine hits every side alike. The
+table shows each cell's best round; the ratios (and the targets) are medians over rounds of the
+ratio within a round, which cancels the load drifting between rounds.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import gc
 import itertools
 import json
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -133,10 +135,11 @@ def agt_version() -> str | None:
         return None
 
 
-def interleaved_best(
+def interleaved_rounds(
     functions: Mapping[str, Callable[[], Any]], *, rounds: int, budget: float
-) -> dict[str, float]:
-    """Min over ``rounds`` of the mean seconds per call, the functions taking turns every round."""
+) -> dict[str, list[float]]:
+    """The mean seconds per call of each function in each of ``rounds`` rounds, the functions
+    taking turns within every round (so the cells of one round share the machine's load)."""
     sizes: dict[str, int] = {}
     for name, function in functions.items():
         function()
@@ -145,7 +148,7 @@ def interleaved_best(
             function()
         per_call = max((time.perf_counter() - started) / 10, 1e-8)
         sizes[name] = max(1, int(budget / rounds / per_call))
-    best = dict.fromkeys(functions, float("inf"))
+    per_round: dict[str, list[float]] = {name: [] for name in functions}
     for _ in range(rounds):
         for name, function in functions.items():
             batch = sizes[name]
@@ -153,8 +156,15 @@ def interleaved_best(
             started = time.perf_counter()
             for _ in range(batch):
                 function()
-            best[name] = min(best[name], (time.perf_counter() - started) / batch)
-    return best
+            per_round[name].append((time.perf_counter() - started) / batch)
+    return per_round
+
+
+def round_ratio(per_round: Mapping[str, list[float]], numerator: str, denominator: str) -> float:
+    """The median over rounds of ``numerator / denominator`` measured in the same round: the
+    load of a shared machine drifts between rounds, and a ratio within one round cancels it
+    (the ratio of two minimums would pair moments of different load)."""
+    return statistics.median(a / b for a, b in zip(per_round[numerator], per_round[denominator], strict=True))
 
 
 def prepare(directory: Path, rules: int, engines: list[str]) -> dict[str, Callable[[], Any]]:
@@ -215,16 +225,18 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         prepared = {rules: prepare(Path(tmp), rules, engines) for rules in sizes}
         functions = {f"{rules}|{name}": f for rules, cells in prepared.items() for name, f in cells.items()}
-        timings = interleaved_best(functions, rounds=rounds, budget=budget)
+        per_round = interleaved_rounds(functions, rounds=rounds, budget=budget)
+    timings = {name: min(times) for name, times in per_round.items()}
     sides = [*(["agt"] if has_agt else []), *engines, "hand"]
     for rules in sizes:
         for case in ("hit", "miss"):
             row: dict[str, Any] = {"rules": rules, "case": case}
             for side in sides:
                 row[f"{side}_us"] = timings[f"{rules}|{side}:{case}"] * 1e6
-            row["auto_x_hand"] = row["auto_us"] / row["hand_us"]
+            prefix = f"{rules}|"
+            row["auto_x_hand"] = round_ratio(per_round, f"{prefix}auto:{case}", f"{prefix}hand:{case}")
             if has_agt:
-                row["agt_x_auto"] = row["agt_us"] / row["auto_us"]
+                row["agt_x_auto"] = round_ratio(per_round, f"{prefix}agt:{case}", f"{prefix}auto:{case}")
             rows.append(row)
     targets = _targets(rows, has_agt)
     _print(rows, sides, targets)
