@@ -145,7 +145,7 @@ class _EventScope:
         if not expr.names <= names:
             names = names | (expr.names - _VARS)
         if found is not None:  # an expression outside the selection read more: widen, once
-            names = names | found.keys()
+            names = frozenset(names | found.keys())
         values = {name: self._value(name, pack_index) for name in names}
         # Engines that convert an activation keep the conversion on an EventActivation, to do it
         # once per event; the closure compiler reads values as they are and needs no such place.
