@@ -268,6 +268,20 @@ def _get_milliseconds(value: Any, tz_name: Any = None) -> Any:
     return ct.IntType(value.getMilliseconds(tz_name))
 
 
+def _add(a: Any, b: Any) -> Any:
+    """``_+_``: cel-python's, with its result typed again: two string variables concatenate to a
+    plain ``str`` there, on which every method call (``(s + t).contains(x)``) then failed."""
+    result = base_functions["_+_"](a, b)
+    kind = type(result)
+    if kind is str:
+        return ct.StringType(result)
+    if kind is bytes:
+        return ct.BytesType(result)
+    if kind is list:
+        return ct.ListType(result)
+    return result
+
+
 def _propagating_unary(operator: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def apply(a: Any) -> Any:
         return a if isinstance(a, CELEvalError) else operator(a)
@@ -281,7 +295,7 @@ _OPERATORS: dict[str, Callable[..., Any]] = {
     "getMilliseconds": _get_milliseconds,
     "_[_]": _propagating(_index),
     "_/_": _propagating(_divide),
-    "_+_": _propagating(base_functions["_+_"]),
+    "_+_": _propagating(_add),
     "_-_": _propagating(base_functions["_-_"]),
     "_*_": _propagating(base_functions["_*_"]),
     "_%_": _propagating(base_functions["_%_"]),
