@@ -8,7 +8,10 @@ patterns ``ValueError``; the engines turn both into CEL evaluation errors (fail 
 
 The engines register them under these CEL names (see :data:`CEL_FUNCTIONS`):
 ``path.normalize``, ``path.within``, ``path.base``, ``path.ext``, ``shell.commands``,
-``shell.argv0s``, ``shell.redirects``, ``url.host``, ``glob``, ``secrets.scan`` and ``matches`` (RE2, cached).
+``shell.argv0s``, ``shell.redirects``, ``shell.effects`` (what interpreter code does),
+``shell.sql`` (statements database clients send), ``shell.cli`` (infrastructure CLIs read with
+their grammars), ``sql.statements``, ``url.host``, ``glob``, ``secrets.scan`` and ``matches``
+(RE2, cached).
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from typing import Any
 
 import re2
 from dsh_policy.policy import detectors
-from dsh_policy.policy.cel.shell import shell_argv0s, shell_commands, shell_redirects
+from dsh_policy.policy.cel.cli_grammars import shell_cli
+from dsh_policy.policy.cel.shell import shell_argv0s, shell_commands, shell_effects, shell_redirects, shell_sql
+from dsh_policy.policy.cel.sql import sql_statements
 
 __all__ = [
     "CEL_FUNCTIONS",
@@ -36,8 +41,12 @@ __all__ = [
     "re2_matches",
     "secrets_scan",
     "shell_argv0s",
+    "shell_cli",
     "shell_commands",
+    "shell_effects",
     "shell_redirects",
+    "shell_sql",
+    "sql_statements",
     "url_host",
 ]
 
@@ -322,7 +331,7 @@ def _detector_names(text: str) -> frozenset[str]:
     return frozenset(match.name for match in detectors.find(text))
 
 
-FUNCTION_NAMESPACES = frozenset({"path", "shell", "url", "secrets"})
+FUNCTION_NAMESPACES = frozenset({"path", "shell", "url", "secrets", "sql"})
 """Receivers that name a function namespace (``path.normalize(p)``) rather than a variable."""
 
 CEL_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
@@ -333,6 +342,10 @@ CEL_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "shell.commands": shell_commands,
     "shell.argv0s": shell_argv0s,
     "shell.redirects": shell_redirects,
+    "shell.effects": shell_effects,
+    "shell.sql": shell_sql,
+    "shell.cli": shell_cli,
+    "sql.statements": sql_statements,
     "url.host": url_host,
     "glob": glob_match,
     "secrets.scan": secrets_scan,
