@@ -253,6 +253,11 @@ _KNOWN_VALUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"os\.sep\b|path\.sep\b|File::SEPARATOR\b|DIRECTORY_SEPARATOR\b", "/"),
     )
 )  # fmt: skip
+# Calls whose value is their first argument, as far as which file is meant goes.
+_PASSTHROUGH = re.compile(
+    r"(?:os\.path\.(?:expanduser|abspath|realpath|normpath|expandvars)|File\.(?:expand_path|absolute_path|realpath)"
+    r"|path\.normalize|realpath|String|str|Pathname|URI)\s*\("
+)
 _JOINERS = re.compile(r"(?:os\.path\.join|path\.join|path\.resolve|File\.join|(?:pathlib\.)?(?:Pure)?(?:Posix)?Path)\(")
 _IDENT = re.compile(r"\$?[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNMENT = re.compile(
@@ -360,6 +365,11 @@ class _Reader:
             match = pattern.match(code, pos)
             if match is not None:
                 return value, match.end()
+        passthrough = _PASSTHROUGH.match(code, pos)
+        if passthrough is not None:
+            values, end = self.arguments(passthrough.end())
+            first = values[0] if values else None
+            return (first if isinstance(first, str) else UNKNOWN), self._skip_member_chain(end)
         joiner = _JOINERS.match(code, pos)
         if joiner is not None:
             values, end = self.arguments(joiner.end())
@@ -501,6 +511,29 @@ _DELETES: tuple[tuple[frozenset[str], re.Pattern[str], bool], ...] = tuple(
     )
 )  # fmt: skip
 
+# File access through the language's API: (languages, head, kind, which argument names the file).
+# Python's open() and Ruby's File.open() are reads unless their mode argument writes.
+_FILES: tuple[tuple[frozenset[str], re.Pattern[str], str, str], ...] = tuple(
+    (frozenset(langs.split()), re.compile(head), kind, which)
+    for langs, head, kind, which in (
+        ("python", r"(?<![.\w])(?:io\.|codecs\.)?open\s*\(", "mode", "first"),
+        ("python", r"\b(?:pathlib\.)?Path\s*\((?=[^()]*\)\s*\.(?:read_text|read_bytes|open)\s*\()", "read", "first"),
+        ("python", r"\b(?:pathlib\.)?Path\s*\((?=[^()]*\)\s*\.(?:write_text|write_bytes)\s*\()", "write", "first"),
+        ("javascript", r"\b(?:fs\.)?(?:promises\.)?(?:readFileSync|readFile|createReadStream)\s*\(|\bBun\.file\s*\(|\bDeno\.readTextFile(?:Sync)?\s*\(", "read", "first"),
+        ("javascript", r"\b(?:fs\.)?(?:promises\.)?(?:writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream)\s*\(|\bDeno\.writeTextFile(?:Sync)?\s*\(", "write", "first"),
+        ("ruby", r"\b(?:File|IO)\.(?:read|readlines|foreach|binread)\s*\(?", "read", "first"),
+        ("ruby", r"\bFile\.open\s*\(?", "mode", "first"),
+        ("ruby", r"\b(?:File|IO)\.(?:write|binwrite)\s*\(?", "write", "first"),
+        ("perl", r"(?<![.\w$])open\s*\(?", "read", "last"),
+        ("php", r"\b(?:file_get_contents|readfile|file|fopen|highlight_file|show_source|parse_ini_file)\s*\(", "read", "first"),
+        ("php", r"\b(?:file_put_contents)\s*\(", "write", "first"),
+        ("lua", r"\bio\.(?:open|lines)\s*\(", "mode", "first"),
+        ("r", r"\b(?:readLines|readRDS|read\.csv|scan|file)\s*\(", "read", "first"),
+    )
+)  # fmt: skip
+_WRITE_MODE = re.compile(r"[wax+]")
+_AWK_READS = re.compile(r"getline\s*(?:[A-Za-z_]\w*\s*)?<\s*(\"(?:[^\"\\]|\\.)*\")")
+
 # Network use: (languages, head). The target is the first host- or URL-like string argument.
 _CONNECTS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = tuple(
     (frozenset(langs.split()), re.compile(head))
@@ -513,7 +546,7 @@ _CONNECTS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = tuple(
         ("javascript", r"\bhttps?\.(?:get|request)\s*\(|\bnet\.(?:connect|createConnection|Socket)\s*\(|\.connect\s*\("),
         ("javascript", r"\bDeno\.connect\s*\(|\bBun\.connect\s*\("),
         ("ruby", r"\b(?:TCPSocket|UDPSocket|Socket)\.(?:new|open|tcp)\s*\(?|\bNet::HTTP\.(?:get|post|start|new)\s*\(|\bURI\.open\s*\(|\bURI\s*\(|\bopen\s*\(\s*(?=['\"]https?:)"),
-        ("perl", r"\bIO::Socket::(?:INET6?|IP|SSL)\s*->\s*new\s*\(|\binet_aton\s*\(|\b(?:LWP::Simple::)?get(?:store)?\s*\(\s*(?=['\"]https?:)|\bHTTP::Tiny\s*->\s*new\b.*?->\s*(?:get|post|request)\s*\("),
+        ("perl", r"\bnew\s+IO::Socket::(?:INET6?|IP|SSL)\s*\(|\bIO::Socket::(?:INET6?|IP|SSL)\s*->\s*new\s*\(|\binet_aton\s*\(|\b(?:LWP::Simple::)?get(?:store)?\s*\(\s*(?=['\"]https?:)|\bHTTP::Tiny\s*->\s*new\b.*?->\s*(?:get|post|request)\s*\("),
         ("php", r"\b(?:fsockopen|pfsockopen|stream_socket_client|socket_connect|curl_init)\s*\(|\b(?:file_get_contents|fopen|readfile|copy)\s*\(\s*(?=['\"](?:https?|ftp|tcp):)"),
         ("lua", r"\bsocket\.(?:tcp|connect|udp)\s*\(|:connect\s*\("),
         ("r", r"\b(?:url|download\.file|socketConnection|httr::\w+|curl::\w+)\s*\("),
@@ -559,6 +592,7 @@ def analyze(code: str, language: str) -> CodeAnalysis:
                 value = _first_argument(reader, match.end())
                 target = value if isinstance(value, str) else UNKNOWN
                 out.effects.append({"kind": "delete-tree" if recursive else "delete", "lang": language, "target": target})
+    _file_access(reader, language, code, out)
     connects = _connections(reader, language, code)
     out.effects.extend(connects)
     shells = _spawns_shell(reader, code, out) or (language == "awk" and bool(_AWK_RUNS_READ_LINE.search(code)))
@@ -568,6 +602,37 @@ def analyze(code: str, language: str) -> CodeAnalysis:
         target = next((e["target"] for e in connects if e["target"]), "")
         out.effects.append({"kind": "reverse-shell", "lang": language, "target": target})
     return out
+
+
+def _file_access(reader: _Reader, language: str, code: str, out: CodeAnalysis) -> None:
+    """``read``/``write`` effects of file API calls whose file the code names."""
+    for langs, head, kind, which in _FILES:
+        if language not in langs:
+            continue
+        for match in head.finditer(code):
+            start = match.end()
+            if code[start - 1 : start] != "(":
+                start = reader.skip_blanks(start)
+                start += 1 if code[start : start + 1] == "(" else 0
+            values, _ = reader.arguments(start)
+            strings = [v for v in values if isinstance(v, str)]
+            if not strings:
+                continue
+            target = strings[-1] if which == "last" else strings[0]
+            effect = kind
+            if kind == "mode":
+                mode = strings[1] if len(strings) > 1 else "r"
+                effect = "write" if _WRITE_MODE.search(mode) else "read"
+            if which == "last":  # perl open(FH, "<", $f) / open(FH, ">$f"): the mode may lead the path
+                effect = "write" if target.lstrip().startswith((">", "+>")) or (len(strings) > 1 and ">" in strings[-2]) else "read"
+                target = target.lstrip("<>+ |")
+            if target and target != UNKNOWN:
+                out.effects.append({"kind": effect, "lang": language, "target": target})
+    if language == "awk":
+        for match in _AWK_READS.finditer(code):
+            literal = reader.string(match.start(1))
+            if literal is not None:
+                out.effects.append({"kind": "read", "lang": language, "target": literal[0]})
 
 
 def _first_argument(reader: _Reader, pos: int) -> str | list[str] | None:
@@ -585,10 +650,8 @@ def _shell_outs(reader: _Reader, language: str, out: CodeAnalysis) -> None:
         if language not in langs:
             continue
         for match in head.finditer(code):
-            if how == "bare":
-                literal = reader.string(match.end())
-                if literal is not None:
-                    out.shell_lines.append(literal[0])
+            if how == "bare":  # perl/ruby `system "cmd"`, `exec "rm", "-rf", "/"` without parentheses
+                _add_call(_bare_arguments(reader, match.end()), "line", out)
                 continue
             if how == "words":
                 end = code.find("\n", match.end())
@@ -627,6 +690,21 @@ def _add_call(values: list[str | list[str] | None], how: str, out: CodeAnalysis)
         out.argvs.append(strings)  # system("rm", "-rf", "/"): an argv, no shell
     else:
         out.shell_lines.append(first)
+
+
+def _bare_arguments(reader: _Reader, pos: int) -> list[str | list[str] | None]:
+    """Comma-separated arguments of a call written without parentheses, up to ``;`` or a line end."""
+    values: list[str | list[str] | None] = []
+    code = reader.code
+    while pos < len(code):
+        value, pos = reader.expression(pos)
+        values.append(value)
+        pos = reader.skip_blanks(pos)
+        if pos < len(code) and code[pos] == ",":
+            pos += 1
+            continue
+        break
+    return values
 
 
 def _backticks(code: str, out: CodeAnalysis) -> None:

@@ -57,6 +57,7 @@ quotes or parentheses, is split best-effort and never raises.
 from __future__ import annotations
 
 import itertools
+import posixpath
 import re
 import shlex
 from collections.abc import Callable
@@ -558,9 +559,13 @@ def _parse(text: str, depth: int, budget: _Budget, variables: dict[str, str]) ->
         commands.extend(lexer.nested)
         lexer.nested.clear()
         piped_text = _printed_text(argv) if separator in ("|", "|&") else None
+        # `cat <<EOF | python3`: cat passes its here-document on (the same list: bodies come later)
+        passes_stdin = separator in ("|", "|&") and _passes_stdin(argv)
         if argv:
             commands.extend(_unwrap(list(argv), depth, budget, variables, stdin, script_readers))
             argv.clear()
+        if passes_stdin:
+            return
         stdin = [] if piped_text is None else [piped_text]  # `echo 'rm -rf /' | sh`
 
     while (token := lexer.next_token()) is not None:
@@ -650,6 +655,11 @@ def _redirect_target(target: _Token, budget: _Budget) -> str:
         return target.value
     words = _expand(target.word, budget)
     return _resolved_word(words[0], {}) if len(words) == 1 else target.value
+
+
+def _passes_stdin(argv: list[str]) -> bool:
+    """Whether the command copies its stdin to its stdout (``cat`` or ``tee`` without files)."""
+    return bool(argv) and _basename(argv[0]) in ("cat", "tee") and all(a.startswith("-") for a in argv[1:])
 
 
 def _printed_text(argv: list[str]) -> str | None:
@@ -1120,14 +1130,28 @@ def _embedded_lines(argv: list[str]) -> list[str]:
                     lines.append(match.group(1).strip().lstrip("!"))
             elif arg == "foreach" and "submodule" in argv[:i]:
                 rest = [a for a in argv[i + 1 :] if a not in ("--recursive", "-q", "--quiet")]
-                if rest:
-                    lines.append(" ".join(rest))
+                if rest:  # $toplevel is the superproject's root: the current directory, read as "."
+                    lines.append(" ".join(rest).replace("${toplevel}", ".").replace("$toplevel", "."))
                 break
+        elif program in ("apt", "apt-get", "aptitude") and arg == "-o" and i + 1 < len(argv):
+            key, eq, value = argv[i + 1].partition("=")
+            if eq and re.search(r"(?i)(?:Pre|Post)-Invoke|::Post-Invoke-Success|DPkg::Pre-Install-Pkgs", key):
+                lines.append(value)
         elif program in ("less", "more") and arg.startswith("+!"):
             lines.append(arg[2:])
         elif program == "nmap" and arg.startswith("--script") and argv[i:i + 1]:
             continue
     return [line for line in lines if line.strip()]
+
+
+def _found_paths(find: list[str], command: list[str]) -> list[str]:
+    """``-exec`` words with ``{}`` read as a path under find's first starting point
+    (``find /srv -exec sh -c '...' _ {} ;`` hands the shell ``/srv/{}``); under ``.`` it stays
+    ``{}``, a relative name."""
+    root = next((a for a in find[1:] if not a.startswith(("-", "(", "!"))), ".")
+    if root in (".", "./") or "{}" not in command:
+        return command
+    return [root.rstrip("/") + "/{}" if word == "{}" else word for word in command]
 
 
 def _makefile_recipes(text: str) -> list[str]:
@@ -1162,6 +1186,7 @@ _PRINTERS = re.compile(r"^\s*(echo|printf)(\s.*)?$", re.DOTALL)
 _CURRENT_DIRECTORY = re.compile(
     r"^\s*(?:pwd(?:\s+-[LP])?|git\s+rev-parse\s+--show-toplevel|realpath\s+\.|readlink\s+-[fem]\s+\.)\s*$"
 )
+_PATH_COMMAND = re.compile(r"^\s*(dirname|basename|realpath|readlink\s+-[fem]|readlink)\s+(.*)$", re.DOTALL)
 _SUBSTITUTION = re.compile(r"\$\(([^()`]*)\)|`([^`]*)`")
 _DEFAULT_EXPANSION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])([^}]*)\}")
 _ALWAYS_SET = frozenset({"HOME", "PWD", "USER", "LOGNAME", "PATH", "SHELL"})
@@ -1173,6 +1198,21 @@ def _static_output(command: str) -> str | None:
     ``.``); ``None`` otherwise."""
     if _CURRENT_DIRECTORY.match(command):
         return "."
+    path_command = _PATH_COMMAND.match(command)
+    if path_command is not None:
+        try:
+            words = shlex.split(path_command.group(2))
+        except ValueError:
+            return None
+        operands = [w for w in words if not w.startswith("-")]
+        if len(operands) != 1:
+            return None
+        operand = operands[0]
+        if path_command.group(1) == "dirname":
+            return operand.rstrip("/") + "/.." if operand.startswith(("$", "~")) else posixpath.dirname(operand) or "."
+        if path_command.group(1) == "basename":
+            return posixpath.basename(operand.rstrip("/"))
+        return operand
     match = _PRINTERS.match(command)
     if match is None or any(ch in command for ch in ";|&<>`") or "$(" in command:
         return None
@@ -1561,7 +1601,7 @@ class _Unwrapper:
                     end += 1
                 if end > i + 1:  # the command runs without stdin of ours: a fresh unwrapper
                     inner = _Unwrapper(self.depth, self.budget, self.variables, [], self.script_readers)
-                    self.out.extend(inner.run(argv[i + 1 : end]))
+                    self.out.extend(inner.run(_found_paths(argv, argv[i + 1 : end])))
                 i = end
             i += 1
 
@@ -1866,7 +1906,7 @@ _SPECIAL_WRAPPERS: dict[str, _SpecialWrapper] = {
                      "kubecolor"), _Unwrapper._container_exec),
     **dict.fromkeys(("tar", "bsdtar", "gtar", "zip", "make", "gmake", "vim", "vi", "nvim", "ex", "view",
                      "gvim", "rvim", "man", "gdb", "rsync", "ssh", "socat", "nc", "ncat", "netcat", "git",
-                     "less", "more", "nmap"), _Unwrapper._strings_run),
+                     "less", "more", "nmap", "apt", "apt-get", "aptitude"), _Unwrapper._strings_run),
 }  # fmt: skip
 
 
