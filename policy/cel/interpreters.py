@@ -260,6 +260,7 @@ _PASSTHROUGH = re.compile(
 )
 _JOINERS = re.compile(r"(?:os\.path\.join|path\.join|path\.resolve|File\.join|(?:pathlib\.)?(?:Pure)?(?:Posix)?Path)\(")
 _IDENT = re.compile(r"\$?[A-Za-z_][A-Za-z0-9_]*")
+_KEYWORD_ARGUMENT = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*\s*=(?!=)\s*")
 _ASSIGNMENT = re.compile(
     r"(?:^|[;\n{(]|\b(?:const|let|var|my|local|our)\b)\s*(\$?[A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*\w+\s*)?=(?![=~>])\s*"
 )
@@ -423,8 +424,10 @@ class _Reader:
             pos = self.skip_blanks(pos)
             if pos < len(code) and code[pos] == closing:
                 return values, pos + 1
-            value, after = self.expression(pos)
-            values.append(value)
+            keyword = _KEYWORD_ARGUMENT.match(code, pos)  # shell=True, check=True: not an operand
+            value, after = self.expression(keyword.end() if keyword else pos)
+            if keyword is None:
+                values.append(value)
             after = self.skip_blanks(after)
             if after < len(code) and code[after] == ",":
                 pos = after + 1
