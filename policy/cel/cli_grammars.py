@@ -134,7 +134,7 @@ _EKSCTL = Grammar(
     booleans=_names("wait force disable-nodegroup-eviction approve"),
 )
 _GH = Grammar(
-    values=_names("method field raw-field header input jq template repo hostname cache"),
+    values=_names("method field raw-field header input jq template repo hostname cache visibility description"),
     aliases={"X": "method", "f": "raw-field", "F": "field", "H": "header", "q": "jq", "t": "template", "R": "repo",
              "y": "yes"},  # fmt: skip
     booleans=_names("yes paginate include silent confirm verbose cleanup-tag"),
