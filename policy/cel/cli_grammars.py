@@ -47,14 +47,29 @@ _KUBECTL = Grammar(
     values=_names(
         "context cluster kubeconfig namespace user server token as as-group as-uid request-timeout cache-dir "
         "certificate-authority client-certificate client-key v vmodule profile profile-output filename "
-        "selector output field-selector grace-period timeout container type image kustomize template replicas "
+        "selector output field-selector grace-period timeout container type image kustomize template "
+        "replicas "
         "for from-literal from-file sort-by patch resource-version chunk-size field-manager current-replicas "
         "pod-running-timeout port address env labels overrides serviceaccount restart limits requests "
         "subresource cascade to-revision"
     ),
-    aliases={"n": "namespace", "f": "filename", "l": "selector", "o": "output", "A": "all-namespaces",
-             "c": "container", "k": "kustomize", "R": "recursive", "s": "server", "i": "stdin", "t": "tty",
-             "p": "patch", "w": "watch", "v": "v", "q": "quiet"},  # fmt: skip
+    aliases={
+        "n": "namespace",
+        "f": "filename",
+        "l": "selector",
+        "o": "output",
+        "A": "all-namespaces",
+        "c": "container",
+        "k": "kustomize",
+        "R": "recursive",
+        "s": "server",
+        "i": "stdin",
+        "t": "tty",
+        "p": "patch",
+        "w": "watch",
+        "v": "v",
+        "q": "quiet",
+    },
     booleans=_names(
         "all-namespaces all force now stdin tty watch wait ignore-not-found recursive overwrite record "
         "server-side prune ignore-daemonsets delete-emptydir-data disable-eviction insecure-skip-tls-verify "
@@ -63,14 +78,24 @@ _KUBECTL = Grammar(
 )
 _HELM = Grammar(
     values=_names(
-        "namespace kube-context kubeconfig values set set-string set-file set-json version timeout output repo "
+        "namespace kube-context kubeconfig values set set-string set-file set-json version timeout output "
+        "repo "
         "description post-renderer registry-config repository-cache repository-config kube-apiserver "
         "kube-token kube-as-user burst-limit history-max max revision cascade"
     ),
-    aliases={"n": "namespace", "f": "values", "o": "output", "A": "all-namespaces", "i": "install", "a": "all",
-             "q": "short", "l": "selector"},  # fmt: skip
+    aliases={
+        "n": "namespace",
+        "f": "values",
+        "o": "output",
+        "A": "all-namespaces",
+        "i": "install",
+        "a": "all",
+        "q": "short",
+        "l": "selector",
+    },
     booleans=_names(
-        "force wait atomic install keep-history no-hooks all all-namespaces debug create-namespace reuse-values "
+        "force wait atomic install keep-history no-hooks all all-namespaces debug create-namespace "
+        "reuse-values "
         "reset-values dry-run short uninstalled failed pending deployed"
     ),
 )
@@ -89,12 +114,22 @@ _TERRAFORM = Grammar(
 )
 _PULUMI = Grammar(
     values=_names("stack cwd config-file target message parallel exclude target-dependents color"),
-    aliases={"s": "stack", "y": "yes", "f": "force", "C": "cwd", "t": "target", "m": "message", "p": "parallel"},
+    aliases={
+        "s": "stack",
+        "y": "yes",
+        "f": "force",
+        "C": "cwd",
+        "t": "target",
+        "m": "message",
+        "p": "parallel",
+    },
     booleans=_names("yes skip-preview force remove refresh debug preserve-config exclude-protected"),
 )
 _AWS = Grammar(
-    values=_names("profile region output endpoint-url query cli-input-json color ca-bundle cli-read-timeout "
-                  "cli-connect-timeout cli-binary-format"),  # fmt: skip
+    values=_names(
+        "profile region output endpoint-url query cli-input-json color ca-bundle cli-read-timeout "
+        "cli-connect-timeout cli-binary-format"
+    ),
     aliases={},
     booleans=_names(
         "debug no-verify-ssl no-paginate no-cli-pager no-sign-request dry-run recursive force quiet delete "
@@ -104,17 +139,31 @@ _AWS = Grammar(
     values_by_default=True,
 )
 _GCLOUD = Grammar(
-    values=_names("project zone region account configuration format filter impersonate-service-account "
-                  "verbosity location cluster"),  # fmt: skip
+    values=_names(
+        "project zone region account configuration format filter impersonate-service-account "
+        "verbosity location cluster"
+    ),
     aliases={"q": "quiet"},
-    booleans=_names("quiet async all recursive force dry-run no-user-output-enabled log-http "
-                    "continue-on-error"),  # fmt: skip
+    booleans=_names(
+        "quiet async all recursive force dry-run no-user-output-enabled log-http continue-on-error"
+    ),
     values_by_default=True,
 )
 _GSUTIL = Grammar(
     values=_names("o h u i"),
-    aliases={"r": "recursive", "R": "recursive", "f": "force", "d": "delete", "m": "parallel", "a": "all-versions",
-             "o": "o", "h": "h", "u": "u", "i": "i", "q": "quiet"},  # fmt: skip
+    aliases={
+        "r": "recursive",
+        "R": "recursive",
+        "f": "force",
+        "d": "delete",
+        "m": "parallel",
+        "a": "all-versions",
+        "o": "o",
+        "h": "h",
+        "u": "u",
+        "i": "i",
+        "q": "quiet",
+    },
     booleans=_names("recursive force delete parallel all-versions quiet"),
 )
 _AZ = Grammar(
@@ -134,24 +183,59 @@ _EKSCTL = Grammar(
     booleans=_names("wait force disable-nodegroup-eviction approve"),
 )
 _GH = Grammar(
-    values=_names("method field raw-field header input jq template repo hostname cache visibility description"),
-    aliases={"X": "method", "f": "raw-field", "F": "field", "H": "header", "q": "jq", "t": "template", "R": "repo",
-             "y": "yes"},  # fmt: skip
+    values=_names(
+        "method field raw-field header input jq template repo hostname cache visibility description"
+    ),
+    aliases={
+        "X": "method",
+        "f": "raw-field",
+        "F": "field",
+        "H": "header",
+        "q": "jq",
+        "t": "template",
+        "R": "repo",
+        "y": "yes",
+    },
     booleans=_names("yes paginate include silent confirm verbose cleanup-tag"),
 )
 _DOCKER = Grammar(
-    values=_names("context host log-level config file project-name profile env-file project-directory filter "
-                  "format"),  # fmt: skip
-    aliases={"H": "host", "c": "context", "l": "log-level", "f": "force", "a": "all", "v": "volumes",
-             "p": "project-name", "q": "quiet"},  # fmt: skip
+    values=_names(
+        "context host log-level config file project-name profile env-file project-directory filter format"
+    ),
+    aliases={
+        "H": "host",
+        "c": "context",
+        "l": "log-level",
+        "f": "force",
+        "a": "all",
+        "v": "volumes",
+        "p": "project-name",
+        "q": "quiet",
+    },
     booleans=_names("force all volumes quiet remove-orphans rmi debug tls"),
 )
 GRAMMARS: dict[str, Grammar] = {
-    "kubectl": _KUBECTL, "oc": _KUBECTL, "kubecolor": _KUBECTL, "helm": _HELM, "terraform": _TERRAFORM,
-    "tofu": _TERRAFORM, "terragrunt": _TERRAFORM, "pulumi": _PULUMI, "aws": _AWS, "gcloud": _GCLOUD,
-    "gsutil": _GSUTIL, "az": _AZ, "doctl": _DOCTL, "eksctl": _EKSCTL, "gh": _GH, "docker": _DOCKER,
-    "podman": _DOCKER, "nerdctl": _DOCKER, "docker-compose": _DOCKER, "podman-compose": _DOCKER,
-}  # fmt: skip
+    "kubectl": _KUBECTL,
+    "oc": _KUBECTL,
+    "kubecolor": _KUBECTL,
+    "helm": _HELM,
+    "terraform": _TERRAFORM,
+    "tofu": _TERRAFORM,
+    "terragrunt": _TERRAFORM,
+    "pulumi": _PULUMI,
+    "aws": _AWS,
+    "gcloud": _GCLOUD,
+    "gsutil": _GSUTIL,
+    "az": _AZ,
+    "doctl": _DOCTL,
+    "eksctl": _EKSCTL,
+    "gh": _GH,
+    "docker": _DOCKER,
+    "podman": _DOCKER,
+    "nerdctl": _DOCKER,
+    "docker-compose": _DOCKER,
+    "podman-compose": _DOCKER,
+}
 CLI_PROGRAMS = frozenset(GRAMMARS)
 """Programs :func:`shell_cli` reads."""
 
@@ -182,9 +266,11 @@ def parse_invocation(argv: list[str]) -> dict[str, Any] | None:
             name, eq, value = arg.lstrip("-").partition("=")
             name = grammar.aliases.get(name, name) if not arg.startswith("--") else name
             compose_file = name == "file" and argv[0] in ("docker", "podman") and "compose" in words
-            takes = name in grammar.values or compose_file or (
-                grammar.values_by_default and name not in grammar.booleans and not name.startswith("no-")
-            )  # fmt: skip
+            takes = (
+                name in grammar.values
+                or compose_file
+                or (grammar.values_by_default and name not in grammar.booleans and not name.startswith("no-"))
+            )
             if eq:
                 flags[name] = value
             elif takes and nxt is not None and (not nxt.startswith("-") or name in grammar.values):
@@ -198,9 +284,11 @@ def parse_invocation(argv: list[str]) -> dict[str, Any] | None:
         consumed = False
         for j, letter in enumerate(letters):
             name = grammar.aliases.get(letter, letter)
-            compose_file = letter == "f" and (argv[0] in _DOCKER_COMPOSE_FILE or words[:1] == ["compose"]) and (
-                not words or words == ["compose"]
-            )  # fmt: skip
+            compose_file = (
+                letter == "f"
+                and (argv[0] in _DOCKER_COMPOSE_FILE or words[:1] == ["compose"])
+                and (not words or words == ["compose"])
+            )
             if name in grammar.values or compose_file:
                 rest = letters[j + 1 :].lstrip("=")
                 if rest:

@@ -27,7 +27,13 @@ from typing import Any
 import re2
 from dsh_policy.policy import detectors
 from dsh_policy.policy.cel.cli_grammars import shell_cli
-from dsh_policy.policy.cel.shell import shell_argv0s, shell_commands, shell_effects, shell_redirects, shell_sql
+from dsh_policy.policy.cel.shell import (
+    shell_argv0s,
+    shell_commands,
+    shell_effects,
+    shell_redirects,
+    shell_sql,
+)
 from dsh_policy.policy.cel.sql import sql_statements
 
 __all__ = [

@@ -43,7 +43,8 @@ UNKNOWN = "$__"
 MAX_CODE_CHARS = 64 * 1024
 """Longest code analysed; longer code is cut (the shell module bounds the whole line anyway)."""
 
-_SHELL_NAMES = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "csh", "tcsh", "cmd", "cmd.exe",
+_SHELL_NAMES = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "csh", "tcsh", "cmd",
+                          "cmd.exe",
                           "powershell", "pwsh"})  # fmt: skip
 
 
@@ -151,7 +152,7 @@ def split_invocation(argv: list[str]) -> Invocation | None:
         if operands:
             code.append(operands[0] if operands[0] != "--" else (operands[1] if len(operands) > 1 else ""))
         return Invocation(language, code, False, effects)
-    if language == "applescript" or language == "tcl" and argv[0] == "expect":
+    if language == "applescript" or (language == "tcl" and argv[0] == "expect"):
         return Invocation(language, code, not code and not operands, effects)
     script_file = bool(operands) and operands[0] != "-"
     reads_stdin = not code and not script_file and not effects
@@ -175,7 +176,9 @@ def _short_options(
             code.append("\0module:" + (rest or follows))
             return i if rest else i + 1
         if language == "php" and letter == "S":
-            effects.append({"kind": "serve", "lang": language, "target": _php_docroot(argv), "bind": rest or follows})
+            effects.append(
+                {"kind": "serve", "lang": language, "target": _php_docroot(argv), "bind": rest or follows}
+            )
             return i if rest else i + 1
         if letter in _VALUE_SHORTS[language]:
             if language == "ruby" and letter == "r" and (rest or follows) == "un":
@@ -246,19 +249,26 @@ _KNOWN_VALUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"(?:pathlib\.)?Path\.home\(\s*\)", "~"),
         (r"(?:os\.)?homedir\(\s*\)|require\(\s*['\"](?:node:)?os['\"]\s*\)\.homedir\(\s*\)", "~"),
         (r"Dir\.home\b|File\.expand_path\(\s*(['\"])~\1\s*\)|ENV\.fetch\(\s*['\"]HOME['\"]\s*\)", "~"),
-        (r"os\.environ\s*\[\s*(['\"])HOME\1\s*\]|os\.environ\.get\(\s*(['\"])HOME\2\s*\)|os\.getenv\(\s*(['\"])HOME\3\s*\)", "$HOME"),
-        (r"process\.env\.HOME\b|process\.env\[\s*(['\"])HOME\1\s*\]|Deno\.env\.get\(\s*['\"]HOME['\"]\s*\)", "$HOME"),
-        (r"ENV\s*\[\s*(['\"])HOME\1\s*\]|\$ENV\{\s*['\"]?HOME['\"]?\s*\}|getenv\(\s*(['\"])HOME\2\s*\)|\$_SERVER\[\s*['\"]HOME['\"]\s*\]", "$HOME"),
-        (r"os\.getcwd\(\s*\)|process\.cwd\(\s*\)|Dir\.pwd\b|getcwd\(\s*\)|__dirname\b|Deno\.cwd\(\s*\)|(?:pathlib\.)?Path\.cwd\(\s*\)", "."),
+        (r"os\.environ\s*\[\s*(['\"])HOME\1\s*\]|os\.environ\.get\(\s*(['\"])HOME\2\s*\)"
+            r"|os\.getenv\(\s*(['\"])HOME\3\s*\)", "$HOME"),
+        (r"process\.env\.HOME\b|process\.env\[\s*(['\"])HOME\1\s*\]"
+            r"|Deno\.env\.get\(\s*['\"]HOME['\"]\s*\)", "$HOME"),
+        (r"ENV\s*\[\s*(['\"])HOME\1\s*\]|\$ENV\{\s*['\"]?HOME['\"]?\s*\}"
+            r"|getenv\(\s*(['\"])HOME\2\s*\)|\$_SERVER\[\s*['\"]HOME['\"]\s*\]", "$HOME"),
+        (r"os\.getcwd\(\s*\)|process\.cwd\(\s*\)|Dir\.pwd\b"
+            r"|getcwd\(\s*\)|__dirname\b|Deno\.cwd\(\s*\)|(?:pathlib\.)?Path\.cwd\(\s*\)", "."),
         (r"os\.sep\b|path\.sep\b|File::SEPARATOR\b|DIRECTORY_SEPARATOR\b", "/"),
     )
 )  # fmt: skip
 # Calls whose value is their first argument, as far as which file is meant goes.
 _PASSTHROUGH = re.compile(
-    r"(?:os\.path\.(?:expanduser|abspath|realpath|normpath|expandvars)|File\.(?:expand_path|absolute_path|realpath)"
+    r"(?:os\.path\.(?:expanduser|abspath|realpath"
+    r"|normpath|expandvars)|File\.(?:expand_path|absolute_path|realpath)"
     r"|path\.normalize|realpath|String|str|Pathname|URI)\s*\("
 )
-_JOINERS = re.compile(r"(?:os\.path\.join|path\.join|path\.resolve|File\.join|(?:pathlib\.)?(?:Pure)?(?:Posix)?Path)\(")
+_JOINERS = re.compile(
+    r"(?:os\.path\.join|path\.join|path\.resolve|File\.join|(?:pathlib\.)?(?:Pure)?(?:Posix)?Path)\("
+)
 _IDENT = re.compile(r"\$?[A-Za-z_][A-Za-z0-9_]*")
 _KEYWORD_ARGUMENT = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*\s*=(?!=)\s*")
 _ASSIGNMENT = re.compile(
@@ -301,7 +311,7 @@ class _Reader:
         raw = "r" in prefix or (quote == "'" and self.language in ("perl", "php", "ruby", "awk"))
         while i < len(code):
             ch = code[i]
-            if triple and code.startswith(quote * 3, i) or not triple and ch == quote:
+            if (triple and code.startswith(quote * 3, i)) or (not triple and ch == quote):
                 end = i + (3 if triple else 1)
                 text = "".join(out)
                 if "f" in prefix or quote == "`":
@@ -471,14 +481,16 @@ _SHELL_CALLS: tuple[tuple[frozenset[str], re.Pattern[str], str], ...] = tuple(
     (frozenset(langs.split()), re.compile(head), how)
     for langs, head, how in (
         ("python", r"\bos\.(?:system|popen[234]?)\s*\(", "line"),
-        ("python", r"\bsubprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)\s*\(", "line"),
+        ("python", r"\bsubprocess\.(?:run|call|check_call|check_output"
+            r"|Popen|getoutput|getstatusoutput)\s*\(", "line"),
         ("python", r"\b(?:commands\.getoutput|pty\.spawn|os\.spawn[lv]p?e?)\s*\(", "line"),
         ("python", r"\bos\.exec[lv]p?e?\s*\(", "exec"),
         ("javascript", r"\b(?:exec|execSync)\s*\(", "line"),
         ("javascript", r"\b(?:spawn|spawnSync|execFile|execFileSync|fork)\s*\(", "argv"),
         ("javascript", r"\b(?:Bun\.spawn|Bun\.spawnSync|Bun\.\$)\s*\(", "line"),
         ("ruby perl php r", r"(?<![.\w])(?:system|exec|spawn)\s*\(", "line"),
-        ("ruby", r"\b(?:IO\.popen|Open3\.(?:capture[23]e?|popen[23]e?|pipeline\w*)|Process\.spawn|PTY\.spawn)\s*\(", "line"),
+        ("ruby", r"\b(?:IO\.popen|Open3\.(?:capture[23]e?|popen[23]e?"
+            r"|pipeline\w*)|Process\.spawn|PTY\.spawn)\s*\(", "line"),
         ("perl", r"(?<![.\w$])(?:system|exec)\s+(?=['\"])", "bare"),
         ("ruby", r"(?<![.\w$])(?:system|exec|spawn)\s+(?=['\"])", "bare"),
         ("php", r"\b(?:shell_exec|passthru|popen|proc_open|pcntl_exec)\s*\(", "line"),
@@ -501,11 +513,18 @@ _DELETES: tuple[tuple[frozenset[str], re.Pattern[str], bool], ...] = tuple(
         ("python", r"\bshutil\.rmtree\s*\(|\brmtree\s*\(", True),
         ("python", r"\bos\.(?:remove|unlink|rmdir|removedirs)\s*\(", False),
         ("python", r"\b(?:pathlib\.)?Path\s*\((?=[^()]*\)\s*\.(?:unlink|rmdir)\s*\()", False),
-        ("javascript", r"\b(?:fs\.)?(?:promises\.)?(?:rmSync|rm|rmdirSync|rmdir)\s*\((?=[^)]*recursive\s*:\s*true)", True),
-        ("javascript", r"\b(?:rimraf(?:\.sync)?|(?:fse|fsExtra|fs)\.(?:remove|removeSync|emptyDir|emptyDirSync)|Deno\.remove(?:Sync)?(?=\s*\([^)]*recursive\s*:\s*true))\s*\(", True),
-        ("javascript", r"\bfs\.(?:promises\.)?(?:unlinkSync|unlink|rmSync|rm|rmdirSync|rmdir)\s*\(|\bDeno\.remove(?:Sync)?\s*\(", False),
+        ("javascript", r"\b(?:fs\.)?(?:promises\.)?(?:rmSync|rm|rmdirSync"
+            r"|rmdir)\s*\((?=[^)]*recursive\s*:\s*true)", True),
+        ("javascript", r"\b(?:rimraf(?:\.sync)?|(?:fse|fsExtra|fs)\.(?:remove"
+            r"|removeSync|emptyDir|emptyDirSync)|Deno\.remove(?:Sync)?(?=\s*\([^)]*recursive\s*:\s*true))"
+            r"\s*\(",
+            True,
+        ),
+        ("javascript", r"\bfs\.(?:promises\.)?(?:unlinkSync|unlink"
+            r"|rmSync|rm|rmdirSync|rmdir)\s*\(|\bDeno\.remove(?:Sync)?\s*\(", False),
         ("ruby", r"\bFileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?|rmtree)\s*\(?", True),
-        ("ruby", r"\b(?:FileUtils\.(?:rm|rm_f|remove)|File\.(?:delete|unlink)|Dir\.(?:rmdir|delete|unlink))\s*\(?", False),
+        ("ruby", r"\b(?:FileUtils\.(?:rm|rm_f|remove)|File\.(?:delete"
+            r"|unlink)|Dir\.(?:rmdir|delete|unlink))\s*\(?", False),
         ("perl", r"\b(?:rmtree|remove_tree|File::Path::rmtree|File::Path::remove_tree)\s*\(?", True),
         ("perl php lua", r"(?<![.\w$>])(?:unlink|rmdir)\s*\(?", False),
         ("lua", r"\bos\.remove\s*\(", False),
@@ -520,15 +539,22 @@ _FILES: tuple[tuple[frozenset[str], re.Pattern[str], str, str], ...] = tuple(
     (frozenset(langs.split()), re.compile(head), kind, which)
     for langs, head, kind, which in (
         ("python", r"(?<![.\w])(?:io\.|codecs\.)?open\s*\(", "mode", "first"),
-        ("python", r"\b(?:pathlib\.)?Path\s*\((?=[^()]*\)\s*\.(?:read_text|read_bytes|open)\s*\()", "read", "first"),
-        ("python", r"\b(?:pathlib\.)?Path\s*\((?=[^()]*\)\s*\.(?:write_text|write_bytes)\s*\()", "write", "first"),
-        ("javascript", r"\b(?:fs\.)?(?:promises\.)?(?:readFileSync|readFile|createReadStream)\s*\(|\bBun\.file\s*\(|\bDeno\.readTextFile(?:Sync)?\s*\(", "read", "first"),
-        ("javascript", r"\b(?:fs\.)?(?:promises\.)?(?:writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream)\s*\(|\bDeno\.writeTextFile(?:Sync)?\s*\(", "write", "first"),
+        ("python", r"\b(?:pathlib\.)?Path\s*\((?=[^()]*\)\s*\.(?:read_text|read_bytes|open)\s*\()", "read",
+         "first"),
+        ("python", r"\b(?:pathlib\.)?Path\s*\((?=[^()]*\)\s*\.(?:write_text|write_bytes)\s*\()", "write",
+         "first"),
+        ("javascript", r"\b(?:fs\.)?(?:promises\.)?(?:readFileSync"
+            r"|readFile|createReadStream)\s*\(|\bBun\.file\s*\("
+            r"|\bDeno\.readTextFile(?:Sync)?\s*\(", "read", "first"),
+        ("javascript", r"\b(?:fs\.)?(?:promises\.)?(?:writeFileSync"
+            r"|writeFile|appendFileSync|appendFile|createWriteStream)\s*\("
+            r"|\bDeno\.writeTextFile(?:Sync)?\s*\(", "write", "first"),
         ("ruby", r"\b(?:File|IO)\.(?:read|readlines|foreach|binread)\s*\(?", "read", "first"),
         ("ruby", r"\bFile\.open\s*\(?", "mode", "first"),
         ("ruby", r"\b(?:File|IO)\.(?:write|binwrite)\s*\(?", "write", "first"),
         ("perl", r"(?<![.\w$])open\s*\(?", "read", "last"),
-        ("php", r"\b(?:file_get_contents|readfile|file|fopen|highlight_file|show_source|parse_ini_file)\s*\(", "read", "first"),
+        ("php", r"\b(?:file_get_contents|readfile|file|fopen"
+            r"|highlight_file|show_source|parse_ini_file)\s*\(", "read", "first"),
         ("php", r"\b(?:file_put_contents)\s*\(", "write", "first"),
         ("lua", r"\bio\.(?:open|lines)\s*\(", "mode", "first"),
         ("r", r"\b(?:readLines|readRDS|read\.csv|scan|file)\s*\(", "read", "first"),
@@ -542,15 +568,26 @@ _CONNECTS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = tuple(
     (frozenset(langs.split()), re.compile(head))
     for langs, head in (
         ("python", r"\.connect(?:_ex)?\s*\(\s*\(?|\bsocket\.create_connection\s*\(\s*\(?"),
-        ("python", r"\b(?:urllib\d?\.(?:request\.)?(?:urlopen|urlretrieve|Request)|urlopen|urlretrieve)\s*\("),
-        ("python", r"\b(?:requests|httpx|aiohttp|urllib3)\.(?:get|post|put|patch|delete|head|request|stream|Client|AsyncClient|PoolManager)\s*\("),
-        ("python", r"\bhttp\.client\.HTTPS?Connection\s*\(|\b(?:ftplib\.FTP|smtplib\.SMTP|telnetlib\.Telnet|paramiko\.\w+)\s*\("),
+        ("python", r"\b(?:urllib\d?\.(?:request\.)?(?:urlopen|urlretrieve"
+            r"|Request)|urlopen|urlretrieve)\s*\("),
+        ("python", r"\b(?:requests|httpx|aiohttp|urllib3)\.(?:get"
+            r"|post|put|patch|delete|head|request|stream|Client|AsyncClient|PoolManager)\s*\("),
+        ("python", r"\bhttp\.client\.HTTPS?Connection\s*\(|\b(?:ftplib\.FTP"
+            r"|smtplib\.SMTP|telnetlib\.Telnet|paramiko\.\w+)\s*\("),
         ("javascript", r"\b(?:fetch|axios(?:\.(?:get|post|put|delete|request))?|got|WebSocket)\s*\("),
-        ("javascript", r"\bhttps?\.(?:get|request)\s*\(|\bnet\.(?:connect|createConnection|Socket)\s*\(|\.connect\s*\("),
+        ("javascript", r"\bhttps?\.(?:get|request)\s*\(|\bnet\.(?:connect"
+            r"|createConnection|Socket)\s*\(|\.connect\s*\("),
         ("javascript", r"\bDeno\.connect\s*\(|\bBun\.connect\s*\("),
-        ("ruby", r"\b(?:TCPSocket|UDPSocket|Socket)\.(?:new|open|tcp)\s*\(?|\bNet::HTTP\.(?:get|post|start|new)\s*\(|\bURI\.open\s*\(|\bURI\s*\(|\bopen\s*\(\s*(?=['\"]https?:)"),
-        ("perl", r"\bnew\s+IO::Socket::(?:INET6?|IP|SSL)\s*\(|\bIO::Socket::(?:INET6?|IP|SSL)\s*->\s*new\s*\(|\binet_aton\s*\(|\b(?:LWP::Simple::)?get(?:store)?\s*\(\s*(?=['\"]https?:)|\bHTTP::Tiny\s*->\s*new\b.*?->\s*(?:get|post|request)\s*\("),
-        ("php", r"\b(?:fsockopen|pfsockopen|stream_socket_client|socket_connect|curl_init)\s*\(|\b(?:file_get_contents|fopen|readfile|copy)\s*\(\s*(?=['\"](?:https?|ftp|tcp):)"),
+        ("ruby", r"\b(?:TCPSocket|UDPSocket|Socket)\.(?:new|open"
+            r"|tcp)\s*\(?|\bNet::HTTP\.(?:get|post|start"
+            r"|new)\s*\(|\bURI\.open\s*\(|\bURI\s*\(|\bopen\s*\(\s*(?=['\"]https?:)"),
+        ("perl", r"\bnew\s+IO::Socket::(?:INET6?|IP|SSL)\s*\("
+            r"|\bIO::Socket::(?:INET6?|IP|SSL)\s*->\s*new\s*\("
+            r"|\binet_aton\s*\(|\b(?:LWP::Simple::)?get(?:store)?\s*\(\s*(?=['\"]https?:)"
+            r"|\bHTTP::Tiny\s*->\s*new\b.*?->\s*(?:get|post|request)\s*\("),
+        ("php", r"\b(?:fsockopen|pfsockopen|stream_socket_client"
+            r"|socket_connect|curl_init)\s*\(|\b(?:file_get_contents"
+            r"|fopen|readfile|copy)\s*\(\s*(?=['\"](?:https?|ftp|tcp):)"),
         ("lua", r"\bsocket\.(?:tcp|connect|udp)\s*\(|:connect\s*\("),
         ("r", r"\b(?:url|download\.file|socketConnection|httr::\w+|curl::\w+)\s*\("),
         ("tcl", r"\bsocket\s+"),
@@ -558,11 +595,18 @@ _CONNECTS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = tuple(
 )  # fmt: skip
 _AWK_RUNS_READ_LINE = re.compile(r"\(\s*[A-Za-z_]\w*\s*\|&?\s*getline\b")  # `(c |& getline)`: runs the text c
 _AWK_INET = re.compile(r"/inet[46]?/(?:tcp|udp)/[0-9]+/([^/\"]+)/")
-_HOST_LIKE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?::[0-9]+)?$|localhost\b|\[?[0-9a-fA-F:]+:[0-9a-fA-F:]+\]?$)")
+_HOST_LIKE = re.compile(
+    r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?::[0-9]+)?$"
+    r"|localhost\b|\[?[0-9a-fA-F:]+:[0-9a-fA-F:]+\]?$)"
+)
 _FD_DUPLICATION = re.compile(
-    r"\bos\.dup2\s*\(|\bdup2\s*\(|\bopen\s*\(\s*STD(?:IN|OUT|ERR)\s*,\s*['\"][<>+]*&|[<>]&\s*[0-9]+|\.pipe\s*\(\s*\w+\s*\)|\bfdopen\b|\bIO\.for_fd\b|\bproc_open\s*\([^)]*\$sock"
+    r"\bos\.dup2\s*\(|\bdup2\s*\(|\bopen\s*\(\s*STD(?:IN"
+        r"|OUT|ERR)\s*,\s*['\"][<>+]*&|[<>]&\s*[0-9]+"
+        r"|\.pipe\s*\(\s*\w+\s*\)|\bfdopen\b|\bIO\.for_fd\b|\bproc_open\s*\([^)]*\$sock"
 )  # fmt: skip
-_SHELL_LITERAL = re.compile(r"""['"](?:/(?:usr/)?bin/)?(?:ba|z|da|k|c)?sh(?:\s+-i)?['"]|['"]cmd(?:\.exe)?['"]""")
+_SHELL_LITERAL = re.compile(
+    r"""['"](?:/(?:usr/)?bin/)?(?:ba|z|da|k|c)?sh(?:\s+-i)?['"]|['"]cmd(?:\.exe)?['"]"""
+)
 
 
 def analyze(code: str, language: str) -> CodeAnalysis:
@@ -594,11 +638,15 @@ def analyze(code: str, language: str) -> CodeAnalysis:
             for match in head.finditer(code):
                 value = _first_argument(reader, match.end())
                 target = value if isinstance(value, str) else UNKNOWN
-                out.effects.append({"kind": "delete-tree" if recursive else "delete", "lang": language, "target": target})
+                out.effects.append(
+                    {"kind": "delete-tree" if recursive else "delete", "lang": language, "target": target}
+                )
     _file_access(reader, language, code, out)
     connects = _connections(reader, language, code)
     out.effects.extend(connects)
-    shells = _spawns_shell(reader, code, out) or (language == "awk" and bool(_AWK_RUNS_READ_LINE.search(code)))
+    shells = _spawns_shell(reader, code, out) or (
+        language == "awk" and bool(_AWK_RUNS_READ_LINE.search(code))
+    )
     if shells:
         out.effects.append({"kind": "shell", "lang": language, "target": ""})
     if connects and (shells or _FD_DUPLICATION.search(code)):
@@ -627,7 +675,11 @@ def _file_access(reader: _Reader, language: str, code: str, out: CodeAnalysis) -
                 mode = strings[1] if len(strings) > 1 else "r"
                 effect = "write" if _WRITE_MODE.search(mode) else "read"
             if which == "last":  # perl open(FH, "<", $f) / open(FH, ">$f"): the mode may lead the path
-                effect = "write" if target.lstrip().startswith((">", "+>")) or (len(strings) > 1 and ">" in strings[-2]) else "read"
+                effect = (
+                    "write"
+                    if target.lstrip().startswith((">", "+>")) or (len(strings) > 1 and ">" in strings[-2])
+                    else "read"
+                )
                 target = target.lstrip("<>+ |")
             if target and target != UNKNOWN:
                 out.effects.append({"kind": effect, "lang": language, "target": target})
@@ -662,7 +714,7 @@ def _shell_outs(reader: _Reader, language: str, out: CodeAnalysis) -> None:
                 out.shell_lines.append(line.replace("{", "").replace("}", ""))
                 continue
             start = match.end()
-            if not code[start - 1 : start] == "(":
+            if code[start - 1 : start] != "(":
                 start = reader.skip_blanks(start)
                 if start < len(code) and code[start] == "(":
                     start += 1
@@ -726,7 +778,9 @@ def _connections(reader: _Reader, language: str, code: str) -> list[dict[str, st
         if language not in langs:
             continue
         for match in head.finditer(code):
-            values, _ = reader.arguments(match.end()) if code[match.end() - 1 : match.end()] in "(" else ([], 0)
+            values, _ = (
+                reader.arguments(match.end()) if code[match.end() - 1 : match.end()] in "(" else ([], 0)
+            )
             target = ""
             for value in _flatten(values) if values else _strings_after(reader, match.end()):
                 if _HOST_LIKE.match(value):
@@ -734,7 +788,9 @@ def _connections(reader: _Reader, language: str, code: str) -> list[dict[str, st
                     break
             found.append({"kind": "connect", "lang": language, "target": target})
     if language == "awk":
-        found.extend({"kind": "connect", "lang": language, "target": m.group(1)} for m in _AWK_INET.finditer(code))
+        found.extend(
+            {"kind": "connect", "lang": language, "target": m.group(1)} for m in _AWK_INET.finditer(code)
+        )
     return found
 
 

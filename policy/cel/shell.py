@@ -1019,12 +1019,14 @@ def _package_bin(spec: str) -> str:
 
 _ALIAS_NAME = re.compile(r"[A-Za-z0-9_.:+@%-]+")
 _FUNCTION_DEFINITION = re.compile(
-    r"(?:^|[;&|\n(){}]|\bthen|\bdo|\belse)\s*(?:function\s+([A-Za-z_][\w.:-]*)\s*(?:\(\s*\))?|([A-Za-z_][\w.:-]*)\s*\(\s*\))\s*\{"
+    r"(?:^|[;&|\n(){}]|\bthen|\bdo|\belse)\s*(?:function\s+([A-Za-z_][\w.:-]*)\s*(?:\(\s*\))?"
+        r"|([A-Za-z_][\w.:-]*)\s*\(\s*\))\s*\{"
 )
 _COMMAND_VARIABLES = frozenset({
     "PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "LESSOPEN", "LESSCLOSE", "EDITOR", "VISUAL",
     "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "SUDO_EDITOR", "SVN_EDITOR", "BROWSER", "PROMPT_COMMAND",
-    "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_SSH_COMMAND", "GIT_SSH", "RSYNC_RSH", "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_SSH_COMMAND", "GIT_SSH", "RSYNC_RSH",
+    "GIT_EXTERNAL_DIFF",
 })  # fmt: skip
 _DOCKER_GLOBAL_VALUES = frozenset({"-c", "--context", "-H", "--host", "-l", "--log-level", "--config",
                                    "--tlscacert", "--tlscert", "--tlskey"})  # fmt: skip
@@ -1040,7 +1042,8 @@ _DOCKER_RUN_VALUES = frozenset({
     "--workdir", "--detach-keys", "--cap-add", "--cap-drop", "--group-add", "--health-cmd", "--pid",
     "--ipc", "--uts", "--cgroupns", "--add-host", "--annotation", "--index", "-T", "--service-ports",
 })  # fmt: skip
-_VIM_SHELL = re.compile(r"^[:\s]*(?:(?:silent!?\s*)?!|(?:r(?:ead)?|w(?:rite)?)\s*!|(?:call\s+)?system(?:list)?\s*\(\s*(['\"]))(.*)$", re.DOTALL)
+_VIM_SHELL = re.compile(r"^[:\s]*(?:(?:silent!?\s*)?!|(?:r(?:ead)?|w(?:rite)?)\s*!"
+    r"|(?:call\s+)?system(?:list)?\s*\(\s*(['\"]))(.*)$", re.DOTALL)
 _VIM_CODE = re.compile(r"^[:\s]*(py(?:thon)?3?|pyx|lua|perl|ruby|rub)\s+(.*)$", re.DOTALL)
 _VIM_LANGS = {"py": "python", "python": "python", "py3": "python", "python3": "python", "pyx": "python",
               "lua": "lua", "perl": "perl", "ruby": "ruby", "rub": "ruby"}  # fmt: skip
@@ -1048,7 +1051,9 @@ _MAKE_RULE = re.compile(r"^[^:=#\t]+::?(?!=)[^;]*;(.*)$")
 _MAKE_SHELL = re.compile(r"\$[({]shell\s+([^)}]*)[)}]")
 _GIT_COMMAND_KEYS = re.compile(
     r"(?i)^(?:core\.(?:pager|editor|sshcommand|fsmonitor|askpass)|diff\.external|credential\.helper|"
-    r"gpg\.program|sequence\.editor|alias\.[^=]+|(?:filter|merge|diff)\.[^=]+\.(?:clean|smudge|process|driver|command|textconv))=(.*)$"
+    r"gpg\.program|sequence\.editor|alias\.[^=]+"
+        r"|(?:filter|merge|diff)\.[^=]+\.(?:clean|smudge"
+        r"|process|driver|command|textconv))=(.*)$"
 )
 
 
@@ -1117,7 +1122,7 @@ def _embedded_lines(argv: list[str]) -> list[str]:
                 kind, colon, command = address.partition(":")
                 if colon and kind.lower() in ("exec", "system"):
                     lines.append(command.split(",", 1)[0] if kind.lower() == "exec" else command)
-        elif program in ("nc", "ncat", "netcat") and (arg in ("-e", "-c", "--exec", "--sh-exec", "--lua-exec")):
+        elif program in ("nc", "ncat", "netcat") and arg in ("-e", "-c", "--exec", "--sh-exec", "--lua-exec"):
             lines.append(value_of(i, arg))
         elif program == "git":
             if arg in ("--exec", "-x") and "rebase" in argv:
@@ -1209,7 +1214,9 @@ def _static_output(command: str) -> str | None:
             return None
         operand = operands[0]
         if path_command.group(1) == "dirname":
-            return operand.rstrip("/") + "/.." if operand.startswith(("$", "~")) else posixpath.dirname(operand) or "."
+            if operand.startswith(("$", "~")):
+                return operand.rstrip("/") + "/.."
+            return posixpath.dirname(operand) or "."
         if path_command.group(1) == "basename":
             return posixpath.basename(operand.rstrip("/"))
         return operand
@@ -1283,13 +1290,16 @@ _DATABASE_OPTIONS: dict[str, tuple[frozenset[str], frozenset[str], frozenset[str
                   _longs("-u", "--user", "--url", "--certs-dir", "--format")),
     "sqlcmd": (_longs("-Q", "-q"), _longs("-S"), _longs("-d"), _longs("-U", "-P", "-i", "-o")),
     "snowsql": (_longs("-q", "--query"), _longs("-a", "--accountname"), _longs("-d", "--dbname"),
-                _longs("-u", "--username", "-r", "--rolename", "-w", "--warehouse", "-s", "--schemaname", "-f")),
+                _longs("-u", "--username", "-r", "--rolename", "-w", "--warehouse", "-s", "--schemaname",
+                       "-f")),
     "cqlsh": (_longs("-e", "--execute"), _longs(), _longs("-k", "--keyspace"),
               _longs("-u", "--username", "-p", "--password", "-f", "--file", "--cqlversion")),
     "mongosh": (_longs("--eval"), _longs("--host"), _longs(),
-                _longs("-u", "--username", "-p", "--password", "--port", "--authenticationDatabase", "-f", "--file")),
+                _longs("-u", "--username", "-p", "--password", "--port", "--authenticationDatabase", "-f",
+                       "--file")),
     "redis-cli": (_longs(), _longs("-h"), _longs("-n"),
-                  _longs("-p", "-a", "--user", "--pass", "-s", "-u", "-r", "-i", "--tls", "--cacert", "--cert",
+                  _longs("-p", "-a", "--user", "--pass", "-s", "-u", "-r", "-i", "--tls", "--cacert",
+                         "--cert",
                          "--key", "--pattern", "-d")),
 }  # fmt: skip
 _DATABASE_ALIASES = {
@@ -1297,7 +1307,8 @@ _DATABASE_ALIASES = {
     "duckdb": "sqlite3", "litecli": "sqlite3", "mongo": "mongosh", "valkey-cli": "redis-cli",
     "keydb-cli": "redis-cli",
 }  # fmt: skip
-_DATABASE_URL = re.compile(r"^(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss|cockroachdb|clickhouse)://(?:[^@/]*@)?([^/:?,]*)[^/]*(?:/([^?]*))?")
+_DATABASE_URL = re.compile(r"^(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?"
+    r"|redis|rediss|cockroachdb|clickhouse)://(?:[^@/]*@)?([^/:?,]*)[^/]*(?:/([^?]*))?")
 
 
 def _database_invocation(argv: list[str]) -> tuple[DatabaseClient, list[str], bool]:
@@ -1477,7 +1488,8 @@ class _Unwrapper:
         self.out.append(argv)
         self.budget.effects.extend(invocation.effects)
         for code in invocation.code:
-            self.out.extend(_code_commands(invocation.language, code, self.depth, self.budget, self.variables))
+            commands = _code_commands(invocation.language, code, self.depth, self.budget, self.variables)
+            self.out.extend(commands)
         if invocation.reads_stdin and not any(a in _INFO_OPTIONS for a in argv):
             self.script_readers.append((invocation.language, self.stdin))
         return True
@@ -1545,8 +1557,9 @@ class _Unwrapper:
         i = 1
         if program in ("docker", "podman", "nerdctl"):
             i = _skip_options(argv, i, _DOCKER_GLOBAL_VALUES)
-        if i < len(argv) and argv[i] in ("compose", "container") or program in ("docker-compose", "podman-compose"):
-            i += 0 if program in ("docker-compose", "podman-compose") else 1
+        standalone_compose = program in ("docker-compose", "podman-compose")
+        if (i < len(argv) and argv[i] in ("compose", "container")) or standalone_compose:
+            i += 0 if standalone_compose else 1
             i = _skip_options(argv, i, _COMPOSE_GLOBAL_VALUES)
         if i >= len(argv) or argv[i] not in ("exec", "run"):
             self.out.append(argv)
@@ -1899,7 +1912,8 @@ _SPECIAL_WRAPPERS: dict[str, _SpecialWrapper] = {
     "entr": _Unwrapper._entr,
     "hyperfine": _Unwrapper._hyperfine,
     "alias": _Unwrapper._alias,
-    **dict.fromkeys(("psql", "mysql", "mariadb", "sqlite3", "sqlite", "duckdb", "clickhouse-client", "cockroach",
+    **dict.fromkeys(("psql", "mysql", "mariadb", "sqlite3", "sqlite", "duckdb", "clickhouse-client",
+                     "cockroach",
                      "sqlcmd", "snowsql", "cqlsh", "mongosh", "mongo", "redis-cli", "valkey-cli", "keydb-cli",
                      "pgcli", "mycli", "litecli", "usql"), _Unwrapper._database_client),
     **dict.fromkeys(("docker", "podman", "nerdctl", "docker-compose", "podman-compose", "kubectl", "oc",
@@ -1991,7 +2005,8 @@ def _statements_cached(texts: tuple[DatabaseText, ...]) -> tuple[dict[str, str],
     for item in texts:
         client = {"client": item.client.client, "host": item.client.host, "database": item.client.database}
         if item.client.dialect == "redis":
-            out.extend({**statement, **client} for statement in sql.redis_statements([list(item.argv) or item.text.split()]))
+            statements = sql.redis_statements([list(item.argv) or item.text.split()])
+            out.extend({**statement, **client} for statement in statements)
         elif item.client.dialect == "mongo":
             out.extend({**statement, **client} for statement in sql.mongo_statements(item.text))
         else:

@@ -38,14 +38,14 @@ MAX_SQL_CHARS = 256 * 1024
 """Longest text read."""
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
-_NAME = re.compile(r'\s*((?:[A-Za-z0-9_$.*-]+|"[^"]*"|`[^`]*`|\[[^\]]*\])(?:\s*\.\s*(?:[A-Za-z0-9_$*-]+|"[^"]*"|`[^`]*`|\[[^\]]*\]))*)')
-_TRIVIAL_WHERE = re.compile(r"(?is)^\s*where\s+(?:\(?\s*(?:1\s*=\s*1|'1'\s*=\s*'1'|true|1|0\s*=\s*0|'a'\s*=\s*'a')\s*\)?\s*)(?:;|$|(?:order|returning|limit)\b)")
-_DROP_OBJECTS = frozenset({
-    "table", "database", "schema", "view", "index", "user", "role", "sequence", "function", "procedure",
-    "trigger", "extension", "type", "keyspace", "collection", "materialized", "column", "tablespace",
-    "owned", "publication", "subscription", "policy", "server", "domain", "event", "stage", "warehouse",
-    "dataset", "catalog", "share", "stream", "task", "partition", "constraint",
-})  # fmt: skip
+_NAME = re.compile(
+    r'\s*((?:[A-Za-z0-9_$.*-]+|"[^"]*"|`[^`]*`|\[[^\]]*\])(?:\s*\.\s*(?:[A-Za-z0-9_$*-]+'
+    r'|"[^"]*"|`[^`]*`|\[[^\]]*\]))*)'
+)
+_TRIVIAL_WHERE = re.compile(
+    r"(?is)^\s*where\s+(?:\(?\s*(?:1\s*=\s*1|'1'\s*=\s*'1'"
+    r"|true|1|0\s*=\s*0|'a'\s*=\s*'a')\s*\)?\s*)(?:;|$|(?:order|returning|limit)\b)"
+)
 _SKIPPED_WORDS = frozenset({"if", "exists", "not", "temporary", "temp", "concurrently", "only", "global",
                             "local", "unlogged", "cascade", "restrict", "online", "quick", "low_priority",
                             "ignore", "from", "table", "view", "materialized"})  # fmt: skip
@@ -76,7 +76,7 @@ def _split(text: str) -> list[str]:
             i += 1
             continue
         line_start = ch == "\n"
-        if ch == "-" and text.startswith("--", i) or ch == "#" and (i + 1 < n and text[i + 1] in " \t!"):
+        if (ch == "-" and text.startswith("--", i)) or (ch == "#" and (i + 1 < n and text[i + 1] in " \t!")):
             end = text.find("\n", i)
             i = n if end < 0 else end
             continue
@@ -145,7 +145,9 @@ def _top_level(statement: str) -> str:
 
 def _statement(text: str) -> dict[str, str]:
     escape = _CLIENT_ESCAPE.match(text)
-    if escape is not None and (text.lstrip().startswith(("\\!", ".")) or text.lstrip().lower().startswith("system ")):
+    if escape is not None and (
+        text.lstrip().startswith(("\\!", ".")) or text.lstrip().lower().startswith("system ")
+    ):
         return _entry("shell", "", "", "", text, escape.group(1).strip())
     if text.startswith(("\\", ".")):
         return _entry("meta", "", "", "", text)
@@ -159,9 +161,11 @@ def _statement(text: str) -> dict[str, str]:
     verb = words[0]
     if verb == "drop":
         obj = next((w for w in words[1:] if w not in ("if", "exists", "temporary", "temp", "unique")), "")
-        return _entry("drop", obj if obj in _DROP_OBJECTS else obj, _name_after(text, obj), "", text)
+        return _entry("drop", obj, _name_after(text, obj), "", text)
     if verb == "truncate":
-        return _entry("truncate", "table", _name_after(text, "table" if "table" in words[1:2] else "truncate"), "", text)
+        return _entry(
+            "truncate", "table", _name_after(text, "table" if "table" in words[1:2] else "truncate"), "", text
+        )
     if verb in ("delete", "update"):
         where = _where(top, text)
         name = _name_after(text, "from") if verb == "delete" else _name_after(text, "update")
@@ -169,13 +173,29 @@ def _statement(text: str) -> dict[str, str]:
     if verb == "alter" and "drop" in words:
         obj = words[1] if len(words) > 1 else ""
         return _entry("alter-drop", obj, _name_after(text, obj), "", text)
-    if verb == "alter" and len(words) > 2 and words[1] in ("user", "role") and any(
-        w in ("superuser", "createrole", "bypassrls", "replication") for w in words
+    if (
+        verb == "alter"
+        and len(words) > 2
+        and words[1] in ("user", "role")
+        and any(w in ("superuser", "createrole", "bypassrls", "replication") for w in words)
     ):
         return _entry("grant", words[1], _name_after(text, words[1]), "", text)
     if verb in ("grant", "revoke"):
         return _entry(verb, "privileges", "", "", text)
-    if verb in ("flush", "reset", "purge", "vacuum", "optimize", "merge", "replace", "copy", "load", "call", "exec", "execute"):
+    if verb in (
+        "flush",
+        "reset",
+        "purge",
+        "vacuum",
+        "optimize",
+        "merge",
+        "replace",
+        "copy",
+        "load",
+        "call",
+        "exec",
+        "execute",
+    ):
         return _entry(verb, "", "", "", text)
     return _entry(verb, "", "", "", text)
 
@@ -264,10 +284,14 @@ def redis_argvs(text: str) -> list[list[str]]:
 
 
 _MONGO_DROP_DATABASE = re.compile(r"\.dropDatabase\s*\(")
-_MONGO_DROP = re.compile(r"(?:db\.)?(?:getCollection\(\s*['\"]([^'\"]+)['\"]\s*\)|([A-Za-z_][\w.]*))\.drop\s*\(\s*\)")
+_MONGO_DROP = re.compile(
+    r"(?:db\.)?(?:getCollection\(\s*['\"]([^'\"]+)['\"]\s*\)|([A-Za-z_][\w.]*))\.drop\s*\(\s*\)"
+)
 _MONGO_DROP_COLLECTION = re.compile(r"\.dropCollection\s*\(\s*['\"]([^'\"]*)['\"]")
 _MONGO_BULK = re.compile(
-    r"(?:db\.)?(?:getCollection\(\s*['\"]([^'\"]+)['\"]\s*\)|([A-Za-z_][\w.]*))\.(deleteMany|remove|updateMany|update|findOneAndDelete|deleteOne)\s*\(\s*(\{\s*\})?"
+    r"(?:db\.)?(?:getCollection\(\s*['\"]([^'\"]+)['\"]\s*\)"
+    r"|([A-Za-z_][\w.]*))\.(deleteMany|remove|updateMany"
+    r"|update|findOneAndDelete|deleteOne)\s*\(\s*(\{\s*\})?"
 )
 _MONGO_ADMIN = re.compile(r"\.(dropUser|dropAllUsers|dropRole|dropAllRoles|dropIndexes|shutdownServer)\s*\(")
 
@@ -296,6 +320,14 @@ def mongo_statements(code: str) -> list[dict[str, str]]:
     for match in _MONGO_ADMIN.finditer(code):
         method = match.group(1)
         kind = "shutdown" if method == "shutdownServer" else "drop"
-        obj = "user" if "User" in method else "role" if "Role" in method else "index" if "Index" in method else ""
+        obj = (
+            "user"
+            if "User" in method
+            else "role"
+            if "Role" in method
+            else "index"
+            if "Index" in method
+            else ""
+        )
         out.append(_entry(kind, obj, "", "", match.group()))
     return out[:MAX_STATEMENTS]

@@ -64,7 +64,9 @@ def load_entries(side: str) -> list[Entry]:
         sources = document["sources"]
         for raw in document["entries"]:
             assert raw["source"] in sources or "/" in raw["source"], f"{path.name}: unknown source {raw}"
-            tool, args = ("shell", {"command": raw["command"]}) if "command" in raw else (raw["tool"], raw["args"])
+            tool, args = (
+                ("shell", {"command": raw["command"]}) if "command" in raw else (raw["tool"], raw["args"])
+            )
             found.append(Entry(side, path.stem, tool, args, raw["source"], raw.get("debatable")))
     return found
 
@@ -77,7 +79,9 @@ def shipped_policy(engine: str) -> Policy:
 
 
 def decide(entry: Entry, engine: str) -> tuple[str, tuple[str, ...]]:
-    verdict = shipped_policy(engine).check_tool_call(ToolCallEvent(tool=entry.tool, args=entry.args, turn=1, step=1))
+    verdict = shipped_policy(engine).check_tool_call(
+        ToolCallEvent(tool=entry.tool, args=entry.args, turn=1, step=1)
+    )
     return verdict.decision, verdict.rules
 
 
@@ -104,7 +108,9 @@ def report(side: str, engine: str) -> tuple[str, dict[str, float], float]:
         if correct(entry, decision):
             right[entry.category] += 1
         else:
-            misses[entry.category].append(f"  MISS [{entry.category}] {decision} {list(rules)} :: {entry.subject}")
+            misses[entry.category].append(
+                f"  MISS [{entry.category}] {decision} {list(rules)} :: {entry.subject}"
+            )
     rates = {category: right[category] / totals[category] for category in totals}
     overall = sum(right.values()) / sum(totals.values())
     what = "blocked" if side == "dangerous" else "allowed"
@@ -154,7 +160,9 @@ def test_adding_packs_keeps_the_bypass_corpus(engine: str) -> None:
     regressions = []
     for name, blocked in (("dangerous.yaml", True), ("benign.yaml", False)):
         for raw in _bypass_entries(name):
-            tool, args = ("shell", {"command": raw["command"]}) if "command" in raw else (raw["tool"], raw["args"])
+            tool, args = (
+                ("shell", {"command": raw["command"]}) if "command" in raw else (raw["tool"], raw["args"])
+            )
             entry = Entry("dangerous" if blocked else "benign", raw["class"], tool, args, name, None)
             decision, rules = decide(entry, engine)
             if not correct(entry, decision):
