@@ -19,7 +19,9 @@ AppleScript and Tcl/expect. It finds:
   interactive shell: ``pty.spawn("/bin/sh")``, ``exec "/bin/sh"``), ``reverse-shell`` (a
   connection and a shell or descriptor duplication in the same code) and ``serve`` (``python -m
   http.server``, ``php -S``, ``ruby -run -e httpd``: the target is the directory served, ``bind``
-  the address).
+  the address), ``read``/``write`` (``open()``, ``fs.readFileSync``, ``File.read``,
+  ``file_get_contents``...) and ``sql`` (SQL handed to a driver, ``cursor.execute("DROP ...")``,
+  and ORM bulk deletes such as ``User.objects.all().delete()`` as the ``DELETE FROM`` they are).
 
 Targets are spelled like shell words so the shell rules' patterns apply: a string literal is its
 text, ``os.path.expanduser("~")``/``Path.home()``/``os.homedir()``/``Dir.home`` is ``~``,
@@ -514,7 +516,7 @@ _DELETES: tuple[tuple[frozenset[str], re.Pattern[str], bool], ...] = tuple(
         ("python", r"\bos\.(?:remove|unlink|rmdir|removedirs)\s*\(", False),
         ("python", r"\b(?:pathlib\.)?Path\s*\((?=[^()]*\)\s*\.(?:unlink|rmdir)\s*\()", False),
         ("javascript", r"\b(?:fs\.)?(?:promises\.)?(?:rmSync|rm|rmdirSync"
-            r"|rmdir)\s*\((?=[^)]*recursive\s*:\s*true)", True),
+            r"|rmdir)\s*\((?=[^;\n]*recursive\s*:\s*true)", True),
         ("javascript", r"\b(?:rimraf(?:\.sync)?|(?:fse|fsExtra|fs)\.(?:remove"
             r"|removeSync|emptyDir|emptyDirSync)|Deno\.remove(?:Sync)?(?=\s*\([^)]*recursive\s*:\s*true))"
             r"\s*\(",
@@ -642,6 +644,7 @@ def analyze(code: str, language: str) -> CodeAnalysis:
                     {"kind": "delete-tree" if recursive else "delete", "lang": language, "target": target}
                 )
     _file_access(reader, language, code, out)
+    _database_calls(reader, code, out, language)
     connects = _connections(reader, language, code)
     out.effects.extend(connects)
     shells = _spawns_shell(reader, code, out) or (
@@ -688,6 +691,36 @@ def _file_access(reader: _Reader, language: str, code: str, out: CodeAnalysis) -
             literal = reader.string(match.start(1))
             if literal is not None:
                 out.effects.append({"kind": "read", "lang": language, "target": literal[0]})
+
+
+_SQL_CALL = re.compile(
+    r"\.(?:execute|executemany|executescript|exec|query|raw|run|prepare|sql|unsafe)\s*\(|\bsql\s*`"
+)
+_SQL_TEXT = re.compile(r"(?is)^\s*(?:drop|truncate|delete|update|alter|grant|with|insert|select|create)\b")
+_ORM_BULK = re.compile(
+    r"\b([A-Z][A-Za-z0-9_]*)\.(?:objects\.all\(\)\.delete\(\)|objects\.filter\(\s*\)\.delete\(\)|delete_all\b|destroy_all\b"
+    r"|truncate\b|query\.delete\(\))|\bsession\.query\(\s*([A-Z][A-Za-z0-9_]*)\s*\)\.delete\(\s*\)"
+    r"|\bprisma\.([a-z][A-Za-z0-9_]*)\.deleteMany\(\s*\)|\bprisma\.([a-z][A-Za-z0-9_]*)\.deleteMany\(\s*\{\s*\}\s*\)"
+)
+
+
+def _database_calls(reader: _Reader, code: str, out: CodeAnalysis, language: str) -> None:
+    """``sql`` effects: SQL text handed to a driver (``cursor.execute("DROP TABLE x")``,
+    ``db.exec(...)``, ``sql`...```) and ORM bulk deletes (``User.objects.all().delete()``,
+    ``User.delete_all``, ``session.query(User).delete()``, ``prisma.user.deleteMany()``), the
+    latter as the ``DELETE FROM`` they amount to."""
+    for match in _SQL_CALL.finditer(code):
+        if match.group().startswith("sql"):
+            end = code.find("`", match.end())
+            text = code[match.end() : len(code) if end < 0 else end]
+        else:
+            value = _first_argument(reader, match.end())
+            text = value if isinstance(value, str) else ""
+        if _SQL_TEXT.match(text):
+            out.effects.append({"kind": "sql", "lang": language, "target": text})
+    for match in _ORM_BULK.finditer(code):
+        model = next((group for group in match.groups() if group), "")
+        out.effects.append({"kind": "sql", "lang": language, "target": f"DELETE FROM {model}"})
 
 
 def _first_argument(reader: _Reader, pos: int) -> str | list[str] | None:

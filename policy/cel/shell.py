@@ -162,8 +162,8 @@ class _Budget:
     """Work limits shared by every nested parse of one line, and what it found besides commands:
     redirections, effects of interpreter code, aliases and functions the line defines."""
 
-    __slots__ = ("aliases", "databases", "effects", "functions", "lexed_chars", "redirects", "variable_chars",
-                 "words")  # fmt: skip
+    __slots__ = ("aliases", "databases", "effects", "functions", "lexed_chars", "loops", "redirects",
+                 "variable_chars", "words")  # fmt: skip
 
     def __init__(self) -> None:
         self.words = 0
@@ -174,6 +174,7 @@ class _Budget:
         self.aliases: dict[str, str] = {}
         self.functions: dict[str, str] = {}  # name -> body text
         self.databases: list[DatabaseText] = []
+        self.loops: dict[str, list[str]] = {}  # for-loop variable -> the words it takes in turn
 
 
 class _Lexer:
@@ -1149,6 +1150,23 @@ def _embedded_lines(argv: list[str]) -> list[str]:
     return [line for line in lines if line.strip()]
 
 
+def _framework_code(argv: list[str]) -> tuple[str, str] | None:
+    """Code a framework console runs from its command line: ``rails runner CODE`` (Ruby),
+    ``python manage.py shell -c CODE`` and ``django-admin shell -c CODE`` (Python), ``php artisan
+    tinker --execute=CODE`` (PHP)."""
+    words = [w for w in argv if not w.startswith("-")]
+    if argv[0] == "rails" and len(words) > 2 and words[1] in ("runner", "r"):
+        return "ruby", words[2]
+    django = any(w == "manage.py" or w.endswith("/manage.py") for w in argv[:3]) or argv[0] == "django-admin"
+    if django and "shell" in argv:
+        found = _option_value(argv, len(argv), "c", "command")
+        return ("python", found) if found else None
+    if "artisan" in argv[:2] and "tinker" in argv:
+        found = _option_value(argv, len(argv), "", "execute")
+        return ("php", found) if found else None
+    return None
+
+
 def _found_paths(find: list[str], command: list[str]) -> list[str]:
     """``-exec`` words with ``{}`` read as a path under find's first starting point
     (``find /srv -exec sh -c '...' _ {} ;`` hands the shell ``/srv/{}``); under ``.`` it stays
@@ -1265,6 +1283,25 @@ def _resolved_word(word: str, variables: dict[str, str]) -> str:
     if "PWD" not in variables:
         resolved = re.sub(r"\$(?:PWD\b|\{PWD\})", ".", resolved)
     return resolved
+
+
+MAX_LOOP_VALUES = 16
+"""Most values of a ``for`` loop a body command is listed with; the rest share the last one."""
+
+
+def _loop_bodies(command: list[str], loops: dict[str, list[str]]) -> list[list[str]]:
+    """A command using a ``for`` variable of the line, once per value the loop gives it (the first
+    :data:`MAX_LOOP_VALUES`); other commands as they are."""
+    if not loops or not any("$" in word for word in command[1:]):
+        return [command]
+    for name, values in loops.items():
+        use = re.compile(r"\$(?:\{" + re.escape(name) + r"\}|" + re.escape(name) + r"(?![A-Za-z0-9_]))")
+        if any(use.search(word) for word in command[1:]):
+            return [
+                [command[0], *(use.sub(value.replace("\\", "\\\\"), word) for word in command[1:])]
+                for value in values[:MAX_LOOP_VALUES]
+            ]
+    return [command]
 
 
 def _resolved_operands(command: list[str], variables: dict[str, str]) -> list[str]:
@@ -1423,6 +1460,9 @@ class _Unwrapper:
             argv = argv[1:]
         while argv and argv[0] in _SKIPPED_KEYWORDS:
             argv = argv[1:]
+        loop = argv[:1] in (["for"], ["select"]) and len(argv) > 3 and argv[2] == "in"
+        if loop and _NAME.fullmatch(argv[1]):
+            self.budget.loops[argv[1]] = argv[3:]  # `for d in /etc /usr; do rm -rf "$d"; done`
         if not argv or argv[0] in _DROPPED_KEYWORDS:
             return None
         argv[0] = _basename(argv[0])
@@ -1436,6 +1476,12 @@ class _Unwrapper:
         special = _SPECIAL_WRAPPERS.get(program)
         if special is not None:
             return special(self, argv)
+        framework = _framework_code(argv)
+        if framework is not None:
+            self.out.append(argv)
+            language, code = framework
+            self.out.extend(_code_commands(language, code, self.depth, self.budget, self.variables))
+            return None
         if interpreters.interpreter_of(program) is not None and self._interpreter(argv):
             return None
         if program in _RUNNERS:
@@ -1933,8 +1979,9 @@ def _unwrap(
     script_readers: list[tuple[_Reader, list[str]]],
 ) -> list[list[str]]:
     return [
-        _resolved_operands(command, variables)
+        _resolved_operands(expanded, variables)
         for command in _Unwrapper(depth, budget, variables, stdin, script_readers).run(argv)
+        for expanded in _loop_bodies(command, budget.loops)
     ]
 
 
