@@ -266,7 +266,7 @@ _KNOWN_VALUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 _PASSTHROUGH = re.compile(
     r"(?:os\.path\.(?:expanduser|abspath|realpath"
     r"|normpath|expandvars)|File\.(?:expand_path|absolute_path|realpath)"
-    r"|path\.normalize|realpath|String|str|Pathname|URI)\s*\("
+    r"|path\.normalize|realpath|String|str|Pathname|URI|sprintf|format)\s*\("
 )
 _JOINERS = re.compile(
     r"(?:os\.path\.join|path\.join|path\.resolve|File\.join|(?:pathlib\.)?(?:Pure)?(?:Posix)?Path)\("
@@ -603,7 +603,7 @@ _HOST_LIKE = re.compile(
 )
 _FD_DUPLICATION = re.compile(
     r"\bos\.dup2\s*\(|\bdup2\s*\(|\bopen\s*\(\s*STD(?:IN"
-        r"|OUT|ERR)\s*,\s*['\"][<>+]*&|[<>]&\s*[0-9]+"
+        r"|OUT|ERR)\s*,\s*['\"][<>+]*&|[<>]&\s*(?:[0-9]+|%d)"
         r"|\.pipe\s*\(\s*\w+\s*\)|\bfdopen\b|\bIO\.for_fd\b|\bproc_open\s*\([^)]*\$sock"
 )  # fmt: skip
 _SHELL_LITERAL = re.compile(
@@ -621,6 +621,7 @@ def analyze(code: str, language: str) -> CodeAnalysis:
         for match in _SED_EXEC.finditer(code):
             out.shell_lines.append(match.group(1).strip())
         return out
+    code = _without_comments(code, language)
     reader = _Reader(code, language)
     _shell_outs(reader, language, out)
     if language in _BACKTICK_LANGS:
@@ -656,6 +657,52 @@ def analyze(code: str, language: str) -> CodeAnalysis:
         target = next((e["target"] for e in connects if e["target"]), "")
         out.effects.append({"kind": "reverse-shell", "lang": language, "target": target})
     return out
+
+
+_HASH_COMMENTS = frozenset({"python", "ruby", "perl", "php", "awk", "r", "tcl"})
+_SLASH_COMMENTS = frozenset({"javascript", "php"})
+
+
+def _without_comments(code: str, language: str) -> str:
+    """``code`` with its comments blanked (``# ...``, ``// ...``, ``/* ... */``, Lua's ``--``), so
+    commented-out calls do nothing; string literals are kept. A ``#`` counts as a comment only
+    at a line start or after a blank or ``;{})``, so Perl's ``$#a`` and ``s#x#y#`` survive."""
+    out: list[str] = []
+    i = 0
+    n = len(code)
+    quote = ""
+    while i < n:
+        ch = code[i]
+        if quote:
+            out.append(ch)
+            if ch == "\\" and i + 1 < n:
+                out.append(code[i + 1])
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+            i += 1
+            continue
+        if ch in "'\"" or (ch == "`" and language in ("javascript", "ruby", "perl", "php")):
+            quote = ch
+            out.append(ch)
+            i += 1
+            continue
+        hash_comment = ch == "#" and language in _HASH_COMMENTS and (i == 0 or code[i - 1] in " \t\n;{})")
+        slashes = language in _SLASH_COMMENTS and code.startswith("//", i) and (i == 0 or code[i - 1] != ":")
+        line_comment = slashes or (language == "lua" and code.startswith("--", i))
+        if hash_comment or line_comment:
+            end = code.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if language in _SLASH_COMMENTS and code.startswith("/*", i):
+            end = code.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+            out.append(" ")
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def _file_access(reader: _Reader, language: str, code: str, out: CodeAnalysis) -> None:
