@@ -120,7 +120,7 @@ def _function_declarations() -> list[Any]:
     unary_strings: dict[str, Any] = {
         "path.normalize": s, "path.base": s, "path.ext": s, "url.host": s,
         "shell.commands": _T.List(list_of_strings), "shell.argv0s": list_of_strings,
-        "shell.redirects": _T.List(_T.Map(s, s)), "shell.effects": _T.List(_T.Map(s, s)),
+        "shell.redirects": _T.List(_T.Map(s, s)), "shell.effects": _T.List(_T.Map(s, s)), "shell.programs": s,
         "shell.sql": _T.List(_T.Map(s, s)), "sql.statements": _T.List(_T.Map(s, s)),
         "shell.cli": _T.List(_T.Map(s, _T.DYN)),
     }  # fmt: skip

@@ -36,6 +36,27 @@ anything:
   send-keys`` or ``screen -X stuff`` types; ``parallel CMD ::: ARGS`` runs one job per argument
   (without ``CMD`` each argument is a command line); ``find -exec|-execdir|-ok|-okdir ... ;``
   lists the command it runs;
+- programs that run a string (issue 13): interpreter code (``python -c``, ``node -e``, ``perl
+  -e``, awk programs, sed ``e``, here-documents and pipes fed to ``python3 -``; see
+  :mod:`~dsh_policy.policy.cel.interpreters`) lists the commands it shells out to; commands run
+  in a container (``docker|podman exec|run``, ``docker compose exec|run``, ``kubectl exec|run|
+  debug ... --``) are listed like local ones; option values that are command lines are parsed
+  (``tar --checkpoint-action=exec=``/``--to-command``/``-I``, ``zip -TT``, ``make --eval``,
+  ``vim -c '!...'``/``+'!...'``, ``man -P``, ``gdb -ex '!...'``, ``rsync -e``, ``ssh -o
+  ProxyCommand=``, ``socat EXEC:``, ``nc -e``, ``git -c core.pager=...``, ``git rebase --exec``,
+  ``git submodule foreach``, ``apt-get -o ...::Pre-Invoke=``), as are variables whose value a
+  program runs (``PAGER=``, ``EDITOR=``, ``GIT_SSH_COMMAND=``, ...), database clients' shell
+  escapes (``\\! cmd``, ``.shell cmd``) and framework consoles (``rails runner``, ``manage.py shell
+  -c``);
+- definitions on the line: an alias is expanded where it is used, a function's body is listed
+  again where it is called with ``$1``... bound to the call's words, ``sh -c LINE ARGS`` binds
+  ``$0``, ``$1``... to ARGS, a ``for`` loop's body is listed once per value, and ``{}`` of
+  ``find START -exec`` is a path under START (``/srv/{}``; under ``.`` it stays ``{}``);
+- operands (never the program name, which stays visibly unresolvable) whose value the line
+  itself determines are resolved: substitutions that only print (``$(echo ~)``, ``$(printf '%s'
+  /x)``, ``$(dirname "$HOME")``, and ``$(pwd)``, ``$(git rev-parse --show-toplevel)`` and
+  ``$PWD`` as ``.``), variables assigned from them (``d=$(pwd); rm -rf "$d"``), and the default
+  of ``${NAME:-default}`` for a variable the line never sets;
 - a shell given neither ``-c`` nor a script file reads its script from stdin: its here-strings,
   here-document bodies and ``echo``/``printf`` text piped into it are parsed as shell lines. A
   wrapper that feeds stdin to a shell is listed the same way, followed by ``["sh"]``: ``at`` and
@@ -2027,6 +2048,14 @@ def shell_commands(line: str) -> list[list[str]]:
 def shell_argv0s(line: str) -> list[str]:
     """The program names (argv[0]) of :func:`shell_commands`, in order; handy for allow-lists."""
     return [argv[0] for argv in shell_commands(line) if argv]
+
+
+def shell_programs(line: str) -> str:
+    """The program names of :func:`shell_argv0s` as one string, each between spaces
+    (``" cd make tee "``), so one ``matches`` (``' (?:zfs|zpool) '``) tells whether a line runs
+    any of many programs: a rule's cheap first test, far cheaper in an interpreted engine than a
+    comprehension over the list. Same limits and errors as :func:`shell_commands`."""
+    return " " + " ".join(shell_argv0s(line)) + " "
 
 
 def shell_effects(line: str) -> list[dict[str, str]]:
