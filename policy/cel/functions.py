@@ -290,8 +290,9 @@ def compile_re2(pattern: str) -> re2._Regexp:
 def re2_matches(s: str, pattern: str) -> bool:
     """CEL ``matches``: whether RE2 ``pattern`` matches anywhere in ``s`` (use ``^...$`` to anchor).
     Linear time in ``len(s)`` whatever the pattern, so attacker-chosen input cannot stall it."""
-    _require_str(s, "matches", 1)
-    _require_str(pattern, "matches", 2)
+    if type(s) is not str or type(pattern) is not str:
+        _require_str(s, "matches", 1)
+        _require_str(pattern, "matches", 2)
     regex = compile_re2(pattern)
     if _RAW_MATCH is None:
         return regex.search(s) is not None
