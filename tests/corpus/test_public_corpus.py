@@ -18,6 +18,7 @@ Run with ``-s`` to see the per-category table and every miss.
 
 from __future__ import annotations
 
+import os
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import cache
@@ -39,7 +40,12 @@ MIN_BLOCKED = 0.95
 MIN_BLOCKED_PER_CATEGORY = 0.90
 MAX_FALSE_POSITIVES = 0.02
 MAX_FALSE_POSITIVES_PER_CATEGORY = 0.05
-ENGINES = [pytest.param(name, id=name) for name in sorted(set(available_engines()) & {"python", "native"})]
+ENGINE = "native" if "native" in available_engines() else "python"
+"""The engine the whole corpus runs on (the fastest installed); the other is checked on a sample."""
+FULL = os.environ.get("DSH_CORPUS_FULL", "") not in ("", "0")
+"""``DSH_CORPUS_FULL=1``: the python engine on every entry and the bypass corpus in full; by
+default both take a deterministic sample (every SAMPLE_EVERY-th entry) to keep CI fast."""
+SAMPLE_EVERY = 1 if FULL else 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,17 +138,15 @@ def test_every_entry_is_sourced_unique_and_categorised() -> None:
     assert len(categories) >= 8
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_shipped_packs_block_the_public_dangerous_corpus(engine: str) -> None:
-    text, rates, overall = report("dangerous", engine)
+def test_shipped_packs_block_the_public_dangerous_corpus() -> None:
+    text, rates, overall = report("dangerous", ENGINE)
     print(text)
     assert overall >= MIN_BLOCKED, text
     assert min(rates.values()) >= MIN_BLOCKED_PER_CATEGORY, text
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_shipped_packs_allow_the_public_benign_corpus(engine: str) -> None:
-    text, rates, overall = report("benign", engine)
+def test_shipped_packs_allow_the_public_benign_corpus() -> None:
+    text, rates, overall = report("benign", ENGINE)
     print(text)
     assert 1 - overall <= MAX_FALSE_POSITIVES, text
     assert max(1 - rate for rate in rates.values()) <= MAX_FALSE_POSITIVES_PER_CATEGORY, text
@@ -153,13 +157,27 @@ def _bypass_entries(name: str) -> list[dict[str, Any]]:
     return [entry for entry in entries if "known_gap" not in entry]
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_adding_packs_keeps_the_bypass_corpus(engine: str) -> None:
+@pytest.mark.skipif(available_engines() != ["native", "python"], reason="needs both engines")
+def test_the_python_engine_decides_a_sample_alike() -> None:
+    """Every SAMPLE_EVERY-th entry of both sides decided by the python engine as by the native
+    one (the whole corpus on both would cost a minute of CI; the engines' agreement is the point)."""
+    differences = []
+    for side in ("dangerous", "benign"):
+        for entry, decision, _rules in outcomes(side, ENGINE)[::SAMPLE_EVERY]:
+            other, _ = decide(entry, "python")
+            if other != decision:
+                differences.append(f"{side}: native {decision}, python {other} :: {entry.subject}")
+    assert not differences, "\n".join(differences)
+
+
+def test_adding_packs_keeps_the_bypass_corpus() -> None:
     """With every pack loaded, the original corpus keeps its outcome: dangerous entries stay
-    blocked (an entry expecting ask may now be denied, never allowed), benign ones allowed."""
+    blocked (an entry expecting ask may now be denied, never allowed), benign ones allowed
+    (every third entry by default, all with DSH_CORPUS_FULL=1)."""
+    engine = ENGINE
     regressions = []
     for name, blocked in (("dangerous.yaml", True), ("benign.yaml", False)):
-        for raw in _bypass_entries(name):
+        for raw in _bypass_entries(name)[:: 1 if FULL else 3]:
             tool, args = (
                 ("shell", {"command": raw["command"]}) if "command" in raw else (raw["tool"], raw["args"])
             )
