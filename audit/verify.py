@@ -14,7 +14,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -213,6 +213,7 @@ def verify_log(
     *,
     public_key: PublicKeySource | None = None,
     anchor: str | os.PathLike[str] | None = None,
+    on_segment: Callable[[int, int, str], None] | None = None,
 ) -> VerificationReport:
     """Verify a log given its segments.
 
@@ -221,7 +222,8 @@ def verify_log(
     are checked, so a segment left out is reported as ``SEGMENT_MISSING``. ``anchor`` is an exported
     checkpoint line kept off the host: a log that ends before it is ``TRUNCATED``. ``public_key``
     (PEM path or key) makes every checkpoint's signature mandatory; raises ``KeyFileError`` if the
-    key cannot be loaded.
+    key cannot be loaded. ``on_segment(done, total, file)`` is called after each segment (for a
+    progress display).
     """
     key = load_public_key(public_key) if public_key is not None else None
     given = [Path(p) for p in paths]
@@ -237,6 +239,8 @@ def verify_log(
     anchor_bytes = walker.read_anchor(Path(anchor)) if anchor is not None else None
     for position, path in enumerate(files):
         walker.walk_file(path, is_last=position == len(files) - 1)
+        if on_segment is not None:
+            on_segment(position + 1, len(files), str(path))
     if anchor is not None and anchor_bytes is not None:
         walker.check_anchor(Path(anchor), anchor_bytes)
     return walker.report([str(p) for p in files], str(anchor) if anchor is not None else None)

@@ -41,8 +41,15 @@ def add_policy_options(
     if positional_packs:
         parser.add_argument("packs", nargs="*", metavar="PACK", help="rule pack files (YAML)")
     else:
+        # ``--pack A B`` and ``--pack A --pack B`` both: the README's ``--pack PACK...``.
         parser.add_argument(
-            "--pack", dest="packs", action="append", default=[], metavar="PACK", help="rule pack file"
+            "--pack",
+            dest="packs",
+            action="extend",
+            nargs="+",
+            default=[],
+            metavar="PACK",
+            help="rule pack file(s); repeatable",
         )
     parser.add_argument("--config", metavar="FILE", help="deployment file (kind: Gateway)")
     parser.add_argument(
