@@ -286,7 +286,10 @@ def read_entries(
                         number += 1
                         yield reader.entry(raw, str(path), number, previous)
                         previous = None
-                    yield from read_entries([path], reader, follow=True, unreadable=unreadable)
+                    # Several rotations may have happened since the last look: continue with every
+                    # segment after the one we held, then follow the new active file.
+                    later = _segments_after(path, os.fstat(handle.fileno()))
+                    yield from read_entries(later, reader, follow=True, unreadable=unreadable)
                     return
                 time.sleep(_POLL_SECONDS)
             if pending:
@@ -299,6 +302,19 @@ def read_entries(
                     if last
                     else ("MALFORMED: line without newline inside a rotated segment",),
                 )
+
+
+def _segments_after(path: Path, held: os.stat_result) -> list[Path]:
+    """The log's segments after the (now rotated) file ``held``, the active one last."""
+    segments = discover_segments(active_path_of(path))
+    for index, candidate in enumerate(segments):
+        try:
+            info = os.stat(candidate)
+        except OSError:
+            continue
+        if (info.st_ino, info.st_dev) == (held.st_ino, held.st_dev):
+            return segments[index + 1 :]
+    return segments[-1:]
 
 
 def _rotated(path: Path, handle: BinaryIO) -> bool:

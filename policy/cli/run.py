@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
+from dsh_policy.audit.archive import MovedLog, move_log_aside
 from dsh_policy.audit.keys import load_private_key
 from dsh_policy.audit.segments import discover_segments
 from dsh_policy.audit.terminal import Painter
@@ -266,6 +267,11 @@ def _parser() -> CommandParser:
     parser.add_argument(
         "--fail-closed", action="store_true", help="refuse a call whose audit record cannot be written"
     )
+    parser.add_argument(
+        "--append",
+        action="store_true",
+        help="add to an existing audit log (default: move it to LOG.previous-<time> and start afresh)",
+    )
     return parser
 
 
@@ -340,6 +346,17 @@ def main(argv: Sequence[str]) -> int:
     plan = audit_plan(sources, path=args.audit, fsync=args.fsync, signing_key=args.signing_key,
                       fail_closed=True if args.fail_closed else None)
     narrator = Narrator(sys.stdout, text=args.format == "text", paint=Painter.for_stream(sys.stdout))
+    moved: MovedLog | str | None = None
+    if plan is not None and not args.append:
+        # Each scripted session starts a fresh log (the README's figures hold on a second run);
+        # the previous log is kept whole under a new name, never truncated.
+        moved = move_log_aside(Path(plan.path))
+        if isinstance(moved, str):
+            print(f"dsh-policy run: {moved} (use --append to add to it)", file=sys.stderr)
+            return USAGE_EXIT
+        if moved is not None:
+            narrator.say(f"audit: starting a fresh log; the previous one is now {moved.path}"
+                         " (--append adds to a log instead)")
     before = existing_records(plan.path) if plan is not None else 0
     deployment = deploy(sources, audit=plan, watch=False, observers=[narrator])
     if isinstance(deployment, list):
@@ -362,7 +379,11 @@ def main(argv: Sequence[str]) -> int:
                        "packs": [p.name for p in policy.packs]},
             "events": narrator.events,
             "summary": dict(narrator.counts),
-            "audit": None if report is None else {**report.to_json(), "records_before_run": before},
+            "audit": None if report is None else {
+                **report.to_json(),
+                "records_before_run": before,
+                "previous_log": str(moved.path) if isinstance(moved, MovedLog) else None,
+            },
         }, indent=2, ensure_ascii=False))
     else:
         _print_summary(narrator, report, plan, before)
