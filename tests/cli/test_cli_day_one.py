@@ -331,3 +331,20 @@ def test_the_shipped_hook_gateway_works_in_a_fresh_copy(
     assert code == 2 and "deny-credential-file-reads" in err and "failed closed" not in err, err
     assert (hooks / "audit" / "hooks.jsonl").is_file()
     assert os.path.isdir(hooks / "audit")
+
+
+def test_verify_of_many_segments_shows_progress_on_a_terminal_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "big.jsonl"
+    with AuditWriter.open(log, rotate_bytes=2048) as writer:
+        for n in range(20):
+            writer.append("note", {"text": "x" * 400, "n": n})
+    assert len(list(tmp_path.glob("big.jsonl.0*"))) >= 2
+    for stderr, shows in ((_Tty(), True), (io.StringIO(), False)):
+        out = io.StringIO()
+        monkeypatch.setattr(sys, "stdout", out)
+        monkeypatch.setattr(sys, "stderr", stderr)
+        assert cli.main(["verify", str(log), "--format", "json"]) == 0
+        assert json.loads(out.getvalue())["intact"] is True  # progress never enters the report
+        assert ("verifying segment" in stderr.getvalue()) is shows

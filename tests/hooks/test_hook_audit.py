@@ -68,7 +68,8 @@ def test_a_redacted_result_is_recorded_without_its_secret(run_hook, tmp_path) ->
 
 @pytest.mark.parametrize("harness", HARNESSES)
 def test_an_unwritable_audit_log_denies_even_a_harmless_call(run_hook, tmp_path, harness: str) -> None:
-    log = tmp_path / "no-such-dir" / "hooks.jsonl"
+    (tmp_path / "not-a-dir").write_text("a file where the log's folder should be")
+    log = tmp_path / "not-a-dir" / "hooks.jsonl"
     run = run_hook(
         harness, (PAYLOADS / harness / "pre_tool_use_bash_ls.json").read_bytes(), "--audit", str(log)
     )
