@@ -146,6 +146,13 @@ class Narrator:
         line = f"asked for approval ({reason or 'no reason given'}): {answer}"
         self.approvals.setdefault(execution.call_id, []).append(line)
 
+    def unsettled_approvals(self) -> None:
+        """Approvals whose call never settled (a turn cut short): still shown, never lost."""
+        for call_id, lines in self.approvals.items():
+            for line in lines:
+                self.say(f"    (call {call_id}) {line}")
+        self.approvals.clear()
+
     def call_settled(self, outcome: CallOutcome) -> None:
         label = _label(outcome)
         rules, message = _deciding(outcome)
@@ -252,6 +259,7 @@ async def run_session(script: SessionScript, gateway: PolicyGateway, narrator: N
         narrator.turn(number, turn.prompt)
         agent.followup(Message.user(turn.prompt))
         await agent.wait_idle()
+        narrator.unsettled_approvals()
     agent.close()
 
 
