@@ -348,3 +348,13 @@ def test_verify_of_many_segments_shows_progress_on_a_terminal_only(
         assert cli.main(["verify", str(log), "--format", "json"]) == 0
         assert json.loads(out.getvalue())["intact"] is True  # progress never enters the report
         assert ("verifying segment" in stderr.getvalue()) is shows
+
+
+def test_check_and_explain_take_pack_options_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    event = tmp_path / "event.yaml"
+    event.write_text("stage: pre-execute\ntool: read_file\nargs: {path: /root/.ssh/id_rsa}\n")
+    assert cli.main(["explain", "--pack", BASELINE, SECRETS, "--event", str(event)]) == 0
+    out = capsys.readouterr().out
+    assert "decision: deny" in out and "secrets/" in out  # both packs loaded
+    assert cli.main(["check", "--pack", BASELINE, "--pack", SECRETS]) == 0
+    assert "ok: 2 pack(s)" in capsys.readouterr().out
