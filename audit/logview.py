@@ -32,7 +32,7 @@ from typing import Any, BinaryIO, Final, NoReturn
 import orjson
 
 from .keys import KeyFileError, load_public_key
-from .segments import active_path_of, discover_segments
+from .segments import active_path_of, discover_segments, rotated_segments
 from .terminal import Painter
 from .verify import _ChainWalker, _SegmentState
 
@@ -258,73 +258,121 @@ def _complete_lines(handle: BinaryIO, pending: bytearray) -> list[bytes]:
     return lines
 
 
+def _read_lines(
+    path: Path, handle: BinaryIO, reader: VerifyingReader, state: list[Any], *, final: bool, last: bool
+) -> Iterator[Entry]:
+    """The complete lines now in ``handle``; ``state`` is [line number, pending bytes, segment
+    state for line 1]. ``final``: the file will not grow, so a pending part-line is reported."""
+    for raw in _complete_lines(handle, state[1]):
+        state[0] += 1
+        yield reader.entry(raw, str(path), state[0], state[2])
+        state[2] = None
+    if final and state[1]:
+        if not last:
+            reader.failed += 1
+        yield _unreadable(
+            str(path),
+            state[0] + 1,
+            ("TORN_TAIL: last line has no newline (a write cut short)",)
+            if last
+            else ("MALFORMED: line without newline inside a rotated segment",),
+        )
+
+
+def _read_whole(path: Path, reader: VerifyingReader, unreadable: list[str], *, last: bool) -> Iterator[Entry]:
+    try:
+        handle = path.open("rb")
+    except OSError as error:
+        unreadable.append(f"{path}: {error.strerror or error}")
+        return
+    with handle:
+        yield from _read_lines(
+            path, handle, reader, [0, bytearray(), reader.start_segment()], final=True, last=last
+        )
+
+
 def read_entries(
     files: Sequence[Path], reader: VerifyingReader, *, follow: bool, unreadable: list[str]
 ) -> Iterator[Entry]:
     """Every record of ``files`` in order; with ``follow``, then every record appended to the
-    active segment, following rotation, until interrupted."""
-    for position, path in enumerate(files):
-        last = position == len(files) - 1
+    log's active segment, following rotation, until interrupted."""
+    if not follow:
+        for position, path in enumerate(files):
+            yield from _read_whole(path, reader, unreadable, last=position == len(files) - 1)
+        return
+    active = active_path_of(files[-1])
+    read_up_to: int | None = None
+    for path in files[:-1] if files[-1] == active else files:
+        yield from _read_whole(path, reader, unreadable, last=False)
+        index = _segment_index(path, active)
+        if index is not None:
+            read_up_to = index
+    yield from _follow(active, reader, read_up_to)
+
+
+def _segment_index(path: Path, active: Path) -> int | None:
+    return next((index for index, candidate in rotated_segments(active) if candidate == path), None)
+
+
+def _inode(info: os.stat_result) -> tuple[int, int]:
+    return info.st_ino, info.st_dev
+
+
+def _rotated_after(active: Path, read_up_to: int | None) -> list[tuple[int, Path]]:
+    return [(i, p) for i, p in rotated_segments(active) if read_up_to is None or i > read_up_to]
+
+
+def _follow(active: Path, reader: VerifyingReader, read_up_to: int | None) -> Iterator[Entry]:
+    """Tail the active segment; when the writer rotates it (the full file gets its ``PATH.NNNNNN``
+    name, a new file takes ``PATH``), finish the held file, read any segments rotated since in
+    index order, then tail the new active file. Segments are always read in log order, so the
+    verifier's segment links hold however many rotations happen between two looks."""
+    while True:
+        rotated = _rotated_after(active, read_up_to)
         try:
-            handle = path.open("rb")
-        except OSError as error:
-            unreadable.append(f"{path}: {error.strerror or error}")
+            handle = active.open("rb")
+        except OSError:
+            handle = None
+        held = _inode(os.fstat(handle.fileno())) if handle is not None else None
+        older = [(i, p) for i, p in rotated if held is None or _inode(os.stat(p)) != held]
+        if older:  # complete segments we have not read: they come first
+            if handle is not None:
+                handle.close()
+            for index, path in older:
+                yield from _read_whole(path, reader, [], last=False)
+                read_up_to = index
+            continue
+        if handle is None:
+            time.sleep(_POLL_SECONDS)
             continue
         with handle:
-            previous: _SegmentState | None = reader.start_segment()
-            number = 0
-            pending = bytearray()
+            state: list[Any] = [0, bytearray(), reader.start_segment()]
             while True:
-                for raw in _complete_lines(handle, pending):
-                    number += 1
-                    yield reader.entry(raw, str(path), number, previous)
-                    previous = None
-                if not (follow and last):
+                yield from _read_lines(active, handle, reader, state, final=False, last=True)
+                moved_to = _rotated_name(active, held, read_up_to)
+                if moved_to is not None and _current_inode(active) != held:
+                    yield from _read_lines(active, handle, reader, state, final=True, last=False)
+                    read_up_to = moved_to
                     break
-                if _rotated(path, handle):
-                    for raw in _complete_lines(handle, pending):  # what was written before the rename
-                        number += 1
-                        yield reader.entry(raw, str(path), number, previous)
-                        previous = None
-                    # Several rotations may have happened since the last look: continue with every
-                    # segment after the one we held, then follow the new active file.
-                    later = _segments_after(path, os.fstat(handle.fileno()))
-                    yield from read_entries(later, reader, follow=True, unreadable=unreadable)
-                    return
                 time.sleep(_POLL_SECONDS)
-            if pending:
-                if not last:
-                    reader.failed += 1
-                yield _unreadable(
-                    str(path),
-                    number + 1,
-                    ("TORN_TAIL: last line has no newline (a write cut short)",)
-                    if last
-                    else ("MALFORMED: line without newline inside a rotated segment",),
-                )
 
 
-def _segments_after(path: Path, held: os.stat_result) -> list[Path]:
-    """The log's segments after the (now rotated) file ``held``, the active one last."""
-    segments = discover_segments(active_path_of(path))
-    for index, candidate in enumerate(segments):
+def _rotated_name(active: Path, held: tuple[int, int] | None, read_up_to: int | None) -> int | None:
+    """The index under which the file we hold now lives as a rotated segment, if it does."""
+    for index, path in _rotated_after(active, read_up_to):
         try:
-            info = os.stat(candidate)
+            if _inode(os.stat(path)) == held:
+                return index
         except OSError:
             continue
-        if (info.st_ino, info.st_dev) == (held.st_ino, held.st_dev):
-            return segments[index + 1 :]
-    return segments[-1:]
+    return None
 
 
-def _rotated(path: Path, handle: BinaryIO) -> bool:
-    """True once the active file we hold was renamed away and a new one took its name."""
+def _current_inode(active: Path) -> tuple[int, int] | None:
     try:
-        current = os.stat(active_path_of(path))
+        return _inode(os.stat(active))
     except OSError:
-        return False
-    held = os.fstat(handle.fileno())
-    return (current.st_ino, current.st_dev) != (held.st_ino, held.st_dev)
+        return None
 
 
 # ------------------------------------------------------------------------------------ filtering

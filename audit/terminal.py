@@ -50,6 +50,7 @@ DECISION_STYLES: Final = {
     "INTEGRITY FAILURE": "red",
     "UNREADABLE INPUT": "red",
     "UNVERIFIED": "red",
+    "NOT A LOG": "red",
 }
 
 
