@@ -44,19 +44,22 @@ class Step:
     expect: list[str] = field(default_factory=list)
 
 
-def _blocks() -> list[tuple[str, str, str]]:
-    """(language, body, the text before the block) in README order."""
+def _blocks() -> list[tuple[str, str, str, int]]:
+    """(language, body, the text before the block, where it starts) in README order."""
     found, last = [], 0
     for match in _BLOCK.finditer(README):
-        found.append((match["lang"], match["body"], README[last : match.start()]))
+        found.append((match["lang"], match["body"], README[last : match.start()], match.start()))
         last = match.end()
     return found
 
 
 def _steps() -> list[Step]:
+    """The commands of the quick start, the tour and the hook example, in README order (the
+    reference sections' illustrative commands name files of the reader's own deployment)."""
     steps: list[Step] = []
-    for lang, body, _ in _blocks():
-        if lang != "sh":
+    reference = README.index("## Reference")
+    for lang, body, _, start in _blocks():
+        if lang != "sh" or not (start < reference or "examples/hooks/pre-tool-use.json" in body):
             continue
         for raw in body.splitlines():
             line = raw.strip()
@@ -91,7 +94,7 @@ def _written_files() -> dict[str, str]:
 
 def _sample_output() -> list[str]:
     """The quick start's sample demo output, without its ``...`` elisions."""
-    for lang, body, before in _blocks():
+    for lang, body, before, _ in _blocks():
         if lang == "" and "The demo prints" in before.rstrip().rsplit("\n\n", 1)[-1]:
             return [line.rstrip() for line in body.splitlines() if line.strip() != "..."]
     raise AssertionError("the README lost its sample demo output")
