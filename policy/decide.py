@@ -17,6 +17,7 @@ Any unexpected exception fails the whole verdict closed; nothing propagates to t
 from __future__ import annotations
 
 import datetime
+import re
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -26,6 +27,7 @@ from typing import Any, Literal
 
 import structlog
 from dsh_policy.policy.cel.engine import CelEngine, CelEvalError, EventActivation
+from dsh_policy.policy.cel.shell import shell_argv0s
 from dsh_policy.policy.compile import (
     CompiledExpr,
     CompiledPolicy,
@@ -78,8 +80,8 @@ class _EventScope:
     evaluated expression reads) and at most once, and cached per pack."""
 
     __slots__ = (
-        "_activations", "_builders", "_cache", "_deadline", "_held", "_last", "_policy", "_reads",
-        "_seconds", "_source", "_var_errors", "_vars",
+        "_activations", "_builders", "_cache", "_deadline", "_held", "_last", "_policy", "_programs",
+        "_reads", "_seconds", "_source", "_var_errors", "_vars",
     )
 
     def __init__(
@@ -103,6 +105,7 @@ class _EventScope:
         self._activations: dict[tuple[int, tuple[str, ...]], Mapping[str, Any]] = {}
         self._held: dict[int, frozenset[str]] = {}  # names in each pack's base activation, + vars
         self._last: tuple[int, Mapping[str, Any], frozenset[str]] | None = None  # the latest base
+        self._programs: tuple[str, ...] | None = None  # the shell line's program names, once
 
     def start_clock(self) -> None:
         """Give the stage about to run the event's time budget (each stage gets its own: a guard
@@ -115,6 +118,23 @@ class _EventScope:
         return CelEvalError(
             f"the event's evaluation budget of {self._seconds:g} s ran out before this expression ran"
         )
+
+    def runs_program(self, pattern: re.Pattern[str]) -> bool:
+        """Whether the event's shell line runs a program ``pattern`` matches (``match.programs``).
+        No string ``args.command``: no program. A line the parser refuses (too long, too
+        nested): every program, so the rule runs and fails closed on its own."""
+        if self._programs is None:
+            args = self._value("args", 0)
+            command = args.get("command") if isinstance(args, Mapping) else None
+            if not isinstance(command, str):
+                self._programs = ()
+            else:
+                try:
+                    self._programs = tuple(dict.fromkeys(shell_argv0s(command)))
+                except ValueError:
+                    self._programs = None
+                    return True
+        return any(pattern.fullmatch(program) for program in self._programs)
 
     def for_selection(self, reads: Mapping[int, frozenset[str]]) -> _EventScope:
         """The same event, now for another stage's rules (which may read other names)."""
@@ -245,7 +265,7 @@ class _StageRun:
         self.matches: list[Match] = []
         self.shadow: list[str] = []
         self.trace: list[RuleTrace] = []
-        self.signature: list[bool] | None = []
+        self.signature: list[bool | None] | None = []
 
     @property
     def subject(self) -> str:
@@ -253,13 +273,19 @@ class _StageRun:
         return "step" if self.tool is None else f'tool "{self.tool}"'
 
     def run(self, plan: StagePlan | Sequence[CompiledRule]) -> None:
-        """Evaluate every rule, in order (all of them: the trace and shadow rules need it)."""
+        """Evaluate every rule, in order (all of them: the trace and shadow rules need it),
+        except those whose ``match.programs`` the shell line does not run."""
         scope = self.scope
         scope.start_clock()
         plans = plan.rules if isinstance(plan, StagePlan) else [plan_rule(r, self._static(r)) for r in plan]
         trace = self.trace
         signature = self.signature
         for rule_plan in plans:
+            programs = rule_plan.rule.programs
+            if programs is not None and not scope.runs_program(programs):
+                if signature is not None:
+                    signature.append(None)  # not evaluated: the line runs none of its programs
+                continue
             when = rule_plan.when
             if when is None:
                 value: Any = True
@@ -331,8 +357,9 @@ class _StageRun:
         """Enforced matches that give one of ``effects``."""
         return [match for match in self.matches if match.effect in effects]
 
-    def key(self) -> tuple[bool, ...] | None:
-        """Which rules matched, when every outcome was a plain true/false (see class doc)."""
+    def key(self) -> tuple[bool | None, ...] | None:
+        """Which rules matched (None: skipped by ``match.programs``), when every outcome was a
+        plain true/false (see class doc)."""
         return tuple(self.signature) if self.signature is not None else None
 
 
@@ -697,8 +724,11 @@ class Decider:
         Conditions are pure, so running them again there changes nothing."""
         rules = plan.rules
         if any(
-            rule_plan.when is not None
-            and (not rule_plan.simple or getattr(rule_plan.when.program, "converts_activation", True))
+            rule_plan.rule.programs is not None  # skipping by the shell line's programs: full run
+            or (
+                rule_plan.when is not None
+                and (not rule_plan.simple or getattr(rule_plan.when.program, "converts_activation", True))
+            )
             for rule_plan in rules
         ):
             return None

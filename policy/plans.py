@@ -56,12 +56,12 @@ class StagePlan:
 
     rules: tuple[RulePlan, ...]
     reads: Any  # Mapping[int, frozenset[str]]: activation names per pack
-    verdicts: dict[tuple[bool, ...], Any] = field(default_factory=dict)
+    verdicts: dict[tuple[bool | None, ...], Any] = field(default_factory=dict)
     fast: Callable[[Any], Any] | None = None
     """The decider's shortcut for this plan (see ``Decider._shortcut``): the memoized verdict
     when every condition gives a plain true or false, else None (then the full run decides)."""
 
-    def verdict(self, signature: tuple[bool, ...] | None, build: Callable[[], Any]) -> Any:
+    def verdict(self, signature: tuple[bool | None, ...] | None, build: Callable[[], Any]) -> Any:
         """The verdict for ``signature`` (which rules matched), built once; None signature: an
         outcome that was not a plain true/false, built fresh every time."""
         if signature is None:

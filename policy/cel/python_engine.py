@@ -271,7 +271,7 @@ def _get_milliseconds(value: Any, tz_name: Any = None) -> Any:
 def _add(a: Any, b: Any) -> Any:
     """``_+_``: cel-python's, with its result typed again: two string variables concatenate to a
     plain ``str`` there, on which every method call (``(s + t).contains(x)``) then failed."""
-    result = base_functions["_+_"](a, b)
+    result: Any = base_functions["_+_"](a, b)
     kind = type(result)
     if kind is str:
         return ct.StringType(result)
