@@ -86,8 +86,10 @@ class CaseOutcome:
         return not self.failures
 
     def comparable(self) -> tuple[Any, ...]:
-        """What two engines must agree on."""
-        return (self.decision, frozenset(self.rules), self.message, self.text, self.contexts, self.redactions)
+        """What two engines must agree on, whatever their error wording: the decision, the
+        deciding rules, the resulting text, contexts and redactions (``check --engine all``
+        compares messages apart, when no evaluation error went into them)."""
+        return (self.decision, frozenset(self.rules), self.text, self.contexts, self.redactions)
 
     def to_json(self) -> dict[str, Any]:
         """The per-case object of ``check --format json`` (POLICY.md section 5)."""
@@ -273,6 +275,16 @@ def load_cases(path: str | Path) -> list[Case] | list[PolicyError]:
     if reader.errors:
         return sorted(reader.errors)
     return cases
+
+
+def event_case(raw: dict[str, Any], path: NodePath, file: str, source: SourceMap) -> Case | list[PolicyError]:
+    """One event given as a mapping inside another document (a rule's inline example, at ``path``
+    of ``file``), checked like a case without ``expect``."""
+    reader = _CaseReader(file, source)
+    case = reader.case(raw, path, with_expect=False)
+    if case is None:
+        return sorted(reader.errors)
+    return case
 
 
 def load_event(path: str | Path) -> Case | list[PolicyError]:

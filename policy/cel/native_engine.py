@@ -333,6 +333,9 @@ class NativeCompiledExpression:
     _environments: _Environments = field(repr=False)
     _programs: dict[frozenset[tuple[str, str]], Any] = field(repr=False)
     _time_budget: float = DEFAULT_TIME_BUDGET
+    #: cel-python's parse tree of the expression (None for syntax only the C++ grammar has), for
+    #: the load-time type checker, so loading parses once.
+    parse_tree: Any = field(default=None, repr=False)
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any | CelEvalError:
         """Evaluate against plain-Python ``activation``; errors come back as values. An
@@ -417,10 +420,10 @@ class NativeCelEngine:
             return CelCompileIssue(first.message, first.offset)
         offsets = analysis.matches_offsets if self._cache_matches else ()
         native_source = _rename_matches(expression, offsets)
-        return self._checked(expression, native_source, analysis.references)
+        return self._checked(expression, native_source, analysis.references, tree)
 
     def _checked(
-        self, expression: str, native_source: str, references: frozenset[str]
+        self, expression: str, native_source: str, references: frozenset[str], tree: Any = None
     ) -> NativeCompiledExpression | CelCompileIssue:
         env = self._environments.get((name, "dyn") for name in references)
         try:
@@ -429,7 +432,7 @@ class NativeCelEngine:
             return _compile_error(expression, exc)
         programs: dict[frozenset[tuple[str, str]], Any] = {frozenset(): program}
         compiled = NativeCompiledExpression(
-            expression, references, native_source, self._environments, programs, self._time_budget
+            expression, references, native_source, self._environments, programs, self._time_budget, tree
         )
         timestamps = frozenset((name, "timestamp") for name in references & EXPECTED_TIMESTAMPS)
         if timestamps:
