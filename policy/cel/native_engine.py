@@ -4,8 +4,9 @@ What this engine adds to the runtime, and why:
 
 - the helpers of :mod:`~dsh_policy.policy.cel.functions` are declared as typed host functions
   under their CEL names (``path.normalize``: the C++ checker resolves qualified function names
-  itself). Parameters are concrete types because the runtime never dispatches a ``dyn``
-  parameter; ``secrets.scan`` has one overload per kind of value;
+  itself), with exactly the overloads of ``functions.CEL_SIGNATURES`` (which the load-time type
+  checker reads too). Parameters are concrete types because the runtime never dispatches a
+  ``dyn`` parameter; ``secrets.scan`` has one overload per kind of value;
 - ``matches`` cannot be redeclared in this runtime and its built-in recompiles a constant pattern
   on every evaluation, so a call to ``matches`` is renamed, at its token, to ``matchRE`` (same
   length, so error columns stay right), a host function backed by the cached RE2 of
@@ -42,6 +43,7 @@ from celpy.celparser import CELParseError
 from dsh_policy.policy.cel import functions as fn
 from dsh_policy.policy.cel.celpy_ast import analyze, line_column_to_offset
 from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError, EventActivation
+from dsh_policy.policy.cel.types import CelType, parse_signature
 
 MAX_EXPRESSION_CHARS = 16_384
 """Longest expression accepted at compile time (as for the python engine)."""
@@ -113,41 +115,37 @@ def _overload(
     )
 
 
+_RUNTIME_TYPES: Mapping[str, Any] = {
+    "int": _T.INT, "uint": _T.UINT, "double": _T.DOUBLE, "bool": _T.BOOL, "string": _T.STRING,
+    "bytes": _T.BYTES, "null_type": _T.NULL, "timestamp": _T.TIMESTAMP, "duration": _T.DURATION,
+    "type": _T.TYPE,
+}  # fmt: skip
+
+
+def _runtime_type(t: CelType) -> Any:
+    """A declared type as the runtime's (type parameters and ``dyn`` are ``dyn``)."""
+    if t.kind == "list":
+        return _T.List(_runtime_type(t.args[0]))
+    if t.kind == "map":
+        return _T.Map(_runtime_type(t.args[0]), _runtime_type(t.args[1]))
+    return _RUNTIME_TYPES.get(t.kind, _T.DYN)
+
+
 def _function_declarations() -> list[Any]:
-    s, b = _T.STRING, _T.BOOL
-    list_of_strings = _T.List(_T.STRING)
-    scan = fn.CEL_FUNCTIONS["secrets.scan"]
-    unary_strings: dict[str, Any] = {
-        "path.normalize": s, "path.base": s, "path.ext": s, "url.host": s,
-        "shell.commands": _T.List(list_of_strings), "shell.argv0s": list_of_strings,
-        "shell.redirects": _T.List(_T.Map(s, s)),
-    }  # fmt: skip
-    declarations = [
-        cel.FunctionDecl(name, [_overload(name, "string", result, [s], fn.CEL_FUNCTIONS[name])])
-        for name, result in unary_strings.items()
-    ]
-    declarations += [
-        cel.FunctionDecl(
-            "path.within", [_overload("path.within", "string_string", b, [s, s], fn.path_within)]
-        ),
-        cel.FunctionDecl("glob", [_overload("glob", "string_string", b, [s, s], fn.glob_match)]),
-        cel.FunctionDecl(
-            "secrets.scan",
-            [
-                _overload("secrets.scan", "string", list_of_strings, [s], scan),
-                _overload("secrets.scan", "bytes", list_of_strings, [_T.BYTES], scan),
-                _overload("secrets.scan", "list", list_of_strings, [_T.List(_T.DYN)], scan),
-                _overload("secrets.scan", "map", list_of_strings, [_T.Map(_T.DYN, _T.DYN)], scan),
-            ],
-        ),
-        cel.FunctionDecl(
-            CACHED_MATCHES,
-            [
-                _overload(CACHED_MATCHES, "member", b, [s, s], fn.re2_matches, member=True),
-                _overload(CACHED_MATCHES, "global", b, [s, s], fn.re2_matches),
-            ],
-        ),
-    ]
+    """Every helper of :data:`~dsh_policy.policy.cel.functions.CEL_SIGNATURES` with exactly its
+    declared overloads (``matches`` under :data:`CACHED_MATCHES`)."""
+    declarations = []
+    for name, signatures in fn.CEL_SIGNATURES.items():
+        declared = CACHED_MATCHES if name == "matches" else name
+        overloads = []
+        for text in signatures:
+            overload = parse_signature(name, text)
+            suffix = "_".join(("member",) * overload.member + tuple(p.kind for p in overload.params))
+            params = [_runtime_type(p) for p in overload.params]
+            result = _runtime_type(overload.result)
+            impl = fn.CEL_FUNCTIONS[name]
+            overloads.append(_overload(declared, suffix, result, params, impl, member=overload.member))
+        declarations.append(cel.FunctionDecl(declared, overloads))
     return declarations
 
 
