@@ -28,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from dsh_policy.policy.cases import Case, CaseOutcome, event_case, run_case
 from dsh_policy.policy.compile import CompiledPolicy, CompiledRule, single_rule_policy
 from dsh_policy.policy.decide import Decider
@@ -86,10 +87,13 @@ def _examples(pack: LoadedPack) -> Iterator[tuple[int, RuleSpec, str, int, str |
                 yield index, rule, word, position, example
 
 
-def _label(case: Case, example: str | dict[str, Any]) -> str:
-    text = example if isinstance(example, str) else case.name
-    text = " ".join(text.split())
-    return repr(text if len(text) <= 60 else text[:57] + "...")
+def _label(example: str | dict[str, Any]) -> str:
+    """How a message names an example: its text, its name, or the mapping as written."""
+    if isinstance(example, str) or "name" in example:
+        text = " ".join(str(example if isinstance(example, str) else example["name"]).split())
+        return repr(text if len(text) <= 60 else text[:57] + "...")
+    text = orjson.dumps(example).decode()
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def run_examples(
@@ -107,7 +111,8 @@ def run_examples(
             if rule is None:
                 continue
             path: NodePath = (*pack.rule_path(index), "examples", word, position)
-            case = event_case(_raw_event(example, spec), path, pack.path, pack.source)
+            where = f"rule {spec.id!r}: example {_label(example)}"
+            case = event_case(_raw_event(example, spec), path, pack.path, pack.source, where)
             if isinstance(case, list):
                 errors.extend(case)
                 continue
@@ -119,7 +124,7 @@ def run_examples(
             outcomes.append(ExampleOutcome(rule, word, case, outcome, failure))
             if failure is not None:
                 errors.append(
-                    pack.error(path, f"rule {spec.id!r}: example {_label(case, example)} {failure}")
+                    pack.error(path, f"{where} {failure}")
                 )
     return outcomes, errors
 

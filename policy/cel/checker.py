@@ -210,7 +210,7 @@ class _Checker:
         self.reads: set[str] = set()
         self.branches: list[Branch] = []
         # A dynamic value's path (``args.mode``) -> the first kind it was used as, and where.
-        self.uses: dict[str, tuple[str, int]] = {}
+        self.uses: dict[str, tuple[str, str]] = {}
 
     # -- reporting --
 
@@ -411,16 +411,16 @@ class _Checker:
             if not comparable(a, b):
                 outcome = "never equal" if symbol == "==" else "always unequal"
                 self.error(at, f"'{symbol}' compares {a} with {b}: values of different types are {outcome}")
-            self.note_use(left, a, b, at)
-            self.note_use(right, b, a, at)
+            self.note_use(left, a, b, node)
+            self.note_use(right, b, a, node)
         elif symbol == "in":
             self.membership(right, a, b, at)
-            self.note_use(left, a, b.element if b.kind == "list" else DYN, at)
+            self.note_use(left, a, b.element if b.kind == "list" else DYN, node)
         else:
             if not orderable(a, b):
                 self.error(at, f"no matching overload for '{symbol}' applied to ({a}, {b})")
-            self.note_use(left, a, b, at)
-            self.note_use(right, b, a, at)
+            self.note_use(left, a, b, node)
+            self.note_use(right, b, a, node)
         return BOOL
 
     def membership(self, container: Node, item: CelType, within: CelType, at: int | None) -> None:
@@ -448,8 +448,8 @@ class _Checker:
         at = self.operator_offset(left, right, OPERATOR_SYMBOLS.get(function, "?"))
         if a.kind == "list" and b.kind == "list" and function == "_+_":
             return list_of(join(a.args[0], b.args[0]))  # both engines concatenate any two lists
-        self.note_use(left, a, b, at)
-        self.note_use(right, b, a, at)
+        self.note_use(left, a, b, node)
+        self.note_use(right, b, a, node)
         return self.resolve(function, [a, b], member=False, at=at)
 
     def logical(self, node: lark.Tree, scope: Scope) -> CelType:
@@ -559,7 +559,7 @@ class _Checker:
         found = self.visit(receiver, scope)
         types = [self.visit(arg, scope) for arg in args]
         if name in _STRING_METHODS:
-            self.note_use(receiver, found, STRING, _start(name_token))
+            self.note_use(receiver, found, STRING, node)
         if name == "matches":
             self.branch(name_token, node)
         return self.resolve(name, [found, *types], member=True, at=_start(name_token))
@@ -648,26 +648,21 @@ class _Checker:
 
     # -- warnings --
 
-    def note_use(self, node: Node, used: CelType, against: CelType, at: int | None) -> None:
-        """Remember what kind of value a dynamic path is used as; two kinds that can never both
-        hold (``args.mode == 1 || args.mode == "1"``) get a warning at the second."""
+    def note_use(self, node: Node, used: CelType, against: CelType, site: Node) -> None:
+        """Remember what kind of value a dynamic path is used as (in ``site``, the comparison or
+        call); two kinds that can never both hold (``args.mode == 1 || args.mode == "1"``) get a
+        warning at the second use."""
         if used.kind != "dyn" or against.lenient or against.kind in ("null_type", "record", "list", "map"):
             return
         path = self.path(node)
-        if path is None or at is None:
+        if path is None:
             return
-        kind = "number" if against.numeric else against.kind
-        first = self.uses.setdefault(path, (kind, at))
+        kind = "a number" if against.numeric else _article(against)
+        first = self.uses.setdefault(path, (kind, self.text(site)))
         if first[0] != kind:
-            line_col = (
-                self.source[: first[1]].count("\n") + 1,
-                first[1] - self.source.rfind("\n", 0, first[1]),
-            )
             self.error(
-                at,
-                f"{path} is used as {'a number' if kind == 'number' else _article(against)} here and as "
-                f"{'a number' if first[0] == 'number' else 'a ' + first[0]} at {line_col[0]}:{line_col[1]} "
-                "of this expression: one of them can never hold",
+                node,
+                f"{path} is used as {kind} here but as {first[0]} in `{first[1]}`; it cannot be both",
                 warning=True,
             )
 
