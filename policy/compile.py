@@ -21,7 +21,7 @@ from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.cel import EngineUnavailableError, make_engine
 from dsh_policy.policy.cel.celpy_ast import parse_checked
 from dsh_policy.policy.cel.checker import Branch, CheckEnvironment, CheckResult, VariableInfo, check
-from dsh_policy.policy.cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression
+from dsh_policy.policy.cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression, Reads
 from dsh_policy.policy.cel.types import (
     BOOL,
     ERROR,
@@ -40,9 +40,6 @@ from dsh_policy.policy.stages import EVENT_NAMES, STAGE_TABLE, STAGES, Stage
 # Namespaces of the gateway's helper functions; an engine may report them as identifiers.
 HELPER_NAMESPACES = frozenset({"path", "shell", "url", "secrets"})
 
-_VAR_DOT = re.compile(r"\bvars\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)")
-_VAR_INDEX = re.compile(r"\bvars\s*\[\s*(['\"])([A-Za-z_][A-Za-z0-9_]*)\1\s*\]")
-_VAR_ANY = re.compile(r"\bvars\b")
 
 Effect = Literal["reject", "deny", "ask", "allow", "block", "accept", "enter"]
 
@@ -397,7 +394,9 @@ class _PackCompiler:
                 self.pending_variables.setdefault(variable, pending)
         else:  # syntax only this engine parses: the checks that need no tree
             self._check_names(path, source, names, stage)
-        direct = _variable_references(source, self.variable_names)
+        # An engine that does not report how it reads (a wrapper, an embedder's own) reads all.
+        reads = getattr(compiled, "reads", None) or Reads.opaque(names)
+        direct = _variable_references(reads, self.variable_names)
         for name, offset in direct.unknown:
             if name not in self.declared:
                 self._expression_error(path, offset, f"unknown variable {name!r}")
@@ -494,26 +493,17 @@ class _VariableRefs:
     unknown: tuple[tuple[str, int], ...]
 
 
-def _variable_references(source: str, known: Sequence[str]) -> _VariableRefs:
-    """Which pack variables an expression reads. A dynamic access (``vars[x]``) reads them all."""
+def _variable_references(reads: Reads, known: Sequence[str]) -> _VariableRefs:
+    """Which pack variables an expression reads, from its parse tree. A dynamic access
+    (``vars[x]``, ``size(vars)``) may read any of them, so it reads them all."""
     found: dict[str, None] = {}
     unknown: list[tuple[str, int]] = []
-    static = 0
-    for match in _VAR_DOT.finditer(source):
-        static += 1
-        name = match.group(1)
-        if name in known:
-            found[name] = None
+    for read in reads.members_of("vars"):
+        if read.member in known:
+            found[read.member] = None
         else:
-            unknown.append((name, match.start(1)))
-    for match in _VAR_INDEX.finditer(source):
-        static += 1
-        name = match.group(2)
-        if name in known:
-            found[name] = None
-        else:
-            unknown.append((name, match.start(2)))
-    if len(_VAR_ANY.findall(source)) > static:
+            unknown.append((read.member, read.offset if read.offset is not None else 0))
+    if "vars" in reads.whole:
         found = dict.fromkeys(known)
     return _VariableRefs(tuple(found), tuple(unknown))
 
