@@ -151,6 +151,7 @@ class _Site:
     line: int
     col: int
     branch: Branch
+    text: str
 
 
 class _Recorder:
@@ -187,7 +188,7 @@ def _branches(
                 site.line,
                 site.col,
                 site.branch.function,
-                site.branch.text,
+                site.text,
                 true,
                 false,
             )
@@ -220,7 +221,7 @@ def _instrument(
             if token is None:
                 continue
             line, col, _ = pack.source.expression_position(path, branch.offset)
-            sites[id(token)] = _Site(owner, pack.path, line, col, branch)
+            sites[id(token)] = _Site(owner, pack.path, line, col, branch, branch.text(expr.source))
             recorder.counts[id(token)] = [0, 0]
         return replace(expr, program=program)
 

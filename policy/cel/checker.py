@@ -38,6 +38,7 @@ from dsh_policy.policy.cel.types import (
     TYPE,
     UINT,
     CelType,
+    Overload,
     comparable,
     join,
     list_of,
@@ -89,7 +90,13 @@ class Branch:
 
     function: str
     offset: int
-    text: str
+    #: Where the call starts (its receiver, for a method).
+    start: int
+
+    def text(self, source: str) -> str:
+        """The call as written, up to its function name: ``c[0].matches(...)``."""
+        snippet = " ".join(source[self.start : self.offset + len(self.function)].split())
+        return (snippet if len(snippet) <= 40 else "..." + snippet[-37:]) + "(...)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +175,8 @@ _MAP_KEY_KINDS = frozenset({"int", "uint", "bool", "string"})
 _BRANCHING = frozenset({"exists", "all", "exists_one"})
 _STRING_METHODS = frozenset({"contains", "startsWith", "endsWith", "matches"})
 _A_OR_AN = {"int": "an int", "uint": "a uint", "error": "an error"}
+#: Overload resolutions already made, by function, call style and argument types (pure, so shared).
+_RESOLVED: dict[tuple[str, bool, tuple[CelType, ...]], CelType] = {}
 
 Scope = Mapping[str, CelType]
 Node = lark.Tree | lark.Token
@@ -190,10 +199,17 @@ def _end(node: Node) -> int | None:
 
 
 def _skip(node: lark.Tree) -> lark.Tree:
-    """Down through single-child precedence levels to the node that does something."""
-    while node.data in _PASS_THROUGH and len(node.children) == 1 and isinstance(node.children[0], lark.Tree):
-        node = node.children[0]
-    return node
+    """Down through single-child precedence levels to the node that does something. Node names
+    become plain ``str`` on the way (as the python engine leaves them): lark's are tokens, whose
+    Python-level ``__eq__`` would dominate the walk."""
+    while True:
+        data = node.data
+        if type(data) is not str:
+            data = node.data = str(data)
+        children = node.children
+        if data not in _PASS_THROUGH or len(children) != 1 or not isinstance(children[0], lark.Tree):
+            return node
+        node = children[0]
 
 
 def _arguments(exprlist: Node | None) -> list[lark.Tree]:
@@ -312,7 +328,7 @@ class _Checker:
         """The type of ``owner.name`` (a select, a constant index or a ``has`` test)."""
         if owner_type.kind == "error":
             return ERROR
-        if owner_type == VARS:
+        if owner_type is VARS:
             return self.variable(name, at)
         if owner_type.kind == "record":
             found = owner_type.field(name)
@@ -372,7 +388,7 @@ class _Checker:
         key_type = self.visit(key, scope)
         if owner.kind == "error" or key_type.kind == "error":
             return ERROR
-        if owner == VARS or owner.kind == "record":
+        if owner is VARS or owner.kind == "record":
             literal = string_literal(key)
             if literal is not None:
                 return self.field(operand, owner, literal, key)
@@ -457,7 +473,7 @@ class _Checker:
         symbol = "||" if node.data == "conditionalor" else "&&"
         for operand in (left, right):
             found = self.visit(operand, scope)
-            if not (found.lenient or found == BOOL):
+            if not (found.lenient or found.kind == "bool"):
                 self.error(
                     operand, f"'{symbol}' needs bool operands; {self.text(operand)} is {_article(found)}"
                 )
@@ -472,7 +488,7 @@ class _Checker:
     def conditional(self, node: lark.Tree, scope: Scope) -> CelType:
         condition, then, otherwise = node.children[0], node.children[1], node.children[2]
         found = self.visit(condition, scope)
-        if not (found.lenient or found == BOOL):
+        if not (found.lenient or found.kind == "bool"):
             self.error(
                 condition,
                 f"the condition of '? :' must be a bool; {self.text(condition)} is {_article(found)}",
@@ -514,6 +530,22 @@ class _Checker:
             return DYN
         if any(arg.kind == "error" for arg in args):
             return ERROR
+        key = (function, member, tuple(args))
+        known = _RESOLVED.get(key)
+        if known is not None:
+            return known
+        found = self._resolve(function, args, member, overloads)
+        if found is not None:
+            if len(_RESOLVED) < 4096:
+                _RESOLVED[key] = found
+            return found
+        self.error(at, self.overload_message(function, args, member, overloads))
+        return ERROR
+
+    @staticmethod
+    def _resolve(
+        function: str, args: list[CelType], member: bool, overloads: tuple[Overload, ...]
+    ) -> CelType | None:
         results: list[CelType] = []
         for overload in overloads:
             if overload.member != member or len(overload.params) != len(args):
@@ -524,8 +556,7 @@ class _Checker:
         if results:
             first = results[0]
             return first if all(result == first for result in results) else DYN
-        self.error(at, self.overload_message(function, args, member, overloads))
-        return ERROR
+        return None
 
     def overload_message(self, function: str, args: list[CelType], member: bool, overloads: tuple) -> str:
         symbol = OPERATOR_SYMBOLS.get(function)
@@ -588,7 +619,7 @@ class _Checker:
             return BOOL
         operand, field_name = target.children[0], target.children[1]
         owner = self.visit(operand, scope)
-        if owner.kind == "record" or owner == VARS or owner.lenient or owner.kind == "map":
+        if owner.kind == "record" or owner is VARS or owner.lenient or owner.kind == "map":
             self.field(operand, owner, str(field_name), field_name)
         else:
             self.error(field_name, f"has() tests a field of a map; {self.text(operand)} is {_article(owner)}")
@@ -606,7 +637,7 @@ class _Checker:
         assert variable is not None
         if found.kind == "list" or found.kind == "map":
             element = found.args[0]
-        elif found.kind == "record" or found == VARS:
+        elif found.kind == "record" or found is VARS:
             element = STRING
         elif found.lenient:
             element = ERROR if found.kind == "error" else DYN
@@ -619,7 +650,7 @@ class _Checker:
         predicates = args[1:] if macro != "map" else args[1:-1]
         for predicate in predicates:
             result = self.visit(predicate, inner)
-            if not (result.lenient or result == BOOL):
+            if not (result.lenient or result.kind == "bool"):
                 self.error(
                     predicate,
                     f"the predicate of {macro}() must give a bool; "
@@ -637,14 +668,7 @@ class _Checker:
         if offset is None:
             return
         begin = _start(receiver) if receiver is not None else (_start(call) if call is not None else offset)
-        self.branches.append(
-            Branch(str(name), offset, self.text_from(begin if begin is not None else offset, name))
-        )
-
-    def text_from(self, begin: int, name: Node) -> str:
-        end = _end(name) or begin
-        snippet = " ".join(self.source[begin:end].split())
-        return (snippet if len(snippet) <= 40 else "..." + snippet[-37:]) + "(...)"
+        self.branches.append(Branch(str(name), offset, begin if begin is not None else offset))
 
     # -- warnings --
 
