@@ -454,7 +454,8 @@ class _PackCompiler:
         for issue in result.issues:
             self._expression_error(pending.path, issue.offset, issue.message, warning=issue.warning)
         refused = pending.engine_issue
-        if refused is not None and all(issue.offset != refused.offset for issue in result.errors):
+        explained = (refused.type_check and result.errors) if refused is not None else True
+        if refused is not None and not explained and all(e.offset != refused.offset for e in result.errors):
             self._expression_error(pending.path, refused.offset, f"CEL: {refused.message}")
         expect = pending.expect
         wrong = expect is not None and not (result.type.lenient or result.type == expect.type)

@@ -20,10 +20,14 @@ from typing import Any, Protocol
 @dataclass(frozen=True, slots=True)
 class CelCompileIssue:
     """A syntax or checking error. ``offset`` is the 0-based character offset inside the
-    expression text when the engine knows it (mapped to FILE:LINE:COL by the loader)."""
+    expression text when the engine knows it (mapped to FILE:LINE:COL by the loader).
+    ``type_check`` says the engine's own type checker refused a parsed expression: the loader's
+    checker (:mod:`.checker`), which every engine shares, reports such problems in its own words,
+    so the engine's message is shown only when that checker finds nothing."""
 
     message: str
     offset: int | None = None
+    type_check: bool = False
 
 
 @dataclass(frozen=True, slots=True)

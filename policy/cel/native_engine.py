@@ -33,7 +33,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import celpy
@@ -433,7 +433,7 @@ class NativeCelEngine:
         try:
             program = env.compile(native_source)
         except Exception as exc:
-            return _compile_error(expression, exc)
+            return replace(_compile_error(expression, exc), type_check=True)
         programs: dict[frozenset[tuple[str, str]], Any] = {frozenset(): program}
         compiled = NativeCompiledExpression(
             expression,
