@@ -328,6 +328,8 @@ class _Checker:
         """The type of ``owner.name`` (a select, a constant index or a ``has`` test)."""
         if owner_type.kind == "error":
             return ERROR
+        if owner_type.kind == "type":  # a qualified type name: google.protobuf.Timestamp
+            return TYPE
         if owner_type is VARS:
             return self.variable(name, at)
         if owner_type.kind == "record":

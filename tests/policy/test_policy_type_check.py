@@ -10,10 +10,15 @@ from pathlib import Path
 
 import pytest
 from dsh_policy.policy.cel import available_engines
+from dsh_policy.policy.cel.checker import CheckEnvironment
+from dsh_policy.policy.cel.checker import check as type_check
 from dsh_policy.policy.cli import main
+from dsh_policy.policy.compile import STAGE_NAME_TYPES, CompiledPolicy, params_type
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import StepEvent
 from dsh_policy.policy.loading import LoadFailure, build_policy
+from dsh_policy.policy.pack import load_pack_file
+from dsh_policy.policy.stages import EVENT_NAMES
 
 WritePack = Callable[..., Path]
 ENGINES = available_engines()
@@ -296,8 +301,37 @@ def test_an_int_override_of_a_double_param_stays_a_double(write_pack: WritePack)
 # -- what must keep loading ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_shipped_packs_load_without_errors_or_warnings(engine: str) -> None:
-    policy = build_policy(SHIPPED, engine=engine)
-    assert not isinstance(policy, LoadFailure), str(policy)
-    assert policy.warnings == ()
+@pytest.fixture(scope="module")
+def shipped() -> dict[str, CompiledPolicy]:
+    policies: dict[str, CompiledPolicy] = {}
+    for engine in ENGINES:
+        policy = build_policy(SHIPPED, engine=engine)
+        assert not isinstance(policy, LoadFailure), str(policy)
+        policies[engine] = policy
+    return policies
+
+
+def test_shipped_packs_load_without_errors_or_warnings(shipped: dict[str, CompiledPolicy]) -> None:
+    assert [policy.warnings for policy in shipped.values()] == [()] * len(ENGINES)
+
+
+def test_every_engine_tree_checks_alike(shipped: dict[str, CompiledPolicy]) -> None:
+    """The checker reads whichever tree the engine keeps (collapsed by the python engine, as parsed
+    by the native one): every shipped expression checks the same on each."""
+    by_source: dict[str, set[str]] = {}
+    for engine, policy in shipped.items():
+        for index, pack in enumerate(policy.packs):
+            declared = load_pack_file(pack.path)
+            assert not isinstance(declared, list)
+            env = CheckEnvironment(
+                {**STAGE_NAME_TYPES, "params": params_type(declared.model.spec.params)}, EVENT_NAMES, None
+            )
+            exprs = [*pack.variables.values()]
+            exprs += [
+                rule.when for rule in policy.rules if rule.when is not None and rule.pack_index == index
+            ]
+            for expr in exprs:
+                tree = getattr(expr.program, "parse_tree", None)
+                assert tree is not None, (engine, expr.source)
+                by_source.setdefault(expr.source, set()).add(repr(type_check(tree, expr.source, env)))
+    assert by_source and all(len(results) == 1 for results in by_source.values())
