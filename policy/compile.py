@@ -725,14 +725,19 @@ def _index(rules: Sequence[CompiledRule]) -> StageIndex:
 _RESTRICTIVENESS = {"allow": 0, "ask": 1, "deny": 2}
 
 
-def single_rule_policy(policy: CompiledPolicy, rule: CompiledRule) -> CompiledPolicy:
-    """A policy holding only ``rule`` (enforced, not shadowed) with its pack's params and
-    variables, deciding ``allow`` when it does not match: what the rule alone makes of an event,
-    for inline examples."""
+def single_rule_policy(
+    policy: CompiledPolicy, rule: CompiledRule, params: Mapping[str, Any] | None = None
+) -> CompiledPolicy:
+    """A policy holding only ``rule`` (enforced, not shadowed) with its pack's variables and
+    ``params`` (by default the pack's, overrides included), deciding ``allow`` when it does not
+    match: what the rule alone makes of an event, for inline examples."""
     alone = replace(rule, pack_index=0, ordinal=0, mode="enforce")
+    pack = policy.packs[rule.pack_index]
+    if params is not None:
+        pack = replace(pack, params=MappingProxyType(dict(params)), activation_params=thaw(params))
     return replace(
         policy,
-        packs=(policy.packs[rule.pack_index],),
+        packs=(pack,),
         rules=(alone,),
         stages=MappingProxyType({stage: _index([alone] if stage == rule.stage else []) for stage in STAGES}),
         shadow=False,

@@ -10,8 +10,10 @@
 ```
 
 Each example is decided by the rule alone, through the :class:`~dsh_policy.policy.decide.Decider`
-(the gateway's own decision path) on a policy holding only that rule with its pack's params and
-variables, enforced and not shadowed, so other rules can neither hide nor supply the outcome.
+(the gateway's own decision path) on a policy holding only that rule with its pack's variables
+and params as the pack declares them, enforced and not shadowed, so other rules can neither hide
+nor supply the outcome, and a deployment's param overrides (a lower turn budget) cannot fail the
+pack's own examples.
 Under the rule's own decision word (``deny`` for a deny rule or a guard, ``block``, ``reject``,
 ``accept`` for a redaction or context rule, ``enter`` for a pre-step context rule) an example
 must match: the verdict gives that word with this rule deciding. Under the stage's other words
@@ -118,7 +120,8 @@ def run_examples(
                 continue
             decider = deciders.get(rule.id)
             if decider is None:
-                decider = deciders[rule.id] = Decider(single_rule_policy(policy, rule))
+                alone = single_rule_policy(policy, rule, pack.model.spec.params)
+                decider = deciders[rule.id] = Decider(alone)
             outcome = run_case(decider, case)
             failure = _failure(rule, word, outcome)
             outcomes.append(ExampleOutcome(rule, word, case, outcome, failure))

@@ -138,7 +138,7 @@ def test_a_redaction_that_changes_nothing_fails_its_accept_example(write_pack: W
     ]
 
 
-def test_examples_see_the_deployed_params(write_pack: WritePack) -> None:
+def test_examples_use_the_params_the_pack_declares(write_pack: WritePack) -> None:
     path = write_pack(
         """
         params: {limit: 3}
@@ -151,9 +151,10 @@ def test_examples_see_the_deployed_params(write_pack: WritePack) -> None:
         """
     )
     assert not isinstance(load(path), LoadFailure)
-    failed = Policy.load([path], engine="python", params={"limit": 10})
-    assert isinstance(failed, LoadFailure)
-    assert "should be reject, but the rule does not match it" in str(failed)
+    deployed = Policy.load([path], engine="python", params={"limit": 10})  # a deployment's choice
+    assert not isinstance(deployed, LoadFailure), str(deployed)
+    path.write_text(path.read_text().replace("limit: 3", "limit: 5"))
+    assert "should be reject, but the rule does not match it" in str(load(path))
 
 
 # -- the schema stays in step --------------------------------------------------------------------
