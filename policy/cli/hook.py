@@ -110,20 +110,14 @@ def _decide_and_record(
     if isinstance(sources, list):
         decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(sources)))
     else:
-        loaded = Policy.load(
-            sources.packs,
-            params=sources.params,
-            engine=sources.engine,
-            shadow=sources.shadow,
-            param_origins=sources.param_origins,
-        )
-        if isinstance(loaded, LoadFailure):
-            decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(loaded.errors)))
+        built = sources.build()
+        if isinstance(built, LoadFailure):
+            decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(built.errors)))
         elif isinstance(payload, HookInputError):
-            policy = loaded
+            policy = Policy(built)
             decision = HookDecision(failure_verdict(payload.event, str(payload)))
         else:
-            policy = loaded
+            policy = Policy(built)
             session = SessionContext(announcement(policy)) if args.announce_packs else None
             decision = decide_hook(policy, args.harness, payload, session)
     configured = not isinstance(sources, list) and sources.config is not None and sources.config.audit
