@@ -8,6 +8,12 @@ Values crossing this interface are plain Python: ``dict`` (string keys), ``list`
 ``float``, ``bool``, ``None``, ``bytes`` and ``datetime`` (for ``now``). Evaluation never raises:
 an error is returned as a :class:`CelEvalError` value, which the gateway turns into a decision
 (fail closed).
+
+Type checking is not the engine's job: the loader checks every expression with
+:mod:`~dsh_policy.policy.cel.checker`, the same for every engine, over cel-python's parse tree. A
+compiled expression may expose that tree as ``parse_tree`` (namespaced helper calls rewritten, as
+:func:`~dsh_policy.policy.cel.celpy_ast.analyze` leaves them; collapsed precedence levels are
+fine) so loading parses once; without it the loader parses the expression again.
 """
 
 from __future__ import annotations
