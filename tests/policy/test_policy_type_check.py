@@ -335,3 +335,17 @@ def test_every_engine_tree_checks_alike(shipped: dict[str, CompiledPolicy]) -> N
                 assert tree is not None, (engine, expr.source)
                 by_source.setdefault(expr.source, set()).add(repr(type_check(tree, expr.source, env)))
     assert by_source and all(len(results) == 1 for results in by_source.values())
+
+
+@pytest.mark.skipif("native" not in ENGINES, reason="the native engine is not installed")
+def test_syntax_only_the_native_engine_parses_still_gets_its_names_checked(write_pack: WritePack) -> None:
+    path = write_pack(
+        """
+        rules:
+          - {id: ok, stage: pre-execute, decision: deny, when: 'args.?x.orValue("") == "a"'}
+          - {id: bad, stage: pre-step, decision: reject, when: 'args.?x.orValue("") == "a"'}
+        """
+    )
+    failed = build_policy([path], engine="native")
+    assert isinstance(failed, LoadFailure)
+    assert [(e.line, e.message) for e in failed.errors] == [(8, "'args' is not available at stage pre-step")]
