@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from dsh_policy.policy.cel import available_engines
+from dsh_policy.policy.cel import available_engines, make_engine
+from dsh_policy.policy.cel.celpy_ast import parse_checked
 from dsh_policy.policy.cel.checker import CheckEnvironment
 from dsh_policy.policy.cel.checker import check as type_check
 from dsh_policy.policy.cli import main
@@ -316,25 +317,32 @@ def test_shipped_packs_load_without_errors_or_warnings(shipped: dict[str, Compil
 
 
 def test_every_engine_tree_checks_alike(shipped: dict[str, CompiledPolicy]) -> None:
-    """The checker reads whichever tree the engine keeps (collapsed by the python engine, as parsed
-    by the native one): every shipped expression checks the same on each."""
-    by_source: dict[str, set[str]] = {}
-    for engine, policy in shipped.items():
-        for index, pack in enumerate(policy.packs):
-            declared = load_pack_file(pack.path)
-            assert not isinstance(declared, list)
-            env = CheckEnvironment(
-                {**STAGE_NAME_TYPES, "params": params_type(declared.model.spec.params)}, EVENT_NAMES, None
-            )
-            exprs = [*pack.variables.values()]
-            exprs += [
-                rule.when for rule in policy.rules if rule.when is not None and rule.pack_index == index
-            ]
-            for expr in exprs:
-                tree = getattr(expr.program, "parse_tree", None)
-                assert tree is not None, (engine, expr.source)
-                by_source.setdefault(expr.source, set()).add(repr(type_check(tree, expr.source, env)))
-    assert by_source and all(len(results) == 1 for results in by_source.values())
+    """The checker reads whichever tree the engine hands it (collapsed by the python engine, as
+    parsed by the native one, or parsed afresh): every shipped expression checks the same on
+    each. The python engine keeps its tree to evaluate; the native engine's is freed once checked."""
+    engines = {name: make_engine(name) for name in ENGINES}  # type: ignore[arg-type]
+    policy = next(iter(shipped.values()))
+    for index, pack in enumerate(policy.packs):
+        declared = load_pack_file(pack.path)
+        assert not isinstance(declared, list)
+        env = CheckEnvironment(
+            {**STAGE_NAME_TYPES, "params": params_type(declared.model.spec.params)}, EVENT_NAMES, None
+        )
+        sources = [expr.source for expr in pack.variables.values()]
+        sources += [
+            rule.when.source for rule in policy.rules if rule.when is not None and rule.pack_index == index
+        ]
+        for source in sources:
+            programs = [engine.compile(source) for engine in engines.values()]  # held: trees stay alive
+            trees = [parse_checked(source), *(getattr(program, "parse_tree", None) for program in programs)]
+            results = {repr(type_check(tree, source, env)) for tree in trees if tree is not None}
+            assert len(results) == 1, source
+    if "native" in shipped:
+        assert all(
+            getattr(rule.when.program, "parse_tree", None) is None
+            for rule in shipped["native"].rules
+            if rule.when
+        )
 
 
 @pytest.mark.skipif("native" not in ENGINES, reason="the native engine is not installed")
