@@ -480,9 +480,10 @@ class _PackCompiler:
 
 
 def _parse_tree(compiled: CompiledExpression, source: str) -> lark.Tree | None:
-    """The engine's parse tree of ``source`` when it keeps one (``parse_tree``), else cel-python's
+    """The engine's parse tree of ``source`` when it hands one over (``take_parse_tree``), else cel-python's
     own; None when only the engine's grammar accepts the expression."""
-    tree = getattr(compiled, "parse_tree", None)
+    take = getattr(compiled, "take_parse_tree", None)
+    tree = take() if callable(take) else None
     if isinstance(tree, lark.Tree):
         return tree
     return parse_checked(source)

@@ -215,7 +215,7 @@ def _instrument(
                 f"no branch coverage: {pack.path}: {owner} compiles only on the {policy.engine_name} engine"
             )
             return None
-        tokens = {token.start_pos: token for token in _branch_tokens(program.parse_tree)}
+        tokens = {token.start_pos: token for token in _branch_tokens(program.take_parse_tree())}
         for branch in expr.branches:
             token = tokens.get(branch.offset)
             if token is None:

@@ -11,9 +11,11 @@ an error is returned as a :class:`CelEvalError` value, which the gateway turns i
 
 Type checking is not the engine's job: the loader checks every expression with
 :mod:`~dsh_policy.policy.cel.checker`, the same for every engine, over cel-python's parse tree. A
-compiled expression may expose that tree as ``parse_tree`` (namespaced helper calls rewritten, as
-:func:`~dsh_policy.policy.cel.celpy_ast.analyze` leaves them; collapsed precedence levels are
-fine) so loading parses once; without it the loader parses the expression again.
+compiled expression may hand over that tree with a ``take_parse_tree()`` method (namespaced
+helper calls rewritten, as :func:`~dsh_policy.policy.cel.celpy_ast.analyze` leaves them;
+collapsed precedence levels are fine; the loader calls it once, so an engine that does not
+evaluate the tree may forget it then) so loading parses once; without it the loader parses the
+expression again.
 """
 
 from __future__ import annotations

@@ -32,7 +32,6 @@ import datetime
 import re
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -333,14 +332,14 @@ class NativeCompiledExpression:
     _environments: _Environments = field(repr=False)
     _programs: dict[frozenset[tuple[str, str]], Any] = field(repr=False)
     _time_budget: float = DEFAULT_TIME_BUDGET
-    #: A weak reference to cel-python's parse tree of the expression (None for syntax only the C++
-    #: grammar has): the load-time type checker holds it while it checks, then it is freed.
+    #: cel-python's parse tree of the expression (None for syntax only the C++ grammar has), until
+    #: the loader's type checker takes it: this engine never evaluates it, so it is not kept.
     _tree: Any = field(default=None, repr=False)
 
-    @property
-    def parse_tree(self) -> Any:
-        """cel-python's parse tree, for the loader's type checker (None once it has been freed)."""
-        return self._tree() if self._tree is not None else None
+    def take_parse_tree(self) -> Any:
+        """cel-python's parse tree, once, for the loader's type checker; then forgotten."""
+        tree, self._tree = self._tree, None
+        return tree
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any | CelEvalError:
         """Evaluate against plain-Python ``activation``; errors come back as values. An
@@ -449,7 +448,7 @@ class NativeCelEngine:
             self._environments,
             programs,
             self._time_budget,
-            weakref.ref(tree) if tree is not None else None,
+            tree,
         )
         timestamps = frozenset((name, "timestamp") for name in references & EXPECTED_TIMESTAMPS)
         if timestamps:

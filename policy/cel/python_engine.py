@@ -677,10 +677,9 @@ class PythonCompiledExpression:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_base_activation", self._runner.new_activation())
 
-    @property
-    def parse_tree(self) -> lark.Tree:
+    def take_parse_tree(self) -> lark.Tree:
         """The parse tree this program evaluates (precedence levels collapsed), which the load-time
-        type checker reads instead of parsing the expression again."""
+        type checker reads instead of parsing the expression again (kept: it is evaluated)."""
         tree: lark.Tree = self._runner.ast
         return tree
 

@@ -61,7 +61,7 @@ def trees(source: str) -> list[lark.Tree]:
     assert raw is not None, source
     program = _PYTHON.compile(source)
     assert not isinstance(program, CelCompileIssue), program
-    return [raw, program.parse_tree]
+    return [raw, program.take_parse_tree()]
 
 
 def checked(source: str, stage: str | None = "pre-execute") -> CheckResult:

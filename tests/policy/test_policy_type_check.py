@@ -334,12 +334,12 @@ def test_every_engine_tree_checks_alike(shipped: dict[str, CompiledPolicy]) -> N
         ]
         for source in sources:
             programs = [engine.compile(source) for engine in engines.values()]  # held: trees stay alive
-            trees = [parse_checked(source), *(getattr(program, "parse_tree", None) for program in programs)]
+            trees = [parse_checked(source), *(program.take_parse_tree() for program in programs)]
             results = {repr(type_check(tree, source, env)) for tree in trees if tree is not None}
             assert len(results) == 1, source
     if "native" in shipped:
         assert all(
-            getattr(rule.when.program, "parse_tree", None) is None
+            rule.when.program.take_parse_tree() is None  # type: ignore[attr-defined]
             for rule in shipped["native"].rules
             if rule.when
         )
