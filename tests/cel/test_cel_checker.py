@@ -348,12 +348,11 @@ def test_no_conformance_case_an_engine_evaluates_is_rejected() -> None:
     case's bindings (as dyn); CEL's extension namespaces (math.*, optional.*, ...) are not names
     here, as in a pack."""
     import json
-    import sys
     from pathlib import Path
 
+    from cel_conformance import expectation_path, load_cases  # tools/, on pytest's pythonpath
+
     directory = Path(__file__).parent / "conformance"
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-    from cel_conformance import expectation_path, load_cases
 
     unchecked = {
         f"{path.stem}:{number}"
