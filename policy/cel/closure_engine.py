@@ -1085,12 +1085,15 @@ class ClosureCompiledExpression:
     references: frozenset[str]
     reads: Reads
     _fn: Fn = field(repr=False)
-    converts_activation = False
-    """Reads activation values as they are (see ``CompiledPolicy.converting``)."""
     _slots: int = field(repr=False)
     _loops: bool = field(repr=False)
     _iteration_budget: int = DEFAULT_ITERATION_BUDGET
     _time_budget: float = DEFAULT_TIME_BUDGET
+    #: cel-python's parse tree (rewritten by ``analyze``) until the loader's type checker takes it:
+    #: the closures never look at it again, so it is not kept.
+    _tree: list[Any] = field(default_factory=list, repr=False)
+    converts_activation = False
+    """Reads activation values as they are (see ``CompiledPolicy.converting``)."""
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any | CelEvalError:
         """Evaluate against plain-Python ``activation``; errors come back as values."""
@@ -1113,6 +1116,10 @@ class ClosureCompiledExpression:
             return CelEvalError("evaluation nested too deeply")
         except Exception as exc:  # a data-dependent failure we did not foresee: still a value
             return CelEvalError(f"{type(exc).__name__}: {exc}")
+
+    def take_parse_tree(self) -> Any:
+        """cel-python's parse tree, once, for the loader's type checker; then forgotten."""
+        return self._tree.pop() if self._tree else None
 
     def condition(self) -> Callable[[Mapping[str, Any]], Any]:
         """``evaluate`` for a caller that only tests the result for ``True``/``False`` (the
@@ -1190,6 +1197,7 @@ class ClosureCelEngine:
             compiler.loops,
             self._iteration_budget,
             self._time_budget,
+            [tree],
         )
 
 
