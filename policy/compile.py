@@ -191,6 +191,9 @@ class CompiledPolicy:
     shadow: bool
     digest: str
     default_decision: Literal["allow", "ask", "deny"]
+    # The deployment's self-protection (``policy.runtime.self_protection``), checked at guard level
+    # before any rule; ``None`` for packs compiled without a deployment (``Policy.load``, cases).
+    protection: Any = None
 
 
 @dataclass(frozen=True, slots=True)

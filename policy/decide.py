@@ -444,18 +444,31 @@ class Decider:
     def guard(self, event: ToolCallEvent) -> GuardVerdict:
         """``ctx.tools.guard``: any matching guard denies (errors count as matches)."""
         try:
+            protected = self._self_protection(event)
             run = self._run_tool_stage("guard", event)
             denies = run.with_effect("deny")
-            return GuardVerdict(
-                bool(denies),
-                _ids(denies),
-                _join(denies) if denies else None,
-                tuple(run.shadow),
-                tuple(run.trace),
-            )
+            rules, message, trace = _ids(denies), _join(denies) if denies else None, tuple(run.trace)
+            if protected is not None:
+                # The deployment's own invariant, whatever the rules say and in every mode. When a
+                # guard rule denies as well, its message stands and the trace shows both.
+                entry = RuleTrace(
+                    protected.rule, "guard", "enforce", "deny", True, True, None, "shadow" if denies else "decided"
+                )
+                trace = (entry, *trace)
+                if not denies:
+                    rules, message = (protected.rule,), protected.message
+            return GuardVerdict(bool(denies) or protected is not None, rules, message, tuple(run.shadow), trace)
         except Exception as exc:
             message = _internal(exc, "guard")
             return GuardVerdict(True, (), message, internal_error=message)
+
+    def _self_protection(self, event: ToolCallEvent) -> Any:
+        """The deployment's self-protection refusal for this call, if any (see
+        ``policy.runtime.self_protection``); an exception here fails the guard closed."""
+        protection = self.policy.protection
+        if protection is None:
+            return None
+        return protection.check(event.tool, event.args, event.cwd)
 
     def check_tool_call(self, event: ToolCallEvent) -> ToolCallVerdict:
         """The whole gate as one verdict (for cases and hook adapters): pre-execute, then guards;
@@ -634,11 +647,15 @@ class Policy:
         param_origins: Mapping[str, ParamOrigin] | None = None,
         max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
         event_seconds: float = DEFAULT_EVENT_SECONDS,
+        protection: Any = None,
     ) -> Policy | LoadFailure:
         """Load, validate and compile packs; a :class:`LoadFailure` holds every error.
         ``max_scan_bytes`` caps the tool output post-execute reviews (larger is withheld);
-        ``event_seconds`` the evaluation time of one stage of one event (later rules fail closed)."""
-        built = build_policy(paths, params=params, engine=engine, shadow=shadow, param_origins=param_origins)
+        ``event_seconds`` the evaluation time of one stage of one event (later rules fail closed);
+        ``protection`` a deployment's self-protection (``PolicySources.protection()``)."""
+        built = build_policy(
+            paths, params=params, engine=engine, shadow=shadow, param_origins=param_origins, protection=protection
+        )
         if isinstance(built, LoadFailure):
             return built
         return cls(built, max_scan_bytes=max_scan_bytes, event_seconds=event_seconds)
@@ -661,6 +678,11 @@ class Policy:
     def engine_name(self) -> str:
         """The CEL engine in use (``python`` or ``native``)."""
         return self.compiled.engine_name
+
+    @property
+    def protection(self) -> Any:
+        """The deployment's self-protection in force (``None`` without a deployment)."""
+        return self.compiled.protection
 
     @property
     def packs(self) -> tuple[PackInfo, ...]:

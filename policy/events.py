@@ -53,6 +53,9 @@ class ToolCallEvent:
     step: int = 0
     original_name: str | None = None
     now: datetime.datetime | None = None
+    # The working directory the call runs in (hook payloads carry it); relative paths in the call
+    # resolve against it for self-protection. ``None``: the gateway process's own.
+    cwd: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

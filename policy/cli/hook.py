@@ -57,6 +57,11 @@ def _parser() -> CommandParser:
     add_policy_options(parser, positional_packs=False)
     parser.add_argument("--audit", metavar="LOG", help="append every hook decision to this audit log")
     parser.add_argument(
+        "--no-self-protection",
+        action="store_true",
+        help="let the agent change this gateway's files (an operator's choice; recorded in every audit record)",
+    )
+    parser.add_argument(
         "--announce-packs",
         action="store_true",
         help="on SessionStart, tell the model which packs govern the session",
@@ -105,7 +110,7 @@ def _decide_and_record(
 ) -> HookVerdict:
     """Load the policy, decide, and record the decision when an audit log is configured."""
     event = _event_of(payload)
-    sources = sources_from(args)
+    sources = sources_from(args, unprotected=bool(args.no_self_protection))
     policy: Policy | None = None
     if isinstance(sources, list):
         decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(sources)))
@@ -116,6 +121,7 @@ def _decide_and_record(
             engine=sources.engine,
             shadow=sources.shadow,
             param_origins=sources.param_origins,
+            protection=sources.protection(audit_path=args.audit),
         )
         if isinstance(loaded, LoadFailure):
             decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(loaded.errors)))

@@ -104,6 +104,7 @@ def tool_call_event(payload: PreToolUseInput | PostToolUseInput, call: Canonical
         session_id=payload.session_id,
         agent_id=payload.agent_id or MAIN_AGENT,
         original_name=call.original_name,
+        cwd=payload.cwd,
     )
 
 

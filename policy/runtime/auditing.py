@@ -224,7 +224,11 @@ class DecisionAuditor:
     # --- building blocks ---------------------------------------------------------------------------
 
     def _policy_fields(self) -> dict[str, Any]:
-        return {"digest": self.policy.digest, "engine": self.policy.engine_name}
+        fields: dict[str, Any] = {"digest": self.policy.digest, "engine": self.policy.engine_name}
+        protection = getattr(self.policy, "protection", None)
+        if protection is not None and not protection.enabled:
+            fields["self_protection"] = "off"  # every record says so while it is
+        return fields
 
     def redacted(self, value: Any) -> Any:
         """``value`` as it may be recorded: every redaction applied, fitted to the record domain."""
@@ -348,11 +352,32 @@ class DecisionAuditor:
             },
         )
 
-    def policy_loaded(self, packs: Sequence[Any]) -> None:
+    def policy_loaded(
+        self,
+        packs: Sequence[Any],
+        *,
+        summary: Mapping[str, Any] | None = None,
+        changes: Mapping[str, Any] | None = None,
+    ) -> None:
         """A policy came into force (at start and after every successful reload); ``packs`` are
-        objects with ``path``, ``name`` and ``digest`` (``Policy.packs`` or ``CompiledPolicy.packs``)."""
+        objects with ``path``, ``name`` and ``digest`` (``Policy.packs`` or ``CompiledPolicy.packs``).
+        ``summary`` (``policy_changes.policy_summary``) lets an auditor diff consecutive policies;
+        ``changes`` is that diff from the policy before, ``weakening`` marked."""
         rows = [{"path": pack.path, "name": pack.name, "digest": pack.digest} for pack in packs]
-        self._append("policy_loaded", {"packs": rows})
+        fields: dict[str, Any] = {"packs": rows}
+        if summary is not None:
+            fields["summary"] = canonical_domain(summary)
+        if changes is not None:
+            fields["changes"] = canonical_domain(changes)
+        self._append("policy_loaded", fields)
+
+    def policy_reload_refused(self, summary: Mapping[str, Any], changes: Mapping[str, Any]) -> None:
+        """An edit loaded but would weaken enforcement, and the deployment refuses that: the policy
+        in force stays (its digest is this record's), the refused one is summarised."""
+        self._append(
+            "policy_reload_refused",
+            {"refused": canonical_domain(summary), "changes": canonical_domain(changes)},
+        )
 
     def policy_reload_failed(self, errors: Sequence[PolicyError]) -> None:
         """An edit failed to load; the previous policy stays in force (its digest is recorded)."""

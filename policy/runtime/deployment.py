@@ -13,7 +13,9 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Literal
+from typing import Any, Literal
+
+import structlog
 
 from dsh_policy.audit.writer import AuditWriteError, AuditWriter
 from dsh_policy.policy.compile import CompiledPolicy
@@ -23,7 +25,10 @@ from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.loading import LoadFailure
 from dsh_policy.policy.runtime.auditing import AuditUnavailableError, DecisionAuditor
 from dsh_policy.policy.runtime.gateway import GatewayObserver, PolicyGateway
+from dsh_policy.policy.runtime.policy_changes import PolicyChanges, diff_summaries, policy_summary
 from dsh_policy.policy.runtime.reload import ReloadingPolicy
+
+_log = structlog.get_logger("dsh_policy.policy.deployment")
 
 FsyncMode = Literal["always", "batch", "off"]
 
@@ -79,13 +84,29 @@ def open_audit_writer(plan: AuditPlan) -> AuditWriter:
 
 @dataclass(slots=True)
 class _ReloadRecorder:
-    """Forwards reload events to the auditor once it exists (the policy is built first)."""
+    """Forwards reload events to the auditor once it exists (the policy is built first), each
+    ``policy_loaded`` with the policy's summary and what changed since the one before."""
 
     auditor: DecisionAuditor | None = None
+    previous: dict[str, Any] | None = None
+    pending: CompiledPolicy | None = None
 
     def loaded(self, compiled: CompiledPolicy) -> None:
+        if self.auditor is None:
+            self.pending = compiled  # the first policy: recorded once the log is open
+            return
+        summary = policy_summary(compiled)
+        changes = diff_summaries(self.previous, summary)
+        self.previous = summary
+        if changes.weakening:
+            _log.warning("policy reloaded: enforcement weakened", weakened=list(changes.weakened))
+        self._record(lambda auditor: auditor.policy_loaded(
+            compiled.packs, summary=summary, changes=changes.record() if not changes.empty else None
+        ))
+
+    def refused(self, compiled: CompiledPolicy, changes: PolicyChanges) -> None:
         if self.auditor is not None:
-            self._record(lambda auditor: auditor.policy_loaded(compiled.packs))
+            self._record(lambda auditor: auditor.policy_reload_refused(policy_summary(compiled), changes.record()))
 
     def failed(self, errors: Sequence[PolicyError]) -> None:
         if self.auditor is not None:
@@ -122,7 +143,9 @@ class Deployment:
         self.close()
 
 
-def _watching_policy(sources: PolicySources, recorder: _ReloadRecorder) -> ReloadingPolicy | LoadFailure:
+def _watching_policy(
+    sources: PolicySources, recorder: _ReloadRecorder, audit: AuditPlan | None
+) -> ReloadingPolicy | LoadFailure:
     """A policy that follows its files. With a deployment file the file itself is watched and
     re-read, so only what the flags added (packs after the file's, ``--param`` values) is passed
     on explicitly; everything else comes from the file at each reload."""
@@ -140,6 +163,11 @@ def _watching_policy(sources: PolicySources, recorder: _ReloadRecorder) -> Reloa
         config=config.path if config is not None else None,
         on_loaded=recorder.loaded,
         on_reload_failed=recorder.failed,
+        protect=True,
+        audit_path=audit.path if audit is not None else None,
+        signing_key=audit.signing_key if audit is not None else None,
+        unprotected=sources.unprotected,
+        on_reload_refused=recorder.refused,
     )
 
 
@@ -157,10 +185,15 @@ def deploy(
     recorder = _ReloadRecorder()
     policy: Policy | LoadFailure
     if watch:
-        policy = _watching_policy(sources, recorder)
+        policy = _watching_policy(sources, recorder, audit)
     else:
-        built = sources.build()
+        built = sources.build(
+            audit_path=audit.path if audit is not None else None,
+            signing_key=audit.signing_key if audit is not None else None,
+        )
         policy = built if isinstance(built, LoadFailure) else Policy(built)
+        if not isinstance(built, LoadFailure):
+            recorder.pending = built
     if isinstance(policy, LoadFailure):
         return list(policy.errors)
     writer: AuditWriter | None = None
@@ -172,8 +205,10 @@ def deploy(
             return [PolicyError(audit.path, 0, 0, f"cannot open the audit log: {error}")]
         auditor = DecisionAuditor(writer, policy, fail_closed=audit.fail_closed)
         recorder.auditor = auditor
+        first = recorder.pending or policy.compiled
+        recorder.previous = policy_summary(first)
         try:
-            auditor.policy_loaded(policy.packs)
+            auditor.policy_loaded(policy.packs, summary=recorder.previous)
         except AuditUnavailableError as error:
             writer.close()
             return [PolicyError(audit.path, 0, 0, f"cannot write the audit log: {error}")]

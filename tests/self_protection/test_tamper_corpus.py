@@ -1,0 +1,99 @@
+"""Every tamper attempt of the corpus is refused by self-protection through ``dsh-policy hook``
+with the shipped example deployment, and ordinary work stays allowed.
+
+The hook runs in-process here (one policy compile shared by every case: the compiled policy is
+immutable and the deployment file does not change); ``test_example_settings.py`` runs the shipped
+settings' command line in real processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dsh_policy.policy.cli import main as cli_main
+from dsh_policy.policy.decide import Policy
+from fresh_project import Case, Project, corpus, make_project, stdin_for
+
+_POLICIES: dict[str, Any] = {}
+
+
+class _SharedPolicy:
+    """``Policy`` for the hook command under test: equal inputs share one compiled policy."""
+
+    @staticmethod
+    def load(paths: Any, **options: Any) -> Any:
+        key = json.dumps([[str(p) for p in paths], options], sort_keys=True, default=repr)
+        if key not in _POLICIES:
+            _POLICIES[key] = Policy.load(paths, **options)
+        return _POLICIES[key]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    return make_project(tmp_path_factory.mktemp("fresh"))
+
+
+@pytest.fixture
+def hook(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Iterator[Callable[[Case], tuple[int, str, str]]]:
+    monkeypatch.setattr("dsh_policy.policy.cli.hook.Policy", _SharedPolicy)
+    monkeypatch.setenv("HOME", str(project.home))
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project.root))
+    monkeypatch.chdir(project.root)
+
+    def run(case: Case) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "stdin", stdin_for(case.payload))
+        capsys.readouterr()
+        code = cli_main(["hook", case.harness, "--config", str(project.config)])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    yield run
+
+
+def _ids(section: str) -> list[str]:
+    return [case.name for case in corpus(section, Project(Path("/p"), Path("/p/.dsh/gateway.yaml"), Path("/h")))]
+
+
+@pytest.mark.parametrize("name", _ids("tamper"))
+def test_each_tamper_attempt_is_refused_by_self_protection(hook, project: Project, name: str) -> None:
+    case = next(case for case in corpus("tamper", project) if case.name == name)
+    code, _out, err = hook(case)
+    assert code == 2, f"{name}: let through ({err!r})"
+    assert "self-protection" in err, f"{name}: refused, but not by self-protection: {err!r}"
+
+
+@pytest.mark.parametrize("name", _ids("benign"))
+def test_ordinary_work_is_not_refused_by_self_protection(hook, project: Project, name: str) -> None:
+    case = next(case for case in corpus("benign", project) if case.name == name)
+    code, out, err = hook(case)
+    assert "self-protection" not in err, f"{name}: refused by self-protection: {err!r}"
+    assert code == 0, f"{name}: refused: {err!r}"
+    if out:  # the baseline may ask (network, package installs); it never denies ordinary work
+        assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "ask"
+
+
+def test_the_corpus_is_large_enough_to_mean_something() -> None:
+    """The parametrized tests above refuse every attempt and none of the ordinary work: the rate a
+    held-out set is measured against is 100% over at least this many attempts."""
+    assert len(_ids("tamper")) >= 75 and len(_ids("benign")) >= 30
+    assert len(set(_ids("tamper"))) == len(_ids("tamper"))
+
+
+def test_the_audit_log_shows_the_refusals_and_stays_intact(hook, project: Project) -> None:
+    from dsh_policy.audit.cli import verify_main
+
+    hook(corpus("tamper", project)[0])
+    log = project.root / ".dsh" / "audit" / "hooks.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    denied = [r for r in records if r["kind"] == "tool_result" and r["decision"]["denied_by"] == "guard"]
+    assert any(r["decision"]["pre_execute"]["rules"][0].startswith("self-protection/") for r in denied)
+    assert verify_main([str(log), "--key", str(project.root / ".dsh" / "keys" / "audit.pub")]) == 0
+    assert os.stat(project.root / ".dsh" / "keys" / "audit.key").st_mode & 0o077 == 0
