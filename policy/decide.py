@@ -35,6 +35,7 @@ from dsh_policy.policy.compile import (
     Redaction,
     RuleSelection,
 )
+from dsh_policy.policy.deadline import stage_deadline
 from dsh_policy.policy.events import (
     GuardVerdict,
     ResultVerdict,
@@ -87,6 +88,11 @@ class _EventScope:
         # (pack_index, variables read) -> the shared activation; () = without ``vars``.
         self._activations: dict[tuple[int, tuple[str, ...]], EventActivation] = {}
         self._held: dict[int, frozenset[str]] = {}  # names in each pack's base activation, + vars
+
+    @property
+    def seconds(self) -> float:
+        """The time budget of one stage."""
+        return self._seconds
 
     def start_clock(self) -> None:
         """Give the stage about to run the event's time budget (each stage gets its own: a guard
@@ -205,10 +211,13 @@ class _StageRun:
     trace: list[RuleTrace] = field(default_factory=list)
 
     def run(self, rules: Sequence[CompiledRule]) -> None:
-        """Evaluate every rule, in order (all of them: the trace and shadow rules need it)."""
+        """Evaluate every rule, in order (all of them: the trace and shadow rules need it). The
+        stage's deadline is visible to helpers (``policy.deadline``), so one slow helper call on
+        attacker-sized input cannot outlast the budget either."""
         self.scope.start_clock()
-        for rule in rules:
-            self._one(rule)
+        with stage_deadline(self.scope.seconds):
+            for rule in rules:
+                self._one(rule)
 
     def _one(self, rule: CompiledRule) -> None:
         value: Any = True
@@ -416,6 +425,10 @@ class Decider:
         """``agent/pre-step``: reject if any enforced rule rejects, else enter with contexts."""
         try:
             selection = self.policy.stages["pre-step"].select_all()
+            size = sum(_utf8_size(message.text) for message in event.messages)
+            if selection.rules and size > self._max_scan_bytes:
+                message = self._too_large("step messages", size)
+                return StepVerdict("reject", (), message, internal_error=message)
             run = _StageRun(_EventScope(
                 self.policy, _step_builders(event), selection.reads, self._event_seconds
             ), "step")
@@ -435,6 +448,9 @@ class Decider:
     def pre_execute(self, event: ToolCallEvent) -> ToolCallVerdict:
         """``tools/pre-execute``: deny > ask > allow > the policy's default decision."""
         try:
+            oversized = self._oversized_call("pre-execute", event)
+            if oversized is not None:
+                return ToolCallVerdict("deny", (), oversized)
             run = self._run_tool_stage("pre-execute", event)
             return self._combine_pre_execute(run, event)
         except Exception as exc:
@@ -445,6 +461,10 @@ class Decider:
         """``ctx.tools.guard``: any matching guard denies (errors count as matches)."""
         try:
             protected = self._self_protection(event)
+            oversized = self._oversized_call("guard", event)
+            if oversized is not None:
+                rules_ = (protected.rule,) if protected is not None else ()
+                return GuardVerdict(True, rules_, protected.message if protected is not None else oversized)
             run = self._run_tool_stage("guard", event)
             denies = run.with_effect("deny")
             rules, message, trace = _ids(denies), _join(denies) if denies else None, tuple(run.trace)
@@ -468,7 +488,24 @@ class Decider:
         protection = self.policy.protection
         if protection is None:
             return None
-        return protection.check(event.tool, event.args, event.cwd)
+        with stage_deadline(self._event_seconds):
+            return protection.check(event.tool, event.args, event.cwd)
+
+    def _oversized_call(self, stage: str, event: ToolCallEvent) -> str | None:
+        """Why a call's arguments are too large to evaluate, when they are and a rule would read
+        them: string operations in a rule cost time and memory in proportion to their input, so
+        no more than ``max_scan_bytes`` of argument text reaches CEL (the call is refused)."""
+        if not self.policy.stages[stage].select(event.tool).rules:
+            return None
+        limit = self._max_scan_bytes
+        size = _strings_size(event.args, limit)
+        return None if size <= limit else self._too_large(f'the arguments of tool "{event.tool}"', size)
+
+    def _too_large(self, what: str, size: int) -> str:
+        return (
+            f"{what} refused by policy: more than {_mib(self._max_scan_bytes)} ({size:,}+ bytes) is too "
+            "large to check"
+        )
 
     def check_tool_call(self, event: ToolCallEvent) -> ToolCallVerdict:
         """The whole gate as one verdict (for cases and hook adapters): pre-execute, then guards;

@@ -63,6 +63,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from dsh_policy.policy.deadline import DeadlineExceededError, check_deadline
+
 MAX_INPUT_CHARS = 256 * 1024
 """Longest shell line accepted (characters)."""
 
@@ -75,6 +77,11 @@ MAX_WORDS = 100_000
 MAX_LEXED_CHARS = 2 * MAX_INPUT_CHARS
 """Most characters read for one line, counting each nested string (``bash -c``, substitutions,
 ``parallel`` jobs) every time it is read; beyond it, :class:`ShellLineTooComplexError`."""
+
+MAX_COMMANDS = 10_000
+"""Most simple commands listed for one line (counting those inside ``bash -c`` and substitutions);
+beyond it, :class:`ShellLineTooComplexError`. A line of 100,000 ``a|`` is no command anyone types,
+and listing it would cost seconds on every rule that reads it."""
 
 MAX_PARALLEL_JOBS = 32
 """Most ``parallel ::: ARGS`` jobs listed one by one; further arguments share one last job."""
@@ -522,9 +529,15 @@ def _parse(text: str, depth: int, budget: _Budget, variables: dict[str, str]) ->
         if argv:
             commands.extend(_unwrap(list(argv), depth, budget, variables, stdin, script_readers))
             argv.clear()
+        if len(commands) > MAX_COMMANDS:
+            raise ShellLineTooComplexError(f"shell line runs more than {MAX_COMMANDS} commands")
         stdin = [] if piped_text is None else [piped_text]  # `echo 'rm -rf /' | sh`
 
+    tokens = 0
     while (token := lexer.next_token()) is not None:
+        tokens += 1
+        if not tokens & 255:
+            _check_time()
         if token.kind == "sep":
             finish(token.value)
         elif token.kind == "redir":
@@ -552,6 +565,14 @@ def _parse(text: str, depth: int, budget: _Budget, variables: dict[str, str]) ->
         for script in texts:
             commands.extend(_parse(script, depth + 1, budget, variables))
     return commands
+
+
+def _check_time() -> None:
+    """The stage's deadline (``policy.deadline``) holds inside a parse too."""
+    try:
+        check_deadline()
+    except DeadlineExceededError as error:
+        raise ShellLineTooComplexError(f"reading the shell line took too long: {error}") from None
 
 
 def _redirect_target(target: _Token, budget: _Budget) -> str:
@@ -957,10 +978,13 @@ class _Unwrapper:
 
     def _step(self, argv: list[str]) -> list[str] | None:
         """List what ``argv`` runs; returns the wrapped command still to unwrap, if any."""
-        while argv and _ASSIGNMENT.match(argv[0]):
-            argv = argv[1:]
-        while argv and argv[0] in _SKIPPED_KEYWORDS:
-            argv = argv[1:]
+        start = 0  # an index, not repeated slicing: 60,000 leading ``{`` must stay linear
+        while start < len(argv) and _ASSIGNMENT.match(argv[start]):
+            start += 1
+        while start < len(argv) and argv[start] in _SKIPPED_KEYWORDS:
+            start += 1
+        if start:
+            argv = argv[start:]
         if not argv or argv[0] in _DROPPED_KEYWORDS:
             return None
         argv[0] = _basename(argv[0])

@@ -8,13 +8,27 @@ verify`` never loads CEL.
 
 from __future__ import annotations
 
-import importlib
-import logging
-import os
 import sys
-from collections.abc import Sequence
 
-import structlog
+if sys.argv[1:2] == ["hook"] and __name__ == "dsh_policy.policy.cli":
+    # A hook must refuse even when a signal arrives during start-up, before the imports below:
+    # these handlers exit 2 (a refusal in every harness) until the hook installs its own.
+    import os as _os
+    import signal as _signal
+
+    def _refuse_during_start_up(number: int, _frame: object) -> None:
+        _os.write(2, f"dsh-policy failed closed: {_signal.Signals(number).name} during start-up\n".encode())
+        _os._exit(2)
+
+    for _number in (_signal.SIGTERM, _signal.SIGHUP, _signal.SIGINT, _signal.SIGPIPE):
+        _signal.signal(_number, _refuse_during_start_up)
+
+import importlib  # noqa: E402
+import logging  # noqa: E402
+import os  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+
+import structlog  # noqa: E402
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": ("dsh_policy.policy.cli.check", "compile and lint packs; --cases dry-runs cases"),
@@ -74,13 +88,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return USAGE_EXIT
     try:
         module = importlib.import_module(SUBCOMMANDS[name][0])
-        entry = getattr(module, f"{name}_main", None) or module.main
+        # The console script's hook decides in a watched child process (``failsafe``); called
+        # with an explicit argv (tests, embedding) it decides in this process.
+        process_entry = getattr(module, "process_main", None) if argv is None else None
+        entry = process_entry or getattr(module, f"{name}_main", None) or module.main
         code: int = entry(rest)
+    except (MemoryError, RecursionError) as error:
+        print(f"dsh-policy {name}: input too large or too deeply nested ({type(error).__name__})",
+              file=sys.stderr)
+        return USAGE_EXIT
     except Exception as error:
-        if name not in FAIL_CLOSED_COMMANDS:
-            raise  # a bug: the traceback is the most useful report
-        # A hook that exits 1 lets the harness run the call (fail open); 2 blocks it.
-        print(f"dsh-policy {name}: internal error, refusing: {error!r}", file=sys.stderr)
+        if name not in FAIL_CLOSED_COMMANDS and os.environ.get(LOG_LEVEL_VARIABLE, "").lower() == "debug":
+            raise  # asked for: the traceback
+        # A hook that exits 1 lets the harness run the call (fail open); 2 blocks it. Any other
+        # command reports an internal error in one line (no input should ever get here).
+        print(f"dsh-policy {name}: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return USAGE_EXIT
     return code
 

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from dsh_policy.policy.cli import failsafe
 from dsh_policy.policy.cli.options import CommandParser, UsageError, add_policy_options, sources_from
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
@@ -27,7 +28,9 @@ from dsh_policy.policy.hooks.events import HookDecision, SessionContext, decide_
 from dsh_policy.policy.hooks.protocol import (
     EXIT_BLOCK,
     EXIT_OK,
+    FAIL_CLOSED_PREFIX,
     MAX_INPUT_BYTES,
+    SUPPORTED_EVENTS,
     EventName,
     HookDialect,
     HookInput,
@@ -89,15 +92,54 @@ def _run(argv: list[str]) -> int:
         # We cannot know the protocol yet; exit 2 with a reason refuses in every harness.
         _emit(deny_reply(str(error)))
         return EXIT_BLOCK
-    dialect = DIALECTS[args.harness]
     raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+    reply = _reply_for(args, raw)
+    _emit(reply)
+    return reply.exit_code
+
+
+def _reply_for(args: argparse.Namespace, raw: bytes) -> HookReply:
+    """Decide one event and spell the answer; every failure is the event's safe answer."""
+    dialect = DIALECTS[args.harness]
     payload = parse_hook_input(raw)
     event = _event_of(payload)
     try:
         verdict = _decide_and_record(args, raw, payload)
+    except MemoryError:
+        verdict = failure_verdict(event, "out of memory while deciding")
     except Exception as exc:  # a bug, or a fail-closed audit log that cannot write
         verdict = failure_verdict(event, f"{type(exc).__name__}: {exc}")
     return _answer(dialect, verdict)
+
+
+def process_main(argv: list[str]) -> int:
+    """The console script's ``hook``: the decision runs in a child process under a memory limit
+    and a deadline, watched by this one, which gives the event's safe answer on any signal or
+    failure (``failsafe``). Returns 0 or 2."""
+    failsafe.install_signal_handlers()
+    try:
+        try:
+            args = _parser().parse_args(argv)
+        except UsageError as error:
+            return failsafe.emit(_plain(deny_reply(str(error))))
+        raw = failsafe.stdin_bytes(MAX_INPUT_BYTES + 1)
+        dialect = DIALECTS[args.harness]
+        claimed = failsafe.sniff_event(raw)
+        event: EventName | None = claimed if claimed in SUPPORTED_EVENTS else None  # type: ignore[assignment]
+
+        def safe(reason: str) -> failsafe.Reply:
+            return _plain(_answer_reply(dialect, failure_verdict(event, reason)))
+
+        failsafe.set_safe_answer(safe)
+        return failsafe.supervise(lambda: _plain(_reply_for(args, raw)))
+    except BaseException as exc:  # the watcher's own last line of defence
+        if isinstance(exc, SystemExit) and exc.code in (0, None):
+            return EXIT_OK  # --help
+        return failsafe.emit(_plain(deny_reply(f"{FAIL_CLOSED_PREFIX}: {type(exc).__name__}: {exc}")))
+
+
+def _plain(reply: HookReply) -> failsafe.Reply:
+    return failsafe.Reply(reply.exit_code, reply.stdout, reply.stderr)
 
 
 def _event_of(payload: HookInput | HookInputError) -> EventName | None:
@@ -157,15 +199,19 @@ def _summary(errors: Sequence[PolicyError]) -> str:
     return shown + (f"; and {more} more" if more > 0 else "")
 
 
-def _answer(dialect: HookDialect, verdict: HookVerdict) -> int:
+def _answer(dialect: HookDialect, verdict: HookVerdict) -> HookReply:
+    return _answer_reply(dialect, verdict)
+
+
+def _answer_reply(dialect: HookDialect, verdict: HookVerdict) -> HookReply:
+    """The dialect's spelling of ``verdict``, never with an exit code other than 0 or 2."""
     try:
         reply = dialect.render(verdict)
     except Exception as exc:  # a rendering bug: fall back to the protocol's plainest refusal
         reply = _fallback(dialect, verdict, exc)
     if reply.exit_code not in (EXIT_OK, EXIT_BLOCK):
         reply = deny_reply(f"dsh-policy failed closed: dialect produced exit code {reply.exit_code}")
-    _emit(reply)
-    return reply.exit_code
+    return reply
 
 
 def _fallback(dialect: HookDialect, verdict: HookVerdict, exc: Exception) -> HookReply:
