@@ -102,7 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise  # asked for: the traceback
         # A hook that exits 1 lets the harness run the call (fail open); 2 blocks it. Any other
         # command reports an internal error in one line (no input should ever get here).
-        print(f"dsh-policy {name}: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        refusing = ", refusing" if name in FAIL_CLOSED_COMMANDS else ""
+        print(f"dsh-policy {name}: internal error{refusing}: {type(error).__name__}: {error}", file=sys.stderr)
         return USAGE_EXIT
     return code
 
