@@ -59,9 +59,10 @@ from __future__ import annotations
 import itertools
 import re
 import shlex
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from dsh_policy.policy.deadline import DeadlineExceededError, check_deadline
 
@@ -83,7 +84,7 @@ MAX_COMMANDS = 10_000
 beyond it, :class:`ShellLineTooComplexError`. A line of 100,000 ``a|`` is no command anyone types,
 and listing it would cost seconds on every rule that reads it."""
 
-MAX_TOKENS = 50_000
+MAX_TOKENS = 20_000
 """Most words, operators and separators read for one line (all nesting levels); beyond it,
 :class:`ShellLineTooComplexError`. 60,000 ``{`` run nothing, but reading them costs a second."""
 
@@ -581,7 +582,7 @@ def _check_time() -> None:
     try:
         check_deadline()
     except DeadlineExceededError as error:
-        raise ShellLineTooComplexError(f"reading the shell line took too long: {error}") from None
+        raise _DeadlineInParse(f"reading the shell line took too long: {error}") from None
 
 
 def _redirect_target(target: _Token, budget: _Budget) -> str:
@@ -1391,13 +1392,46 @@ def _checked(line: object, function: str) -> _ParsedLine:
         raise TypeError(f"{function} expects a string, got {type(line).__name__}")
     if len(line) > MAX_INPUT_CHARS:
         raise ShellLineTooComplexError(f"shell line longer than {MAX_INPUT_CHARS} characters")
-    return _parse_cached(line)
+    parsed = _parse_cached(line)
+    if isinstance(parsed, str):
+        raise ShellLineTooComplexError(parsed)
+    return parsed
 
 
-@lru_cache(maxsize=256)
-def _parse_cached(line: str) -> _ParsedLine:
+_CACHE_SIZE = 256
+_cache: OrderedDict[str, _ParsedLine | str] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _parse_cached(line: str) -> _ParsedLine | str:
     """Rules of one event usually parse the same line many times (and a comprehension may do it
-    per element), so parses are cached; callers get fresh lists."""
+    per element), so parses are cached, and so is a line's being too complex (every rule that
+    reads it then fails at once, not after another bounded but costly parse); callers get fresh
+    lists. A parse the stage deadline stopped says nothing about the line and is not cached."""
+    with _cache_lock:
+        found = _cache.get(line)
+        if found is not None:
+            _cache.move_to_end(line)
+            return found
+    result: _ParsedLine | str
+    try:
+        result = _parse_uncached(line)
+    except _DeadlineInParse:
+        raise
+    except ShellLineTooComplexError as error:
+        result = str(error)
+    with _cache_lock:
+        _cache[line] = result
+        if len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return result
+
+
+class _DeadlineInParse(ShellLineTooComplexError):
+    """The stage deadline stopped a parse (a property of the moment, not of the line)."""
+
+
+def _parse_uncached(line: str) -> _ParsedLine:
     budget = _Budget()
     commands = _parse(line, 0, budget, {})
     return _ParsedLine(tuple(tuple(argv) for argv in commands), tuple(budget.redirects))

@@ -16,7 +16,6 @@ from types import TracebackType
 from typing import Any, Literal
 
 import structlog
-
 from dsh_policy.audit.writer import AuditWriteError, AuditWriter
 from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.config import PolicySources
