@@ -36,6 +36,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("dsh_policy.policy.cli.run", "run a scripted agent session through the gateway"),
     "hook": ("dsh_policy.policy.cli.hook", "act as a Claude Code or Codex command hook"),
     "verify": ("dsh_policy.audit.cli", "verify audit log segments"),
+    "policy-log": ("dsh_policy.policy.cli.policy_log", "list every policy change in a log, weakening marked"),
     "keygen": ("dsh_policy.audit.cli", "make an Ed25519 key pair for checkpoint signatures"),
 }
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from dsh_policy.policy.cli import failsafe
+from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.cli.options import CommandParser, UsageError, add_policy_options, sources_from
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
@@ -172,8 +173,12 @@ def _decide_and_record(
             decision = HookDecision(failure_verdict(payload.event, str(payload)))
         else:
             policy = loaded
-            session = SessionContext(announcement(policy)) if args.announce_packs else None
-            decision = decide_hook(policy, args.harness, payload, session)
+            refusal = _weakening_refused(args, sources, policy)
+            if refusal is not None:
+                decision = HookDecision(failure_verdict(event, refusal))
+            else:
+                session = SessionContext(announcement(policy)) if args.announce_packs else None
+                decision = decide_hook(policy, args.harness, payload, session)
     configured = not isinstance(sources, list) and sources.config is not None and sources.config.audit
     if args.audit is not None or configured:
         # Imported only when recording: the audit writer is a noticeable share of a hook's start-up,
@@ -182,6 +187,29 @@ def _decide_and_record(
 
         record_invocation(args.audit, sources, policy, args.harness, payload, raw, decision)
     return decision.verdict
+
+
+def _weakening_refused(args: argparse.Namespace, sources: PolicySources, policy: Policy) -> str | None:
+    """Why this run must refuse: the deployment refuses weakening changes, and the policy differs
+    from the last one recorded in its log in a way that weakens enforcement."""
+    config = sources.config
+    if config is None or not config.reload.refuse_weakening:
+        return None
+    from dsh_policy.policy.hooks.audit import audit_target
+    from dsh_policy.policy.hooks.policy_state import state_path, transition
+
+    target = audit_target(args.audit, sources)
+    if target is None:
+        return None
+    change = transition(target.path, policy.compiled)
+    if not change.refused(True):
+        return None
+    return (
+        "the policy changed since the one last recorded and weakens enforcement ("
+        + "; ".join(change.changes.weakened)
+        + f"); this deployment refuses weakening changes until an operator accepts them by removing "
+        f"{state_path(target.path)}"
+    )
 
 
 def announcement(policy: Policy) -> str:
