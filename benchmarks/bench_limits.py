@@ -65,16 +65,34 @@ def _project(base: Path) -> Path:
 def _one(project: Path, command: str) -> dict[str, object]:
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     line = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    payload = json.dumps({"session_id": "bench", "hook_event_name": "PreToolUse", "cwd": str(project),
-                          "tool_name": "Bash", "tool_input": {"command": command}}).encode()
+    payload = json.dumps(
+        {
+            "session_id": "bench",
+            "hook_event_name": "PreToolUse",
+            "cwd": str(project),
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+        }
+    ).encode()
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "CLAUDE_PROJECT_DIR": str(project)}
     started = time.perf_counter()
-    done = subprocess.run(["/bin/sh", "-c", line], input=payload, capture_output=True, cwd=project, env=env,
-                          timeout=120, check=False)
+    done = subprocess.run(
+        ["/bin/sh", "-c", line],
+        input=payload,
+        capture_output=True,
+        cwd=project,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     wall = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return {"exit": done.returncode, "wall_s": round(wall, 2), "peak_rss_mib": round(peak, 1),
-            "reason": done.stderr.decode(errors="replace").strip()[:160]}
+    return {
+        "exit": done.returncode,
+        "wall_s": round(wall, 2),
+        "peak_rss_mib": round(peak, 1),
+        "reason": done.stderr.decode(errors="replace").strip()[:160],
+    }
 
 
 def main() -> int:
@@ -85,13 +103,20 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as base:
         project = _project(Path(base))
         for name in CASES:
-            out = subprocess.run([sys.executable, __file__, str(project), name], capture_output=True, text=True,
-                                 timeout=300, check=True)
+            out = subprocess.run(
+                [sys.executable, __file__, str(project), name],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=True,
+            )
             rows[name] = json.loads(out.stdout)
             row = rows[name]
             assert isinstance(row, dict)
-            print(f"{name:<44} exit {row['exit']}  {row['wall_s']:>6.2f} s  {row['peak_rss_mib']:>7.1f} MiB  "
-                  f"{str(row['reason'])[:70]}")
+            print(
+                f"{name:<44} exit {row['exit']}  {row['wall_s']:>6.2f} s  {row['peak_rss_mib']:>7.1f} MiB  "
+                f"{str(row['reason'])[:70]}"
+            )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(rows, indent=2) + "\n")
     return 0

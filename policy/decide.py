@@ -471,13 +471,13 @@ class Decider:
             if protected is not None:
                 # The deployment's own invariant, whatever the rules say and in every mode. When a
                 # guard rule denies as well, its message stands and the trace shows both.
-                entry = RuleTrace(
-                    protected.rule, "guard", "enforce", "deny", True, True, None, "shadow" if denies else "decided"
-                )
+                outcome = "shadow" if denies else "decided"
+                entry = RuleTrace(protected.rule, "guard", "enforce", "deny", True, True, None, outcome)
                 trace = (entry, *trace)
                 if not denies:
                     rules, message = (protected.rule,), protected.message
-            return GuardVerdict(bool(denies) or protected is not None, rules, message, tuple(run.shadow), trace)
+            denied = bool(denies) or protected is not None
+            return GuardVerdict(denied, rules, message, tuple(run.shadow), trace)
         except Exception as exc:
             message = _internal(exc, "guard")
             return GuardVerdict(True, (), message, internal_error=message)
@@ -691,7 +691,12 @@ class Policy:
         ``event_seconds`` the evaluation time of one stage of one event (later rules fail closed);
         ``protection`` a deployment's self-protection (``PolicySources.protection()``)."""
         built = build_policy(
-            paths, params=params, engine=engine, shadow=shadow, param_origins=param_origins, protection=protection
+            paths,
+            params=params,
+            engine=engine,
+            shadow=shadow,
+            param_origins=param_origins,
+            protection=protection,
         )
         if isinstance(built, LoadFailure):
             return built

@@ -23,12 +23,12 @@ if sys.argv[1:2] == ["hook"] and __name__ == "dsh_policy.policy.cli":
     for _number in (_signal.SIGTERM, _signal.SIGHUP, _signal.SIGINT, _signal.SIGPIPE):
         _signal.signal(_number, _refuse_during_start_up)
 
-import importlib  # noqa: E402
-import logging  # noqa: E402
-import os  # noqa: E402
-from collections.abc import Sequence  # noqa: E402
+import importlib
+import logging
+import os
+from collections.abc import Sequence
 
-import structlog  # noqa: E402
+import structlog
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": ("dsh_policy.policy.cli.check", "compile and lint packs; --cases dry-runs cases"),
@@ -95,8 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         entry = process_entry or getattr(module, f"{name}_main", None) or module.main
         code: int = entry(rest)
     except (MemoryError, RecursionError) as error:
-        print(f"dsh-policy {name}: input too large or too deeply nested ({type(error).__name__})",
-              file=sys.stderr)
+        print(
+            f"dsh-policy {name}: input too large or too deeply nested ({type(error).__name__})",
+            file=sys.stderr,
+        )
         return USAGE_EXIT
     except Exception as error:
         if name not in FAIL_CLOSED_COMMANDS and os.environ.get(LOG_LEVEL_VARIABLE, "").lower() == "debug":
@@ -104,7 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A hook that exits 1 lets the harness run the call (fail open); 2 blocks it. Any other
         # command reports an internal error in one line (no input should ever get here).
         refusing = ", refusing" if name in FAIL_CLOSED_COMMANDS else ""
-        print(f"dsh-policy {name}: internal error{refusing}: {type(error).__name__}: {error}", file=sys.stderr)
+        print(
+            f"dsh-policy {name}: internal error{refusing}: {type(error).__name__}: {error}", file=sys.stderr
+        )
         return USAGE_EXIT
     return code
-

@@ -22,6 +22,7 @@ exhausted its memory.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -64,7 +65,7 @@ def _refusal(reason: str) -> Reply:
 class _State:
     """The one watcher per process: the safe answer, the child, whether output has started."""
 
-    safe: SafeAnswer = staticmethod(_refusal)  # type: ignore[assignment]
+    safe: SafeAnswer = staticmethod(_refusal)
     child: int = 0
     emitting: bool = False
     watcher: int = 0
@@ -97,10 +98,8 @@ def _on_signal(number: int, _frame: object) -> None:
         os._exit(3)  # a child between fork and resetting its handlers: the watcher answers
     name = signal.Signals(number).name
     if _State.child:
-        try:
+        with contextlib.suppress(OSError):
             os.kill(_State.child, signal.SIGKILL)
-        except OSError:
-            pass
     if _State.emitting:
         # Half an answer may be out: exit 2 refuses whatever the event (stdout is then ignored).
         _write_all(2, f"\ndsh-policy failed closed: {name} while answering\n")
@@ -135,14 +134,10 @@ def sniff_event(raw: bytes) -> str | None:
 def _limits() -> tuple[int, float]:
     memory = DEFAULT_MEMORY_BYTES
     deadline = DEFAULT_DEADLINE_SECONDS
-    try:
+    with contextlib.suppress(ValueError):
         memory = int(os.environ.get(MEMORY_VARIABLE, "")) * 1024 * 1024 or memory
-    except ValueError:
-        pass
-    try:
+    with contextlib.suppress(ValueError):
         deadline = float(os.environ.get(DEADLINE_VARIABLE, "")) or deadline
-    except ValueError:
-        pass
     return memory, deadline
 
 
@@ -160,7 +155,9 @@ def supervise(decide: Callable[[], Reply]) -> int:
                 signal.signal(number, signal.SIG_DFL)
             _limit_memory(memory)
             reply = decide()
-            _write_all(write_end, json.dumps({"code": reply.code, "stdout": reply.stdout, "stderr": reply.stderr}))
+            _write_all(
+                write_end, json.dumps({"code": reply.code, "stdout": reply.stdout, "stderr": reply.stderr})
+            )
             code = 0
         except BaseException:
             code = 3
@@ -208,10 +205,8 @@ def _read_until(fd: int, deadline: float) -> tuple[bytes, bool]:
 
 
 def _kill(pid: int) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
 
 
 def _reap(pid: int) -> int:

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from dsh_policy.policy.cli import failsafe
-from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.cli.options import CommandParser, UsageError, add_policy_options, sources_from
+from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks.claude_code import ClaudeCodeDialect
@@ -63,7 +63,7 @@ def _parser() -> CommandParser:
     parser.add_argument(
         "--no-self-protection",
         action="store_true",
-        help="let the agent change this gateway's files (an operator's choice; recorded in every audit record)",
+        help="let the agent change this gateway's files (an operator's choice; every audit record says so)",
     )
     parser.add_argument(
         "--announce-packs",
@@ -126,7 +126,7 @@ def process_main(argv: list[str]) -> int:
         raw = failsafe.stdin_bytes(MAX_INPUT_BYTES + 1)
         dialect = DIALECTS[args.harness]
         claimed = failsafe.sniff_event(raw)
-        event: EventName | None = claimed if claimed in SUPPORTED_EVENTS else None  # type: ignore[assignment]
+        event: EventName | None = claimed if claimed in SUPPORTED_EVENTS else None
 
         def safe(reason: str) -> failsafe.Reply:
             return _plain(_answer_reply(dialect, failure_verdict(event, reason)))

@@ -63,14 +63,19 @@ def main(argv: Sequence[str]) -> int:
         print(f"dsh-policy policy-log: cannot read {args.log}", file=sys.stderr)
         return EXIT_USAGE
     if not report.intact:
-        print(f"dsh-policy policy-log: {args.log} failed verification; run dsh-policy verify for the details",
-              file=sys.stderr)
+        print(
+            f"dsh-policy policy-log: {args.log} failed verification; run dsh-policy verify for the details",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     entries = list(policy_changes(_records(Path(args.log))))
     weakened = [entry for entry in entries if entry["weakening"]]
     if args.format == "json":
-        print(json.dumps({"log": args.log, "changes": entries, "weakened_at": [e["seq"] for e in weakened]},
-                         indent=2))
+        print(
+            json.dumps(
+                {"log": args.log, "changes": entries, "weakened_at": [e["seq"] for e in weakened]}, indent=2
+            )
+        )
     else:
         print(render_text(args.log, entries))
     return EXIT_FAILED if args.strict and weakened else EXIT_OK
@@ -100,29 +105,52 @@ def policy_changes(records: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]
         base = {"seq": record.get("seq"), "ts": record.get("ts"), "kind": kind, "digest": current}
         if kind == "policy_loaded":
             summary = record.get("summary") if isinstance(record.get("summary"), dict) else None
-            changes = diff_summaries(previous, summary) if summary is not None and previous is not None else None
-            yield {**base, "first": previous is None,
-                   "self_protection": _protection_state(summary, policy),
-                   "changes": changes.text() if changes is not None else ("first policy" if previous is None
-                                                                          else "no summary recorded"),
-                   "weakened": list(changes.weakened) if changes is not None else [],
-                   "weakening": bool(changes and changes.weakening)}
+            changes = (
+                diff_summaries(previous, summary) if summary is not None and previous is not None else None
+            )
+            yield {
+                **base,
+                "first": previous is None,
+                "self_protection": _protection_state(summary, policy),
+                "changes": changes.text()
+                if changes is not None
+                else ("first policy" if previous is None else "no summary recorded"),
+                "weakened": list(changes.weakened) if changes is not None else [],
+                "weakening": bool(changes and changes.weakening),
+            }
             previous = summary or previous
             digest = current
         elif kind == "policy_reload_refused":
             refused = record.get("refused") if isinstance(record.get("refused"), dict) else None
-            changes = diff_summaries(previous, refused) if refused is not None and previous is not None else None
-            yield {**base, "first": False, "self_protection": _protection_state(previous, policy),
-                   "changes": "refused: " + (changes.text() if changes is not None else "?"),
-                   "weakened": list(changes.weakened) if changes is not None else [], "weakening": False}
+            changes = (
+                diff_summaries(previous, refused) if refused is not None and previous is not None else None
+            )
+            yield {
+                **base,
+                "first": False,
+                "self_protection": _protection_state(previous, policy),
+                "changes": "refused: " + (changes.text() if changes is not None else "?"),
+                "weakened": list(changes.weakened) if changes is not None else [],
+                "weakening": False,
+            }
         elif kind == "policy_reload_failed":
-            yield {**base, "first": False, "self_protection": _protection_state(previous, policy),
-                   "changes": "reload failed: " + "; ".join(map(str, record.get("errors") or []))[:300],
-                   "weakened": [], "weakening": False}
+            yield {
+                **base,
+                "first": False,
+                "self_protection": _protection_state(previous, policy),
+                "changes": "reload failed: " + "; ".join(map(str, record.get("errors") or []))[:300],
+                "weakened": [],
+                "weakening": False,
+            }
         elif current is not None and digest is not None and current != digest and current != "none":
-            yield {**base, "first": False, "self_protection": _protection_state(None, policy),
-                   "changes": f"policy digest changed from {digest[:19]} with no policy_loaded record",
-                   "weakened": ["unrecorded policy change"], "weakening": True}
+            yield {
+                **base,
+                "first": False,
+                "self_protection": _protection_state(None, policy),
+                "changes": f"policy digest changed from {digest[:19]} with no policy_loaded record",
+                "weakened": ["unrecorded policy change"],
+                "weakening": True,
+            }
             digest = current
         elif digest is None and current not in (None, "none"):
             digest = current
@@ -142,10 +170,16 @@ def render_text(log: str, entries: Sequence[dict[str, Any]]) -> str:
     for entry in entries:
         mark = "WEAKENED " if entry["weakening"] else ""
         digest = str(entry["digest"] or "")[:19]
-        lines.append(f"  seq {entry['seq']:<6} {entry['ts'] or '':<24} {entry['kind']:<22} {digest:<19} "
-                     f"self-protection {entry['self_protection']:<4} {mark}{entry['changes']}")
+        lines.append(
+            f"  seq {entry['seq']:<6} {entry['ts'] or '':<24} {entry['kind']:<22} {digest:<19} "
+            f"self-protection {entry['self_protection']:<4} {mark}{entry['changes']}"
+        )
         if entry["weakening"]:
-            lines.append(f"             enforcement weakened at seq {entry['seq']}: {'; '.join(entry['weakened'])}")
+            lines.append(
+                f"             enforcement weakened at seq {entry['seq']}: {'; '.join(entry['weakened'])}"
+            )
     weakened = [str(entry["seq"]) for entry in entries if entry["weakening"]]
-    lines.append("enforcement weakened at seq " + ", ".join(weakened) if weakened else "no weakening recorded")
+    lines.append(
+        "enforcement weakened at seq " + ", ".join(weakened) if weakened else "no weakening recorded"
+    )
     return "\n".join(lines)

@@ -28,6 +28,7 @@ from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.events import ResultVerdict, StepVerdict, ToolCallEvent, ToolCallVerdict
 from dsh_policy.policy.hooks.events import HookDecision, response_text
+from dsh_policy.policy.hooks.policy_state import remember, transition
 from dsh_policy.policy.hooks.protocol import (
     HookInput,
     HookInputError,
@@ -35,7 +36,6 @@ from dsh_policy.policy.hooks.protocol import (
     PostToolUseInput,
     UserPromptSubmitInput,
 )
-from dsh_policy.policy.hooks.policy_state import remember, transition
 from dsh_policy.policy.hooks.vocabulary import Harness
 from dsh_policy.policy.loading import PackInfo
 from dsh_policy.policy.redaction import all_detector_redactions, redact_value
@@ -137,7 +137,9 @@ def _record_policy_change(
         auditor.policy_reload_refused(change.summary, change.changes.record())
         return
     packs = [PackInfo(pack.path, pack.name, pack.digest) for pack in compiled.packs]
-    auditor.policy_loaded(packs, summary=change.summary, changes=None if change.first else change.changes.record())
+    auditor.policy_loaded(
+        packs, summary=change.summary, changes=None if change.first else change.changes.record()
+    )
     with suppress(OSError):
         remember(target.path, change.summary)
 

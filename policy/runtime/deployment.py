@@ -99,13 +99,17 @@ class _ReloadRecorder:
         self.previous = summary
         if changes.weakening:
             _log.warning("policy reloaded: enforcement weakened", weakened=list(changes.weakened))
-        self._record(lambda auditor: auditor.policy_loaded(
-            compiled.packs, summary=summary, changes=changes.record() if not changes.empty else None
-        ))
+        self._record(
+            lambda auditor: auditor.policy_loaded(
+                compiled.packs, summary=summary, changes=changes.record() if not changes.empty else None
+            )
+        )
 
     def refused(self, compiled: CompiledPolicy, changes: PolicyChanges) -> None:
         if self.auditor is not None:
-            self._record(lambda auditor: auditor.policy_reload_refused(policy_summary(compiled), changes.record()))
+            self._record(
+                lambda auditor: auditor.policy_reload_refused(policy_summary(compiled), changes.record())
+            )
 
     def failed(self, errors: Sequence[PolicyError]) -> None:
         if self.auditor is not None:
@@ -150,11 +154,12 @@ def _watching_policy(
     on explicitly; everything else comes from the file at each reload."""
     config = sources.config
     flag_params = {
-        key: value for key, value in sources.params.items()
+        key: value
+        for key, value in sources.params.items()
         if key in sources.param_origins and sources.param_origins[key].file == "--param"
     }
     return ReloadingPolicy.load_watching(
-        list(sources.packs[len(config.packs):] if config is not None else sources.packs),
+        list(sources.packs[len(config.packs) :] if config is not None else sources.packs),
         params=flag_params if config is not None else sources.params,
         param_origins=sources.param_origins,
         engine=sources.engine,

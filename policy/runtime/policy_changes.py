@@ -50,8 +50,12 @@ def policy_summary(compiled: Any) -> dict[str, Any]:
         "engine": compiled.engine_name,
         "shadow": compiled.shadow,
         "packs": {
-            pack.name: {"digest": pack.digest, "path": pack.path, "default_decision": pack.default_decision,
-                        "params": _digest(pack.activation_params)}
+            pack.name: {
+                "digest": pack.digest,
+                "path": pack.path,
+                "default_decision": pack.default_decision,
+                "params": _digest(pack.activation_params),
+            }
             for pack in compiled.packs
         },
         "rules": rules,
@@ -145,8 +149,9 @@ def diff_summaries(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -
     return PolicyChanges(added, removed, tuple(changed), tuple(dict.fromkeys(weakened)), tuple(details))
 
 
-def _compare_packs(before: Mapping[str, Any], after: Mapping[str, Any], weakened: list[str],
-                   details: list[str]) -> None:
+def _compare_packs(
+    before: Mapping[str, Any], after: Mapping[str, Any], weakened: list[str], details: list[str]
+) -> None:
     old_packs: Mapping[str, Any] = before.get("packs") or {}
     new_packs: Mapping[str, Any] = after.get("packs") or {}
     for name in sorted(set(old_packs) - set(new_packs)):
@@ -162,8 +167,10 @@ def _compare_packs(before: Mapping[str, Any], after: Mapping[str, Any], weakened
         old_default = _DECISION_ORDER.get(str(old.get("default_decision")), 0)
         new_default = _DECISION_ORDER.get(str(new.get("default_decision")), 0)
         if old_default != new_default:
-            details.append(f"pack {name}: default decision {old.get('default_decision')} -> "
-                           f"{new.get('default_decision')}")
+            details.append(
+                f"pack {name}: default decision {old.get('default_decision')} -> "
+                f"{new.get('default_decision')}"
+            )
             if new_default > old_default:
                 weakened.append(f"pack {name}: default decision loosened")
 

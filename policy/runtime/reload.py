@@ -139,6 +139,7 @@ class ReloadingPolicy(Policy):
         unprotected: bool = False,
         refuse_weakening: bool | None = None,
         on_reload_refused: Callable[[CompiledPolicy, PolicyChanges], Any] | None = None,
+        protection: Any = None,
     ) -> ReloadingPolicy | LoadFailure:
         """Load packs (and optionally a deployment file, which is watched too and re-read on
         change, so its pack list and params can change) and follow their edits.
@@ -154,7 +155,9 @@ class ReloadingPolicy(Policy):
                 built = build_policy(
                     paths, params=params, engine=engine, shadow=shadow, param_origins=param_origins
                 )
-                if protect and not isinstance(built, LoadFailure):
+                if protection is not None and not isinstance(built, LoadFailure):
+                    built = with_protection(built, protection)
+                elif protect and not isinstance(built, LoadFailure):
                     built = with_protection(built, protection_for(
                         packs=paths, audit_log=audit_path, signing_key=signing_key, enabled=not unprotected
                     ))
@@ -175,6 +178,9 @@ class ReloadingPolicy(Policy):
                 shadow=shadow or sources.shadow,
                 param_origins={**sources.param_origins, **(param_origins or {})},
             )
+            if protection is not None:
+                built = merged.build(protect=False)
+                return built if isinstance(built, LoadFailure) else with_protection(built, protection)
             return merged.build(protect=protect, audit_path=audit_path, signing_key=signing_key)
 
         first = build()
@@ -217,10 +223,12 @@ class ReloadingPolicy(Policy):
         param_origins: Mapping[str, ParamOrigin] | None = None,
         max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
         event_seconds: float = DEFAULT_EVENT_SECONDS,
+        protection: Any = None,
     ) -> ReloadingPolicy | LoadFailure:
         """:meth:`Policy.load`, watching the packs (see :meth:`load_watching` for callbacks)."""
         return cls.load_watching(
             [str(path) for path in paths],
+            protection=protection,
             params=params,
             param_origins=param_origins,
             engine=engine,

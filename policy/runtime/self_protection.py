@@ -87,47 +87,197 @@ _HARNESS_SUFFIXES: Final[tuple[tuple[tuple[str, ...], bool], ...]] = (
 
 # Names that shadow the gateway wherever they are written: an interpreter start-up hook, a path
 # file, a package or program of our name placed earlier on the path.
-_SHADOW_NAMES: Final[frozenset[str]] = frozenset({"sitecustomize.py", "usercustomize.py", "dsh_policy", "dsh-policy"})
+_SHADOW_NAMES: Final[frozenset[str]] = frozenset(
+    {"sitecustomize.py", "usercustomize.py", "dsh_policy", "dsh-policy"}
+)
 _SHADOW_SUFFIXES: Final[tuple[str, ...]] = (".pth",)
 _SHADOW_ENV: Final[re.Pattern[str]] = re.compile(
     r"\b(?:PYTHONPATH|PYTHONHOME|PYTHONSTARTUP|PYTHONUSERBASE|PYTHONEXECUTABLE|PYTHONSAFEPATH"
     r"|BASH_ENV|ENV|LD_PRELOAD|CLAUDE_CONFIG_DIR|CODEX_HOME)="
 )
 _SHELL_STARTUP: Final[frozenset[str]] = frozenset(
-    {".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile",
-     ".zlogin", "config.fish", "environment", ".envrc", ".pam_environment"}
+    {
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".profile",
+        ".zshrc",
+        ".zshenv",
+        ".zprofile",
+        ".zlogin",
+        "config.fish",
+        "environment",
+        ".envrc",
+        ".pam_environment",
+    }
 )
 
 # Programs that only read the files they name (with the options that would make them write
 # excluded below). Everything else that names a protected path is refused.
 _READERS: Final[frozenset[str]] = frozenset(
-    {"cat", "tac", "less", "more", "most", "head", "tail", "grep", "egrep", "fgrep", "rg", "ag", "ack",
-     "ls", "ll", "la", "dir", "vdir", "tree", "exa", "eza", "lsd", "stat", "file", "wc", "diff", "cmp",
-     "comm", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum",
-     "du", "df", "realpath", "readlink", "dirname", "basename", "test", "[", "[[", "cd", "pushd", "popd",
-     "pwd", "echo", "printf", "true", "false", "jq", "bat", "batcat", "nl", "od", "xxd", "hexdump",
-     "strings", "uniq", "cut", "tr", "column", "fold", "fmt", "expand", "unexpand", "paste", "join",
-     "sort", "yq", "sed", "awk", "gawk", "mawk", "nawk", "find", "git", "dsh-policy", "type", "which",
-     "whereis", "command", "id", "whoami", "date", "env", "printenv", "sleep", "zcat", "zless", "view"}
+    {
+        "cat",
+        "tac",
+        "less",
+        "more",
+        "most",
+        "head",
+        "tail",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ag",
+        "ack",
+        "ls",
+        "ll",
+        "la",
+        "dir",
+        "vdir",
+        "tree",
+        "exa",
+        "eza",
+        "lsd",
+        "stat",
+        "file",
+        "wc",
+        "diff",
+        "cmp",
+        "comm",
+        "md5sum",
+        "sha1sum",
+        "sha224sum",
+        "sha256sum",
+        "sha384sum",
+        "sha512sum",
+        "b2sum",
+        "cksum",
+        "du",
+        "df",
+        "realpath",
+        "readlink",
+        "dirname",
+        "basename",
+        "test",
+        "[",
+        "[[",
+        "cd",
+        "pushd",
+        "popd",
+        "pwd",
+        "echo",
+        "printf",
+        "true",
+        "false",
+        "jq",
+        "bat",
+        "batcat",
+        "nl",
+        "od",
+        "xxd",
+        "hexdump",
+        "strings",
+        "uniq",
+        "cut",
+        "tr",
+        "column",
+        "fold",
+        "fmt",
+        "expand",
+        "unexpand",
+        "paste",
+        "join",
+        "sort",
+        "yq",
+        "sed",
+        "awk",
+        "gawk",
+        "mawk",
+        "nawk",
+        "find",
+        "git",
+        "dsh-policy",
+        "type",
+        "which",
+        "whereis",
+        "command",
+        "id",
+        "whoami",
+        "date",
+        "env",
+        "printenv",
+        "sleep",
+        "zcat",
+        "zless",
+        "view",
+    }
 )
 # Readers that can also write files named in their script or expression (sed ``w``, awk
 # ``print > f``, find ``-fprint``): a protected path *mentioned* inside their program is refused.
 _SCRIPTED_READERS: Final[frozenset[str]] = frozenset({"sed", "awk", "gawk", "mawk", "nawk", "find"})
 _GIT_READERS: Final[frozenset[str]] = frozenset(
-    {"status", "diff", "log", "show", "blame", "ls-files", "ls-tree", "grep", "rev-parse", "describe",
-     "shortlog", "cat-file", "whatchanged", "reflog", "annotate", "help", "version"}
+    {
+        "status",
+        "diff",
+        "log",
+        "show",
+        "blame",
+        "ls-files",
+        "ls-tree",
+        "grep",
+        "rev-parse",
+        "describe",
+        "shortlog",
+        "cat-file",
+        "whatchanged",
+        "reflog",
+        "annotate",
+        "help",
+        "version",
+    }
 )
-_DSH_READERS: Final[frozenset[str]] = frozenset({"check", "explain", "verify", "policy-log", "--help", "-h", "--version"})
+_DSH_READERS: Final[frozenset[str]] = frozenset(
+    {"check", "explain", "verify", "policy-log", "--help", "-h", "--version"}
+)
 # Programs that act on whole folders: naming a folder that holds a protected path is refused too
 # (``rm -rf .dsh``, ``mv .claude x``, ``chmod -R 000 .dsh``, ``find .dsh -delete``).
 _FOLDER_ACTORS: Final[frozenset[str]] = frozenset(
-    {"rm", "rmdir", "mv", "cp", "rsync", "chmod", "chown", "chgrp", "chattr", "setfacl", "ln", "shred",
-     "unlink", "trash", "trash-put", "gio", "mount", "umount", "tar", "unzip", "install", "srm", "wipe",
-     "bsdtar", "7z", "rclone", "git", "find"}
+    {
+        "rm",
+        "rmdir",
+        "mv",
+        "cp",
+        "rsync",
+        "chmod",
+        "chown",
+        "chgrp",
+        "chattr",
+        "setfacl",
+        "ln",
+        "shred",
+        "unlink",
+        "trash",
+        "trash-put",
+        "gio",
+        "mount",
+        "umount",
+        "tar",
+        "unzip",
+        "install",
+        "srm",
+        "wipe",
+        "bsdtar",
+        "7z",
+        "rclone",
+        "git",
+        "find",
+    }
 )
 # Programs whose only written operand is the last one (or ``-t DIR``): the others are read.
 _COPIERS: Final[frozenset[str]] = frozenset({"cp", "rsync", "scp", "install"})
-_SECRET_OK: Final[frozenset[str]] = frozenset({"ls", "ll", "la", "dir", "stat", "test", "[", "[[", "cd", "pushd"})
+_SECRET_OK: Final[frozenset[str]] = frozenset(
+    {"ls", "ll", "la", "dir", "stat", "test", "[", "[[", "cd", "pushd"}
+)
 _INTERPRETER_PIP: Final[re.Pattern[str]] = re.compile(r"python[0-9.]*|pypy[0-9.]*")
 _GLOB_CHARS: Final[frozenset[str]] = frozenset("*?[")
 _WRITE_REDIRECTS: Final[frozenset[str]] = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
@@ -136,8 +286,23 @@ _OUR_NAMES: Final[frozenset[str]] = frozenset({"dsh-policy", "dsh_policy", "dsh.
 #: Most path-like strings examined in one call's arguments (beyond it, the call is refused).
 MAX_CHECKED_WORDS: Final[int] = 20_000
 _KNOWN_READ_TOOLS: Final[frozenset[str]] = frozenset(
-    {"read_file", "list_dir", "Glob", "Grep", "LS", "web_fetch", "WebFetch", "WebSearch", "TodoWrite",
-     "Task", "ExitPlanMode", "BashOutput", "KillShell", "SlashCommand", "AskUserQuestion"}
+    {
+        "read_file",
+        "list_dir",
+        "Glob",
+        "Grep",
+        "LS",
+        "web_fetch",
+        "WebFetch",
+        "WebSearch",
+        "TodoWrite",
+        "Task",
+        "ExitPlanMode",
+        "BashOutput",
+        "KillShell",
+        "SlashCommand",
+        "AskUserQuestion",
+    }
 )
 
 
@@ -165,8 +330,10 @@ class SelfProtection:
         return {
             "enabled": self.enabled,
             "paths": sorted(
-                {f"{entry.kind}:{entry.path}{'/' if entry.tree else ''}{'*' if entry.prefix else ''}"
-                 for entry in self.entries}
+                {
+                    f"{entry.kind}:{entry.path}{'/' if entry.tree else ''}{'*' if entry.prefix else ''}"
+                    for entry in self.entries
+                }
             ),
         }
 
@@ -199,8 +366,18 @@ class SelfProtection:
     def _names(self) -> frozenset[str]:
         """Every path component of every entry: a word whose last component is not one of these
         (nor a glob, ``.``, ``..`` or ``~``) cannot name a protected path or a folder holding one."""
-        names: set[str] = {".", "..", "~", "", ".claude", ".codex", "settings.json", "settings.local.json",
-                           "hooks", *_SHADOW_NAMES}
+        names: set[str] = {
+            ".",
+            "..",
+            "~",
+            "",
+            ".claude",
+            ".codex",
+            "settings.json",
+            "settings.local.json",
+            "hooks",
+            *_SHADOW_NAMES,
+        }
         for entry in self.entries:
             names.update(entry.path.split("/"))
         return frozenset(names)
@@ -212,18 +389,25 @@ class SelfProtection:
     @cached_property
     def _mentions(self) -> re.Pattern[str]:
         """Text that names a protected path inside a longer string (``python -c "open('.dsh/x')"``)."""
-        forms: set[str] = {".claude/settings.json", ".claude/settings.local.json", ".claude/hooks", ".codex/",
-                           "sitecustomize", "usercustomize", "claude-code/managed-settings"}
+        forms: set[str] = {
+            ".claude/settings.json",
+            ".claude/settings.local.json",
+            ".claude/hooks",
+            ".codex/",
+            "sitecustomize",
+            "usercustomize",
+            "claude-code/managed-settings",
+        }
         for entry in self.entries:
             forms.add(entry.path)
             parts = entry.path.split("/")
             if len(parts) >= 3 and parts[-2].startswith("."):
                 forms.add("/".join(parts[-2:]))
             if entry.path.startswith(self.home + "/"):
-                forms.add("~/" + entry.path[len(self.home) + 1:])
+                forms.add("~/" + entry.path[len(self.home) + 1 :])
             for project in self.project_dirs:
                 if entry.path.startswith(project.rstrip("/") + "/"):
-                    forms.add(entry.path[len(project.rstrip("/")) + 1:])
+                    forms.add(entry.path[len(project.rstrip("/")) + 1 :])
             if entry.secret:
                 forms.add(parts[-1])
         forms.discard("")
@@ -246,7 +430,9 @@ class SelfProtection:
             return scan.shell(args["command"], tool)
         if tool in ("write_file", "edit_file") and isinstance(args, Mapping):
             written = args.get("content") if tool == "write_file" else args.get("new_string")
-            return scan.path_write(args.get("path"), tool, "write", written if isinstance(written, str) else "")
+            return scan.path_write(
+                args.get("path"), tool, "write", written if isinstance(written, str) else ""
+            )
         if tool == "apply_patch" and isinstance(args, Mapping):
             paths = args.get("paths")
             for path in paths if isinstance(paths, list | tuple) else ():
@@ -261,9 +447,9 @@ class SelfProtection:
 
 def _has_suffix(parts: list[str], suffix: tuple[str, ...], tree: bool) -> bool:
     if not tree:
-        return tuple(parts[-len(suffix):]) == suffix
+        return tuple(parts[-len(suffix) :]) == suffix
     for index in range(len(parts) - len(suffix) + 1):
-        if tuple(parts[index:index + len(suffix)]) == suffix:
+        if tuple(parts[index : index + len(suffix)]) == suffix:
             return True
     return False
 
@@ -280,10 +466,12 @@ class _CallScan:
         # operation there (``rm -rf .``, ``mv .c* /tmp``) reaches them.
         self.local: list[Protected] = [
             Protected(path, "harness-settings", tree=tree)
-            for path, tree in ((os.path.join(cwd, ".claude", "settings.json"), False),
-                               (os.path.join(cwd, ".claude", "settings.local.json"), False),
-                               (os.path.join(cwd, ".claude", "hooks"), True),
-                               (os.path.join(cwd, ".codex"), True))
+            for path, tree in (
+                (os.path.join(cwd, ".claude", "settings.json"), False),
+                (os.path.join(cwd, ".claude", "settings.local.json"), False),
+                (os.path.join(cwd, ".claude", "hooks"), True),
+                (os.path.join(cwd, ".codex"), True),
+            )
             if os.path.lexists(path)
         ]
 
@@ -323,7 +511,11 @@ class _CallScan:
             return True
         last = word.rstrip("/").rsplit("/", 1)[-1]
         protection = self.protection
-        return last in protection._names or last.endswith(_SHADOW_SUFFIXES) or last.startswith(protection._prefixes)
+        return (
+            last in protection._names
+            or last.endswith(_SHADOW_SUFFIXES)
+            or last.startswith(protection._prefixes)
+        )
 
     def hit(self, word: str, *, folders: bool) -> Protected | None:
         """The protected entry ``word`` names (or, with ``folders``, a folder holding one)."""
@@ -349,10 +541,10 @@ class _CallScan:
             parts = entry.path.split("/")
             if len(parts) < len(wanted) or (len(parts) > len(wanted) and not folders and not entry.tree):
                 continue
-            if _glob_matches(wanted, parts[:len(wanted)]):
+            if _glob_matches(wanted, parts[: len(wanted)]):
                 return entry
         for suffix, _tree in _HARNESS_SUFFIXES:  # ``~/x/.claude/settings.*`` in any project
-            tail = wanted[-len(suffix):]
+            tail = wanted[-len(suffix) :]
             if len(tail) == len(suffix) and _glob_matches(tail, suffix):
                 return Protected(pattern, "harness-settings")
         return None
@@ -363,9 +555,13 @@ class _CallScan:
         if not isinstance(path, str):
             return None
         if os.path.basename(path) in _SHELL_STARTUP and _SHADOW_ENV.search(content):
-            return Refusal(f"{RULE_PREFIX}/gateway-package", _message(
-                f"{tool} would set an interpreter variable in the start-up file {path}",
-                _KIND_TEXT["gateway-package"]))
+            return Refusal(
+                f"{RULE_PREFIX}/gateway-package",
+                _message(
+                    f"{tool} would set an interpreter variable in the start-up file {path}",
+                    _KIND_TEXT["gateway-package"],
+                ),
+            )
         for candidate in self.candidates(path) if not _GLOB_CHARS.intersection(path) else [path]:
             found = self.protection.protected(candidate, self.local) or self._same_file(candidate)
             if found is not None:
@@ -415,9 +611,15 @@ class _CallScan:
             commands = shell_commands(line)
             redirects = shell_redirects(line)
         except ShellLineTooComplexError as error:
-            return Refusal(f"{RULE_PREFIX}/limits", f"dsh-policy self-protection could not read this line ({error}); refusing")
+            return Refusal(
+                f"{RULE_PREFIX}/limits",
+                f"dsh-policy self-protection could not read this line ({error}); refusing",
+            )
         except (TypeError, RecursionError, MemoryError) as error:
-            return Refusal(f"{RULE_PREFIX}/limits", f"dsh-policy self-protection could not read this line ({type(error).__name__}); refusing")
+            return Refusal(
+                f"{RULE_PREFIX}/limits",
+                f"dsh-policy self-protection could not read this line ({type(error).__name__}); refusing",
+            )
         for argv in commands:
             if argv and argv[0] in ("cd", "pushd") and len(argv) > 1:
                 self.bases.extend(self.candidates(argv[-1])[:1])
@@ -437,16 +639,15 @@ class _CallScan:
                 return refusal
             if self.examined > MAX_CHECKED_WORDS:
                 return Refusal(f"{RULE_PREFIX}/limits", _limit_message(tool))
-        if mentioned and heredoc:
-            # A here-document feeds a program text we do not parse (``python - <<EOF``): a
-            # protected path named in it is refused unless every program only reads.
-            if any(argv and not self._reader(argv) for argv in commands):
-                match = self.protection._mentions.search(self._expand(line))
-                return Refusal(
-                    f"{RULE_PREFIX}/{self._kind_of(match.group(0) if match else '')}",
-                    _message(f"{tool} feeds a script that names {match.group(0) if match else 'a protected path'}",
-                             "a protected path"),
-                )
+        # A here-document feeds a program text we do not parse (``python - <<EOF``): a protected
+        # path named in it is refused unless every program only reads.
+        if mentioned and heredoc and any(argv and not self._reader(argv) for argv in commands):
+            match = self.protection._mentions.search(self._expand(line))
+            named = match.group(0) if match else "a protected path"
+            return Refusal(
+                f"{RULE_PREFIX}/{self._kind_of(match.group(0) if match else '')}",
+                _message(f"{tool} feeds a script that names {named}", "a protected path"),
+            )
         return None
 
     def _startup_write(
@@ -458,9 +659,13 @@ class _CallScan:
         targets += [word for argv in commands if argv and not self._reader(argv) for word in argv[1:]]
         for target in targets:
             if os.path.basename(self._expand(target)) in _SHELL_STARTUP:
-                return Refusal(f"{RULE_PREFIX}/gateway-package", _message(
-                    f"{tool} would set an interpreter variable in the start-up file {target}",
-                    _KIND_TEXT["gateway-package"]))
+                return Refusal(
+                    f"{RULE_PREFIX}/gateway-package",
+                    _message(
+                        f"{tool} would set an interpreter variable in the start-up file {target}",
+                        _KIND_TEXT["gateway-package"],
+                    ),
+                )
         return None
 
     def _kind_of(self, text: str) -> str:
@@ -503,18 +708,37 @@ class _CallScan:
             return False
         options = [word for word in argv[1:] if word.startswith("-")]
         if program == "sed":
-            return not any(o.startswith("--in-place") or (o.startswith("-") and not o.startswith("--") and "i" in o)
-                           for o in options)
+            return not any(
+                o.startswith("--in-place") or (o.startswith("-") and not o.startswith("--") and "i" in o)
+                for o in options
+            )
         if program == "sort":
             return not any(o.startswith(("-o", "--output")) for o in options)
         if program == "yq":
             return not any(o in ("-i", "--inplace") or o.startswith("--inplace") for o in options)
         if program == "find":
-            return not any(word in ("-delete", "-fprint", "-fprint0", "-fprintf", "-fls", "-exec", "-execdir",
-                                    "-ok", "-okdir") for word in argv[1:])
+            return not any(
+                word
+                in (
+                    "-delete",
+                    "-fprint",
+                    "-fprint0",
+                    "-fprintf",
+                    "-fls",
+                    "-exec",
+                    "-execdir",
+                    "-ok",
+                    "-okdir",
+                )
+                for word in argv[1:]
+            )
         if program == "git":
             sub = _git_subcommand(argv)
-            return sub in _GIT_READERS or (sub == "branch" and len(argv) <= 3) or (sub == "remote" and "-v" in argv)
+            return (
+                sub in _GIT_READERS
+                or (sub == "branch" and len(argv) <= 3)
+                or (sub == "remote" and "-v" in argv)
+            )
         if program == "dsh-policy":
             return len(argv) > 1 and argv[1] in _DSH_READERS
         if program in ("env", "command", "printenv"):
@@ -549,7 +773,9 @@ class _CallScan:
         for word in written:
             if word.startswith("-") and "=" not in word:
                 continue
-            value = word.split("=", 1)[1] if word.startswith("-") or (program == "dd" and "=" in word) else word
+            value = (
+                word.split("=", 1)[1] if word.startswith("-") or (program == "dd" and "=" in word) else word
+            )
             found = self.hit(value, folders=folders)
             if found is not None:
                 return _refusal(found, f"{program} would change {value}")
@@ -578,7 +804,9 @@ class _CallScan:
                     return _refusal(found, f"{program} would read {word}")
                 if self._holds_secret(word):
                     return _refusal(secrets[0], f"{program} would read the folder holding {word}")
-                if mentioned and any(s.path in self._expand(word) or os.path.basename(s.path) in word for s in secrets):
+                if mentioned and any(
+                    s.path in self._expand(word) or os.path.basename(s.path) in word for s in secrets
+                ):
                     return _refusal(secrets[0], f"{program} is given {word}")
         if mentioned and program in _SCRIPTED_READERS:
             for word in argv[1:]:
@@ -599,33 +827,56 @@ class _CallScan:
             names = {_normal_name(word) for word in words}
             acts = {"uninstall", "remove", "install", "reinstall", "rm", "upgrade", "sync", "update", "add"}
             if names & _OUR_NAMES and acts & set(words):
-                return Refusal(f"{RULE_PREFIX}/gateway-package",
-                               _message(f"{tool} would change the installed dsh-policy ({' '.join(argv[:4])})",
-                                        _KIND_TEXT["gateway-package"]))
+                return Refusal(
+                    f"{RULE_PREFIX}/gateway-package",
+                    _message(
+                        f"{tool} would change the installed dsh-policy ({' '.join(argv[:4])})",
+                        _KIND_TEXT["gateway-package"],
+                    ),
+                )
         if program in ("export", "declare", "typeset", "setenv", "set", "alias", "function", "unalias"):
             for word in words:
                 if _SHADOW_ENV.match(word) or word.split("=", 1)[0] in ("dsh-policy", "dsh_policy"):
-                    return Refusal(f"{RULE_PREFIX}/gateway-package",
-                                   _message(f"{tool} would shadow the gateway ({program} {word.split('=', 1)[0]})",
-                                            _KIND_TEXT["gateway-package"]))
+                    return Refusal(
+                        f"{RULE_PREFIX}/gateway-package",
+                        _message(
+                            f"{tool} would shadow the gateway ({program} {word.split('=', 1)[0]})",
+                            _KIND_TEXT["gateway-package"],
+                        ),
+                    )
         if program == "unset" and {"PATH"} & set(words):
-            return Refusal(f"{RULE_PREFIX}/gateway-package",
-                           _message(f"{tool} would unset PATH", _KIND_TEXT["gateway-package"]))
+            return Refusal(
+                f"{RULE_PREFIX}/gateway-package",
+                _message(f"{tool} would unset PATH", _KIND_TEXT["gateway-package"]),
+            )
         if program in ("claude", "codex"):
             joined = " ".join(words)
-            if ("disableAllHooks" in joined or "--setting-sources" in joined or "--dangerously" in joined
-                    or re.search(r"(?:^|\s)(?:-c|--config)\s+\S*hooks", joined)
-                    or re.search(r"--disable\s+\S*hooks", joined)):
-                return Refusal(f"{RULE_PREFIX}/harness-settings",
-                               _message(f"{tool} would start {program} without its hooks",
-                                        _KIND_TEXT["harness-settings"]))
+            if (
+                "disableAllHooks" in joined
+                or "--setting-sources" in joined
+                or "--dangerously" in joined
+                or re.search(r"(?:^|\s)(?:-c|--config)\s+\S*hooks", joined)
+                or re.search(r"--disable\s+\S*hooks", joined)
+            ):
+                return Refusal(
+                    f"{RULE_PREFIX}/harness-settings",
+                    _message(
+                        f"{tool} would start {program} without its hooks", _KIND_TEXT["harness-settings"]
+                    ),
+                )
         if program == "dsh-policy" and words[:1] == ["keygen"]:
-            return Refusal(f"{RULE_PREFIX}/signing-key",
-                           _message(f"{tool} would make audit signing keys", _KIND_TEXT["signing-key"]))
+            return Refusal(
+                f"{RULE_PREFIX}/signing-key",
+                _message(f"{tool} would make audit signing keys", _KIND_TEXT["signing-key"]),
+            )
         if program == "dsh-policy" and words[:1] == ["hook"]:
-            return Refusal(f"{RULE_PREFIX}/audit-log",
-                           _message(f"{tool} would run the gateway's own hook (it writes the audit log)",
-                                    _KIND_TEXT["audit-log"]))
+            return Refusal(
+                f"{RULE_PREFIX}/audit-log",
+                _message(
+                    f"{tool} would run the gateway's own hook (it writes the audit log)",
+                    _KIND_TEXT["audit-log"],
+                ),
+            )
         return None
 
 
@@ -687,8 +938,10 @@ def _refusal(entry: Protected, action: str) -> Refusal:
 
 
 def _limit_message(tool: str) -> str:
-    return (f"dsh-policy self-protection: {tool} names more than {MAX_CHECKED_WORDS} paths, "
-            "too many to check; refusing")
+    return (
+        f"dsh-policy self-protection: {tool} names more than {MAX_CHECKED_WORDS} paths, "
+        "too many to check; refusing"
+    )
 
 
 # --- deriving the protected set -------------------------------------------------------------------
@@ -706,9 +959,16 @@ def _harness_locations(home: str) -> Iterator[Protected]:
         yield Protected(_absolute(os.path.join(claude_home, name)), "harness-settings")
     yield Protected(_absolute(os.path.join(claude_home, "hooks")), "harness-settings", tree=True)
     yield Protected(_absolute(os.path.join(home, ".claude.json")), "harness-settings")
-    yield Protected(_absolute(os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")), "harness-settings", tree=True)
-    for managed in ("/etc/claude-code", "/Library/Application Support/ClaudeCode", "/etc/codex",
-                    "C:/ProgramData/ClaudeCode", "C:/Program Files/ClaudeCode"):
+    yield Protected(
+        _absolute(os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")), "harness-settings", tree=True
+    )
+    for managed in (
+        "/etc/claude-code",
+        "/Library/Application Support/ClaudeCode",
+        "/etc/codex",
+        "C:/ProgramData/ClaudeCode",
+        "C:/Program Files/ClaudeCode",
+    ):
         yield Protected(managed, "harness-settings", tree=True)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime
 import math
 import os
-import pathlib
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 

@@ -417,7 +417,7 @@ def test_limits_fail_closed_with_a_clear_error() -> None:
         shell_commands(1)
     jobs = " ::: " + "abcdefgh " * 40
     nested = "parallel 'parallel \"parallel x" + jobs + '"' + jobs + "'" + jobs  # 40**3 jobs
-    with pytest.raises(ShellLineTooComplexError, match="unwraps into more than|more than 20000 words"):
+    with pytest.raises(ShellLineTooComplexError, match=r"unwraps into more than|more than 20000 words"):
         shell_commands(nested)
 
 

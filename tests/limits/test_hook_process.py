@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "self_protection"))
-from fresh_project import EXAMPLES, make_project  # noqa: E402
+from fresh_project import EXAMPLES, Case, corpus, make_project  # noqa: E402
 
 BIN = Path(sys.executable).parent
 
@@ -29,18 +29,33 @@ def _command(event: str) -> str:
 
 
 def _payload(project: Path, event: str) -> bytes:
-    document = {"session_id": "s", "hook_event_name": event, "cwd": str(project), "tool_name": "Bash",
-                "tool_input": {"command": "ls"}}
+    document = {
+        "session_id": "s",
+        "hook_event_name": event,
+        "cwd": str(project),
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls"},
+    }
     if event == "PostToolUse":
         document["tool_response"] = {"stdout": "a.txt"}
     return json.dumps(document).encode()
 
 
 def _start(project: Path, event: str, **env: str) -> subprocess.Popen[bytes]:
-    environment = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "CLAUDE_PROJECT_DIR": str(project), **env}
+    environment = {
+        **os.environ,
+        "PATH": f"{BIN}:{os.environ['PATH']}",
+        "CLAUDE_PROJECT_DIR": str(project),
+        **env,
+    }
     process = subprocess.Popen(
-        ["/bin/sh", "-c", _command(event)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, cwd=project, env=environment, start_new_session=True,
+        ["/bin/sh", "-c", _command(event)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=project,
+        env=environment,
+        start_new_session=True,
     )
     assert process.stdin is not None
     process.stdin.write(_payload(project, event))
@@ -84,7 +99,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.skipif(not Path("/proc").exists(), reason="needs /proc to find the deciding child")
-@pytest.mark.parametrize(("event", "number"), [("PreToolUse", signal.SIGTERM), ("PostToolUse", signal.SIGHUP)])
+@pytest.mark.parametrize(
+    ("event", "number"), [("PreToolUse", signal.SIGTERM), ("PostToolUse", signal.SIGHUP)]
+)
 def test_a_signal_to_the_process_group_mid_decision_gives_the_safe_answer(
     project: Path, event: str, number: signal.Signals
 ) -> None:
@@ -113,3 +130,48 @@ def test_a_child_over_its_deadline_gives_the_safe_answer(project: Path) -> None:
     assert (code, out) == (2, "")
     assert "did not finish within its 0.05 s budget" in err
     assert time.monotonic() - started < 30
+
+
+def _run_case(project: Path, home: Path, harness_payload: dict[str, object]) -> tuple[int, str, str]:
+    environment = {
+        **os.environ,
+        "PATH": f"{BIN}:{os.environ['PATH']}",
+        "CLAUDE_PROJECT_DIR": str(project),
+        "HOME": str(home),
+    }
+    done = subprocess.run(
+        ["/bin/sh", "-c", _command("PreToolUse")],
+        input=json.dumps(harness_payload).encode(),
+        capture_output=True,
+        cwd=project,
+        env=environment,
+        timeout=120,
+        check=False,
+    )
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
+def _corpus_cases(section: str, tmp_path: Path, names: set[str] | None) -> tuple[Path, Path, list[Case]]:
+    fresh = make_project(tmp_path)
+    cases = [case for case in corpus(section, fresh) if case.harness == "claude-code"]
+    return fresh.root, fresh.home, [case for case in cases if names is None or case.name in names]
+
+
+_FULL = os.environ.get("DSH_E2E_CORPUS") == "1"
+_SAMPLE = {"append shadow true to the deployment file", "Edit the Claude Code project settings"}
+
+
+def test_tamper_attempts_through_the_shipped_command_line_are_refused(tmp_path: Path) -> None:
+    """Real hook processes, as the harness runs them. A sample in CI; the whole corpus with
+    ``DSH_E2E_CORPUS=1`` (about 2 s per attempt)."""
+    root, home, cases = _corpus_cases("tamper", tmp_path, None if _FULL else _SAMPLE)
+    for case in cases:
+        code, _out, err = _run_case(root, home, case.payload)
+        assert code == 2 and "self-protection" in err, (case, err)
+
+
+def test_ordinary_work_through_the_shipped_command_line_is_allowed(tmp_path: Path) -> None:
+    root, home, cases = _corpus_cases("benign", tmp_path, None if _FULL else {"ls the .dsh folder"})
+    for case in cases:
+        code, _out, err = _run_case(root, home, case.payload)
+        assert code == 0 and "self-protection" not in err, (case, err)

@@ -44,7 +44,9 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Decider:
     return Decider(built)
 
 
-@pytest.mark.parametrize("line", ["true;" * 40_000, "a|" * 100_000, "{ " * 60_000, "{" * 60_000 + " rm -rf /"])
+@pytest.mark.parametrize(
+    "line", ["true;" * 40_000, "a|" * 100_000, "{ " * 60_000, "{" * 60_000 + " rm -rf /"]
+)
 def test_pathological_shell_lines_under_the_cap_are_refused(deployment: Decider, line: str) -> None:
     verdict = deployment.check_tool_call(ToolCallEvent("shell", {"command": line}))
     assert verdict.decision == "deny"

@@ -44,8 +44,13 @@ def _deployment(tmp_path: Path, *, extra: str = "") -> Path:
 
 
 def _hook(monkeypatch: pytest.MonkeyPatch, config: Path, command: str) -> tuple[int, str]:
-    payload = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
-               "tool_input": {"command": command}, "cwd": str(config.parent)}
+    payload = {
+        "session_id": "s",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "cwd": str(config.parent),
+    }
     stdin = io.TextIOWrapper(io.BytesIO(json.dumps(payload).encode()), encoding="utf-8")
     monkeypatch.setattr(sys, "stdin", stdin)
     return cli_main(["hook", "claude-code", "--config", str(config)]), ""
@@ -102,11 +107,14 @@ def test_a_running_gateway_refuses_a_weakening_reload_and_records_it(tmp_path: P
         (tmp_path / "small.yaml").write_text(PACK.split("    - id: no-wget")[0])  # a rule removed
         assert policy.check_now() is False  # type: ignore[attr-defined]
         assert policy.guard(ToolCallEvent("shell", {"command": "wget x"})).denied  # the old policy decides
-        (tmp_path / "small.yaml").write_text(PACK + """    - id: no-nc
+        (tmp_path / "small.yaml").write_text(
+            PACK
+            + """    - id: no-nc
       stage: guard
       match: {tools: [shell]}
       when: 'args.command.contains("nc ")'
-""")
+"""
+        )
         assert policy.check_now() is True  # type: ignore[attr-defined]  # a stricter edit goes through
     kinds = [r["kind"] for r in _records(tmp_path / "audit" / "log.jsonl")]
     assert kinds.count("policy_reload_refused") == 1 and kinds.count("policy_loaded") == 2
@@ -115,14 +123,21 @@ def test_a_running_gateway_refuses_a_weakening_reload_and_records_it(tmp_path: P
 
 
 def _summary(**rules: str) -> dict[str, Any]:
-    return {"digest": "d", "shadow": False, "engine": "python", "packs": {"p": {"params": "x"}},
-            "rules": {rule: {"mode": mode, "on_error": "deny", "when": "w"} for rule, mode in rules.items()},
-            "self_protection": {"enabled": True, "paths": ["a"]}}
+    return {
+        "digest": "d",
+        "shadow": False,
+        "engine": "python",
+        "packs": {"p": {"params": "x"}},
+        "rules": {rule: {"mode": mode, "on_error": "deny", "when": "w"} for rule, mode in rules.items()},
+        "self_protection": {"enabled": True, "paths": ["a"]},
+    }
 
 
 def test_what_counts_as_weakening() -> None:
     before = _summary(a="enforce", b="enforce")
-    assert diff_summaries(before, _summary(a="enforce", b="audit")).weakened == ("b no longer enforced (audit)",)
+    assert diff_summaries(before, _summary(a="enforce", b="audit")).weakened == (
+        "b no longer enforced (audit)",
+    )
     assert diff_summaries(before, _summary(a="enforce")).weakened == ("enforced rule b removed",)
     assert not diff_summaries(before, _summary(a="enforce", b="enforce", c="enforce")).weakening
     off = {**_summary(a="enforce", b="enforce"), "self_protection": {"enabled": False, "paths": []}}
@@ -132,3 +147,19 @@ def test_what_counts_as_weakening() -> None:
     changed = _summary(a="enforce", b="enforce")
     changed["rules"]["b"]["when"] = "other"
     assert diff_summaries(before, changed).weakened == ("b: when changed",)
+
+
+def test_switching_self_protection_off_is_recorded_in_every_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _deployment(tmp_path)
+    append = "echo '# note' >> gateway.yaml"
+    assert _hook(monkeypatch, config, append)[0] == 2  # on by default
+    config.write_text(config.read_text() + "  self_protection: {enabled: false}\n")  # the operator
+    assert _hook(monkeypatch, config, append)[0] == 0
+    records = _records(tmp_path / "audit" / "log.jsonl")
+    latest = [r for r in records if r["kind"] not in ("segment_start", "checkpoint")][-2:]
+    assert [r["policy"].get("self_protection") for r in latest] == ["off", "off"]
+    capsys.readouterr()
+    assert cli_main(["policy-log", str(tmp_path / "audit" / "log.jsonl")]) == 0
+    assert "self-protection off" in capsys.readouterr().out

@@ -59,7 +59,9 @@ def hook(
 
 
 def _ids(section: str) -> list[str]:
-    return [case.name for case in corpus(section, Project(Path("/p"), Path("/p/.dsh/gateway.yaml"), Path("/h")))]
+    return [
+        case.name for case in corpus(section, Project(Path("/p"), Path("/p/.dsh/gateway.yaml"), Path("/h")))
+    ]
 
 
 @pytest.mark.parametrize("name", _ids("tamper"))
