@@ -397,6 +397,12 @@ class SelfProtection:
             "sitecustomize",
             "usercustomize",
             "claude-code/managed-settings",
+            "dsh_policy/",
+            "dsh_policy.__file__",
+            "which dsh-policy",
+            "command -v dsh-policy",
+            "type -p dsh-policy",
+            "whereis dsh-policy",
         }
         for entry in self.entries:
             forms.add(entry.path)
@@ -481,9 +487,18 @@ class _CallScan:
         home = self.protection.home
         if word == "~" or word.startswith("~/"):
             word = home + word[1:]
-        for name, value in (("HOME", home), ("PWD", self.cwd), ("CLAUDE_PROJECT_DIR", self._project())):
-            if value:
-                word = word.replace("${" + name + "}", value).replace("$" + name, value)
+        if "$" not in word:
+            return word
+        known = (
+            ("CLAUDE_PROJECT_DIR", self._project()),
+            ("CLAUDE_CONFIG_DIR", os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")),
+            ("CODEX_HOME", os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")),
+            ("OLDPWD", self.cwd),
+            ("HOME", home),
+            ("PWD", self.cwd),
+        )
+        for name, value in known:
+            word = word.replace("${" + name + "}", value).replace("$" + name, value)
         return word
 
     def _project(self) -> str:
@@ -756,14 +771,10 @@ class _CallScan:
         if self._reader(argv):
             return self._reader_words(argv, tool, mentioned)
         written = words
-        if program in _COPIERS:
-            written = _copy_destinations(words)
-            for word in words:
-                if word in written or word.startswith("-"):
-                    continue
-                found = self.hit(word, folders=True)
-                if found is not None and (found.secret or self._holds_secret(word)):
-                    return _refusal(found, f"{program} would copy {word}")
+        if program in _COPIERS or program == "mv":
+            return self._copy(argv, tool, mentioned)
+        if program == "find":
+            return self._find(argv)
         folders = program in _FOLDER_ACTORS
         if program == "git":
             folders = _git_subcommand(argv) in ("clean", "rm", "mv")
@@ -785,6 +796,93 @@ class _CallScan:
                 if match is not None:
                     return _refusal(self._mention_entry(word), f"{program} is given {match.group(0)}")
         return None
+
+    def _copy(self, argv: list[str], tool: str, mentioned: bool) -> Refusal | None:
+        """``cp``/``rsync``/``scp``/``install``/``mv``: what each writes is the destination, or the
+        destination folder joined with each source's name (``cp a.py .`` writes ``./a.py``, not
+        the whole folder); ``mv`` also takes its sources away; copies read their sources."""
+        program, words = argv[0], argv[1:]
+        destinations = _copy_destinations(words)
+        sources = [w for w in words if not w.startswith("-") and w not in destinations]
+        recursive = (
+            any(
+                w.startswith("-") and not w.startswith("--") and ("r" in w or "R" in w or "a" in w)
+                for w in words
+            )
+            or any(w in ("--recursive", "--archive") for w in words)
+            or program in ("mv", "rsync")
+        )
+        for source in sources:
+            found = self.hit(source, folders=program == "mv")
+            if found is not None and (program == "mv" or found.secret):
+                return _refusal(found, f"{program} would {'move' if program == 'mv' else 'copy'} {source}")
+            if program != "mv" and self._holds_secret(source):
+                return _refusal(self.protection._secrets[0], f"{program} would copy the folder of {source}")
+        for destination in destinations:
+            for target, tree in self._copy_targets(destination, sources, recursive):
+                found = self.hit(target, folders=tree)
+                if found is not None:
+                    return _refusal(found, f"{program} would write {target}")
+        if mentioned:
+            for word in destinations:
+                match = self.protection._mentions.search(self._expand(word))
+                if match is not None:
+                    return _refusal(self._mention_entry(word), f"{program} is given {match.group(0)}")
+        return None
+
+    def _copy_targets(
+        self, destination: str, sources: Sequence[str], recursive: bool
+    ) -> Iterator[tuple[str, bool]]:
+        """What a copy into ``destination`` writes, and whether as a whole tree."""
+        into_folder = destination.endswith("/") or any(
+            os.path.isdir(c) for c in self.candidates(destination)[:1]
+        )
+        if not into_folder or not sources:
+            yield destination, recursive
+            return
+        for source in sources:
+            if source.endswith(("/", "/.")):  # rsync ``src/``, ``cp -r src/.``: the contents
+                yield destination, True
+            else:
+                yield os.path.join(destination, os.path.basename(source.rstrip("/"))), recursive
+
+    def _find(self, argv: list[str]) -> Refusal | None:
+        """``find`` that deletes or runs commands: refused when one of its start folders holds a
+        protected path its ``-name``/``-path`` tests could select (``find . -name '*.pyc'
+        -delete`` stays allowed)."""
+        words = argv[1:]
+        names = [
+            words[i + 1]
+            for i, w in enumerate(words[:-1])
+            if w in ("-name", "-iname", "-path", "-ipath", "-wholename", "-regex")
+        ]
+        starts = [
+            w
+            for w in words[
+                : next((i for i, w in enumerate(words) if w.startswith(("-", "(", "!"))), len(words))
+            ]
+        ] or ["."]
+        for start in starts:
+            found = self.hit(start, folders=True)
+            if found is None:
+                continue
+            candidates = [e for e in (*self.protection.entries, *self.local) if self._under(e.path, start)]
+            if (
+                not names
+                or not candidates
+                or any(
+                    fnmatch.fnmatch(os.path.basename(e.path), n)
+                    or fnmatch.fnmatch(e.path, n)
+                    or n.startswith("-regex")
+                    for e in candidates
+                    for n in names
+                )
+            ):
+                return _refusal(found, f"find would delete or run commands on {start}")
+        return None
+
+    def _under(self, path: str, start: str) -> bool:
+        return any(path == c or path.startswith(c.rstrip("/") + "/") for c in self.candidates(start))
 
     def _holds_secret(self, word: str) -> bool:
         for candidate in self.candidates(word):
@@ -854,6 +952,12 @@ class _CallScan:
             if (
                 "disableAllHooks" in joined
                 or "--setting-sources" in joined
+                or "--settings" in joined
+                or (
+                    program == "claude"
+                    and words[:1] == ["config"]
+                    and words[1:2] in (["set"], ["add"], ["remove"])
+                )
                 or "--dangerously" in joined
                 or re.search(r"(?:^|\s)(?:-c|--config)\s+\S*hooks", joined)
                 or re.search(r"--disable\s+\S*hooks", joined)

@@ -85,7 +85,7 @@ def test_ordinary_work_is_not_refused_by_self_protection(hook, project: Project,
 def test_the_corpus_is_large_enough_to_mean_something() -> None:
     """The parametrized tests above refuse every attempt and none of the ordinary work: the rate a
     held-out set is measured against is 100% over at least this many attempts."""
-    assert len(_ids("tamper")) >= 75 and len(_ids("benign")) >= 30
+    assert len(_ids("tamper")) >= 100 and len(_ids("benign")) >= 35
     assert len(set(_ids("tamper"))) == len(_ids("tamper"))
 
 
