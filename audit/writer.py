@@ -633,7 +633,7 @@ class AuditWriter:
         try:
             line, hex_digest, digest = seal_line(fields)
         except OutsideDomainError as error:
-            hint = " (fit_to_domain() rewrites floats in tool arguments as strings)"
+            hint = " (audit.fit_to_domain() rewrites floats and huge integers in tool arguments as strings)"
             raise AuditRecordError(
                 f"record field {error.violation}{hint if 'float' in str(error) else ''}"
             ) from None

@@ -38,6 +38,7 @@ from dsh_policy.policy.compile import (
 from dsh_policy.policy.deadline import stage_deadline
 from dsh_policy.policy.events import (
     GuardVerdict,
+    PolicyStamp,
     ResultVerdict,
     RuleTrace,
     StepEvent,
@@ -48,6 +49,7 @@ from dsh_policy.policy.events import (
 )
 from dsh_policy.policy.loading import LoadFailure, PackInfo, build_policy
 from dsh_policy.policy.redaction import all_detector_redactions, redact_text, redact_value
+from dsh_policy.policy.stages import STAGE_TABLE
 
 _log = structlog.get_logger("dsh_policy.policy")
 
@@ -56,7 +58,6 @@ _log = structlog.get_logger("dsh_policy.policy")
 
 _VARS = frozenset({"vars"})
 _RECENT_CALLS = 64
-_CLOSED_EFFECT = {"pre-step": "reject", "pre-execute": "deny", "guard": "deny", "post-execute": "block"}
 
 
 class _EventScope:
@@ -230,7 +231,7 @@ class _StageRun:
                 error = f"when must be a bool, got {type(value).__name__} {value!r}"
         if error is not None:
             matched = rule.on_error == "deny"
-            effect = _CLOSED_EFFECT[rule.stage] if matched else rule.effect
+            effect = STAGE_TABLE[rule.stage].closed_effect if matched else rule.effect
         else:
             matched = value is True
             effect = rule.effect
@@ -399,7 +400,13 @@ class Decider:
     (see :data:`DEFAULT_MAX_SCAN_BYTES`, :data:`DEFAULT_EVENT_SECONDS`)."""
 
     __slots__ = (
-        "_argument_redactions", "_event_seconds", "_max_scan_bytes", "_recent", "_recent_lock", "policy"
+        "_argument_redactions",
+        "_event_seconds",
+        "_max_scan_bytes",
+        "_recent",
+        "_recent_lock",
+        "_stamp",
+        "policy",
     )
 
     def __init__(
@@ -410,6 +417,12 @@ class Decider:
         event_seconds: float = DEFAULT_EVENT_SECONDS,
     ) -> None:
         self.policy = policy
+        # Stamped on every verdict, so an audit record names the policy that decided, even when a
+        # reload has put another one in force by the time the record is written.
+        protection = policy.protection
+        self._stamp = PolicyStamp(
+            policy.digest, policy.engine_name, protection is not None and not protection.enabled
+        )
         self._max_scan_bytes = max_scan_bytes
         self._event_seconds = event_seconds
         self._recent: dict[int, tuple[ToolCallEvent, _EventScope]] = {}
@@ -421,6 +434,11 @@ class Decider:
         ]
         self._argument_redactions = (*steps, *all_detector_redactions())
 
+    @property
+    def stamp(self) -> PolicyStamp:
+        """Which compiled policy this decider decides by (stamped on each of its verdicts)."""
+        return self._stamp
+
     def gate_step(self, event: StepEvent) -> StepVerdict:
         """``agent/pre-step``: reject if any enforced rule rejects, else enter with contexts."""
         try:
@@ -428,7 +446,7 @@ class Decider:
             size = sum(_utf8_size(message.text) for message in event.messages)
             if selection.rules and size > self._max_scan_bytes:
                 message = self._too_large("step messages", size)
-                return StepVerdict("reject", (), message, internal_error=message)
+                return StepVerdict("reject", (), message, internal_error=message, policy=self._stamp)
             run = _StageRun(_EventScope(
                 self.policy, _step_builders(event), selection.reads, self._event_seconds
             ), "step")
@@ -436,26 +454,30 @@ class Decider:
             rejects = run.with_effect("reject")
             if rejects:
                 return StepVerdict(
-                    "reject", _ids(rejects), _join(rejects), (), tuple(run.shadow), tuple(run.trace)
+                    "reject", _ids(rejects), _join(rejects), (), tuple(run.shadow), tuple(run.trace),
+                    policy=self._stamp,
                 )
             added = [match for match in run.with_effect("enter") if match.rule.context]
             contexts = tuple(match.rule.context for match in added if match.rule.context)
-            return StepVerdict("enter", _ids(added), None, contexts, tuple(run.shadow), tuple(run.trace))
+            return StepVerdict(
+                "enter", _ids(added), None, contexts, tuple(run.shadow), tuple(run.trace),
+                policy=self._stamp,
+            )
         except Exception as exc:
             message = _internal(exc, "pre-step")
-            return StepVerdict("reject", (), message, internal_error=message)
+            return StepVerdict("reject", (), message, internal_error=message, policy=self._stamp)
 
     def pre_execute(self, event: ToolCallEvent) -> ToolCallVerdict:
         """``tools/pre-execute``: deny > ask > allow > the policy's default decision."""
         try:
             oversized = self._oversized_call("pre-execute", event)
             if oversized is not None:
-                return ToolCallVerdict("deny", (), oversized)
+                return ToolCallVerdict("deny", (), oversized, policy=self._stamp)
             run = self._run_tool_stage("pre-execute", event)
             return self._combine_pre_execute(run, event)
         except Exception as exc:
             message = _internal(exc, "pre-execute")
-            return ToolCallVerdict("deny", (), message, internal_error=message)
+            return ToolCallVerdict("deny", (), message, internal_error=message, policy=self._stamp)
 
     def guard(self, event: ToolCallEvent) -> GuardVerdict:
         """``ctx.tools.guard``: any matching guard denies (errors count as matches)."""
@@ -464,7 +486,8 @@ class Decider:
             oversized = self._oversized_call("guard", event)
             if oversized is not None:
                 rules_ = (protected.rule,) if protected is not None else ()
-                return GuardVerdict(True, rules_, protected.message if protected is not None else oversized)
+                message = protected.message if protected is not None else oversized
+                return GuardVerdict(True, rules_, message, policy=self._stamp)
             run = self._run_tool_stage("guard", event)
             denies = run.with_effect("deny")
             rules, message, trace = _ids(denies), _join(denies) if denies else None, tuple(run.trace)
@@ -477,10 +500,10 @@ class Decider:
                 if not denies:
                     rules, message = (protected.rule,), protected.message
             denied = bool(denies) or protected is not None
-            return GuardVerdict(denied, rules, message, tuple(run.shadow), trace)
+            return GuardVerdict(denied, rules, message, tuple(run.shadow), trace, policy=self._stamp)
         except Exception as exc:
             message = _internal(exc, "guard")
-            return GuardVerdict(True, (), message, internal_error=message)
+            return GuardVerdict(True, (), message, internal_error=message, policy=self._stamp)
 
     def _self_protection(self, event: ToolCallEvent) -> Any:
         """The deployment's self-protection refusal for this call, if any (see
@@ -523,6 +546,7 @@ class Decider:
                 trace,
                 guard.internal_error or pre.internal_error,
                 guard=True,
+                policy=self._stamp,
             )
         return replace(pre, shadow_rules=shadow, trace=trace, internal_error=pre.internal_error)
 
@@ -532,11 +556,11 @@ class Decider:
         try:
             oversized = self._oversized(event)
             if oversized is not None:
-                return ResultVerdict("block", (), oversized)
+                return ResultVerdict("block", (), oversized, policy=self._stamp)
             return self._review(event)
         except Exception as exc:
             message = _internal(exc, "post-execute")
-            return ResultVerdict("block", (), message, internal_error=message)
+            return ResultVerdict("block", (), message, internal_error=message, policy=self._stamp)
 
     def redact_arguments(self, args: Any) -> tuple[Any, int]:
         """Arguments fit for the audit record: every policy redaction and every shipped detector
@@ -586,13 +610,15 @@ class Decider:
         for effect in effects:
             found = run.with_effect(effect)
             if found:
-                return ToolCallVerdict(effect, _ids(found), _join(found), shadow, trace)
+                return ToolCallVerdict(
+                    effect, _ids(found), _join(found), shadow, trace, policy=self._stamp
+                )
         default = self.policy.default_decision
         message: str | None = None
         if default != "allow":
             verb = "allows" if default == "deny" else "decides"
             message = f'no policy rule {verb} tool "{event.tool}" (defaults.decision: {default})'
-        return ToolCallVerdict(default, (), message, shadow, trace)
+        return ToolCallVerdict(default, (), message, shadow, trace, policy=self._stamp)
 
     def _oversized(self, event: ToolResultEvent) -> str | None:
         """Why the output is too large to review, when it is and a post-execute rule applies."""
@@ -614,7 +640,9 @@ class Decider:
         if blocks:
             contexts = tuple(match.rule.context for match in blocks if match.rule.context)
             return ResultVerdict(
-                "block", _ids(blocks), _join(blocks), None, None, False, 0, contexts, shadow, tuple(run.trace)
+                "block", _ids(blocks), _join(blocks), None, None, False, 0, contexts, shadow,
+                tuple(run.trace),
+                policy=self._stamp,
             )
         text, value = event.text, event.value
         text_changed = value_changed = False
@@ -653,6 +681,7 @@ class Decider:
             tuple(contexts_list),
             shadow,
             trace,
+            policy=self._stamp,
         )
 
 

@@ -108,6 +108,19 @@ class RuleTrace:
 
 
 @dataclass(frozen=True, slots=True)
+class PolicyStamp:
+    """Which compiled policy made a verdict: its digest (packs, params, engine, shadow) and engine."""
+
+    digest: str = ""
+    engine: str = ""
+    # The deployment switched its self-protection off (every record it decides says so).
+    unprotected: bool = False
+
+
+UNSTAMPED = PolicyStamp()
+
+
+@dataclass(frozen=True, slots=True)
 class StepVerdict:
     """Outcome of ``agent/pre-step``: ``enter`` (with extra ``contexts``) or ``reject``."""
 
@@ -118,6 +131,13 @@ class StepVerdict:
     shadow_rules: tuple[str, ...] = ()
     trace: tuple[RuleTrace, ...] = ()
     internal_error: str | None = None
+    #: The compiled policy that decided (unstamped when built by hand, as tests do).
+    policy: PolicyStamp = UNSTAMPED
+
+    @property
+    def policy_digest(self) -> str:
+        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
+        return self.policy.digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +151,13 @@ class ToolCallVerdict:
     trace: tuple[RuleTrace, ...] = ()
     internal_error: str | None = None
     guard: bool = False
+    #: The compiled policy that decided (unstamped when built by hand, as tests do).
+    policy: PolicyStamp = UNSTAMPED
+
+    @property
+    def policy_digest(self) -> str:
+        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
+        return self.policy.digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +170,13 @@ class GuardVerdict:
     shadow_rules: tuple[str, ...] = ()
     trace: tuple[RuleTrace, ...] = ()
     internal_error: str | None = None
+    #: The compiled policy that decided (unstamped when built by hand, as tests do).
+    policy: PolicyStamp = UNSTAMPED
+
+    @property
+    def policy_digest(self) -> str:
+        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
+        return self.policy.digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +195,13 @@ class ResultVerdict:
     shadow_rules: tuple[str, ...] = ()
     trace: tuple[RuleTrace, ...] = ()
     internal_error: str | None = None
+    #: The compiled policy that decided (unstamped when built by hand, as tests do).
+    policy: PolicyStamp = UNSTAMPED
+
+    @property
+    def policy_digest(self) -> str:
+        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
+        return self.policy.digest
 
 
 def _json_safe(value: Any) -> Any:

@@ -158,21 +158,14 @@ def _decide_and_record(
     if isinstance(sources, list):
         decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(sources)))
     else:
-        loaded = Policy.load(
-            sources.packs,
-            params=sources.params,
-            engine=sources.engine,
-            shadow=sources.shadow,
-            param_origins=sources.param_origins,
-            protection=sources.protection(audit_path=args.audit),
-        )
-        if isinstance(loaded, LoadFailure):
-            decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(loaded.errors)))
+        built = sources.build(audit_path=args.audit)
+        if isinstance(built, LoadFailure):
+            decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(built.errors)))
         elif isinstance(payload, HookInputError):
-            policy = loaded
+            policy = Policy(built)
             decision = HookDecision(failure_verdict(payload.event, str(payload)))
         else:
-            policy = loaded
+            policy = Policy(built)
             refusal = _weakening_refused(args, sources, policy)
             if refusal is not None:
                 decision = HookDecision(failure_verdict(event, refusal))

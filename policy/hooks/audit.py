@@ -39,6 +39,7 @@ from dsh_policy.policy.hooks.protocol import (
 from dsh_policy.policy.hooks.vocabulary import Harness
 from dsh_policy.policy.loading import PackInfo
 from dsh_policy.policy.redaction import all_detector_redactions, redact_value
+from dsh_policy.policy.runtime.audit_plan import AuditPlan, audit_plan, open_audit_writer
 from dsh_policy.policy.runtime.auditing import (
     AuditUnavailableError,
     CallOutcome,
@@ -47,7 +48,6 @@ from dsh_policy.policy.runtime.auditing import (
     ResultFacts,
     sha256_digest,
 )
-from dsh_policy.policy.runtime.deployment import AuditPlan, audit_plan, open_audit_writer
 
 
 def audit_target(flag: str | None, sources: PolicySources) -> AuditPlan | None:

@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import orjson
 import structlog
+from dsh_policy.audit.record import DEPTH_MARKER, MAX_RECORD_DEPTH, MAX_SAFE_INTEGER, fit_to_domain
 from dsh_policy.audit.writer import AuditError, AuditRecordError, AuditWriter
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.events import (
     GuardVerdict,
+    PolicyStamp,
     ResultVerdict,
     StepEvent,
     StepVerdict,
@@ -33,6 +34,8 @@ from dsh_policy.policy.events import (
 )
 
 __all__ = [
+    "DEPTH_MARKER",
+    "MAX_RECORD_DEPTH",
     "AuditUnavailableError",
     "CallOutcome",
     "DecisionAuditor",
@@ -46,7 +49,6 @@ __all__ = [
 _log = structlog.get_logger("dsh_policy.audit")
 
 #: Integers the canonical form can hold exactly (AUDIT.md: keep integers within +/-2^53).
-_SAFE_INT = 2**53 - 1
 
 
 class PolicyFacts(Protocol):
@@ -84,6 +86,14 @@ class CallOutcome:
     post_action: str | None
     result: ResultFacts
 
+    def deciding_policy(self) -> PolicyStamp | None:
+        """The policy that decided this call (the gateway pins one per call; the first stamped
+        verdict says which)."""
+        for verdict in (self.pre_execute, self.guard, self.review):
+            if verdict is not None and verdict.policy.digest:
+                return verdict.policy
+        return None
+
 
 class AuditUnavailableError(Exception):
     """The audit log could not take a record; a fail-closed deployment refuses the call."""
@@ -107,48 +117,11 @@ def digest_json(value: Any) -> str:
         return _streamed_digest(value)
 
 
-#: Nesting an audit record keeps: a deeper subtree is replaced by a marker (the digest still covers
-#: it). Far below orjson's 255 levels and the interpreter's stack, far above any real argument.
-MAX_RECORD_DEPTH = 64
-DEPTH_MARKER = f"[TRUNCATED: nested deeper than {MAX_RECORD_DEPTH} levels]"
-
-
 def canonical_domain(value: Any) -> Any:
-    """Fit a JSON value into the log's canonical domain: floats and integers beyond 2^53 become
-    strings (``1.5`` -> ``"1.5"``), so a record never carries a number JCS and orjson could render
-    differently; a lone surrogate (valid in a JSON escape, not in UTF-8) becomes U+FFFD; nesting
-    deeper than :data:`MAX_RECORD_DEPTH` becomes :data:`DEPTH_MARKER`. So every value a model or a
-    tool can produce has a record, and the record always serializes."""
-    return _fit(value, 0)
-
-
-def _fit(value: Any, depth: int) -> Any:
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, str):
-        return value if value.isascii() else _utf8_safe(value)
-    if isinstance(value, int):
-        return value if -_SAFE_INT <= value <= _SAFE_INT else str(value)
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, Mapping | list | tuple) and depth >= MAX_RECORD_DEPTH:
-        return DEPTH_MARKER
-    if isinstance(value, Mapping):
-        return {_utf8_safe(str(key)): _fit(item, depth + 1) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_fit(item, depth + 1) for item in value]
-    return _utf8_safe(repr(value))
-
-
-def _utf8_safe(text: str) -> str:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub("\ufffd", text)
-    return text
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+    """Fit a JSON value into the log's canonical domain (:func:`~dsh_policy.audit.record.fit_to_domain`),
+    describing anything that is not JSON by its ``repr``: every value a model or a tool can
+    produce has a record, and the record always serializes."""
+    return fit_to_domain(value, describe_other=True)
 
 
 def _number_safe(value: Any) -> Any:
@@ -157,7 +130,7 @@ def _number_safe(value: Any) -> Any:
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
-        return value if -_SAFE_INT <= value <= _SAFE_INT else str(value)
+        return value if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else str(value)
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, Mapping):
@@ -223,11 +196,19 @@ class DecisionAuditor:
 
     # --- building blocks ---------------------------------------------------------------------------
 
-    def _policy_fields(self) -> dict[str, Any]:
-        fields: dict[str, Any] = {"digest": self.policy.digest, "engine": self.policy.engine_name}
-        protection = getattr(self.policy, "protection", None)
-        if protection is not None and not protection.enabled:
-            fields["self_protection"] = "off"  # every record says so while it is
+    def _policy_fields(self, stamp: PolicyStamp | None = None) -> dict[str, Any]:
+        """The deciding policy: the verdict's stamp when there is one (the policy that decided,
+        even if a reload has replaced it since), else the policy in force (reload records). A
+        deployment whose self-protection is off says so in every record."""
+        if stamp is not None and stamp.digest:
+            fields: dict[str, Any] = {"digest": stamp.digest, "engine": stamp.engine}
+            unprotected = stamp.unprotected
+        else:
+            fields = {"digest": self.policy.digest, "engine": self.policy.engine_name}
+            protection = getattr(self.policy, "protection", None)
+            unprotected = protection is not None and not protection.enabled
+        if unprotected:
+            fields["self_protection"] = "off"
         return fields
 
     def redacted(self, value: Any) -> Any:
@@ -267,8 +248,8 @@ class DecisionAuditor:
     def _coordinates(session_id: str, agent_id: str | None, turn: int, step: int) -> dict[str, Any]:
         return {"session": session_id, "agent": agent_id, "turn": turn, "step": step}
 
-    def _append(self, kind: str, fields: dict[str, Any]) -> None:
-        fields["policy"] = self._policy_fields()
+    def _append(self, kind: str, fields: dict[str, Any], stamp: PolicyStamp | None = None) -> None:
+        fields["policy"] = self._policy_fields(stamp)
         try:
             try:
                 self.writer.append(kind, fields)
@@ -283,12 +264,13 @@ class DecisionAuditor:
 
     # --- records -----------------------------------------------------------------------------------
 
-    def tool_dispatch(self, call: ToolCallEvent) -> None:
+    def tool_dispatch(self, call: ToolCallEvent, stamp: PolicyStamp | None = None) -> None:
         """A call is about to run (fail-closed deployments only): proof it was logged first."""
         self._append(
             "tool_dispatch",
             {**self._coordinates(call.session_id, call.agent_id, call.turn, call.step),
              "call": self.call_fields(call)},
+            stamp,
         )
 
     def tool_result(self, outcome: CallOutcome) -> None:
@@ -330,6 +312,7 @@ class DecisionAuditor:
                 "decision": decision,
                 "result": result,
             },
+            outcome.deciding_policy(),
         )
 
     def step_rejected(self, event: StepEvent, verdict: StepVerdict) -> None:
@@ -350,6 +333,7 @@ class DecisionAuditor:
                 "decision": self._verdict_fields(verdict.rules, verdict.message, verdict.shadow_rules),
                 "messages": messages,
             },
+            verdict.policy,
         )
 
     def policy_loaded(

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
 import structlog
 from dsh_policy.audit.writer import AuditWriteError, AuditWriter
@@ -22,63 +22,13 @@ from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.loading import LoadFailure
+from dsh_policy.policy.runtime.audit_plan import AuditPlan, open_audit_writer
 from dsh_policy.policy.runtime.auditing import AuditUnavailableError, DecisionAuditor
 from dsh_policy.policy.runtime.gateway import GatewayObserver, PolicyGateway
 from dsh_policy.policy.runtime.policy_changes import PolicyChanges, diff_summaries, policy_summary
 from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
 _log = structlog.get_logger("dsh_policy.policy.deployment")
-
-FsyncMode = Literal["always", "batch", "off"]
-
-
-@dataclass(frozen=True, slots=True)
-class AuditPlan:
-    """Where and how decisions are recorded."""
-
-    path: str
-    fsync: FsyncMode = "batch"
-    signing_key: str | None = None
-    fail_closed: bool = False
-    rotate_bytes: int | None = None
-    rotate_seconds: float | None = None
-
-
-def audit_plan(
-    sources: PolicySources,
-    *,
-    path: str | None = None,
-    fsync: FsyncMode | None = None,
-    signing_key: str | None = None,
-    fail_closed: bool | None = None,
-) -> AuditPlan | None:
-    """Combine flags with the deployment file's ``audit:`` block (flags win); None = no log."""
-    configured = sources.config.audit if sources.config is not None else None
-    chosen = path or (configured.path if configured else None)
-    if chosen is None:
-        return None
-    return AuditPlan(
-        path=chosen,
-        fsync=fsync or (configured.fsync if configured else "batch"),
-        signing_key=signing_key or (configured.checkpoint_key if configured else None),
-        fail_closed=fail_closed if fail_closed is not None else bool(configured and configured.fail_closed),
-        rotate_bytes=configured.rotate_bytes if configured else None,
-        rotate_seconds=configured.rotate_seconds if configured else None,
-    )
-
-
-def open_audit_writer(plan: AuditPlan) -> AuditWriter:
-    """Open (create or recover) the log; raises ``AuditWriteError`` with a readable message.
-
-    The directory must exist: creating it would let a typo in a path send the log somewhere nobody
-    watches."""
-    return AuditWriter.open(
-        plan.path,
-        fsync=plan.fsync,
-        signing_key=plan.signing_key,
-        rotate_bytes=plan.rotate_bytes,
-        rotate_seconds=plan.rotate_seconds,
-    )
 
 
 @dataclass(slots=True)
@@ -133,7 +83,9 @@ class Deployment:
     auditor: DecisionAuditor | None
 
     def close(self) -> None:
-        """Close the audit log (closing checkpoint, fsync)."""
+        """Stop following pack edits, then close the audit log (closing checkpoint, fsync)."""
+        if isinstance(self.policy, ReloadingPolicy):
+            self.policy.close()
         if self.writer is not None:
             self.writer.close()
 
@@ -190,6 +142,8 @@ def deploy(
     policy: Policy | LoadFailure
     if watch:
         policy = _watching_policy(sources, recorder, audit)
+        if isinstance(policy, ReloadingPolicy):
+            policy.watch_in_background()
     else:
         built = sources.build(
             audit_path=audit.path if audit is not None else None,
@@ -206,6 +160,7 @@ def deploy(
         try:
             writer = open_audit_writer(audit)
         except AuditWriteError as error:
+            _close_policy(policy)
             return [PolicyError(audit.path, 0, 0, f"cannot open the audit log: {error}")]
         auditor = DecisionAuditor(writer, policy, fail_closed=audit.fail_closed)
         recorder.auditor = auditor
@@ -215,6 +170,12 @@ def deploy(
             auditor.policy_loaded(policy.packs, summary=recorder.previous)
         except AuditUnavailableError as error:
             writer.close()
+            _close_policy(policy)
             return [PolicyError(audit.path, 0, 0, f"cannot write the audit log: {error}")]
     gateway = PolicyGateway(policy, auditor=auditor, observers=observers)
     return Deployment(policy=policy, gateway=gateway, writer=writer, auditor=auditor)
+
+
+def _close_policy(policy: Policy) -> None:
+    if isinstance(policy, ReloadingPolicy):
+        policy.close()

@@ -11,25 +11,27 @@ from typing import Any
 
 import pytest
 from dsh_policy.policy.cli import main as cli_main
-from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.config import PolicySources
 from hook_testkit import PACK, HookRun, StdinText
 
 _LOADED: dict[str, Any] = {}
+_REAL_BUILD = PolicySources.build
 
 
-class _MemoizedPolicy:
-    """Stands in for ``Policy`` inside the hook command during tests: a hook process compiles its
-    packs on every event, which is right for a process but makes hundreds of in-process runs slow.
-    A policy is immutable, so equal inputs (same files, same mtimes, same params) may share one."""
-
-    @staticmethod
-    def load(paths: Any, **options: Any) -> Any:
-        files = [str(path) for path in paths]
-        stamps = [Path(path).stat().st_mtime_ns if Path(path).exists() else -1 for path in files]
-        key = json.dumps([files, stamps, options], sort_keys=True, default=str)
-        if key not in _LOADED:
-            _LOADED[key] = Policy.load(paths, **options)
-        return _LOADED[key]
+def _memoized_build(sources: PolicySources, **options: Any) -> Any:
+    """Stands in for ``PolicySources.build`` during tests: a hook process compiles its packs on
+    every event, which is right for a process but makes hundreds of in-process runs slow. A
+    compiled policy is immutable, so equal inputs (same files, same mtimes, same params) share one."""
+    files = [str(path) for path in sources.packs]
+    stamps = [Path(path).stat().st_mtime_ns if Path(path).exists() else -1 for path in files]
+    inputs = [sources.params, sources.engine, sources.shadow, sources.unprotected, options]
+    config = sources.config.path if sources.config is not None else None
+    if config is not None:
+        stamps.append(Path(config).stat().st_mtime_ns if Path(config).exists() else -1)
+    key = json.dumps([files, stamps, inputs, config], sort_keys=True, default=str)
+    if key not in _LOADED:
+        _LOADED[key] = _REAL_BUILD(sources, **options)
+    return _LOADED[key]
 
 
 @pytest.fixture
@@ -45,7 +47,7 @@ def run_hook(
             raw = stdin
         else:
             raw = json.dumps(stdin).encode()
-        monkeypatch.setattr("dsh_policy.policy.cli.hook.Policy", _MemoizedPolicy)
+        monkeypatch.setattr(PolicySources, "build", _memoized_build)
         monkeypatch.setattr(sys, "stdin", StdinText(io.BytesIO(raw), encoding="utf-8"))
         capsys.readouterr()
         argv = ["hook", harness, *(["--pack", str(pack)] if pack is not None else []), *args]

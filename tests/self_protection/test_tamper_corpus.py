@@ -17,21 +17,22 @@ from typing import Any
 
 import pytest
 from dsh_policy.policy.cli import main as cli_main
-from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.config import PolicySources
 from fresh_project import Case, Project, corpus, make_project, stdin_for
 
-_POLICIES: dict[str, Any] = {}
+_BUILT: dict[str, Any] = {}
+_REAL_BUILD = PolicySources.build
 
 
-class _SharedPolicy:
-    """``Policy`` for the hook command under test: equal inputs share one compiled policy."""
-
-    @staticmethod
-    def load(paths: Any, **options: Any) -> Any:
-        key = json.dumps([[str(p) for p in paths], options], sort_keys=True, default=repr)
-        if key not in _POLICIES:
-            _POLICIES[key] = Policy.load(paths, **options)
-        return _POLICIES[key]
+def _shared_build(sources: PolicySources, **options: Any) -> Any:
+    """``PolicySources.build`` for the hook under test: the deployment file and packs do not change
+    during this module, and a compiled policy is immutable, so every case shares one."""
+    key = json.dumps(
+        [list(sources.packs), sources.config.path if sources.config else None, options], default=str
+    )
+    if key not in _BUILT:
+        _BUILT[key] = _REAL_BUILD(sources, **options)
+    return _BUILT[key]
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +44,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
 def hook(
     project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> Iterator[Callable[[Case], tuple[int, str, str]]]:
-    monkeypatch.setattr("dsh_policy.policy.cli.hook.Policy", _SharedPolicy)
+    monkeypatch.setattr(PolicySources, "build", _shared_build)
     monkeypatch.setenv("HOME", str(project.home))
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project.root))
     monkeypatch.chdir(project.root)
