@@ -158,7 +158,7 @@ def _corpus_cases(section: str, tmp_path: Path, names: set[str] | None) -> tuple
 
 
 _FULL = os.environ.get("DSH_E2E_CORPUS") == "1"
-_SAMPLE = {"append shadow true to the deployment file", "Edit the Claude Code project settings"}
+_SAMPLE = {"append shadow true to the deployment file"}
 
 
 def test_tamper_attempts_through_the_shipped_command_line_are_refused(tmp_path: Path) -> None:

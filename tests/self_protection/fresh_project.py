@@ -3,6 +3,7 @@ hook payloads for it (a uniquely named helper module, shared by this folder's te
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
@@ -69,9 +70,15 @@ def _fill(value: Any, names: dict[str, str]) -> Any:
     return value
 
 
+@functools.cache
+def _document() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load(CORPUS.read_text())
+    return loaded
+
+
 def corpus(section: str, project: Project) -> list[Case]:
     """The ``tamper`` or ``benign`` entries as payloads for ``project``."""
-    document = yaml.safe_load(CORPUS.read_text())
+    document = _document()
     names = {"project": str(project.root), "home": str(project.home), "pack": str(PACK)}
     cases = []
     for entry in document[section]:
