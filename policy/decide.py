@@ -567,8 +567,14 @@ class Decider:
         applied to every string. Returns plain JSON and the number of replacements. Works on any
         JSON value, so it also cleans other strings bound for the log (a message built by a
         ``message_expression`` from the arguments, an error text). On an internal failure the
-        value is withheld whole rather than risk a secret in clear."""
+        value is withheld whole rather than risk a secret in clear, and so is a value with more
+        than ``max_scan_bytes`` of text (such a call was refused unread; the record's
+        ``args_digest`` still commits to it, and the log does not grow by what an agent sent)."""
         try:
+            limit = self._max_scan_bytes
+            size = _strings_size(args, limit)
+            if size > limit:
+                return f"[WITHHELD: more than {_mib(limit)} of text, too large to record]", 1
             return redact_value(args, self._argument_redactions)
         except Exception as exc:
             _internal(exc, "redact-arguments")
