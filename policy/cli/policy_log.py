@@ -1,4 +1,4 @@
-"""``dsh-policy policy-log LOG [--key PUB] [--format text|json] [--strict]``: every policy change in
+"""``dsh-policy policy-log LOG [--key PUB] [--live] [--format text|json] [--strict]``: every policy change in
 an audit log, weakening marked, after verifying the log.
 
 An auditor's question is "was enforcement ever weakened, and when?". The log answers it: every
@@ -41,6 +41,7 @@ def _parser() -> CommandParser:
     )
     parser.add_argument("log", metavar="LOG", help="the audit log (its rotated segments are found too)")
     parser.add_argument("--key", metavar="PUB", help="Ed25519 public key: checkpoint signatures are required")
+    parser.add_argument("--live", action="store_true", help="the log is still being written (as verify --live)")
     parser.add_argument("--format", choices=["text", "json"], default="text")
     parser.add_argument("--strict", action="store_true", help="exit 1 when enforcement was ever weakened")
     return parser
@@ -55,7 +56,7 @@ def main(argv: Sequence[str]) -> int:
     except SystemExit as exit_request:
         return int(exit_request.code or 0)
     try:
-        report = verify_log([args.log], public_key=args.key)
+        report = verify_log([args.log], public_key=args.key, live=args.live)
     except KeyFileError as error:
         print(f"dsh-policy policy-log: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from contextlib import suppress
 from typing import Any
 
+import structlog
 from dsh_policy.audit.writer import AuditError
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
@@ -48,6 +49,8 @@ from dsh_policy.policy.runtime.auditing import (
     ResultFacts,
     sha256_digest,
 )
+
+_log = structlog.get_logger("dsh_policy.audit")
 
 
 def audit_target(flag: str | None, sources: PolicySources) -> AuditPlan | None:
@@ -108,6 +111,8 @@ def record_hook_decision(
     except (AuditError, OSError, ValueError) as error:
         if target.fail_closed:
             raise AuditUnavailableError(f"cannot open audit log {target.path}: {error}") from None
+        # Fail-open: the decision stands without its record; the loss must not be silent.
+        _log.error("audit record lost", path=target.path, error=str(error), fail_closed=False)
         return
     try:
         auditor = DecisionAuditor(writer, policy, fail_closed=target.fail_closed)

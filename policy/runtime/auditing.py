@@ -20,8 +20,9 @@ from typing import Any, Protocol
 
 import orjson
 import structlog
+from dsh_policy.audit.losses import ReopeningWriter
 from dsh_policy.audit.record import DEPTH_MARKER, MAX_RECORD_DEPTH, MAX_SAFE_INTEGER, fit_to_domain
-from dsh_policy.audit.writer import AuditError, AuditRecordError, AuditWriter
+from dsh_policy.audit.writer import AuditError, AuditRecordError, AuditWriteError, AuditWriter
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.events import (
     GuardVerdict,
@@ -186,13 +187,17 @@ def _streamed_digest(value: Any) -> str:
 
 class DecisionAuditor:
     """Builds and appends the gateway's audit records. ``fail_closed`` makes a failed write raise
-    :class:`AuditUnavailableError` (the caller refuses the call); otherwise the failure is logged
-    and the decision stands."""
+    :class:`AuditUnavailableError` (the caller refuses the call); otherwise the decision stands and
+    the loss is counted and logged. Given a :class:`ReopeningWriter`, a fail-open gateway also
+    reopens the log and the next record written is preceded by a ``records_lost`` record."""
 
-    def __init__(self, writer: AuditWriter, policy: PolicyFacts, *, fail_closed: bool = False) -> None:
+    def __init__(
+        self, writer: AuditWriter | ReopeningWriter, policy: PolicyFacts, *, fail_closed: bool = False
+    ) -> None:
         self.writer = writer
         self.policy = policy
         self.fail_closed = fail_closed
+        self.records_lost = 0  #: records this auditor could not write
 
     # --- building blocks ---------------------------------------------------------------------------
 
@@ -258,7 +263,16 @@ class DecisionAuditor:
                 # hook field): record it in its fitted form rather than lose the record.
                 self.writer.append(kind, canonical_domain(fields))
         except AuditError as error:
-            _log.error("audit write failed", kind=kind, error=str(error), fail_closed=self.fail_closed)
+            self.records_lost += 1
+            if isinstance(self.writer, ReopeningWriter) and not isinstance(error, AuditWriteError):
+                self.writer.note_loss(kind, str(error))  # (write failures it counts itself)
+            _log.error(
+                "audit write failed",
+                kind=kind,
+                error=str(error),
+                fail_closed=self.fail_closed,
+                records_lost=self.records_lost,
+            )
             if self.fail_closed:
                 raise AuditUnavailableError(str(error)) from None
 

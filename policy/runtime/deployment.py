@@ -16,19 +16,24 @@ from types import TracebackType
 from typing import Any
 
 import structlog
+from dsh_policy.audit.losses import ReopeningWriter
 from dsh_policy.audit.writer import AuditWriteError, AuditWriter
 from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.loading import LoadFailure
-from dsh_policy.policy.runtime.audit_plan import AuditPlan, open_audit_writer
+from dsh_policy.policy.runtime.audit_plan import AuditPlan, audit_plan, open_audit_writer
 from dsh_policy.policy.runtime.auditing import AuditUnavailableError, DecisionAuditor
 from dsh_policy.policy.runtime.gateway import GatewayObserver, PolicyGateway
 from dsh_policy.policy.runtime.policy_changes import PolicyChanges, diff_summaries, policy_summary
 from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
 _log = structlog.get_logger("dsh_policy.policy.deployment")
+
+# AuditPlan and audit_plan live in audit_plan.py (hooks import them without the harness); they
+# are re-exported here, where 0.1 defined them.
+__all__ = ["AuditPlan", "Deployment", "audit_plan", "deploy", "open_audit_writer"]
 
 
 @dataclass(slots=True)
@@ -81,12 +86,16 @@ class Deployment:
     gateway: PolicyGateway
     writer: AuditWriter | None
     auditor: DecisionAuditor | None
+    #: A fail-open deployment's log: reopened after a failed write, losses reported in it.
+    log: ReopeningWriter | None = None
 
     def close(self) -> None:
         """Stop following pack edits, then close the audit log (closing checkpoint, fsync)."""
         if isinstance(self.policy, ReloadingPolicy):
             self.policy.close()
-        if self.writer is not None:
+        if self.log is not None:
+            self.log.close()
+        elif self.writer is not None:
             self.writer.close()
 
     def __enter__(self) -> Deployment:
@@ -156,13 +165,18 @@ def deploy(
         return list(policy.errors)
     writer: AuditWriter | None = None
     auditor: DecisionAuditor | None = None
+    log: ReopeningWriter | None = None
     if audit is not None:
         try:
             writer = open_audit_writer(audit)
         except AuditWriteError as error:
             _close_policy(policy)
             return [PolicyError(audit.path, 0, 0, f"cannot open the audit log: {error}")]
-        auditor = DecisionAuditor(writer, policy, fail_closed=audit.fail_closed)
+        # Fail-open goes on without a record, so it reopens the log and reports the losses there;
+        # fail-closed refuses calls instead and never trusts a failed writer again.
+        plan = audit
+        log = None if audit.fail_closed else ReopeningWriter(lambda: open_audit_writer(plan), writer)
+        auditor = DecisionAuditor(log or writer, policy, fail_closed=audit.fail_closed)
         recorder.auditor = auditor
         first = recorder.pending or policy.compiled
         recorder.previous = policy_summary(first)
@@ -173,7 +187,7 @@ def deploy(
             _close_policy(policy)
             return [PolicyError(audit.path, 0, 0, f"cannot write the audit log: {error}")]
     gateway = PolicyGateway(policy, auditor=auditor, observers=observers)
-    return Deployment(policy=policy, gateway=gateway, writer=writer, auditor=auditor)
+    return Deployment(policy=policy, gateway=gateway, writer=writer, auditor=auditor, log=log)
 
 
 def _close_policy(policy: Policy) -> None:
