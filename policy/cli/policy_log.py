@@ -41,7 +41,7 @@ def _parser() -> CommandParser:
     )
     parser.add_argument("log", metavar="LOG", help="the audit log (its rotated segments are found too)")
     parser.add_argument("--key", metavar="PUB", help="Ed25519 public key: checkpoint signatures are required")
-    parser.add_argument("--live", action="store_true", help="the log is still being written (as verify --live)")
+    parser.add_argument("--live", action="store_true", help="the log is still being written (verify --live)")
     parser.add_argument("--format", choices=["text", "json"], default="text")
     parser.add_argument("--strict", action="store_true", help="exit 1 when enforcement was ever weakened")
     return parser
