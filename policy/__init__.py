@@ -77,6 +77,13 @@ _EXPORTS: dict[str, str] = {
     # CEL engines
     "available_engines": ".cel",
     "make_engine": ".cel",
+    # reviewing a policy change: replay an audit log, diff two policies
+    "replay_log": ".review.replay",
+    "ReplayReport": ".review.report",
+    "ReplayRefusal": ".review.report",
+    "diff_policies": ".review.diff",
+    "load_policy_file": ".review.diff",
+    "PolicyDiff": ".review.diff",
 }
 
 if TYPE_CHECKING:  # the names as static tools see them
@@ -98,6 +105,9 @@ if TYPE_CHECKING:  # the names as static tools see them
         ToolResultEvent,
     )
     from .loading import LoadFailure, PackInfo, build_policy
+    from .review.diff import PolicyDiff, diff_policies, load_policy_file
+    from .review.replay import replay_log
+    from .review.report import ReplayRefusal, ReplayReport
     from .runtime.audit_plan import AuditPlan, audit_plan
     from .runtime.auditing import AuditUnavailableError, CallOutcome, DecisionAuditor, ResultFacts
     from .runtime.deployment import Deployment, deploy
@@ -137,11 +147,14 @@ __all__ = [
     "LoadFailure",
     "PackInfo",
     "Policy",
+    "PolicyDiff",
     "PolicyError",
     "PolicyGateway",
     "PolicySources",
     "PolicyStamp",
     "ReloadingPolicy",
+    "ReplayRefusal",
+    "ReplayReport",
     "ResultFacts",
     "ResultVerdict",
     "RuleTrace",
@@ -156,7 +169,10 @@ __all__ = [
     "available_engines",
     "build_policy",
     "deploy",
+    "diff_policies",
     "load_gateway_config",
+    "load_policy_file",
     "make_engine",
     "policy_sources",
+    "replay_log",
 ]

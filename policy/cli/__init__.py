@@ -35,6 +35,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "explain": ("dsh_policy.policy.cli.explain", "evaluate one event against every rule"),
     "run": ("dsh_policy.policy.cli.run", "run a scripted agent session through the gateway"),
     "hook": ("dsh_policy.policy.cli.hook", "act as a Claude Code or Codex command hook"),
+    "replay": ("dsh_policy.policy.cli.replay", "re-decide an audit log's decisions under a candidate policy"),
+    "diff": ("dsh_policy.policy.cli.diff", "what changes between two packs or deployment files"),
     "verify": ("dsh_policy.audit.cli", "verify audit log segments"),
     "policy-log": ("dsh_policy.policy.cli.policy_log", "list every policy change in a log, weakening marked"),
     "keygen": ("dsh_policy.audit.cli", "make an Ed25519 key pair for checkpoint signatures"),

@@ -56,7 +56,10 @@ class _ReloadRecorder:
             _log.warning("policy reloaded: enforcement weakened", weakened=list(changes.weakened))
         self._record(
             lambda auditor: auditor.policy_loaded(
-                compiled.packs, summary=summary, changes=changes.record() if not changes.empty else None
+                compiled.packs,
+                compiled,
+                summary=summary,
+                changes=changes.record() if not changes.empty else None,
             )
         )
 
@@ -181,7 +184,7 @@ def deploy(
         first = recorder.pending or policy.compiled
         recorder.previous = policy_summary(first)
         try:
-            auditor.policy_loaded(policy.packs, summary=recorder.previous)
+            auditor.policy_loaded(policy.packs, first, summary=recorder.previous)
         except AuditUnavailableError as error:
             writer.close()
             _close_policy(policy)
