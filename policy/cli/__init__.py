@@ -40,9 +40,12 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("dsh_policy.audit.cli", "verify audit log segments"),
     "policy-log": ("dsh_policy.policy.cli.policy_log", "list every policy change in a log, weakening marked"),
     "keygen": ("dsh_policy.audit.cli", "make an Ed25519 key pair for checkpoint signatures"),
+    "log": ("dsh_policy.audit.logview", "show an audit log for people, verifying each record"),
 }
 
 USAGE_EXIT = 2
+#: 128 + SIGPIPE: what the shell reports for a command whose reader went away (``... | head -1``).
+BROKEN_PIPE_EXIT = 141
 #: Commands whose exit code is a decision for another program: any failure must mean "block".
 FAIL_CLOSED_COMMANDS = frozenset({"hook"})
 LOG_LEVEL_VARIABLE = "DSH_POLICY_LOG"
@@ -74,16 +77,48 @@ def configure_logging() -> None:
 def _usage() -> str:
     lines = ["usage: dsh-policy COMMAND [ARGS...]", "", "commands:"]
     lines += [f"  {name:<8} {summary}" for name, (_, summary) in SUBCOMMANDS.items()]
-    lines += ["", "Run 'dsh-policy COMMAND --help' for a command's options."]
+    lines += ["", "Run 'dsh-policy COMMAND --help' for a command's options;"
+              " 'dsh-policy --version' for the version."]
     return "\n".join(lines)
 
 
+def version() -> str:
+    """The installed distribution's version (the source tree's, when run from a checkout)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as distribution_version
+
+    try:
+        return distribution_version("dsh-policy")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script; returns the process exit code."""
+    """Entry point of the console script; returns the process exit code.
+
+    Output into a closed pipe (``dsh-policy verify LOG | head -1``) ends quietly with status 141,
+    as for any command the shell's pipeline cut short; ``hook`` answers 2 instead (block), since
+    its exit code is a decision and any failure must refuse."""
     args = list(sys.argv[1:] if argv is None else argv)
+    name = args[0] if args else ""
+    try:
+        code = _dispatch(args, console=argv is None)
+        sys.stdout.flush()  # flush here, where a closed pipe can still be reported quietly
+    except BrokenPipeError:
+        from dsh_policy.audit.terminal import silence_broken_stdout
+
+        silence_broken_stdout()
+        return USAGE_EXIT if name in FAIL_CLOSED_COMMANDS else BROKEN_PIPE_EXIT
+    return code
+
+
+def _dispatch(args: list[str], *, console: bool = False) -> int:
     if not args or args[0] in {"-h", "--help", "help"}:
         print(_usage())
         return 0 if args else USAGE_EXIT
+    if args[0] in {"--version", "-V", "version"}:
+        print(f"dsh-policy {version()}")
+        return 0
     name, rest = args[0], args[1:]
     configure_logging()
     if name not in SUBCOMMANDS:
@@ -93,9 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         module = importlib.import_module(SUBCOMMANDS[name][0])
         # The console script's hook decides in a watched child process (``failsafe``); called
         # with an explicit argv (tests, embedding) it decides in this process.
-        process_entry = getattr(module, "process_main", None) if argv is None else None
+        process_entry = getattr(module, "process_main", None) if console else None
         entry = process_entry or getattr(module, f"{name}_main", None) or module.main
         code: int = entry(rest)
+    except BrokenPipeError:
+        raise  # the reader went away: quiet, see main
     except (MemoryError, RecursionError) as error:
         print(
             f"dsh-policy {name}: input too large or too deeply nested ({type(error).__name__})",
