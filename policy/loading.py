@@ -62,7 +62,11 @@ def build_policy(
 
 
 def with_protection(compiled: CompiledPolicy, protection: Any) -> CompiledPolicy:
-    """``compiled`` with a deployment's self-protection attached; the digest then covers what is
-    protected, so a record shows when self-protection was off or its paths changed."""
-    digest = canonical_digest({"policy": compiled.digest, "self_protection": protection.summary()})
+    """``compiled`` with a deployment's self-protection attached. On (the default), the digest
+    stays the packs' own, so it is the same on every machine whatever paths were derived there
+    (the ``policy_loaded`` summary lists them); switched off, the digest changes, so every record
+    decided without it names a different policy."""
+    if protection.enabled:
+        return replace(compiled, protection=protection)
+    digest = canonical_digest({"policy": compiled.digest, "self_protection": "off"})
     return replace(compiled, protection=protection, digest=digest)
