@@ -82,6 +82,8 @@ class CompiledRule:
     description: str | None
     # Activation names (``vars`` aside) its expressions read, directly or through its variables.
     reads: frozenset[str] = frozenset()
+    # ``match.programs`` globs as one regex a program name must fully match (None: any program).
+    programs: re.Pattern[str] | None = None
 
     @property
     def enforced(self) -> bool:
@@ -499,7 +501,15 @@ def _build_rule(
         context=rule.context,
         description=rule.description,
         reads=reads,
+        programs=_programs_pattern(rule.match.programs if rule.match is not None else None),
     )
+
+
+def _programs_pattern(globs: Sequence[str] | None) -> re.Pattern[str] | None:
+    """``match.programs`` globs as one pattern a program name must fully match."""
+    if not globs:
+        return None
+    return re.compile("|".join(f"(?:{fnmatch.translate(glob)})" for glob in globs))
 
 
 def _reads(variables: Mapping[str, CompiledExpr], *exprs: CompiledExpr | None) -> frozenset[str]:

@@ -63,9 +63,12 @@ class VariableSpec(_Model):
 
 
 class MatchSpec(_Model):
-    """``match:``: globs on the tool name."""
+    """``match:``: globs on the tool name and, for shell calls, globs on the programs the line
+    runs (``shell.argv0s(args.command)``): a rule whose ``programs`` none of them matches is not
+    evaluated, like a rule for another tool."""
 
     tools: tuple[str, ...] | None = None
+    programs: tuple[str, ...] | None = None
 
 
 class RedactSpec(_Model):

@@ -105,6 +105,21 @@ def _host(function: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+def _host_matches(s: str, pattern: str) -> bool:
+    """``matchRE``: the most frequent host call (rules test one line with dozens of patterns), so
+    it skips the generic wrapper's argument copying; the checker guarantees two strings. The
+    time budget and the remembered error message work as in :func:`_host`."""
+    deadline = getattr(_last_host_error, "deadline", None)
+    if deadline is not None and time.monotonic() > deadline:
+        _last_host_error.message = "evaluation exceeded its time budget"
+        raise TimeoutError(_last_host_error.message)
+    try:
+        return fn.re2_matches(s, pattern)
+    except Exception as exc:
+        _last_host_error.message = str(exc) or type(exc).__name__
+        raise
+
+
 def _overload(
     name: str, suffix: str, result: Any, params: list[Any], impl: Callable[..., Any], member: bool = False
 ) -> Any:
@@ -120,7 +135,9 @@ def _function_declarations() -> list[Any]:
     unary_strings: dict[str, Any] = {
         "path.normalize": s, "path.base": s, "path.ext": s, "url.host": s,
         "shell.commands": _T.List(list_of_strings), "shell.argv0s": list_of_strings,
-        "shell.redirects": _T.List(_T.Map(s, s)),
+        "shell.redirects": _T.List(_T.Map(s, s)), "shell.effects": _T.List(_T.Map(s, s)), "shell.programs": s,
+        "shell.sql": _T.List(_T.Map(s, s)), "sql.statements": _T.List(_T.Map(s, s)),
+        "shell.cli": _T.List(_T.Map(s, _T.DYN)),
     }  # fmt: skip
     declarations = [
         cel.FunctionDecl(name, [_overload(name, "string", result, [s], fn.CEL_FUNCTIONS[name])])
@@ -143,8 +160,8 @@ def _function_declarations() -> list[Any]:
         cel.FunctionDecl(
             CACHED_MATCHES,
             [
-                _overload(CACHED_MATCHES, "member", b, [s, s], fn.re2_matches, member=True),
-                _overload(CACHED_MATCHES, "global", b, [s, s], fn.re2_matches),
+                cel.Overload(f"dsh_{CACHED_MATCHES}_member", b, [s, s], is_member=True, impl=_host_matches),
+                cel.Overload(f"dsh_{CACHED_MATCHES}_global", b, [s, s], is_member=False, impl=_host_matches),
             ],
         ),
     ]
