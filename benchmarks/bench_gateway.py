@@ -33,6 +33,10 @@ Measured per configuration:
 
 All cells of all configurations are timed in one interleaved run (min of rounds). Then the python
 engine's 100-rule call is profiled (cProfile) and its own time grouped by where it goes.
+
+Loading the shipped packs (``rules/*.yaml``) is timed on every engine with the load-time type
+checker and with it patched out, interleaved, in CPU time, so its cost is a ratio from one run
+(target: at most 1.2x).
 """
 
 from __future__ import annotations
@@ -58,10 +62,15 @@ from dsh_policy.policy.cel import available_engines
 from dsh_policy.policy.cel.functions import path_within, re2_matches, shell_commands, url_host
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallEvent, ToolCallVerdict, ToolResultEvent
-from dsh_policy.policy.loading import LoadFailure
+from dsh_policy.policy.loading import LoadFailure, build_policy
 from dsh_policy.policy.runtime.gateway import PolicyGateway
 
 RESULTS = Path(__file__).resolve().parent / "results" / "gateway.json"
+SHIPPED_PACKS = sorted(
+    path
+    for path in (Path(__file__).resolve().parents[1] / "rules").glob("*.yaml")
+    if not path.name.endswith(".cases.yaml")
+)
 RULES_PER_TOOL = 10
 
 # (rules, tools): 10 rules on one tool, 100 rules on one tool (every call evaluates all of them),
@@ -590,6 +599,31 @@ def _shipped_targets(shipped: Mapping[str, Any], engines: Sequence[str]) -> list
             "kind": "target", "ratio": ratio, "limit": 2.0, "passed": ratio <= 2.0,
         })  # fmt: skip
     return found
+def shipped_load(engines: Sequence[str], rounds: int) -> dict[str, float]:
+    """CPU seconds to load the shipped packs on each engine (best of ``rounds``), with the type
+    checker and with it patched out (``_PackCompiler.check_types``), interleaved; and the ratio."""
+    from dsh_policy.policy import compile as compile_module
+
+    real = compile_module._PackCompiler.check_types
+    best: dict[str, float] = {}
+    for _ in range(rounds):
+        for engine in engines:
+            for checked in (True, False):
+                skipped = real if checked else (lambda self: None)
+                compile_module._PackCompiler.check_types = skipped  # type: ignore[method-assign]
+                try:
+                    started = time.process_time()  # CPU time: others' load on the machine stays out
+                    built = build_policy(SHIPPED_PACKS, engine=engine)
+                    elapsed = time.process_time() - started
+                finally:
+                    compile_module._PackCompiler.check_types = real  # type: ignore[method-assign]
+                if isinstance(built, LoadFailure):
+                    raise SystemExit(f"the shipped packs do not load on {engine}:\n{built}")
+                key = f"{engine}_{'checked' if checked else 'unchecked'}_s"
+                best[key] = min(best.get(key, elapsed), elapsed)
+    for engine in engines:
+        best[f"{engine}_checked_x_unchecked"] = best[f"{engine}_checked_s"] / best[f"{engine}_unchecked_s"]
+    return best
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -617,6 +651,18 @@ def main(argv: list[str] | None = None) -> int:
 
     targets = _targets(rows, engines) + _shipped_targets(shipped, engines)
     _print_table(rows, engines, targets, shipped)
+    loading = shipped_load(engines, rounds=max(rounds, 5))
+    targets = _targets(rows, engines)
+    for engine in engines:
+        ratio = loading[f"{engine}_checked_x_unchecked"]
+        targets.append({
+            "name": f"{engine}: loading the shipped packs with type checking vs without", "kind": "target",
+            "ratio": ratio, "limit": 1.2, "passed": ratio <= 1.2,
+        })  # fmt: skip
+    _print_table(rows, engines, targets)
+    for engine in engines:
+        checked, unchecked = loading[f"{engine}_checked_s"], loading[f"{engine}_unchecked_s"]
+        print(f"shipped packs load on {engine}: {checked:.3f} s type-checked, {unchecked:.3f} s without")
     report = {
         "benchmark": "gateway",
         "python": sys.version.split()[0],
@@ -627,6 +673,7 @@ def main(argv: list[str] | None = None) -> int:
         "rows": rows,
         "shipped_packs": shipped,
         "targets": targets,
+        "shipped_packs_load": loading,
         "wall_seconds": time.perf_counter() - wall,
     }
     if profile is not None:

@@ -39,6 +39,7 @@ from dsh_policy.policy.cel.sql import sql_statements
 
 __all__ = [
     "CEL_FUNCTIONS",
+    "CEL_SIGNATURES",
     "FUNCTION_NAMESPACES",
     "glob_match",
     "path_base",
@@ -394,3 +395,33 @@ CEL_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "matches": re2_matches,
 }
 """Every helper by its CEL name; both engines register exactly this table."""
+
+CEL_SIGNATURES: Mapping[str, tuple[str, ...]] = {
+    "path.normalize": ("path.normalize(string) -> string",),
+    "path.within": ("path.within(string, string) -> bool",),
+    "path.base": ("path.base(string) -> string",),
+    "path.ext": ("path.ext(string) -> string",),
+    "shell.commands": ("shell.commands(string) -> list(list(string))",),
+    "shell.argv0s": ("shell.argv0s(string) -> list(string)",),
+    "shell.redirects": ("shell.redirects(string) -> list(map(string, string))",),
+    "shell.effects": ("shell.effects(string) -> list(map(string, string))",),
+    "shell.programs": ("shell.programs(string) -> string",),
+    "shell.sql": ("shell.sql(string) -> list(map(string, string))",),
+    "shell.cli": ("shell.cli(string) -> list(map(string, dyn))",),
+    "sql.statements": ("sql.statements(string) -> list(map(string, string))",),
+    "url.host": ("url.host(string) -> string",),
+    "glob": ("glob(string, string) -> bool",),
+    "secrets.scan": (
+        "secrets.scan(string) -> list(string)",
+        "secrets.scan(bytes) -> list(string)",
+        "secrets.scan(list(dyn)) -> list(string)",
+        "secrets.scan(map(dyn, dyn)) -> list(string)",
+    ),
+    "matches": ("matches(string, string) -> bool", "string.matches(string) -> bool"),
+}
+"""The overloads of every helper in :data:`CEL_FUNCTIONS`, in CEL type notation: ``name(T, ...) ->
+R`` for a function, ``T.name(...) -> R`` for a method of ``T``. Declared once, here: the type
+checker resolves calls against them and the native engine declares exactly these overloads, so a
+new helper is typed by adding its line (``tests/cel/test_cel_checker.py`` fails for a helper
+without one). Parameter types are concrete (never ``dyn``) because the native runtime does not
+dispatch a ``dyn`` parameter; a helper taking several kinds of value lists one overload each."""
