@@ -36,6 +36,7 @@ from dsh_policy.policy.compile import (
     Redaction,
     RuleSelection,
 )
+from dsh_policy.policy.deadline import stage_deadline
 from dsh_policy.policy.events import (
     GuardVerdict,
     PolicyStamp,
@@ -106,6 +107,11 @@ class _EventScope:
         self._held: dict[int, frozenset[str]] = {}  # names in each pack's base activation, + vars
         self._last: tuple[int, Mapping[str, Any], frozenset[str]] | None = None  # the latest base
         self._programs: tuple[str, ...] | None = None  # the shell line's program names, once
+
+    @property
+    def seconds(self) -> float:
+        """The time budget of one stage."""
+        return self._seconds
 
     def start_clock(self) -> None:
         """Give the stage about to run the event's time budget (each stage gets its own: a guard
@@ -274,9 +280,16 @@ class _StageRun:
 
     def run(self, plan: StagePlan | Sequence[CompiledRule]) -> None:
         """Evaluate every rule, in order (all of them: the trace and shadow rules need it),
-        except those whose ``match.programs`` the shell line does not run."""
+        except those whose ``match.programs`` the shell line does not run. The stage's deadline is
+        visible to helpers (``policy.deadline``), so one slow helper call on attacker-sized input
+        cannot outlast the budget either."""
         scope = self.scope
         scope.start_clock()
+        with stage_deadline(scope.seconds):
+            self._run_plans(plan)
+
+    def _run_plans(self, plan: StagePlan | Sequence[CompiledRule]) -> None:
+        scope = self.scope
         plans = plan.rules if isinstance(plan, StagePlan) else [plan_rule(r, self._static(r)) for r in plan]
         trace = self.trace
         signature = self.signature
@@ -542,7 +555,10 @@ class Decider:
         self.policy = policy
         # Stamped on every verdict, so an audit record names the policy that decided, even when a
         # reload has put another one in force by the time the record is written.
-        self._stamp = PolicyStamp(policy.digest, policy.engine_name)
+        protection = policy.protection
+        self._stamp = PolicyStamp(
+            policy.digest, policy.engine_name, protection is not None and not protection.enabled
+        )
         self._max_scan_bytes = max_scan_bytes
         self._event_seconds = event_seconds
         self._recent: dict[int, tuple[ToolCallEvent, _EventScope]] = {}
@@ -564,6 +580,10 @@ class Decider:
         """``agent/pre-step``: reject if any enforced rule rejects, else enter with contexts."""
         try:
             plan = self._plans["pre-step"].get("")
+            size = sum(_utf8_size(message.text) for message in event.messages)
+            if plan.rules and size > self._max_scan_bytes:
+                message = self._too_large("step messages", size)
+                return StepVerdict("reject", (), message, internal_error=message, policy=self._stamp)
             run = _StageRun(_EventScope(
                 self.policy, _STEP_BUILDERS, event, plan.reads, self._event_seconds
             ), None)
@@ -587,6 +607,9 @@ class Decider:
     def pre_execute(self, event: ToolCallEvent) -> ToolCallVerdict:
         """``tools/pre-execute``: deny > ask > allow > the policy's default decision."""
         try:
+            oversized = self._oversized_call("pre-execute", event)
+            if oversized is not None:
+                return ToolCallVerdict("deny", (), oversized, policy=self._stamp)
             plan = self._plans["pre-execute"].get(event.tool)
             if plan.fast is not None:
                 found = plan.fast(event)
@@ -601,16 +624,61 @@ class Decider:
     def guard(self, event: ToolCallEvent) -> GuardVerdict:
         """``ctx.tools.guard``: any matching guard denies (errors count as matches)."""
         try:
+            protected = self._self_protection(event)
+            oversized = self._oversized_call("guard", event)
+            if oversized is not None:
+                rules_ = (protected.rule,) if protected is not None else ()
+                message = protected.message if protected is not None else oversized
+                return GuardVerdict(True, rules_, message, policy=self._stamp)
             plan = self._plans["guard"].get(event.tool)
-            if plan.fast is not None:
-                found = plan.fast(event)
-                if found is not None:
-                    return found
+            if protected is None:
+                if plan.fast is not None:
+                    found = plan.fast(event)
+                    if found is not None:
+                        return found
+                run = self._run_tool_stage(plan, event)
+                return plan.verdict(run.key(), lambda: self._combine_guard(run))
             run = self._run_tool_stage(plan, event)
-            return plan.verdict(run.key(), lambda: self._combine_guard(run))
+            denies = run.with_effect("deny")
+            rules, message, trace = _ids(denies), _join(denies) if denies else None, tuple(run.trace)
+            if protected is not None:
+                # The deployment's own invariant, whatever the rules say and in every mode. When a
+                # guard rule denies as well, its message stands and the trace shows both.
+                outcome = "shadow" if denies else "decided"
+                entry = RuleTrace(protected.rule, "guard", "enforce", "deny", True, True, None, outcome)
+                trace = (entry, *trace)
+                if not denies:
+                    rules, message = (protected.rule,), protected.message
+            denied = bool(denies) or protected is not None
+            return GuardVerdict(denied, rules, message, tuple(run.shadow), trace, policy=self._stamp)
         except Exception as exc:
             message = _internal(exc, "guard")
             return GuardVerdict(True, (), message, internal_error=message, policy=self._stamp)
+
+    def _self_protection(self, event: ToolCallEvent) -> Any:
+        """The deployment's self-protection refusal for this call, if any (see
+        ``policy.runtime.self_protection``); an exception here fails the guard closed."""
+        protection = self.policy.protection
+        if protection is None:
+            return None
+        with stage_deadline(self._event_seconds):
+            return protection.check(event.tool, event.args, event.cwd)
+
+    def _oversized_call(self, stage: str, event: ToolCallEvent) -> str | None:
+        """Why a call's arguments are too large to evaluate, when they are and a rule would read
+        them: string operations in a rule cost time and memory in proportion to their input, so
+        no more than ``max_scan_bytes`` of argument text reaches CEL (the call is refused)."""
+        if not self.policy.stages[stage].select(event.tool).rules:
+            return None
+        limit = self._max_scan_bytes
+        size = _strings_size(event.args, limit)
+        return None if size <= limit else self._too_large(f'the arguments of tool "{event.tool}"', size)
+
+    def _too_large(self, what: str, size: int) -> str:
+        return (
+            f"{what} refused by policy: more than {_mib(self._max_scan_bytes)} ({size:,}+ bytes) is too "
+            "large to check"
+        )
 
     def check_tool_call(self, event: ToolCallEvent) -> ToolCallVerdict:
         """The whole gate as one verdict (for cases and hook adapters): pre-execute, then guards;
@@ -649,8 +717,14 @@ class Decider:
         applied to every string. Returns plain JSON and the number of replacements. Works on any
         JSON value, so it also cleans other strings bound for the log (a message built by a
         ``message_expression`` from the arguments, an error text). On an internal failure the
-        value is withheld whole rather than risk a secret in clear."""
+        value is withheld whole rather than risk a secret in clear, and so is a value with more
+        than ``max_scan_bytes`` of text (such a call was refused unread; the record's
+        ``args_digest`` still commits to it, and the log does not grow by what an agent sent)."""
         try:
+            limit = self._max_scan_bytes
+            size = _strings_size(args, limit)
+            if size > limit:
+                return f"[WITHHELD: more than {_mib(limit)} of text, too large to record]", 1
             return redact_value(args, self._argument_redactions)
         except Exception as exc:
             _internal(exc, "redact-arguments")
@@ -725,6 +799,8 @@ class Decider:
         rules = plan.rules
         if any(
             rule_plan.rule.programs is not None  # skipping by the shell line's programs: full run
+            # a helper call reads the stage deadline (policy.deadline), which the full run sets
+            or (rule_plan.when is not None and getattr(rule_plan.when.program, "calls_helpers", True))
             or (
                 rule_plan.when is not None
                 and (not rule_plan.simple or getattr(rule_plan.when.program, "converts_activation", True))
@@ -962,11 +1038,20 @@ class Policy:
         param_origins: Mapping[str, ParamOrigin] | None = None,
         max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
         event_seconds: float = DEFAULT_EVENT_SECONDS,
+        protection: Any = None,
     ) -> Policy | LoadFailure:
         """Load, validate and compile packs; a :class:`LoadFailure` holds every error.
         ``max_scan_bytes`` caps the tool output post-execute reviews (larger is withheld);
-        ``event_seconds`` the evaluation time of one stage of one event (later rules fail closed)."""
-        built = build_policy(paths, params=params, engine=engine, shadow=shadow, param_origins=param_origins)
+        ``event_seconds`` the evaluation time of one stage of one event (later rules fail closed);
+        ``protection`` a deployment's self-protection (``PolicySources.protection()``)."""
+        built = build_policy(
+            paths,
+            params=params,
+            engine=engine,
+            shadow=shadow,
+            param_origins=param_origins,
+            protection=protection,
+        )
         if isinstance(built, LoadFailure):
             return built
         return cls(built, max_scan_bytes=max_scan_bytes, event_seconds=event_seconds)
@@ -989,6 +1074,11 @@ class Policy:
     def engine_name(self) -> str:
         """The CEL engine in use (``python`` or ``native``)."""
         return self.compiled.engine_name
+
+    @property
+    def protection(self) -> Any:
+        """The deployment's self-protection in force (``None`` without a deployment)."""
+        return self.compiled.protection
 
     @property
     def packs(self) -> tuple[PackInfo, ...]:

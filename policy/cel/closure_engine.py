@@ -200,6 +200,7 @@ class _Compiler:
         self.source = source
         self.slots = _FIRST_VARIABLE_SLOT
         self.loops = False
+        self.helpers = False  # calls a gateway helper (which reads the stage deadline)
         self.references: set[str] = set()
 
     # -- plumbing --
@@ -471,6 +472,7 @@ class _Compiler:
             return _specialized_method(name, function, target, args) or _call_node(function, [target, *args])
         helper = CEL_FUNCTIONS.get(name)
         if helper is not None:
+            self.helpers = True
             return _call_node(_helper(name, helper), args, fold=False)
         function = _GLOBAL_FUNCTIONS.get(name) or _METHODS.get(name)
         if function is None:
@@ -509,6 +511,7 @@ class _Compiler:
                 return search(text) is not None
 
             return _Node(matches_constant)
+        self.helpers = True
         return _call_node(_helper("matches", CEL_FUNCTIONS["matches"]), operands, fold=False)
 
     def _has(self, argument: lark.Tree, scope: Mapping[str, int]) -> _Node:
@@ -1092,6 +1095,10 @@ class ClosureCompiledExpression:
     #: cel-python's parse tree (rewritten by ``analyze``) until the loader's type checker takes it:
     #: the closures never look at it again, so it is not kept.
     _tree: list[Any] = field(default_factory=list, repr=False)
+    calls_helpers: bool = True
+    """Whether it calls a gateway helper (``shell.commands``...; a constant ``matches`` is RE2,
+    linear, and not one): those read the stage deadline, so the decider's shortcut leaves them
+    to the full run, which sets it."""
     converts_activation = False
     """Reads activation values as they are (see ``CompiledPolicy.converting``)."""
 
@@ -1198,6 +1205,7 @@ class ClosureCelEngine:
             self._iteration_budget,
             self._time_budget,
             [tree],
+            compiler.helpers,
         )
 
 

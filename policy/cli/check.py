@@ -135,7 +135,8 @@ def run_check(args: argparse.Namespace) -> CheckReport:
         if isinstance(sources, list):
             report.errors.extend(sources)
             break
-        built = sources.build()
+        # Cases test the packs: the deployment's self-protection is not theirs to expect.
+        built = sources.build(protect=False)
         if isinstance(built, LoadFailure):
             report.errors.extend(built.errors)
             report.warnings = list(built.warnings)
