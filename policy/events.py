@@ -120,8 +120,20 @@ class PolicyStamp:
 UNSTAMPED = PolicyStamp()
 
 
+class _Stamped:
+    """What every verdict shares: the stamp of the policy that made it, and its digest."""
+
+    __slots__ = ()
+    policy: PolicyStamp
+
+    @property
+    def policy_digest(self) -> str:
+        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
+        return self.policy.digest
+
+
 @dataclass(frozen=True, slots=True)
-class StepVerdict:
+class StepVerdict(_Stamped):
     """Outcome of ``agent/pre-step``: ``enter`` (with extra ``contexts``) or ``reject``."""
 
     decision: Literal["enter", "reject"]
@@ -134,14 +146,9 @@ class StepVerdict:
     #: The compiled policy that decided (unstamped when built by hand, as tests do).
     policy: PolicyStamp = UNSTAMPED
 
-    @property
-    def policy_digest(self) -> str:
-        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
-        return self.policy.digest
-
 
 @dataclass(frozen=True, slots=True)
-class ToolCallVerdict:
+class ToolCallVerdict(_Stamped):
     """Outcome of ``tools/pre-execute`` (or of the whole gate, see :meth:`Decider.check_tool_call`)."""
 
     decision: Literal["allow", "deny", "ask"]
@@ -154,14 +161,9 @@ class ToolCallVerdict:
     #: The compiled policy that decided (unstamped when built by hand, as tests do).
     policy: PolicyStamp = UNSTAMPED
 
-    @property
-    def policy_digest(self) -> str:
-        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
-        return self.policy.digest
-
 
 @dataclass(frozen=True, slots=True)
-class GuardVerdict:
+class GuardVerdict(_Stamped):
     """Outcome of the ``ctx.tools.guard`` invariants: ``denied`` with the guard rules' message."""
 
     denied: bool
@@ -173,14 +175,9 @@ class GuardVerdict:
     #: The compiled policy that decided (unstamped when built by hand, as tests do).
     policy: PolicyStamp = UNSTAMPED
 
-    @property
-    def policy_digest(self) -> str:
-        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
-        return self.policy.digest
-
 
 @dataclass(frozen=True, slots=True)
-class ResultVerdict:
+class ResultVerdict(_Stamped):
     """Outcome of ``tools/post-execute``. On ``accept``, ``redacted_text``/``redacted_value`` are
     the replacements (None = unchanged; the value is plain JSON) and ``redactions`` their count."""
 
@@ -197,11 +194,6 @@ class ResultVerdict:
     internal_error: str | None = None
     #: The compiled policy that decided (unstamped when built by hand, as tests do).
     policy: PolicyStamp = UNSTAMPED
-
-    @property
-    def policy_digest(self) -> str:
-        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
-        return self.policy.digest
 
 
 def _json_safe(value: Any) -> Any:
