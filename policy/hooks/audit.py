@@ -1,7 +1,9 @@
 """Recording every hook decision in the audit log, through the same auditor as our own loop.
 
-Each hook process opens the log, appends one record and closes it (the writer's OS lock makes
-concurrent hook processes safe). Records reuse the native shapes where the facts match:
+The resident gateway (``hooks.server``) holds the one writer of its deployment's log and records
+through :func:`record_decision`; a hook that decides in process opens the log, appends one record
+and closes it (the writer's OS lock makes concurrent writers safe). Records reuse the native
+shapes where the facts match:
 
 | hook event / answer               | record                                                         |
 |-----------------------------------|----------------------------------------------------------------|
@@ -104,7 +106,7 @@ def record_hook_decision(
         return
     try:
         auditor = DecisionAuditor(writer, policy, fail_closed=target.fail_closed)
-        _record(auditor, harness, payload, raw, decision)
+        record_decision(auditor, harness, payload, raw, decision)
     finally:
         try:
             writer.close()
@@ -113,13 +115,15 @@ def record_hook_decision(
                 raise AuditUnavailableError(f"cannot close audit log {target.path}: {error}") from None
 
 
-def _record(
+def record_decision(
     auditor: DecisionAuditor,
     harness: Harness,
     payload: HookInput | HookInputError,
     raw: bytes,
     decision: HookDecision,
 ) -> None:
+    """Append the record for one hook decision through an open auditor (the resident gateway
+    keeps one for its whole life; a hook process opens one per event)."""
     if isinstance(payload, HookInputError):
         auditor.hook_event(_input_error_fields(auditor, harness, payload, raw, decision.verdict))
         return

@@ -23,7 +23,7 @@ from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.loading import LoadFailure
 from dsh_policy.policy.runtime.auditing import AuditUnavailableError, DecisionAuditor
 from dsh_policy.policy.runtime.gateway import GatewayObserver, PolicyGateway
-from dsh_policy.policy.runtime.reload import ReloadingPolicy
+from dsh_policy.policy.runtime.reload import DEFAULT_INTERVAL, ReloadingPolicy
 
 FsyncMode = Literal["always", "batch", "off"]
 
@@ -122,7 +122,9 @@ class Deployment:
         self.close()
 
 
-def _watching_policy(sources: PolicySources, recorder: _ReloadRecorder) -> ReloadingPolicy | LoadFailure:
+def _watching_policy(
+    sources: PolicySources, recorder: _ReloadRecorder, interval: float
+) -> ReloadingPolicy | LoadFailure:
     """A policy that follows its files. With a deployment file the file itself is watched and
     re-read, so only what the flags added (packs after the file's, ``--param`` values) is passed
     on explicitly; everything else comes from the file at each reload."""
@@ -138,6 +140,7 @@ def _watching_policy(sources: PolicySources, recorder: _ReloadRecorder) -> Reloa
         engine=sources.engine,
         shadow=sources.shadow,
         config=config.path if config is not None else None,
+        interval=interval,
         on_loaded=recorder.loaded,
         on_reload_failed=recorder.failed,
     )
@@ -149,15 +152,19 @@ def deploy(
     audit: AuditPlan | None = None,
     watch: bool = True,
     observers: Sequence[GatewayObserver] = (),
+    reload_interval: float = DEFAULT_INTERVAL,
 ) -> Deployment | list[PolicyError]:
     """Build the policy (following edits when ``watch``), open the audit log and the gateway.
+
+    ``reload_interval`` is how often a decision checks the files (``math.inf``: never on the
+    decision path; the caller then calls ``check_now`` itself, as the resident gateway does).
 
     Errors come back as values: every pack error, or one error naming an audit log that cannot be
     opened (a gateway that was asked to keep a log must not run without one)."""
     recorder = _ReloadRecorder()
     policy: Policy | LoadFailure
     if watch:
-        policy = _watching_policy(sources, recorder)
+        policy = _watching_policy(sources, recorder, reload_interval)
     else:
         built = sources.build()
         policy = built if isinstance(built, LoadFailure) else Policy(built)

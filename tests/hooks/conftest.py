@@ -46,6 +46,8 @@ def run_hook(
         else:
             raw = json.dumps(stdin).encode()
         monkeypatch.setattr("dsh_policy.policy.cli.hook.Policy", _MemoizedPolicy)
+        # These tests exercise the in-process adapter; the client/server path has its own tests.
+        monkeypatch.setenv("DSH_POLICY_GATEWAY", "off")
         monkeypatch.setattr(sys, "stdin", StdinText(io.BytesIO(raw), encoding="utf-8"))
         capsys.readouterr()
         argv = ["hook", harness, *(["--pack", str(pack)] if pack is not None else []), *args]
