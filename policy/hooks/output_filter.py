@@ -101,10 +101,12 @@ class Reviewer:
             return _notice(len(data), f"the gateway's answer was lost: {error}")
         if reply is None:
             return self._review_in_process(data)
-        text = reply.get("text")
-        if not isinstance(text, str):
+        action, text = reply.get("action"), reply.get("text")
+        if action == "pass":
+            return data
+        if action not in ("redact", "block") or not isinstance(text, str):
             return _notice(len(data), "the gateway sent a malformed answer")
-        return text.encode("utf-8", "surrogateescape")
+        return text.encode("utf-8", "backslashreplace")
 
     def _ask(self, frame: bytes) -> dict[str, object] | None:
         if self._local is not None:
@@ -150,8 +152,8 @@ class Reviewer:
         policy = self._local
         assert isinstance(policy, Policy)
         call = PendingCalls().find(self.options.call, self.options.session)
-        reviewed, _ = review_chunk(policy, call, data.decode("utf-8", "surrogateescape"))
-        return reviewed.text.encode("utf-8", "surrogateescape")
+        reviewed, _ = review_chunk(policy, call, data.decode("utf-8", "replace"))
+        return data if reviewed.action == "pass" else reviewed.text.encode("utf-8", "backslashreplace")
 
 
 def _notice(size: int, why: str) -> bytes:

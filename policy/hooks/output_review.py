@@ -79,7 +79,7 @@ def review_chunk(policy: Policy, call: ToolCallEvent, text: str) -> tuple[Review
     verdict = policy.review_tool_result(ToolResultEvent(call=call, is_error=False, text=text, value=None))
     if verdict.decision == "block":
         reason = with_rules(verdict.message or "tool output withheld by policy", verdict.rules)
-        size = len(text.encode("utf-8", "surrogateescape"))
+        size = len(text.encode("utf-8", "replace"))
         notice = f"{NOTICE_PREFIX} withheld {size} bytes of this output: {reason}]\n"
         return ReviewedChunk(notice, "block", rules=verdict.rules), verdict
     if verdict.redactions and verdict.redacted_text is not None:
@@ -113,8 +113,8 @@ def record_chunk(
                 "rules": list(reviewed.rules),
                 "types": list(reviewed.types),
             },
-            "output_digest": sha256_digest(text.encode("utf-8", "surrogateescape")),
-            "output_bytes": len(text.encode("utf-8", "surrogateescape")),
+            "output_digest": sha256_digest(text.encode("utf-8", "replace")),
+            "output_bytes": len(text.encode("utf-8", "replace")),
         }
     )
 

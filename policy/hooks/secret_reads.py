@@ -129,27 +129,38 @@ def _resolve(path: str | None, cwd: str | None) -> str | None:
 
 def files_named(command: str, cwd: str | None) -> list[str]:
     """Existing regular files a shell line names as arguments or input redirections (globs
-    expanded), at most :data:`MAX_FILES`, in order."""
+    expanded; relative names tried against the working directory and every ``cd`` target on the
+    line), at most :data:`MAX_FILES`, in order."""
     try:
-        words = [word for argv in shell_commands(command) for word in argv[1:]]
+        commands = shell_commands(command)
+        words = [word for argv in commands for word in argv[1:]]
         words += [r["target"] for r in shell_redirects(command) if r["op"] in ("<", "<>")]
     except (ShellLineTooComplexError, TypeError):
         return []
+    bases = [cwd] if cwd else []
+    for argv in commands:
+        if len(argv) > 1 and argv[0] in ("cd", "pushd") and (target := _resolve(argv[1], cwd)):
+            bases.append(target)
     found: list[str] = []
     for word in words:
         if not word or word.startswith("-") or "\0" in word:
             continue
-        candidates = [word]
-        if any(char in word for char in _GLOB_CHARS):
-            pattern = _resolve(word, cwd)
-            candidates = sorted(glob.glob(pattern))[:MAX_FILES] if pattern else []
-        for candidate in candidates:
-            path = _resolve(candidate, cwd)
-            if path is not None and path not in found and _is_regular_file(path):
-                found.append(path)
-            if len(found) >= MAX_FILES:
-                return found
+        for base in bases or [None]:
+            for path in _candidates(word, base):
+                if path not in found and _is_regular_file(path):
+                    found.append(path)
+                if len(found) >= MAX_FILES:
+                    return found
     return found
+
+
+def _candidates(word: str, base: str | None) -> list[str]:
+    path = _resolve(word, base)
+    if path is None:
+        return []
+    if any(char in word for char in _GLOB_CHARS):
+        return sorted(glob.glob(path))[:MAX_FILES]
+    return [path]
 
 
 def _is_regular_file(path: str) -> bool:
@@ -170,7 +181,7 @@ def _secret_file(policy: Policy, event: ToolCallEvent, path: str | None) -> Secr
         return None
     if b"\0" in head[:8192]:
         return None  # binary: no text secret detector reads it, and cat would print noise
-    reviewed, _ = review_chunk(policy, event, head.decode("utf-8", "surrogateescape"))
+    reviewed, _ = review_chunk(policy, event, head.decode("utf-8", "replace"))
     if reviewed.action == "pass":
         return None
     return SecretFile(path, reviewed.types, reviewed.action)

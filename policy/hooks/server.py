@@ -120,13 +120,13 @@ class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             reply = answered.reply
             return {"exit_code": reply.exit_code, "stdout": reply.stdout, "stderr": reply.stderr}
         if op == "redact":
-            text = self.service.redact(
+            action, text = self.service.redact(
                 str(header.get("harness") or "claude-code"),
                 str(header.get("session") or ""),
                 str(header.get("call") or ""),
                 body,
             )
-            return {"text": text}
+            return {"action": action, "text": text}
         if op == "status":
             return self.service.status()
         if op == "stop":

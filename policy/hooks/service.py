@@ -167,16 +167,21 @@ class GatewayService:
 
     # --- output of rewritten calls -------------------------------------------------------------
 
-    def redact(self, harness: str, session_id: str, call_id: str, data: bytes) -> str:
-        """One chunk of a rewritten call's output as the model may see it; never raises."""
+    def redact(self, harness: str, session_id: str, call_id: str, data: bytes) -> tuple[str, str | None]:
+        """One chunk of a rewritten call's output reviewed: ``(action, replacement)``, where
+        ``pass`` means "print the bytes as they are" (no replacement); never raises."""
         self._count("redact")
-        text = data.decode("utf-8", "surrogateescape")
+        # Bytes that are not UTF-8 become U+FFFD for the review (CEL cannot read lone surrogates);
+        # unchanged output is printed as the original bytes.
+        text = data.decode("utf-8", "replace")
         try:
             call = self.pending.find(call_id, session_id)
             reviewed, _ = review_chunk(self.policy, call, text)
-            if reviewed.action != "pass" and self.auditor is not None:
+            if reviewed.action == "pass":
+                return "pass", None
+            if self.auditor is not None:
                 record_chunk(self.auditor, harness, call, text, reviewed)
-            return reviewed.text
+            return reviewed.action, reviewed.text
         except Exception as exc:
             _log.error("output review failed closed", error=f"{type(exc).__name__}: {exc}")
-            return withheld_notice(len(data), f"{type(exc).__name__}: {exc}")
+            return "block", withheld_notice(len(data), f"{type(exc).__name__}: {exc}")

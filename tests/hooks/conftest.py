@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,9 +15,45 @@ from typing import Any
 import pytest
 from dsh_policy.policy.cli import main as cli_main
 from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.hooks.runtime_paths import RUNTIME_DIR_VARIABLE, DeploymentSpec
+from gateway_kit import kill_all, spec_for, start_gateway
 from hook_testkit import PACK, HookRun, StdinText
 
 _LOADED: dict[str, Any] = {}
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_runtime_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Gateways started by these tests (directly or by a hook client) live in a runtime folder of
+    their own, never the user's, and are stopped when the session ends."""
+    folder = tmp_path_factory.mktemp("runtime")
+    folder.chmod(0o700)
+    saved = os.environ.get(RUNTIME_DIR_VARIABLE)
+    os.environ[RUNTIME_DIR_VARIABLE] = str(folder)
+    try:
+        yield str(folder)
+    finally:
+        kill_all(str(folder))
+        if saved is None:
+            os.environ.pop(RUNTIME_DIR_VARIABLE, None)
+        else:
+            os.environ[RUNTIME_DIR_VARIABLE] = saved
+
+
+@pytest.fixture(scope="session")
+def gateway_a(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DeploymentSpec, Path, Path]]:
+    """A running gateway for a copy of the test pack, with an audit log and HTTP on loopback."""
+    folder = tmp_path_factory.mktemp("gateway-a")
+    pack = folder / "hook-guard.yaml"
+    shutil.copy(PACK, pack)
+    audit = folder / "audit.jsonl"
+    spec = spec_for(pack=pack, audit=audit)
+    process = start_gateway(spec, "--http", "127.0.0.1:0")
+    try:
+        yield spec, pack, audit
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
 
 
 class _MemoizedPolicy:
