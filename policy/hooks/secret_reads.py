@@ -137,7 +137,7 @@ def files_named(command: str, cwd: str | None) -> list[str]:
         words += [r["target"] for r in shell_redirects(command) if r["op"] in ("<", "<>")]
     except (ShellLineTooComplexError, TypeError):
         return []
-    bases = [cwd] if cwd else []
+    bases: list[str | None] = [cwd] if cwd else [None]
     for argv in commands:
         if len(argv) > 1 and argv[0] in ("cd", "pushd") and (target := _resolve(argv[1], cwd)):
             bases.append(target)
@@ -145,7 +145,7 @@ def files_named(command: str, cwd: str | None) -> list[str]:
     for word in words:
         if not word or word.startswith("-") or "\0" in word:
             continue
-        for base in bases or [None]:
+        for base in bases:
             for path in _candidates(word, base):
                 if path not in found and _is_regular_file(path):
                     found.append(path)

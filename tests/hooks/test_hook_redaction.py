@@ -16,7 +16,10 @@ from dsh_policy.policy.hooks.secret_reads import files_named
 from gateway_kit import hook_argv, run_client
 
 KEY = "AKIA" + "Z7QK3M5N2P4R6T8V"  # shaped like an AWS access key id; not a real credential
-PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n-----END RSA PRIVATE KEY-----\n"
+PEM = (  # not a real key: the header and footer are what the pack withholds on
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnz\n"
+    "-----END RSA PRIVATE KEY-----\n"
+)
 
 
 @pytest.fixture
@@ -77,7 +80,7 @@ def test_a_bash_call_that_names_a_secret_file_prints_it_redacted(gateway_a, proj
         "[dsh-policy withheld 1 secret (aws-access-key) from this output, replaced in place]" in done.stdout
     )
     # the chunk that changed is in the audit log (digest only), and the log still verifies
-    spec, _, audit = gateway_a
+    _spec, _, audit = gateway_a
     records = [json.loads(line) for line in audit.read_text().splitlines()]
     reviewed = [r for r in records if r["kind"] == "hook_event" and r["hook"]["event"] == "RedactOutput"]
     assert reviewed and reviewed[-1]["answer"]["action"] == "redact"
