@@ -94,7 +94,7 @@ def test_codex_tables_merge_into_existing_config_or_are_refused() -> None:
     merged = merge_codex_config(existing, codex_hooks_toml())
     config = tomllib.loads(merged.text)
     assert config["model"] == "o4"
-    assert [h["command"] for g in config["hooks"]["Stop"] for h in g["hooks"]][0] == "other"
+    assert config["hooks"]["Stop"][0]["hooks"][0]["command"] == "other"
     assert len(config["hooks"]["Stop"]) == 2
     assert not merge_codex_config(merged.text, codex_hooks_toml()).changed
     with pytest.raises(SettingsError):
