@@ -16,7 +16,10 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+
+TYPE_CHECKING = False  # not typing's: importing typing would cost every hook event
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": ("dsh_policy.policy.cli.check", "compile and lint packs; --cases dry-runs cases"),

@@ -118,10 +118,11 @@ def query_gateway(spec: DeploymentSpec, op: str, timeout: float = 5.0) -> dict[s
         return f"no gateway answers on {files.socket}"
     sock, _ = connected
     try:
-        with sock:
-            return wire.exchange(sock, wire.encode_request(op, {}), time.monotonic() + timeout)
+        return wire.exchange(sock, wire.encode_request(op, {}), time.monotonic() + timeout)
     except wire.WireError as error:
         return str(error)
+    finally:
+        sock.close()
 
 
 def _query(spec: DeploymentSpec, op: str) -> int:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import sys
 import time
 
@@ -281,11 +280,12 @@ def ask_gateway(
                 return None
         sock, inode = connected
         try:
-            with sock:
-                return wire.exchange(sock, frame, deadline)
+            return wire.exchange(sock, frame, deadline)
         except wire.GatewayClosedError:
             if attempt == 2 or _socket_inode(files.socket) == inode:
                 raise
+        finally:
+            sock.close()
     raise AssertionError("unreachable")
 
 
@@ -296,7 +296,7 @@ def _socket_inode(path: str) -> int | None:
         return None
 
 
-def connect(path: str) -> tuple[socket.socket, int] | None:
+def connect(path: str) -> tuple[wire.Socket, int] | None:
     """A socket connected to a gateway of our own user and the socket file's inode, or None
     (not running, or not to be trusted)."""
     try:
@@ -304,7 +304,7 @@ def connect(path: str) -> tuple[socket.socket, int] | None:
     except (FileNotFoundError, RuntimeDirError):
         return None
     inode = _socket_inode(path)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = wire.unix_socket()
     try:
         sock.settimeout(2.0)
         sock.connect(path)
@@ -317,7 +317,7 @@ def connect(path: str) -> tuple[socket.socket, int] | None:
 
 def start_and_connect(
     files: GatewayFiles, spec: DeploymentSpec, deadline: float
-) -> tuple[socket.socket, int] | None:
+) -> tuple[wire.Socket, int] | None:
     """Start this deployment's gateway unless one is already starting, and wait for its socket."""
     process = None if _lock_is_held(files.lock) else _spawn(files, spec)
     while time.monotonic() < deadline:

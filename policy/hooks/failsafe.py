@@ -14,8 +14,6 @@ hand; a test checks both spellings agree for every event and harness:
 
 from __future__ import annotations
 
-import json
-
 FAIL_CLOSED_PREFIX = "dsh-policy failed closed"
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
 EXIT_OK = 0
@@ -57,6 +55,8 @@ def event_of(raw: bytes | None) -> str | None:
     unreadable, because two readers could disagree about which event it is."""
     if not raw:
         return None
+    import json  # only on the failure path: the fast client never needs it otherwise
+
     try:
         document = json.loads(raw.decode("utf-8"), object_pairs_hook=_reject_duplicates)
     except (ValueError, RecursionError, UnicodeDecodeError):
@@ -80,4 +80,6 @@ def safe_answer(event: str | None, message: str, harness: str = "codex") -> Answ
 
 
 def _line(document: dict[str, object]) -> str:
+    import json
+
     return json.dumps(document, ensure_ascii=True, separators=(",", ":")) + "\n"

@@ -42,7 +42,7 @@ from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks.audit import audit_target
 from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec, GatewayFiles, gateway_files
 from dsh_policy.policy.hooks.service import GatewayService
-from dsh_policy.policy.hooks.wire import WireError, check_peer, encode_reply, read_request
+from dsh_policy.policy.hooks.wire import WireError, check_peer, encode_hook_reply, encode_reply, read_request
 from dsh_policy.policy.runtime.deployment import deploy
 from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
@@ -82,7 +82,7 @@ class _UnixHandler(socketserver.StreamRequestHandler):
             _log.error("request failed", op=header.get("op"), error=f"{type(exc).__name__}: {exc}")
             return
         with contextlib.suppress(OSError):
-            self.wfile.write(encode_reply(reply))
+            self.wfile.write(reply)
 
 
 class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -107,8 +107,8 @@ class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         self.server_address = final
         self.inode = os.lstat(final).st_ino
 
-    def dispatch(self, header: dict[str, Any], body: bytes) -> dict[str, Any]:
-        """The reply to one request."""
+    def dispatch(self, header: dict[str, Any], body: bytes) -> bytes:
+        """The reply to one request, encoded."""
         op = header.get("op")
         if op == "hook":
             answered = self.service.hook(
@@ -118,7 +118,10 @@ class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
                 bash_output=str(header.get("bash_output") or "when-secret"),
             )
             reply = answered.reply
-            return {"exit_code": reply.exit_code, "stdout": reply.stdout, "stderr": reply.stderr}
+            return encode_hook_reply(reply.exit_code, reply.stdout, reply.stderr)
+        return encode_reply(self._json_reply(op, header, body))
+
+    def _json_reply(self, op: object, header: dict[str, Any], body: bytes) -> dict[str, Any]:
         if op == "redact":
             action, text = self.service.redact(
                 str(header.get("harness") or "claude-code"),
