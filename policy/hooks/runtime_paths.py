@@ -147,11 +147,17 @@ def absolute(path: str | None, base: str) -> str | None:
 
 
 def installation_of_this_process() -> tuple[str, str]:
-    """Which interpreter and which copy of the package: an upgrade must not talk to an old gateway."""
-    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    """Which interpreter and which copy of the package, down to the install: a hook must never talk
+    to a gateway still running the code an upgrade replaced (it leaves when idle)."""
+    here = os.path.realpath(__file__)
+    package = os.path.dirname(os.path.dirname(os.path.dirname(here)))
+    try:
+        installed = os.stat(here).st_mtime_ns
+    except OSError:
+        installed = 0
     # realpath: ``venv/bin/python`` and ``venv/bin/python3`` are one interpreter; the package path
     # still tells two virtual environments on one base interpreter apart.
-    return os.path.realpath(sys.executable), package
+    return os.path.realpath(sys.executable), f"{package}@{installed}"
 
 
 class GatewayFiles:
