@@ -12,13 +12,21 @@ trials, so a noisy shared machine moves all sides together; the ratios are what 
   observer, the shape a gateway installs;
 - ``step``: one loop step whose model reply (instant, scripted) holds one tool call, including the
   fact log (in memory), inbox claim, pre-step and the model-request bookkeeping.
+
+``--against DIR`` compares this checkout with another one (``DIR`` is its repository root, e.g. a
+``git worktree`` or ``git archive`` of the commit before a change): both ``core`` packages are
+loaded into this process and measured in alternating rounds, on thread CPU time so that other
+processes on a shared machine do not count, each as a ratio to a direct call measured in the same
+round. It prints the medians and writes them under ``against`` in the JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import platform
+import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -131,10 +139,112 @@ def run_async(fn: Callable[..., Awaitable[float]], *args: Any) -> float:
     return anyio.run(fn, *args)
 
 
+# --- A/B against another checkout -----------------------------------------------------------------
+
+AB_ROUNDS = 9
+AB_CALLS = 1000
+AB_STEPS = 100
+
+
+def load_core(root: Path, alias: str) -> Any:
+    """Import ``root`` (a repository root, which is the ``dsh_policy`` package) as ``alias`` and
+    return its ``core``; ``core`` imports only relatively, so the copy is self-contained."""
+    spec = importlib.util.spec_from_file_location(
+        alias, root / "__init__.py", submodule_search_locations=[str(root)]
+    )
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"{root}: not a dsh-policy checkout (no __init__.py)")
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[alias] = package
+    spec.loader.exec_module(package)
+    return importlib.import_module(f"{alias}.core")
+
+
+def cpu_per_op(run: Callable[[], None], n: int) -> float:
+    start = time.thread_time()
+    run()
+    return (time.thread_time() - start) / n
+
+
+async def ab_pipeline(core: Any, listeners: bool) -> float:
+    harness = core.Harness()
+    harness.tools.register(
+        core.define_tool(
+            "read_file", description="read", parameters=PARAMETERS, execute=read_file,
+            output=core.ToolOutput(schema=OUTPUT.schema), concurrency_safe=True,
+        )
+    )
+    if listeners:
+        harness.on("tools/pre-execute", lambda ex, next: next())
+        harness.on("tools/execute", lambda ex, next: next())
+        harness.on("tools/post-execute", lambda ex, result, next: next())
+        harness.on("tools/result", lambda ex, result: None)
+    registry = harness.runtime.tools
+    for i in range(100):
+        await registry.execute("read_file", ARGUMENTS, call_id=f"w{i}")
+    start = time.thread_time()
+    for i in range(AB_CALLS):
+        await registry.execute("read_file", ARGUMENTS, call_id=f"c{i}")
+    return (time.thread_time() - start) / AB_CALLS
+
+
+async def ab_step(core: Any) -> float:
+    harness = core.Harness()
+    harness.tools.register(
+        core.define_tool(
+            "read_file", description="read", parameters=PARAMETERS, execute=read_file,
+            output=core.ToolOutput(schema=OUTPUT.schema), concurrency_safe=True,
+        )
+    )
+
+    class Model:
+        count = 0
+
+        async def complete(self, request: Any) -> Any:
+            self.count += 1
+            if self.count < AB_STEPS:
+                call = core.ModelToolCall(f"call_{self.count}", "read_file", '{"path": "src/app.py"}')
+                return core.ModelReply(tool_calls=(call,), stop_reason="tool_calls")
+            return core.ModelReply(text="done")
+
+    agent = await harness.create_agent(model=Model())
+    agent.followup(core.Message.user("read it"))
+    start = time.thread_time()
+    await agent.wait_idle()
+    return (time.thread_time() - start) / AB_STEPS
+
+
+def against(other: Path) -> dict[str, Any]:
+    """Measure this core and the one under ``other`` in alternating rounds; medians of ratios."""
+    import dsh_policy.core as this
+
+    sides = {"this": this, "other": load_core(other.resolve(), "dsh_policy_against")}
+    ratios: dict[str, dict[str, list[float]]] = {side: {"pipeline": [], "listeners": [], "step": []}
+                                                 for side in sides}
+    for round_ in range(AB_ROUNDS):
+        for side in list(sides) if round_ % 2 == 0 else list(reversed(sides)):
+            core = sides[side]
+            direct = min(cpu_per_op(lambda: [read_file(ARGUMENTS, None) for _ in range(20000)], 20000)
+                         for _ in range(3))
+            ratios[side]["pipeline"].append(anyio.run(ab_pipeline, core, False) / direct)
+            ratios[side]["listeners"].append(anyio.run(ab_pipeline, core, True) / direct)
+            ratios[side]["step"].append(anyio.run(ab_step, core) / direct)
+    report: dict[str, Any] = {"other": str(other), "rounds": AB_ROUNDS, "timer": "thread_time"}
+    print(f"\nA/B against {other} ({AB_ROUNDS} alternating rounds, thread CPU time, x direct call)")
+    print(f"{'measurement':<28}{'this':>10}{'other':>10}{'this/other':>12}")
+    for key, label in (("pipeline", "pipeline, no listeners"), ("listeners", "pipeline, 4 listeners"),
+                       ("step", "loop step, one tool call")):
+        mine, theirs = statistics.median(ratios["this"][key]), statistics.median(ratios["other"][key])
+        report[key] = {"this": mine, "other": theirs, "this_vs_other": mine / theirs}
+        print(f"{label:<28}{mine:>10.1f}{theirs:>10.1f}{mine / theirs:>12.3f}")
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=5000, help="tool calls per trial")
     parser.add_argument("--steps", type=int, default=400, help="loop steps per trial")
+    parser.add_argument("--against", type=Path, help="another checkout's root to compare with (A/B)")
     options = parser.parse_args(argv)
     n, steps = options.calls, options.steps
 
@@ -175,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
             "step_vs_pipeline_call": step / pipeline,
         },
     }
+    if options.against is not None:
+        report["against"] = against(options.against)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {RESULTS}")

@@ -39,7 +39,10 @@ combines a signal for the duration), ``tools/post-execute`` (waterfall -> ``acce
 ``tools/result`` and ``agent/session-start`` (contained emit), ``agent/turn-stopping`` (serial),
 ``agent/error`` and ``agent/status`` (notifications). ``ctx.approval`` is the optional approval
 service (``async request(execution, reason) -> "allowed-once" | "rejected" | "cancelled" |
-"unavailable"``), provided with ``ctx.provide("approval", service)``.
+"unavailable"``), provided with ``ctx.provide("approval", service)``. Every registration returns a
+disposer that removes exactly that registration; a plugin's fiber runs them all on dispose.
+Failures at any seam become error results or error turns, never exceptions out of ``wait_idle()``
+(cancellation aside): see the README's contract notes on the harness's edges.
 
 Models: ``ScriptedModel([reply(...), ...])`` for tests and demos, ``ChatCompletionsModel(base_url=...,
 model=..., api_key=...)`` for any OpenAI-compatible endpoint; both implement ``Model.complete(request)
@@ -101,6 +104,7 @@ if TYPE_CHECKING:  # the names, for type checkers and readers; importing them is
         to_chat_messages,
         to_chat_tools,
     )
+    from .pipeline import ToolRun
     from .plugin import Context, Fiber, PluginError
     from .session import Fact, JsonlStore, MemoryStore, Session, SessionStore
     from .signals import AbortController, AbortSignal
@@ -110,7 +114,6 @@ if TYPE_CHECKING:  # the names, for type checkers and readers; importing them is
         ToolFailure,
         ToolOutput,
         ToolRegistry,
-        ToolRun,
         define_tool,
     )
 
@@ -166,7 +169,7 @@ _EXPORTS: dict[str, str] = {
     "ToolRegistry": ".tools",
     "ToolResult": ".execution",
     "ToolResultMessage": ".model",
-    "ToolRun": ".tools",
+    "ToolRun": ".pipeline",
     "ToolSpec": ".model",
     "TurnEnd": ".agent",
     "TurnStoppingEvent": ".agent",

@@ -10,9 +10,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from .failures import exact_str, type_name
 from .messages import Message
 
 _UNSET: Any = object()
+
+
+def _text(decision: object, field_name: str, value: Any, *, optional: bool) -> None:
+    """Hold a reason/feedback field to ``str`` (or None): a decision is model-facing text, and a
+    non-string here would only fail later, further from the listener that made it."""
+    if value is None and optional:
+        return
+    text = exact_str(value)
+    if text is None:
+        expected = "a str or None" if optional else "a str"
+        kind = type(decision).__name__
+        raise TypeError(f"{kind}.{field_name} must be {expected}, not {type_name(value)}")
+    if text is not value:
+        object.__setattr__(decision, field_name, text)
 
 
 # --- agent/pre-step -------------------------------------------------------------------------------
@@ -30,6 +45,9 @@ class Reject:
     """Close the turn as ``blocked``: no step, no user message, no model call."""
 
     reason: str | None = None
+
+    def __post_init__(self) -> None:
+        _text(self, "reason", self.reason, optional=True)
 
 
 PreStepDecision: TypeAlias = Enter | Reject
@@ -55,9 +73,12 @@ class Allow:
 
 @dataclass(frozen=True, slots=True)
 class Deny:
-    """Refuse the call; the model sees ``Error: <reason>``."""
+    """Refuse the call; the model sees ``Error: <reason>``. ``reason`` must be a ``str``."""
 
     reason: str
+
+    def __post_init__(self) -> None:
+        _text(self, "reason", self.reason, optional=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +86,9 @@ class Ask:
     """Route the call through ``ctx.approval``; see HARNESS.md section 3 for every outcome."""
 
     reason: str | None = None
+
+    def __post_init__(self) -> None:
+        _text(self, "reason", self.reason, optional=True)
 
 
 PreToolDecision: TypeAlias = Allow | Deny | Ask
@@ -117,6 +141,9 @@ class Block:
 
     feedback: str
     additional_contexts: tuple[Message, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        _text(self, "feedback", self.feedback, optional=False)
 
 
 PostToolDecision: TypeAlias = Accept | Block

@@ -6,7 +6,8 @@ list, so a listener disposing itself (or a plugin reloading) mid-dispatch change
 dispatches.
 
 - ``emit``: every listener, results ignored, exceptions propagate.
-- ``emit_contained``: every listener; one listener's exception is logged and the others still run.
+- ``emit_contained``: every listener; one listener's failure (any exception but cancellation) is
+  logged and the others still run.
 - ``serial``: in order, stopping at the first result that is not None/False.
 - ``waterfall``: ``listener(*payload, next)``; first registered is outermost; ``await next()`` runs
   the rest and finally the default; returning without ``next()`` short-circuits; exceptions
@@ -22,6 +23,8 @@ from typing import Any
 
 import structlog
 
+from .failures import describe, exact_str, is_cancellation, log_failure, safe_text, type_name
+
 Listener = Callable[..., Any]
 Next = Callable[[], Awaitable[Any]]
 
@@ -36,26 +39,50 @@ async def resolve(value: Any) -> Any:
 
 
 class EventBus:
-    """Listeners per event name, in dispatch order."""
+    """Listeners per event name, in dispatch order.
 
-    __slots__ = ("_listeners", "logger")
+    Every registration gets its own handle, and its disposer removes exactly that registration:
+    the same function registered twice (two plugins sharing a module-level listener, or one plugin
+    applied at the root and in an agent's scope) is two registrations, and disposing one leaves
+    the other in place. Disposers are idempotent.
+    """
+
+    __slots__ = ("_handles", "_listeners", "logger")
 
     def __init__(self, logger: Any = None) -> None:
         self._listeners: dict[str, list[Listener]] = {}
+        self._handles: dict[str, list[object]] = {}
         self.logger = logger if logger is not None else structlog.get_logger("dsh_policy.core.events")
 
     def on(self, event: str, listener: Listener, prepend: bool = False) -> Callable[[], None]:
         """Register ``listener``; ``prepend`` makes it the first (outermost) one. Returns a disposer."""
-        # Replace the list instead of mutating it so snapshots held by running dispatches stay valid.
-        current = self._listeners.get(event, [])
-        self._listeners[event] = [listener, *current] if prepend else [*current, listener]
+        if not callable(listener):
+            raise TypeError(f"a listener of {event!r} must be callable")
+        handle = object()
+        # Replace the lists instead of mutating them so snapshots held by running dispatches stay
+        # valid; the handles list runs parallel to the listeners list.
+        listeners = self._listeners.get(event, [])
+        handles = self._handles.get(event, [])
+        if prepend:
+            self._listeners[event] = [listener, *listeners]
+            self._handles[event] = [handle, *handles]
+        else:
+            self._listeners[event] = [*listeners, listener]
+            self._handles[event] = [*handles, handle]
 
         def dispose() -> None:
-            remaining = [item for item in self._listeners.get(event, []) if item is not listener]
+            current = self._handles.get(event, ())
+            index = next((i for i, item in enumerate(current) if item is handle), None)
+            if index is None:
+                return  # already disposed
+            remaining = [*current[:index], *current[index + 1 :]]
             if remaining:
-                self._listeners[event] = remaining
+                kept = self._listeners[event]
+                self._listeners[event] = [*kept[:index], *kept[index + 1 :]]
+                self._handles[event] = remaining
             else:
                 self._listeners.pop(event, None)
+                self._handles.pop(event, None)
 
         return dispose
 
@@ -75,18 +102,25 @@ class EventBus:
             await resolve(listener(*args))
 
     async def emit_contained(self, event: str, *args: Any) -> int:
-        """Call every listener; log each failure and go on. Returns how many listeners failed."""
+        """Call every listener; log each failure and go on. Returns how many listeners failed.
+
+        Contained means any failure, hostile exception objects and ``BaseException`` subclasses
+        included; only cancellation propagates (see :mod:`.failures`).
+        """
         failures = 0
         for listener in self.listeners(event):
             try:
                 await resolve(listener(*args))
-            except Exception as exc:
+            except BaseException as exc:
+                if is_cancellation(exc):
+                    raise
                 failures += 1
-                self.logger.error(
+                log_failure(
+                    self.logger,
                     "listener failed",
                     hook=event,
                     listener=_describe(listener),
-                    error=f"{type(exc).__name__}: {exc}",
+                    error=f"{type_name(exc)}: {describe(exc)}",
                     exc_info=exc,
                 )
         return failures
@@ -120,7 +154,11 @@ async def _run_chain(
 
 
 def _describe(listener: Listener) -> str:
-    return getattr(listener, "__qualname__", None) or repr(listener)
+    try:
+        name = getattr(listener, "__qualname__", None)
+    except Exception:
+        name = None
+    return exact_str(name) or safe_text(listener)
 
 
 _EMPTY: list[Listener] = []

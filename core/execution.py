@@ -59,8 +59,12 @@ class ToolResult:
 
     @property
     def concludes_turn(self) -> bool:
-        """Whether the tool asked the loop to stop after this step (``run.conclude_turn()``)."""
-        return bool(self.meta is not None and self.meta.get("concludes_turn"))
+        """Whether the tool asked the loop to stop after this step (``run.conclude_turn()``).
+
+        Only a success concludes: a result that became an error on the way (a post-execute block,
+        a failing ``finalize_content``) does not stop the turn, whatever its meta still says.
+        """
+        return not self.is_error and self.meta is not None and self.meta.get("concludes_turn") is True
 
     def with_content(self, content: tuple[TextContent, ...]) -> ToolResult:
         """A copy with other content and everything else unchanged."""

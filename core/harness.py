@@ -11,7 +11,7 @@ from .messages import Message, MessageSource
 from .model import AssistantMessage, Model, ModelToolCall, ToolResultMessage
 from .plugin import Context, Fiber, Runtime, ScopedTools
 from .session import Fact, Session
-from .tools import GuardScope
+from .tools import ScopeLayer
 
 PluginSpec = Any  # a plugin, or a (plugin, config) pair
 
@@ -61,7 +61,8 @@ class Harness:
         """Create an agent and fire ``agent/session-start`` (source ``startup``) before returning.
 
         ``plugins`` are applied in the agent's own context: their guards apply to this agent's
-        calls only and everything they registered goes away with ``agent.close()``.
+        calls only, their tools are visible to this agent only (shadowing a global tool of the
+        same name), and everything they registered goes away with ``agent.close()``.
         """
         session = session if session is not None else Session()
         agent_id = agent_id or new_agent_id()
@@ -97,7 +98,7 @@ class Harness:
         plugins: Iterable[PluginSpec],
     ) -> Agent:
         parent_scope = parent.guard_scope if parent is not None else self.runtime.tools.root_scope
-        ctx = self.ctx.child(f"agent:{agent_id}", GuardScope(parent_scope))
+        ctx = self.ctx.child(f"agent:{agent_id}", ScopeLayer(parent_scope))
         agent = Agent(
             runtime=self.runtime, ctx=ctx, model=model, session=session, agent_id=agent_id, parent=parent
         )
@@ -105,7 +106,7 @@ class Harness:
             for spec in plugins:
                 plugin, config = spec if isinstance(spec, tuple) else (spec, None)
                 ctx.plugin(plugin, config)
-        except Exception:
+        except BaseException:  # nothing of a half-built agent stays registered
             ctx.fiber.dispose(self.runtime.logger)
             raise
         return agent
@@ -134,10 +135,12 @@ def _replay(agent: Agent, session: Session) -> None:
             open_turn, agent.turn = fact.turn, fact.turn or agent.turn
         elif kind == "turn/end":
             open_turn = None
+            _answer_lost_results(agent, unanswered)
         elif kind == "step/start":
             open_step = fact.step
         elif kind == "step/end":
             open_step = None
+            _answer_lost_results(agent, unanswered)
         elif kind == "user/message":
             agent.history.append(_message(data))
         elif kind == "assistant/message":
@@ -168,6 +171,15 @@ def _replay(agent: Agent, session: Session) -> None:
     agent._entry_seq = entry_seq
     for entry_id, (lane, message) in queued.items():
         getattr(agent.inbox, lane).append((entry_id, message))
+
+
+def _answer_lost_results(agent: Agent, unanswered: dict[str, str]) -> None:
+    """A step closed with calls the log holds no result for (its store failed mid-step): answer
+    them in the history only, so a resumed agent never sends the model a dangling call."""
+    for call_id, name in unanswered.items():
+        text = f'Error: the result of tool "{name}" was not recorded'
+        agent.history.append(ToolResultMessage(call_id, name, text, True))
+    unanswered.clear()
 
 
 def _message(data: Any) -> Message:

@@ -16,8 +16,9 @@ import structlog
 
 from .events import EventBus, Listener
 from .execution import ToolResult
+from .failures import describe, is_cancellation, log_failure
 from .model import ToolSpec
-from .tools import Guard, GuardScope, ToolDefinition, ToolRegistry
+from .tools import Guard, ScopeLayer, ToolDefinition, ToolRegistry
 
 Disposer = Callable[[], None]
 
@@ -32,12 +33,13 @@ class PluginError(RuntimeError):
 class Runtime:
     """What every context of one harness shares: the bus, the registry and the services."""
 
-    __slots__ = ("bus", "logger", "services", "tools")
+    __slots__ = ("bus", "logger", "service_handles", "services", "tools")
 
     def __init__(self, logger: Any = None) -> None:
         self.logger = logger if logger is not None else structlog.get_logger("dsh_policy.core")
         self.bus = EventBus(self.logger)
         self.services: dict[str, Any] = {}
+        self.service_handles: dict[str, object] = {}
         self.tools = ToolRegistry(self.bus, self.services.get, self.logger)
 
 
@@ -82,9 +84,11 @@ class Fiber:
         for disposer in reversed(disposers):
             try:
                 disposer()
-            except Exception as exc:  # one broken cleanup must not keep the rest registered
+            except BaseException as exc:  # one broken cleanup must not keep the rest registered
+                if is_cancellation(exc):
+                    raise
                 if logger is not None:
-                    logger.error("dispose failed", plugin=self.name, error=repr(exc))
+                    log_failure(logger, "dispose failed", plugin=self.name, error=describe(exc))
         if self.parent is not None and self in self.parent._children:
             self.parent._children.remove(self)
 
@@ -94,14 +98,15 @@ class ScopedTools:
 
     __slots__ = ("_fiber", "_registry", "scope")
 
-    def __init__(self, registry: ToolRegistry, fiber: Fiber, scope: GuardScope) -> None:
+    def __init__(self, registry: ToolRegistry, fiber: Fiber, scope: ScopeLayer) -> None:
         self._registry = registry
         self._fiber = fiber
         self.scope = scope
 
     def register(self, definition: ToolDefinition) -> Disposer:
-        """Make a tool visible until the fiber is disposed; returns a disposer."""
-        return self._fiber.add(self._registry.register(definition))
+        """Make a tool visible in this context's scope (global, or an agent's, where it shadows a
+        global one of the same name) until the fiber is disposed; returns a disposer."""
+        return self._fiber.add(self._registry.register(definition, self.scope))
 
     def guard(self, guard: Guard) -> Disposer:
         """Install a sync guard in this context's scope (global, or an agent's); returns a disposer."""
@@ -113,16 +118,16 @@ class ScopedTools:
         return self._registry
 
     def get(self, name: str) -> ToolDefinition | None:
-        """The visible definition called ``name``."""
-        return self._registry.get(name)
+        """The definition called ``name`` as this context's scope sees it."""
+        return self._registry.get(name, self.scope)
 
     def names(self) -> tuple[str, ...]:
-        """Names of the visible tools."""
-        return self._registry.names()
+        """Names of the tools this context's scope sees."""
+        return self._registry.names(self.scope)
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        """The model-facing view of every visible tool."""
-        return self._registry.specs()
+        """The model-facing view of every tool this context's scope sees."""
+        return self._registry.specs(self.scope)
 
     async def execute(self, name: str, arguments: Any, **identity: Any) -> ToolResult:
         """Run one call through the whole pipeline (see :meth:`ToolRegistry.execute`)."""
@@ -134,7 +139,7 @@ class Context:
 
     __slots__ = ("_logger", "fiber", "runtime", "scope")
 
-    def __init__(self, runtime: Runtime, fiber: Fiber, scope: GuardScope) -> None:
+    def __init__(self, runtime: Runtime, fiber: Fiber, scope: ScopeLayer) -> None:
         self.runtime = runtime
         self.fiber = fiber
         self.scope = scope
@@ -176,16 +181,20 @@ class Context:
 
     def provide(self, name: str, service: Any) -> Disposer:
         """Offer a service under ``name`` until this fiber is disposed; returns a disposer."""
-        services = self.runtime.services
+        runtime = self.runtime
+        services = runtime.services
         if name in RESERVED_SERVICES:
             raise PluginError(f'plugin "{self.name}": service name "{name}" is reserved')
         if name in services:
             raise PluginError(f'plugin "{self.name}": service "{name}" is already provided')
+        handle = object()
         services[name] = service
+        runtime.service_handles[name] = handle
 
-        def dispose() -> None:
-            if services.get(name) is service:
-                del services[name]
+        def dispose() -> None:  # removes this provision only, however often it is called
+            if runtime.service_handles.get(name) is handle:
+                del runtime.service_handles[name]
+                services.pop(name, None)
 
         return self.fiber.add(dispose)
 
@@ -197,7 +206,7 @@ class Context:
         """Apply a nested plugin in a child fiber; it is disposed with this one."""
         return apply_plugin(self, plugin, config)
 
-    def child(self, name: str, scope: GuardScope | None = None) -> Context:
+    def child(self, name: str, scope: ScopeLayer | None = None) -> Context:
         """A context with its own fiber under this one (an agent's context, for instance)."""
         return Context(self.runtime, Fiber(name, self.fiber), scope or self.scope)
 
@@ -233,9 +242,11 @@ def apply_plugin(parent: Context, plugin: Any, config: Any = None) -> Fiber:
     except PluginError:
         fiber.dispose(parent.runtime.logger)
         raise
-    except Exception as exc:
+    except BaseException as exc:  # nothing a failed apply registered may stay behind
         fiber.dispose(parent.runtime.logger)
-        raise PluginError(f'plugin "{name}" failed to apply: {exc}') from exc
+        if is_cancellation(exc) or not isinstance(exc, Exception):
+            raise
+        raise PluginError(f'plugin "{name}" failed to apply: {describe(exc)}') from exc
     return fiber
 
 

@@ -127,7 +127,7 @@ class AbortedError(Exception):
     """Raised by the loop when a turn's signal fired; carries the abort reason."""
 
     def __init__(self, reason: Any) -> None:
-        super().__init__(str(reason))
+        super().__init__(reason if type(reason) is str else "aborted")
         self.reason = reason
 
 

@@ -20,14 +20,7 @@ from dsh_policy.policy.events import RuleTrace, StepEvent, StepMessage, ToolCall
 from dsh_policy.policy.source.schema import schema_errors, schema_issues
 from dsh_policy.policy.source.yaml_source import Path as NodePath
 from dsh_policy.policy.source.yaml_source import SourceMap, read_yaml_file
-
-CASE_DECISIONS: dict[str, frozenset[str]] = {
-    "pre-step": frozenset({"enter", "reject"}),
-    "pre-execute": frozenset({"allow", "deny", "ask"}),
-    "guard": frozenset({"allow", "deny"}),
-    "post-execute": frozenset({"accept", "block"}),
-}
-_TOOL_STAGES = frozenset({"pre-execute", "guard", "post-execute"})
+from dsh_policy.policy.stages import STAGE_TABLE, TOOL_STAGES
 
 Event = StepEvent | ToolCallEvent | ToolResultEvent
 
@@ -146,9 +139,9 @@ class _CaseReader:
         name = raw.get("name", Path(self.file).name)
         where = f"case {name!r}"
         for key in ("tool", "args", "call_id", "root_call_id", "nested", "original_name"):
-            if key in raw and stage not in _TOOL_STAGES:
+            if key in raw and stage not in TOOL_STAGES:
                 self.error((*path, key), f"{where}: {key} is not used at stage {stage}", at_key=True)
-        if stage in _TOOL_STAGES and "tool" not in raw:
+        if stage in TOOL_STAGES and "tool" not in raw:
             self.error(path, f"{where}: stage {stage} needs a tool")
         for key in ("prompt", "messages"):
             if key in raw and stage != "pre-step":
@@ -177,8 +170,8 @@ class _CaseReader:
 
     def _expect(self, raw: dict[str, Any], path: NodePath, stage: str, where: str) -> Expectation:
         decision = raw.get("decision")
-        if decision is not None and decision not in CASE_DECISIONS[stage]:
-            allowed = " | ".join(sorted(CASE_DECISIONS[stage]))
+        if decision is not None and decision not in STAGE_TABLE[stage].outcomes:
+            allowed = " | ".join(sorted(STAGE_TABLE[stage].outcomes))
             self.error(
                 (*path, "decision"),
                 f"{where}: decision {decision!r} does not fit stage {stage} (allowed: {allowed})",

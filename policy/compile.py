@@ -12,40 +12,21 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import re2
 import yaml
 from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.cel import EngineUnavailableError, make_engine
-from dsh_policy.policy.cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression
+from dsh_policy.policy.cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression, Reads
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.pack import STAGES, LoadedPack, Mode, OnError, Stage, canonical_digest, re2_options
+from dsh_policy.policy.pack import LoadedPack, Mode, OnError, canonical_digest, re2_options
 from dsh_policy.policy.source.yaml_source import Path as NodePath
+from dsh_policy.policy.stages import EVENT_NAMES, STAGE_TABLE, STAGES, Stage
 
-# Names a CEL expression may read, and the stages that provide them (POLICY.md section 3).
-EVENT_NAMES: Mapping[str, frozenset[str]] = MappingProxyType(
-    {
-        "session": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
-        "agent": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
-        "params": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
-        "vars": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
-        "now": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
-        "turn": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
-        "step": frozenset({"pre-step", "pre-execute", "guard", "post-execute"}),
-        "messages": frozenset({"pre-step"}),
-        "prompt": frozenset({"pre-step"}),
-        "tool": frozenset({"pre-execute", "guard", "post-execute"}),
-        "args": frozenset({"pre-execute", "guard", "post-execute"}),
-        "result": frozenset({"post-execute"}),
-    }
-)
 # Namespaces of the gateway's helper functions; an engine may report them as identifiers.
 HELPER_NAMESPACES = frozenset({"path", "shell", "url", "secrets"})
 
-_VAR_DOT = re.compile(r"\bvars\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)")
-_VAR_INDEX = re.compile(r"\bvars\s*\[\s*(['\"])([A-Za-z_][A-Za-z0-9_]*)\1\s*\]")
-_VAR_ANY = re.compile(r"\bvars\b")
 
 Effect = Literal["reject", "deny", "ask", "allow", "block", "accept", "enter"]
 
@@ -310,7 +291,9 @@ class _PackCompiler:
                 self._expression_error(
                     path, _offset_of(source, name), f"{name!r} is not available at stage {stage}"
                 )
-        direct = _variable_references(source, self.variable_names)
+        # An engine that does not report how it reads (a wrapper, an embedder's own) reads all.
+        reads = getattr(compiled, "reads", None) or Reads.opaque(names)
+        direct = _variable_references(reads, self.variable_names)
         for name, offset in direct.unknown:
             if name not in self.declared:
                 self._expression_error(path, offset, f"unknown variable {name!r}")
@@ -328,26 +311,17 @@ class _VariableRefs:
     unknown: tuple[tuple[str, int], ...]
 
 
-def _variable_references(source: str, known: Sequence[str]) -> _VariableRefs:
-    """Which pack variables an expression reads. A dynamic access (``vars[x]``) reads them all."""
+def _variable_references(reads: Reads, known: Sequence[str]) -> _VariableRefs:
+    """Which pack variables an expression reads, from its parse tree. A dynamic access
+    (``vars[x]``, ``size(vars)``) may read any of them, so it reads them all."""
     found: dict[str, None] = {}
     unknown: list[tuple[str, int]] = []
-    static = 0
-    for match in _VAR_DOT.finditer(source):
-        static += 1
-        name = match.group(1)
-        if name in known:
-            found[name] = None
+    for read in reads.members_of("vars"):
+        if read.member in known:
+            found[read.member] = None
         else:
-            unknown.append((name, match.start(1)))
-    for match in _VAR_INDEX.finditer(source):
-        static += 1
-        name = match.group(2)
-        if name in known:
-            found[name] = None
-        else:
-            unknown.append((name, match.start(2)))
-    if len(_VAR_ANY.findall(source)) > static:
+            unknown.append((read.member, read.offset if read.offset is not None else 0))
+    if "vars" in reads.whole:
         found = dict.fromkeys(known)
     return _VariableRefs(tuple(found), tuple(unknown))
 
@@ -498,10 +472,8 @@ def _build_rule(
     else:
         mode = rule.mode or defaults.mode
         on_error = rule.on_error or defaults.on_error
-        if rule.decision is not None:
-            effect = rule.decision
-        else:
-            effect = "enter" if rule.stage == "pre-step" else "accept"
+        # Validation guarantees a decision where the stage has no default (pre-execute).
+        effect = cast(Effect, rule.decision or STAGE_TABLE[rule.stage].default_effect)
     redactions = tuple(
         Redaction(entry.preset, None, f"[REDACTED:{entry.preset}]")
         if entry.preset is not None

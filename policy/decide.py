@@ -37,6 +37,7 @@ from dsh_policy.policy.compile import (
 )
 from dsh_policy.policy.events import (
     GuardVerdict,
+    PolicyStamp,
     ResultVerdict,
     RuleTrace,
     StepEvent,
@@ -47,6 +48,7 @@ from dsh_policy.policy.events import (
 )
 from dsh_policy.policy.loading import LoadFailure, PackInfo, build_policy
 from dsh_policy.policy.redaction import all_detector_redactions, redact_text, redact_value
+from dsh_policy.policy.stages import STAGE_TABLE
 
 _log = structlog.get_logger("dsh_policy.policy")
 
@@ -55,7 +57,6 @@ _log = structlog.get_logger("dsh_policy.policy")
 
 _VARS = frozenset({"vars"})
 _RECENT_CALLS = 64
-_CLOSED_EFFECT = {"pre-step": "reject", "pre-execute": "deny", "guard": "deny", "post-execute": "block"}
 
 
 class _EventScope:
@@ -221,7 +222,7 @@ class _StageRun:
                 error = f"when must be a bool, got {type(value).__name__} {value!r}"
         if error is not None:
             matched = rule.on_error == "deny"
-            effect = _CLOSED_EFFECT[rule.stage] if matched else rule.effect
+            effect = STAGE_TABLE[rule.stage].closed_effect if matched else rule.effect
         else:
             matched = value is True
             effect = rule.effect
@@ -390,7 +391,13 @@ class Decider:
     (see :data:`DEFAULT_MAX_SCAN_BYTES`, :data:`DEFAULT_EVENT_SECONDS`)."""
 
     __slots__ = (
-        "_argument_redactions", "_event_seconds", "_max_scan_bytes", "_recent", "_recent_lock", "policy"
+        "_argument_redactions",
+        "_event_seconds",
+        "_max_scan_bytes",
+        "_recent",
+        "_recent_lock",
+        "_stamp",
+        "policy",
     )
 
     def __init__(
@@ -401,6 +408,9 @@ class Decider:
         event_seconds: float = DEFAULT_EVENT_SECONDS,
     ) -> None:
         self.policy = policy
+        # Stamped on every verdict, so an audit record names the policy that decided, even when a
+        # reload has put another one in force by the time the record is written.
+        self._stamp = PolicyStamp(policy.digest, policy.engine_name)
         self._max_scan_bytes = max_scan_bytes
         self._event_seconds = event_seconds
         self._recent: dict[int, tuple[ToolCallEvent, _EventScope]] = {}
@@ -411,6 +421,11 @@ class Decider:
             step for rule in policy.stages["post-execute"].all_rules for step in rule.redactions
         ]
         self._argument_redactions = (*steps, *all_detector_redactions())
+
+    @property
+    def stamp(self) -> PolicyStamp:
+        """Which compiled policy this decider decides by (stamped on each of its verdicts)."""
+        return self._stamp
 
     def gate_step(self, event: StepEvent) -> StepVerdict:
         """``agent/pre-step``: reject if any enforced rule rejects, else enter with contexts."""
@@ -423,14 +438,18 @@ class Decider:
             rejects = run.with_effect("reject")
             if rejects:
                 return StepVerdict(
-                    "reject", _ids(rejects), _join(rejects), (), tuple(run.shadow), tuple(run.trace)
+                    "reject", _ids(rejects), _join(rejects), (), tuple(run.shadow), tuple(run.trace),
+                    policy=self._stamp,
                 )
             added = [match for match in run.with_effect("enter") if match.rule.context]
             contexts = tuple(match.rule.context for match in added if match.rule.context)
-            return StepVerdict("enter", _ids(added), None, contexts, tuple(run.shadow), tuple(run.trace))
+            return StepVerdict(
+                "enter", _ids(added), None, contexts, tuple(run.shadow), tuple(run.trace),
+                policy=self._stamp,
+            )
         except Exception as exc:
             message = _internal(exc, "pre-step")
-            return StepVerdict("reject", (), message, internal_error=message)
+            return StepVerdict("reject", (), message, internal_error=message, policy=self._stamp)
 
     def pre_execute(self, event: ToolCallEvent) -> ToolCallVerdict:
         """``tools/pre-execute``: deny > ask > allow > the policy's default decision."""
@@ -439,7 +458,7 @@ class Decider:
             return self._combine_pre_execute(run, event)
         except Exception as exc:
             message = _internal(exc, "pre-execute")
-            return ToolCallVerdict("deny", (), message, internal_error=message)
+            return ToolCallVerdict("deny", (), message, internal_error=message, policy=self._stamp)
 
     def guard(self, event: ToolCallEvent) -> GuardVerdict:
         """``ctx.tools.guard``: any matching guard denies (errors count as matches)."""
@@ -452,10 +471,11 @@ class Decider:
                 _join(denies) if denies else None,
                 tuple(run.shadow),
                 tuple(run.trace),
+                policy=self._stamp,
             )
         except Exception as exc:
             message = _internal(exc, "guard")
-            return GuardVerdict(True, (), message, internal_error=message)
+            return GuardVerdict(True, (), message, internal_error=message, policy=self._stamp)
 
     def check_tool_call(self, event: ToolCallEvent) -> ToolCallVerdict:
         """The whole gate as one verdict (for cases and hook adapters): pre-execute, then guards;
@@ -473,6 +493,7 @@ class Decider:
                 trace,
                 guard.internal_error or pre.internal_error,
                 guard=True,
+                policy=self._stamp,
             )
         return replace(pre, shadow_rules=shadow, trace=trace, internal_error=pre.internal_error)
 
@@ -482,11 +503,11 @@ class Decider:
         try:
             oversized = self._oversized(event)
             if oversized is not None:
-                return ResultVerdict("block", (), oversized)
+                return ResultVerdict("block", (), oversized, policy=self._stamp)
             return self._review(event)
         except Exception as exc:
             message = _internal(exc, "post-execute")
-            return ResultVerdict("block", (), message, internal_error=message)
+            return ResultVerdict("block", (), message, internal_error=message, policy=self._stamp)
 
     def redact_arguments(self, args: Any) -> tuple[Any, int]:
         """Arguments fit for the audit record: every policy redaction and every shipped detector
@@ -536,13 +557,15 @@ class Decider:
         for effect in effects:
             found = run.with_effect(effect)
             if found:
-                return ToolCallVerdict(effect, _ids(found), _join(found), shadow, trace)
+                return ToolCallVerdict(
+                    effect, _ids(found), _join(found), shadow, trace, policy=self._stamp
+                )
         default = self.policy.default_decision
         message: str | None = None
         if default != "allow":
             verb = "allows" if default == "deny" else "decides"
             message = f'no policy rule {verb} tool "{event.tool}" (defaults.decision: {default})'
-        return ToolCallVerdict(default, (), message, shadow, trace)
+        return ToolCallVerdict(default, (), message, shadow, trace, policy=self._stamp)
 
     def _oversized(self, event: ToolResultEvent) -> str | None:
         """Why the output is too large to review, when it is and a post-execute rule applies."""
@@ -564,7 +587,9 @@ class Decider:
         if blocks:
             contexts = tuple(match.rule.context for match in blocks if match.rule.context)
             return ResultVerdict(
-                "block", _ids(blocks), _join(blocks), None, None, False, 0, contexts, shadow, tuple(run.trace)
+                "block", _ids(blocks), _join(blocks), None, None, False, 0, contexts, shadow,
+                tuple(run.trace),
+                policy=self._stamp,
             )
         text, value = event.text, event.value
         text_changed = value_changed = False
@@ -603,6 +628,7 @@ class Decider:
             tuple(contexts_list),
             shadow,
             trace,
+            policy=self._stamp,
         )
 
 

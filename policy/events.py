@@ -105,6 +105,17 @@ class RuleTrace:
 
 
 @dataclass(frozen=True, slots=True)
+class PolicyStamp:
+    """Which compiled policy made a verdict: its digest (packs, params, engine, shadow) and engine."""
+
+    digest: str = ""
+    engine: str = ""
+
+
+UNSTAMPED = PolicyStamp()
+
+
+@dataclass(frozen=True, slots=True)
 class StepVerdict:
     """Outcome of ``agent/pre-step``: ``enter`` (with extra ``contexts``) or ``reject``."""
 
@@ -115,6 +126,13 @@ class StepVerdict:
     shadow_rules: tuple[str, ...] = ()
     trace: tuple[RuleTrace, ...] = ()
     internal_error: str | None = None
+    #: The compiled policy that decided (unstamped when built by hand, as tests do).
+    policy: PolicyStamp = UNSTAMPED
+
+    @property
+    def policy_digest(self) -> str:
+        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
+        return self.policy.digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +146,13 @@ class ToolCallVerdict:
     trace: tuple[RuleTrace, ...] = ()
     internal_error: str | None = None
     guard: bool = False
+    #: The compiled policy that decided (unstamped when built by hand, as tests do).
+    policy: PolicyStamp = UNSTAMPED
+
+    @property
+    def policy_digest(self) -> str:
+        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
+        return self.policy.digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +165,13 @@ class GuardVerdict:
     shadow_rules: tuple[str, ...] = ()
     trace: tuple[RuleTrace, ...] = ()
     internal_error: str | None = None
+    #: The compiled policy that decided (unstamped when built by hand, as tests do).
+    policy: PolicyStamp = UNSTAMPED
+
+    @property
+    def policy_digest(self) -> str:
+        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
+        return self.policy.digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +190,13 @@ class ResultVerdict:
     shadow_rules: tuple[str, ...] = ()
     trace: tuple[RuleTrace, ...] = ()
     internal_error: str | None = None
+    #: The compiled policy that decided (unstamped when built by hand, as tests do).
+    policy: PolicyStamp = UNSTAMPED
+
+    @property
+    def policy_digest(self) -> str:
+        """``CompiledPolicy.digest`` of the deciding policy ("" when unstamped)."""
+        return self.policy.digest
 
 
 def _json_safe(value: Any) -> Any:

@@ -22,22 +22,13 @@ from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.source.schema import schema_issues, suggest_spelling
 from dsh_policy.policy.source.yaml_source import Path as NodePath
 from dsh_policy.policy.source.yaml_source import SourceIssue, SourceMap, read_utf8, read_yaml
+from dsh_policy.policy.stages import STAGE_TABLE, Stage
 from pydantic import BaseModel, ConfigDict, Field
 
-Stage: TypeAlias = Literal["pre-step", "pre-execute", "guard", "post-execute"]
 Mode: TypeAlias = Literal["enforce", "warn", "audit"]
 OnError: TypeAlias = Literal["deny", "ignore"]
 RuleDecision: TypeAlias = Literal["reject", "deny", "ask", "allow", "block"]
 
-STAGES: tuple[Stage, ...] = ("pre-step", "pre-execute", "guard", "post-execute")
-
-# Which explicit decisions each stage accepts (POLICY.md section 2).
-STAGE_DECISIONS: dict[str, frozenset[str]] = {
-    "pre-step": frozenset({"reject"}),
-    "pre-execute": frozenset({"deny", "ask", "allow"}),
-    "guard": frozenset({"deny"}),
-    "post-execute": frozenset({"block"}),
-}
 
 
 # --- typed model (validated input; the JSON Schema has already checked shapes) --------------------
@@ -208,8 +199,9 @@ def _stage_errors(pack: LoadedPack, base: NodePath, rule: RuleSpec) -> list[Poli
     def err(field: str, message: str, *, at_key: bool = True) -> None:
         errors.append(pack.error((*base, field), f"{name}: {message}", at_key=at_key))
 
-    if rule.decision is not None and rule.decision not in STAGE_DECISIONS[stage]:
-        allowed = " | ".join(sorted(STAGE_DECISIONS[stage]))
+    spec = STAGE_TABLE[stage]
+    if rule.decision is not None and rule.decision not in spec.rule_decisions:
+        allowed = " | ".join(sorted(spec.rule_decisions))
         err(
             "decision",
             f"decision {rule.decision!r} does not fit stage {stage} (allowed: {allowed})",
@@ -228,15 +220,15 @@ def _stage_errors(pack: LoadedPack, base: NodePath, rule: RuleSpec) -> list[Poli
                 "on_error 'ignore' is not allowed on a guard: guards always fail closed",
                 at_key=False,
             )
-    if stage == "pre-step" and rule.match is not None:
+    if not spec.tool_event and rule.match is not None:
         err("match", "match applies to tool stages only; a pre-step has no tool")
-    if rule.redact is not None and stage != "post-execute":
+    if rule.redact is not None and not spec.takes_redact:
         err("redact", f"redact applies to post-execute rules only, not {stage}")
-    if rule.context is not None and stage not in ("pre-step", "post-execute"):
+    if rule.context is not None and not spec.takes_context:
         err("context", f"context applies to pre-step and post-execute rules only, not {stage}")
     if rule.message is not None and rule.message_expression is not None:
         err("message_expression", "give either message or message_expression, not both")
-    if stage == "pre-execute" and rule.decision is None:
+    if spec.default_effect is None and rule.decision is None:
         errors.append(pack.error(base, f"{name}: a pre-execute rule needs decision: deny | ask | allow"))
     if stage == "pre-step":
         if rule.decision is None and rule.context is None:

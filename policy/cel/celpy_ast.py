@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import lark
 from celpy.evaluation import base_functions, celstr
+from dsh_policy.policy.cel.engine import MemberRead, Reads
 from dsh_policy.policy.cel.functions import CEL_FUNCTIONS, FUNCTION_NAMESPACES, compile_re2
 
 MAX_COMPREHENSION_NESTING = 4
@@ -50,6 +51,8 @@ class Analysis:
     issues: tuple[AnalysisIssue, ...]
     matches_offsets: tuple[int, ...] = ()
     """Where each ``matches`` function name starts, for engines that rename it."""
+    reads: Reads = Reads((), frozenset())  # noqa: RUF009 (frozen, so one shared default is safe)
+    """Constant member selections on top-level names, and names read whole."""
 
 
 def _offset(source: str, item: lark.Tree | lark.Token) -> int | None:
@@ -89,6 +92,8 @@ class _Walker:
         self.source = source
         self.check_functions = check_functions
         self.references: set[str] = set()
+        self.members: list[MemberRead] = []
+        self.whole: set[str] = set()
         self.issues: list[AnalysisIssue] = []
         self.matches_offsets: list[int] = []
 
@@ -106,6 +111,11 @@ class _Walker:
         if node.data == "member_dot_arg":
             self._method_call(node, bound, nesting)
             return
+        if node.data in ("member_dot", "member_index") and self._constant_selection(node, bound):
+            for child in node.children[1:]:
+                if isinstance(child, lark.Tree):
+                    self.walk(child, bound, nesting)
+            return
         if node.data == "ident_arg":
             name = node.children[0]
             if self.check_functions and isinstance(name, lark.Token) and str(name) not in KNOWN_FUNCTIONS:
@@ -115,9 +125,26 @@ class _Walker:
             name = node.children[0]
             if isinstance(name, lark.Token) and str(name) not in bound and str(name) not in TYPE_NAMES:
                 self.references.add(str(name))
+                self.whole.add(str(name))
         for child in node.children:
             if isinstance(child, lark.Tree):
                 self.walk(child, bound, nesting)
+
+    def _constant_selection(self, node: lark.Tree, bound: frozenset[str]) -> bool:
+        """Record ``name.member`` or ``name["member"]`` on a top-level name; False otherwise."""
+        receiver, key = node.children[0], node.children[1]
+        root = _single_ident(receiver) if isinstance(receiver, lark.Tree) else None
+        if root is None or root in bound or root in TYPE_NAMES:
+            return False
+        member = str(key) if node.data == "member_dot" else _string_literal(key)
+        if member is None:
+            return False
+        offset = _offset(self.source, key)
+        if offset is not None and node.data == "member_index":
+            offset += 1  # past the opening quote, where the member's name starts
+        self.references.add(root)
+        self.members.append(MemberRead(root, member, offset))
+        return True
 
     def _rewrite_namespaced_call(self, member: lark.Tree, call: lark.Tree, bound: frozenset[str]) -> bool:
         receiver, method = call.children[0], call.children[1]
@@ -228,4 +255,9 @@ def analyze(tree: lark.Tree, source: str, check_functions: bool = True) -> Analy
     checker (the native engine), keeping the checks both engines share."""
     walker = _Walker(source, check_functions)
     walker.walk(tree, frozenset(), 0)
-    return Analysis(frozenset(walker.references), tuple(walker.issues), tuple(walker.matches_offsets))
+    return Analysis(
+        frozenset(walker.references),
+        tuple(walker.issues),
+        tuple(walker.matches_offsets),
+        Reads(tuple(walker.members), frozenset(walker.whole)),
+    )

@@ -33,6 +33,35 @@ class CelEvalError:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class MemberRead:
+    """A constant member selection on a top-level name: ``vars.secret`` or ``vars["secret"]``;
+    ``offset`` is where the member's name starts in the expression (None when unknown)."""
+
+    root: str
+    member: str
+    offset: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Reads:
+    """What an expression reads, found on its parse tree (never by pattern over its text, so a
+    string literal such as ``"vars.x"`` reads nothing): constant member selections, and the
+    top-level names read in any other way (``vars[k]``, ``size(vars)``), which may read all of it."""
+
+    members: tuple[MemberRead, ...] = ()
+    whole: frozenset[str] = frozenset()
+
+    @classmethod
+    def opaque(cls, references: frozenset[str]) -> Reads:
+        """Reads of an expression whose parse tree is unknown: every name, whole."""
+        return cls((), references)
+
+    def members_of(self, root: str) -> tuple[MemberRead, ...]:
+        """The constant selections on ``root``, in the order they appear."""
+        return tuple(read for read in self.members if read.root == root)
+
+
 class EventActivation(dict[str, Any]):
     """An activation shared by every expression evaluated for one event (a plain ``dict`` to
     anyone else). Engines keep their own converted form of it in :attr:`converted` (keyed by
@@ -59,6 +88,11 @@ class CompiledExpression(Protocol):
     def references(self) -> frozenset[str]:
         """Top-level identifiers the expression reads (e.g. ``args``, ``params``, ``vars``), so the
         gateway builds only those names into the activation."""
+        ...
+
+    @property
+    def reads(self) -> Reads:
+        """How it reads them: constant member selections (``vars.x``) and whole reads."""
         ...
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any | CelEvalError:

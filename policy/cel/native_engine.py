@@ -41,7 +41,7 @@ from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_option
 from celpy.celparser import CELParseError
 from dsh_policy.policy.cel import functions as fn
 from dsh_policy.policy.cel.celpy_ast import analyze, line_column_to_offset
-from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError, EventActivation
+from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError, EventActivation, Reads
 
 MAX_EXPRESSION_CHARS = 16_384
 """Longest expression accepted at compile time (as for the python engine)."""
@@ -329,6 +329,7 @@ class NativeCompiledExpression:
 
     source: str
     references: frozenset[str]
+    reads: Reads
     _native_source: str = field(repr=False)
     _environments: _Environments = field(repr=False)
     _programs: dict[frozenset[tuple[str, str]], Any] = field(repr=False)
@@ -417,10 +418,10 @@ class NativeCelEngine:
             return CelCompileIssue(first.message, first.offset)
         offsets = analysis.matches_offsets if self._cache_matches else ()
         native_source = _rename_matches(expression, offsets)
-        return self._checked(expression, native_source, analysis.references)
+        return self._checked(expression, native_source, analysis.references, analysis.reads)
 
     def _checked(
-        self, expression: str, native_source: str, references: frozenset[str]
+        self, expression: str, native_source: str, references: frozenset[str], reads: Reads | None = None
     ) -> NativeCompiledExpression | CelCompileIssue:
         env = self._environments.get((name, "dyn") for name in references)
         try:
@@ -429,7 +430,13 @@ class NativeCelEngine:
             return _compile_error(expression, exc)
         programs: dict[frozenset[tuple[str, str]], Any] = {frozenset(): program}
         compiled = NativeCompiledExpression(
-            expression, references, native_source, self._environments, programs, self._time_budget
+            expression,
+            references,
+            reads if reads is not None else Reads.opaque(references),
+            native_source,
+            self._environments,
+            programs,
+            self._time_budget,
         )
         timestamps = frozenset((name, "timestamp") for name in references & EXPECTED_TIMESTAMPS)
         if timestamps:

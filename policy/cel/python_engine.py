@@ -25,7 +25,7 @@ import lark
 from celpy.celparser import CELParseError
 from celpy.evaluation import Activation, CELEvalError, Evaluator, NameContainer
 from dsh_policy.policy.cel.celpy_ast import analyze, line_column_to_offset
-from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError
+from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError, Reads
 from dsh_policy.policy.cel.functions import CEL_FUNCTIONS
 
 DEFAULT_STEP_BUDGET = 200_000
@@ -640,6 +640,7 @@ class PythonCompiledExpression:
 
     source: str
     references: frozenset[str]
+    reads: Reads
     _runner: celpy.Runner = field(repr=False)
     _step_budget: int = DEFAULT_STEP_BUDGET
     _time_budget: float = DEFAULT_TIME_BUDGET
@@ -739,7 +740,7 @@ class PythonCelEngine:
         runner = self._environment.program(tree, functions=_HOST_FUNCTIONS)
         precompute_literals(tree, runner.new_activation())
         return PythonCompiledExpression(
-            expression, analysis.references, runner, self._step_budget, self._time_budget
+            expression, analysis.references, analysis.reads, runner, self._step_budget, self._time_budget
         )
 
 

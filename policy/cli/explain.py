@@ -27,14 +27,7 @@ from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.events import StepEvent, ToolResultEvent
 from dsh_policy.policy.loading import LoadFailure
-
-# Stages the decision of a case stage consults (a pre-execute case is the whole gate).
-_CONSULTED = {
-    "pre-step": ("pre-step",),
-    "pre-execute": ("pre-execute", "guard"),
-    "guard": ("guard",),
-    "post-execute": ("post-execute",),
-}
+from dsh_policy.policy.stages import STAGE_TABLE
 
 
 def _tool_of(outcome: CaseOutcome) -> str | None:
@@ -70,7 +63,7 @@ def explain_rows(policy: CompiledPolicy, outcome: CaseOutcome) -> list[dict[str,
 
 
 def _skip_reason(rule: CompiledRule, stage: str, tool: str | None) -> str:
-    if rule.stage not in _CONSULTED[stage]:
+    if rule.stage not in STAGE_TABLE[stage].consulted:
         return f"stage {rule.stage} is not consulted for a {stage} event"
     return f"tool {tool!r} does not match {list(rule.tools or ())}"
 

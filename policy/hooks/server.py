@@ -10,9 +10,10 @@ Start-up, in this order so that a client never meets a half-ready gateway:
    client only ever sees a socket with the final permissions); optionally listen on loopback
    HTTP (:mod:`.http_front`).
 
-While serving, the main thread checks the policy files every :data:`RELOAD_SECONDS` (a reload
-compiles off the decision path; decisions use the policy in force until the new one replaces it),
-and leaves after ``--idle-exit`` seconds without a request. SIGHUP checks the files at once.
+While serving, the policy follows edits to its files on a background thread (``deploy``'s
+watcher: a reload compiles off the decision path, and decisions use the policy in force until the
+new one replaces it); SIGHUP checks the files at once. The gateway leaves after ``--idle-exit``
+seconds without a request.
 
 SIGTERM or SIGINT: unlink the socket first (new hooks then start a new gateway instead of
 connecting to a leaving one), answer every connection already accepted or queued, stop HTTP, close
@@ -25,13 +26,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import math
 import os
 import select
 import signal
 import socketserver
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -49,7 +48,6 @@ from dsh_policy.policy.runtime.reload import ReloadingPolicy
 _log = structlog.get_logger("dsh_policy.gateway")
 
 EXIT_ALREADY_RUNNING: Final[int] = 3
-RELOAD_SECONDS: Final[float] = 0.5
 REQUEST_SECONDS: Final[float] = 30.0  # a client that connects and then says nothing is dropped
 
 
@@ -183,7 +181,7 @@ def _serve_locked(
     files: GatewayFiles,
 ) -> int:
     plan = audit_target(audit_flag, sources)
-    deployed = deploy(sources, audit=plan, watch=True, reload_interval=math.inf)
+    deployed = deploy(sources, audit=plan, watch=True)  # reloads on its own thread
     if isinstance(deployed, list):
         _print_errors(deployed)
         return 1
@@ -252,15 +250,11 @@ def _run_until_stopped(service: GatewayService, stop: threading.Event, settings:
         )
     }
     try:
-        next_reload = time.monotonic() + RELOAD_SECONDS
         while not stop.wait(0.1):
             policy = service.policy
-            if isinstance(policy, ReloadingPolicy) and (
-                reload_now.is_set() or time.monotonic() >= next_reload
-            ):
+            if reload_now.is_set() and isinstance(policy, ReloadingPolicy):
                 reload_now.clear()
                 policy.check_now(blocking=True)
-                next_reload = time.monotonic() + RELOAD_SECONDS
             writer = service.writer
             if writer is not None and writer.failure is not None:
                 _log.error("audit log failed; leaving so the next hook starts afresh", error=writer.failure)

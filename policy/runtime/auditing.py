@@ -25,6 +25,7 @@ from dsh_policy.audit.writer import AuditError, AuditRecordError, AuditWriter
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.events import (
     GuardVerdict,
+    PolicyStamp,
     ResultVerdict,
     StepEvent,
     StepVerdict,
@@ -83,6 +84,14 @@ class CallOutcome:
     review: ResultVerdict | None
     post_action: str | None
     result: ResultFacts
+
+    def deciding_policy(self) -> PolicyStamp | None:
+        """The policy that decided this call (the gateway pins one per call; the first stamped
+        verdict says which)."""
+        for verdict in (self.pre_execute, self.guard, self.review):
+            if verdict is not None and verdict.policy.digest:
+                return verdict.policy
+        return None
 
 
 class AuditUnavailableError(Exception):
@@ -223,7 +232,11 @@ class DecisionAuditor:
 
     # --- building blocks ---------------------------------------------------------------------------
 
-    def _policy_fields(self) -> dict[str, Any]:
+    def _policy_fields(self, stamp: PolicyStamp | None = None) -> dict[str, Any]:
+        """The deciding policy: the verdict's stamp when there is one (the policy that decided,
+        even if a reload has replaced it since), else the policy in force (reload records)."""
+        if stamp is not None and stamp.digest:
+            return {"digest": stamp.digest, "engine": stamp.engine}
         return {"digest": self.policy.digest, "engine": self.policy.engine_name}
 
     def redacted(self, value: Any) -> Any:
@@ -263,8 +276,8 @@ class DecisionAuditor:
     def _coordinates(session_id: str, agent_id: str | None, turn: int, step: int) -> dict[str, Any]:
         return {"session": session_id, "agent": agent_id, "turn": turn, "step": step}
 
-    def _append(self, kind: str, fields: dict[str, Any]) -> None:
-        fields["policy"] = self._policy_fields()
+    def _append(self, kind: str, fields: dict[str, Any], stamp: PolicyStamp | None = None) -> None:
+        fields["policy"] = self._policy_fields(stamp)
         try:
             try:
                 self.writer.append(kind, fields)
@@ -279,12 +292,13 @@ class DecisionAuditor:
 
     # --- records -----------------------------------------------------------------------------------
 
-    def tool_dispatch(self, call: ToolCallEvent) -> None:
+    def tool_dispatch(self, call: ToolCallEvent, stamp: PolicyStamp | None = None) -> None:
         """A call is about to run (fail-closed deployments only): proof it was logged first."""
         self._append(
             "tool_dispatch",
             {**self._coordinates(call.session_id, call.agent_id, call.turn, call.step),
              "call": self.call_fields(call)},
+            stamp,
         )
 
     def tool_result(self, outcome: CallOutcome) -> None:
@@ -326,6 +340,7 @@ class DecisionAuditor:
                 "decision": decision,
                 "result": result,
             },
+            outcome.deciding_policy(),
         )
 
     def step_rejected(self, event: StepEvent, verdict: StepVerdict) -> None:
@@ -346,6 +361,7 @@ class DecisionAuditor:
                 "decision": self._verdict_fields(verdict.rules, verdict.message, verdict.shadow_rules),
                 "messages": messages,
             },
+            verdict.policy,
         )
 
     def policy_loaded(self, packs: Sequence[Any]) -> None:

@@ -23,7 +23,7 @@ from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.loading import LoadFailure
 from dsh_policy.policy.runtime.auditing import AuditUnavailableError, DecisionAuditor
 from dsh_policy.policy.runtime.gateway import GatewayObserver, PolicyGateway
-from dsh_policy.policy.runtime.reload import DEFAULT_INTERVAL, ReloadingPolicy
+from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
 FsyncMode = Literal["always", "batch", "off"]
 
@@ -109,7 +109,9 @@ class Deployment:
     auditor: DecisionAuditor | None
 
     def close(self) -> None:
-        """Close the audit log (closing checkpoint, fsync)."""
+        """Stop following pack edits, then close the audit log (closing checkpoint, fsync)."""
+        if isinstance(self.policy, ReloadingPolicy):
+            self.policy.close()
         if self.writer is not None:
             self.writer.close()
 
@@ -122,9 +124,7 @@ class Deployment:
         self.close()
 
 
-def _watching_policy(
-    sources: PolicySources, recorder: _ReloadRecorder, interval: float
-) -> ReloadingPolicy | LoadFailure:
+def _watching_policy(sources: PolicySources, recorder: _ReloadRecorder) -> ReloadingPolicy | LoadFailure:
     """A policy that follows its files. With a deployment file the file itself is watched and
     re-read, so only what the flags added (packs after the file's, ``--param`` values) is passed
     on explicitly; everything else comes from the file at each reload."""
@@ -140,7 +140,6 @@ def _watching_policy(
         engine=sources.engine,
         shadow=sources.shadow,
         config=config.path if config is not None else None,
-        interval=interval,
         on_loaded=recorder.loaded,
         on_reload_failed=recorder.failed,
     )
@@ -152,19 +151,17 @@ def deploy(
     audit: AuditPlan | None = None,
     watch: bool = True,
     observers: Sequence[GatewayObserver] = (),
-    reload_interval: float = DEFAULT_INTERVAL,
 ) -> Deployment | list[PolicyError]:
     """Build the policy (following edits when ``watch``), open the audit log and the gateway.
-
-    ``reload_interval`` is how often a decision checks the files (``math.inf``: never on the
-    decision path; the caller then calls ``check_now`` itself, as the resident gateway does).
 
     Errors come back as values: every pack error, or one error naming an audit log that cannot be
     opened (a gateway that was asked to keep a log must not run without one)."""
     recorder = _ReloadRecorder()
     policy: Policy | LoadFailure
     if watch:
-        policy = _watching_policy(sources, recorder, reload_interval)
+        policy = _watching_policy(sources, recorder)
+        if isinstance(policy, ReloadingPolicy):
+            policy.watch_in_background()
     else:
         built = sources.build()
         policy = built if isinstance(built, LoadFailure) else Policy(built)
@@ -176,6 +173,7 @@ def deploy(
         try:
             writer = open_audit_writer(audit)
         except AuditWriteError as error:
+            _close_policy(policy)
             return [PolicyError(audit.path, 0, 0, f"cannot open the audit log: {error}")]
         auditor = DecisionAuditor(writer, policy, fail_closed=audit.fail_closed)
         recorder.auditor = auditor
@@ -183,6 +181,12 @@ def deploy(
             auditor.policy_loaded(policy.packs)
         except AuditUnavailableError as error:
             writer.close()
+            _close_policy(policy)
             return [PolicyError(audit.path, 0, 0, f"cannot write the audit log: {error}")]
     gateway = PolicyGateway(policy, auditor=auditor, observers=observers)
     return Deployment(policy=policy, gateway=gateway, writer=writer, auditor=auditor)
+
+
+def _close_policy(policy: Policy) -> None:
+    if isinstance(policy, ReloadingPolicy):
+        policy.close()

@@ -41,7 +41,7 @@ from dsh_policy.core import (
     reject,
 )
 from dsh_policy.core.frozen import thaw
-from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.decide import Decider, Policy
 from dsh_policy.policy.events import (
     GuardVerdict,
     ResultVerdict,
@@ -89,9 +89,14 @@ _log = structlog.get_logger("dsh_policy.gateway")
 
 @dataclass(slots=True)
 class _CallState:
-    """What the gateway decided about one call so far, keyed by the call's opaque token."""
+    """What the gateway decided about one call so far, keyed by the call's opaque token.
+
+    ``decider`` is the compiled policy in force when the call was first seen: pre-execute, guard
+    and post-execute of one call are all decided by it, even when a reload lands mid-call, so the
+    digest every verdict (and so the audit record) carries is the one that decided."""
 
     event: ToolCallEvent
+    decider: Decider
     pre_execute: ToolCallVerdict | None = None
     guard: GuardVerdict | None = None
     review: ResultVerdict | None = None
@@ -184,7 +189,7 @@ class PolicyGateway:
         key = id(execution.token)
         state = self._calls.get(key)
         if state is None:
-            state = self._calls[key] = _CallState(tool_call_event(execution))
+            state = self._calls[key] = _CallState(tool_call_event(execution), self.policy.current())
         return state
 
     # --- seams -------------------------------------------------------------------------------------
@@ -195,7 +200,7 @@ class PolicyGateway:
         """Reject the step when an enforced rule says so; otherwise let the rest decide and add the
         rules' context messages to whatever they entered."""
         request = step_event(event)
-        verdict = self.policy.gate_step(request)
+        verdict = self.policy.current().gate_step(request)
         if verdict.decision == "reject":
             _log.info("step rejected", turn=event.turn, step=event.step, rules=verdict.rules)
             if self.auditor is not None:
@@ -221,10 +226,10 @@ class PolicyGateway:
         statement ("never allowed"): it is evaluated here too, so the model, the audit record and
         ``check``'s whole-gate verdict all name the guard when one matches."""
         state = self._state(execution)
-        verdict = self.policy.pre_execute(state.event)
+        verdict = state.decider.pre_execute(state.event)
         state.pre_execute = verdict
         if verdict.decision == "deny":
-            guard = state.guard = self.policy.guard(state.event)
+            guard = state.guard = state.decider.guard(state.event)
             if guard.denied:
                 return deny(guard.message or f'tool "{execution.name}" denied by a policy guard')
             return deny(verdict.message or f'tool "{execution.name}" denied by policy')
@@ -236,7 +241,7 @@ class PolicyGateway:
     def guard(self, execution: ToolExecution) -> str | None:
         """The invariants: a guard rule's match denies, whatever any listener or approval said."""
         state = self._state(execution)
-        verdict = self.policy.guard(state.event)
+        verdict = state.decider.guard(state.event)
         state.guard = verdict
         if verdict.denied:
             return verdict.message or f'tool "{execution.name}" denied by a policy guard'
@@ -248,7 +253,8 @@ class PolicyGateway:
         """Fail-closed deployments log the call before it runs; no log, no run."""
         assert self.auditor is not None
         try:
-            self.auditor.tool_dispatch(self._state(execution).event)
+            state = self._state(execution)
+            self.auditor.tool_dispatch(state.event, state.decider.stamp)
         except AuditUnavailableError as error:
             return ToolResult.failure(
                 f"audit log unavailable, call refused: {error}", code="AUDIT_UNAVAILABLE"
@@ -263,7 +269,7 @@ class PolicyGateway:
     ) -> PostToolDecision:
         """Block, or redact content AND value, and append the rules' contexts."""
         state = self._state(execution)
-        review = self.policy.review_tool_result(result_event(state.event, result))
+        review = state.decider.review_tool_result(result_event(state.event, result))
         state.review = review
         contexts = tuple(Message.from_plugin(text, PLUGIN_NAME) for text in review.contexts)
         if review.decision == "block":
@@ -311,9 +317,7 @@ class PolicyGateway:
             text = "\n".join(part.text for part in definition.render(value))
         except Exception:  # the pipeline will turn a failing renderer into an error result
             return False
-        second = self.policy.review_tool_result(
-            ToolResultEvent(call=state.event, text=text, value=value)
-        )
+        second = state.decider.review_tool_result(ToolResultEvent(call=state.event, text=text, value=value))
         return second.decision == "block" or second.redacted_text is not None
 
     def _review_replacement(
@@ -325,7 +329,7 @@ class PolicyGateway:
         else:
             replaced = ToolResultEvent(call=state.event, is_error=result.is_error, value=result.value,
                                        text=_text_of(later.content))
-        second = self.policy.review_tool_result(replaced)
+        second = state.decider.review_tool_result(replaced)
         if second.decision == "block":
             state.post_action = "block"
             return block(second.message or "tool output withheld by policy", contexts)
@@ -339,7 +343,9 @@ class PolicyGateway:
 
     def on_result(self, execution: ToolExecution, result: ToolResult) -> None:
         """Write the audit record for this call (a contained observer: it changes nothing)."""
-        state = self._calls.pop(id(execution.token), None) or _CallState(tool_call_event(execution))
+        state = self._calls.pop(id(execution.token), None) or _CallState(
+            tool_call_event(execution), self.policy.current()
+        )
         pipeline = (result.meta or {}).get("pipeline", {})
         error = result.error
         outcome = CallOutcome(

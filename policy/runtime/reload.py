@@ -109,6 +109,8 @@ class ReloadingPolicy(Policy):
         self._states = snapshot(watched())
         self._failed_content: tuple[tuple[str, str | None], ...] | None = None
         self._next_check = clock() + interval
+        self._stop = threading.Event()
+        self._watcher: threading.Thread | None = None
         self._notify(self._on_loaded, initial)
 
     @classmethod
@@ -189,10 +191,35 @@ class ReloadingPolicy(Policy):
         )
 
     def current(self) -> Decider:
-        """The decider in force, after a reload check when one is due."""
-        if self._clock() >= self._next_check:
+        """The decider in force. Without a background watcher, a due reload check runs first (on
+        the caller's thread); with one, this is a single attribute read."""
+        if self._watcher is None and self._clock() >= self._next_check:
             self.check_now(blocking=False)
         return self._decider
+
+    def watch_in_background(self) -> None:
+        """Take reloads off the decision path: a thread checks the files every ``interval``,
+        compiles an edit there, and swaps the new decider in with one assignment (decisions
+        already under way keep the decider they pinned). :meth:`close` stops and joins it."""
+        if self._watcher is not None:
+            return
+        self._stop.clear()
+        self._watcher = threading.Thread(target=self._watch, name="dsh-policy-reload", daemon=True)
+        self._watcher.start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                self.check_now()
+            except Exception as exc:  # a watcher bug must never take the last good policy away
+                _log.error("policy reload check crashed", exc_info=exc)
+
+    def close(self) -> None:
+        """Stop the background watcher, if one runs (the policy in force stays usable)."""
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            self._stop.set()
+            watcher.join()
 
     def check_now(self, *, blocking: bool = True) -> bool:
         """Check the watched files now; True when a new policy was put in force."""

@@ -390,7 +390,8 @@ async def test_a_raising_body_becomes_an_error_with_message_and_info(kit: Any) -
     kit2 = type(kit)()
     kit2.tool("t", lambda a, r: a["missing"])
     result = await run_call(kit2)
-    assert result.is_error and result.error is not None and result.error.info == {"name": "KeyError"}
+    assert result.is_error and result.error is not None
+    assert result.error.info == {"name": "KeyError", "code": "TOOL_FAILED"}
 
 
 @pytest.mark.parametrize(

@@ -178,6 +178,15 @@ async def test_disposing_the_gateway_removes_every_seam() -> None:
 async def test_internal_error_in_the_policy_fails_closed() -> None:
     policy = load_policy("gateway.yaml")
 
+    class ExplodingDecider:
+        """The decider the gateway pins for the call, with a guard that crashes."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(policy.current(), name)
+
+        def guard(self, event: Any) -> Any:
+            raise RuntimeError("engine crashed")
+
     class Exploding:
         digest = policy.digest
         engine_name = policy.engine_name
@@ -185,8 +194,8 @@ async def test_internal_error_in_the_policy_fails_closed() -> None:
         def __getattr__(self, name: str) -> Any:
             return getattr(policy, name)
 
-        def guard(self, event: Any) -> Any:
-            raise RuntimeError("engine crashed")
+        def current(self) -> Any:
+            return ExplodingDecider()
 
     harness = Harness()
     ran: list[str] = []

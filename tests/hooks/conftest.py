@@ -16,8 +16,8 @@ import pytest
 from dsh_policy.policy.cli import main as cli_main
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.hooks.runtime_paths import RUNTIME_DIR_VARIABLE, DeploymentSpec
-from gateway_kit import kill_all, spec_for, start_gateway
 from hook_testkit import PACK, HookRun, StdinText
+from resident_kit import kill_all, spec_for, start_gateway
 
 _LOADED: dict[str, Any] = {}
 

@@ -25,8 +25,8 @@ from dsh_policy.policy.hooks.runtime_paths import (
     check_private_dir,
     runtime_dir,
 )
-from gateway_kit import FakeGateway, Ran, files_for, hook_argv, read_one_request, run_client, spec_for
 from hook_testkit import PACK, payload
+from resident_kit import FakeGateway, Ran, files_for, hook_argv, read_one_request, run_client, spec_for
 
 HARNESSES = ("claude-code", "codex")
 # Loaded by the client only on the slow path (or never): a hook must not pay for them per event.

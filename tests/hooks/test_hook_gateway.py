@@ -26,7 +26,8 @@ from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.hooks import client
 from dsh_policy.policy.hooks.http_front import start_http
 from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec
-from gateway_kit import (
+from hook_testkit import PACK, PAYLOADS, StdinText, payload
+from resident_kit import (
     CLI,
     FakeGateway,
     files_for,
@@ -38,7 +39,6 @@ from gateway_kit import (
     stop_gateway,
     wait_for,
 )
-from hook_testkit import PACK, PAYLOADS, StdinText, payload
 
 HARNESSES = ("claude-code", "codex")
 ALL_PAYLOADS = [(path.parent.name, path.stem) for path in sorted(PAYLOADS.glob("*/*.json"))]

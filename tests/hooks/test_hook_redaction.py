@@ -13,7 +13,7 @@ import pytest
 from dsh_policy.policy.hooks.output_filter import Reviewer, parse_filter_options, split_chunk
 from dsh_policy.policy.hooks.runtime_paths import RUNTIME_DIR_VARIABLE
 from dsh_policy.policy.hooks.secret_reads import files_named
-from gateway_kit import hook_argv, run_client
+from resident_kit import hook_argv, run_client
 
 KEY = "AKIA" + "Z7QK3M5N2P4R6T8V"  # shaped like an AWS access key id; not a real credential
 PEM = (  # not a real key: the header and footer are what the pack withholds on

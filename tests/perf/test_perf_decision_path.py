@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from dsh_policy.policy.cel import available_engines, make_engine
-from dsh_policy.policy.cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression
+from dsh_policy.policy.cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression, Reads
 from dsh_policy.policy.cel.functions import compile_re2
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallEvent, ToolResultEvent
@@ -114,6 +114,10 @@ class RecordingExpression:
     @property
     def references(self) -> frozenset[str]:
         return self.inner.references
+
+    @property
+    def reads(self) -> Reads:
+        return self.inner.reads
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any | CelEvalError:
         self.engine.evaluations.append(Evaluation(self.source, activation, frozenset(activation)))

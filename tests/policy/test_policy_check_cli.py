@@ -252,6 +252,7 @@ class NegatingEngine:
         class Negated:
             source = compiled.source
             references = compiled.references
+            reads = compiled.reads
 
             def evaluate(self, activation: object) -> object:
                 value = compiled.evaluate(activation)

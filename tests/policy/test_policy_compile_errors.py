@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from dsh_policy.policy.cel import available_engines
 from dsh_policy.policy.compile import parse_param_flags
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.loading import LoadFailure
@@ -137,3 +138,46 @@ def test_digest_covers_pack_content_params_and_shadow(
     assert make_policy(body, params={"n": 2}).digest != base.digest
     assert make_policy(body, shadow=True).digest != base.digest
     assert make_policy(body.replace("turn >", "turn >=")).digest != base.digest
+
+
+def test_pack_variables_are_found_on_the_parse_tree_not_in_string_literals(
+    write_pack: WritePack, make_policy: Callable[..., Policy]
+) -> None:
+    body = """
+        variables:
+          - name: secret
+            expression: '"s3cret"'
+        rules:
+          - id: quoted
+            stage: pre-execute
+            decision: deny
+            when: 'args.command.contains("vars.secret") || args.command.contains("vars.nope")'
+        """
+    for engine in available_engines():
+        policy = make_policy(body, engine=engine)  # a string literal spelling vars.nope reads nothing
+        rule = policy.compiled.stages["pre-execute"].all_rules[0]
+        assert rule.when is not None and rule.when.variables == (), engine
+
+
+def test_unknown_pack_variables_are_reported_at_the_member_for_dot_and_index(write_pack: WritePack) -> None:
+    path = write_pack(
+        """
+        variables:
+          - name: known
+            expression: '1'
+        rules:
+          - id: index
+            stage: pre-execute
+            decision: deny
+            when: 'vars["nope"] == 1 && vars.known == 1'
+          - id: dot
+            stage: pre-execute
+            decision: deny
+            when: 'vars.known == 1 && vars.typo == 1'
+        """
+    )
+    for engine in available_engines():
+        assert load_errors(path, engine=engine) == [
+            "t.yaml:13:20: unknown variable 'nope'",
+            "t.yaml:17:38: unknown variable 'typo'",
+        ], engine

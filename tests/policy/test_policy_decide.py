@@ -237,6 +237,7 @@ class CountingEngine:
         class Counted:
             source = compiled.source
             references = compiled.references
+            reads = compiled.reads
 
             def evaluate(self, activation: Any) -> Any:
                 counts[expression] = counts.get(expression, 0) + 1
@@ -356,6 +357,7 @@ class RaisingEngine(CountingEngine):
         class Raising:
             source = compiled.source
             references = compiled.references
+            reads = compiled.reads
 
             def evaluate(self, activation: Any) -> Any:
                 raise RuntimeError("boom")
