@@ -318,16 +318,21 @@ def connect(path: str) -> tuple[wire.Socket, int] | None:
 def start_and_connect(
     files: GatewayFiles, spec: DeploymentSpec, deadline: float
 ) -> tuple[wire.Socket, int] | None:
-    """Start this deployment's gateway unless one is already starting, and wait for its socket."""
-    process = None if _lock_is_held(files.lock) else _spawn(files, spec)
+    """Start this deployment's gateway unless one is starting (or leaving: it holds the lock until
+    it is gone), and wait for its socket."""
+    process: subprocess.Popen[bytes] | None = None
+    spawned = 0
     while time.monotonic() < deadline:
-        sock = connect(files.socket)
-        if sock is not None:
-            return sock
+        connected = connect(files.socket)
+        if connected is not None:
+            return connected
         if process is not None and process.poll() is not None:
             if process.returncode != EXIT_ALREADY_RUNNING:
                 return None  # it could not start (a broken pack, ...): the slow path says why
             process = None  # another hook's gateway won the race: wait for it
+        if process is None and spawned < 2 and not _lock_is_held(files.lock):
+            process = _spawn(files, spec)
+            spawned += 1
         time.sleep(_POLL_SECONDS)
     return None
 

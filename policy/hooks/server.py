@@ -15,6 +15,9 @@ watcher: a reload compiles off the decision path, and decisions use the policy i
 new one replaces it); SIGHUP checks the files at once. The gateway leaves after ``--idle-exit``
 seconds without a request.
 
+A gateway also leaves when its audit log fails (fail-closed deployments refuse meanwhile) or is
+deleted under it, so that the next hook starts one that opens the log afresh.
+
 SIGTERM or SIGINT: unlink the socket first (new hooks then start a new gateway instead of
 connecting to a leaving one), answer every connection already accepted or queued, stop HTTP, close
 the audit log (closing checkpoint, fsync) and release the lock. SIGKILL loses nothing either:
@@ -31,6 +34,7 @@ import select
 import signal
 import socketserver
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -49,6 +53,7 @@ _log = structlog.get_logger("dsh_policy.gateway")
 
 EXIT_ALREADY_RUNNING: Final[int] = 3
 REQUEST_SECONDS: Final[float] = 30.0  # a client that connects and then says nothing is dropped
+LOG_GONE_SECONDS: Final[float] = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,8 +254,17 @@ def _run_until_stopped(service: GatewayService, stop: threading.Event, settings:
             (signal.SIGHUP, lambda *_: reload_now.set()),
         )
     }
+    missing_since: float | None = None
     try:
         while not stop.wait(0.1):
+            if _log_was_removed(service):
+                missing_since = missing_since or time.monotonic()
+                if time.monotonic() - missing_since >= LOG_GONE_SECONDS:
+                    _log.error("the audit log was removed; leaving so the next hook reopens it",
+                               path=service.audit_path)
+                    break
+            else:
+                missing_since = None
             policy = service.policy
             if reload_now.is_set() and isinstance(policy, ReloadingPolicy):
                 reload_now.clear()
@@ -265,6 +279,13 @@ def _run_until_stopped(service: GatewayService, stop: threading.Event, settings:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _log_was_removed(service: GatewayService) -> bool:
+    """True when the audit log's active segment is gone (deleted under a writer that would go on
+    appending to the unlinked file). A rotation recreates it at once, so only a lasting absence
+    counts (:data:`LOG_GONE_SECONDS`)."""
+    return service.audit_path is not None and not os.path.exists(service.audit_path)
 
 
 def _stop_unix(unix: _UnixServer, path: str) -> None:

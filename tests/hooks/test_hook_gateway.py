@@ -246,8 +246,20 @@ def test_sigkill_loses_no_acknowledged_record_lets_nothing_through_and_the_next_
     assert second is not None and second["pid"] != first["pid"]
     assert len(_decisions(audit)) >= len(events) + 1  # the frozen call may or may not have been recorded
 
+    # A log deleted under the gateway would swallow records: it leaves, and the next event's
+    # gateway starts a new log.
+    shutil.move(audit, tmp_path / "audit-before.jsonl")
+    wait_for(lambda: status(spec) is None, "the gateway to leave its removed log")
+    assert run_client(argv, payload("claude-code", "pre_tool_use_bash_ls"), env=env).code == 0
+    third = status(spec)
+    assert third is not None and third["pid"] != second["pid"]
+    assert len(_decisions(audit)) == 1
+    moved = tmp_path / "audit-before.jsonl"
+    done = subprocess.run([*CLI, "verify", str(moved)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr  # every record it took is there, chained
+
     # A clean stop (SIGTERM) leaves a closing checkpoint and a log that verifies.
-    os.kill(second["pid"], signal.SIGTERM)
+    os.kill(third["pid"], signal.SIGTERM)
     wait_for(lambda: not os.path.exists(files_for(spec).socket), "the gateway to leave")
     wait_for(lambda: _records(audit)[-1]["kind"] == "checkpoint", "the closing checkpoint")
     done = subprocess.run([*CLI, "verify", str(audit)], capture_output=True, text=True, check=False)
