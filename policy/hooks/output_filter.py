@@ -28,6 +28,10 @@ import time
 from dsh_policy.policy.hooks import client, wire
 from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec, RuntimeDirError, gateway_files
 
+TYPE_CHECKING = False  # not typing's: the filter starts on every rewritten Bash call
+if TYPE_CHECKING:
+    from dsh_policy.policy.decide import Policy
+
 PAUSE_SECONDS = 0.1
 CHUNK_BYTES = 256 * 1024
 MAX_LINE_BYTES = 1024 * 1024  # a "line" longer than this is cut anyway
@@ -86,7 +90,7 @@ class Reviewer:
     def __init__(self, options: FilterOptions) -> None:
         self.options = options
         self.spec: DeploymentSpec = options.hook.spec()
-        self._local: object | None = None
+        self._local: Policy | None = None  # loaded on the slow path only
 
     def review(self, data: bytes) -> bytes:
         """The reviewed chunk, ready to print."""
@@ -124,36 +128,38 @@ class Reviewer:
             return _notice(len(data), f"{type(exc).__name__}: {exc}")
 
     def _local_review(self, data: bytes) -> bytes:
-        from dsh_policy.policy import cli
-        from dsh_policy.policy.decide import Policy
-        from dsh_policy.policy.hooks.output_review import review_chunk
-        from dsh_policy.policy.loading import LoadFailure
+        from dsh_policy.policy.hooks.output_review import PendingCalls, review_chunk
 
-        if self._local is None:
-            cli.configure_logging()
-            from dsh_policy.policy.config import policy_sources
-
-            hook = self.options.hook
-            sources = policy_sources(
-                list(self.spec.packs),
-                config=self.spec.config,
-                param_flags=list(self.spec.params),
-                engine=hook.engine,
-                shadow=hook.shadow,
-            )
-            if isinstance(sources, list):
-                raise RuntimeError("cannot load policy: " + "; ".join(str(e) for e in sources[:3]))
-            built = sources.build()
-            if isinstance(built, LoadFailure):
-                raise RuntimeError("cannot load policy: " + "; ".join(str(e) for e in built.errors[:3]))
-            self._local = Policy(built)
-        from dsh_policy.policy.hooks.output_review import PendingCalls
-
-        policy = self._local
-        assert isinstance(policy, Policy)
+        policy = self._local_policy()
         call = PendingCalls().find(self.options.call, self.options.session)
         reviewed, _ = review_chunk(policy, call, data.decode("utf-8", "replace"))
         return data if reviewed.action == "pass" else reviewed.text.encode("utf-8", "backslashreplace")
+
+    def _local_policy(self) -> Policy:
+        """The deployment's policy, loaded here once (the slow path)."""
+        from dsh_policy.policy import cli
+        from dsh_policy.policy.config import policy_sources
+        from dsh_policy.policy.decide import Policy
+        from dsh_policy.policy.loading import LoadFailure
+
+        if isinstance(self._local, Policy):
+            return self._local
+        cli.configure_logging()
+        spec = self.spec
+        sources = policy_sources(
+            list(spec.packs),
+            config=spec.config,
+            param_flags=list(spec.params),
+            engine=spec.engine,
+            shadow=spec.shadow,
+        )
+        if isinstance(sources, list):
+            raise RuntimeError("cannot load policy: " + "; ".join(str(e) for e in sources[:3]))
+        built = sources.build()
+        if isinstance(built, LoadFailure):
+            raise RuntimeError("cannot load policy: " + "; ".join(str(e) for e in built.errors[:3]))
+        self._local = Policy(built)
+        return self._local
 
 
 def _notice(size: int, why: str) -> bytes:

@@ -334,7 +334,9 @@ def test_two_deployments_never_share_a_socket(tmp_path: Path) -> None:
 
 def test_a_pack_that_does_not_load_is_decided_in_process_and_refused(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yaml"
-    broken.write_text("apiVersion: dsh-policy/v1\nkind: RulePack\nmetadata: {name: b}\nspec: {rules: [{id: 1}]}\n")
+    broken.write_text(
+        "apiVersion: dsh-policy/v1\nkind: RulePack\nmetadata: {name: b}\nspec: {rules: [{id: 1}]}\n"
+    )
     ran = run_client(hook_argv("claude-code", pack=broken), payload("claude-code", "pre_tool_use_bash_ls"))
     # the gateway the hook started could not load it either; the in-process answer names the error
     assert ran.code == 2
