@@ -22,6 +22,7 @@ import http.client
 import json
 import os
 import platform
+import resource
 import signal
 import statistics
 import subprocess
@@ -57,12 +58,20 @@ def _quantiles(samples: list[float]) -> dict[str, float]:
     }
 
 
-def _process_times(command: list[str], stdin: bytes, runs: int, env: dict[str, str]) -> list[float]:
+def _process_times(
+    command: list[str], stdin: bytes, runs: int, env: dict[str, str], cpu: list[float] | None = None
+) -> list[float]:
+    """Wall seconds per run (what the harness waits); CPU seconds (user + system, the steadier
+    number on a shared machine) are appended to ``cpu``."""
     times = []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(command, input=stdin, capture_output=True, check=False, env=env, timeout=120)
         times.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if cpu is not None:
+            cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return times
 
 
@@ -120,10 +129,14 @@ def main() -> int:
             raise SystemExit("the gateway did not start")
         token = next(Path(runtime).glob("*.token")).read_text().strip()
         rows: dict[str, dict[str, Any]] = {}
+        bare_cpu: list[float] = []
+        client_cpu: list[float] = []
         for event, name in EVENTS.items():
             payload = (PAYLOADS / f"{name}.json").read_bytes()
-            bare = _process_times([sys.executable, "-c", "pass"], b"", args.runs, env)
-            client = _process_times([str(SCRIPT), "hook", "claude-code", *policy], payload, args.runs, env)
+            bare = _process_times([sys.executable, "-c", "pass"], b"", args.runs, env, bare_cpu)
+            client = _process_times(
+                [str(SCRIPT), "hook", "claude-code", *policy], payload, args.runs, env, client_cpu
+            )
             via_http = _http_times(str(status["http"]), token, payload, args.http_runs)
             slow_env = {**env, "DSH_POLICY_GATEWAY": "off"}
             slow = _process_times(
@@ -149,6 +162,9 @@ def main() -> int:
     client_p50 = statistics.median(row["client"]["p50_ms"] for row in rows.values())
     http_p50 = statistics.median(row["http"]["p50_ms"] for row in rows.values())
     bare_p50 = statistics.median(row["bare"]["p50_ms"] for row in rows.values())
+    cpu_bare, cpu_client = statistics.median(bare_cpu) * 1000, statistics.median(client_cpu) * 1000
+    ratio = cpu_client / cpu_bare
+    print(f"cpu per process p50: bare {cpu_bare:.1f} ms, client {cpu_client:.1f} ms ({ratio:.2f}x)")
     print(
         f"client p50 {client_p50:.1f} ms (target <= {CLIENT_TARGET_MS:.0f}), "
         f"{client_p50 / bare_p50:.2f}x the bare interpreter ({bare_p50:.1f} ms); "
@@ -166,6 +182,8 @@ def main() -> int:
             "client_p50_ms": client_p50,
             "client_over_bare": round(client_p50 / bare_p50, 2),
             "http_p50_ms": http_p50,
+            "bare_cpu_p50_ms": round(cpu_bare, 2),
+            "client_cpu_p50_ms": round(cpu_client, 2),
             "client_target_ms": CLIENT_TARGET_MS,
             "http_target_ms": HTTP_TARGET_MS,
         },
