@@ -10,12 +10,13 @@ Writing (the gateway)::
 
 Verifying (an auditor)::
 
-    report = verify_log(["audit.jsonl"], public_key="audit.pub")
-    report.intact, report.first_error, report.anchored_through
+    report = verify_log(["audit.jsonl"], public_key="audit.pub")  # strict: every record signed
+    report.verdict, report.first_error, report.unsigned_tail
 """
 
+from .losses import LossLedger, ReopeningWriter
 from .record import fit_to_domain
-from .verify import Finding, Reason, Recovery, VerificationReport, verify_log
+from .verify import Finding, Reason, Recovery, UnsignedTail, VerificationReport, verify_log
 from .writer import (
     AppendReceipt,
     AuditError,
@@ -33,8 +34,11 @@ __all__ = [
     "AuditWriter",
     "Finding",
     "FsyncMode",
+    "LossLedger",
     "Reason",
     "Recovery",
+    "ReopeningWriter",
+    "UnsignedTail",
     "VerificationReport",
     "fit_to_domain",
     "verify_log",

@@ -1,7 +1,7 @@
 """``dsh-policy verify`` and ``dsh-policy keygen`` (POLICY.md section 5).
 
 verify exits 0 when the log is intact (a torn tail is only a warning), 1 on any integrity finding,
-2 when an input cannot be read or the command line is wrong.
+2 when an input cannot be read, is no audit log at all, or the command line is wrong.
 """
 
 from __future__ import annotations
@@ -34,20 +34,38 @@ class _UsageError(Exception):
 
 
 def verify_main(argv: Sequence[str]) -> int:
-    """``dsh-policy verify LOG... [--key PUB] [--anchor FILE] [--format text|json]``."""
+    """``dsh-policy verify LOG... [--key PUB] [--live] [--anchor FILE] [--format text|json]``."""
     parser = _ArgumentParser(
         prog="dsh-policy verify",
         description="Verify a hash-chained audit log. One LOG: its rotated siblings (LOG.NNNNNN) and "
         "LOG.anchor are found automatically. Several: exactly those segments, in order.",
         epilog="exit status: 0 intact (a torn last line is only a warning), 1 integrity failure,"
-        " 2 unreadable input or usage error",
+        " 2 unreadable input, not an audit log, or usage error. Without --key only the hash chain is"
+        " checked: anyone able to write the files can rewrite the whole log consistently.",
     )
     parser.add_argument("logs", nargs="+", metavar="LOG", help="audit log segment(s)")
     parser.add_argument(
-        "--key", metavar="PUB", help="Ed25519 public key (PEM): checkpoint signatures are required"
+        "--key",
+        metavar="PUB",
+        help="Ed25519 public key (PEM). Strict: INTACT then means every record is covered by a"
+        " checkpoint this key signed (or a key it handed over to); a log without one, records after"
+        " the last one, unsigned checkpoints, a key change without a signed hand-over, and a missing"
+        " or stale on-host anchor all fail",
     )
     parser.add_argument(
-        "--anchor", metavar="FILE", help="an exported checkpoint kept off the host; detects a cut tail"
+        "--live",
+        action="store_true",
+        help="the log is still being written: records after the last signed checkpoint, and an"
+        " on-host anchor that is missing or lags it, are reported as warnings instead of failures."
+        " This gives up any proof for those records (whoever can write the files can change, add or"
+        " cut them undetected until a later checkpoint covers them) and the on-host check of a cut"
+        " tail. A log with no signed checkpoint at all still fails",
+    )
+    parser.add_argument(
+        "--anchor",
+        metavar="FILE",
+        help="an exported checkpoint kept off the host (a copy of LOG.anchor); detects a cut tail"
+        " and a rollback of the whole log up to that checkpoint",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
     try:
@@ -58,7 +76,7 @@ def verify_main(argv: Sequence[str]) -> int:
     except SystemExit as exit_request:  # --help
         return int(exit_request.code or 0)
     try:
-        report = verify_log(args.logs, public_key=args.key, anchor=args.anchor)
+        report = verify_log(args.logs, public_key=args.key, anchor=args.anchor, live=args.live)
     except KeyFileError as error:
         print(f"dsh-policy verify: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -66,22 +84,28 @@ def verify_main(argv: Sequence[str]) -> int:
         print(json.dumps(report.to_json(), indent=2))
     else:
         print(render_text(report))
-    if report.unreadable:
+    if report.unreadable or report.not_a_log:
         return EXIT_USAGE
     return EXIT_INTACT if report.intact else EXIT_INTEGRITY
 
 
 def render_text(report: VerificationReport) -> str:
     """The report as an auditor reads it: verdict first, then the evidence."""
-    if report.unreadable:
+    if report.not_a_log:
+        verdict = "NOT A LOG"
+    elif report.unreadable:
         verdict = "UNREADABLE INPUT"
     elif report.intact:
         verdict = "INTACT" + (" (with warnings)" if report.warnings else "")
     else:
         verdict = "INTEGRITY FAILURE"
     span = f" (seq {report.first_seq}..{report.last_seq})" if report.first_seq is not None else ""
-    lines = [
-        f"verdict      {verdict}",
+    lines = [f"verdict      {verdict}"]
+    if report.not_a_log:
+        lines.append(f"not a log    {', '.join(report.files)}: {report.not_a_log}")
+        lines.extend(f"unreadable   {problem}" for problem in report.unreadable)
+        return "\n".join(lines)
+    lines += [
         f"log id       {report.log_id or '-'}",
         f"segments     {len(report.files)}: " + ", ".join(report.files),
         f"records      {report.records_checked} checked, {report.records_valid} valid,"
@@ -90,12 +114,24 @@ def render_text(report: VerificationReport) -> str:
         f" ({report.signature_mode})",
     ]
     if report.signature_mode == "signature-verified":
-        lines.append(f"signatures   verified with key {report.key_id}")
+        lines.append(
+            f"signatures   checked with key {report.key_id}"
+            + (f" ({report.key_handovers} key hand-over(s) followed)" if report.key_handovers else "")
+        )
+        tail = report.unsigned_tail
+        if tail is None:
+            lines.append("assurance    every record is covered by a checkpoint signed by the key")
+        else:
+            lines.append(
+                f"assurance    {tail.count} record(s) from seq {tail.first_seq} are NOT covered by a signed"
+                " checkpoint" + (" (--live: accepted unproven)" if report.live else "")
+            )
     else:
         lines.append(
             "signatures   NOT CHECKED (no --key): checkpoints were only checked against the records;"
             " a forger who rewrites the whole log can recompute them. Pass --key PUB."
         )
+        lines.append("assurance    ONLY THE CHAIN WAS CHECKED: nothing proves who wrote this log")
     if report.anchored_through is None:
         lines.append(
             f"anchored     nothing: no valid checkpoint; {report.unanchored_records} records unanchored"
@@ -106,8 +142,18 @@ def render_text(report: VerificationReport) -> str:
             f" {report.unanchored_records} record(s) after the last valid checkpoint"
         )
     if report.anchor_file:
-        lines.append(f"anchor file  {report.anchor_file}")
+        lines.append(f"anchor file  {report.anchor_file} ({report.anchor_kind})")
+    else:
+        lines.append("anchor file  none: a cut tail or a rollback of the whole log cannot be seen")
+    if report.records_lost:
+        lines.append(f"losses       the writer reports {report.records_lost} record(s) it could not write")
     for recovery in report.recoveries:
+        if recovery.reason == "active_missing":
+            lines.append(
+                f"recovery     {recovery.file}:{recovery.line} (seq {recovery.seq}): the active segment"
+                " was missing; the writer started a new one after the last rotated segment"
+            )
+            continue
         lines.append(
             f"recovery     {recovery.file}:{recovery.line} (seq {recovery.seq}): the writer moved"
             f" {recovery.length} torn byte(s) from offset {recovery.offset} to {recovery.side_file}"
@@ -127,8 +173,7 @@ def render_text(report: VerificationReport) -> str:
         lines.append(f"reasons      {counts}")
         for finding in report.errors[1:_ERRORS_SHOWN]:
             lines.append(f"  {_where(finding)} {finding.reason.value}: {finding.message}")
-        hidden = sum(report.reason_counts.get(r, 0) for r in report.reason_counts if r != "TORN_TAIL")
-        hidden -= min(len(report.errors), _ERRORS_SHOWN)
+        hidden = report.error_total - min(len(report.errors), _ERRORS_SHOWN)
         if hidden > 0:
             lines.append(f"  ... and {hidden} more (use --format json for the list)")
     return "\n".join(lines)

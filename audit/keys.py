@@ -11,6 +11,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -36,6 +37,21 @@ def key_id(public_key: Ed25519PublicKey) -> str:
     """``ed25519:`` + the first 128 bits (hex) of SHA-256 over the raw public key."""
     raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return KEY_ID_PREFIX + hashlib.sha256(raw).hexdigest()[:_KEY_ID_HEX_CHARS]
+
+
+def public_key_hex(public_key: Ed25519PublicKey) -> str:
+    """The raw 32-byte public key as hex (how a key hand-over names the keys it links)."""
+    return public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw).hex()
+
+
+def public_key_from_hex(text: Any) -> Ed25519PublicKey | None:
+    """The key :func:`public_key_hex` rendered, or ``None`` if ``text`` is not one."""
+    if not isinstance(text, str) or len(text) != 64:
+        return None
+    try:
+        return Ed25519PublicKey.from_public_bytes(bytes.fromhex(text))
+    except ValueError:
+        return None
 
 
 def write_key_pair(prefix: str | os.PathLike[str]) -> KeyPairFiles:

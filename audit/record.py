@@ -415,25 +415,59 @@ def hash_of_line(line: bytes, stated_hash: str) -> str | None:
     return digest.hexdigest()
 
 
-def fit_to_domain(value: Any) -> Any:
+#: Nesting a fitted value keeps: a deeper subtree is replaced by :data:`DEPTH_MARKER` (a record
+#: must serialize, and a recursive walk must not exhaust the stack).
+MAX_RECORD_DEPTH: Final = 64
+DEPTH_MARKER: Final = f"[TRUNCATED: nested deeper than {MAX_RECORD_DEPTH} levels]"
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def fit_to_domain(value: Any, *, describe_other: bool = False) -> Any:
     """A copy of a JSON-like value with what the record domain refuses rewritten as strings.
 
     For callers that must log arbitrary tool arguments (a model may send ``0.7``): floats become
     their shortest round-trip ``repr`` (``"0.7"``, ``"1e+300"``, ``"nan"``), integers beyond
-    +/-(2**53 - 1) their decimal digits, mappings plain dicts and tuples lists. The string form is
-    deliberate: a float's JSON rendering differs between serializers, which would make the hash
-    depend on the serializer. Values that are not JSON at all (bytes, sets, objects) are left for
-    :func:`canonical_bytes` to reject with their path.
+    +/-(2**53 - 1) their decimal digits, a lone surrogate (valid in a JSON escape, not in UTF-8)
+    U+FFFD, nesting deeper than :data:`MAX_RECORD_DEPTH` :data:`DEPTH_MARKER`, mappings plain dicts
+    with string keys and tuples lists. The string form is deliberate: a float's JSON rendering
+    differs between serializers, which would make the hash depend on the serializer.
+
+    Values that are not JSON at all (bytes, sets, objects) are left for :func:`canonical_bytes` to
+    reject with their path, unless ``describe_other``: then they become their ``repr``, so that
+    every value a model or a tool can produce has a record (the gateway's choice).
     """
+    return _fit(value, 0, describe_other)
+
+
+def _fit(value: Any, depth: int, describe_other: bool) -> Any:
     kind = type(value)
-    if kind is str or kind is bool or value is None:
+    if kind is bool or value is None:
         return value
-    if kind is int:
+    if isinstance(value, str):
+        return value if value.isascii() else _utf8_safe(value)
+    if isinstance(value, int):
         return value if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else str(value)
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, Mapping | list | tuple) and depth >= MAX_RECORD_DEPTH:
+        return DEPTH_MARKER
     if isinstance(value, Mapping):
-        return {key: fit_to_domain(item) for key, item in value.items()}
+        deeper, other = depth + 1, describe_other
+        return {_fit_key(key, other): _fit(item, deeper, other) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [fit_to_domain(item) for item in value]
-    return value
+        return [_fit(item, depth + 1, describe_other) for item in value]
+    return _utf8_safe(repr(value)) if describe_other else value
+
+
+def _fit_key(key: Any, describe_other: bool) -> Any:
+    if isinstance(key, str):
+        return _utf8_safe(key)
+    return _utf8_safe(str(key)) if describe_other else key
+
+
+def _utf8_safe(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text)
+    return text

@@ -22,6 +22,12 @@ def lock_path(active: Path) -> Path:
     return active.with_name(f"{active.name}.lock")
 
 
+def next_segment_path(active: Path) -> Path:
+    """Where a writer prepares the next segment under the lock before installing it at ``active``
+    (one name suffices: only the lock holder creates it; a leftover is a dead writer's)."""
+    return active.with_name(f"{active.name}.next")
+
+
 def anchor_path(active: Path) -> Path:
     """The exported latest checkpoint: copy it off the host to detect a cut tail later."""
     return active.with_name(f"{active.name}.anchor")

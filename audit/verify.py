@@ -4,7 +4,10 @@
 links, the Merkle root and (given the public key) the signature of every checkpoint. It never stops
 at the first error: every line gets a verdict, and the report says how far the log is anchored by
 a valid checkpoint. Without a key, checkpoints can only be checked for internal consistency: a
-forger who rehashes the whole file also recomputes those, so such a report says ``unsigned``.
+forger who rehashes the whole file also recomputes those, so such a report says ``chain-only``.
+With a key verification is strict: INTACT means every record is covered by a checkpoint that key
+(or a key it handed over to) signed, and the on-host anchor must be present and current; ``live``
+relaxes only what a log still being written cannot have yet (its unsigned tail, a lagging anchor).
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ from typing import Any, Final, Literal
 import orjson
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from .checkpoint import CheckpointStatement, signature_is_valid
+from .checkpoint import CheckpointStatement, HandoverStatement, bytes_signature_is_valid, signature_is_valid
 from .keys import key_id as key_id_of
-from .keys import load_public_key
+from .keys import load_public_key, public_key_from_hex
 from .merkle import MerkleFrontier
 from .record import (
     FORMAT_VERSION,
@@ -46,7 +49,7 @@ _REQUIRED: Final = (("v", int), ("log_id", str), ("seq", int), ("ts", str), ("ki
 #: Read size: big enough to amortize per-chunk work, small enough to stay in the CPU caches while
 #: its lines are checked (measured: 1 MiB beats 8 MiB by a quarter of a microsecond a record).
 _READ_CHUNK: Final = 1 << 20
-_WRITER_KINDS: Final = frozenset({"checkpoint", "segment_start", "recovery"})
+_WRITER_KINDS: Final = frozenset({"checkpoint", "segment_start", "recovery", "key_handover", "records_lost"})
 # The ends of float tokens as orjson writes them (see _float_suspects). Literal-led patterns, one
 # each: Python's re scans for a literal first byte several times faster than for a class.
 _FLOAT_TAILS: Final = (
@@ -72,6 +75,18 @@ class Reason(StrEnum):
     TRUNCATED = "TRUNCATED"
     SEGMENT_MISSING = "SEGMENT_MISSING"
     TORN_TAIL = "TORN_TAIL"  # a warning: what a crash mid-write leaves behind
+    NOT_A_LOG = "NOT_A_LOG"  # the input is no audit log at all (empty, not JSON lines, no record)
+    # With a key, INTACT means every record is covered by a checkpoint that key signed:
+    UNSIGNED = "UNSIGNED"  # no checkpoint signed by the key covers any record
+    UNSIGNED_TAIL = "UNSIGNED_TAIL"  # records after the last signed checkpoint (a warning with --live)
+    UNSIGNED_CHECKPOINT = "UNSIGNED_CHECKPOINT"  # a checkpoint without signature in a log verified by key
+    KEY_CHANGE = "KEY_CHANGE"  # checkpoints signed by another key with no signed hand-over to it
+    AFTER_ROTATION = "AFTER_ROTATION"  # a record after its segment's rotation checkpoint
+    # The on-host anchor (PATH.anchor); failures with a key, warnings without (FOREIGN always fails):
+    ANCHOR_MISSING = "ANCHOR_MISSING"
+    ANCHOR_STALE = "ANCHOR_STALE"  # older than the log's last checkpoint
+    ANCHOR_FOREIGN = "ANCHOR_FOREIGN"  # belongs to another log
+    RECORDS_LOST = "RECORDS_LOST"  # a warning: the writer reports records it could not write (fail-open)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,11 +114,14 @@ class Finding:
         }
 
 
-#: "signature-verified": every checkpoint carried a valid signature by the given key.
-#: "unsigned-verified": no key was given; checkpoints were only checked against the records.
+#: Findings that never make a log fail on their own.
+WARNING_REASONS: Final = frozenset({Reason.TORN_TAIL, Reason.RECORDS_LOST})
+
+
 @dataclass(frozen=True, slots=True)
 class Recovery:
-    """A torn tail the writer moved aside on reopening, as its ``recovery`` record tells it."""
+    """A repair the writer made on reopening, as its ``recovery`` record tells it: a torn tail
+    moved aside (``reason`` ``torn_tail``) or a missing active segment restarted (``active_missing``)."""
 
     file: str
     line: int
@@ -112,6 +130,7 @@ class Recovery:
     length: int | None
     sha256: str | None
     side_file: str | None
+    reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON form for ``--format json``."""
@@ -123,9 +142,24 @@ class Recovery:
             "length": self.length,
             "sha256": self.sha256,
             "side_file": self.side_file,
+            "reason": self.reason,
         }
 
 
+@dataclass(frozen=True, slots=True)
+class UnsignedTail:
+    """Records after the last checkpoint signed by the key: ``count`` of them from ``first_seq``."""
+
+    count: int
+    first_seq: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON form for ``--format json``."""
+        return {"count": self.count, "first_seq": self.first_seq}
+
+
+#: "signature-verified": a key was given and every checkpoint's signature was checked with it.
+#: "unsigned-verified": no key was given; checkpoints were only checked against the records.
 SignatureMode = Literal["signature-verified", "unsigned-verified"]
 
 
@@ -153,15 +187,38 @@ class VerificationReport:
     reason_counts: Mapping[str, int]
     unreadable: tuple[str, ...] = ()
     anchor_file: str | None = None
+    not_a_log: str | None = None  #: why the input is no audit log at all (exit 2)
+    live: bool = False  #: verified as a log still being written (an unsigned tail is only a warning)
+    unsigned_tail: UnsignedTail | None = None
+    checkpoints_signed: int = 0  #: checkpoints that carry a signature (checked or not)
+    key_handovers: int = 0
+    records_lost: int = 0  #: records the writer reported it could not write (fail-open losses)
+    anchor_kind: str | None = None  #: "off-host" (--anchor), "on-host" (PATH.anchor) or None
+    error_total: int = 0  #: integrity findings, including those beyond MAX_FINDINGS
 
     @property
     def intact(self) -> bool:
-        """True when every input was readable and no integrity finding was made."""
-        return not self.errors and not self.unreadable and not self._dropped_errors
+        """True when every input was readable, is an audit log, and no integrity finding was made."""
+        return not self.errors and not self.unreadable and not self.not_a_log and not self._dropped_errors
+
+    @property
+    def verdict(self) -> str:
+        """One word: ``NOT_A_LOG``, ``UNREADABLE``, ``INTACT`` or ``INTEGRITY_FAILURE``."""
+        if self.not_a_log:
+            return "NOT_A_LOG"
+        if self.unreadable:
+            return "UNREADABLE"
+        return "INTACT" if self.intact else "INTEGRITY_FAILURE"
+
+    @property
+    def assurance(self) -> str:
+        """What INTACT proves: ``signed`` (every record under a checkpoint the key signed; with
+        ``live``, up to the last one) or ``chain-only`` (no key: nothing proves who wrote it)."""
+        return "signed" if self.signature_mode == "signature-verified" else "chain-only"
 
     @property
     def _dropped_errors(self) -> int:
-        return sum(n for r, n in self.reason_counts.items() if r != Reason.TORN_TAIL) - len(self.errors)
+        return max(self.error_total - len(self.errors), 0)
 
     @property
     def first_error(self) -> Finding | None:
@@ -176,7 +233,12 @@ class VerificationReport:
     def to_json(self) -> dict[str, Any]:
         """Plain JSON form for ``--format json``."""
         return {
+            "verdict": self.verdict,
             "intact": self.intact,
+            "assurance": self.assurance,
+            "assurance_note": ASSURANCE_NOTES[self.assurance],
+            "live": self.live,
+            "not_a_log": self.not_a_log,
             "files": list(self.files),
             "unreadable": list(self.unreadable),
             "log_id": self.log_id,
@@ -190,12 +252,17 @@ class VerificationReport:
             "checkpoints": {
                 "valid": self.checkpoints_valid,
                 "invalid": self.checkpoints_invalid,
+                "signed": self.checkpoints_signed,
                 "signatures": self.signature_mode,
                 "key_id": self.key_id,
+                "key_handovers": self.key_handovers,
             },
             "anchored_through": self.anchored_through,
             "unanchored_records": self.unanchored_records,
+            "unsigned_tail": self.unsigned_tail.to_json() if self.unsigned_tail else None,
             "anchor_file": self.anchor_file,
+            "anchor_kind": self.anchor_kind,
+            "records_lost": self.records_lost,
             "recoveries": [r.to_json() for r in self.recoveries],
             "bytes_checked": self.bytes_checked,
             "first_error": self.first_error.to_json() if self.first_error else None,
@@ -203,6 +270,13 @@ class VerificationReport:
             "errors": [e.to_json() for e in self.errors],
             "warnings": [w.to_json() for w in self.warnings],
         }
+
+
+ASSURANCE_NOTES: Final = {
+    "signed": "every record up to the last signed checkpoint is proven written by the key holder",
+    "chain-only": "only the hash chain was checked: anyone who can write the files can rewrite the"
+    " whole log consistently; nothing proves who wrote it (verify with --key)",
+}
 
 
 PublicKeySource = str | os.PathLike[str] | Ed25519PublicKey | Ed25519PrivateKey
@@ -213,33 +287,60 @@ def verify_log(
     *,
     public_key: PublicKeySource | None = None,
     anchor: str | os.PathLike[str] | None = None,
+    live: bool = False,
 ) -> VerificationReport:
     """Verify a log given its segments.
 
-    One path: it and its sibling segments (``PATH.NNNNNN``) are discovered, and ``PATH.anchor``, if
-    present, is used as the anchor. Several paths: exactly those, in that order; links between them
-    are checked, so a segment left out is reported as ``SEGMENT_MISSING``. ``anchor`` is an exported
-    checkpoint line kept off the host: a log that ends before it is ``TRUNCATED``. ``public_key``
-    (PEM path or key) makes every checkpoint's signature mandatory; raises ``KeyFileError`` if the
-    key cannot be loaded.
+    One path: it and its sibling segments (``PATH.NNNNNN``) are discovered, and ``PATH.anchor``
+    (the on-host anchor) is checked: missing, older than the log's last checkpoint, or from
+    another log is reported, and is a failure with a key. Several paths: exactly those, in that
+    order; links between them are checked, so a segment left out is ``SEGMENT_MISSING``.
+    ``anchor`` is an exported checkpoint line kept off the host: a log that ends before it is
+    ``TRUNCATED``. ``public_key`` (PEM path or key) makes verification strict: INTACT then means
+    every record is covered by a checkpoint that key (or a key it handed over to) signed.
+    ``live`` is for a log still being written: records after the last signed checkpoint are then
+    a warning instead of ``UNSIGNED_TAIL``, and nothing proves them. Raises ``KeyFileError`` if
+    the key cannot be loaded.
     """
     key = load_public_key(public_key) if public_key is not None else None
     given = [Path(p) for p in paths]
+    anchor_kind = "off-host" if anchor is not None else None
+    walker = _ChainWalker(key, live=live)
     if len(given) == 1:
         files = discover_segments(given[0])
-        if anchor is None and anchor_path(files[-1]).is_file():
-            anchor = anchor_path(files[-1])
+        if len(files) > 1 and _same_file(files[-1], files[-2]):
+            # A writer died after hard-linking the full segment to its rotated name and before
+            # renaming the new segment over PATH: one file under two names, a rotation cut short.
+            files.pop()
+            walker.rotation_cut_short = True
+        if anchor is None:
+            anchor_kind = "on-host"
+            anchor = anchor_path(active_path_of(files[-1]))
+            if not Path(anchor).is_file():
+                walker.on_host_anchor_missing = str(anchor)
+                anchor, anchor_kind = None, None
     else:
         files = given
-    walker = _ChainWalker(key)
     # The anchor is read before the log: a writer still running may export a newer one meanwhile,
     # which must not make the log we read look truncated.
     anchor_bytes = walker.read_anchor(Path(anchor)) if anchor is not None else None
     for position, path in enumerate(files):
         walker.walk_file(path, is_last=position == len(files) - 1)
+    walker.judge_not_a_log()
     if anchor is not None and anchor_bytes is not None:
-        walker.check_anchor(Path(anchor), anchor_bytes)
-    return walker.report([str(p) for p in files], str(anchor) if anchor is not None else None)
+        walker.check_anchor(Path(anchor), anchor_bytes, on_host=anchor_kind == "on-host")
+    walker.judge_signatures()
+    walker.judge_missing_anchor()
+    return walker.report(
+        [str(p) for p in files], str(anchor) if anchor is not None else None, anchor_kind
+    )
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return False
 
 
 @dataclass(slots=True)
@@ -255,6 +356,7 @@ class _ChainWalker:
     """Walks records in log order keeping the expected chain state; records findings as it goes."""
 
     key: Ed25519PublicKey | None
+    live: bool = False
     log_id: str | None = None
     next_seq: int | None = None
     head: str | None = None
@@ -281,6 +383,27 @@ class _ChainWalker:
     last_file_lines: int = 0
     resync: bool = False
     _bad: bool = False
+    # Strict verification state: the key in force (the given one, then any it handed over to).
+    trusted: Ed25519PublicKey | None = None
+    trusted_id: str | None = None
+    signed_seen: bool = False
+    checkpoints_signed: int = 0
+    key_handovers: int = 0
+    last_valid_checkpoint_seq: int | None = None
+    last_checkpoint_seq: int | None = None
+    records_lost: int = 0
+    error_total: int = 0
+    lines_total: int = 0
+    records_seen: int = 0  # lines that parsed as records of this format
+    segment_starts: int = 0
+    hashed_right: int = 0
+    not_a_log: str | None = None
+    rotation_cut_short: bool = False
+    on_host_anchor_missing: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.key is not None:
+            self.trusted, self.trusted_id = self.key, key_id_of(self.key)
 
     # ------------------------------------------------------------------------------- per file
 
@@ -318,6 +441,7 @@ class _ChainWalker:
             self.unreadable.append(f"{path}: {error.strerror or error}")
             return
         self.last_file, self.last_file_lines = name, count
+        self.lines_total += count + (1 if torn else 0)
         if not count and not torn:
             if is_last and active_path_of(path) == path:
                 # A writer died between creating the next segment and writing its first record.
@@ -340,7 +464,15 @@ class _ChainWalker:
                 )
         # A rotated segment (PATH.NNNNNN) promises a successor. The active file ending in a rotation
         # checkpoint is only a writer that died before renaming it; reopening completes the rotation.
-        if is_last and self.segment.ended_with_rotation and active_path_of(path) != path:
+        if is_last and self.segment.ended_with_rotation and self.rotation_cut_short:
+            self._warn(
+                Reason.TORN_TAIL,
+                name,
+                count,
+                f"rotation cut short: {active_path_of(path)} is this segment under its active name;"
+                " the next writer to open the log installs its successor",
+            )
+        elif is_last and self.segment.ended_with_rotation and active_path_of(path) != path:
             self._finding(
                 Reason.SEGMENT_MISSING,
                 name,
@@ -366,6 +498,7 @@ class _ChainWalker:
         sha256, prefix = hashlib.sha256, RECORD_HASHER
         special, sort_sensitive = _WRITER_KINDS, _SORT_SENSITIVE_BYTES.search
         anchor_seq = self.anchor_seq
+        after_rotation = self.segment.ended_with_rotation
         log_id, head, next_seq = self.log_id, self.head, self.next_seq
         frontier = self.frontier
         roots, size = frontier.roots, frontier.size
@@ -373,7 +506,7 @@ class _ChainWalker:
         for index in range(first, len(lines)):
             line = lines[index]
             record: Any = None
-            if head is not None and log_id is not None and not self.resync:
+            if head is not None and log_id is not None and not self.resync and not after_rotation:
                 try:
                     record = loads(line)
                 except decode_error:
@@ -402,15 +535,16 @@ class _ChainWalker:
                         canonical = dumps(record, option=_ORJSON_CANONICAL) == line
                     except encode_error:
                         canonical = False
-                    # In a canonical line the top-level "hash" member follows another member. A
-                    # nested member with the same value found first leaves the real one in what
-                    # is hashed, which then cannot match (as in hash_of_line).
-                    member = b'"hash":"' + stated.encode() + b'"'
-                    at = line.find(member) if canonical else -1
-                    if at > 0 and line[at - 1] == 0x2C:
+                    # In a canonical line the top-level "hash" member follows another member.
+                    # Whatever member is found first, the bytes around it are hashed: if it was
+                    # a nested one, the real member is still in what is hashed, which then
+                    # cannot hash to its own value (as in hash_of_line); the slow path judges.
+                    at = line.find(b',"hash":"') if canonical else -1
+                    if at > 0 and line[at + 73 : at + 74] == b'"':
+                        view = memoryview(line)
                         hasher = prefix.copy()
-                        hasher.update(line[: at - 1])
-                        hasher.update(line[at + len(member) :])
+                        hasher.update(view[:at])
+                        hasher.update(view[at + 74 :])
                         digest = hasher.digest()
                         if digest.hex() == stated:
                             # RFC 6962 frontier append (see MerkleFrontier.append), inlined.
@@ -428,6 +562,7 @@ class _ChainWalker:
             self._settle(settled, head, next_seq, size)
             settled = 0
             self._check_line(line, file, count + index + 1, None)
+            after_rotation = self.segment.ended_with_rotation
             log_id, head, next_seq = self.log_id, self.head, self.next_seq
             frontier = self.frontier
             roots, size = frontier.roots, frontier.size
@@ -439,6 +574,8 @@ class _ChainWalker:
         if not settled:
             return
         self.records_checked += settled
+        self.records_seen += settled
+        self.hashed_right += settled
         self.records_after_anchor += settled
         self.head, self.next_seq = head, next_seq
         self.frontier.size = size
@@ -455,15 +592,28 @@ class _ChainWalker:
         self.records_checked += 1
         self._bad = False
         record = _self_consistent(line)
-        if record is None:
+        if record is not None:
+            self.hashed_right += 1
+        else:
             record = self._parse(line, file, number)
+            if record is not None and not self._bad:
+                self.hashed_right += 1
             if record is None:
                 self.records_invalid += 1
                 self.records_after_anchor += 1
                 self.resync = True  # seq and prev of the next record cannot be judged against this one
                 return
+        self.records_seen += 1
         seq: int = record["seq"]
         stated_hash: str = record["hash"]
+        if self.segment.ended_with_rotation:
+            self._finding(
+                Reason.AFTER_ROTATION,
+                file,
+                number,
+                seq,
+                "record after its segment's rotation checkpoint: a closed segment was appended to",
+            )
         if previous_segment is not None:
             self._check_segment_link(record, file, number, previous_segment)
         prev = record["prev"]
@@ -479,6 +629,7 @@ class _ChainWalker:
         if kind == "checkpoint":
             self._check_checkpoint(record, line, file, number)
         elif kind == "segment_start":
+            self.segment_starts += 1
             if number == 1:
                 self._check_tree(record, file, number)
             else:
@@ -494,8 +645,24 @@ class _ChainWalker:
                     _int_or_none(info.get("length")),
                     _str_or_none(info.get("sha256")),
                     _str_or_none(info.get("side_file")),
+                    _str_or_none(info.get("reason")),
                 )
             )
+        elif kind == "key_handover":
+            self._check_handover(record, file, number)
+        elif kind == "records_lost":
+            lost = _mapping(record.get("lost"))
+            count = _int_or(lost.get("count"))
+            if count > 0:
+                self.records_lost += count
+                self._warn(
+                    Reason.RECORDS_LOST,
+                    file,
+                    number,
+                    f"the writer reports {count} record(s) it could not write (fail-open) between"
+                    f" {lost.get('first_ts')} and {lost.get('last_ts')}: {lost.get('last_error')}",
+                    seq=seq,
+                )
         self.frontier.append(bytes.fromhex(stated_hash))
         self.head = stated_hash
         self.next_seq = seq + 1
@@ -761,31 +928,60 @@ class _ChainWalker:
                 expected=expected,
                 actual=actual,
             )
+        if isinstance(body.get("signature"), str):
+            self.checkpoints_signed += 1
         signature_ok = True
         if self.key is not None:
-            signature_ok = self._signature_ok(body, record, file, number)
+            signature_ok = self._signature_ok(body, record, file, number, in_log=True)
+        self.last_checkpoint_seq = seq
         if problems or not signature_ok or self._bad:
             self.checkpoints_invalid += 1
             return
         self.checkpoints_valid += 1
         self.anchored_through = seq - 1
+        self.last_valid_checkpoint_seq = seq
         self.records_after_anchor = 0
 
-    def _signature_ok(self, body: Mapping[str, Any], record: dict[str, Any], file: str, number: int) -> bool:
-        assert self.key is not None
-        expected_key = key_id_of(self.key)
+    def _signature_ok(
+        self, body: Mapping[str, Any], record: dict[str, Any], file: str, number: int, *, in_log: bool
+    ) -> bool:
+        """Whether a checkpoint is validly signed by the key in force; a finding says why not."""
+        assert self.trusted is not None and self.trusted_id is not None
         seq = record["seq"]
-        signature = body.get("signature")
-        if body.get("key_id") != expected_key or not isinstance(signature, str):
+        signature, stated_key = body.get("signature"), body.get("key_id")
+        if not isinstance(signature, str) or stated_key is None:
             self._finding(
-                Reason.CHECKPOINT_SIGNATURE,
+                Reason.UNSIGNED_CHECKPOINT,
                 file,
                 number,
                 seq,
-                "checkpoint is not signed by the given key",
-                expected=expected_key,
-                actual=str(body.get("key_id")),
+                "checkpoint carries no signature, in a log verified with a key",
+                expected=self.trusted_id,
+                actual=str(stated_key),
             )
+            return False
+        if stated_key != self.trusted_id:
+            if self.signed_seen and in_log:
+                self._finding(
+                    Reason.KEY_CHANGE,
+                    file,
+                    number,
+                    seq,
+                    f"checkpoint signed by {stated_key}, but the log was signed by {self.trusted_id}"
+                    " and no signed key_handover names the new key",
+                    expected=self.trusted_id,
+                    actual=str(stated_key),
+                )
+            else:
+                self._finding(
+                    Reason.CHECKPOINT_SIGNATURE,
+                    file,
+                    number,
+                    seq,
+                    "checkpoint is not signed by the given key",
+                    expected=self.trusted_id,
+                    actual=str(stated_key),
+                )
             return False
         statement = CheckpointStatement(
             log_id=str(record["log_id"]),
@@ -793,12 +989,102 @@ class _ChainWalker:
             last_seq=_int_or(body.get("last_seq")),
             head=str(body.get("head")),
             merkle_root=str(body.get("merkle_root")),
-            key_id=expected_key,
+            key_id=self.trusted_id,
         )
-        if not signature_is_valid(self.key, statement, signature):
+        if not signature_is_valid(self.trusted, statement, signature):
             self._finding(Reason.CHECKPOINT_SIGNATURE, file, number, seq, "checkpoint signature is invalid")
             return False
+        if in_log:
+            self.signed_seen = True
         return True
+
+    def _check_handover(self, record: dict[str, Any], file: str, number: int) -> None:
+        """A change of signing key: followed when the key in force signed it (and the new key
+        countersigned), a ``KEY_CHANGE`` when it is unsigned or signed by a key not in force."""
+        self.key_handovers += 1
+        if self.trusted is None:
+            return
+        seq = record["seq"]
+        body = _mapping(record.get("handover"))
+        to_key = public_key_from_hex(body.get("to_public_key"))
+        from_id, to_id = body.get("from_key_id"), body.get("to_key_id")
+        statement = HandoverStatement(
+            log_id=str(record["log_id"]),
+            seq=seq,
+            prev=str(record["prev"]),
+            from_key_id=str(from_id),
+            from_public_key=_str_or_none(body.get("from_public_key")),
+            to_key_id=str(to_id),
+            to_public_key=str(body.get("to_public_key")),
+        ).to_bytes()
+        problem = None
+        if from_id != self.trusted_id:
+            problem = f"hand-over from {from_id}, which is not the key in force ({self.trusted_id})"
+        elif not bytes_signature_is_valid(self.trusted, statement, body.get("from_signature")):
+            problem = "hand-over is not signed by the key in force: a key change without a signed hand-over"
+        elif to_key is None or key_id_of(to_key) != to_id:
+            problem = "hand-over names a new key whose id does not match its public key"
+        elif not bytes_signature_is_valid(to_key, statement, body.get("to_signature")):
+            problem = "hand-over is not countersigned by the new key"
+        if problem is not None:
+            self._finding(
+                Reason.KEY_CHANGE, file, number, seq, problem, expected=self.trusted_id, actual=str(to_id)
+            )
+            return
+        assert to_key is not None
+        self.trusted, self.trusted_id = to_key, key_id_of(to_key)
+
+    def judge_not_a_log(self) -> None:
+        """Once every line is read: whether the input is an audit log at all."""
+        if self.lines_total == 0:
+            self.not_a_log = "the input holds no line at all (an empty file)"
+        elif self.records_seen == 0:
+            self.not_a_log = "no line is an audit record (not JSON lines of this format)"
+        elif self.segment_starts == 0 and self.hashed_right == 0:
+            self.not_a_log = "no segment_start and no line that hashes like an audit record"
+
+    def judge_signatures(self) -> None:
+        """Once every line is read, with a key: is every record covered by a signed checkpoint?"""
+        if self.not_a_log or self.key is None:
+            return
+        first_file = self.last_file
+        if self.last_valid_checkpoint_seq is None:
+            self._finding(
+                Reason.UNSIGNED,
+                first_file,
+                None,
+                self.first_seq,
+                f"no valid checkpoint signed by {key_id_of(self.key)} covers any of the"
+                f" {self.records_checked} records: nothing proves who wrote them",
+            )
+        elif self.records_after_anchor:
+            first = self.last_valid_checkpoint_seq + 1
+            message = (
+                f"{self.records_after_anchor} record(s) from seq {first} come after the last signed"
+                f" checkpoint (seq {self.last_valid_checkpoint_seq}): nothing proves who wrote them"
+            )
+            if self.live:
+                self._warn(Reason.UNSIGNED_TAIL, self.last_file, None, message + " (--live)", seq=first)
+            else:
+                self._finding(
+                    Reason.UNSIGNED_TAIL,
+                    self.last_file,
+                    None,
+                    first,
+                    message + "; pass --live if the log is still being written",
+                    expected="0",
+                    actual=str(self.records_after_anchor),
+                )
+
+    def judge_missing_anchor(self) -> None:
+        """A log with checkpoints whose writer exported no ``PATH.anchor`` (or it was deleted)."""
+        if self.on_host_anchor_missing and self.last_checkpoint_seq is not None and not self.not_a_log:
+            self._anchor_problem(
+                Reason.ANCHOR_MISSING,
+                self.on_host_anchor_missing,
+                None,
+                "the on-host anchor is missing: a cut tail or a rollback would go unseen",
+            )
 
     # ------------------------------------------------------------------------------- anchor
 
@@ -812,8 +1098,20 @@ class _ChainWalker:
         self.anchor_seq = _peek_seq(data)
         return data
 
-    def check_anchor(self, path: Path, data: bytes) -> None:
-        """Compare the log with an exported checkpoint line kept elsewhere."""
+    def _anchor_problem(self, reason: Reason, file: str, seq: int | None, message: str) -> None:
+        """On-host anchor findings fail with a key and warn without one. A live log's anchor
+        missing or stale is a warning too: the writer exports it only once an fsync covers the
+        checkpoint, so it lags a log still being written (or killed)."""
+        if self.key is not None and not (self.live and reason is not Reason.ANCHOR_FOREIGN):
+            self._finding(reason, file, 1, seq, message)
+        else:
+            self._warn(reason, file, 1, message, seq=seq)
+
+    def check_anchor(self, path: Path, data: bytes, *, on_host: bool = False) -> None:
+        """Compare the log with an exported checkpoint line (``on_host``: the writer's own
+        ``PATH.anchor``; otherwise a copy kept off the host)."""
+        if self.not_a_log:
+            return
         name = str(path)
         line = data[:-1] if data.endswith(b"\n") else data
         probe = _ChainWalker(None)
@@ -824,13 +1122,9 @@ class _ChainWalker:
             )
             return
         seq: int = record["seq"]
-        if self.key is not None and not self._signature_ok(
-            _mapping(record.get("checkpoint")), record, name, 1
-        ):
-            return
         if record["log_id"] != self.log_id:
             self._finding(
-                Reason.CHECKPOINT_MISMATCH,
+                Reason.ANCHOR_FOREIGN,
                 name,
                 1,
                 seq,
@@ -839,6 +1133,18 @@ class _ChainWalker:
                 actual=record["log_id"],
             )
             return
+        if self.trusted is not None and not self._signature_ok(
+            _mapping(record.get("checkpoint")), record, name, 1, in_log=False
+        ):
+            return
+        if on_host and self.last_checkpoint_seq is not None and seq < self.last_checkpoint_seq:
+            self._anchor_problem(
+                Reason.ANCHOR_STALE,
+                name,
+                seq,
+                f"the on-host anchor is checkpoint seq {seq}, older than the log's last checkpoint"
+                f" (seq {self.last_checkpoint_seq}): it no longer proves where the log ends",
+            )
         if seq > self.seen_max_seq:
             # Reported where the missing records should start: the end of the last segment.
             self._finding(
@@ -874,15 +1180,18 @@ class _ChainWalker:
         actual: str | None = None,
     ) -> None:
         self._bad = True
+        self.error_total += 1
         self.counts[reason.value] += 1
         if len(self.errors) < MAX_FINDINGS:
             self.errors.append(Finding(reason, file, line, seq, message, expected, actual))
 
-    def _warn(self, reason: Reason, file: str, line: int | None, message: str) -> None:
+    def _warn(
+        self, reason: Reason, file: str, line: int | None, message: str, *, seq: int | None = None
+    ) -> None:
         self.counts[reason.value] += 1
-        self.warnings.append(Finding(reason, file, line, None, message))
+        self.warnings.append(Finding(reason, file, line, seq, message))
 
-    def report(self, files: list[str], anchor: str | None) -> VerificationReport:
+    def report(self, files: list[str], anchor: str | None, anchor_kind: str | None) -> VerificationReport:
         invalid = self.records_invalid
         return VerificationReport(
             files=tuple(files),
@@ -905,7 +1214,24 @@ class _ChainWalker:
             reason_counts=dict(self.counts),
             unreadable=tuple(self.unreadable),
             anchor_file=anchor,
+            not_a_log=self.not_a_log,
+            live=self.live,
+            unsigned_tail=self._unsigned_tail(),
+            checkpoints_signed=self.checkpoints_signed,
+            key_handovers=self.key_handovers,
+            records_lost=self.records_lost,
+            anchor_kind=anchor_kind,
+            error_total=self.error_total,
         )
+
+    def _unsigned_tail(self) -> UnsignedTail | None:
+        if self.key is None or self.not_a_log or not self.records_checked:
+            return None
+        if self.last_valid_checkpoint_seq is None:
+            return UnsignedTail(self.records_checked, self.first_seq)
+        if not self.records_after_anchor:
+            return None
+        return UnsignedTail(self.records_after_anchor, self.last_valid_checkpoint_seq + 1)
 
 
 def _self_consistent(line: bytes) -> dict[str, Any] | None:

@@ -4,14 +4,20 @@ One :class:`AuditWriter` per process and log. Every append, under an OS lock on 
 catch up with records other processes appended (so the chain never forks), rotate if the segment is
 full, write one canonical line with one ``write``, maybe checkpoint, maybe ``fsync``. Opening a log
 recovers a torn tail by moving it to a side file and recording a ``recovery`` record; nothing is
-ever truncated silently. An ``fsync`` or write error is fatal: the writer refuses every later
-append, so a caller can fail closed instead of trusting a log that may have lost records.
+ever truncated silently, and a complete line that hashes right is never taken for a torn tail.
+Rotation prepares the next segment in ``PATH.next`` and installs it by link-then-rename, so no
+file is ever replaced and ``PATH`` always holds a complete segment: a process killed anywhere
+leaves a log that verifies, and no record whose ``append`` returned is lost. An ``fsync`` or write
+error is fatal: the writer refuses every later append, so a caller can fail closed instead of
+trusting a log that may have lost records (:mod:`.losses` reopens it for one that fails open).
 """
 
 from __future__ import annotations
 
 import calendar
+import errno
 import fcntl
+import glob
 import hashlib
 import os
 import queue
@@ -23,13 +29,13 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 import orjson
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from .checkpoint import CheckpointStatement, sign_statement
-from .keys import KeyFileError, key_id, load_private_key
+from .checkpoint import CheckpointStatement, HandoverStatement, sign_bytes, sign_statement
+from .keys import KeyFileError, key_id, load_private_key, public_key_hex
 from .merkle import MerkleFrontier
 from .record import (
     FORMAT_VERSION,
@@ -39,16 +45,26 @@ from .record import (
     seal_line,
     without_member,
 )
-from .segments import anchor_path, lock_path, rotated_path, rotated_segments, torn_path
+from .segments import (
+    anchor_path,
+    lock_path,
+    next_segment_path,
+    rotated_path,
+    rotated_segments,
+    torn_path,
+)
 
 FsyncMode = Literal["always", "batch", "off"]
 
 _READ_CHUNK: Final = 8 << 20
+_TAIL_PROBE: Final = 1 << 16  # enough of a segment's end to hold its last checkpoint line
+#: errno values of a file system that has no hard links (rotation then renames, see _link_full_segment).
+_NO_HARD_LINKS: Final = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.EXDEV})
 
 #: Fields the writer owns; a caller's fields may not use these names.
 WRITER_FIELDS: Final = frozenset({"v", "log_id", "seq", "ts", "kind", "prev", "hash"})
 #: Kinds only the writer emits; the verifier gives them meaning, so callers may not forge them.
-WRITER_KINDS: Final = frozenset({"segment_start", "checkpoint", "recovery"})
+WRITER_KINDS: Final = frozenset({"segment_start", "checkpoint", "recovery", "key_handover", "records_lost"})
 
 
 class _Signal:
@@ -77,9 +93,10 @@ class AuditWriteError(AuditError):
     """The record could not be durably written; the writer is unusable from now on."""
 
 
-@dataclass(frozen=True, slots=True)
-class AppendReceipt:
-    """What was written: ``durable`` is true once the line is known to be fsynced."""
+class AppendReceipt(NamedTuple):
+    """What was written: ``durable`` is true once the line is known to be fsynced.
+
+    (A named tuple: built on every append, where a frozen dataclass cost a microsecond.)"""
 
     seq: int
     hash: str
@@ -142,10 +159,12 @@ class AuditWriter:
         settings: WriterSettings,
         signing_key: Ed25519PrivateKey | None,
         requested_log_id: str | None,
+        previous_signing_key: Ed25519PrivateKey | None = None,
     ) -> None:
         self._path = path
         self._settings = settings
         self._signing_key = signing_key
+        self._previous_signing_key = previous_signing_key
         self._key_id = key_id(signing_key.public_key()) if signing_key is not None else None
         self._clock = _UtcClock()
         self._mutex = threading.Lock()
@@ -176,6 +195,10 @@ class AuditWriter:
         self._segment_started = time.time()
         self._pending_rotation = False
         self._last_line = b""  # with its newline
+        # The key id of the newest checkpoint or hand-over read back (``_key_known`` once one was).
+        self._last_key_id: str | None = None
+        self._key_known = False
+        self._last_checkpoint_line = b""  # the newest checkpoint read back, for the anchor
         # Group commit: lines written and lines known durable, counted by this writer.
         self._written = 0
         self._synced = 0  # raised under _sync_state, read without it (an int read is atomic)
@@ -201,6 +224,7 @@ class AuditWriter:
         checkpoint_every: int | None = 1000,
         checkpoint_seconds: float | None = 60.0,
         signing_key: str | os.PathLike[str] | Ed25519PrivateKey | None = None,
+        previous_signing_key: str | os.PathLike[str] | Ed25519PrivateKey | None = None,
         export_anchor: bool = True,
     ) -> AuditWriter:
         """Open (creating or recovering) the log whose active segment is ``path``.
@@ -215,7 +239,10 @@ class AuditWriter:
         it; ``rotate_seconds`` does the same once the active segment is that old (measured from
         its ``segment_start`` record, so every process on the log agrees). ``export_anchor`` keeps
         ``PATH.anchor`` equal to the newest checkpoint once an fsync covers it: copied off the
-        host, it lets ``verify`` prove a cut tail. Raises
+        host, it lets ``verify`` prove a cut tail. ``previous_signing_key`` is for changing keys:
+        when the log's last checkpoint was signed by it, the writer first appends a
+        ``key_handover`` signed by both keys, which strict verification follows; a key change
+        without it is recorded unsigned and verification with the old key reports it. Raises
         :class:`AuditWriteError` when the log cannot be opened or recovered, ``ValueError`` for bad
         settings.
         """
@@ -231,11 +258,12 @@ class AuditWriter:
         )
         try:
             key = load_private_key(signing_key) if signing_key is not None else None
+            old = load_private_key(previous_signing_key) if previous_signing_key is not None else None
         except KeyFileError as error:
             raise AuditWriteError(f"cannot load the checkpoint signing key: {error}") from None
         target = Path(path)
         try:
-            writer = cls(target, settings, key, log_id)
+            writer = cls(target, settings, key, log_id, old)
         except OSError as error:
             raise AuditWriteError(f"{lock_path(target)}: cannot open lock file: {error}") from None
         try:
@@ -293,6 +321,15 @@ class AuditWriter:
                 self._release()
             if self._written == self._synced and self._settings.fsync != "off":
                 return AppendReceipt(receipt.seq, receipt.hash, receipt.ts, receipt.segment, True)
+        return receipt
+
+    def report_losses(self, fields: Mapping[str, Any]) -> AppendReceipt:
+        """Append a ``records_lost`` record (see :mod:`.losses`): how many records a fail-open
+        caller could not write before this one, of which kinds, when, and the last error."""
+        record = {"lost": dict(fields["lost"])}
+        with self._locked():
+            receipt = self._append_locked("records_lost", record)
+            self._after_append()
         return receipt
 
     def checkpoint(self) -> AppendReceipt | None:
@@ -395,51 +432,67 @@ class AuditWriter:
         return AuditWriteError(reason)
 
     def _attach(self) -> None:
-        """Open the active segment under the lock: recover a torn tail, restore chain state."""
-        self._fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        self._inode = os.fstat(self._fd).st_ino
+        """Open the active segment under the lock: recover a torn tail, restore chain state, and
+        leave the log as a verifier expects it (every recovery recorded, no rotation half done)."""
+        self._remove_stale_temporaries()
+        self._open_active()
+        self._hand_over_key_if_changed()
+        self._last_checkpoint_at = time.monotonic()
+        self._sync_if_due(force=self._settings.fsync != "off")
+        if self._settings.export_anchor and self._last_checkpoint_line:
+            self._refresh_stale_anchor(self._last_checkpoint_line)
+
+    def _catch_up(self) -> None:
+        """Fold in what other processes appended since we last held the lock; follow rotation.
+
+        Runs under the lock before every append, so the head a record chains to is always the
+        head on disk. Every change to the active file grows it (records, or the rotation
+        checkpoint that precedes replacing it): an unchanged size proves nothing changed. The
+        size comes from lseek, not fstat: one syscall either way, but fstat's Python result object
+        alone costs about a microsecond. (Seeking an O_APPEND descriptor moves nothing that
+        matters: writes go to the end and reads use pread.)
+        """
+        if os.lseek(self._fd, 0, os.SEEK_END) == self._offset and not self._pending_rotation:
+            return
+        self._read_new_records(allow_start=False)
+        current = _stat_or_none(self._path)
+        if current is not None and current.st_ino == self._inode:
+            if self._pending_rotation:
+                self._finish_rotation()  # its writer died after the rotation checkpoint
+            return
+        # Another process rotated, perhaps several times since we last looked. The new active
+        # segment's segment_start carries the whole chain state, so we restart from it rather
+        # than from our (stale) head.
+        self._sync_if_due(force=True)  # our lines in the old segment must not lose durability
+        os.close(self._fd)
+        self._fd = -1
+        self._open_active()
+
+    def _open_active(self) -> None:
+        """Open ``PATH`` and take the chain state from it (creating or continuing the log if it is
+        missing or empty); then record orphaned side files and finish an interrupted rotation."""
+        try:
+            fd = os.open(self._path, os.O_RDWR | os.O_APPEND)
+        except FileNotFoundError:
+            self._create_missing_active()
+            return
+        self._fd = fd
+        self._inode = os.fstat(fd).st_ino
         self._offset = 0
         self._read_new_records(allow_start=True)
         if self._offset == 0:
-            self._start_segment_after_crash_or_fresh()
+            self._start_in_empty_active()
         self._record_orphaned_side_files()
         if self._pending_rotation:
             self._finish_rotation()
-        self._last_checkpoint_at = time.monotonic()
-        self._sync_if_due(force=self._settings.fsync != "off")
-
-    def _catch_up(self) -> None:
-        """Fold in what other processes appended since we last held the lock; follow rotation."""
-        # Every rotation appends a checkpoint before renaming, so an unchanged size means no other
-        # writer touched the log. The size comes from lseek, not fstat: one syscall either way, but
-        # fstat's Python result object alone costs about a microsecond. (Seeking an O_APPEND
-        # descriptor moves nothing that matters: writes go to the end and reads use pread.)
-        if os.lseek(self._fd, 0, os.SEEK_END) == self._offset:
-            return
-        self._read_new_records(allow_start=False)
-        try:
-            current = os.stat(self._path)
-        except FileNotFoundError:
-            current = None
-        if self._pending_rotation and current is not None and current.st_ino == self._inode:
-            self._finish_rotation()  # its writer died between the rotation checkpoint and the rename
-            return
-        if current is None or current.st_ino != self._inode:
-            # Another process rotated (and perhaps died before starting the next segment).
-            self._sync_if_due(force=True)  # our lines in the old segment must not lose durability
-            os.close(self._fd)
-            self._fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-            self._inode = os.fstat(self._fd).st_ino
-            self._offset = 0
-            self._read_new_records(allow_start=True)
-            if self._offset == 0:
-                self._start_segment_after_crash_or_fresh()
 
     def _read_new_records(self, *, allow_start: bool) -> None:
-        """Absorb complete lines from ``_offset`` to EOF; move a torn or unverifiable tail aside.
+        """Absorb complete lines from ``_offset`` to EOF; move a torn tail aside.
 
-        Reads in bounded chunks, so opening a large segment costs time, not memory; only the final
-        chunk's last line gets the full hash check that decides whether it is a torn tail.
+        Torn means: bytes after the last newline, or a last line that is not a whole record
+        hashing to its own ``hash``. A complete line that verifies is never torn, whatever it
+        links to (a segment holding only its ``segment_start`` is a valid segment). Reads in
+        bounded chunks, so opening a large segment costs time, not memory.
         """
         size = os.fstat(self._fd).st_size
         while size - self._offset > _READ_CHUNK:
@@ -450,7 +503,7 @@ class AuditWriter:
             for line in chunk[:end].split(b"\n")[:-1]:
                 record = _parse_own_line(line)
                 if record is not None:
-                    self._absorb(record, allow_start=allow_start)
+                    self._absorb(record, line, allow_start=allow_start)
             self._offset += end
         data = os.pread(self._fd, size - self._offset, self._offset) if size > self._offset else b""
         if not data:
@@ -458,37 +511,18 @@ class AuditWriter:
         end = data.rfind(b"\n") + 1
         lines = data[:end].split(b"\n")[:-1] if end else []
         torn_from = self._offset + end if end < len(data) else None
-        parsed: list[dict[str, Any]] = []
-        for index, line in enumerate(lines):
+        if torn_from is None and lines and not _verifies(lines[-1]):
+            torn_from = self._offset + end - len(lines[-1]) - 1
+            lines.pop()
+        for line in lines:
             record = _parse_own_line(line)
-            is_last = index == len(lines) - 1
-            if is_last and torn_from is None and not self._extends_chain(line, record, parsed):
-                torn_from = self._offset + end - len(line) - 1
-                break
             if record is not None:
-                parsed.append(record)
-        for record in parsed:
-            self._absorb(record, allow_start=allow_start)
-        self._offset += end
+                self._absorb(record, line, allow_start=allow_start)
+        self._offset = torn_from if torn_from is not None else self._offset + end
         if torn_from is not None:
-            self._offset = torn_from
             self._move_torn_tail_aside(torn_from, size)
 
-    def _extends_chain(
-        self, line: bytes, record: dict[str, Any] | None, parsed: list[dict[str, Any]]
-    ) -> bool:
-        """Whether a last line is a whole record that hashes right and follows its predecessor."""
-        if record is None:
-            return False
-        body = without_member(line, "hash", record["hash"])
-        if body is None or record_hash(body) != record["hash"]:
-            return False
-        if not parsed and self._head == "":
-            return record.get("kind") == "segment_start"
-        expected_prev = parsed[-1].get("hash") if parsed else self._head
-        return record.get("prev") == expected_prev
-
-    def _absorb(self, record: dict[str, Any], *, allow_start: bool) -> None:
+    def _absorb(self, record: dict[str, Any], line: bytes, *, allow_start: bool) -> None:
         """Update chain state from one record read back from the file."""
         kind = record.get("kind")
         self._segment_has_records = kind != "segment_start"
@@ -500,6 +534,7 @@ class AuditWriter:
             self._frontier = MerkleFrontier.restore(
                 int(tree.get("size", 0)), [bytes.fromhex(h) for h in tree.get("frontier", [])]
             )
+            self._since_checkpoint = 0  # a segment starts after its predecessor's rotation checkpoint
         if not self._log_id or self._head == "":
             existing = str(record.get("log_id", ""))
             if self._requested_log_id and existing != self._requested_log_id:
@@ -511,77 +546,91 @@ class AuditWriter:
         self._head = str(record["hash"])
         self._frontier.append(bytes.fromhex(self._head))
         self._since_checkpoint = 0 if kind == "checkpoint" else self._since_checkpoint + 1
-        self._pending_rotation = (
-            kind == "checkpoint" and (record.get("checkpoint") or {}).get("reason") == "rotation"
-        )
+        self._pending_rotation = False
+        if kind == "checkpoint":
+            body = record.get("checkpoint") or {}
+            self._pending_rotation = body.get("reason") == "rotation"
+            self._last_key_id = body.get("key_id")
+            self._last_checkpoint_line = line
+            self._key_known = True
+        elif kind == "key_handover":
+            self._last_key_id = (record.get("handover") or {}).get("to_key_id")
+            self._key_known = True
 
     def _move_torn_tail_aside(self, offset: int, size: int) -> None:
         """Copy bytes ``offset..size`` to a side file, cut them off, and say so in the log."""
         torn = os.pread(self._fd, size - offset, offset)
-        side = torn_path(self._path, self._segment_index, offset)
-        suffix = 0
+        base = torn_path(self._path, self._segment_index, offset)
+        side, suffix = base, 0
         while side.exists():
             suffix += 1
-            side = side.with_name(f"{torn_path(self._path, self._segment_index, offset).name}.{suffix}")
-        fd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            os.write(fd, torn)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            side = side.with_name(f"{base.name}.{suffix}")
+        _write_new_file(side, torn, sync=True)
         os.ftruncate(self._fd, offset)
         os.fsync(self._fd)
         if offset == 0:
-            return  # an empty segment gets its start record first; the side file is found later
-        self._write_recovery(side, offset, torn)
+            return  # an empty segment gets its start record first, then the side file's record
+        details = {"reason": "torn_tail", "segment_index": self._segment_index}
+        details.update(_side_fields(side, offset, torn))
+        if self._pending_rotation:
+            # The tail followed a rotation checkpoint: the closed segment takes no more records,
+            # so the recovery record opens its successor.
+            self._finish_rotation()
+        self._write_recovery(details)
 
     def _record_orphaned_side_files(self) -> None:
-        """A crash between cutting a torn tail and logging it leaves a side file with no record."""
+        """Record side files of this segment that no ``recovery`` record mentions yet: a crash
+        between cutting a torn tail and logging it, or a tail moved aside at offset 0."""
         prefix = f"{self._path.name}.torn-{self._segment_index:06d}-"
-        for side in sorted(self._path.parent.glob(prefix + "*")):
+        for side in sorted(self._path.parent.glob(glob.escape(prefix) + "*")):
             offset_text = side.name[len(prefix) :].split(".")[0]
             if not offset_text.isdigit():
                 continue
             offset = int(offset_text)
             if offset not in (0, self._offset) or self._mentions_side_file(side.name):
                 continue
-            self._write_recovery(side, offset, side.read_bytes())
+            torn = side.read_bytes()
+            self._write_recovery({"reason": "torn_tail", **_side_fields(side, offset, torn)})
 
     def _mentions_side_file(self, name: str) -> bool:
         needle = orjson.dumps(name)
         data = os.pread(self._fd, self._offset, 0)
         return needle in data
 
-    def _write_recovery(self, side: Path, offset: int, torn: bytes) -> None:
-        self._append_locked(
-            "recovery",
-            {
-                "recovery": {
-                    "segment_index": self._segment_index,
-                    "offset": offset,
-                    "length": len(torn),
-                    "sha256": hashlib.sha256(torn).hexdigest(),
-                    "side_file": side.name,
-                }
-            },
-        )
+    def _write_recovery(self, details: dict[str, Any]) -> None:
+        self._append_locked("recovery", {"recovery": {"segment_index": self._segment_index, **details}})
+        if self._settings.fsync != "off":
+            self._sync_if_due(force=True)
 
-    def _start_segment_after_crash_or_fresh(self) -> None:
-        """The active file is empty: start a fresh log or continue after the last rotated one."""
+    def _create_missing_active(self) -> None:
+        """``PATH`` does not exist: start a new log, or continue after the last rotated segment
+        (the active one was deleted, or a rotation on a file system without hard links was cut
+        short) with a ``recovery`` record saying so."""
+        rotated = rotated_segments(self._path)
+        if not rotated:
+            self._log_id = self._requested_log_id or uuid.uuid4().hex
+            self._next_seq, self._head, self._frontier = 0, "", MerkleFrontier()
+            self._create_segment(0, None, replacing=None)
+            return
+        index, last = rotated[-1]
+        self._restore_from_rotated(last)
+        previous = {"name": last.name, "last_seq": self._next_seq - 1, "last_hash": self._head}
+        self._create_segment(index + 1, previous, replacing=None)
+        self._write_recovery({"reason": "active_missing", "continues_after": last.name})
+
+    def _start_in_empty_active(self) -> None:
+        """``PATH`` exists but holds no record (created by hand, by an older writer killed before
+        its first line, or every byte was torn): write its ``segment_start`` into it."""
         rotated = rotated_segments(self._path)
         previous: dict[str, Any] | None = None
-        if rotated and self._head == "":
+        if rotated:
             index, last = rotated[-1]
             self._restore_from_rotated(last)
             previous = {"name": last.name, "last_seq": self._next_seq - 1, "last_hash": self._head}
             self._segment_index = index + 1
-        elif self._head:
-            # We followed a rotation whose author died before writing the new segment's start.
-            last = rotated_path(self._path, self._segment_index)
-            previous = {"name": last.name, "last_seq": self._next_seq - 1, "last_hash": self._head}
-            self._segment_index += 1
         else:
-            self._log_id = self._requested_log_id or uuid.uuid4().hex
+            self._log_id = self._requested_log_id or self._log_id or uuid.uuid4().hex
+            self._next_seq, self._head, self._frontier = 0, "", MerkleFrontier()
             self._segment_index = 0
         self._write_segment_start(previous)
         if self._settings.fsync != "off":
@@ -590,12 +639,20 @@ class AuditWriter:
 
     def _restore_from_rotated(self, segment: Path) -> None:
         data = segment.read_bytes()
+        self._head = ""
         for line in data.split(b"\n"):
             record = _parse_own_line(line)
             if record is not None:
-                self._absorb(record, allow_start=True)
+                self._absorb(record, line, allow_start=True)
+        self._pending_rotation = False  # the rotation this segment promised is what we finish now
         if not self._head:
             raise AuditWriteError(f"{segment}: last rotated segment holds no readable record")
+
+    def _remove_stale_temporaries(self) -> None:
+        """The next-segment file of a writer that died before installing it (only a lock holder
+        creates one, and we hold the lock): it holds nothing that was ever acknowledged."""
+        with suppress(FileNotFoundError):
+            next_segment_path(self._path).unlink()
 
     def _segment_is_full(self, incoming: int) -> bool:
         """Whether the next record belongs in a new segment: by size, or by the segment's age."""
@@ -609,38 +666,93 @@ class AuditWriter:
 
     def _write_segment_start(self, previous: dict[str, Any] | None) -> None:
         self._segment_started = time.time()
-        self._append_locked(
-            "segment_start",
-            {
-                "segment": {"index": self._segment_index, "previous": previous},
-                "tree": _tree_fields(self._frontier),
-            },
+        self._append_locked("segment_start", self._segment_start_fields(self._segment_index, previous))
+
+    def _segment_start_fields(self, index: int, previous: dict[str, Any] | None) -> dict[str, Any]:
+        return {"segment": {"index": index, "previous": previous}, "tree": _tree_fields(self._frontier)}
+
+    # ------------------------------------------------------------------------------ key hand-over
+
+    def _hand_over_key_if_changed(self) -> None:
+        """A writer signing with another key than the log's last checkpoint says so in the log:
+        a ``key_handover`` signed by both keys when the previous key was given, unsigned (which
+        strict verification reports as a key change) when it was not."""
+        if self._signing_key is None:
+            return
+        previous_id = self._last_key_id if self._key_known else self._key_id_before_this_segment()
+        if previous_id is None or previous_id == self._key_id:
+            return
+        old = self._previous_signing_key
+        handover: dict[str, Any] = {
+            "from_key_id": previous_id,
+            "from_public_key": None,
+            "to_key_id": self._key_id,
+            "to_public_key": public_key_hex(self._signing_key.public_key()),
+            "from_signature": None,
+            "to_signature": None,
+        }
+        if old is not None and key_id(old.public_key()) == previous_id:
+            handover["from_public_key"] = public_key_hex(old.public_key())
+        statement = HandoverStatement(
+            log_id=self._log_id,
+            seq=self._next_seq,
+            prev=self._head,
+            from_key_id=previous_id,
+            from_public_key=handover["from_public_key"],
+            to_key_id=str(self._key_id),
+            to_public_key=handover["to_public_key"],
         )
+        handover["to_signature"] = sign_bytes(self._signing_key, statement.to_bytes())
+        if old is not None and handover["from_public_key"] is not None:
+            handover["from_signature"] = sign_bytes(old, statement.to_bytes())
+        self._append_locked("key_handover", {"handover": handover})
+        self._checkpoint_locked("handover")
+
+    def _key_id_before_this_segment(self) -> str | None:
+        """The key id of the last checkpoint before the active segment (its predecessor's
+        rotation checkpoint), for a segment that has none of its own yet."""
+        if self._segment_index == 0:
+            return None
+        try:
+            handle = open(rotated_path(self._path, self._segment_index - 1), "rb")  # noqa: SIM115
+        except FileNotFoundError:
+            return None
+        with handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - _TAIL_PROBE))
+            tail = handle.read()
+        for line in reversed(tail.split(b"\n")):
+            record = _parse_own_line(line)
+            if record is not None and record.get("kind") in ("checkpoint", "key_handover"):
+                body = record.get("checkpoint") or {}
+                if record.get("kind") == "key_handover":
+                    return (record.get("handover") or {}).get("to_key_id")
+                return body.get("key_id")
+        return None
 
     # --------------------------------------------------------------------------- writing records
 
-    def _append_locked(self, kind: str, fields: dict[str, Any]) -> AppendReceipt:
-        """Chain, seal and write one record; the OS lock is held and state is current."""
+    def _seal(self, kind: str, fields: dict[str, Any]) -> tuple[bytes, str, bytes, int, str]:
+        """Add the writer's fields and seal: (line with newline, hex hash, raw digest, seq, ts)."""
         seq = self._next_seq
-        prev = self._head or genesis_prev(self._log_id)
         ts = self._clock.now()
         fields["v"] = FORMAT_VERSION
         fields["log_id"] = self._log_id
         fields["seq"] = seq
         fields["ts"] = ts
         fields["kind"] = kind
-        fields["prev"] = prev
+        fields["prev"] = self._head or genesis_prev(self._log_id)
         try:
             line, hex_digest, digest = seal_line(fields)
         except OutsideDomainError as error:
-            hint = " (fit_to_domain() rewrites floats in tool arguments as strings)"
+            hint = " (audit.fit_to_domain() rewrites floats and huge integers in tool arguments as strings)"
             raise AuditRecordError(
                 f"record field {error.violation}{hint if 'float' in str(error) else ''}"
             ) from None
-        if kind not in WRITER_KINDS and self._segment_has_records and self._segment_is_full(len(line)):
-            self._rotate()
-            return self._append_locked(kind, fields)
-        self._write_line(line)
+        return line, hex_digest, digest, seq, ts
+
+    def _commit(self, kind: str, line: bytes, hex_digest: str, digest: bytes, seq: int) -> None:
+        """Chain state after ``line`` reached the active segment."""
         self._next_seq = seq + 1
         self._head = hex_digest
         self._frontier.append(digest)
@@ -648,6 +760,15 @@ class AuditWriter:
         self._segment_has_records = kind != "segment_start"
         self._pending_rotation = False  # a record after a rotation checkpoint: nothing left to finish
         self._last_line = line
+
+    def _append_locked(self, kind: str, fields: dict[str, Any]) -> AppendReceipt:
+        """Chain, seal and write one record; the OS lock is held and state is current."""
+        line, hex_digest, digest, seq, ts = self._seal(kind, fields)
+        if kind not in WRITER_KINDS and self._segment_has_records and self._segment_is_full(len(line)):
+            self._rotate()
+            return self._append_locked(kind, fields)
+        self._write_line(line)
+        self._commit(kind, line, hex_digest, digest, seq)
         return AppendReceipt(seq, hex_digest, ts, self._path, False)
 
     def _write_line(self, data: bytes) -> None:
@@ -743,6 +864,8 @@ class AuditWriter:
         }
         receipt = self._append_locked("checkpoint", body)
         self._last_checkpoint_at = time.monotonic()
+        self._last_checkpoint_line = self._last_line[:-1]
+        self._last_key_id, self._key_known = self._key_id, True
         if self._settings.export_anchor:
             # The anchor must never be durable ahead of the checkpoint it copies, or a power cut
             # would make an honest log look truncated: it is exported once an fsync covers the
@@ -770,14 +893,29 @@ class AuditWriter:
         """Atomically replace ``PATH.anchor`` with a checkpoint line, for off-host copies."""
         target = anchor_path(self._path)
         temporary = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            os.write(fd, line + b"\n")
-            if self._settings.fsync != "off":
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temporary, target)
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(fd, line + b"\n")
+                if self._settings.fsync != "off":
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(temporary, target)
+        except BaseException:
+            with suppress(OSError):
+                temporary.unlink()
+            raise
+
+    def _refresh_stale_anchor(self, line: bytes) -> None:
+        """On open: a writer killed between a checkpoint's fsync and its export left the anchor
+        behind the log; the checkpoint read back from the file is durable, so export it now."""
+        try:
+            current = anchor_path(self._path).read_bytes()
+        except FileNotFoundError:
+            current = b""
+        if current.rstrip(b"\n") != line:
+            self._export_anchor(line)
 
     def _rotate(self) -> None:
         """Close the full segment with a checkpoint, rename it, and start the next one linked to it."""
@@ -786,23 +924,85 @@ class AuditWriter:
         self._finish_rotation()
 
     def _finish_rotation(self) -> None:
-        """Rename the segment that ends in a rotation checkpoint and start its successor.
-
-        Also run on open and catch-up: a writer killed between the checkpoint and the rename leaves
-        a segment that promises a successor; completing the rotation keeps that promise.
-        """
+        """Give the segment that ends in a rotation checkpoint its rotated name and install its
+        successor. Also run on open and catch-up: a writer killed after the checkpoint leaves a
+        segment that promises a successor, and completing the rotation keeps that promise."""
         self._pending_rotation = False
-        rotated = rotated_path(self._path, self._segment_index)
-        os.rename(self._path, rotated)
-        previous = {"name": rotated.name, "last_seq": self._next_seq - 1, "last_hash": self._head}
-        os.close(self._fd)
-        self._fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
-        self._inode = os.fstat(self._fd).st_ino
-        self._offset = 0
-        self._segment_index += 1
-        self._write_segment_start(previous)
         if self._settings.fsync != "off":
-            _fsync_directory(self._path.parent)
+            self._sync_if_due(force=True)  # the closed segment is durable before it is closed
+        rotated = rotated_path(self._path, self._segment_index)
+        previous = {"name": rotated.name, "last_seq": self._next_seq - 1, "last_hash": self._head}
+        self._remove_stale_temporaries()
+        self._create_segment(self._segment_index + 1, previous, replacing=rotated)
+
+    def _create_segment(self, index: int, previous: dict[str, Any] | None, *, replacing: Path | None) -> None:
+        """Install a new active segment holding only its ``segment_start``, never overwriting a file.
+
+        The record is written to a temporary file and made durable first. Then, for a rotation
+        (``replacing`` = the full segment's rotated name), the full segment is hard-linked to its
+        rotated name (which fails if that name exists) and the new file renamed over ``PATH``;
+        otherwise the new file is linked to ``PATH`` (which fails if ``PATH`` exists). At every
+        instant ``PATH`` holds a complete segment, so a crash anywhere leaves a log that verifies:
+        at worst the full segment has both names, which the verifier and the next writer recognise.
+        """
+        self._segment_started = time.time()
+        fields = self._segment_start_fields(index, previous)
+        line, hex_digest, digest, seq, _ = self._seal("segment_start", fields)
+        temporary = next_segment_path(self._path)
+        durable = self._settings.fsync != "off"
+        fd = os.open(temporary, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            if os.write(fd, line) != len(line):
+                raise OSError(errno.EIO, f"short write to {temporary}")
+            if durable:
+                os.fsync(fd)
+            if replacing is None:
+                os.link(temporary, self._path)
+                os.unlink(temporary)
+            else:
+                self._link_full_segment(replacing)
+                os.rename(temporary, self._path)
+            if durable:
+                _fsync_directory(self._path.parent)
+        except BaseException:
+            os.close(fd)
+            with suppress(OSError):
+                os.unlink(temporary)
+            raise
+        if self._fd >= 0:
+            os.close(self._fd)
+        self._fd = fd
+        self._inode = os.fstat(fd).st_ino
+        self._offset = len(line)
+        self._segment_index = index
+        self._written += 1
+        if durable:
+            with self._sync_state:
+                if self._synced == self._written - 1:
+                    self._synced = self._written
+        self._commit("segment_start", line, hex_digest, digest, seq)
+
+    def _link_full_segment(self, rotated: Path) -> None:
+        """Give the active (full) segment its rotated name too, refusing to replace any file."""
+        try:
+            os.link(self._path, rotated)
+        except FileExistsError:
+            existing = os.stat(rotated)
+            mine = os.fstat(self._fd)
+            if (existing.st_ino, existing.st_dev) != (mine.st_ino, mine.st_dev):
+                raise AuditWriteError(
+                    f"{rotated} already exists and is another segment: refusing to overwrite it"
+                ) from None
+            # The same file: a writer died after linking it; finishing the rotation is renaming.
+        except OSError as error:
+            if error.errno not in _NO_HARD_LINKS:
+                raise
+            # A file system without hard links: a plain rename, still never over an existing name
+            # (we hold the lock); a crash before the new segment is in place leaves PATH missing,
+            # which the next writer repairs with a recovery record.
+            if rotated.exists():
+                raise AuditWriteError(f"{rotated} already exists: refusing to overwrite it") from None
+            os.rename(self._path, rotated)
 
     # ----------------------------------------------------------------------- background flushing
 
@@ -945,3 +1145,46 @@ def _fsync_directory(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _stat_or_none(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+
+
+def _verifies(line: bytes) -> bool:
+    """Whether ``line`` is a whole record whose ``hash`` is the hash of the rest of it."""
+    record = _parse_own_line(line)
+    if record is None:
+        return False
+    body = without_member(line, "hash", record["hash"])
+    return body is not None and record_hash(body) == record["hash"]
+
+
+def _write_new_file(path: Path, data: bytes, *, sync: bool) -> None:
+    """Create ``path`` (never replacing a file) holding ``data``; on any failure remove it again,
+    so a failed recovery leaves no empty side file behind."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        try:
+            if os.write(fd, data) != len(data):
+                raise OSError(errno.ENOSPC, f"short write to {path}")
+            if sync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with suppress(OSError):
+            path.unlink()
+        raise
+
+
+def _side_fields(side: Path, offset: int, torn: bytes) -> dict[str, Any]:
+    return {
+        "offset": offset,
+        "length": len(torn),
+        "sha256": hashlib.sha256(torn).hexdigest(),
+        "side_file": side.name,
+    }

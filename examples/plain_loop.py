@@ -22,11 +22,18 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from dsh_policy.audit.writer import AuditWriter
-from dsh_policy.policy.decide import Policy
-from dsh_policy.policy.events import StepEvent, StepMessage, ToolCallEvent, ToolResultEvent
-from dsh_policy.policy.loading import LoadFailure
-from dsh_policy.policy.runtime.auditing import CallOutcome, DecisionAuditor, ResultFacts
+from dsh_policy.audit import AuditWriter
+from dsh_policy.policy import (
+    CallOutcome,
+    DecisionAuditor,
+    LoadFailure,
+    Policy,
+    ResultFacts,
+    StepEvent,
+    StepMessage,
+    ToolCallEvent,
+    ToolResultEvent,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,14 +75,15 @@ def main() -> int:
         for index, (tool, args) in enumerate(calls):
             call = ToolCallEvent(tool=tool, args=args, call_id=f"c{step}.{index}", session_id="s1",
                                  turn=1, step=step)
-            gate = policy.check_tool_call(call)
+            decider = policy.current()  # one compiled policy decides the whole call
+            gate = decider.check_tool_call(call)
             if gate.decision != "allow":  # a loop without an approval channel treats ask as deny
                 print(f"  {gate.decision.upper():<6} {tool} {json.dumps(args)}  <- {', '.join(gate.rules)}")
                 model_sees = f"Error: {gate.message}"
                 review = None
             else:
                 output = run_tool(tool, args)
-                review = policy.review_tool_result(ToolResultEvent(call=call, text=output, value=output))
+                review = decider.review_tool_result(ToolResultEvent(call=call, text=output, value=output))
                 if review.decision == "block":
                     model_sees = review.message or "withheld"
                 else:

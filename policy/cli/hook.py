@@ -119,20 +119,14 @@ def _decide_and_record(
     if isinstance(sources, list):
         decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(sources)))
     else:
-        loaded = Policy.load(
-            sources.packs,
-            params=sources.params,
-            engine=sources.engine,
-            shadow=sources.shadow,
-            param_origins=sources.param_origins,
-        )
-        if isinstance(loaded, LoadFailure):
-            decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(loaded.errors)))
+        built = sources.build()
+        if isinstance(built, LoadFailure):
+            decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(built.errors)))
         elif isinstance(payload, HookInputError):
-            policy = loaded
+            policy = Policy(built)
             decision = HookDecision(failure_verdict(payload.event, str(payload)))
         else:
-            policy = loaded
+            policy = Policy(built)
             output_filter = OutputFilter(redact_output_argv(spec_from(args)), args.redact_bash_output)
             session = SessionContext(announcement(policy) if args.announce_packs else None, output_filter)
             decision = decide_hook(policy, args.harness, payload, session)

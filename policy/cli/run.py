@@ -35,8 +35,9 @@ from dsh_policy.policy.demo.sandbox import Sandbox
 from dsh_policy.policy.demo.script import ScriptedTurn, SessionScript, load_session_script
 from dsh_policy.policy.demo.tools import sandbox_tools
 from dsh_policy.policy.events import StepEvent, StepVerdict
+from dsh_policy.policy.runtime.audit_plan import AuditPlan, audit_plan
 from dsh_policy.policy.runtime.auditing import CallOutcome
-from dsh_policy.policy.runtime.deployment import AuditPlan, audit_plan, deploy
+from dsh_policy.policy.runtime.deployment import deploy
 from dsh_policy.policy.runtime.gateway import PolicyGateway
 
 _ARG_KEYS = ("command", "path", "url", "channel")

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import structlog
 from dsh_policy.audit.writer import AuditError
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
@@ -38,6 +39,7 @@ from dsh_policy.policy.hooks.protocol import (
 )
 from dsh_policy.policy.hooks.vocabulary import Harness
 from dsh_policy.policy.redaction import all_detector_redactions, redact_value
+from dsh_policy.policy.runtime.audit_plan import AuditPlan, audit_plan, open_audit_writer
 from dsh_policy.policy.runtime.auditing import (
     AuditUnavailableError,
     CallOutcome,
@@ -46,7 +48,8 @@ from dsh_policy.policy.runtime.auditing import (
     ResultFacts,
     sha256_digest,
 )
-from dsh_policy.policy.runtime.deployment import AuditPlan, audit_plan, open_audit_writer
+
+_log = structlog.get_logger("dsh_policy.audit")
 
 
 def audit_target(flag: str | None, sources: PolicySources) -> AuditPlan | None:
@@ -103,6 +106,8 @@ def record_hook_decision(
     except (AuditError, OSError, ValueError) as error:
         if target.fail_closed:
             raise AuditUnavailableError(f"cannot open audit log {target.path}: {error}") from None
+        # Fail-open: the decision stands without its record; the loss must not be silent.
+        _log.error("audit record lost", path=target.path, error=str(error), fail_closed=False)
         return
     try:
         auditor = DecisionAuditor(writer, policy, fail_closed=target.fail_closed)

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import orjson
 import structlog
-from dsh_policy.audit.writer import AuditError, AuditRecordError, AuditWriter
+from dsh_policy.audit.losses import ReopeningWriter
+from dsh_policy.audit.record import DEPTH_MARKER, MAX_RECORD_DEPTH, MAX_SAFE_INTEGER, fit_to_domain
+from dsh_policy.audit.writer import AuditError, AuditRecordError, AuditWriteError, AuditWriter
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.events import (
     GuardVerdict,
@@ -34,6 +35,8 @@ from dsh_policy.policy.events import (
 )
 
 __all__ = [
+    "DEPTH_MARKER",
+    "MAX_RECORD_DEPTH",
     "AuditUnavailableError",
     "CallOutcome",
     "DecisionAuditor",
@@ -47,7 +50,6 @@ __all__ = [
 _log = structlog.get_logger("dsh_policy.audit")
 
 #: Integers the canonical form can hold exactly (AUDIT.md: keep integers within +/-2^53).
-_SAFE_INT = 2**53 - 1
 
 
 class PolicyFacts(Protocol):
@@ -116,48 +118,11 @@ def digest_json(value: Any) -> str:
         return _streamed_digest(value)
 
 
-#: Nesting an audit record keeps: a deeper subtree is replaced by a marker (the digest still covers
-#: it). Far below orjson's 255 levels and the interpreter's stack, far above any real argument.
-MAX_RECORD_DEPTH = 64
-DEPTH_MARKER = f"[TRUNCATED: nested deeper than {MAX_RECORD_DEPTH} levels]"
-
-
 def canonical_domain(value: Any) -> Any:
-    """Fit a JSON value into the log's canonical domain: floats and integers beyond 2^53 become
-    strings (``1.5`` -> ``"1.5"``), so a record never carries a number JCS and orjson could render
-    differently; a lone surrogate (valid in a JSON escape, not in UTF-8) becomes U+FFFD; nesting
-    deeper than :data:`MAX_RECORD_DEPTH` becomes :data:`DEPTH_MARKER`. So every value a model or a
-    tool can produce has a record, and the record always serializes."""
-    return _fit(value, 0)
-
-
-def _fit(value: Any, depth: int) -> Any:
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, str):
-        return value if value.isascii() else _utf8_safe(value)
-    if isinstance(value, int):
-        return value if -_SAFE_INT <= value <= _SAFE_INT else str(value)
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, Mapping | list | tuple) and depth >= MAX_RECORD_DEPTH:
-        return DEPTH_MARKER
-    if isinstance(value, Mapping):
-        return {_utf8_safe(str(key)): _fit(item, depth + 1) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_fit(item, depth + 1) for item in value]
-    return _utf8_safe(repr(value))
-
-
-def _utf8_safe(text: str) -> str:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub("\ufffd", text)
-    return text
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+    """Fit a JSON value into the log's canonical domain (:func:`~dsh_policy.audit.record.fit_to_domain`),
+    describing anything that is not JSON by its ``repr``: every value a model or a tool can
+    produce has a record, and the record always serializes."""
+    return fit_to_domain(value, describe_other=True)
 
 
 def _number_safe(value: Any) -> Any:
@@ -166,7 +131,7 @@ def _number_safe(value: Any) -> Any:
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
-        return value if -_SAFE_INT <= value <= _SAFE_INT else str(value)
+        return value if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else str(value)
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, Mapping):
@@ -222,13 +187,17 @@ def _streamed_digest(value: Any) -> str:
 
 class DecisionAuditor:
     """Builds and appends the gateway's audit records. ``fail_closed`` makes a failed write raise
-    :class:`AuditUnavailableError` (the caller refuses the call); otherwise the failure is logged
-    and the decision stands."""
+    :class:`AuditUnavailableError` (the caller refuses the call); otherwise the decision stands and
+    the loss is counted and logged. Given a :class:`ReopeningWriter`, a fail-open gateway also
+    reopens the log and the next record written is preceded by a ``records_lost`` record."""
 
-    def __init__(self, writer: AuditWriter, policy: PolicyFacts, *, fail_closed: bool = False) -> None:
+    def __init__(
+        self, writer: AuditWriter | ReopeningWriter, policy: PolicyFacts, *, fail_closed: bool = False
+    ) -> None:
         self.writer = writer
         self.policy = policy
         self.fail_closed = fail_closed
+        self.records_lost = 0  #: records this auditor could not write
 
     # --- building blocks ---------------------------------------------------------------------------
 
@@ -286,7 +255,16 @@ class DecisionAuditor:
                 # hook field): record it in its fitted form rather than lose the record.
                 self.writer.append(kind, canonical_domain(fields))
         except AuditError as error:
-            _log.error("audit write failed", kind=kind, error=str(error), fail_closed=self.fail_closed)
+            self.records_lost += 1
+            if isinstance(self.writer, ReopeningWriter) and not isinstance(error, AuditWriteError):
+                self.writer.note_loss(kind, str(error))  # (write failures it counts itself)
+            _log.error(
+                "audit write failed",
+                kind=kind,
+                error=str(error),
+                fail_closed=self.fail_closed,
+                records_lost=self.records_lost,
+            )
             if self.fail_closed:
                 raise AuditUnavailableError(str(error)) from None
 

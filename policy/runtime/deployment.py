@@ -13,68 +13,22 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Literal
 
+from dsh_policy.audit.losses import ReopeningWriter
 from dsh_policy.audit.writer import AuditWriteError, AuditWriter
 from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.loading import LoadFailure
+from dsh_policy.policy.runtime.audit_plan import AuditPlan, audit_plan, open_audit_writer
 from dsh_policy.policy.runtime.auditing import AuditUnavailableError, DecisionAuditor
 from dsh_policy.policy.runtime.gateway import GatewayObserver, PolicyGateway
 from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
-FsyncMode = Literal["always", "batch", "off"]
-
-
-@dataclass(frozen=True, slots=True)
-class AuditPlan:
-    """Where and how decisions are recorded."""
-
-    path: str
-    fsync: FsyncMode = "batch"
-    signing_key: str | None = None
-    fail_closed: bool = False
-    rotate_bytes: int | None = None
-    rotate_seconds: float | None = None
-
-
-def audit_plan(
-    sources: PolicySources,
-    *,
-    path: str | None = None,
-    fsync: FsyncMode | None = None,
-    signing_key: str | None = None,
-    fail_closed: bool | None = None,
-) -> AuditPlan | None:
-    """Combine flags with the deployment file's ``audit:`` block (flags win); None = no log."""
-    configured = sources.config.audit if sources.config is not None else None
-    chosen = path or (configured.path if configured else None)
-    if chosen is None:
-        return None
-    return AuditPlan(
-        path=chosen,
-        fsync=fsync or (configured.fsync if configured else "batch"),
-        signing_key=signing_key or (configured.checkpoint_key if configured else None),
-        fail_closed=fail_closed if fail_closed is not None else bool(configured and configured.fail_closed),
-        rotate_bytes=configured.rotate_bytes if configured else None,
-        rotate_seconds=configured.rotate_seconds if configured else None,
-    )
-
-
-def open_audit_writer(plan: AuditPlan) -> AuditWriter:
-    """Open (create or recover) the log; raises ``AuditWriteError`` with a readable message.
-
-    The directory must exist: creating it would let a typo in a path send the log somewhere nobody
-    watches."""
-    return AuditWriter.open(
-        plan.path,
-        fsync=plan.fsync,
-        signing_key=plan.signing_key,
-        rotate_bytes=plan.rotate_bytes,
-        rotate_seconds=plan.rotate_seconds,
-    )
+# AuditPlan and audit_plan live in audit_plan.py (hooks import them without the harness); they
+# are re-exported here, where 0.1 defined them.
+__all__ = ["AuditPlan", "Deployment", "audit_plan", "deploy", "open_audit_writer"]
 
 
 @dataclass(slots=True)
@@ -107,12 +61,16 @@ class Deployment:
     gateway: PolicyGateway
     writer: AuditWriter | None
     auditor: DecisionAuditor | None
+    #: A fail-open deployment's log: reopened after a failed write, losses reported in it.
+    log: ReopeningWriter | None = None
 
     def close(self) -> None:
         """Stop following pack edits, then close the audit log (closing checkpoint, fsync)."""
         if isinstance(self.policy, ReloadingPolicy):
             self.policy.close()
-        if self.writer is not None:
+        if self.log is not None:
+            self.log.close()
+        elif self.writer is not None:
             self.writer.close()
 
     def __enter__(self) -> Deployment:
@@ -169,13 +127,18 @@ def deploy(
         return list(policy.errors)
     writer: AuditWriter | None = None
     auditor: DecisionAuditor | None = None
+    log: ReopeningWriter | None = None
     if audit is not None:
         try:
             writer = open_audit_writer(audit)
         except AuditWriteError as error:
             _close_policy(policy)
             return [PolicyError(audit.path, 0, 0, f"cannot open the audit log: {error}")]
-        auditor = DecisionAuditor(writer, policy, fail_closed=audit.fail_closed)
+        # Fail-open goes on without a record, so it reopens the log and reports the losses there;
+        # fail-closed refuses calls instead and never trusts a failed writer again.
+        plan = audit
+        log = None if audit.fail_closed else ReopeningWriter(lambda: open_audit_writer(plan), writer)
+        auditor = DecisionAuditor(log or writer, policy, fail_closed=audit.fail_closed)
         recorder.auditor = auditor
         try:
             auditor.policy_loaded(policy.packs)
@@ -184,7 +147,7 @@ def deploy(
             _close_policy(policy)
             return [PolicyError(audit.path, 0, 0, f"cannot write the audit log: {error}")]
     gateway = PolicyGateway(policy, auditor=auditor, observers=observers)
-    return Deployment(policy=policy, gateway=gateway, writer=writer, auditor=auditor)
+    return Deployment(policy=policy, gateway=gateway, writer=writer, auditor=auditor, log=log)
 
 
 def _close_policy(policy: Policy) -> None:

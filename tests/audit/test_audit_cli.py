@@ -20,7 +20,8 @@ def test_an_intact_log_exits_0_with_a_verdict_first(
     assert dsh_policy(["verify", str(path), "--key", str(key_pair.public_path)]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "verdict      INTACT"
-    assert f"verified with key {key_pair.key_id}" in out
+    assert f"checked with key {key_pair.key_id}" in out
+    assert "every record is covered by a checkpoint signed by the key" in out
     assert "anchored     through seq" in out
 
 

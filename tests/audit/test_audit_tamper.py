@@ -132,7 +132,8 @@ def test_unsigned_checkpoints_fail_when_a_key_is_required(
 ) -> None:
     path = write_log(5)
     report = _verify(path, key_pair)
-    assert _first(report) == ("CHECKPOINT_SIGNATURE", 7)
+    assert _first(report) == ("UNSIGNED_CHECKPOINT", 7)
+    assert report.reason_counts["UNSIGNED"] == 1  # and nothing else covers the records
 
 
 @pytest.mark.parametrize("cut_inside_a_line", [False, True])
@@ -150,7 +151,11 @@ def test_a_tail_cut_before_the_last_checkpoint_is_truncated_given_the_anchor(
     # The exported anchor may live off the host; naming it explicitly works the same.
     moved = signed_log.with_name("off-host.anchor")
     signed_log.with_name("audit.jsonl.anchor").rename(moved)
-    assert not _verify(signed_log, key_pair).errors  # without the anchor, a clean cut is a valid prefix
+    # Without any anchor a clean cut is a valid prefix: only the missing anchor and the records
+    # after the last checkpoint are left to say something is wrong.
+    assert verify_log([signed_log]).intact
+    reasons = {e.reason.value for e in _verify(signed_log, key_pair).errors}
+    assert reasons == {"UNSIGNED_TAIL", "ANCHOR_MISSING"}
     assert _first(_verify(signed_log, key_pair, anchor=moved)) == ("TRUNCATED", 21)
 
 

@@ -11,7 +11,8 @@ import anyio
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.core import Harness, Message, ScriptedModel, define_tool, reply
 from dsh_policy.policy.config import policy_sources
-from dsh_policy.policy.runtime.deployment import Deployment, audit_plan, deploy
+from dsh_policy.policy.runtime.audit_plan import audit_plan
+from dsh_policy.policy.runtime.deployment import Deployment, deploy
 from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
 PACK = """apiVersion: dsh-policy/v1

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import shutil
 import signal
 import sys
@@ -14,30 +13,13 @@ from typing import Any
 
 import pytest
 from dsh_policy.policy.cli import main as cli_main
-from dsh_policy.policy.decide import Policy
-from dsh_policy.policy.hooks.runtime_paths import RUNTIME_DIR_VARIABLE, DeploymentSpec
+from dsh_policy.policy.config import PolicySources
+from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec
 from hook_testkit import PACK, HookRun, StdinText
-from resident_kit import kill_all, spec_for, start_gateway
+from resident_kit import spec_for, start_gateway
 
 _LOADED: dict[str, Any] = {}
-
-
-@pytest.fixture(autouse=True, scope="session")
-def private_runtime_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Gateways started by these tests (directly or by a hook client) live in a runtime folder of
-    their own, never the user's, and are stopped when the session ends."""
-    folder = tmp_path_factory.mktemp("runtime")
-    folder.chmod(0o700)
-    saved = os.environ.get(RUNTIME_DIR_VARIABLE)
-    os.environ[RUNTIME_DIR_VARIABLE] = str(folder)
-    try:
-        yield str(folder)
-    finally:
-        kill_all(str(folder))
-        if saved is None:
-            os.environ.pop(RUNTIME_DIR_VARIABLE, None)
-        else:
-            os.environ[RUNTIME_DIR_VARIABLE] = saved
+_REAL_BUILD = PolicySources.build
 
 
 @pytest.fixture(scope="session")
@@ -56,19 +38,17 @@ def gateway_a(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Deploy
         process.wait(timeout=60)
 
 
-class _MemoizedPolicy:
-    """Stands in for ``Policy`` inside the hook command during tests: a hook process compiles its
-    packs on every event, which is right for a process but makes hundreds of in-process runs slow.
-    A policy is immutable, so equal inputs (same files, same mtimes, same params) may share one."""
-
-    @staticmethod
-    def load(paths: Any, **options: Any) -> Any:
-        files = [str(path) for path in paths]
-        stamps = [Path(path).stat().st_mtime_ns if Path(path).exists() else -1 for path in files]
-        key = json.dumps([files, stamps, options], sort_keys=True, default=str)
-        if key not in _LOADED:
-            _LOADED[key] = Policy.load(paths, **options)
-        return _LOADED[key]
+def _memoized_build(sources: PolicySources) -> Any:
+    """Stands in for ``PolicySources.build`` during tests: a hook process compiles its packs on
+    every event, which is right for a process but makes hundreds of in-process runs slow. A
+    compiled policy is immutable, so equal inputs (same files, same mtimes, same params) share one."""
+    files = [str(path) for path in sources.packs]
+    stamps = [Path(path).stat().st_mtime_ns if Path(path).exists() else -1 for path in files]
+    options = [sources.params, sources.engine, sources.shadow]
+    key = json.dumps([files, stamps, options], sort_keys=True, default=str)
+    if key not in _LOADED:
+        _LOADED[key] = _REAL_BUILD(sources)
+    return _LOADED[key]
 
 
 @pytest.fixture
@@ -84,7 +64,7 @@ def run_hook(
             raw = stdin
         else:
             raw = json.dumps(stdin).encode()
-        monkeypatch.setattr("dsh_policy.policy.cli.hook.Policy", _MemoizedPolicy)
+        monkeypatch.setattr(PolicySources, "build", _memoized_build)
         # These tests exercise the in-process adapter; the client/server path has its own tests.
         monkeypatch.setenv("DSH_POLICY_GATEWAY", "off")
         monkeypatch.setattr(sys, "stdin", StdinText(io.BytesIO(raw), encoding="utf-8"))

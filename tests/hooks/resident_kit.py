@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -124,23 +123,6 @@ def stop_gateway(spec: DeploymentSpec) -> None:
     with contextlib.suppress(OSError, wire.WireError):
         ask(spec, "stop")
     wait_for(lambda: not os.path.exists(files_for(spec).socket), "the gateway to leave")
-
-
-def kill_all(folder: str) -> None:
-    """End every gateway serving from ``folder`` (test teardown), by the pid in its lock file."""
-    for lock in Path(folder).glob("*.lock"):
-        with contextlib.suppress(ValueError, OSError):
-            pid = int(lock.read_text().strip() or 0)
-            if pid > 0 and _is_our_gateway(pid):
-                os.kill(pid, signal.SIGTERM)
-
-
-def _is_our_gateway(pid: int) -> bool:
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    return b"serve" in argv and any(b"dsh_policy" in word for word in argv)
 
 
 class FakeGateway:

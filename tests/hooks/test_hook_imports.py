@@ -1,0 +1,25 @@
+"""A hook process pays only for what it uses: the adapter never imports the harness or the
+gateway plugins (a process per event would pay for them on every tool call)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+PROBE = (
+    "import json, sys\n"
+    "import dsh_policy.policy.cli.hook, dsh_policy.policy.hooks.audit\n"
+    "print(json.dumps(sorted(m for m in sys.modules if m.startswith('dsh_policy'))))\n"
+)
+
+
+def test_the_hook_command_imports_neither_the_harness_nor_the_gateway_plugins() -> None:
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout))
+    assert "dsh_policy.policy.hooks.audit" in loaded  # the probe really imported the adapter
+    harness = sorted(m for m in loaded if m.startswith("dsh_policy.core.") and m != "dsh_policy.core.frozen")
+    assert harness == []
+    assert "dsh_policy.policy.runtime.gateway" not in loaded
+    assert "dsh_policy.policy.runtime.deployment" not in loaded
