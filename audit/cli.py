@@ -13,12 +13,19 @@ from collections.abc import Sequence
 from typing import Final, NoReturn
 
 from .keys import KeyFileError, write_key_pair
+from .terminal import Painter, Progress
 from .verify import Finding, VerificationReport, verify_log
+from .worktree import unignored_in_work_tree
 
 EXIT_INTACT: Final = 0
 EXIT_INTEGRITY: Final = 1
 EXIT_USAGE: Final = 2
 _ERRORS_SHOWN: Final = 20
+#: The signature mode in words (the JSON report keeps the stable identifiers).
+SIGNATURE_WORDS: Final = {
+    "signature-verified": "signatures verified",
+    "unsigned-verified": "checked against the records; signatures not checked",
+}
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -75,22 +82,32 @@ def verify_main(argv: Sequence[str]) -> int:
         return EXIT_USAGE
     except SystemExit as exit_request:  # --help
         return int(exit_request.code or 0)
+    progress = Progress("verifying segment")
     try:
-        report = verify_log(args.logs, public_key=args.key, anchor=args.anchor, live=args.live)
+        with progress:
+            report = verify_log(
+                args.logs,
+                public_key=args.key,
+                anchor=args.anchor,
+                live=args.live,
+                on_segment=lambda done, total, file: progress.advance(detail=file) if total > 1 else None,
+            )
     except KeyFileError as error:
         print(f"dsh-policy verify: {error}", file=sys.stderr)
         return EXIT_USAGE
     if args.format == "json":
         print(json.dumps(report.to_json(), indent=2))
     else:
-        print(render_text(report))
+        print(render_text(report, Painter.for_stream(sys.stdout)))
     if report.unreadable or report.not_a_log:
         return EXIT_USAGE
     return EXIT_INTACT if report.intact else EXIT_INTEGRITY
 
 
-def render_text(report: VerificationReport) -> str:
-    """The report as an auditor reads it: verdict first, then the evidence."""
+def render_text(report: VerificationReport, paint: Painter | None = None) -> str:
+    """The report as an auditor reads it: verdict first, then the evidence (the verdict coloured
+    when ``paint`` is on)."""
+    paint = paint or Painter(False)
     if report.not_a_log:
         verdict = "NOT A LOG"
     elif report.unreadable:
@@ -100,7 +117,7 @@ def render_text(report: VerificationReport) -> str:
     else:
         verdict = "INTEGRITY FAILURE"
     span = f" (seq {report.first_seq}..{report.last_seq})" if report.first_seq is not None else ""
-    lines = [f"verdict      {verdict}"]
+    lines = [f"verdict      {paint.decision(verdict)}"]
     if report.not_a_log:
         lines.append(f"not a log    {', '.join(report.files)}: {report.not_a_log}")
         lines.extend(f"unreadable   {problem}" for problem in report.unreadable)
@@ -111,7 +128,7 @@ def render_text(report: VerificationReport) -> str:
         f"records      {report.records_checked} checked, {report.records_valid} valid,"
         f" {report.records_invalid} invalid{span}",
         f"checkpoints  {report.checkpoints_valid} valid, {report.checkpoints_invalid} invalid"
-        f" ({report.signature_mode})",
+        f" ({SIGNATURE_WORDS.get(report.signature_mode, report.signature_mode)})",
     ]
     if report.signature_mode == "signature-verified":
         lines.append(
@@ -207,11 +224,20 @@ def keygen_main(argv: Sequence[str]) -> int:
     except (KeyFileError, OSError) as error:
         print(f"dsh-policy keygen: {error}", file=sys.stderr)
         return EXIT_USAGE
+    exposed = unignored_in_work_tree(files.private_path)
+    if exposed is not None:
+        print(
+            f"dsh-policy keygen: warning: {files.private_path} is inside the git work tree {exposed}"
+            " and not ignored: one 'git add' publishes it, and anyone with it can forge signed"
+            f" checkpoints. Move it out of the tree, or add '{files.private_path.name}' to .gitignore.",
+            file=sys.stderr,
+        )
     if args.format == "json":
         payload = {
             "private_key": str(files.private_path),
             "public_key": str(files.public_path),
             "key_id": files.key_id,
+            "unignored_in_work_tree": str(exposed) if exposed is not None else None,
         }
         print(json.dumps(payload, indent=2))
     else:

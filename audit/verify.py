@@ -17,7 +17,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -288,6 +288,7 @@ def verify_log(
     public_key: PublicKeySource | None = None,
     anchor: str | os.PathLike[str] | None = None,
     live: bool = False,
+    on_segment: Callable[[int, int, str], None] | None = None,
 ) -> VerificationReport:
     """Verify a log given its segments.
 
@@ -300,7 +301,8 @@ def verify_log(
     every record is covered by a checkpoint that key (or a key it handed over to) signed.
     ``live`` is for a log still being written: records after the last signed checkpoint are then
     a warning instead of ``UNSIGNED_TAIL``, and nothing proves them. Raises ``KeyFileError`` if
-    the key cannot be loaded.
+    the key cannot be loaded. ``on_segment(done, total, file)`` is called after each segment (for
+    a progress display).
     """
     key = load_public_key(public_key) if public_key is not None else None
     given = [Path(p) for p in paths]
@@ -326,6 +328,8 @@ def verify_log(
     anchor_bytes = walker.read_anchor(Path(anchor)) if anchor is not None else None
     for position, path in enumerate(files):
         walker.walk_file(path, is_last=position == len(files) - 1)
+        if on_segment is not None:
+            on_segment(position + 1, len(files), str(path))
     walker.judge_not_a_log()
     if anchor is not None and anchor_bytes is not None:
         walker.check_anchor(Path(anchor), anchor_bytes, on_host=anchor_kind == "on-host")

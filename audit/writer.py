@@ -262,6 +262,17 @@ class AuditWriter:
         except KeyFileError as error:
             raise AuditWriteError(f"cannot load the checkpoint signing key: {error}") from None
         target = Path(path)
+        folder = target.parent
+        try:
+            # A new log's folder is created (as ``mkdir -p``): a deployment file that names
+            # ``audit/hooks.jsonl`` works in a fresh project.
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise AuditWriteError(
+                f"{folder}: cannot create the audit log's folder: {error.strerror or error}"
+            ) from None
+        if not folder.is_dir():
+            raise AuditWriteError(f"{folder}: the audit log's folder is not a directory")
         try:
             writer = cls(target, settings, key, log_id, old)
         except OSError as error:

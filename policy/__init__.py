@@ -82,6 +82,13 @@ _EXPORTS: dict[str, str] = {
     # CEL engines
     "available_engines": ".cel",
     "make_engine": ".cel",
+    # reviewing a policy change: replay an audit log, diff two policies
+    "replay_log": ".review.replay",
+    "ReplayReport": ".review.report",
+    "ReplayRefusal": ".review.report",
+    "diff_policies": ".review.diff",
+    "load_policy_file": ".review.diff",
+    "PolicyDiff": ".review.diff",
 }
 
 if TYPE_CHECKING:  # the names as static tools see them
@@ -103,6 +110,9 @@ if TYPE_CHECKING:  # the names as static tools see them
         ToolResultEvent,
     )
     from .loading import LoadFailure, PackInfo, build_policy
+    from .review.diff import PolicyDiff, diff_policies, load_policy_file
+    from .review.replay import replay_log
+    from .review.report import ReplayRefusal, ReplayReport
     from .runtime.audit_plan import AuditPlan, audit_plan
     from .runtime.auditing import AuditUnavailableError, CallOutcome, DecisionAuditor, ResultFacts
     from .runtime.deployment import Deployment, deploy
@@ -142,11 +152,14 @@ __all__ = [
     "LoadFailure",
     "PackInfo",
     "Policy",
+    "PolicyDiff",
     "PolicyError",
     "PolicyGateway",
     "PolicySources",
     "PolicyStamp",
     "ReloadingPolicy",
+    "ReplayRefusal",
+    "ReplayReport",
     "ResultFacts",
     "ResultVerdict",
     "RuleTrace",
@@ -161,7 +174,10 @@ __all__ = [
     "available_engines",
     "build_policy",
     "deploy",
+    "diff_policies",
     "load_gateway_config",
+    "load_policy_file",
     "make_engine",
     "policy_sources",
+    "replay_log",
 ]

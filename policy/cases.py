@@ -9,7 +9,8 @@ comparing the verdict with ``expect``.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+import difflib
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,9 @@ class Case:
     expect: Expectation
     file: str
     line: int
+    #: Every rule id ``expect`` names (``rules``, ``shadow_rules``) with its line and column, so a
+    #: case that expects a rule no loaded pack defines is an error at its position.
+    rule_refs: tuple[tuple[str, int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +160,12 @@ class _CaseReader:
             return None
         event = _event(raw, stage, now)
         line = self.source.value_position(path)[0]
-        return Case(name, stage, event, expect or Expectation(), self.file, line)
+        refs: list[tuple[str, int, int]] = []
+        expected = raw.get("expect", {}) if with_expect else {}
+        for key in ("rules", "shadow_rules"):
+            for index, rule in enumerate(expected.get(key) or ()):
+                refs.append((str(rule), *self.source.value_position((*path, "expect", key, index))))
+        return Case(name, stage, event, expect or Expectation(), self.file, line, tuple(refs))
 
     def _now(self, raw: dict[str, Any], path: NodePath, where: str) -> datetime.datetime | None:
         if "now" not in raw:
@@ -273,6 +282,24 @@ def load_cases(path: str | Path) -> list[Case] | list[PolicyError]:
     if reader.errors:
         return sorted(reader.errors)
     return cases
+
+
+def unknown_rule_errors(cases: Sequence[Case], rule_ids: Collection[str]) -> list[PolicyError]:
+    """A case that expects a rule no loaded pack defines can never pass and usually means a typo
+    or a renamed rule: an error at the rule's position (with the closest known id), not a plain
+    mismatch."""
+    known = set(rule_ids)
+    errors: list[PolicyError] = []
+    for case in cases:
+        for rule, line, col in case.rule_refs:
+            if rule in known:
+                continue
+            close = difflib.get_close_matches(rule, sorted(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            errors.append(
+                PolicyError(case.file, line, col, f"case {case.name!r}: unknown rule {rule!r}{hint}")
+            )
+    return errors
 
 
 def load_event(path: str | Path) -> Case | list[PolicyError]:

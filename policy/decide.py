@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from os import PathLike
 from typing import Any, Literal
@@ -184,6 +184,15 @@ class _EventScope:
         if isinstance(result, CelEvalError):
             return CelEvalError(result.message + self.variable_errors(expr, pack_index))
         return result
+
+
+@dataclass(frozen=True, slots=True)
+class RuleRun:
+    """Rules of one stage evaluated on one event but not combined (:meth:`Decider.trace_rules`):
+    the trace of each, and the message of each enforced match by rule id."""
+
+    trace: tuple[RuleTrace, ...]
+    messages: Mapping[str, str]
 
 
 @dataclass(slots=True)
@@ -520,6 +529,44 @@ class Decider:
         except Exception as exc:
             _internal(exc, "redact-arguments")
             return "[REDACTED:unavailable]", 1
+
+    def trace_rules(
+        self,
+        stage: str,
+        event: StepEvent | ToolCallEvent | ToolResultEvent,
+        rule_ids: Collection[str],
+    ) -> RuleRun:
+        """How each of ``rule_ids`` (rules of ``stage`` that apply to the event) fares on
+        ``event``, uncombined: one trace entry per rule and the message of each enforced match.
+
+        For replay, which re-evaluates only the rules whose recorded outcome it cannot reuse; the
+        evaluation is the decision path's own (same activation, variables, errors, time budget).
+        Rules that do not apply to the event's tool are left out."""
+        wanted = frozenset(rule_ids)
+        if isinstance(event, StepEvent):
+            if stage != "pre-step":
+                raise TypeError(f"{stage} rules decide a tool call or result, not a step")
+            selection = self.policy.stages[stage].select_all()
+        else:
+            if stage == "pre-step":
+                raise TypeError("pre-step rules decide a StepEvent")
+            call = event.call if isinstance(event, ToolResultEvent) else event
+            selection = self.policy.stages[stage].select(call.tool)
+        rules = tuple(rule for rule in selection.rules if rule.id in wanted)
+        reads = RuleSelection.of(rules).reads
+        scope: _EventScope
+        if isinstance(event, StepEvent):
+            scope = _EventScope(self.policy, _step_builders(event), reads, self._event_seconds)
+            subject = "step"
+        elif isinstance(event, ToolResultEvent):
+            scope = _EventScope(self.policy, _result_builders(event), reads, self._event_seconds)
+            subject = f'tool "{event.call.tool}"'
+        else:
+            scope = self._call_scope(event, reads)  # shared by pre-execute and guard of one call
+            subject = f'tool "{event.tool}"'
+        run = _StageRun(scope, subject)
+        run.run(rules)
+        return RuleRun(tuple(run.trace), {match.rule.id: match.message for match in run.matches})
 
     # -- internals --
 

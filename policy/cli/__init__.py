@@ -30,11 +30,16 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "init": ("dsh_policy.policy.cli.init", "write hook settings and a deployment file into a project"),
     "doctor": ("dsh_policy.policy.cli.doctor", "check a hook installation end to end"),
     "redact-output": ("dsh_policy.policy.hooks.output_filter", "filter a command's output (used by hooks)"),
+    "replay": ("dsh_policy.policy.cli.replay", "re-decide an audit log's decisions under a candidate policy"),
+    "diff": ("dsh_policy.policy.cli.diff", "what changes between two packs or deployment files"),
     "verify": ("dsh_policy.audit.cli", "verify audit log segments"),
     "keygen": ("dsh_policy.audit.cli", "make an Ed25519 key pair for checkpoint signatures"),
+    "log": ("dsh_policy.audit.logview", "show an audit log for people, verifying each record"),
 }
 
 USAGE_EXIT = 2
+#: 128 + SIGPIPE: what the shell reports for a command whose reader went away (``... | head -1``).
+BROKEN_PIPE_EXIT = 141
 #: Commands whose exit code is a decision for another program: any failure must mean "block".
 FAIL_CLOSED_COMMANDS = frozenset({"hook"})
 #: Commands that configure logging themselves, only when they need it (they start fast).
@@ -74,16 +79,48 @@ def configure_logging(default: str = "warning") -> None:
 def _usage() -> str:
     lines = ["usage: dsh-policy COMMAND [ARGS...]", "", "commands:"]
     lines += [f"  {name:<13} {summary}" for name, (_, summary) in SUBCOMMANDS.items()]
-    lines += ["", "Run 'dsh-policy COMMAND --help' for a command's options."]
+    lines += ["", "Run 'dsh-policy COMMAND --help' for a command's options;"
+              " 'dsh-policy --version' for the version."]
     return "\n".join(lines)
 
 
+def version() -> str:
+    """The installed distribution's version (the source tree's, when run from a checkout)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as distribution_version
+
+    try:
+        return distribution_version("dsh-policy")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script; returns the process exit code."""
+    """Entry point of the console script; returns the process exit code.
+
+    Output into a closed pipe (``dsh-policy verify LOG | head -1``) ends quietly with status 141,
+    as for any command the shell's pipeline cut short; ``hook`` answers 2 instead (block), since
+    its exit code is a decision and any failure must refuse."""
     args = list(sys.argv[1:] if argv is None else argv)
+    name = args[0] if args else ""
+    try:
+        code = _dispatch(args)
+        sys.stdout.flush()  # flush here, where a closed pipe can still be reported quietly
+    except BrokenPipeError:
+        from dsh_policy.audit.terminal import silence_broken_stdout
+
+        silence_broken_stdout()
+        return USAGE_EXIT if name in FAIL_CLOSED_COMMANDS else BROKEN_PIPE_EXIT
+    return code
+
+
+def _dispatch(args: list[str]) -> int:
     if not args or args[0] in {"-h", "--help", "help"}:
         print(_usage())
         return 0 if args else USAGE_EXIT
+    if args[0] in {"--version", "-V", "version"}:
+        print(f"dsh-policy {version()}")
+        return 0
     name, rest = args[0], args[1:]
     if name not in FAST_COMMANDS:
         configure_logging("info" if name in VERBOSE_COMMANDS else "warning")
@@ -94,6 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         module = importlib.import_module(SUBCOMMANDS[name][0])
         entry = getattr(module, f"{name}_main", None) or module.main
         code: int = entry(rest)
+    except BrokenPipeError:
+        raise  # the reader went away: quiet, see main
     except Exception as error:
         if name not in FAIL_CLOSED_COMMANDS:
             raise  # a bug: the traceback is the most useful report

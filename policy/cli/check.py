@@ -13,7 +13,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from dsh_policy.policy.cases import Case, CaseOutcome, load_cases, run_case
+from dsh_policy.audit.terminal import Painter, Progress
+from dsh_policy.policy.cases import Case, CaseOutcome, load_cases, run_case, unknown_rule_errors
 from dsh_policy.policy.cel import available_engines
 from dsh_policy.policy.cli.options import (
     USAGE_EXIT,
@@ -28,6 +29,9 @@ from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.loading import LoadFailure
+
+#: Fewer cases than this finish before a progress line would be worth drawing.
+_PROGRESS_FROM = 200
 
 
 @dataclass(slots=True)
@@ -113,11 +117,20 @@ def run_check(args: argparse.Namespace) -> CheckReport:
             report.errors.extend(built.errors)
             break
         report.policies[built.engine_name] = built
+    for policy in report.policies.values():
+        report.errors.extend(unknown_rule_errors(cases, [rule.id for rule in policy.rules]))
+        break
     if report.errors:
         return report
-    for name, policy in report.policies.items():
-        decider = Decider(policy)
-        report.outcomes[name] = [run_case(decider, case) for case in cases]
+    # Progress only on a terminal's stderr (never in a report or JSON), and only when it helps.
+    total = len(cases) * len(report.policies)
+    with Progress("checking cases", total, enabled=None if total >= _PROGRESS_FROM else False) as progress:
+        for name, policy in report.policies.items():
+            decider = Decider(policy)
+            outcomes = report.outcomes[name] = []
+            for case in cases:
+                outcomes.append(run_case(decider, case))
+                progress.advance(detail=name)
     report.disagreements = _disagreements(report.outcomes)
     return report
 
@@ -151,6 +164,7 @@ def _print_text(report: CheckReport) -> None:
     if report.errors:
         print_errors(report.errors)
         return
+    paint = Painter.for_stream(sys.stdout)
     policy = next(iter(report.policies.values()))
     rules = len(policy.rules)
     print(
@@ -160,8 +174,8 @@ def _print_text(report: CheckReport) -> None:
     for pack in policy.packs:
         print(f"  {pack.name:<20} {pack.path}  {pack.digest}")
     for outcome in report.primary:
-        verdict = outcome.decision + (f" by {', '.join(outcome.rules)}" if outcome.rules else "")
-        status = "PASS" if outcome.passed else "FAIL"
+        verdict = outcome.decision + (f" by {paint.rules(outcome.rules)}" if outcome.rules else "")
+        status = paint.decision("PASS" if outcome.passed else "FAIL")
         print(f"{status}  {outcome.case.name}  [{outcome.case.stage}] {verdict}")
         for failure in outcome.failures:
             print(f"      {outcome.case.file}:{outcome.case.line}: {failure}")
@@ -170,7 +184,7 @@ def _print_text(report: CheckReport) -> None:
             f"{name}: {result['decision']} {result['rules']}"
             for name, result in disagreement["engines"].items()
         )
-        print(f"DISAGREE  {disagreement['case']}  {engines}")
+        print(f"{paint.decision('DISAGREE')}  {disagreement['case']}  {engines}")
     if report.primary:
         print(f"{len(report.primary) - report.failed} passed, {report.failed} failed")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from dsh_policy.audit.terminal import Painter
 from dsh_policy.policy.cases import CaseOutcome, load_event, run_case
 from dsh_policy.policy.cli.options import (
     USAGE_EXIT,
@@ -95,9 +96,11 @@ def _describe_value(row: dict[str, Any]) -> str:
 def _print_text(policy: CompiledPolicy, outcome: CaseOutcome, rows: list[dict[str, Any]]) -> None:
     case = outcome.case
     tool = _tool_of(outcome)
+    paint = Painter.for_stream(sys.stdout)
     print(f"event: {case.stage}" + (f" {tool}" if tool else "") + f"  ({case.file})")
     verdict = _verdict_json(outcome)
-    print(f"decision: {verdict['decision']}" + (f"  by {', '.join(outcome.rules)}" if outcome.rules else ""))
+    word = paint.decision(str(verdict["decision"]))
+    print(f"decision: {word}" + (f"  by {paint.rules(outcome.rules)}" if outcome.rules else ""))
     if outcome.message:
         print(f"message: {outcome.message}")
     if "text" in verdict:
@@ -110,7 +113,8 @@ def _print_text(policy: CompiledPolicy, outcome: CaseOutcome, rows: list[dict[st
     print("rules:")
     width = max((len(row["rule"]) for row in rows), default=10)
     for row in rows:
-        head = f"  {row['rule']:<{width}}  {row['stage']:<12}  {row['mode']:<7}"
+        padding = " " * (width - len(row["rule"]))  # outside the colour codes, so columns line up
+        head = f"  {paint.dim(row['rule'])}{padding}  {row['stage']:<12}  {row['mode']:<7}"
         if not row["evaluated"]:
             print(f"{head}  skipped    {row['skipped']}")
             continue

@@ -36,14 +36,20 @@ def add_policy_options(
     positional_packs: bool = True,
     engines: Sequence[str] = ("auto", "python", "native"),
 ) -> None:
-    """Packs (positional, or ``--pack`` when the command takes another positional), and the
-    options that shape the policy."""
+    """Packs (positional, and ``--pack`` on every command, so one spelling works everywhere),
+    and the options that shape the policy."""
     if positional_packs:
         parser.add_argument("packs", nargs="*", metavar="PACK", help="rule pack files (YAML)")
-    else:
-        parser.add_argument(
-            "--pack", dest="packs", action="append", default=[], metavar="PACK", help="rule pack file"
-        )
+    # ``--pack A B`` and ``--pack A --pack B`` both: the README's ``--pack PACK...``.
+    parser.add_argument(
+        "--pack",
+        dest="packs" if not positional_packs else "option_packs",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="PACK",
+        help="rule pack file(s); repeatable",
+    )
     parser.add_argument("--config", metavar="FILE", help="deployment file (kind: Gateway)")
     parser.add_argument(
         "--param",
@@ -63,7 +69,7 @@ def add_policy_options(
 def sources_from(args: argparse.Namespace, engine: str | None = None) -> PolicySources | list[PolicyError]:
     """The policy inputs named by parsed options."""
     return policy_sources(
-        list(args.packs),
+        [*args.packs, *getattr(args, "option_packs", ())],
         config=args.config,
         param_flags=list(args.params),
         engine=engine if engine is not None else args.engine,

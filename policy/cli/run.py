@@ -16,10 +16,14 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
+from dsh_policy.audit.archive import MovedLog, move_log_aside
 from dsh_policy.audit.keys import load_private_key
+from dsh_policy.audit.segments import discover_segments
+from dsh_policy.audit.terminal import Painter
 from dsh_policy.audit.verify import VerificationReport, verify_log
 from dsh_policy.core import Harness, Message, ModelReply, ModelRequest, ModelToolCall, ToolExecution
 from dsh_policy.policy.cli.options import (
@@ -44,9 +48,23 @@ _ARG_KEYS = ("command", "path", "url", "channel")
 _RAN = frozenset({"ALLOW", "ASK>OK", "REDACT"})
 
 
-def _brief_args(policy: Policy, args: Any) -> str:
-    """One line for a call's arguments, redacted first: the terminal is an exit too."""
+def _plain(value: Any) -> Any:
+    """JSON-ready copy of (possibly frozen) call arguments."""
+    if isinstance(value, dict) or hasattr(value, "items"):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _redacted_args(policy: Policy, args: Any) -> Any:
+    """A call's arguments as the audit log keeps them: redacted (the terminal is an exit too)."""
     redacted, _ = policy.redact_arguments(args)
+    return _plain(redacted)
+
+
+def _brief_args(redacted: Any) -> str:
+    """One line for a call's (already redacted) arguments."""
     if isinstance(redacted, dict):
         for key in _ARG_KEYS:
             if isinstance(redacted.get(key), str):
@@ -104,6 +122,9 @@ class Narrator:
     policy: Policy | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
+    paint: Painter = field(default_factory=lambda: Painter(False))
+    #: Approval answers by call id, printed with their call (which settles after the question).
+    approvals: dict[str, list[str]] = field(default_factory=dict)
 
     def say(self, line: str) -> None:
         if self.text:
@@ -120,16 +141,30 @@ class Narrator:
             self.say(f"  step {step}  assistant calls {len(reply.tool_calls)} tool(s)")
 
     def approval(self, execution: ToolExecution, reason: str | None, answer: str) -> None:
-        self.say(f"    approval asked for {execution.name}: {reason or 'no reason given'} -> {answer}")
+        # Approvals of a step are asked before its calls settle (parallel calls are committed in
+        # model order), so the line waits for its call: the output reads in the order of events.
+        line = f"asked for approval ({reason or 'no reason given'}): {answer}"
+        self.approvals.setdefault(execution.call_id, []).append(line)
+
+    def unsettled_approvals(self) -> None:
+        """Approvals whose call never settled (a turn cut short): still shown, never lost."""
+        for call_id, lines in self.approvals.items():
+            for line in lines:
+                self.say(f"    (call {call_id}) {line}")
+        self.approvals.clear()
 
     def call_settled(self, outcome: CallOutcome) -> None:
         label = _label(outcome)
         rules, message = _deciding(outcome)
         self.counts[label] += 1
         assert self.policy is not None
-        line = f"    {label:<8} {outcome.call.tool:<12} {_brief_args(self.policy, outcome.call.args)}"
+        args = _redacted_args(self.policy, outcome.call.args)
+        paint = self.paint
+        line = f"    {paint.decision(label, 8)} {outcome.call.tool:<12} {_brief_args(args)}"
+        for asked in self.approvals.pop(outcome.call.call_id, []):
+            line += f"\n             {asked}"
         if rules:
-            line += f"\n             rules: {', '.join(rules)}"
+            line += f"\n             rules: {paint.rules(rules)}"
         if message:
             line += f"\n             {message}"
         if outcome.review is not None and outcome.review.contexts and label in _RAN:
@@ -141,6 +176,8 @@ class Narrator:
                 "turn": outcome.call.turn,
                 "step": outcome.call.step,
                 "tool": outcome.call.tool,
+                "call_id": outcome.call.call_id,
+                "args": args,
                 "label": label,
                 "rules": rules,
                 "message": message,
@@ -152,13 +189,14 @@ class Narrator:
     def step_gated(self, event: StepEvent, verdict: StepVerdict) -> None:
         if verdict.decision != "reject":
             if verdict.contexts:
-                self.say(f"  CONTEXT  step {event.step}: {len(verdict.contexts)} message(s) added"
-                         f" by {', '.join(verdict.rules)}")
+                self.say(f"  {self.paint.decision('CONTEXT', 8)} step {event.step}: "
+                         f"{len(verdict.contexts)} message(s) added by {self.paint.rules(verdict.rules)}")
             return
         self.counts["REJECT"] += 1
-        self.say(f"  REJECT   step {event.step}: {verdict.message or 'rejected by policy'}")
+        self.say(f"  {self.paint.decision('REJECT', 8)} step {event.step}: "
+                 f"{verdict.message or 'rejected by policy'}")
         if verdict.rules:
-            self.say(f"             rules: {', '.join(verdict.rules)}")
+            self.say(f"             rules: {self.paint.rules(verdict.rules)}")
         self.events.append(
             {"event": "step_rejected", "turn": event.turn, "step": event.step,
              "rules": list(verdict.rules), "message": verdict.message}
@@ -221,6 +259,7 @@ async def run_session(script: SessionScript, gateway: PolicyGateway, narrator: N
         narrator.turn(number, turn.prompt)
         agent.followup(Message.user(turn.prompt))
         await agent.wait_idle()
+        narrator.unsettled_approvals()
     agent.close()
 
 
@@ -237,11 +276,41 @@ def _parser() -> CommandParser:
     parser.add_argument(
         "--fail-closed", action="store_true", help="refuse a call whose audit record cannot be written"
     )
+    parser.add_argument(
+        "--append",
+        action="store_true",
+        help="add to an existing audit log (default: move it to LOG.previous-<time> and start afresh)",
+    )
     return parser
 
 
-def _print_summary(narrator: Narrator, report: VerificationReport | None, plan: AuditPlan | None) -> None:
+def existing_records(path: str | Path) -> int:
+    """How many records a log already holds (every segment), 0 when it does not exist yet."""
+    total = 0
+    for segment in discover_segments(Path(path)):
+        try:
+            with segment.open("rb") as handle:
+                while chunk := handle.read(1 << 20):
+                    total += chunk.count(b"\n")
+        except OSError:
+            continue
+    return total
+
+
+def public_key_hint(signing_key: str | None) -> str | None:
+    """What to pass as ``verify --key`` after a signed run: ``KEY.pub`` beside ``KEY.key`` (as
+    ``keygen`` writes them) when it exists, else a placeholder."""
+    if not signing_key:
+        return None
+    candidate = Path(signing_key).with_suffix(".pub")
+    return str(candidate) if candidate != Path(signing_key) and candidate.is_file() else "PUBLIC_KEY.pub"
+
+
+def _print_summary(
+    narrator: Narrator, report: VerificationReport | None, plan: AuditPlan | None, before: int
+) -> None:
     counts = narrator.counts
+    paint = narrator.paint
     calls = sum(n for label, n in counts.items() if label != "REJECT")
     parts = [f"{counts[label]} {label.lower()}" for label in
              ("ALLOW", "ASK>OK", "ASK>DENY", "DENY", "REDACT", "BLOCK", "ERROR") if counts[label]]
@@ -250,12 +319,25 @@ def _print_summary(narrator: Narrator, report: VerificationReport | None, plan: 
     if report is None or plan is None:
         narrator.say("audit: no audit log (use --audit LOG)")
         return
-    verdict = "INTACT" if report.intact else "FAILED"
-    anchored = (f"anchored through seq {report.anchored_through}" if report.anchored_through is not None
-                else "not anchored by a checkpoint")
-    narrator.say(f"audit: {plan.path}: {report.records_checked} records, {verdict}; {anchored} "
-                 f"({report.signature_mode} checkpoints)")
-    narrator.say(f"       verify it yourself: dsh-policy verify {plan.path}")
+    verdict = paint.decision("INTACT" if report.intact else "FAILED")
+    records = f"{report.records_checked} records"
+    if before:
+        records += (f" ({report.records_checked - before} from this run, appended to the {before}"
+                    " already there)")
+    covered = (f"checkpoints cover seq 0..{report.anchored_through}" if report.anchored_through is not None
+               else "no valid checkpoint")
+    signed = "signed, signatures verified" if report.key_id is not None else "not signed"
+    narrator.say(f"audit: {plan.path}: {records}, {verdict}; {covered}, {signed}")
+    first = report.first_error
+    if first is not None:
+        where = first.file if first.line is None else f"{first.file}:{first.line}"
+        where += "" if first.seq is None else f" (seq {first.seq})"
+        narrator.say(f"       first error: {where} {first.reason.value}: {first.message}")
+    for problem in report.unreadable:
+        narrator.say(f"       unreadable: {problem}")
+    key = public_key_hint(plan.signing_key)
+    hint = f"dsh-policy verify {plan.path}" + (f" --key {key}" if key else "")
+    narrator.say(f"       verify it yourself: {hint}")
 
 
 def main(argv: Sequence[str]) -> int:
@@ -272,7 +354,19 @@ def main(argv: Sequence[str]) -> int:
         return USAGE_EXIT
     plan = audit_plan(sources, path=args.audit, fsync=args.fsync, signing_key=args.signing_key,
                       fail_closed=True if args.fail_closed else None)
-    narrator = Narrator(sys.stdout, text=args.format == "text")
+    narrator = Narrator(sys.stdout, text=args.format == "text", paint=Painter.for_stream(sys.stdout))
+    moved: MovedLog | str | None = None
+    if plan is not None and not args.append:
+        # Each scripted session starts a fresh log (the README's figures hold on a second run);
+        # the previous log is kept whole under a new name, never truncated.
+        moved = move_log_aside(Path(plan.path))
+        if isinstance(moved, str):
+            print(f"dsh-policy run: {moved} (use --append to add to it)", file=sys.stderr)
+            return USAGE_EXIT
+        if moved is not None:
+            narrator.say(f"audit: starting a fresh log; the previous one is now {moved.path}"
+                         " (--append adds to a log instead)")
+    before = existing_records(plan.path) if plan is not None else 0
     deployment = deploy(sources, audit=plan, watch=False, observers=[narrator])
     if isinstance(deployment, list):
         print_errors(deployment)
@@ -294,8 +388,12 @@ def main(argv: Sequence[str]) -> int:
                        "packs": [p.name for p in policy.packs]},
             "events": narrator.events,
             "summary": dict(narrator.counts),
-            "audit": None if report is None else report.to_json(),
+            "audit": None if report is None else {
+                **report.to_json(),
+                "records_before_run": before,
+                "previous_log": str(moved.path) if isinstance(moved, MovedLog) else None,
+            },
         }, indent=2, ensure_ascii=False))
     else:
-        _print_summary(narrator, report, plan)
+        _print_summary(narrator, report, plan, before)
     return 0 if report is None or report.intact else 1

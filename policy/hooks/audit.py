@@ -46,6 +46,7 @@ from dsh_policy.policy.runtime.auditing import (
     DecisionAuditor,
     PolicyFacts,
     ResultFacts,
+    instant,
     sha256_digest,
 )
 
@@ -176,6 +177,7 @@ def _reviewed_call(
         review=decided,
         post_action=action,
         result=ResultFacts(is_error=False, text=response_text(payload.tool_response)),
+        review_now=event.now,
     )
 
 
@@ -216,6 +218,11 @@ def _hook_event_fields(
         "hook": {"harness": harness, "event": payload.hook_event_name, "turn_id": payload.turn_id},
         "answer": _answer(auditor, verdict),
     }
+    decided_at = decision.tool_event.now if decision.tool_event is not None else None
+    if decided_at is None and decision.step is not None:
+        decided_at = decision.step.now
+    if decided_at is not None and decision.decided is not None:
+        fields["answer"]["now"] = instant(decided_at)  # the instant the rules saw as ``now``
     if decision.tool_event is not None:
         fields["call"] = auditor.call_fields(decision.tool_event)
     if isinstance(payload, UserPromptSubmitInput):

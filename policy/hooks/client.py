@@ -179,7 +179,7 @@ def _on_signal(signum: int, _frame: object) -> None:
         os._exit(_RUN.emitting)
     name = next((n for n in _FAIL_SIGNALS if getattr(signal, n, None) == signum), f"signal {signum}")
     answer = _RUN.safe_answer(f"interrupted by {name}")
-    _write_answer(answer)
+    _write_answer(answer, raw_fds=True)
     os._exit(answer.exit_code)
 
 
@@ -408,16 +408,27 @@ def _checked_answer(reply: dict[str, object]) -> failsafe.Answer:
     return failsafe.Answer(failsafe.EXIT_OK if code == failsafe.EXIT_OK else failsafe.EXIT_BLOCK, out, err)
 
 
-def _write_answer(answer: failsafe.Answer) -> None:
-    """Write the answer with raw ``os.write`` (safe inside a signal handler); a closed stream is
-    ignored: the exit code still refuses."""
+def _write_answer(answer: failsafe.Answer, *, raw_fds: bool = False) -> None:
+    """Write the answer (UTF-8 whatever the locale); a closed stream is ignored: the exit code
+    still refuses. ``sys.stdout``/``sys.stderr`` as the process has them (a caller running the
+    hook in process may have replaced them), or, inside a signal handler, plain ``os.write``."""
     _RUN.emitting = answer.exit_code
     for fd, text in ((1, answer.stdout), (2, answer.stderr)):
+        if not text:
+            continue
         data = text.encode("utf-8", "backslashreplace")
+        stream = None if raw_fds else (sys.stdout if fd == 1 else sys.stderr)
         try:
-            while data:
-                data = data[os.write(fd, data) :]
-        except OSError:
+            if stream is None:
+                while data:
+                    data = data[os.write(fd, data) :]
+            elif hasattr(stream, "buffer"):
+                stream.buffer.write(data)
+                stream.flush()
+            else:
+                stream.write(data.decode("utf-8"))
+                stream.flush()
+        except (OSError, ValueError):  # closed, or a broken pipe
             pass
 
 

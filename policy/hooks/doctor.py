@@ -237,12 +237,17 @@ def check_deployment(argv: list[str], project: str) -> tuple[list[Finding], Any,
 
 def _audit_writable(path: str) -> Finding:
     folder = os.path.dirname(path) or "."
-    if not os.path.isdir(folder):
-        return Finding("fail", "audit", f"{folder} does not exist (the writer never creates folders)")
-    target = path if os.path.exists(path) else folder
+    existing = folder
+    while not os.path.isdir(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)  # the writer creates missing folders below it
+    target = path if os.path.exists(path) else existing
     if not os.access(target, os.W_OK):
-        return Finding("fail", "audit", f"{target} is not writable")
-    return Finding("ok", "audit", f"{path} is writable")
+        return Finding("fail", "audit", f"{target} is not writable (the log is {path})")
+    return Finding(
+        "ok",
+        "audit",
+        f"{path} is writable" + ("" if os.path.isdir(folder) else " (its folder is made on first use)"),
+    )
 
 
 def probe_payload(harness: str, command: str, project: str) -> bytes:

@@ -17,6 +17,7 @@ and ``tool.original_name`` keeps the harness's name. A hook process sees one eve
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import re
 from collections.abc import Mapping
@@ -119,6 +120,7 @@ def tool_call_event(payload: PreToolUseInput | PostToolUseInput, call: Canonical
         session_id=payload.session_id,
         agent_id=payload.agent_id or MAIN_AGENT,
         original_name=call.original_name,
+        now=datetime.datetime.now(datetime.UTC),  # pinned, so the audit record can name it
     )
 
 
@@ -257,6 +259,7 @@ def _user_prompt(policy: Policy, payload: UserPromptSubmitInput) -> HookDecision
         session_id=payload.session_id,
         agent_id=payload.agent_id or MAIN_AGENT,
         messages=(StepMessage("user", payload.prompt, "user", None),),
+        now=datetime.datetime.now(datetime.UTC),
     )
     verdict = policy.gate_step(step)
     if verdict.decision == "reject":

@@ -12,6 +12,7 @@ so a log written by Claude Code hooks and one written by our own loop have the s
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -23,6 +24,8 @@ import structlog
 from dsh_policy.audit.losses import ReopeningWriter
 from dsh_policy.audit.record import DEPTH_MARKER, MAX_RECORD_DEPTH, MAX_SAFE_INTEGER, fit_to_domain
 from dsh_policy.audit.writer import AuditError, AuditRecordError, AuditWriteError, AuditWriter
+from dsh_policy.core.frozen import thaw
+from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.events import (
     GuardVerdict,
@@ -33,6 +36,7 @@ from dsh_policy.policy.events import (
     ToolCallEvent,
     ToolCallVerdict,
 )
+from dsh_policy.policy.review.fingerprint import rule_fingerprints
 
 __all__ = [
     "DEPTH_MARKER",
@@ -44,6 +48,7 @@ __all__ = [
     "ResultFacts",
     "canonical_domain",
     "digest_json",
+    "instant",
     "sha256_digest",
 ]
 
@@ -86,6 +91,8 @@ class CallOutcome:
     review: ResultVerdict | None
     post_action: str | None
     result: ResultFacts
+    #: The instant post-execute rules saw as ``now`` (pre-execute and guard see ``call.now``).
+    review_now: datetime.datetime | None = None
 
     def deciding_policy(self) -> PolicyStamp | None:
         """The policy that decided this call (the gateway pins one per call; the first stamped
@@ -98,6 +105,17 @@ class CallOutcome:
 
 class AuditUnavailableError(Exception):
     """The audit log could not take a record; a fail-closed deployment refuses the call."""
+
+
+def instant(moment: datetime.datetime) -> str:
+    """RFC 3339 UTC with microseconds (``2026-05-01T12:00:00.123456Z``), as records spell ``now``."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(datetime.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _now_field(moment: datetime.datetime | None) -> dict[str, str]:
+    return {} if moment is None else {"now": instant(moment)}
 
 
 def sha256_digest(data: bytes) -> str:
@@ -288,6 +306,7 @@ class DecisionAuditor:
             decision["pre_execute"] = {
                 "decision": pre.decision,
                 **self._verdict_fields(pre.rules, pre.message, pre.shadow_rules),
+                **_now_field(call.now),
             }
         if outcome.guard is not None:
             guard = outcome.guard
@@ -302,6 +321,7 @@ class DecisionAuditor:
                 "action": outcome.post_action,
                 "redactions": review.redactions,
                 **self._verdict_fields(review.rules, review.message, review.shadow_rules),
+                **_now_field(outcome.review_now),
             }
         result: dict[str, Any] = {
             "is_error": outcome.result.is_error,
@@ -321,32 +341,73 @@ class DecisionAuditor:
             outcome.deciding_policy(),
         )
 
+    def _step_messages(self, event: StepEvent, *, with_text: bool) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        for message in event.messages:
+            row: dict[str, Any] = {"role": message.role, "source": message.source_kind}
+            if message.source_plugin is not None:
+                row["plugin"] = message.source_plugin
+            if with_text:
+                row["text"] = self.redacted(message.text)
+            row["text_digest"] = sha256_digest(message.text.encode("utf-8", "surrogatepass"))
+            rows.append(row)
+        return rows
+
     def step_rejected(self, event: StepEvent, verdict: StepVerdict) -> None:
-        """A pre-step the policy rejected (no model call happened)."""
-        messages = [
-            {
-                "role": message.role,
-                "source": message.source_kind,
-                "text": self.redacted(message.text),
-                "text_digest": sha256_digest(message.text.encode("utf-8", "surrogatepass")),
-            }
-            for message in event.messages
-        ]
+        """A pre-step the policy rejected (no model call happened): the step's messages, redacted."""
         self._append(
             "step_rejected",
             {
                 **self._coordinates(event.session_id, event.agent_id, event.turn, event.step),
-                "decision": self._verdict_fields(verdict.rules, verdict.message, verdict.shadow_rules),
-                "messages": messages,
+                "decision": {
+                    **self._verdict_fields(verdict.rules, verdict.message, verdict.shadow_rules),
+                    **_now_field(event.now),
+                },
+                "messages": self._step_messages(event, with_text=True),
             },
             verdict.policy,
         )
 
-    def policy_loaded(self, packs: Sequence[Any]) -> None:
+    def step_entered(self, event: StepEvent, verdict: StepVerdict) -> None:
+        """A pre-step the policy let through (with the rules that added context messages). The
+        messages are recorded as digests only, like the prompts a hook records: an entered step is
+        ordinary conversation, which the log has no business keeping in clear."""
+        self._append(
+            "step_entered",
+            {
+                **self._coordinates(event.session_id, event.agent_id, event.turn, event.step),
+                "decision": {
+                    "decision": verdict.decision,
+                    "contexts": len(verdict.contexts),
+                    **self._verdict_fields(verdict.rules, verdict.message, verdict.shadow_rules),
+                    **_now_field(event.now),
+                },
+                "messages": self._step_messages(event, with_text=False),
+            },
+            verdict.policy,
+        )
+
+    def policy_loaded(self, packs: Sequence[Any], compiled: CompiledPolicy | None = None) -> None:
         """A policy came into force (at start and after every successful reload); ``packs`` are
-        objects with ``path``, ``name`` and ``digest`` (``Policy.packs`` or ``CompiledPolicy.packs``)."""
-        rows = [{"path": pack.path, "name": pack.name, "digest": pack.digest} for pack in packs]
-        self._append("policy_loaded", {"packs": rows})
+        objects with ``path``, ``name`` and ``digest`` (``Policy.packs`` or ``CompiledPolicy.packs``).
+
+        With the compiled policy (``compiled``, else the auditor's policy when it has one) the
+        record also holds each rule's match fingerprint and each pack's params in force (redacted),
+        so replay knows which rules a later policy change left alone and what the params were."""
+        fields: dict[str, Any] = {
+            "packs": [{"path": pack.path, "name": pack.name, "digest": pack.digest} for pack in packs]
+        }
+        if compiled is None:
+            found = getattr(self.policy, "compiled", None)
+            compiled = found if isinstance(found, CompiledPolicy) else None
+        stamp: PolicyStamp | None = None
+        if compiled is not None:
+            fields["rules"] = rule_fingerprints(compiled)
+            fields["params"] = {
+                pack.name: self.redacted(thaw(pack.activation_params)) for pack in compiled.packs
+            }
+            stamp = PolicyStamp(compiled.digest, compiled.engine_name)  # the one that came into force
+        self._append("policy_loaded", fields, stamp)
 
     def policy_reload_failed(self, errors: Sequence[PolicyError]) -> None:
         """An edit failed to load; the previous policy stays in force (its digest is recorded)."""

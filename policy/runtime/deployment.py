@@ -39,7 +39,7 @@ class _ReloadRecorder:
 
     def loaded(self, compiled: CompiledPolicy) -> None:
         if self.auditor is not None:
-            self._record(lambda auditor: auditor.policy_loaded(compiled.packs))
+            self._record(lambda auditor: auditor.policy_loaded(compiled.packs, compiled))
 
     def failed(self, errors: Sequence[PolicyError]) -> None:
         if self.auditor is not None:
@@ -141,7 +141,7 @@ def deploy(
         auditor = DecisionAuditor(log or writer, policy, fail_closed=audit.fail_closed)
         recorder.auditor = auditor
         try:
-            auditor.policy_loaded(policy.packs)
+            auditor.policy_loaded(policy.packs, policy.compiled)
         except AuditUnavailableError as error:
             writer.close()
             _close_policy(policy)

@@ -14,8 +14,9 @@ redacted again before it can carry a secret past us.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import orjson
@@ -101,6 +102,11 @@ class _CallState:
     guard: GuardVerdict | None = None
     review: ResultVerdict | None = None
     post_action: str | None = None
+    review_now: datetime.datetime | None = None
+
+
+def _utc_now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
 
 
 def tool_call_event(execution: ToolExecution) -> ToolCallEvent:
@@ -186,10 +192,14 @@ class PolicyGateway:
     # --- per-call state ----------------------------------------------------------------------------
 
     def _state(self, execution: ToolExecution) -> _CallState:
+        """The call's state; its event pins ``now`` to the instant the gateway first saw the call,
+        so pre-execute and guard rules see one instant and the audit record can name it."""
         key = id(execution.token)
         state = self._calls.get(key)
         if state is None:
-            state = self._calls[key] = _CallState(tool_call_event(execution), self.policy.current())
+            state = self._calls[key] = _CallState(
+                replace(tool_call_event(execution), now=_utc_now()), self.policy.current()
+            )
         return state
 
     # --- seams -------------------------------------------------------------------------------------
@@ -199,8 +209,14 @@ class PolicyGateway:
     ) -> PreStepDecision:
         """Reject the step when an enforced rule says so; otherwise let the rest decide and add the
         rules' context messages to whatever they entered."""
-        request = step_event(event)
+        request = replace(step_event(event), now=_utc_now())
         verdict = self.policy.current().gate_step(request)
+        if verdict.decision == "enter" and self.auditor is not None:
+            try:
+                self.auditor.step_entered(request, verdict)
+            except AuditUnavailableError as error:
+                # A model call acts on nothing; fail-closed refuses the tool calls that follow.
+                _log.error("step entered but not audited", error=str(error))
         if verdict.decision == "reject":
             _log.info("step rejected", turn=event.turn, step=event.step, rules=verdict.rules)
             if self.auditor is not None:
@@ -269,7 +285,11 @@ class PolicyGateway:
     ) -> PostToolDecision:
         """Block, or redact content AND value, and append the rules' contexts."""
         state = self._state(execution)
-        review = state.decider.review_tool_result(result_event(state.event, result))
+        # The review sees the instant it runs at (a tool may run for minutes after the gate).
+        state.review_now = _utc_now()
+        review = state.decider.review_tool_result(
+            result_event(replace(state.event, now=state.review_now), result)
+        )
         state.review = review
         contexts = tuple(Message.from_plugin(text, PLUGIN_NAME) for text in review.contexts)
         if review.decision == "block":
@@ -317,17 +337,20 @@ class PolicyGateway:
             text = "\n".join(part.text for part in definition.render(value))
         except Exception:  # the pipeline will turn a failing renderer into an error result
             return False
-        second = state.decider.review_tool_result(ToolResultEvent(call=state.event, text=text, value=value))
+        second = state.decider.review_tool_result(
+            ToolResultEvent(call=replace(state.event, now=state.review_now), text=text, value=value)
+        )
         return second.decision == "block" or second.redacted_text is not None
 
     def _review_replacement(
         self, state: _CallState, result: ToolResult, later: Accept, contexts: tuple[Message, ...]
     ) -> PostToolDecision:
+        call = replace(state.event, now=state.review_now)
         if later.replaces_value:
-            replaced = ToolResultEvent(call=state.event, is_error=result.is_error, value=later.value,
+            replaced = ToolResultEvent(call=call, is_error=result.is_error, value=later.value,
                                        text=_text_of(later.value))
         else:
-            replaced = ToolResultEvent(call=state.event, is_error=result.is_error, value=result.value,
+            replaced = ToolResultEvent(call=call, is_error=result.is_error, value=result.value,
                                        text=_text_of(later.content))
         second = state.decider.review_tool_result(replaced)
         if second.decision == "block":
@@ -356,6 +379,7 @@ class PolicyGateway:
             denied_by=pipeline.get("denied_by"),
             review=state.review,
             post_action=state.post_action,
+            review_now=state.review_now,
             result=ResultFacts(
                 is_error=result.is_error,
                 text=result.text,

@@ -70,14 +70,16 @@ def test_a_record_the_caller_gives_up_on_is_counted_by_the_caller(tmp_path: Path
 
 
 def test_a_log_that_cannot_be_opened_counts_every_record(tmp_path: Path) -> None:
-    missing = tmp_path / "no-such-dir" / "audit.jsonl"
+    blocker = tmp_path / "not-a-dir"  # a file where the folder should be: the folder cannot be made
+    blocker.write_text("x")
+    missing = blocker / "audit.jsonl"
     log = ReopeningWriter(lambda: AuditWriter.open(missing, fsync="off"), retry_seconds=0)
     for index in range(3):
         with pytest.raises(AuditWriteError):
             log.append("tool_result", gateway_fields(index))
     assert log.lost == 3
-    missing.parent.mkdir()
-    log.append("tool_result", gateway_fields(3))
+    blocker.unlink()
+    log.append("tool_result", gateway_fields(3))  # the writer now creates the folder itself
     log.close()
     assert verify_log([missing]).records_lost == 3
 

@@ -43,6 +43,7 @@ def _write_run_log(folder: Path) -> Path:
             "--pack", str(ROOT / "rules/baseline.yaml"), "--pack", str(ROOT / "rules/secrets.yaml"),
             "--engine", "python", "--audit", str(folder / "audit.jsonl"),
             "--signing-key", str(folder / "k.key"), "--format", "json",
+            "--append",  # run starts a fresh log by default (issue 16)
         ])  # fmt: skip
         assert code == 0
     return folder / "audit.jsonl"

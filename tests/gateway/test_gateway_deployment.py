@@ -123,14 +123,20 @@ def test_a_log_that_cannot_be_opened_is_an_error_not_a_gateway_without_audit(tmp
     assert "cannot" in result[0].message
 
 
-def test_a_missing_log_directory_is_an_error_not_created(tmp_path: Path) -> None:
+def test_a_missing_log_directory_is_created_and_an_impossible_one_is_named(tmp_path: Path) -> None:
+    # Issue 16: a deployment file naming ``audit/hooks.jsonl`` must work in a fresh project.
     pack = tmp_path / "live.yaml"
     write_pack(pack, "curl")
     sources = policy_sources([str(pack)], engine="python")
     assert not isinstance(sources, list)
-    result = deploy(sources, audit=audit_plan(sources, path=str(tmp_path / "typo" / "audit.jsonl")))
+    created = deploy(sources, audit=audit_plan(sources, path=str(tmp_path / "new" / "audit.jsonl")))
+    assert not isinstance(created, list)
+    created.close()
+    assert (tmp_path / "new" / "audit.jsonl").is_file()
+    (tmp_path / "afile").write_text("a file, not a folder")
+    result = deploy(sources, audit=audit_plan(sources, path=str(tmp_path / "afile" / "audit.jsonl")))
     assert isinstance(result, list)
-    assert not (tmp_path / "typo").exists()
+    assert any("afile: cannot create the audit log's folder" in str(error) for error in result)
 
 
 def test_the_deployment_file_drives_packs_params_and_audit(tmp_path: Path) -> None:

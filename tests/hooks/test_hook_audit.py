@@ -68,7 +68,8 @@ def test_a_redacted_result_is_recorded_without_its_secret(run_hook, tmp_path) ->
 
 @pytest.mark.parametrize("harness", HARNESSES)
 def test_an_unwritable_audit_log_denies_even_a_harmless_call(run_hook, tmp_path, harness: str) -> None:
-    log = tmp_path / "no-such-dir" / "hooks.jsonl"
+    (tmp_path / "not-a-dir").write_text("a file where the log's folder should be")
+    log = tmp_path / "not-a-dir" / "hooks.jsonl"
     run = run_hook(
         harness, (PAYLOADS / harness / "pre_tool_use_bash_ls.json").read_bytes(), "--audit", str(log)
     )
@@ -77,6 +78,7 @@ def test_an_unwritable_audit_log_denies_even_a_harmless_call(run_hook, tmp_path,
 
 
 def test_a_deployment_that_does_not_fail_closed_lets_the_call_pass(run_hook, tmp_path) -> None:
+    (tmp_path / "no-such-dir").write_text("a file where the log's folder should be")
     config = tmp_path / "gateway.yaml"
     config.write_text(
         "apiVersion: dsh-policy/v1\nkind: Gateway\nspec:\n"

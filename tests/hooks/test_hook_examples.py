@@ -90,7 +90,6 @@ def test_example_commands_run_against_the_example_gateway(
         .replace("../../rules/", str(EXAMPLES.parents[1] / "rules") + "/")
     )
     (tmp_path / "gateway.yaml").write_text(gateway)
-    (tmp_path / "audit").mkdir()
     argv[config_at + 1] = str(tmp_path / "gateway.yaml")
     run = run_hook(harness, document, *argv[3:], pack=None)
     assert run.code == code, run

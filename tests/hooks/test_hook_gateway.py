@@ -13,7 +13,6 @@ import socket
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -44,24 +43,15 @@ HARNESSES = ("claude-code", "codex")
 ALL_PAYLOADS = [(path.parent.name, path.stem) for path in sorted(PAYLOADS.glob("*/*.json"))]
 
 
-def _client_in_process(argv: list[str], raw: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
-    """``client.main`` in this process (no interpreter start per event), its descriptors 1 and 2
-    captured (the client writes its answer with ``os.write``)."""
+def _client_in_process(
+    argv: list[str], raw: bytes, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str]:
+    """``client.main`` in this process (no interpreter start per event)."""
     monkeypatch.setattr(sys, "stdin", StdinText(io.BytesIO(raw), encoding="utf-8"))
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        saved = os.dup(1), os.dup(2)
-        os.dup2(out.fileno(), 1)
-        os.dup2(err.fileno(), 2)
-        try:
-            code = client.main(argv)
-        finally:
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            os.close(saved[0])
-            os.close(saved[1])
-        out.seek(0)
-        err.seek(0)
-        return code, out.read().decode(), err.read().decode()
+    capsys.readouterr()
+    code = client.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 # --- decisions ---------------------------------------------------------------------------------
@@ -69,7 +59,7 @@ def _client_in_process(argv: list[str], raw: bytes, monkeypatch: pytest.MonkeyPa
 
 @pytest.mark.parametrize(("harness", "name"), ALL_PAYLOADS)
 def test_the_gateway_answers_every_recorded_event_as_the_in_process_adapter(
-    gateway_a, run_hook, monkeypatch, harness: str, name: str
+    gateway_a, run_hook, monkeypatch, capsys, harness: str, name: str
 ) -> None:
     spec, pack, _ = gateway_a
     raw = (PAYLOADS / harness / f"{name}.json").read_bytes()
@@ -77,7 +67,7 @@ def test_the_gateway_answers_every_recorded_event_as_the_in_process_adapter(
     monkeypatch.delenv("DSH_POLICY_GATEWAY")
     before = status(spec)["decisions"]  # type: ignore[index]
     argv = [harness, "--pack", str(pack), "--audit", str(spec.audit)]
-    code, out, err = _client_in_process(argv, raw, monkeypatch)
+    code, out, err = _client_in_process(argv, raw, monkeypatch, capsys)
     assert (code, out, err) == (expected.code, expected.stdout, expected.stderr)
     assert status(spec)["decisions"] == before + 1  # type: ignore[index]  # the gateway decided it
 
