@@ -18,6 +18,10 @@ functions (``policy/cel/functions.py``, ``policy/detectors.py``), indexed by too
 combined the same way (deny > ask > allow, any guard denies; every redaction applies in order to
 text and value). Before timing, both sides decide a set of events and must agree.
 
+Then the shipped packs (``rules/``): the recommended set against the baseline pack as it was before
+issue 13 (frozen in ``benchmarks/reference/``) and the baseline of today, on a mix of everyday shell
+calls, also interleaved in one run; the target is the recommended set within 2x of the old baseline.
+
 Measured per configuration:
 
 - ``call``: ``Policy.pre_execute`` + ``Policy.guard`` on one event (what the gateway's
@@ -29,6 +33,10 @@ Measured per configuration:
 
 All cells of all configurations are timed in one interleaved run (min of rounds). Then the python
 engine's 100-rule call is profiled (cProfile) and its own time grouped by where it goes.
+
+Loading the shipped packs (``rules/*.yaml``) is timed on every engine with the load-time type
+checker and with it patched out, interleaved, in CPU time, so its cost is a ratio from one run
+(target: at most 1.2x).
 """
 
 from __future__ import annotations
@@ -54,10 +62,15 @@ from dsh_policy.policy.cel import available_engines
 from dsh_policy.policy.cel.functions import path_within, re2_matches, shell_commands, url_host
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallEvent, ToolCallVerdict, ToolResultEvent
-from dsh_policy.policy.loading import LoadFailure
+from dsh_policy.policy.loading import LoadFailure, build_policy
 from dsh_policy.policy.runtime.gateway import PolicyGateway
 
 RESULTS = Path(__file__).resolve().parent / "results" / "gateway.json"
+SHIPPED_PACKS = sorted(
+    path
+    for path in (Path(__file__).resolve().parents[1] / "rules").glob("*.yaml")
+    if not path.name.endswith(".cases.yaml")
+)
 RULES_PER_TOOL = 10
 
 # (rules, tools): 10 rules on one tool, 100 rules on one tool (every call evaluates all of them),
@@ -518,6 +531,101 @@ def measure(
     return rows
 
 
+# --- the shipped packs ----------------------------------------------------------------------------
+
+RULES = Path(__file__).resolve().parents[1] / "rules"
+REFERENCE_BASELINE = Path(__file__).resolve().parent / "reference" / "baseline-before-issue-13.yaml"
+"""The baseline pack as shipped before issue 13 (frozen), the reference point of its cost target."""
+
+RECOMMENDED = ("baseline", "secrets", "injection", "infrastructure", "databases", "host")
+"""The recommended set (examples/gateway.yaml enables it)."""
+
+SHELL_CALLS: tuple[str, ...] = (
+    "git status --short",
+    "git commit -m 'Fix the login redirect'",
+    "npm test -- --coverage",
+    "cd /workspace && make -j4 test 2>&1 | tee build.log",
+    "grep -rn TODO src | head -20",
+    "python -m pytest -q tests/test_api.py",
+    "ls -la",
+    "kubectl get pods -n web",
+    "terraform plan -out tfplan",
+    "psql -c 'SELECT count(*) FROM users'",
+    "python3 -c 'import json; print(json.load(open(\"package.json\"))[\"version\"])'",
+    "docker compose up -d --build",
+)
+"""Everyday shell calls, the common case of an agent's tool calls, each timed through pre-execute
+and guard."""
+
+
+def shipped_pack_functions(engines: Sequence[str]) -> dict[str, Callable[[], Any]]:
+    """One callable per engine and pack set: every call of SHELL_CALLS through the whole gate."""
+    sets = {
+        "baseline-before": [REFERENCE_BASELINE],
+        "baseline": [RULES / "baseline.yaml"],
+        "recommended": [RULES / f"{name}.yaml" for name in RECOMMENDED],
+    }
+    events = [ToolCallEvent(tool="shell", args=freeze_json({"command": c}), call_id="c") for c in SHELL_CALLS]
+    functions: dict[str, Callable[[], Any]] = {}
+    for engine in engines:
+        for label, packs in sets.items():
+            policy = Policy.load(packs, engine=engine)
+            if isinstance(policy, LoadFailure):
+                raise SystemExit(f"{label} does not load on {engine}:\n{policy}")
+
+            def calls(policy: Policy = policy) -> None:
+                for event in events:
+                    policy.pre_execute(event)
+                    policy.guard(event)
+
+            functions[f"{engine}:{label}"] = calls
+    return functions
+
+
+def measure_shipped_packs(engines: Sequence[str], *, rounds: int, budget: float) -> dict[str, Any]:
+    """Per-call cost of the shipped pack sets, side by side in one interleaved run."""
+    timings = interleaved_best(shipped_pack_functions(engines), rounds=rounds, budget=budget)
+    per_call = {key: seconds / len(SHELL_CALLS) * 1e6 for key, seconds in timings.items()}
+    return {"calls": list(SHELL_CALLS), "us_per_call": per_call}
+
+
+def _shipped_targets(shipped: Mapping[str, Any], engines: Sequence[str]) -> list[dict[str, Any]]:
+    found = []
+    us = shipped["us_per_call"]
+    for engine in engines:
+        ratio = us[f"{engine}:recommended"] / us[f"{engine}:baseline-before"]
+        found.append({
+            "name": f"{engine}: recommended set ({', '.join(RECOMMENDED)}) vs the baseline before issue 13",
+            "kind": "target", "ratio": ratio, "limit": 2.0, "passed": ratio <= 2.0,
+        })  # fmt: skip
+    return found
+def shipped_load(engines: Sequence[str], rounds: int) -> dict[str, float]:
+    """CPU seconds to load the shipped packs on each engine (best of ``rounds``), with the type
+    checker and with it patched out (``_PackCompiler.check_types``), interleaved; and the ratio."""
+    from dsh_policy.policy import compile as compile_module
+
+    real = compile_module._PackCompiler.check_types
+    best: dict[str, float] = {}
+    for _ in range(rounds):
+        for engine in engines:
+            for checked in (True, False):
+                skipped = real if checked else (lambda self: None)
+                compile_module._PackCompiler.check_types = skipped  # type: ignore[method-assign]
+                try:
+                    started = time.process_time()  # CPU time: others' load on the machine stays out
+                    built = build_policy(SHIPPED_PACKS, engine=engine)
+                    elapsed = time.process_time() - started
+                finally:
+                    compile_module._PackCompiler.check_types = real  # type: ignore[method-assign]
+                if isinstance(built, LoadFailure):
+                    raise SystemExit(f"the shipped packs do not load on {engine}:\n{built}")
+                key = f"{engine}_{'checked' if checked else 'unchecked'}_s"
+                best[key] = min(best.get(key, elapsed), elapsed)
+    for engine in engines:
+        best[f"{engine}_checked_x_unchecked"] = best[f"{engine}_checked_s"] / best[f"{engine}_unchecked_s"]
+    return best
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure every configuration and engine, print the table, write the JSON results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -536,12 +644,25 @@ def main(argv: list[str] | None = None) -> int:
         prepared = [prepare_config(Path(tmp), rules, tools, engines) for rules, tools in CONFIGS]
         print(f"  compiled and checked every pack ({time.perf_counter() - wall:.0f} s)", file=sys.stderr)
         rows = measure(prepared, engines, rounds=rounds, budget=budget)
+        shipped = measure_shipped_packs(engines, rounds=rounds, budget=budget)
         profile = None
         if not options.no_profile and "python" in engines:
             profile = profile_breakdown(prepared[CONFIGS.index((100, 1))].functions["python_call"])
 
+    targets = _targets(rows, engines) + _shipped_targets(shipped, engines)
+    _print_table(rows, engines, targets, shipped)
+    loading = shipped_load(engines, rounds=max(rounds, 5))
     targets = _targets(rows, engines)
+    for engine in engines:
+        ratio = loading[f"{engine}_checked_x_unchecked"]
+        targets.append({
+            "name": f"{engine}: loading the shipped packs with type checking vs without", "kind": "target",
+            "ratio": ratio, "limit": 1.2, "passed": ratio <= 1.2,
+        })  # fmt: skip
     _print_table(rows, engines, targets)
+    for engine in engines:
+        checked, unchecked = loading[f"{engine}_checked_s"], loading[f"{engine}_unchecked_s"]
+        print(f"shipped packs load on {engine}: {checked:.3f} s type-checked, {unchecked:.3f} s without")
     report = {
         "benchmark": "gateway",
         "python": sys.version.split()[0],
@@ -550,7 +671,9 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": rounds,
         "seconds_per_cell": budget,
         "rows": rows,
+        "shipped_packs": shipped,
         "targets": targets,
+        "shipped_packs_load": loading,
         "wall_seconds": time.perf_counter() - wall,
     }
     if profile is not None:
@@ -590,7 +713,10 @@ def _targets(rows: Sequence[dict[str, Any]], engines: Sequence[str]) -> list[dic
 
 
 def _print_table(
-    rows: Sequence[dict[str, Any]], engines: Sequence[str], targets: Sequence[dict[str, Any]]
+    rows: Sequence[dict[str, Any]],
+    engines: Sequence[str],
+    targets: Sequence[dict[str, Any]],
+    shipped: Mapping[str, Any],
 ) -> None:
     print()
     print("us per tool call (pre-execute + guard) and per result (post-execute with redaction);")
@@ -612,6 +738,10 @@ def _print_table(
                 f"{row[f'{engine}_result_us']:>11.1f}{row[f'{engine}_result_x_hand']:>7.1f}"
                 f"{row[f'{engine}_harness_us']:>12.1f}{row[f'{engine}_harness_x_alone']:>7.1f}"
             )
+    print()
+    print(f"shipped packs, us per everyday shell call (mean of {len(SHELL_CALLS)}, pre-execute + guard):")
+    for key, value in shipped["us_per_call"].items():
+        print(f"  {key:<28}{value:>10.1f}")
     print()
     for target in targets:
         status = "PASS" if target["passed"] else "FAIL"

@@ -90,8 +90,10 @@ class CaseOutcome:
         return not self.failures
 
     def comparable(self) -> tuple[Any, ...]:
-        """What two engines must agree on."""
-        return (self.decision, frozenset(self.rules), self.message, self.text, self.contexts, self.redactions)
+        """What two engines must agree on, whatever their error wording: the decision, the
+        deciding rules, the resulting text, contexts and redactions (``check --engine all``
+        compares messages apart, when no evaluation error went into them)."""
+        return (self.decision, frozenset(self.rules), self.text, self.contexts, self.redactions)
 
     def to_json(self) -> dict[str, Any]:
         """The per-case object of ``check --format json`` (POLICY.md section 5)."""
@@ -137,11 +139,13 @@ class _CaseReader:
         line, col = self.source.key_position(path) if at_key else self.source.value_position(path)
         self.errors.append(PolicyError(self.file, line, col, message))
 
-    def case(self, raw: dict[str, Any], path: NodePath, with_expect: bool) -> Case | None:
+    def case(
+        self, raw: dict[str, Any], path: NodePath, with_expect: bool, where: str | None = None
+    ) -> Case | None:
         before = len(self.errors)
         stage = raw["stage"]
         name = raw.get("name", Path(self.file).name)
-        where = f"case {name!r}"
+        where = where or f"case {name!r}"
         for key in ("tool", "args", "call_id", "root_call_id", "nested", "original_name"):
             if key in raw and stage not in TOOL_STAGES:
                 self.error((*path, key), f"{where}: {key} is not used at stage {stage}", at_key=True)
@@ -282,6 +286,18 @@ def load_cases(path: str | Path) -> list[Case] | list[PolicyError]:
     if reader.errors:
         return sorted(reader.errors)
     return cases
+
+
+def event_case(
+    raw: dict[str, Any], path: NodePath, file: str, source: SourceMap, where: str
+) -> Case | list[PolicyError]:
+    """One event given as a mapping inside another document (a rule's inline example, at ``path``
+    of ``file``; errors start with ``where``), checked like a case without ``expect``."""
+    reader = _CaseReader(file, source)
+    case = reader.case(raw, path, with_expect=False, where=where)
+    if case is None:
+        return sorted(reader.errors)
+    return case
 
 
 def unknown_rule_errors(cases: Sequence[Case], rule_ids: Collection[str]) -> list[PolicyError]:

@@ -10,15 +10,28 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal, cast
 
+import lark
 import re2
 import yaml
 from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.cel import EngineUnavailableError, make_engine
+from dsh_policy.policy.cel.celpy_ast import parse_checked
+from dsh_policy.policy.cel.checker import Branch, CheckEnvironment, CheckResult, VariableInfo, check
 from dsh_policy.policy.cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression, Reads
+from dsh_policy.policy.cel.types import (
+    BOOL,
+    ERROR,
+    STRING,
+    CelType,
+    from_notation,
+    record,
+    type_of_value,
+    unify,
+)
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.pack import LoadedPack, Mode, OnError, canonical_digest, re2_options
 from dsh_policy.policy.source.yaml_source import Path as NodePath
@@ -39,6 +52,8 @@ class CompiledExpr:
     program: CompiledExpression
     names: frozenset[str]
     variables: tuple[str, ...]
+    #: ``matches`` calls and comprehensions, for ``check --coverage`` (from the type checker).
+    branches: tuple[Branch, ...] = ()
 
     @property
     def source(self) -> str:
@@ -82,6 +97,8 @@ class CompiledRule:
     description: str | None
     # Activation names (``vars`` aside) its expressions read, directly or through its variables.
     reads: frozenset[str] = frozenset()
+    # ``match.programs`` globs as one regex a program name must fully match (None: any program).
+    programs: re.Pattern[str] | None = None
 
     @property
     def enforced(self) -> bool:
@@ -172,14 +189,17 @@ class CompiledPolicy:
     shadow: bool
     digest: str
     default_decision: Literal["allow", "ask", "deny"]
+    #: What the type checker found suspicious but legal (``check`` prints them; ``--strict`` fails).
+    warnings: tuple[PolicyError, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class CompileResult:
-    """A compiled policy, or every error found."""
+    """A compiled policy, or every error found; warnings either way."""
 
     policy: CompiledPolicy | None
     errors: tuple[PolicyError, ...]
+    warnings: tuple[PolicyError, ...] = ()
 
 
 # --- params ---------------------------------------------------------------------------------------
@@ -203,15 +223,37 @@ def parse_param_flags(flags: Sequence[str]) -> tuple[dict[str, Any], list[Policy
     return params, errors
 
 
-def _same_kind(default: Any, override: Any) -> bool:
-    if default is None or override is None:
+def params_type(declared: Mapping[str, Any]) -> CelType:
+    """The type rules see as ``params``: a map whose keys are the pack's declared params, each
+    typed from its declared value (``5`` an int, ``[a, b]`` a list(string))."""
+    return record("params", ((key, type_of_value(value)) for key, value in declared.items()))
+
+
+def _keeping_type(declared: CelType, value: Any) -> Any:
+    """``value`` with its integers made doubles where the declaration holds doubles (``ratio: 0.5``
+    overridden with ``1``), so the param keeps its declared type at run time."""
+    if declared.kind == "double" and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if declared.kind == "list" and isinstance(value, list):
+        return [_keeping_type(declared.args[0], item) for item in value]
+    if declared.kind == "map" and isinstance(value, dict):
+        return {key: _keeping_type(declared.args[1], item) for key, item in value.items()}
+    return value
+
+
+def _override_fits(declared: CelType, value: Any) -> bool:
+    """Whether an override has the declared param's type (a declared ``null`` takes anything)."""
+    if declared.kind == "dyn":
         return True
-    if isinstance(default, bool) or isinstance(override, bool):
-        return isinstance(default, bool) and isinstance(override, bool)
-    if isinstance(default, int | float) and isinstance(override, int | float):
-        return not (isinstance(default, int) and isinstance(override, float))
-    kinds = (str, list, dict)
-    return any(isinstance(default, kind) and isinstance(override, kind) for kind in kinds)
+    actual = type_of_value(value)
+    if value is None or actual.kind == "dyn":
+        return False
+    return unify(declared, actual, {})
+
+
+def _a(t: CelType) -> str:
+    text = str(t)
+    return f"an {text}" if text[:1] in "aeio" else f"a {text}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,19 +282,60 @@ def _merge_params(
             continue
         for index in declaring:
             default = packs[index].model.spec.params[key]
-            if not _same_kind(default, value):
+            declared = type_of_value(default)
+            kept = _keeping_type(declared, value)
+            if not _override_fits(declared, kept):
+                given = "null" if value is None else _a(type_of_value(value))
                 errors.append(
                     origins.get(key, ParamOrigin()).error(
-                        f"param {key!r}: pack {packs[index].name} declares {default!r}, "
-                        f"the override {value!r} has another type"
+                        f"param {key!r}: pack {packs[index].name} declares {_a(declared)} ({default!r}); "
+                        f"the override {value!r} is {given}"
                     )
                 )
                 continue
-            merged[index][key] = value
+            merged[index][key] = kept
     return merged, errors
 
 
 # --- compiling ----------------------------------------------------------------------------------
+
+
+STAGE_NAME_TYPES: Mapping[str, CelType] = MappingProxyType(
+    {
+        name: from_notation(spec.variables[name], name)
+        for spec in STAGE_TABLE.values()
+        for name in spec.variables
+    }
+)
+"""Every name some stage provides, as the type checker sees it (``params`` is refined per pack)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """An expression compiled by the engine, waiting for the type checker (which needs every
+    variable of the pack compiled first)."""
+
+    path: NodePath
+    source: str
+    stage: Stage | None
+    tree: lark.Tree
+    expect: _Expect | None
+    #: The engine's own compile error, when it refused the expression: reported unless the
+    #: checker reports a problem at the same place (so both engines show the same errors).
+    engine_issue: CelCompileIssue | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Expect:
+    """What a rule's expression must give: ``when`` a bool, ``message_expression`` a string."""
+
+    type: CelType
+    rule: str
+    field: str
+
+    @property
+    def label(self) -> str:
+        return f"rule {self.rule!r}: {self.field}"
 
 
 class _PackCompiler:
@@ -262,6 +345,7 @@ class _PackCompiler:
         self.pack = pack
         self.engine = engine
         self.errors: list[PolicyError] = []
+        self.warnings: list[PolicyError] = []
         self.variable_names = [variable.name for variable in pack.model.spec.variables]
         # In a diagnostic load, variables that failed the schema are still declared: rules that
         # read them must not get a second, misleading "unknown variable" error.
@@ -272,17 +356,60 @@ class _PackCompiler:
             if isinstance(raw, list)
             else set()
         )
+        self.names = {**STAGE_NAME_TYPES, "params": params_type(pack.model.spec.params)}
+        self.pending: list[_Pending] = []
+        self.pending_variables: dict[str, _Pending] = {}
+        self.variable_types: dict[str, VariableInfo] = {}
+        self.checking: set[str] = set()
+        self.branches: dict[NodePath, tuple[Branch, ...]] = {}
 
-    def compile(self, path: NodePath, source: str, stage: Stage | None) -> CompiledExpr | None:
-        """Compile one expression; None (with errors recorded) when it is not valid here."""
+    def compile(
+        self,
+        path: NodePath,
+        source: str,
+        stage: Stage | None,
+        *,
+        expect: _Expect | None = None,
+        variable: str | None = None,
+    ) -> CompiledExpr | None:
+        """Compile one expression; None (with errors recorded) when it is not valid here. The
+        type check runs later (:meth:`check_types`), once every variable is compiled."""
         try:
             compiled = self.engine.compile(source)
         except Exception as exc:  # an engine bug must still surface as an error on this expression
             compiled = CelCompileIssue(f"engine failure: {exc}")
         if isinstance(compiled, CelCompileIssue):
-            self._expression_error(path, compiled.offset, f"CEL: {compiled.message}")
+            # Still type-check what cel-python can parse, so this expression's other problems are
+            # reported too, and the same way on every engine.
+            failed = parse_checked(source)
+            if failed is None:
+                self._expression_error(path, compiled.offset, f"CEL: {compiled.message}")
+            else:
+                self.pending.append(_Pending(path, source, stage, failed, expect, compiled))
             return None
         names = frozenset(compiled.references)
+        tree = _parse_tree(compiled, source)
+        if tree is not None:
+            pending = _Pending(path, source, stage, tree, expect)
+            self.pending.append(pending)
+            if variable is not None:
+                self.pending_variables.setdefault(variable, pending)
+        else:  # syntax only this engine parses: the checks that need no tree
+            self._check_names(path, source, names, stage)
+        # An engine that does not report how it reads (a wrapper, an embedder's own) reads all.
+        reads = getattr(compiled, "reads", None) or Reads.opaque(names)
+        direct = _variable_references(reads, self.variable_names)
+        for name, offset in direct.unknown:
+            if name not in self.declared:
+                self._expression_error(path, offset, f"unknown variable {name!r}")
+        expr = CompiledExpr(compiled, names & frozenset(EVENT_NAMES), direct.names)
+        if tree is None and expect is not None:
+            problem = _constant_type_error(expr, bool if expect.type == BOOL else str, expect.field)
+            if problem is not None:
+                self.errors.append(self.pack.error(path, f"rule {expect.rule!r}: {problem}"))
+        return expr
+
+    def _check_names(self, path: NodePath, source: str, names: frozenset[str], stage: Stage | None) -> None:
         for name in sorted(names - HELPER_NAMESPACES):
             stages = EVENT_NAMES.get(name)
             if stages is None:
@@ -291,18 +418,77 @@ class _PackCompiler:
                 self._expression_error(
                     path, _offset_of(source, name), f"{name!r} is not available at stage {stage}"
                 )
-        # An engine that does not report how it reads (a wrapper, an embedder's own) reads all.
-        reads = getattr(compiled, "reads", None) or Reads.opaque(names)
-        direct = _variable_references(reads, self.variable_names)
-        for name, offset in direct.unknown:
-            if name not in self.declared:
-                self._expression_error(path, offset, f"unknown variable {name!r}")
-        return CompiledExpr(compiled, names & frozenset(EVENT_NAMES), direct.names)
 
-    def _expression_error(self, path: NodePath, offset: int | None, message: str) -> None:
+    # -- type checking --
+
+    def check_types(self) -> None:
+        """Type-check every compiled expression: variables first (typed on demand, in dependency
+        order, each once), then the rules' expressions against their stages."""
+        for name in self.pending_variables:
+            self.variable(name)
+        variable_checks = set(map(id, self.pending_variables.values()))
+        for pending in self.pending:
+            if id(pending) not in variable_checks:
+                self._run(pending)
+
+    def variable(self, name: str) -> VariableInfo | None:
+        """A variable's type and reads, checking it now if need be (None: unknown, or in a cycle,
+        which is reported on its own)."""
+        found = self.variable_types.get(name)
+        if found is not None:
+            return found
+        pending = self.pending_variables.get(name)
+        if pending is None or name in self.checking:
+            return None
+        self.checking.add(name)
+        try:
+            result = self._run(pending)
+        finally:
+            self.checking.discard(name)
+        info = VariableInfo(ERROR if result.errors else result.type, result.reads)
+        self.variable_types[name] = info
+        return info
+
+    def _run(self, pending: _Pending) -> CheckResult:
+        env = CheckEnvironment(self.names, EVENT_NAMES, pending.stage, self.variable)
+        result = check(pending.tree, pending.source, env)
+        self.branches[pending.path] = result.branches
+        for issue in result.issues:
+            self._expression_error(pending.path, issue.offset, issue.message, warning=issue.warning)
+        refused = pending.engine_issue
+        explained = (refused.type_check and result.errors) if refused is not None else True
+        if refused is not None and not explained and all(e.offset != refused.offset for e in result.errors):
+            self._expression_error(pending.path, refused.offset, f"CEL: {refused.message}")
+        expect = pending.expect
+        wrong = expect is not None and not (result.type.lenient or result.type == expect.type)
+        if expect is not None and wrong and not result.errors:
+            start = len(pending.source) - len(pending.source.lstrip())
+            message = f"{expect.label} must give {_a(expect.type)}; this expression gives {_a(result.type)}"
+            self._expression_error(pending.path, start, message)
+        return result
+
+    def with_branches(self, path: NodePath, expr: CompiledExpr) -> CompiledExpr:
+        """``expr`` with the branches the checker found in it (for coverage)."""
+        branches = self.branches.get(path, ())
+        return replace(expr, branches=branches) if branches else expr
+
+    def _expression_error(
+        self, path: NodePath, offset: int | None, message: str, *, warning: bool = False
+    ) -> None:
         line, col, exact = self.pack.source.expression_position(path, offset)
         note = "" if exact else " (position approximate)"
-        self.errors.append(PolicyError(self.pack.path, line, col, message + note))
+        error = PolicyError(self.pack.path, line, col, message + note, self.pack.source.line_text(line))
+        (self.warnings if warning else self.errors).append(error)
+
+
+def _parse_tree(compiled: CompiledExpression, source: str) -> lark.Tree | None:
+    """The engine's parse tree of ``source`` when it hands one over (``take_parse_tree``), else cel-python's
+    own; None when only the engine's grammar accepts the expression."""
+    take = getattr(compiled, "take_parse_tree", None)
+    tree = take() if callable(take) else None
+    if isinstance(tree, lark.Tree):
+        return tree
+    return parse_checked(source)
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,7 +549,7 @@ def _order_variables(
     for name in raw:
         if visit(name, ()) is None:
             return None
-    return {name: CompiledExpr(expr.program, expr.names, resolved[name]) for name, expr in raw.items()}
+    return {name: replace(expr, variables=resolved[name]) for name, expr in raw.items()}
 
 
 def _with_transitive(expr: CompiledExpr, variables: Mapping[str, CompiledExpr]) -> CompiledExpr:
@@ -374,7 +560,7 @@ def _with_transitive(expr: CompiledExpr, variables: Mapping[str, CompiledExpr]) 
         for item in (*variables[name].variables, name):
             if item not in order:
                 order.append(item)
-    return CompiledExpr(expr.program, expr.names, tuple(order))
+    return replace(expr, variables=tuple(order))
 
 
 def _constant_type_error(expr: CompiledExpr, wanted: type, what: str) -> str | None:
@@ -397,50 +583,55 @@ def _compile_pack(
     engine: CelEngine,
     shadow: bool,
     params: Mapping[str, Any],
-) -> tuple[CompiledPack | None, list[CompiledRule], list[PolicyError]]:
+) -> tuple[CompiledPack | None, list[CompiledRule], list[PolicyError], list[PolicyError]]:
+    """One pack's variables and rules compiled and type-checked: the pack, its rules, its errors
+    and its warnings."""
     compiler = _PackCompiler(pack, engine)
     spec = pack.model.spec
     raw_vars: dict[str, CompiledExpr] = {}
+    variable_paths: dict[str, NodePath] = {}
     for index, variable in enumerate(spec.variables):
-        expr = compiler.compile((*pack.variable_path(index), "expression"), variable.expression, None)
+        path: NodePath = (*pack.variable_path(index), "expression")
+        expr = compiler.compile(path, variable.expression, None, variable=variable.name)
         if expr is not None:
             raw_vars[variable.name] = expr
+            variable_paths.setdefault(variable.name, path)
     variables = _order_variables(compiler, raw_vars) if len(raw_vars) == len(spec.variables) else None
-    rules: list[CompiledRule] = []
+    compiled_rules: list[tuple[int, Any, CompiledExpr | None, CompiledExpr | None]] = []
     for index, rule in enumerate(spec.rules):
         base: NodePath = pack.rule_path(index)
         when = None
         if rule.when is not None:
-            when = compiler.compile((*base, "when"), rule.when, rule.stage)
-            if when is not None:
-                problem = _constant_type_error(when, bool, "when")
-                if problem is not None:
-                    compiler.errors.append(pack.error((*base, "when"), f"rule {rule.id!r}: {problem}"))
+            expect = _Expect(BOOL, rule.id, "when")
+            when = compiler.compile((*base, "when"), rule.when, rule.stage, expect=expect)
         message_expression = None
         if rule.message_expression is not None:
             message_expression = compiler.compile(
-                (*base, "message_expression"), rule.message_expression, rule.stage
+                (*base, "message_expression"),
+                rule.message_expression,
+                rule.stage,
+                expect=_Expect(STRING, rule.id, "message_expression"),
             )
-            if message_expression is not None:
-                problem = _constant_type_error(message_expression, str, "message_expression")
-                if problem is not None:
-                    compiler.errors.append(
-                        pack.error((*base, "message_expression"), f"rule {rule.id!r}: {problem}")
-                    )
-        if compiler.errors or variables is None:
-            continue
+        compiled_rules.append((index, rule, when, message_expression))
+    compiler.check_types()
+    if compiler.errors or variables is None:
+        return None, [], compiler.errors, compiler.warnings
+    variables = {name: compiler.with_branches(variable_paths[name], expr) for name, expr in variables.items()}
+    rules: list[CompiledRule] = []
+    for index, rule, when, message_expression in compiled_rules:
+        base = pack.rule_path(index)
         if when is not None:
-            when = _with_transitive(when, variables)
+            when = compiler.with_branches((*base, "when"), _with_transitive(when, variables))
         if message_expression is not None:
-            message_expression = _with_transitive(message_expression, variables)
+            message_expression = compiler.with_branches(
+                (*base, "message_expression"), _with_transitive(message_expression, variables)
+            )
         reads = _reads(variables, when, message_expression)
         rules.append(
             _build_rule(
                 pack, pack_index, first_ordinal + index, rule, when, message_expression, shadow, reads
             )
         )
-    if compiler.errors or variables is None:
-        return None, [], compiler.errors
     compiled = CompiledPack(
         name=pack.name,
         path=pack.path,
@@ -450,7 +641,7 @@ def _compile_pack(
         variables=MappingProxyType(variables),
         default_decision=spec.defaults.decision,
     )
-    return compiled, rules, []
+    return compiled, rules, [], compiler.warnings
 
 
 def _build_rule(
@@ -496,7 +687,15 @@ def _build_rule(
         context=rule.context,
         description=rule.description,
         reads=reads,
+        programs=_programs_pattern(rule.match.programs if rule.match is not None else None),
     )
+
+
+def _programs_pattern(globs: Sequence[str] | None) -> re.Pattern[str] | None:
+    """``match.programs`` globs as one pattern a program name must fully match."""
+    if not globs:
+        return None
+    return re.compile("|".join(f"(?:{fnmatch.translate(glob)})" for glob in globs))
 
 
 def _reads(variables: Mapping[str, CompiledExpr], *exprs: CompiledExpr | None) -> frozenset[str]:
@@ -537,6 +736,27 @@ def _index(rules: Sequence[CompiledRule]) -> StageIndex:
 _RESTRICTIVENESS = {"allow": 0, "ask": 1, "deny": 2}
 
 
+def single_rule_policy(
+    policy: CompiledPolicy, rule: CompiledRule, params: Mapping[str, Any] | None = None
+) -> CompiledPolicy:
+    """A policy holding only ``rule`` (enforced, not shadowed) with its pack's variables and
+    ``params`` (by default the pack's, overrides included), deciding ``allow`` when it does not
+    match: what the rule alone makes of an event, for inline examples."""
+    alone = replace(rule, pack_index=0, ordinal=0, mode="enforce")
+    pack = policy.packs[rule.pack_index]
+    if params is not None:
+        pack = replace(pack, params=MappingProxyType(dict(params)), activation_params=thaw(params))
+    return replace(
+        policy,
+        packs=(pack,),
+        rules=(alone,),
+        stages=MappingProxyType({stage: _index([alone] if stage == rule.stage else []) for stage in STAGES}),
+        shadow=False,
+        default_decision="allow",
+        warnings=(),
+    )
+
+
 def compile_policy(
     packs: Sequence[LoadedPack],
     *,
@@ -565,18 +785,22 @@ def _compile_all(
     shadow: bool,
 ) -> CompileResult:
     merged, errors = _merge_params(packs, params, param_origins)
+    warnings: list[PolicyError] = []
     compiled_packs: list[CompiledPack] = []
     rules: list[CompiledRule] = []
     ordinal = 0
     for index, pack in enumerate(packs):
-        compiled, pack_rules, pack_errors = _compile_pack(pack, index, ordinal, engine, shadow, merged[index])
+        compiled, pack_rules, pack_errors, pack_warnings = _compile_pack(
+            pack, index, ordinal, engine, shadow, merged[index]
+        )
         ordinal += len(pack.model.spec.rules)
         errors.extend(pack_errors)
+        warnings.extend(pack_warnings)
         if compiled is not None:
             compiled_packs.append(compiled)
             rules.extend(pack_rules)
     if errors:
-        return CompileResult(None, tuple(sorted(errors)))
+        return CompileResult(None, tuple(sorted(errors)), tuple(sorted(warnings)))
     stages: Mapping[str, StageIndex] = MappingProxyType(
         {stage: _index([rule for rule in rules if rule.stage == stage]) for stage in STAGES}
     )
@@ -601,5 +825,6 @@ def _compile_all(
         shadow=shadow,
         digest=digest,
         default_decision=default_decision,
+        warnings=tuple(sorted(warnings)),
     )
-    return CompileResult(policy, ())
+    return CompileResult(policy, (), policy.warnings)

@@ -17,6 +17,7 @@ Any unexpected exception fails the whole verdict closed; nothing propagates to t
 from __future__ import annotations
 
 import datetime
+import re
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -27,6 +28,7 @@ from typing import Any, Literal
 import structlog
 from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.cel.engine import CelEngine, CelEvalError, EventActivation
+from dsh_policy.policy.cel.shell import shell_argv0s
 from dsh_policy.policy.compile import (
     CompiledExpr,
     CompiledPolicy,
@@ -66,8 +68,8 @@ class _EventScope:
     evaluated expression reads) and at most once, and cached per pack."""
 
     __slots__ = (
-        "_activations", "_builders", "_cache", "_deadline", "_held", "_policy", "_reads", "_seconds",
-        "_var_errors", "_vars",
+        "_activations", "_builders", "_cache", "_deadline", "_held", "_policy", "_programs", "_reads",
+        "_seconds", "_var_errors", "_vars",
     )
 
     def __init__(
@@ -88,6 +90,7 @@ class _EventScope:
         # (pack_index, variables read) -> the shared activation; () = without ``vars``.
         self._activations: dict[tuple[int, tuple[str, ...]], EventActivation] = {}
         self._held: dict[int, frozenset[str]] = {}  # names in each pack's base activation, + vars
+        self._programs: tuple[str, ...] | None = None  # the shell line's program names, once
 
     def start_clock(self) -> None:
         """Give the stage about to run the event's time budget (each stage gets its own: a guard
@@ -100,6 +103,23 @@ class _EventScope:
         return CelEvalError(
             f"the event's evaluation budget of {self._seconds:g} s ran out before this expression ran"
         )
+
+    def runs_program(self, pattern: re.Pattern[str]) -> bool:
+        """Whether the event's shell line runs a program ``pattern`` matches (``match.programs``).
+        No string ``args.command``: no program. A line the parser refuses (too long, too
+        nested): every program, so the rule runs and fails closed on its own."""
+        if self._programs is None:
+            args = self._value("args", 0)
+            command = args.get("command") if isinstance(args, Mapping) else None
+            if not isinstance(command, str):
+                self._programs = ()
+            else:
+                try:
+                    self._programs = tuple(dict.fromkeys(shell_argv0s(command)))
+                except ValueError:
+                    self._programs = None
+                    return True
+        return any(pattern.fullmatch(program) for program in self._programs)
 
     def for_selection(self, reads: Mapping[int, frozenset[str]]) -> _EventScope:
         """The same event, now for another stage's rules (which may read other names)."""
@@ -215,9 +235,12 @@ class _StageRun:
     trace: list[RuleTrace] = field(default_factory=list)
 
     def run(self, rules: Sequence[CompiledRule]) -> None:
-        """Evaluate every rule, in order (all of them: the trace and shadow rules need it)."""
+        """Evaluate every rule, in order (all of them: the trace and shadow rules need it),
+        except those whose ``match.programs`` the shell line does not run."""
         self.scope.start_clock()
         for rule in rules:
+            if rule.programs is not None and not self.scope.runs_program(rule.programs):
+                continue
             self._one(rule)
 
     def _one(self, rule: CompiledRule) -> None:

@@ -19,9 +19,11 @@ from dsh_policy.policy.pack import load_packs
 
 @dataclass(frozen=True, slots=True)
 class LoadFailure:
-    """Why a policy could not be loaded: every error, each ``FILE:LINE:COL: message``."""
+    """Why a policy could not be loaded: every error, each ``FILE:LINE:COL: message`` (and the
+    type checker's warnings, which alone never fail a load)."""
 
     errors: tuple[PolicyError, ...]
+    warnings: tuple[PolicyError, ...] = ()
 
     def __str__(self) -> str:
         return "\n".join(str(error) for error in self.errors)
@@ -50,10 +52,18 @@ def build_policy(
         # Still compile what did load, only to report its CEL errors in the same run.
         diagnosis = compile_policy(loaded.diagnosable, engine=engine) if loaded.diagnosable else None
         extra = diagnosis.errors if diagnosis is not None else ()
-        return LoadFailure(tuple(sorted(set(loaded.errors) | {e for e in extra if e.file != "--engine"})))
+        warnings = diagnosis.warnings if diagnosis is not None else ()
+        errors = sorted(set(loaded.errors) | {e for e in extra if e.file != "--engine"})
+        return LoadFailure(tuple(errors), warnings)
     compiled = compile_policy(
         loaded.packs, engine=engine, params=params, param_origins=param_origins, shadow=shadow
     )
     if compiled.policy is None:
-        return LoadFailure(compiled.errors)
+        return LoadFailure(compiled.errors, compiled.warnings)
+    # Imported here: examples are decided by the Decider, whose module loads policies from here.
+    from dsh_policy.policy.examples import check_examples
+
+    failed = check_examples(compiled.policy, loaded.packs)
+    if failed:
+        return LoadFailure(tuple(sorted(failed)), compiled.warnings)
     return compiled.policy

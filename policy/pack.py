@@ -63,9 +63,12 @@ class VariableSpec(_Model):
 
 
 class MatchSpec(_Model):
-    """``match:``: globs on the tool name."""
+    """``match:``: globs on the tool name and, for shell calls, globs on the programs the line
+    runs (``shell.argv0s(args.command)``): a rule whose ``programs`` none of them matches is not
+    evaluated, like a rule for another tool."""
 
     tools: tuple[str, ...] | None = None
+    programs: tuple[str, ...] | None = None
 
 
 class RedactSpec(_Model):
@@ -74,6 +77,31 @@ class RedactSpec(_Model):
     preset: str | None = None
     pattern: str | None = None
     replace: str | None = None
+
+
+#: One inline example: an event as in a cases file (without ``stage``/``expect``), or a string,
+#: shorthand for a shell command (a prompt at pre-step).
+Example: TypeAlias = str | dict[str, Any]
+
+
+class RuleExamples(_Model):
+    """``examples:`` of a rule: events listed under the decision word this rule gives them, checked
+    at load time (see :mod:`~dsh_policy.policy.examples`). Only the stage's words are allowed."""
+
+    enter: tuple[Example, ...] | None = None
+    reject: tuple[Example, ...] | None = None
+    allow: tuple[Example, ...] | None = None
+    deny: tuple[Example, ...] | None = None
+    ask: tuple[Example, ...] | None = None
+    accept: tuple[Example, ...] | None = None
+    block: tuple[Example, ...] | None = None
+
+    def by_word(self) -> dict[str, tuple[Example, ...]]:
+        """The examples given, by decision word, in the order of :data:`EXAMPLE_WORDS`."""
+        return {word: found for word in EXAMPLE_WORDS if (found := getattr(self, word)) is not None}
+
+
+EXAMPLE_WORDS = ("enter", "reject", "allow", "deny", "ask", "accept", "block")
 
 
 class RuleSpec(_Model):
@@ -91,6 +119,7 @@ class RuleSpec(_Model):
     on_error: OnError | None = None
     redact: tuple[RedactSpec, ...] | None = None
     context: str | None = None
+    examples: RuleExamples | None = None
 
 
 class PackSpec(_Model):
@@ -242,6 +271,16 @@ def _stage_errors(pack: LoadedPack, base: NodePath, rule: RuleSpec) -> list[Poli
             )
         if rule.decision == "block" and rule.redact is not None:
             err("redact", "a blocking rule cannot also redact (the output is withheld whole)")
+    for word in (rule.examples.by_word() if rule.examples is not None else {}):
+        if word not in spec.outcomes:
+            allowed = " | ".join(sorted(spec.outcomes))
+            errors.append(
+                pack.error(
+                    (*base, "examples", word),
+                    f"{name}: examples.{word} does not fit stage {stage} (allowed: {allowed})",
+                    at_key=True,
+                )
+            )
     gives_decision = stage == "guard" or rule.decision is not None
     if not gives_decision:
         for field in ("message", "message_expression"):

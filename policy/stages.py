@@ -3,7 +3,10 @@
 Every consumer reads this table (pack validation, compilation, the decider, cases files, explain,
 the type checker), so adding a stage or a stage variable is one edit here (POLICY.md section 2).
 Variable types are written in CEL's own notation (``string``, ``int``, ``bool``, ``timestamp``,
-``dyn``, ``list(T)``, ``map(K, V)``) or, for a map with known keys, as a mapping of field types.
+``dyn``, ``list(T)``, ``map(K, V)``) or, for a map with known keys, as a mapping of field types
+(:class:`ListOf` such a mapping for a list of them). The type checker
+(:mod:`~dsh_policy.policy.cel.checker`) reads them: selecting a key a mapping does not list is a
+load error, as is reading a name the stage does not provide.
 """
 
 from __future__ import annotations
@@ -14,8 +17,15 @@ from types import MappingProxyType
 from typing import Literal, TypeAlias
 
 Stage: TypeAlias = Literal["pre-step", "pre-execute", "guard", "post-execute"]
-#: A variable's type: a CEL type name, or the field types of a map with known keys.
-VariableType: TypeAlias = "str | Mapping[str, VariableType]"
+#: A variable's type: a CEL type name, the field types of a map with known keys, or a list of those.
+VariableType: TypeAlias = "str | Mapping[str, VariableType] | ListOf"
+
+
+@dataclass(frozen=True, slots=True)
+class ListOf:
+    """A list whose elements have a known shape (``messages``: maps with known keys)."""
+
+    element: VariableType
 
 
 def _frozen(fields: dict[str, VariableType]) -> Mapping[str, VariableType]:
@@ -54,7 +64,15 @@ _RESULT: dict[str, VariableType] = {
     ),
 }
 _STEP: dict[str, VariableType] = {
-    "messages": "list(map(string, dyn))",
+    "messages": ListOf(
+        _frozen(
+            {
+                "role": "string",
+                "text": "string",
+                "source": _frozen({"kind": "string", "plugin": "string"}),
+            }
+        )
+    ),
     "prompt": "string",
 }
 

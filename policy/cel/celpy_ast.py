@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import celpy
 import lark
+from celpy.celparser import CELParseError
 from celpy.evaluation import base_functions, celstr
 from dsh_policy.policy.cel.engine import MemberRead, Reads
 from dsh_policy.policy.cel.functions import CEL_FUNCTIONS, FUNCTION_NAMESPACES, compile_re2
@@ -261,3 +263,31 @@ def analyze(tree: lark.Tree, source: str, check_functions: bool = True) -> Analy
         tuple(walker.matches_offsets),
         Reads(tuple(walker.members), frozenset(walker.whole)),
     )
+
+
+
+def single_ident(tree: lark.Tree) -> str | None:
+    """The name when ``tree`` is exactly one bare identifier (through single-child nodes)."""
+    return _single_ident(tree)
+
+
+def string_literal(tree: lark.Tree | lark.Token) -> str | None:
+    """The value when ``tree`` is exactly one string literal (through single-child nodes)."""
+    return _string_literal(tree)
+
+
+_PARSER: list[celpy.Environment] = []
+
+
+def parse_checked(expression: str) -> lark.Tree | None:
+    """cel-python's parse tree of ``expression`` with namespaced calls rewritten (as the engines
+    hold it), for load-time work on an engine that keeps no tree; None when cel-python's grammar
+    does not accept it (syntax only another engine has) or it nests too deeply."""
+    if not _PARSER:
+        _PARSER.append(celpy.Environment())
+    try:
+        tree = _PARSER[0].compile(expression)
+        analyze(tree, expression)
+    except (CELParseError, RecursionError):
+        return None
+    return tree

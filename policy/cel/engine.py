@@ -8,6 +8,14 @@ Values crossing this interface are plain Python: ``dict`` (string keys), ``list`
 ``float``, ``bool``, ``None``, ``bytes`` and ``datetime`` (for ``now``). Evaluation never raises:
 an error is returned as a :class:`CelEvalError` value, which the gateway turns into a decision
 (fail closed).
+
+Type checking is not the engine's job: the loader checks every expression with
+:mod:`~dsh_policy.policy.cel.checker`, the same for every engine, over cel-python's parse tree. A
+compiled expression may hand over that tree with a ``take_parse_tree()`` method (namespaced
+helper calls rewritten, as :func:`~dsh_policy.policy.cel.celpy_ast.analyze` leaves them;
+collapsed precedence levels are fine; the loader calls it once, so an engine that does not
+evaluate the tree may forget it then) so loading parses once; without it the loader parses the
+expression again.
 """
 
 from __future__ import annotations
@@ -20,10 +28,14 @@ from typing import Any, Protocol
 @dataclass(frozen=True, slots=True)
 class CelCompileIssue:
     """A syntax or checking error. ``offset`` is the 0-based character offset inside the
-    expression text when the engine knows it (mapped to FILE:LINE:COL by the loader)."""
+    expression text when the engine knows it (mapped to FILE:LINE:COL by the loader).
+    ``type_check`` says the engine's own type checker refused a parsed expression: the loader's
+    checker (:mod:`.checker`), which every engine shares, reports such problems in its own words,
+    so the engine's message is shown only when that checker finds nothing."""
 
     message: str
     offset: int | None = None
+    type_check: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,10 @@ patterns ``ValueError``; the engines turn both into CEL evaluation errors (fail 
 
 The engines register them under these CEL names (see :data:`CEL_FUNCTIONS`):
 ``path.normalize``, ``path.within``, ``path.base``, ``path.ext``, ``shell.commands``,
-``shell.argv0s``, ``shell.redirects``, ``url.host``, ``glob``, ``secrets.scan`` and ``matches`` (RE2, cached).
+``shell.argv0s``, ``shell.programs``, ``shell.redirects``, ``shell.effects`` (what interpreter code does),
+``shell.sql`` (statements database clients send), ``shell.cli`` (infrastructure CLIs read with
+their grammars), ``sql.statements``, ``url.host``, ``glob``, ``secrets.scan`` and ``matches``
+(RE2, cached).
 """
 
 from __future__ import annotations
@@ -23,10 +26,20 @@ from typing import Any
 
 import re2
 from dsh_policy.policy import detectors
-from dsh_policy.policy.cel.shell import shell_argv0s, shell_commands, shell_redirects
+from dsh_policy.policy.cel.cli_grammars import shell_cli
+from dsh_policy.policy.cel.shell import (
+    shell_argv0s,
+    shell_commands,
+    shell_effects,
+    shell_programs,
+    shell_redirects,
+    shell_sql,
+)
+from dsh_policy.policy.cel.sql import sql_statements
 
 __all__ = [
     "CEL_FUNCTIONS",
+    "CEL_SIGNATURES",
     "FUNCTION_NAMESPACES",
     "glob_match",
     "path_base",
@@ -36,8 +49,13 @@ __all__ = [
     "re2_matches",
     "secrets_scan",
     "shell_argv0s",
+    "shell_cli",
     "shell_commands",
+    "shell_effects",
+    "shell_programs",
     "shell_redirects",
+    "shell_sql",
+    "sql_statements",
     "url_host",
 ]
 
@@ -273,9 +291,42 @@ def compile_re2(pattern: str) -> re2._Regexp:
 def re2_matches(s: str, pattern: str) -> bool:
     """CEL ``matches``: whether RE2 ``pattern`` matches anywhere in ``s`` (use ``^...$`` to anchor).
     Linear time in ``len(s)`` whatever the pattern, so attacker-chosen input cannot stall it."""
-    _require_str(s, "matches", 1)
-    _require_str(pattern, "matches", 2)
-    return compile_re2(pattern).search(s) is not None
+    if type(s) is not str or type(pattern) is not str:
+        _require_str(s, "matches", 1)
+        _require_str(pattern, "matches", 2)
+    regex = compile_re2(pattern)
+    if _RAW_MATCH is None:
+        return regex.search(s) is not None
+    data = _utf8(s) if len(s) <= _UTF8_CACHE_MAX_CHARS else s.encode("utf-8")
+    # A yes/no answer needs no match object: RE2's own Match on the UTF-8 bytes, without the
+    # wrapper's offset bookkeeping (most of the cost of a rule's many tests of one short line).
+    span: tuple[int, int] = regex._regexp.Match(_RAW_MATCH, data, 0, len(data))[0]
+    return span != (-1, -1)
+
+
+def _raw_match_anchor() -> Any:
+    """RE2's unanchored mode when the installed google-re2 exposes its matcher, else None (then
+    ``re2_matches`` uses the public ``search``)."""
+    anchor = getattr(getattr(getattr(re2, "_re2", None), "RE2", None), "Anchor", None)
+    probe = re2.compile("b")
+    if anchor is None or not hasattr(probe, "_regexp"):
+        return None
+    try:
+        if probe._regexp.Match(anchor.UNANCHORED, b"ab", 0, 2)[0] != (1, 2):
+            return None
+    except Exception:  # a changed private API: fall back to the public one
+        return None
+    return anchor.UNANCHORED
+
+
+_RAW_MATCH = _raw_match_anchor()
+_UTF8_CACHE_MAX_CHARS = 64 * 1024
+
+
+@lru_cache(maxsize=128)
+def _utf8(s: str) -> bytes:
+    """UTF-8 of a short string, cached: one event's rules test the same line dozens of times."""
+    return s.encode("utf-8")
 
 
 # -- secrets ------------------------------------------------------------------------------------
@@ -322,7 +373,7 @@ def _detector_names(text: str) -> frozenset[str]:
     return frozenset(match.name for match in detectors.find(text))
 
 
-FUNCTION_NAMESPACES = frozenset({"path", "shell", "url", "secrets"})
+FUNCTION_NAMESPACES = frozenset({"path", "shell", "url", "secrets", "sql"})
 """Receivers that name a function namespace (``path.normalize(p)``) rather than a variable."""
 
 CEL_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
@@ -333,9 +384,44 @@ CEL_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "shell.commands": shell_commands,
     "shell.argv0s": shell_argv0s,
     "shell.redirects": shell_redirects,
+    "shell.effects": shell_effects,
+    "shell.programs": shell_programs,
+    "shell.sql": shell_sql,
+    "shell.cli": shell_cli,
+    "sql.statements": sql_statements,
     "url.host": url_host,
     "glob": glob_match,
     "secrets.scan": secrets_scan,
     "matches": re2_matches,
 }
 """Every helper by its CEL name; both engines register exactly this table."""
+
+CEL_SIGNATURES: Mapping[str, tuple[str, ...]] = {
+    "path.normalize": ("path.normalize(string) -> string",),
+    "path.within": ("path.within(string, string) -> bool",),
+    "path.base": ("path.base(string) -> string",),
+    "path.ext": ("path.ext(string) -> string",),
+    "shell.commands": ("shell.commands(string) -> list(list(string))",),
+    "shell.argv0s": ("shell.argv0s(string) -> list(string)",),
+    "shell.redirects": ("shell.redirects(string) -> list(map(string, string))",),
+    "shell.effects": ("shell.effects(string) -> list(map(string, string))",),
+    "shell.programs": ("shell.programs(string) -> string",),
+    "shell.sql": ("shell.sql(string) -> list(map(string, string))",),
+    "shell.cli": ("shell.cli(string) -> list(map(string, dyn))",),
+    "sql.statements": ("sql.statements(string) -> list(map(string, string))",),
+    "url.host": ("url.host(string) -> string",),
+    "glob": ("glob(string, string) -> bool",),
+    "secrets.scan": (
+        "secrets.scan(string) -> list(string)",
+        "secrets.scan(bytes) -> list(string)",
+        "secrets.scan(list(dyn)) -> list(string)",
+        "secrets.scan(map(dyn, dyn)) -> list(string)",
+    ),
+    "matches": ("matches(string, string) -> bool", "string.matches(string) -> bool"),
+}
+"""The overloads of every helper in :data:`CEL_FUNCTIONS`, in CEL type notation: ``name(T, ...) ->
+R`` for a function, ``T.name(...) -> R`` for a method of ``T``. Declared once, here: the type
+checker resolves calls against them and the native engine declares exactly these overloads, so a
+new helper is typed by adding its line (``tests/cel/test_cel_checker.py`` fails for a helper
+without one). Parameter types are concrete (never ``dyn``) because the native runtime does not
+dispatch a ``dyn`` parameter; a helper taking several kinds of value lists one overload each."""

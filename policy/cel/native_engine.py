@@ -4,8 +4,9 @@ What this engine adds to the runtime, and why:
 
 - the helpers of :mod:`~dsh_policy.policy.cel.functions` are declared as typed host functions
   under their CEL names (``path.normalize``: the C++ checker resolves qualified function names
-  itself). Parameters are concrete types because the runtime never dispatches a ``dyn``
-  parameter; ``secrets.scan`` has one overload per kind of value;
+  itself), with exactly the overloads of ``functions.CEL_SIGNATURES`` (which the load-time type
+  checker reads too). Parameters are concrete types because the runtime never dispatches a
+  ``dyn`` parameter; ``secrets.scan`` has one overload per kind of value;
 - ``matches`` cannot be redeclared in this runtime and its built-in recompiles a constant pattern
   on every evaluation, so a call to ``matches`` is renamed, at its token, to ``matchRE`` (same
   length, so error columns stay right), a host function backed by the cached RE2 of
@@ -32,7 +33,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import celpy
@@ -42,6 +43,7 @@ from celpy.celparser import CELParseError
 from dsh_policy.policy.cel import functions as fn
 from dsh_policy.policy.cel.celpy_ast import analyze, line_column_to_offset
 from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError, EventActivation, Reads
+from dsh_policy.policy.cel.types import CelType, parse_signature
 
 MAX_EXPRESSION_CHARS = 16_384
 """Longest expression accepted at compile time (as for the python engine)."""
@@ -105,6 +107,21 @@ def _host(function: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+def _host_matches(s: str, pattern: str) -> bool:
+    """``matchRE``: the most frequent host call (rules test one line with dozens of patterns), so
+    it skips the generic wrapper's argument copying; the checker guarantees two strings. The
+    time budget and the remembered error message work as in :func:`_host`."""
+    deadline = getattr(_last_host_error, "deadline", None)
+    if deadline is not None and time.monotonic() > deadline:
+        _last_host_error.message = "evaluation exceeded its time budget"
+        raise TimeoutError(_last_host_error.message)
+    try:
+        return fn.re2_matches(s, pattern)
+    except Exception as exc:
+        _last_host_error.message = str(exc) or type(exc).__name__
+        raise
+
+
 def _overload(
     name: str, suffix: str, result: Any, params: list[Any], impl: Callable[..., Any], member: bool = False
 ) -> Any:
@@ -113,41 +130,37 @@ def _overload(
     )
 
 
+_RUNTIME_TYPES: Mapping[str, Any] = {
+    "int": _T.INT, "uint": _T.UINT, "double": _T.DOUBLE, "bool": _T.BOOL, "string": _T.STRING,
+    "bytes": _T.BYTES, "null_type": _T.NULL, "timestamp": _T.TIMESTAMP, "duration": _T.DURATION,
+    "type": _T.TYPE,
+}  # fmt: skip
+
+
+def _runtime_type(t: CelType) -> Any:
+    """A declared type as the runtime's (type parameters and ``dyn`` are ``dyn``)."""
+    if t.kind == "list":
+        return _T.List(_runtime_type(t.args[0]))
+    if t.kind == "map":
+        return _T.Map(_runtime_type(t.args[0]), _runtime_type(t.args[1]))
+    return _RUNTIME_TYPES.get(t.kind, _T.DYN)
+
+
 def _function_declarations() -> list[Any]:
-    s, b = _T.STRING, _T.BOOL
-    list_of_strings = _T.List(_T.STRING)
-    scan = fn.CEL_FUNCTIONS["secrets.scan"]
-    unary_strings: dict[str, Any] = {
-        "path.normalize": s, "path.base": s, "path.ext": s, "url.host": s,
-        "shell.commands": _T.List(list_of_strings), "shell.argv0s": list_of_strings,
-        "shell.redirects": _T.List(_T.Map(s, s)),
-    }  # fmt: skip
-    declarations = [
-        cel.FunctionDecl(name, [_overload(name, "string", result, [s], fn.CEL_FUNCTIONS[name])])
-        for name, result in unary_strings.items()
-    ]
-    declarations += [
-        cel.FunctionDecl(
-            "path.within", [_overload("path.within", "string_string", b, [s, s], fn.path_within)]
-        ),
-        cel.FunctionDecl("glob", [_overload("glob", "string_string", b, [s, s], fn.glob_match)]),
-        cel.FunctionDecl(
-            "secrets.scan",
-            [
-                _overload("secrets.scan", "string", list_of_strings, [s], scan),
-                _overload("secrets.scan", "bytes", list_of_strings, [_T.BYTES], scan),
-                _overload("secrets.scan", "list", list_of_strings, [_T.List(_T.DYN)], scan),
-                _overload("secrets.scan", "map", list_of_strings, [_T.Map(_T.DYN, _T.DYN)], scan),
-            ],
-        ),
-        cel.FunctionDecl(
-            CACHED_MATCHES,
-            [
-                _overload(CACHED_MATCHES, "member", b, [s, s], fn.re2_matches, member=True),
-                _overload(CACHED_MATCHES, "global", b, [s, s], fn.re2_matches),
-            ],
-        ),
-    ]
+    """Every helper of :data:`~dsh_policy.policy.cel.functions.CEL_SIGNATURES` with exactly its
+    declared overloads (``matches`` under :data:`CACHED_MATCHES`)."""
+    declarations = []
+    for name, signatures in fn.CEL_SIGNATURES.items():
+        declared = CACHED_MATCHES if name == "matches" else name
+        overloads = []
+        for text in signatures:
+            overload = parse_signature(name, text)
+            suffix = "_".join(("member",) * overload.member + tuple(p.kind for p in overload.params))
+            params = [_runtime_type(p) for p in overload.params]
+            result = _runtime_type(overload.result)
+            impl = fn.CEL_FUNCTIONS[name]
+            overloads.append(_overload(declared, suffix, result, params, impl, member=overload.member))
+        declarations.append(cel.FunctionDecl(declared, overloads))
     return declarations
 
 
@@ -334,6 +347,14 @@ class NativeCompiledExpression:
     _environments: _Environments = field(repr=False)
     _programs: dict[frozenset[tuple[str, str]], Any] = field(repr=False)
     _time_budget: float = DEFAULT_TIME_BUDGET
+    #: cel-python's parse tree of the expression (None for syntax only the C++ grammar has), until
+    #: the loader's type checker takes it: this engine never evaluates it, so it is not kept.
+    _tree: Any = field(default=None, repr=False)
+
+    def take_parse_tree(self) -> Any:
+        """cel-python's parse tree, once, for the loader's type checker; then forgotten."""
+        tree, self._tree = self._tree, None
+        return tree
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any | CelEvalError:
         """Evaluate against plain-Python ``activation``; errors come back as values. An
@@ -418,16 +439,21 @@ class NativeCelEngine:
             return CelCompileIssue(first.message, first.offset)
         offsets = analysis.matches_offsets if self._cache_matches else ()
         native_source = _rename_matches(expression, offsets)
-        return self._checked(expression, native_source, analysis.references, analysis.reads)
+        return self._checked(expression, native_source, analysis.references, analysis.reads, tree)
 
     def _checked(
-        self, expression: str, native_source: str, references: frozenset[str], reads: Reads | None = None
+        self,
+        expression: str,
+        native_source: str,
+        references: frozenset[str],
+        reads: Reads | None = None,
+        tree: Any = None,
     ) -> NativeCompiledExpression | CelCompileIssue:
         env = self._environments.get((name, "dyn") for name in references)
         try:
             program = env.compile(native_source)
         except Exception as exc:
-            return _compile_error(expression, exc)
+            return replace(_compile_error(expression, exc), type_check=True)
         programs: dict[frozenset[tuple[str, str]], Any] = {frozenset(): program}
         compiled = NativeCompiledExpression(
             expression,
@@ -437,6 +463,7 @@ class NativeCelEngine:
             self._environments,
             programs,
             self._time_budget,
+            tree,
         )
         timestamps = frozenset((name, "timestamp") for name in references & EXPECTED_TIMESTAMPS)
         if timestamps:

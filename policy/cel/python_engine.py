@@ -366,7 +366,7 @@ class _BudgetedEvaluator(Evaluator):
         return [self._visit_tree(child) if isinstance(child, lark.Tree) else child for child in tree.children]
 
     def sub_evaluator(self, ast: lark.Tree) -> Evaluator:
-        return _BudgetedEvaluator(ast, self.activation, self._counter)
+        return type(self)(ast, self.activation, self._counter)
 
     # Comprehension bodies: cel-python deep-copies the whole activation (every name) and builds
     # an evaluator for each element; a nested activation that holds only the loop variable and
@@ -376,7 +376,7 @@ class _BudgetedEvaluator(Evaluator):
         """One nested activation and evaluator for a whole comprehension: elements are
         evaluated one after another, so each only rebinds the loop variable."""
         nested = self.activation.nested_activation(vars={identifier: None})
-        return nested.identifiers[identifier], _BudgetedEvaluator(body, nested, self._counter)
+        return nested.identifiers[identifier], type(self)(body, nested, self._counter)
 
     def build_macro_eval(self, child: lark.Tree) -> Callable[[Any], Any]:
         identifier, body = _macro_parts(child)
@@ -631,6 +631,33 @@ class _BudgetedEvaluator(Evaluator):
         return first_error if first_error is not None else ct.BoolType(not deciding)
 
 
+#: Called with the name token of a ``matches`` call or an ``exists``/``all``/``exists_one``
+#: comprehension and the value it gave, each time one is evaluated (``check --coverage``).
+BranchRecorder = Callable[[lark.Token, Any], None]
+_RECORDED = frozenset({"matches", "exists", "all", "exists_one"})
+
+
+def _recording(record: BranchRecorder) -> type[_BudgetedEvaluator]:
+    """An evaluator that reports what each branching call gave; only coverage runs use one, so
+    the gateway's evaluator pays nothing for it."""
+
+    class _RecordingEvaluator(_BudgetedEvaluator):
+        def member_dot_arg(self, tree: lark.Tree) -> Any:
+            value = super().member_dot_arg(tree)
+            name = tree.children[1]
+            if isinstance(name, lark.Token) and name in _RECORDED:
+                record(name, value)
+            return value
+
+        def function_eval(self, name_token: lark.Token, exprlist: Any = None) -> Any:
+            value = super().function_eval(name_token, exprlist)
+            if name_token == "matches":
+                record(name_token, value)
+            return value
+
+    return _RecordingEvaluator
+
+
 # -- engine -------------------------------------------------------------------------------------
 
 
@@ -644,10 +671,17 @@ class PythonCompiledExpression:
     _runner: celpy.Runner = field(repr=False)
     _step_budget: int = DEFAULT_STEP_BUDGET
     _time_budget: float = DEFAULT_TIME_BUDGET
+    _evaluator: type[_BudgetedEvaluator] = field(default=_BudgetedEvaluator, repr=False)
     _base_activation: Activation = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_base_activation", self._runner.new_activation())
+
+    def take_parse_tree(self) -> lark.Tree:
+        """The parse tree this program evaluates (precedence levels collapsed), which the load-time
+        type checker reads instead of parsing the expression again (kept: it is evaluated)."""
+        tree: lark.Tree = self._runner.ast
+        return tree
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any | CelEvalError:
         """Evaluate against plain-Python ``activation``; errors come back as values."""
@@ -657,10 +691,10 @@ class PythonCompiledExpression:
             counter = _StepCounter(self._step_budget, self._time_budget)
             if converted is not None:
                 shared = self._shared_activation(activation, converted)
-                return from_celpy(_BudgetedEvaluator(runner.ast, shared, counter).evaluate())
+                return from_celpy(self._evaluator(runner.ast, shared, counter).evaluate())
             context = {name: to_celpy(activation[name]) for name in self.references if name in activation}
             # The base activation (functions, annotations) is built once; evaluate() clones it.
-            evaluator = _BudgetedEvaluator(runner.ast, self._base_activation, counter)
+            evaluator = self._evaluator(runner.ast, self._base_activation, counter)
             result = evaluator.evaluate(context)
             return from_celpy(result)
         except CELEvalError as error:
@@ -699,11 +733,15 @@ class PythonCelEngine:
     """CEL on cel-python (pure Python, always available)."""
 
     def __init__(
-        self, step_budget: int = DEFAULT_STEP_BUDGET, time_budget: float = DEFAULT_TIME_BUDGET
+        self,
+        step_budget: int = DEFAULT_STEP_BUDGET,
+        time_budget: float = DEFAULT_TIME_BUDGET,
+        branch_recorder: BranchRecorder | None = None,
     ) -> None:
         self._environment = celpy.Environment()
         self._step_budget = step_budget
         self._time_budget = time_budget
+        self._evaluator = _BudgetedEvaluator if branch_recorder is None else _recording(branch_recorder)
 
     @property
     def name(self) -> str:
@@ -740,7 +778,13 @@ class PythonCelEngine:
         runner = self._environment.program(tree, functions=_HOST_FUNCTIONS)
         precompute_literals(tree, runner.new_activation())
         return PythonCompiledExpression(
-            expression, analysis.references, analysis.reads, runner, self._step_budget, self._time_budget
+            expression,
+            analysis.references,
+            analysis.reads,
+            runner,
+            self._step_budget,
+            self._time_budget,
+            self._evaluator,
         )
 
 

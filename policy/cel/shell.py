@@ -36,6 +36,27 @@ anything:
   send-keys`` or ``screen -X stuff`` types; ``parallel CMD ::: ARGS`` runs one job per argument
   (without ``CMD`` each argument is a command line); ``find -exec|-execdir|-ok|-okdir ... ;``
   lists the command it runs;
+- programs that run a string (issue 13): interpreter code (``python -c``, ``node -e``, ``perl
+  -e``, awk programs, sed ``e``, here-documents and pipes fed to ``python3 -``; see
+  :mod:`~dsh_policy.policy.cel.interpreters`) lists the commands it shells out to; commands run
+  in a container (``docker|podman exec|run``, ``docker compose exec|run``, ``kubectl exec|run|
+  debug ... --``) are listed like local ones; option values that are command lines are parsed
+  (``tar --checkpoint-action=exec=``/``--to-command``/``-I``, ``zip -TT``, ``make --eval``,
+  ``vim -c '!...'``/``+'!...'``, ``man -P``, ``gdb -ex '!...'``, ``rsync -e``, ``ssh -o
+  ProxyCommand=``, ``socat EXEC:``, ``nc -e``, ``git -c core.pager=...``, ``git rebase --exec``,
+  ``git submodule foreach``, ``apt-get -o ...::Pre-Invoke=``), as are variables whose value a
+  program runs (``PAGER=``, ``EDITOR=``, ``GIT_SSH_COMMAND=``, ...), database clients' shell
+  escapes (``\\! cmd``, ``.shell cmd``) and framework consoles (``rails runner``, ``manage.py shell
+  -c``);
+- definitions on the line: an alias is expanded where it is used, a function's body is listed
+  again where it is called with ``$1``... bound to the call's words, ``sh -c LINE ARGS`` binds
+  ``$0``, ``$1``... to ARGS, a ``for`` loop's body is listed once per value, and ``{}`` of
+  ``find START -exec`` is a path under START (``/srv/{}``; under ``.`` it stays ``{}``);
+- operands (never the program name, which stays visibly unresolvable) whose value the line
+  itself determines are resolved: substitutions that only print (``$(echo ~)``, ``$(printf '%s'
+  /x)``, ``$(dirname "$HOME")``, and ``$(pwd)``, ``$(git rev-parse --show-toplevel)`` and
+  ``$PWD`` as ``.``), variables assigned from them (``d=$(pwd); rm -rf "$d"``), and the default
+  of ``${NAME:-default}`` for a variable the line never sets;
 - a shell given neither ``-c`` nor a script file reads its script from stdin: its here-strings,
   here-document bodies and ``echo``/``printf`` text piped into it are parsed as shell lines. A
   wrapper that feeds stdin to a shell is listed the same way, followed by ``["sh"]``: ``at`` and
@@ -57,11 +78,14 @@ quotes or parentheses, is split best-effort and never raises.
 from __future__ import annotations
 
 import itertools
+import posixpath
 import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+
+from dsh_policy.policy.cel import interpreters, sql
 
 MAX_INPUT_CHARS = 256 * 1024
 """Longest shell line accepted (characters)."""
@@ -90,6 +114,7 @@ class ShellLineTooComplexError(ValueError):
 _IFS = ""  # a marker in a word's character list: unquoted $IFS, split here
 _METACHARS = frozenset(" \t\n;&|()<>")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_POSITIONAL = re.compile(r"[0-9@*#]")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _ANSI_SIMPLE = {
     "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
@@ -123,6 +148,30 @@ class _Word:
 
 
 @dataclass(frozen=True, slots=True)
+class DatabaseClient:
+    """A database client invocation: its program, the server it talks to and the database."""
+
+    client: str  # psql, mysql, sqlite3, mongosh, redis-cli, ...
+    dialect: str  # "sql", "mongo" or "redis"
+    host: str  # "" when the client uses its default (a local socket, localhost)
+    database: str
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseText:
+    """Text a database client sends: SQL, MongoDB shell code, or one redis command (``argv``)."""
+
+    client: DatabaseClient
+    text: str
+    argv: tuple[str, ...] = ()
+
+
+_Reader = str | DatabaseClient | None
+"""Who reads a command's stdin as its script: a shell (None), an interpreter (its language) or
+a database client."""
+
+
+@dataclass(frozen=True, slots=True)
 class _Token:
     kind: str  # "word" | "sep" | "redir"
     value: str
@@ -131,15 +180,22 @@ class _Token:
 
 
 class _Budget:
-    """Work limits shared by every nested parse of one line, and the redirections it found."""
+    """Work limits shared by every nested parse of one line, and what it found besides commands:
+    redirections, effects of interpreter code, aliases and functions the line defines."""
 
-    __slots__ = ("lexed_chars", "redirects", "variable_chars", "words")
+    __slots__ = ("aliases", "databases", "effects", "functions", "lexed_chars", "loops", "redirects",
+                 "variable_chars", "words")  # fmt: skip
 
     def __init__(self) -> None:
         self.words = 0
         self.variable_chars = 0
         self.lexed_chars = 0
         self.redirects: list[tuple[str, str, str]] = []  # (fd, op, target)
+        self.effects: list[dict[str, str]] = []
+        self.aliases: dict[str, str] = {}
+        self.functions: dict[str, str] = {}  # name -> body text
+        self.databases: list[DatabaseText] = []
+        self.loops: dict[str, list[str]] = {}  # for-loop variable -> the words it takes in turn
 
 
 class _Lexer:
@@ -282,7 +338,7 @@ class _Lexer:
                 word.add(text[self.pos : end + 1], True)
             self.pos = end + 1
         else:
-            match = _NAME.match(text, self.pos + 1)
+            match = _NAME.match(text, self.pos + 1) or _POSITIONAL.match(text, self.pos + 1)
             if match is None:
                 word.add("$", quoted)
                 self.pos += 1
@@ -509,19 +565,29 @@ def _parse(text: str, depth: int, budget: _Budget, variables: dict[str, str]) ->
     if depth > MAX_NESTING:
         raise ShellLineTooComplexError(f"shell line nests deeper than {MAX_NESTING} levels")
     lexer = _Lexer(text, depth, budget, variables)
+    if "{" in text:
+        for match in _FUNCTION_DEFINITION.finditer(text):
+            end = _find_closing(text, match.end(), "{", "}")
+            budget.functions.setdefault(match.group(1) or match.group(2), text[match.end() : end])
     commands: list[list[str]] = []
     argv: list[str] = []
     stdin: list[str] = []  # texts the current command reads as stdin: here-strings, here-documents
-    script_readers: list[list[str]] = []  # stdin of shells that read their script from it
+    # stdin of programs that read their script from it: None for a shell, a language for an
+    # interpreter, a DatabaseClient for a database client
+    script_readers: list[tuple[_Reader, list[str]]] = []
 
     def finish(separator: str) -> None:
         nonlocal stdin
         commands.extend(lexer.nested)
         lexer.nested.clear()
         piped_text = _printed_text(argv) if separator in ("|", "|&") else None
+        # `cat <<EOF | python3`: cat passes its here-document on (the same list: bodies come later)
+        passes_stdin = separator in ("|", "|&") and _passes_stdin(argv)
         if argv:
             commands.extend(_unwrap(list(argv), depth, budget, variables, stdin, script_readers))
             argv.clear()
+        if passes_stdin:
+            return
         stdin = [] if piped_text is None else [piped_text]  # `echo 'rm -rf /' | sh`
 
     while (token := lexer.next_token()) is not None:
@@ -544,13 +610,62 @@ def _parse(text: str, depth: int, budget: _Budget, variables: dict[str, str]) ->
             in_prefix = all(_ASSIGNMENT.match(word) for word in argv)
             if in_prefix and _ASSIGNMENT.match(token.value) and not token.word.quoted[0]:
                 name, _, value = token.value.partition("=")
-                if _NAME.fullmatch(name.rstrip("+")) and "$(" not in value and "`" not in value:
+                if _NAME.fullmatch(name.rstrip("+")):
+                    # `d=$(pwd)` keeps the substitution's text: an operand `$d` is then resolved
+                    # like `$(pwd)` itself, and a program name `$d` stays unresolvable
                     variables[name.rstrip("+")] = value
             argv.extend(_expand(token.word, budget))
     finish(";")
-    for texts in script_readers:  # here-document bodies are read after their command ends
+    for language, texts in script_readers:  # here-document bodies are read after their command ends
         for script in texts:
-            commands.extend(_parse(script, depth + 1, budget, variables))
+            if language is None:
+                commands.extend(_parse(script, depth + 1, budget, variables))
+            elif isinstance(language, DatabaseClient):
+                commands.extend(_database_text(language, script, depth, budget, variables))
+            else:
+                commands.extend(_code_commands(language, script, depth, budget, variables))
+    return commands
+
+
+def _database_text(
+    client: DatabaseClient, text: str, depth: int, budget: _Budget, variables: dict[str, str]
+) -> list[list[str]]:
+    """Record what a database client sends; its shell escapes (``\\! CMD``, ``.shell CMD``,
+    ``system CMD``) are commands it runs."""
+    if client.dialect == "redis":
+        for argv in sql.redis_argvs(text):
+            budget.databases.append(DatabaseText(client, " ".join(argv), tuple(argv)))
+        return []
+    budget.databases.append(DatabaseText(client, text[: sql.MAX_SQL_CHARS]))
+    if client.dialect != "sql" or not any(m in text for m in ("\\!", ".shell", ".system", "system")):
+        return []
+    commands: list[list[str]] = []
+    for statement in sql.sql_statements(text):
+        if statement["kind"] == "shell" and statement.get("command"):
+            commands.extend(_parse(statement["command"], depth + 1, budget, dict(variables)))
+    return commands
+
+
+def _code_commands(
+    language: str, code: str, depth: int, budget: _Budget, variables: dict[str, str]
+) -> list[list[str]]:
+    """The commands interpreter ``code`` runs (its shell-outs), parsed like ``bash -c`` lines;
+    its other effects go to the budget (see :mod:`~dsh_policy.policy.cel.interpreters`)."""
+    if depth + 1 > MAX_NESTING:
+        raise ShellLineTooComplexError(f"shell line nests deeper than {MAX_NESTING} levels")
+    budget.lexed_chars += len(code)
+    if budget.lexed_chars > MAX_LEXED_CHARS:
+        raise ShellLineTooComplexError(
+            f"shell line unwraps into more than {MAX_LEXED_CHARS} characters of commands"
+        )
+    analysis = interpreters.analyze(code, language)
+    budget.effects.extend(analysis.effects)
+    commands: list[list[str]] = []
+    for line in analysis.shell_lines:
+        commands.extend(_parse(line, depth + 1, budget, dict(variables)))
+    for argv in analysis.argvs:
+        if argv:
+            commands.extend(_unwrap(list(argv), depth + 1, budget, dict(variables), [], []))
     return commands
 
 
@@ -561,7 +676,12 @@ def _redirect_target(target: _Token, budget: _Budget) -> str:
     if target.word is None:
         return target.value
     words = _expand(target.word, budget)
-    return words[0] if len(words) == 1 else target.value
+    return _resolved_word(words[0], {}) if len(words) == 1 else target.value
+
+
+def _passes_stdin(argv: list[str]) -> bool:
+    """Whether the command copies its stdin to its stdout (``cat`` or ``tee`` without files)."""
+    return bool(argv) and _basename(argv[0]) in ("cat", "tee") and all(a.startswith("-") for a in argv[1:])
 
 
 def _printed_text(argv: list[str]) -> str | None:
@@ -919,6 +1039,401 @@ def _package_bin(spec: str) -> str:
     return _PACKAGE_VERSION.split(name, maxsplit=1)[0] or spec
 
 
+_ALIAS_NAME = re.compile(r"[A-Za-z0-9_.:+@%-]+")
+_FUNCTION_DEFINITION = re.compile(
+    r"(?:^|[;&|\n(){}]|\bthen|\bdo|\belse)\s*(?:function\s+([A-Za-z_][\w.:-]*)\s*(?:\(\s*\))?"
+        r"|([A-Za-z_][\w.:-]*)\s*\(\s*\))\s*\{"
+)
+_COMMAND_VARIABLES = frozenset({
+    "PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "LESSOPEN", "LESSCLOSE", "EDITOR", "VISUAL",
+    "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "SUDO_EDITOR", "SVN_EDITOR", "BROWSER", "PROMPT_COMMAND",
+    "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_SSH_COMMAND", "GIT_SSH", "RSYNC_RSH",
+    "GIT_EXTERNAL_DIFF",
+})  # fmt: skip
+_DOCKER_GLOBAL_VALUES = frozenset({"-c", "--context", "-H", "--host", "-l", "--log-level", "--config",
+                                   "--tlscacert", "--tlscert", "--tlskey"})  # fmt: skip
+_COMPOSE_GLOBAL_VALUES = frozenset({"-f", "--file", "-p", "--project-name", "--profile", "--env-file",
+                                    "--project-directory", "--ansi", "--parallel"})  # fmt: skip
+_DOCKER_RUN_VALUES = frozenset({
+    "-a", "--attach", "-c", "--cpu-shares", "--cidfile", "--cpus", "--cpuset-cpus", "--device", "--dns",
+    "-e", "--env", "--env-file", "--entrypoint", "--expose", "--gpus", "-h", "--hostname", "--ip", "-l",
+    "--label", "--label-file", "--link", "--log-driver", "--log-opt", "-m", "--memory", "--mount",
+    "--name", "--network", "--net", "--network-alias", "-p", "--publish", "--platform", "--pull",
+    "--restart", "--runtime", "--security-opt", "--shm-size", "--stop-signal", "--stop-timeout",
+    "--tmpfs", "--ulimit", "-u", "--user", "--userns", "-v", "--volume", "--volumes-from", "-w",
+    "--workdir", "--detach-keys", "--cap-add", "--cap-drop", "--group-add", "--health-cmd", "--pid",
+    "--ipc", "--uts", "--cgroupns", "--add-host", "--annotation", "--index", "-T", "--service-ports",
+})  # fmt: skip
+_VIM_SHELL = re.compile(r"^[:\s]*(?:(?:silent!?\s*)?!|(?:r(?:ead)?|w(?:rite)?)\s*!"
+    r"|(?:call\s+)?system(?:list)?\s*\(\s*(['\"]))(.*)$", re.DOTALL)
+_VIM_CODE = re.compile(r"^[:\s]*(py(?:thon)?3?|pyx|lua|perl|ruby|rub)\s+(.*)$", re.DOTALL)
+_VIM_LANGS = {"py": "python", "python": "python", "py3": "python", "python3": "python", "pyx": "python",
+              "lua": "lua", "perl": "perl", "ruby": "ruby", "rub": "ruby"}  # fmt: skip
+_MAKE_RULE = re.compile(r"^[^:=#\t]+::?(?!=)[^;]*;(.*)$")
+_MAKE_SHELL = re.compile(r"\$[({]shell\s+([^)}]*)[)}]")
+_GIT_COMMAND_KEYS = re.compile(
+    r"(?i)^(?:core\.(?:pager|editor|sshcommand|fsmonitor|askpass)|diff\.external|credential\.helper|"
+    r"gpg\.program|sequence\.editor|alias\.[^=]+"
+        r"|(?:filter|merge|diff)\.[^=]+\.(?:clean|smudge"
+        r"|process|driver|command|textconv))=(.*)$"
+)
+
+
+def _skip_options(argv: list[str], i: int, with_values: frozenset[str]) -> int:
+    """Index of the first operand at or after ``i``, skipping options (``with_values`` take the
+    next word unless given as ``--name=value``)."""
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+        if argv[i] == "--":
+            return i + 1
+        i += 2 if argv[i] in with_values else 1
+    return i
+
+
+def _embedded_lines(argv: list[str]) -> list[str]:
+    """Shell lines carried in option values of the programs :meth:`_Unwrapper._strings_run`
+    knows."""
+    program = argv[0]
+    lines: list[str] = []
+
+    def value_of(i: int, name: str) -> str:
+        arg = argv[i]
+        if arg.startswith(name + "="):
+            return arg[len(name) + 1 :]
+        if arg == name:
+            return argv[i + 1] if i + 1 < len(argv) else ""
+        return arg[len(name) :]  # an attached short option: -ICMD
+
+    for i, arg in enumerate(argv[1:], start=1):
+        if program in ("tar", "bsdtar", "gtar"):
+            if arg.startswith("--checkpoint-action"):
+                action = value_of(i, "--checkpoint-action")
+                if action.startswith("exec="):
+                    lines.append(action[5:])
+            for name in ("--to-command", "--use-compress-program", "--rsh-command", "--info-script",
+                         "--new-volume-script"):  # fmt: skip
+                if arg == name or arg.startswith(name + "="):
+                    lines.append(value_of(i, name))
+            if arg == "-I" or arg == "-F" or (arg.startswith("-I") and len(arg) > 2):
+                lines.append(value_of(i, arg[:2]))
+        elif program == "zip" and arg in ("-TT", "--unzip-command"):
+            lines.append(value_of(i, arg))
+        elif program in ("make", "gmake") and (arg in ("--eval", "-E") or arg.startswith("--eval=")):
+            lines.extend(_makefile_recipes(value_of(i, "--eval" if arg.startswith("--eval") else "-E")))
+        elif program in ("vim", "vi", "nvim", "ex", "view", "gvim", "rvim") and (
+            arg in ("-c", "--cmd") or (arg.startswith("+") and len(arg) > 1)
+        ):
+            lines.extend(_vim_lines(arg[1:] if arg.startswith("+") else value_of(i, arg)))
+        elif program == "man" and (arg == "-P" or arg.startswith("--pager=") or arg == "--pager"):
+            lines.append(value_of(i, "--pager" if arg.startswith("--") else "-P"))
+        elif program == "gdb" and arg in ("-ex", "--ex", "-eval-command", "--eval-command", "-iex"):
+            command = value_of(i, arg).lstrip()
+            for prefix in ("!", "shell ", "pipe "):
+                if command.startswith(prefix):
+                    lines.append(command[len(prefix) :])
+        elif program == "rsync" and (arg == "-e" or arg.startswith("--rsh")):
+            command = value_of(i, "--rsh" if arg.startswith("--rsh") else "-e")
+            if command.split()[:1] != ["ssh"]:
+                lines.append(command)
+        elif program == "ssh" and arg.startswith("-o") and i + (arg == "-o") < len(argv):
+            option = argv[i + 1] if arg == "-o" else arg[2:]
+            key, _, value = option.partition("=")
+            if key.strip().lower() in ("proxycommand", "localcommand", "knownhostscommand"):
+                lines.append(value.strip())
+        elif program == "socat":
+            for address in arg.split("!!"):
+                kind, colon, command = address.partition(":")
+                if colon and kind.lower() in ("exec", "system"):
+                    lines.append(command.split(",", 1)[0] if kind.lower() == "exec" else command)
+        elif program in ("nc", "ncat", "netcat") and arg in ("-e", "-c", "--exec", "--sh-exec", "--lua-exec"):
+            lines.append(value_of(i, arg))
+        elif program == "git":
+            if arg in ("--exec", "-x") and "rebase" in argv:
+                lines.append(value_of(i, arg))
+            elif arg.startswith("--exec=") and "rebase" in argv:
+                lines.append(arg[7:])
+            elif argv[i - 1] == "-c":
+                match = _GIT_COMMAND_KEYS.match(arg)
+                if match is not None and match.group(1).strip():
+                    lines.append(match.group(1).strip().lstrip("!"))
+            elif arg == "foreach" and "submodule" in argv[:i]:
+                rest = [a for a in argv[i + 1 :] if a not in ("--recursive", "-q", "--quiet")]
+                if rest:  # $toplevel is the superproject's root: the current directory, read as "."
+                    lines.append(" ".join(rest).replace("${toplevel}", ".").replace("$toplevel", "."))
+                break
+        elif program in ("apt", "apt-get", "aptitude") and arg == "-o" and i + 1 < len(argv):
+            key, eq, value = argv[i + 1].partition("=")
+            if eq and re.search(r"(?i)(?:Pre|Post)-Invoke|::Post-Invoke-Success|DPkg::Pre-Install-Pkgs", key):
+                lines.append(value)
+        elif program in ("less", "more") and arg.startswith("+!"):
+            lines.append(arg[2:])
+        elif program == "nmap" and arg.startswith("--script") and argv[i:i + 1]:
+            continue
+    return [line for line in lines if line.strip()]
+
+
+def _framework_code(argv: list[str]) -> tuple[str, str] | None:
+    """Code a framework console runs from its command line: ``rails runner CODE`` (Ruby),
+    ``python manage.py shell -c CODE`` and ``django-admin shell -c CODE`` (Python), ``php artisan
+    tinker --execute=CODE`` (PHP)."""
+    words = [w for w in argv if not w.startswith("-")]
+    if argv[0] == "rails" and len(words) > 2 and words[1] in ("runner", "r"):
+        return "ruby", words[2]
+    django = any(w == "manage.py" or w.endswith("/manage.py") for w in argv[:3]) or argv[0] == "django-admin"
+    if django and "shell" in argv:
+        found = _option_value(argv, len(argv), "c", "command")
+        return ("python", found) if found else None
+    if "artisan" in argv[:2] and "tinker" in argv:
+        found = _option_value(argv, len(argv), "", "execute")
+        return ("php", found) if found else None
+    return None
+
+
+def _found_paths(find: list[str], command: list[str]) -> list[str]:
+    """``-exec`` words with ``{}`` read as a path under find's first starting point
+    (``find /srv -exec sh -c '...' _ {} ;`` hands the shell ``/srv/{}``); under ``.`` it stays
+    ``{}``, a relative name."""
+    root = next((a for a in find[1:] if not a.startswith(("-", "(", "!"))), ".")
+    if root in (".", "./") or "{}" not in command:
+        return command
+    return [root.rstrip("/") + "/{}" if word == "{}" else word for word in command]
+
+
+def _makefile_recipes(text: str) -> list[str]:
+    """Recipe lines of a makefile fragment (``x:;CMD``, tab-indented lines) and ``$(shell CMD)``."""
+    lines: list[str] = [m.group(1) for m in _MAKE_SHELL.finditer(text)]
+    for line in text.replace("\\n", "\n").splitlines():
+        rule = _MAKE_RULE.match(line)
+        if rule is not None:
+            lines.append(rule.group(1))
+        elif line.startswith("\t"):
+            lines.append(line[1:])
+    return [line.lstrip("@-+") for line in lines]
+
+
+def _vim_lines(command: str) -> list[str]:
+    """The shell line of a vim command (``:!CMD``, ``:r !CMD``, ``:call system('CMD')``) or the
+    shell-outs of its embedded Python/Lua/Perl/Ruby."""
+    shell = _VIM_SHELL.match(command)
+    if shell is not None:
+        text = shell.group(2)
+        if shell.group(1):  # system('CMD'): cut the closing quote and parenthesis
+            text = text.split(shell.group(1), 1)[0]
+        return [text]
+    code = _VIM_CODE.match(command)
+    if code is not None:
+        analysis = interpreters.analyze(code.group(2), _VIM_LANGS.get(code.group(1), "python"))
+        return analysis.shell_lines + [" ".join(map(shlex.quote, argv)) for argv in analysis.argvs]
+    return []
+
+
+_PRINTERS = re.compile(r"^\s*(echo|printf)(\s.*)?$", re.DOTALL)
+_CURRENT_DIRECTORY = re.compile(
+    r"^\s*(?:pwd(?:\s+-[LP])?|git\s+rev-parse\s+--show-toplevel|realpath\s+\.|readlink\s+-[fem]\s+\.)\s*$"
+)
+_PATH_COMMAND = re.compile(r"^\s*(dirname|basename|realpath|readlink\s+-[fem]|readlink)\s+(.*)$", re.DOTALL)
+_SUBSTITUTION = re.compile(r"\$\(([^()`]*)\)|`([^`]*)`")
+_DEFAULT_EXPANSION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])([^}]*)\}")
+_ALWAYS_SET = frozenset({"HOME", "PWD", "USER", "LOGNAME", "PATH", "SHELL"})
+
+
+def _static_output(command: str) -> str | None:
+    """What a substitution's command prints, when it only prints words given on the line
+    (``echo``, ``printf``) or the current directory (``pwd``, ``git rev-parse --show-toplevel``:
+    ``.``); ``None`` otherwise."""
+    if _CURRENT_DIRECTORY.match(command):
+        return "."
+    path_command = _PATH_COMMAND.match(command)
+    if path_command is not None:
+        try:
+            words = shlex.split(path_command.group(2))
+        except ValueError:
+            return None
+        operands = [w for w in words if not w.startswith("-")]
+        if len(operands) != 1:
+            return None
+        operand = operands[0]
+        if path_command.group(1) == "dirname":
+            if operand.startswith(("$", "~")):
+                return operand.rstrip("/") + "/.."
+            return posixpath.dirname(operand) or "."
+        if path_command.group(1) == "basename":
+            return posixpath.basename(operand.rstrip("/"))
+        return operand
+    match = _PRINTERS.match(command)
+    if match is None or any(ch in command for ch in ";|&<>`") or "$(" in command:
+        return None
+    try:
+        words = shlex.split(match.group(2) or "")
+    except ValueError:
+        return None
+    if match.group(1) == "echo":
+        while words and words[0] in ("-n", "-e", "-E", "-ne", "-en"):
+            words = words[1:]
+        return " ".join(words).replace("\\n", "").strip()
+    if not words:
+        return ""
+    template, values = words[0], words[1:]
+    if "%" not in template:
+        return template.replace("\\n", "").strip()
+    pieces = re.split(r"%[-0-9.]*[sbd]", template)
+    out = pieces[0]
+    for index, piece in enumerate(pieces[1:]):
+        out += (values[index] if index < len(values) else "") + piece
+    return out.replace("\\n", "").replace("%%", "%").strip()
+
+
+def _resolved_word(word: str, variables: dict[str, str]) -> str:
+    """An operand with what the line itself determines filled in: substitutions that only print
+    (``$(echo ~)``, `` `pwd` ``), ``$PWD`` (the current directory, ``.``), and the default of
+    ``${NAME:-default}`` for a variable the line never sets."""
+    if "$" not in word and "`" not in word:
+        return word
+
+    def substitution(match: re.Match[str]) -> str:
+        output = _static_output(match.group(1) if match.group(1) is not None else match.group(2))
+        return match.group(0) if output is None else output
+
+    def default(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name in variables or name in _ALWAYS_SET:
+            return match.group(0)
+        return match.group(3)
+
+    resolved = _SUBSTITUTION.sub(substitution, word)
+    resolved = _DEFAULT_EXPANSION.sub(default, resolved)
+    if "PWD" not in variables:
+        resolved = re.sub(r"\$(?:PWD\b|\{PWD\})", ".", resolved)
+    return resolved
+
+
+MAX_LOOP_VALUES = 16
+"""Most values of a ``for`` loop a body command is listed with; the rest share the last one."""
+
+
+def _loop_bodies(command: list[str], loops: dict[str, list[str]]) -> list[list[str]]:
+    """A command using a ``for`` variable of the line, once per value the loop gives it (the first
+    :data:`MAX_LOOP_VALUES`); other commands as they are."""
+    if not loops or not any("$" in word for word in command[1:]):
+        return [command]
+    for name, values in loops.items():
+        use = re.compile(r"\$(?:\{" + re.escape(name) + r"\}|" + re.escape(name) + r"(?![A-Za-z0-9_]))")
+        if any(use.search(word) for word in command[1:]):
+            return [
+                [command[0], *(use.sub(value.replace("\\", "\\\\"), word) for word in command[1:])]
+                for value in values[:MAX_LOOP_VALUES]
+            ]
+    return [command]
+
+
+def _resolved_operands(command: list[str], variables: dict[str, str]) -> list[str]:
+    """``command`` with its operands (never the program name, which stays visibly unresolvable)
+    resolved by :func:`_resolved_word`."""
+    if len(command) < 2 or not any("$" in a or "`" in a for a in command[1:]):
+        return command
+    return [command[0], *(_resolved_word(arg, variables) for arg in command[1:])]
+
+
+_DATABASE_OPTIONS: dict[str, tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]] = {
+    # client: (options holding statements, host options, database options, other options with a value)
+    "psql": (_longs("-c", "--command"), _longs("-h", "--host"), _longs("-d", "--dbname"),
+             _longs("-U", "--username", "-p", "--port", "-f", "--file", "-v", "--set", "--variable", "-o",
+                    "--output", "-P", "--pset", "-F", "-R", "-T", "-L", "--log-file")),
+    "mysql": (_longs("-e", "--execute"), _longs("-h", "--host"), _longs("-D", "--database"),
+              _longs("-u", "--user", "-P", "--port", "-S", "--socket", "--defaults-file", "--login-path",
+                     "--default-character-set")),
+    "sqlite3": (_longs("-cmd"), _longs(), _longs(), _longs("-separator", "-nullvalue", "-init", "-newline")),
+    "clickhouse-client": (_longs("-q", "--query"), _longs("-h", "--host"), _longs("-d", "--database"),
+                          _longs("-u", "--user", "--port", "--password", "-f", "--format")),
+    "cockroach": (_longs("-e", "--execute"), _longs("--host"), _longs("-d", "--database"),
+                  _longs("-u", "--user", "--url", "--certs-dir", "--format")),
+    "sqlcmd": (_longs("-Q", "-q"), _longs("-S"), _longs("-d"), _longs("-U", "-P", "-i", "-o")),
+    "snowsql": (_longs("-q", "--query"), _longs("-a", "--accountname"), _longs("-d", "--dbname"),
+                _longs("-u", "--username", "-r", "--rolename", "-w", "--warehouse", "-s", "--schemaname",
+                       "-f")),
+    "cqlsh": (_longs("-e", "--execute"), _longs(), _longs("-k", "--keyspace"),
+              _longs("-u", "--username", "-p", "--password", "-f", "--file", "--cqlversion")),
+    "mongosh": (_longs("--eval"), _longs("--host"), _longs(),
+                _longs("-u", "--username", "-p", "--password", "--port", "--authenticationDatabase", "-f",
+                       "--file")),
+    "redis-cli": (_longs(), _longs("-h"), _longs("-n"),
+                  _longs("-p", "-a", "--user", "--pass", "-s", "-u", "-r", "-i", "--tls", "--cacert",
+                         "--cert",
+                         "--key", "--pattern", "-d")),
+}  # fmt: skip
+_DATABASE_ALIASES = {
+    "mariadb": "mysql", "mycli": "mysql", "pgcli": "psql", "usql": "psql", "sqlite": "sqlite3",
+    "duckdb": "sqlite3", "litecli": "sqlite3", "mongo": "mongosh", "valkey-cli": "redis-cli",
+    "keydb-cli": "redis-cli",
+}  # fmt: skip
+_DATABASE_URL = re.compile(r"^(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?"
+    r"|redis|rediss|cockroachdb|clickhouse)://(?:[^@/]*@)?([^/:?,]*)[^/]*(?:/([^?]*))?")
+
+
+def _database_invocation(argv: list[str]) -> tuple[DatabaseClient, list[str], bool]:
+    """Read a database client's argv: who it talks to, the statements it was given, and whether
+    it reads statements from stdin (none given and no script file)."""
+    program = argv[0]
+    family = _DATABASE_ALIASES.get(program, program)
+    dialect = "redis" if family == "redis-cli" else "mongo" if family == "mongosh" else "sql"
+    statement_options, host_options, database_options, value_options = _DATABASE_OPTIONS[family]
+    texts: list[str] = []
+    host = database = ""
+    operands: list[str] = []
+    script_file = False
+    i = 1
+    if family == "cockroach" and argv[1:2] == ["sql"]:
+        i = 2
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if len(arg) > 2 and arg[0] == "-" and arg[1] != "-" and family != "sqlite3":
+            name, attached, eq = arg[:2], arg[2:], "attached"
+        value_given = bool(eq) or name in statement_options | host_options | database_options | value_options
+        value = attached if eq else (argv[i + 1] if i + 1 < len(argv) else "")
+        if arg == "--":
+            operands.extend(argv[i + 1 :])
+            break
+        if not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+            i += 1
+            if family == "redis-cli":  # the rest is the command
+                operands.extend(argv[i:])
+                break
+            continue
+        if name in statement_options:
+            texts.append(value)
+        elif name in host_options:
+            host = value
+        elif name in database_options:
+            database = value
+        elif name in ("-f", "--file", "-i", "-init") and family != "redis-cli":
+            script_file = True
+        elif name == "--url":
+            url = _DATABASE_URL.match(value)
+            if url is not None:
+                host, database = url.group(1), url.group(2) or database
+        i += 2 if value_given and not eq else 1
+    for operand in list(operands):
+        url = _DATABASE_URL.match(operand)
+        if url is not None:
+            host, database = host or url.group(1), database or url.group(2) or ""
+            operands.remove(operand)
+    if family == "redis-cli":
+        client = DatabaseClient(program, dialect, host, database)
+        if operands:
+            texts.append(" ".join(shlex.quote(o) for o in operands))
+        return client, texts, not operands and not script_file
+    if family == "sqlite3":
+        database = operands[0] if operands else ""
+        texts.extend(operands[1:])
+    elif family in ("psql", "mysql") and operands and not database:
+        database = operands[0] if family == "psql" else operands[-1]
+    elif family == "mongosh" and operands:
+        database = database or operands[0]
+    client = DatabaseClient(program, dialect, host, database)
+    return client, texts, not texts and not script_file
+
+
 class _Unwrapper:
     """Lists one simple command and, behind its wrappers, every command it runs."""
 
@@ -930,7 +1445,7 @@ class _Unwrapper:
         budget: _Budget,
         variables: dict[str, str],
         stdin: list[str],
-        script_readers: list[list[str]],
+        script_readers: list[tuple[_Reader, list[str]]],
     ) -> None:
         self.depth = depth
         self.budget = budget
@@ -945,29 +1460,51 @@ class _Unwrapper:
             rest = self._step(rest)
         return self.out
 
-    def parse(self, script: str) -> None:
-        self.out.extend(_parse(script, self.depth + 1, self.budget, self.variables))
+    def parse(self, script: str, variables: dict[str, str] | None = None) -> None:
+        """Commands of a shell line this command runs; ``variables`` replaces the line's own
+        (positional parameters of ``sh -c LINE ARGS`` or a function call)."""
+        self.out.extend(
+            _parse(script, self.depth + 1, self.budget, self.variables if variables is None else variables)
+        )
 
     def shell_reading_stdin(self, argv: list[str]) -> None:
         """The wrapper runs a shell that reads its script from stdin: listed like ``... | sh``
         (``["sh"]``), and the text piped or redirected in is parsed as that script."""
         if not any(a in _INFO_OPTIONS for a in argv):
             self.out.append(["sh"])
-            self.script_readers.append(self.stdin)
+            self.script_readers.append((None, self.stdin))
 
     def _step(self, argv: list[str]) -> list[str] | None:
         """List what ``argv`` runs; returns the wrapped command still to unwrap, if any."""
         while argv and _ASSIGNMENT.match(argv[0]):
+            self._command_variable(argv[0])
             argv = argv[1:]
         while argv and argv[0] in _SKIPPED_KEYWORDS:
             argv = argv[1:]
+        loop = argv[:1] in (["for"], ["select"]) and len(argv) > 3 and argv[2] == "in"
+        if loop and _NAME.fullmatch(argv[1]):
+            self.budget.loops[argv[1]] = argv[3:]  # `for d in /etc /usr; do rm -rf "$d"; done`
         if not argv or argv[0] in _DROPPED_KEYWORDS:
             return None
         argv[0] = _basename(argv[0])
         program = argv[0]
+        if program in self.budget.functions and program not in _SPECIAL_WRAPPERS:
+            self._function_call(argv)
+            return None
+        if program in self.budget.aliases:
+            self._alias_call(argv)
+            return None
         special = _SPECIAL_WRAPPERS.get(program)
         if special is not None:
             return special(self, argv)
+        framework = _framework_code(argv)
+        if framework is not None:
+            self.out.append(argv)
+            language, code = framework
+            self.out.extend(_code_commands(language, code, self.depth, self.budget, self.variables))
+            return None
+        if interpreters.interpreter_of(program) is not None and self._interpreter(argv):
+            return None
         if program in _RUNNERS:
             return self._runner(argv)
         options = _WRAPPERS.get(program)
@@ -977,6 +1514,8 @@ class _Unwrapper:
         stop = _split_options(argv, options)
         self.out.append(argv[:stop])
         if program == "env":
+            for arg in argv[1:stop]:
+                self._command_variable(arg)
             script = _option_value(argv, stop, "S", "split-string")
             if script is not None:
                 self.parse(" ".join([script, *map(shlex.quote, argv[stop:])]))
@@ -997,10 +1536,116 @@ class _Unwrapper:
         if not has_c or stop >= len(argv):
             self.out.append(argv)
             if not has_c and stop >= len(argv):
-                self.script_readers.append(self.stdin)
+                self.script_readers.append((None, self.stdin))
             return
         self.out.append(argv[:stop] + argv[stop + 1 :])
-        self.parse(argv[stop])
+        # `sh -c 'rm -rf "$1"' _ ~`: the words after the line are $0, $1, ... inside it
+        positional = {str(n): value for n, value in enumerate(argv[stop + 1 : stop + 11])}
+        if len(argv) > stop + 2:
+            positional["@"] = positional["*"] = " ".join(argv[stop + 2 :])
+        self.parse(argv[stop], {**self.variables, **positional} if positional else None)
+
+    def _interpreter(self, argv: list[str]) -> bool:
+        """Script interpreters (``python -c``, ``node -e``, awk, sed, ``python3 -`` reading a
+        here-document): the commands their code shells out to, and its effects. False when
+        ``argv`` hands over no code we read (a script file): then it is an ordinary command."""
+        invocation = interpreters.split_invocation(argv)
+        if invocation is None or not (invocation.code or invocation.reads_stdin or invocation.effects):
+            return False
+        self.out.append(argv)
+        self.budget.effects.extend(invocation.effects)
+        for code in invocation.code:
+            commands = _code_commands(invocation.language, code, self.depth, self.budget, self.variables)
+            self.out.extend(commands)
+        if invocation.reads_stdin and not any(a in _INFO_OPTIONS for a in argv):
+            self.script_readers.append((invocation.language, self.stdin))
+        return True
+
+    def _command_variable(self, assignment: str) -> None:
+        """``PAGER='sh -c ...' git log``: variables whose value the program runs as a command."""
+        name, _, value = assignment.partition("=")
+        if name in _COMMAND_VARIABLES and value.strip():
+            line = value.lstrip("|").replace("%s", "x")
+            if _basename(line.split()[0]) != "ssh":  # GIT_SSH_COMMAND='ssh -i key': ssh options
+                self.parse(line)
+
+    def _database_client(self, argv: list[str]) -> None:
+        """Database clients (psql, mysql, sqlite3, mongosh, redis-cli, ...): the statements they
+        send, from their options (``-c``, ``-e``, ``--eval``, ``--query``), operands (sqlite3,
+        redis-cli) or stdin (a here-document, a pipe), for ``shell.sql``."""
+        self.out.append(argv)
+        if any(a in ("--help", "--version", "-?") for a in argv[1:]):
+            return
+        client, texts, reads_stdin = _database_invocation(argv)
+        for text in texts:
+            self.out.extend(_database_text(client, text, self.depth, self.budget, self.variables))
+        if reads_stdin:
+            self.script_readers.append((client, self.stdin))
+
+    def _function_call(self, argv: list[str]) -> None:
+        """A function defined earlier on the line: its body runs with ``$1``... bound."""
+        self.out.append(argv)
+        body = self.budget.functions.pop(argv[0])  # popped: a recursive function parses once
+        positional = {str(n): value for n, value in enumerate(argv[1:10], start=1)}
+        positional["@"] = positional["*"] = " ".join(argv[1:])
+        try:
+            self.parse(body, {**self.variables, **positional})
+        finally:
+            self.budget.functions[argv[0]] = body
+
+    def _alias_call(self, argv: list[str]) -> None:
+        """An alias defined earlier on the line runs its text with the arguments appended."""
+        value = self.budget.aliases.pop(argv[0])  # popped: `alias ls='ls -la'` expands once
+        try:
+            self.parse(" ".join([value, *map(shlex.quote, argv[1:])]))
+        finally:
+            self.budget.aliases[argv[0]] = value
+
+    def _alias(self, argv: list[str]) -> None:
+        self.out.append(argv)
+        for arg in argv[1:]:
+            name, eq, value = arg.partition("=")
+            if eq and _ALIAS_NAME.fullmatch(name):
+                self.budget.aliases[name] = value
+
+    def _container_exec(self, argv: list[str]) -> list[str] | None:
+        """``docker|podman|nerdctl exec|run [opts] CONTAINER|IMAGE CMD...``, ``docker compose
+        exec|run SERVICE CMD``, ``kubectl|oc exec|run|debug ... -- CMD``: the command runs inside
+        a container, on the data mounted or living there, so it is listed like a local one."""
+        program = argv[0]
+        if program in ("kubectl", "oc", "kubecolor"):
+            verb = next((a for a in argv[1:] if not a.startswith("-")), "")
+            if verb in ("exec", "run", "debug") and "--" in argv:
+                cut = argv.index("--")
+                self.out.append(argv[:cut])
+                return argv[cut + 1 :]
+            self.out.append(argv)
+            return None
+        i = 1
+        if program in ("docker", "podman", "nerdctl"):
+            i = _skip_options(argv, i, _DOCKER_GLOBAL_VALUES)
+        standalone_compose = program in ("docker-compose", "podman-compose")
+        if (i < len(argv) and argv[i] in ("compose", "container")) or standalone_compose:
+            i += 0 if standalone_compose else 1
+            i = _skip_options(argv, i, _COMPOSE_GLOBAL_VALUES)
+        if i >= len(argv) or argv[i] not in ("exec", "run"):
+            self.out.append(argv)
+            return None
+        i = _skip_options(argv, i + 1, _DOCKER_RUN_VALUES)
+        i = min(i + 1, len(argv))  # the container, image or service
+        self.out.append(argv[:i])
+        return argv[i:] or None
+
+    def _strings_run(self, argv: list[str]) -> list[str] | None:
+        """Programs with an option whose value is a command line they run: ``tar
+        --checkpoint-action=exec=CMD``/``--to-command``/``-I``, ``zip -TT CMD``, ``make
+        --eval``, ``vim -c '!CMD'``, ``man -P CMD``, ``gdb -ex '!CMD'``, ``rsync -e CMD``, ``ssh
+        -o ProxyCommand=CMD``, ``socat ... EXEC:CMD``, ``nc -e CMD``, ``git rebase --exec CMD``,
+        ``git submodule foreach CMD``, ``git -c core.pager=CMD``."""
+        self.out.append(argv)
+        for line in _embedded_lines(argv):
+            self.parse(line)
+        return None
 
     def _su(self, argv: list[str]) -> list[str] | None:
         """``su``/``runuser``: ``-c LINE`` anywhere (they permute options), ``runuser -u USER --
@@ -1036,7 +1681,7 @@ class _Unwrapper:
                     end += 1
                 if end > i + 1:  # the command runs without stdin of ours: a fresh unwrapper
                     inner = _Unwrapper(self.depth, self.budget, self.variables, [], self.script_readers)
-                    self.out.extend(inner.run(argv[i + 1 : end]))
+                    self.out.extend(inner.run(_found_paths(argv, argv[i + 1 : end])))
                 i = end
             i += 1
 
@@ -1333,7 +1978,17 @@ _SPECIAL_WRAPPERS: dict[str, _SpecialWrapper] = {
     "tmux": _Unwrapper._tmux,
     "entr": _Unwrapper._entr,
     "hyperfine": _Unwrapper._hyperfine,
-}
+    "alias": _Unwrapper._alias,
+    **dict.fromkeys(("psql", "mysql", "mariadb", "sqlite3", "sqlite", "duckdb", "clickhouse-client",
+                     "cockroach",
+                     "sqlcmd", "snowsql", "cqlsh", "mongosh", "mongo", "redis-cli", "valkey-cli", "keydb-cli",
+                     "pgcli", "mycli", "litecli", "usql"), _Unwrapper._database_client),
+    **dict.fromkeys(("docker", "podman", "nerdctl", "docker-compose", "podman-compose", "kubectl", "oc",
+                     "kubecolor"), _Unwrapper._container_exec),
+    **dict.fromkeys(("tar", "bsdtar", "gtar", "zip", "make", "gmake", "vim", "vi", "nvim", "ex", "view",
+                     "gvim", "rvim", "man", "gdb", "rsync", "ssh", "socat", "nc", "ncat", "netcat", "git",
+                     "less", "more", "nmap", "apt", "apt-get", "aptitude"), _Unwrapper._strings_run),
+}  # fmt: skip
 
 
 def _unwrap(
@@ -1342,15 +1997,21 @@ def _unwrap(
     budget: _Budget,
     variables: dict[str, str],
     stdin: list[str],
-    script_readers: list[list[str]],
+    script_readers: list[tuple[_Reader, list[str]]],
 ) -> list[list[str]]:
-    return _Unwrapper(depth, budget, variables, stdin, script_readers).run(argv)
+    return [
+        _resolved_operands(expanded, variables)
+        for command in _Unwrapper(depth, budget, variables, stdin, script_readers).run(argv)
+        for expanded in _loop_bodies(command, budget.loops)
+    ]
 
 
 @dataclass(frozen=True, slots=True)
 class _ParsedLine:
     commands: tuple[tuple[str, ...], ...]
     redirects: tuple[tuple[str, str, str], ...]  # (fd, op, target)
+    effects: tuple[dict[str, str], ...] = ()
+    databases: tuple[DatabaseText, ...] = ()
 
 
 def _checked(line: object, function: str) -> _ParsedLine:
@@ -1367,7 +2028,12 @@ def _parse_cached(line: str) -> _ParsedLine:
     per element), so parses are cached; callers get fresh lists."""
     budget = _Budget()
     commands = _parse(line, 0, budget, {})
-    return _ParsedLine(tuple(tuple(argv) for argv in commands), tuple(budget.redirects))
+    return _ParsedLine(
+        tuple(tuple(argv) for argv in commands),
+        tuple(budget.redirects),
+        tuple(budget.effects),
+        tuple(budget.databases),
+    )
 
 
 def shell_commands(line: str) -> list[list[str]]:
@@ -1382,6 +2048,46 @@ def shell_commands(line: str) -> list[list[str]]:
 def shell_argv0s(line: str) -> list[str]:
     """The program names (argv[0]) of :func:`shell_commands`, in order; handy for allow-lists."""
     return [argv[0] for argv in shell_commands(line) if argv]
+
+
+def shell_programs(line: str) -> str:
+    """The program names of :func:`shell_argv0s` as one string, each between spaces
+    (``" cd make tee "``), so one ``matches`` (``' (?:zfs|zpool) '``) tells whether a line runs
+    any of many programs: a rule's cheap first test, far cheaper in an interpreted engine than a
+    comprehension over the list. Same limits and errors as :func:`shell_commands`."""
+    return " " + " ".join(shell_argv0s(line)) + " "
+
+
+def shell_effects(line: str) -> list[dict[str, str]]:
+    """What interpreter code on the line does besides running commands, and the servers it
+    starts, as ``{"kind", "lang", "target"}`` maps (``serve`` also has ``bind``): ``delete``,
+    ``delete-tree``, ``connect``, ``shell``, ``reverse-shell``, ``serve`` (see
+    :mod:`~dsh_policy.policy.cel.interpreters`). Same limits and errors as :func:`shell_commands`."""
+    return [dict(effect) for effect in _checked(line, "shell.effects").effects]
+
+
+def shell_sql(line: str) -> list[dict[str, str]]:
+    """Every statement the line's database clients would send (psql/mysql/sqlite3/duckdb/
+    clickhouse/cockroach/sqlcmd/snowsql/cqlsh ``-c``/``-e``/``--query`` text and stdin, mongosh
+    ``--eval``, redis-cli commands), as the maps of ``sql.statements`` plus ``client``, ``host``
+    (``""`` for the client's default) and ``database``. Same limits and errors as
+    :func:`shell_commands`."""
+    return [dict(statement) for statement in _statements_cached(_checked(line, "shell.sql").databases)]
+
+
+@lru_cache(maxsize=256)
+def _statements_cached(texts: tuple[DatabaseText, ...]) -> tuple[dict[str, str], ...]:
+    out: list[dict[str, str]] = []
+    for item in texts:
+        client = {"client": item.client.client, "host": item.client.host, "database": item.client.database}
+        if item.client.dialect == "redis":
+            statements = sql.redis_statements([list(item.argv) or item.text.split()])
+            out.extend({**statement, **client} for statement in statements)
+        elif item.client.dialect == "mongo":
+            out.extend({**statement, **client} for statement in sql.mongo_statements(item.text))
+        else:
+            out.extend({**statement, **client} for statement in sql.sql_statements(item.text))
+    return tuple(out)
 
 
 def shell_redirects(line: str) -> list[dict[str, str]]:

@@ -2,8 +2,14 @@
 
 Exit codes (POLICY.md section 5): 0 valid / every case passed, 1 a case failed or two engines
 disagreed (``--engine all``), 2 invalid input (a pack, cases file, deployment file or usage).
-Cases are decided by :func:`~dsh_policy.policy.cases.run_case`, i.e. by the same decision API the
-gateway plugins call.
+The type checker's warnings are printed but change the exit code only with ``--strict`` (then
+they count as errors: 2). Cases are decided by :func:`~dsh_policy.policy.cases.run_case`, i.e. by
+the same decision API the gateway plugins call. ``--coverage`` adds which rules no case or inline
+example made match, and which side of each ``matches``/``exists`` no case took
+(:mod:`~dsh_policy.policy.coverage`). ``--engine all`` compares what each engine decided (the
+decision, the deciding rules, the resulting text, contexts and redactions, and messages that carry
+no evaluation error); engines that differ only in the wording of an evaluation error agree, and
+the report shows both messages.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from dsh_policy.policy.cli.options import (
     sources_from,
 )
 from dsh_policy.policy.compile import CompiledPolicy
+from dsh_policy.policy.coverage import CoverageReport, measure_coverage
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.loading import LoadFailure
@@ -41,7 +48,12 @@ class CheckReport:
     policies: dict[str, CompiledPolicy] = field(default_factory=dict)
     outcomes: dict[str, list[CaseOutcome]] = field(default_factory=dict)
     errors: list[PolicyError] = field(default_factory=list)
+    warnings: list[PolicyError] = field(default_factory=list)
     disagreements: list[dict[str, Any]] = field(default_factory=list)
+    #: Cases where the engines agree but word an evaluation error differently (both messages).
+    wording: list[dict[str, Any]] = field(default_factory=list)
+    coverage: CoverageReport | None = None
+    strict: bool = False
 
     @property
     def primary(self) -> list[CaseOutcome]:
@@ -57,8 +69,9 @@ class CheckReport:
         return len(names)
 
     def exit_code(self) -> int:
-        """0 ok, 1 a case failed or engines disagreed, 2 invalid input."""
-        if self.errors:
+        """0 ok, 1 a case failed or engines disagreed, 2 invalid input (or, with ``--strict``, a
+        warning)."""
+        if self.errors or (self.strict and self.warnings):
             return USAGE_EXIT
         return 1 if self.failed or self.disagreements else 0
 
@@ -75,12 +88,16 @@ class CheckReport:
             "cases": [outcome.to_json() for outcome in primary],
             "summary": {"passed": len(primary) - self.failed if primary else 0, "failed": self.failed},
             "errors": [error.to_json() for error in self.errors],
+            "warnings": [error.to_json() for error in self.warnings],
         }
         if policy is not None:
             document["policy"] = {"digest": policy.digest, "engine": policy.engine_name}
         if len(self.policies) > 1:
             document["engines"] = list(self.policies)
             document["disagreements"] = self.disagreements
+            document["wording"] = self.wording
+        if self.coverage is not None:
+            document["coverage"] = self.coverage.to_json()
         return document
 
 
@@ -93,12 +110,18 @@ def _parser() -> CommandParser:
     parser.add_argument(
         "--cases", action="extend", nargs="+", default=[], metavar="FILE", help="cases files to dry-run"
     )
+    parser.add_argument(
+        "--coverage",
+        action="store_true",
+        help="list rules no case or inline example exercised, and matches/exists sides none took",
+    )
+    parser.add_argument("--strict", action="store_true", help="treat the type checker's warnings as errors")
     return parser
 
 
 def run_check(args: argparse.Namespace) -> CheckReport:
     """Do the work of ``check`` for parsed arguments."""
-    report = CheckReport()
+    report = CheckReport(strict=bool(args.strict))
     cases: list[Case] = []
     for file in args.cases:
         for item in load_cases(file):
@@ -115,8 +138,10 @@ def run_check(args: argparse.Namespace) -> CheckReport:
         built = sources.build()
         if isinstance(built, LoadFailure):
             report.errors.extend(built.errors)
+            report.warnings = list(built.warnings)
             break
         report.policies[built.engine_name] = built
+        report.warnings = list(built.warnings)  # the checker is engine-independent: any run's
     for policy in report.policies.values():
         report.errors.extend(unknown_rule_errors(cases, [rule.id for rule in policy.rules]))
         break
@@ -131,45 +156,59 @@ def run_check(args: argparse.Namespace) -> CheckReport:
             for case in cases:
                 outcomes.append(run_case(decider, case))
                 progress.advance(detail=name)
-    report.disagreements = _disagreements(report.outcomes)
+    report.disagreements, report.wording = _compare_engines(report.outcomes)
+    if args.coverage:
+        name, policy = next(iter(report.policies.items()))
+        report.coverage = measure_coverage(policy, cases, report.outcomes[name])
     return report
 
 
-def _disagreements(outcomes: dict[str, list[CaseOutcome]]) -> list[dict[str, Any]]:
+def _compare_engines(
+    outcomes: dict[str, list[CaseOutcome]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Cases the engines decide differently, and cases where they agree but word an evaluation
+    error differently (not a disagreement: each runtime has its own error messages)."""
     if len(outcomes) < 2:
-        return []
-    found: list[dict[str, Any]] = []
+        return [], []
+    disagreements: list[dict[str, Any]] = []
+    wording: list[dict[str, Any]] = []
     runs = list(outcomes.items())
     for index, first in enumerate(runs[0][1]):
         results = {name: run[index] for name, run in runs}
-        if len({outcome.comparable() for outcome in results.values()}) > 1:
-            found.append(
-                {
-                    "case": first.case.name,
-                    "engines": {
-                        name: {
-                            "decision": o.decision,
-                            "rules": list(o.rules),
-                            "message": o.message,
-                            "text": o.text,
-                        }
-                        for name, o in results.items()
-                    },
-                }
-            )
-    return found
+        verdicts = {outcome.comparable() for outcome in results.values()}
+        messages = {outcome.message for outcome in results.values()}
+        worded = any(entry.error is not None for outcome in results.values() for entry in outcome.trace)
+        entry = {"case": first.case.name, "engines": {name: _engine_view(o) for name, o in results.items()}}
+        if len(verdicts) > 1 or (len(messages) > 1 and not worded):
+            disagreements.append(entry)
+        elif len(messages) > 1:
+            wording.append(entry)
+    return disagreements, wording
+
+
+def _engine_view(outcome: CaseOutcome) -> dict[str, Any]:
+    return {
+        "decision": outcome.decision,
+        "rules": list(outcome.rules),
+        "message": outcome.message,
+        "text": outcome.text,
+        "errors": {entry.rule: entry.error for entry in outcome.trace if entry.error is not None},
+    }
 
 
 def _print_text(report: CheckReport) -> None:
+    for warning in report.warnings:
+        print(f"warning: {warning.display()}", file=sys.stderr)
     if report.errors:
         print_errors(report.errors)
         return
     paint = Painter.for_stream(sys.stdout)
     policy = next(iter(report.policies.values()))
     rules = len(policy.rules)
+    warned = f"; {len(report.warnings)} warning(s)" if report.warnings else ""
     print(
         f"ok: {len(policy.packs)} pack(s), {rules} rule(s); engine {', '.join(report.policies)}; "
-        f"policy {policy.digest}"
+        f"policy {policy.digest}{warned}"
     )
     for pack in policy.packs:
         print(f"  {pack.name:<20} {pack.path}  {pack.digest}")
@@ -185,8 +224,36 @@ def _print_text(report: CheckReport) -> None:
             for name, result in disagreement["engines"].items()
         )
         print(f"{paint.decision('DISAGREE')}  {disagreement['case']}  {engines}")
+        _print_messages(disagreement)
+    for note in report.wording:
+        print(f"NOTE  {note['case']}  engines agree; only the wording of an evaluation error differs")
+        _print_messages(note)
     if report.primary:
         print(f"{len(report.primary) - report.failed} passed, {report.failed} failed")
+    if report.coverage is not None:
+        _print_coverage(report.coverage)
+    if report.strict and report.warnings:
+        print(f"--strict: {len(report.warnings)} warning(s) count as errors", file=sys.stderr)
+
+
+def _print_messages(entry: dict[str, Any]) -> None:
+    for name, result in entry["engines"].items():
+        print(f"      {name}: {result['message']}")
+
+
+def _print_coverage(coverage: CoverageReport) -> None:
+    exercised = len(coverage.rules) - len(coverage.unexercised)
+    print(f"coverage: {exercised} of {len(coverage.rules)} rules matched by a case or inline example")
+    for rule in coverage.unexercised:
+        why = f"evaluated {rule.evaluated} time(s), never matched" if rule.evaluated else "never evaluated"
+        print(f"  not exercised  {rule.file}:{rule.line}  {rule.rule}  ({why})")
+    taken = sum(2 if b.missing is None else 0 if b.missing == "both" else 1 for b in coverage.branches)
+    print(f"branches: {taken} of {2 * len(coverage.branches)} sides of matches/exists calls taken")
+    for branch in coverage.partial:
+        side = "never evaluated" if branch.missing == "both" else f"never {branch.missing}"
+        print(f"  {branch.file}:{branch.line}:{branch.col}  {branch.owner}  {branch.text}  {side}")
+    for note in coverage.notes:
+        print(f"  note: {note}")
 
 
 def main(argv: list[str]) -> int:

@@ -78,10 +78,11 @@ def sources_from(args: argparse.Namespace, engine: str | None = None) -> PolicyS
 
 
 def print_errors(errors: Sequence[PolicyError], stream: TextIO | None = None) -> None:
-    """Errors for people: one ``FILE:LINE:COL: message`` per line, then a count."""
+    """Errors for people: ``FILE:LINE:COL: message`` each (with the source line and a caret under
+    the column when it points inside an expression), then a count."""
     out = stream or sys.stderr
     for error in errors:
-        print(str(error), file=out)
+        print(error.display(), file=out)
     print(f"{len(errors)} error{'s' if len(errors) != 1 else ''}", file=out)
 
 

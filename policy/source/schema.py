@@ -85,7 +85,7 @@ def schema_issues(
 ) -> list[tuple[tuple[str | int, ...], PolicyError]]:
     """Like :func:`schema_errors`, with the JSON path of the node each error is about."""
     errors: list[tuple[tuple[str | int, ...], PolicyError]] = []
-    for error in _validator(schema_name).iter_errors(document):
+    for error in _leaf_errors(_validator(schema_name).iter_errors(document)):
         path: tuple[str | int, ...] = tuple(error.absolute_path)
         where = format_path(path)
         kind = error.validator
@@ -115,6 +115,14 @@ def schema_issues(
             options = [str(option) for option in error.validator_value]
             hint = suggest_spelling(str(error.instance), options)
             message = f"{where}: {error.instance!r} is not one of {', '.join(options)}{hint}"
+        elif kind in ("anyOf", "oneOf"):
+            wanted_types = [
+                _TYPE_WORDS.get(_SCHEMA_TYPES.get(sub.validator_value, str), str(sub.validator_value))
+                for sub in error.context or ()
+                if sub.validator == "type"
+            ]
+            wanted_text = " or ".join(dict.fromkeys(wanted_types))
+            message = f"{where}: expected {wanted_text}, got {_describe_type(error.instance)}"
         elif kind == "const":
             message = f"{where}: expected {error.validator_value!r}, got {error.instance!r}"
         elif kind in ("minItems", "minLength"):
@@ -125,6 +133,28 @@ def schema_issues(
             message = f"{where}: {error.message}"
         errors.append((path, PolicyError(file, line, col, message)))
     return errors
+
+
+def _leaf_errors(errors: Iterable[Any]) -> Iterable[Any]:
+    """Errors, with an ``anyOf``/``oneOf`` failure replaced by the errors of the alternatives
+    whose type fits the value (a rule example given as a mapping: what is wrong in the mapping,
+    not "not valid under any of the given schemas")."""
+    for error in errors:
+        if error.validator not in ("anyOf", "oneOf") or not error.context:
+            yield error
+            continue
+        branches: dict[object, list[Any]] = {}
+        for sub in error.context:
+            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+        fitting = [
+            found
+            for found in branches.values()
+            if not any(sub.validator == "type" and sub.absolute_path == error.absolute_path for sub in found)
+        ]
+        if fitting:
+            yield from _leaf_errors(sub for found in fitting for sub in found)
+        else:
+            yield error
 
 
 _SCHEMA_TYPES: dict[str, type] = {

@@ -94,6 +94,14 @@ class SourceMap:
     values: dict[Path, tuple[int, int]] = field(default_factory=dict)
     keys: dict[Path, tuple[int, int]] = field(default_factory=dict)
     scalars: dict[Path, ScalarSpan] = field(default_factory=dict)
+    text: str = ""
+
+    def line_text(self, line: int) -> str | None:
+        """The document's 1-based ``line`` as written (for a caret under an error's column)."""
+        if line <= 0 or not self.text:
+            return None
+        lines = self.text.split("\n", line)
+        return lines[line - 1].rstrip("\r") if line <= len(lines) else None
 
     def value_position(self, path: Path) -> tuple[int, int]:
         """Position of the value at ``path``, or of its nearest ancestor that has one."""
@@ -200,7 +208,7 @@ class _Builder:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.source = SourceMap()
+        self.source = SourceMap(text=text)
         self.issues: list[SourceIssue] = []
         self.constructor = SafeConstructor()
         self.budget = _NODE_BUDGET

@@ -387,14 +387,15 @@ def test_redirects_beyond_the_limits_are_evaluation_errors(engine: str) -> None:
 def test_comments_and_keywords_are_not_commands() -> None:
     assert shell_commands("ls # rm -rf /") == [["ls"]]
     assert shell_commands("echo a#b") == [["echo", "a#b"]]
-    assert shell_commands("for f in *.py; do cat $f; done") == [["cat", "$f"]]
+    assert shell_commands("for f in *.py; do cat $f; done") == [["cat", "*.py"]]  # the loop's words
 
 
 def test_find_exec_lists_the_command_it_runs() -> None:
     assert shell_commands("find / -name x -exec rm -f {} +") == [
         ["find", "/", "-name", "x", "-exec", "rm", "-f", "{}", "+"],
-        ["rm", "-f", "{}"],
+        ["rm", "-f", "/{}"],  # {} is a path under the starting point
     ]
+    assert shell_commands("find . -name x -exec rm -f {} +")[1] == ["rm", "-f", "{}"]
 
 
 def test_unbalanced_quotes_are_split_best_effort() -> None:

@@ -2,7 +2,7 @@
 (almost) every everyday command through, judged by the whole gate (pre-execute rules, then guards)
 of the framework-neutral decision API.
 
-``dangerous.yaml`` entries must be denied (or asked, where the entry says ``expect: ask``: egress
+``dangerous.yaml`` entries must be denied (or asked or denied, where the entry says ``expect: ask``: egress
 outside the allow-list is a question for a human, not a refusal); ``benign.yaml`` entries must be
 allowed. Each entry carries a pattern class; the tests report the rate per class and fail below a
 99% block rate or above a 1% false-positive rate, overall and in every class.
@@ -48,7 +48,10 @@ class Outcome:
 
     @property
     def correct(self) -> bool:
-        return self.decision == self.expected
+        """The expected decision, or a stricter one: an entry expecting ``ask`` that the pack now
+        denies outright (it sees more of the line, e.g. the shell ``nc -e`` hands out) is still
+        blocked."""
+        return self.decision == self.expected or (self.expected == "ask" and self.decision == "deny")
 
 
 def _entries(name: str) -> list[dict[str, Any]]:

@@ -80,6 +80,8 @@ def test_an_invalid_pack_exits_2_with_every_error(capsys: pytest.CaptureFixture[
     assert err.splitlines() == [
         f"{invalid}:9:7: spec.rules[0]: unknown key 'wehn' (did you mean 'when'?)",
         f"{invalid}:13:26: CEL: syntax error at '=='",
+        " |       when: args.command ==",
+        " |                          ^",
         "2 errors",
     ]
 

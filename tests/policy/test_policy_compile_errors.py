@@ -74,8 +74,8 @@ def test_names_are_checked_against_the_stage(write_pack: WritePack) -> None:
         """
     )
     assert load_errors(path) == [
-        "t.yaml:10:13: 'args' is not available at stage pre-step",
-        "t.yaml:14:13: unknown name 'agrs'",
+        "t.yaml:10:13: 'args' is not available at stage pre-step (only pre-execute, guard, post-execute)",
+        "t.yaml:14:13: unknown name 'agrs' (did you mean 'args'?)",
     ]
 
 
@@ -90,7 +90,7 @@ def test_constant_non_bool_when_is_refused(write_pack: WritePack) -> None:
         """
     )
     assert load_errors(path) == [
-        "t.yaml:10:13: rule 'r': when must be a bool; this expression always gives 'yes'"
+        "t.yaml:10:14: rule 'r': when must give a bool; this expression gives a string"
     ]
 
 
@@ -111,7 +111,7 @@ def test_param_overrides_must_be_declared_and_keep_their_type(write_pack: WriteP
         "--param:0:0: param 'max_turn' is not declared by any loaded pack"
     ]
     assert load_errors(path, params={"max_turns": "ten"}) == [
-        "--param:0:0: param 'max_turns': pack t declares 5, the override 'ten' has another type"
+        "--param:0:0: param 'max_turns': pack t declares an int (5); the override 'ten' is a string"
     ]
 
 
