@@ -219,12 +219,14 @@ def test_sigkill_loses_no_acknowledged_record_lets_nothing_through_and_the_next_
 
     # Freeze it, let a hook send it a call, then kill it: that call must be refused.
     os.kill(first["pid"], signal.SIGSTOP)
-    in_flight = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert in_flight.stdin is not None
-    in_flight.stdin.write(json.dumps(payload("claude-code", "pre_tool_use_bash_ls")).encode())
-    in_flight.stdin.close()
-    wait_for(lambda: _waiting_for_an_answer(in_flight.pid), "the hook to wait on the frozen gateway")
-    os.kill(first["pid"], signal.SIGKILL)
+    try:
+        in_flight = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert in_flight.stdin is not None
+        in_flight.stdin.write(json.dumps(payload("claude-code", "pre_tool_use_bash_ls")).encode())
+        in_flight.stdin.close()
+        wait_for(lambda: _waiting_for_an_answer(in_flight.pid), "the hook to wait on the frozen gateway")
+    finally:  # never leave a frozen gateway behind, whatever failed
+        os.kill(first["pid"], signal.SIGKILL)
     assert in_flight.wait(timeout=60) == 2
     assert b"closed the connection before answering" in in_flight.stderr.read()  # type: ignore[union-attr]
     assert in_flight.stdout.read() == b""  # type: ignore[union-attr]
