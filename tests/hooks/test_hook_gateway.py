@@ -220,7 +220,9 @@ def test_sigkill_loses_no_acknowledged_record_lets_nothing_through_and_the_next_
     # Freeze it, let a hook send it a call, then kill it: that call must be refused.
     os.kill(first["pid"], signal.SIGSTOP)
     try:
-        in_flight = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        in_flight = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         assert in_flight.stdin is not None
         in_flight.stdin.write(json.dumps(payload("claude-code", "pre_tool_use_bash_ls")).encode())
         in_flight.stdin.close()
