@@ -900,9 +900,16 @@ class AuditWriter:
         self._pending_anchor = None
         return pending[0]
 
-    def _export_anchor(self, line: bytes) -> None:
-        """Atomically replace ``PATH.anchor`` with a checkpoint line, for off-host copies."""
+    def _export_anchor(self, line: bytes, *, monotonic: bool = True) -> None:
+        """Atomically replace ``PATH.anchor`` with a checkpoint line, for off-host copies.
+
+        Several processes append to one log, and a flusher exports its checkpoint only once an
+        fsync covers it, possibly after another process exported a newer one: an anchor never moves
+        back to an older checkpoint (that would report an honest log's anchor as stale). On open
+        (``monotonic=False``) the checkpoint read back from the file replaces whatever is there."""
         target = anchor_path(self._path)
+        if monotonic and _anchor_seq(line) <= _current_anchor_seq(target):
+            return
         temporary = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
             fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -926,7 +933,7 @@ class AuditWriter:
         except FileNotFoundError:
             current = b""
         if current.rstrip(b"\n") != line:
-            self._export_anchor(line)
+            self._export_anchor(line, monotonic=False)
 
     def _rotate(self) -> None:
         """Close the full segment with a checkpoint, rename it, and start the next one linked to it."""
@@ -1199,3 +1206,19 @@ def _side_fields(side: Path, offset: int, torn: bytes) -> dict[str, Any]:
         "sha256": hashlib.sha256(torn).hexdigest(),
         "side_file": side.name,
     }
+
+
+def _anchor_seq(line: bytes) -> int:
+    """``last_seq`` of a checkpoint line, -1 when it is not one."""
+    try:
+        value = orjson.loads(line)["checkpoint"]["last_seq"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return -1
+    return value if isinstance(value, int) else -1
+
+
+def _current_anchor_seq(target: Path) -> int:
+    try:
+        return _anchor_seq(target.read_bytes().rstrip(b"\n"))
+    except OSError:
+        return -1

@@ -1,4 +1,4 @@
-"""Per-expression CEL evaluation cost: python engine, native engine and hand-written Python.
+"""Per-expression CEL evaluation cost: closure, python and native engines and hand-written Python.
 
 Run: ``python benchmarks/bench_cel.py [--seconds S]``. Prints a table and writes
 ``benchmarks/results/cel.json``. Every expression is evaluated through the engine interface the
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=1.0, help="measuring time per cell")
     args = parser.parse_args(argv)
-    engines: dict[str, CelEngine] = {"python": make_engine("python")}
+    engines: dict[str, CelEngine] = {"closure": make_engine("closure"), "python": make_engine("python")}
     if "native" in available_engines():
         from dsh_policy.policy.cel.native_engine import NativeCelEngine
 

@@ -304,8 +304,23 @@ def interleaved_best(
             started = time.perf_counter()
             for _ in range(sizes[name]):
                 function()
-            best[name] = min(best[name], (time.perf_counter() - started) / sizes[name])
+            seconds = (time.perf_counter() - started) / sizes[name]
+            ROUNDS.setdefault(name, []).append(seconds)
+            best[name] = min(best[name], seconds)
     return best
+
+
+ROUNDS: dict[str, list[float]] = {}
+"""Every cell's seconds per call in each round (the targets use ratios within a round)."""
+
+
+def round_ratio(numerator: str, denominator: str) -> float:
+    """The median over rounds of ``numerator / denominator`` measured in the same round, which
+    cancels the load of a shared machine drifting between rounds."""
+    import statistics
+
+    pairs = zip(ROUNDS[numerator], ROUNDS[denominator], strict=True)
+    return statistics.median(a / b for a, b in pairs)
 
 
 def _register_tools(harness: Harness, tools: int) -> None:
@@ -411,6 +426,7 @@ _PROFILE_GROUPS: tuple[tuple[str, str], ...] = (
     ("/policy/cel/shell.py", "gateway helpers (shell.commands)"),
     ("/policy/detectors.py", "redaction detectors"),
     ("/policy/redaction.py", "redaction detectors"),
+    ("/policy/cel/closure_", "closure compiler: compiled CEL"),
     ("/policy/cel/python_engine.py", "interpreter: our overrides (dispatch, budget, names, ops, calls)"),
     ("/celpy/", "interpreter: cel-python's own methods (member, activations, types)"),
     ("/lark/", "interpreter: lark tree dispatch"),
@@ -418,6 +434,7 @@ _PROFILE_GROUPS: tuple[tuple[str, str], ...] = (
     ("logging/", "interpreter: cel-python's disabled debug logging calls"),
     ("/policy/decide.py", "decision path (scope, trace, combination)"),
     ("/policy/compile.py", "decision path (scope, trace, combination)"),
+    ("/policy/plans.py", "decision path (scope, trace, combination)"),
 )
 
 
@@ -439,7 +456,7 @@ def profile_breakdown(function: Callable[[], Any], calls: int = 20) -> dict[str,
         groups[group] = groups.get(group, 0.0) + own
         total += own
     shares = {label: own / total for label, own in sorted(groups.items(), key=lambda item: -item[1])}
-    print("\npython engine, 100 rules on one tool, one call (pre-execute + guard): share of own time")
+    print("\nauto engine, 100 rules on one tool, one call (pre-execute + guard): share of own time")
     for label, share in shares.items():
         print(f"  {share * 100:5.1f}%  {label}")
     return shares
@@ -638,7 +655,7 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     budget = 0.1 if options.quick else options.seconds
     rounds = 3 if options.quick else options.rounds
-    engines = [name for name in ("native", "python") if name in available_engines()]
+    engines = ["auto", *available_engines()]
     wall = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         prepared = [prepare_config(Path(tmp), rules, tools, engines) for rules, tools in CONFIGS]
@@ -646,8 +663,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = measure(prepared, engines, rounds=rounds, budget=budget)
         shipped = measure_shipped_packs(engines, rounds=rounds, budget=budget)
         profile = None
-        if not options.no_profile and "python" in engines:
-            profile = profile_breakdown(prepared[CONFIGS.index((100, 1))].functions["python_call"])
+        if not options.no_profile:
+            profile = profile_breakdown(prepared[CONFIGS.index((100, 1))].functions["auto_call"])
 
     targets = _targets(rows, engines) + _shipped_targets(shipped, engines)
     _print_table(rows, engines, targets, shipped)
@@ -677,7 +694,7 @@ def main(argv: list[str] | None = None) -> int:
         "wall_seconds": time.perf_counter() - wall,
     }
     if profile is not None:
-        report["python_profile_100_rule_call"] = profile
+        report["auto_profile_100_rule_call"] = profile
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {RESULTS}")
@@ -691,14 +708,17 @@ def _row(rows: Sequence[dict[str, Any]], rules: int, tools: int) -> dict[str, An
 def _targets(rows: Sequence[dict[str, Any]], engines: Sequence[str]) -> list[dict[str, Any]]:
     """The issue's targets, as ratios from this run."""
     found: list[dict[str, Any]] = []
-    hundred = _row(rows, 100, 1)
     ten = _row(rows, 10, 1)
     thousand = _row(rows, 1000, 100)
+    index = {(row["rules"], row["tools"]): position for position, row in enumerate(rows)}
     for engine in engines:
-        limit = 15.0 if engine == "native" else 20.0
-        kind = "target" if engine == "native" else "goal"
+        # auto (the default engine) must be within 3x of hand-written Python (issue 19); the
+        # others are reported against the limits they had.
+        limit = {"auto": 3.0, "native": 15.0}.get(engine, 20.0)
+        kind = "target" if engine in ("auto", "native") else "goal"
         for what in ("call", "result"):
-            ratio = hundred[f"{engine}_{what}_us"] / hundred[f"hand_{what}_us"]
+            config = index[(100, 1)]
+            ratio = round_ratio(f"{config}:{engine}_{what}", f"{config}:hand_{what}")
             found.append({
                 "name": f"{engine}: 100-rule {what} vs hand-written Python", "kind": kind,
                 "ratio": ratio, "limit": limit, "passed": ratio <= limit,

@@ -191,6 +191,17 @@ class CompiledPolicy:
     default_decision: Literal["allow", "ask", "deny"]
     #: What the type checker found suspicious but legal (``check`` prints them; ``--strict`` fails).
     warnings: tuple[PolicyError, ...] = ()
+    # The deployment's self-protection (``policy.runtime.self_protection``), checked at guard level
+    # before any rule; ``None`` for packs compiled without a deployment (``Policy.load``, cases).
+    protection: Any = None
+    converting: bool = True
+    """Some program converts its activation (python, native): the decider then hands each pack's
+    expressions one shared :class:`~dsh_policy.policy.cel.engine.EventActivation` to keep the
+    conversion on. False when every program reads plain values as they are (closure)."""
+
+
+def _converts(expr: CompiledExpr | None) -> bool:
+    return expr is not None and getattr(expr.program, "converts_activation", True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -826,5 +837,7 @@ def _compile_all(
         digest=digest,
         default_decision=default_decision,
         warnings=tuple(sorted(warnings)),
+        converting=any(_converts(rule.when) or _converts(rule.message_expression) for rule in rules)
+        or any(_converts(expr) for pack in compiled_packs for expr in pack.variables.values()),
     )
     return CompileResult(policy, (), policy.warnings)

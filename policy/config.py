@@ -8,7 +8,7 @@ metadata: {name: prod}
 spec:
   packs: [../rules/baseline.yaml, ../rules/secrets.yaml]   # relative to this file
   params: {max_turns: 20}
-  engine: auto            # auto | python | native
+  engine: auto            # auto | closure | python | native
   shadow: false           # true: evaluate every rule in audit mode
   audit:
     path: audit/gateway.jsonl
@@ -31,11 +31,12 @@ from typing import Any, Literal
 from dsh_policy.policy.compile import CompiledPolicy, ParamOrigin, parse_param_flags
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.loading import LoadFailure, build_policy
+from dsh_policy.policy.runtime.self_protection import SelfProtection, protection_for
 from dsh_policy.policy.source.schema import schema_errors
 from dsh_policy.policy.source.yaml_source import read_yaml_file
 from pydantic import BaseModel, ConfigDict, Field
 
-EngineChoice = Literal["auto", "python", "native"]
+EngineChoice = Literal["auto", "closure", "python", "native"]
 
 
 class _Model(BaseModel):
@@ -53,12 +54,29 @@ class AuditSettings(_Model):
     rotate_seconds: float | None = None
 
 
+class SelfProtectionSettings(_Model):
+    """``self_protection:``; on unless ``enabled: false`` (an operator's choice: this file is
+    itself protected). Paths are resolved against the deployment file's directory."""
+
+    enabled: bool = True
+    paths: tuple[str, ...] = ()
+    secret_paths: tuple[str, ...] = ()
+
+
+class ReloadSettings(_Model):
+    """``reload:``; ``refuse_weakening`` keeps the policy in force when an edit would weaken it."""
+
+    refuse_weakening: bool = False
+
+
 class _GatewaySpec(_Model):
     packs: tuple[str, ...]
     params: dict[str, Any] = Field(default_factory=dict)
     engine: EngineChoice = "auto"
     shadow: bool = False
     audit: AuditSettings | None = None
+    self_protection: SelfProtectionSettings = SelfProtectionSettings()
+    reload: ReloadSettings = ReloadSettings()
 
 
 class _GatewayMetadata(_Model):
@@ -85,6 +103,8 @@ class GatewayConfig:
     engine: EngineChoice
     shadow: bool
     audit: AuditSettings | None
+    self_protection: SelfProtectionSettings = field(default_factory=SelfProtectionSettings)
+    reload: ReloadSettings = field(default_factory=ReloadSettings)
 
 
 def load_gateway_config(path: str | Path) -> GatewayConfig | list[PolicyError]:
@@ -124,6 +144,13 @@ def load_gateway_config(path: str | Path) -> GatewayConfig | list[PolicyError]:
         engine=model.spec.engine,
         shadow=model.spec.shadow,
         audit=audit,
+        self_protection=model.spec.self_protection.model_copy(
+            update={
+                "paths": tuple(resolve(path) for path in model.spec.self_protection.paths),
+                "secret_paths": tuple(resolve(path) for path in model.spec.self_protection.secret_paths),
+            }
+        ),
+        reload=model.spec.reload,
     )
 
 
@@ -140,16 +167,38 @@ class PolicySources:
     shadow: bool
     config: GatewayConfig | None = None
     watched: tuple[str, ...] = field(default=())
+    # ``--no-self-protection``: the operator's command line (the hook settings are protected).
+    unprotected: bool = False
 
-    def build(self) -> CompiledPolicy | LoadFailure:
+    def build(
+        self, *, protect: bool = True, audit_path: str | None = None, signing_key: str | None = None
+    ) -> CompiledPolicy | LoadFailure:
         """Load and compile the packs these sources name, with their params, engine and shadow
-        flag (all-or-nothing)."""
+        flag (all-or-nothing). With ``protect`` (every deployment; ``check`` dry-runs packs
+        without) the deployment's self-protection is attached: see :meth:`protection`."""
         return build_policy(
             self.packs,
             params=self.params,
             param_origins=self.param_origins,
             engine=self.engine,
             shadow=self.shadow,
+            protection=self.protection(audit_path=audit_path, signing_key=signing_key) if protect else None,
+        )
+
+    def protection(self, *, audit_path: str | None = None, signing_key: str | None = None) -> SelfProtection:
+        """What this deployment protects from its agent: packs, deployment file, audit log (a flag's
+        or the file's), signing key, harness settings, the installed package, the operator's list."""
+        config = self.config
+        audit = config.audit if config is not None else None
+        settings = config.self_protection if config is not None else SelfProtectionSettings()
+        return protection_for(
+            packs=self.packs,
+            deployment=config.path if config is not None else None,
+            audit_log=audit_path or (audit.path if audit else None),
+            signing_key=signing_key or (audit.checkpoint_key if audit else None),
+            extra=settings.paths,
+            extra_secret=settings.secret_paths,
+            enabled=settings.enabled and not self.unprotected,
         )
 
 
@@ -160,6 +209,7 @@ def policy_sources(
     param_flags: Sequence[str] = (),
     engine: str | None = None,
     shadow: bool = False,
+    unprotected: bool = False,
 ) -> PolicySources | list[PolicyError]:
     """Combine command-line flags with an optional deployment file."""
     errors: list[PolicyError] = []
@@ -192,4 +242,5 @@ def policy_sources(
         shadow=shadow or (gateway.shadow if gateway else False),
         config=gateway,
         watched=watched,
+        unprotected=unprotected,
     )

@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import datetime
 import re
-import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from os import PathLike
+from types import MappingProxyType
 from typing import Any, Literal
 
 import structlog
-from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.cel.engine import CelEngine, CelEvalError, EventActivation
 from dsh_policy.policy.cel.shell import shell_argv0s
 from dsh_policy.policy.compile import (
@@ -37,6 +36,7 @@ from dsh_policy.policy.compile import (
     Redaction,
     RuleSelection,
 )
+from dsh_policy.policy.deadline import stage_deadline
 from dsh_policy.policy.events import (
     GuardVerdict,
     PolicyStamp,
@@ -49,6 +49,7 @@ from dsh_policy.policy.events import (
     ToolResultEvent,
 )
 from dsh_policy.policy.loading import LoadFailure, PackInfo, build_policy
+from dsh_policy.policy.plans import Match, RulePlan, StagePlan, StagePlans, plan_rule, plan_selection
 from dsh_policy.policy.redaction import all_detector_redactions, redact_text, redact_value
 from dsh_policy.policy.stages import STAGE_TABLE
 
@@ -58,6 +59,18 @@ _log = structlog.get_logger("dsh_policy.policy")
 # --- evaluation -----------------------------------------------------------------------------------
 
 _VARS = frozenset({"vars"})
+_NO_NAMES: frozenset[str] = frozenset()
+_WITH_VARS: dict[frozenset[str], frozenset[str]] = {}
+
+
+def _with_vars(names: frozenset[str]) -> frozenset[str]:
+    """``names | {"vars"}``, remembered: the same few name sets recur on every event."""
+    found = _WITH_VARS.get(names)
+    if found is None:
+        found = names | _VARS
+        if len(_WITH_VARS) < 4096:
+            _WITH_VARS[names] = found
+    return found
 _RECENT_CALLS = 64
 
 
@@ -68,29 +81,37 @@ class _EventScope:
     evaluated expression reads) and at most once, and cached per pack."""
 
     __slots__ = (
-        "_activations", "_builders", "_cache", "_deadline", "_held", "_policy", "_programs", "_reads",
-        "_seconds", "_var_errors", "_vars",
+        "_activations", "_builders", "_cache", "_deadline", "_held", "_last", "_policy", "_programs",
+        "_reads", "_seconds", "_source", "_var_errors", "_vars",
     )
 
     def __init__(
         self,
         policy: CompiledPolicy,
-        builders: Mapping[str, Callable[[], Any]],
+        builders: Mapping[str, Callable[[Any], Any]],
+        source: Any,
         reads: Mapping[int, frozenset[str]],
         seconds: float,
     ) -> None:
         self._seconds = seconds
-        self._deadline = time.monotonic() + seconds
+        self._deadline = 0.0
         self._policy = policy
-        self._builders = builders
+        self._builders = builders  # name -> function of ``source`` (the event): static, shared
+        self._source = source
         self._reads = reads
         self._cache: dict[str, Any] = {}
         self._vars: dict[tuple[int, str], Any] = {}
         self._var_errors: dict[tuple[int, str], str] = {}
         # (pack_index, variables read) -> the shared activation; () = without ``vars``.
-        self._activations: dict[tuple[int, tuple[str, ...]], EventActivation] = {}
+        self._activations: dict[tuple[int, tuple[str, ...]], Mapping[str, Any]] = {}
         self._held: dict[int, frozenset[str]] = {}  # names in each pack's base activation, + vars
+        self._last: tuple[int, Mapping[str, Any], frozenset[str]] | None = None  # the latest base
         self._programs: tuple[str, ...] | None = None  # the shell line's program names, once
+
+    @property
+    def seconds(self) -> float:
+        """The time budget of one stage."""
+        return self._seconds
 
     def start_clock(self) -> None:
         """Give the stage about to run the event's time budget (each stage gets its own: a guard
@@ -123,7 +144,9 @@ class _EventScope:
 
     def for_selection(self, reads: Mapping[int, frozenset[str]]) -> _EventScope:
         """The same event, now for another stage's rules (which may read other names)."""
-        self._reads = reads
+        if reads is not self._reads:
+            self._reads = reads
+            self._last = None
         return self
 
     def _value(self, name: str, pack_index: int) -> Any:
@@ -132,21 +155,30 @@ class _EventScope:
         if name in self._cache:
             return self._cache[name]
         builder = self._builders.get(name)
-        value = builder() if builder is not None else None
+        value = builder(self._source) if builder is not None else None
         self._cache[name] = value
         return value
 
-    def _base(self, expr: CompiledExpr, pack_index: int) -> EventActivation:
+    def _base(self, expr: CompiledExpr, pack_index: int) -> Mapping[str, Any]:
         """The pack's shared activation, holding every name the selected rules read."""
+        last = self._last
+        if last is not None and last[0] == pack_index and expr.names <= last[2]:
+            return last[1]
         found = self._activations.get((pack_index, ()))
         if found is not None and expr.names <= self._held[pack_index]:
             return found
-        names = self._reads.get(pack_index, frozenset()) | (expr.names - _VARS)
+        names = self._reads.get(pack_index, _NO_NAMES)
+        if not expr.names <= names:
+            names = names | (expr.names - _VARS)
         if found is not None:  # an expression outside the selection read more: widen, once
-            names |= found.keys()
-        built = EventActivation({name: self._value(name, pack_index) for name in names})
+            names = frozenset(names | found.keys())
+        values = {name: self._value(name, pack_index) for name in names}
+        # Engines that convert an activation keep the conversion on an EventActivation, to do it
+        # once per event; the closure compiler reads values as they are and needs no such place.
+        built: Mapping[str, Any] = EventActivation(values) if self._policy.converting else values
         self._activations[(pack_index, ())] = built
-        self._held[pack_index] = names | _VARS
+        self._held[pack_index] = held = _with_vars(names)
+        self._last = (pack_index, built, held)
         return built
 
     def activation(self, expr: CompiledExpr, pack_index: int) -> Mapping[str, Any]:
@@ -193,6 +225,16 @@ class _EventScope:
         ]
         return f" ({'; '.join(failed)})" if failed else ""
 
+    def evaluate_simple(self, expr: CompiledExpr, pack_index: int) -> Any:
+        """:meth:`evaluate` for an expression that reads no pack variables (the common case):
+        the base activation, no variable bookkeeping. An error is returned as it is."""
+        if time.monotonic() > self._deadline:
+            return self._out_of_time()
+        last = self._last
+        if last is not None and last[0] == pack_index and expr.names <= last[2]:
+            return expr.program.evaluate(last[1])
+        return expr.program.evaluate(self._base(expr, pack_index))
+
     def evaluate(self, expr: CompiledExpr, pack_index: int) -> Any:
         """Evaluate ``expr``; a :class:`CelEvalError` result names failing variables too. Once
         the stage's time budget is spent, every later expression is that error (fails closed
@@ -215,43 +257,78 @@ class RuleRun:
     messages: Mapping[str, str]
 
 
-@dataclass(slots=True)
-class _Match:
-    """A rule whose condition held (or failed closed), with its message."""
-
-    rule: CompiledRule
-    effect: str
-    message: str
-
-
-@dataclass(slots=True)
 class _StageRun:
-    """Evaluates the rules of one stage against one event and collects matches and trace."""
+    """Evaluates the rules of one stage against one event and collects matches and trace. The
+    common outcomes append objects the plan prepared; ``signature`` stays the tuple of which
+    rules matched while every outcome was one of those, else None (the verdict is then built
+    fresh rather than memoized). ``tool`` names the subject (None: the step)."""
 
-    scope: _EventScope
-    subject: str
-    matches: list[_Match] = field(default_factory=list)
-    shadow: list[str] = field(default_factory=list)
-    trace: list[RuleTrace] = field(default_factory=list)
+    __slots__ = ("matches", "scope", "shadow", "signature", "tool", "trace")
 
-    def run(self, rules: Sequence[CompiledRule]) -> None:
+    def __init__(self, scope: _EventScope, tool: str | None) -> None:
+        self.scope = scope
+        self.tool = tool
+        self.matches: list[Match] = []
+        self.shadow: list[str] = []
+        self.trace: list[RuleTrace] = []
+        self.signature: list[bool | None] | None = []
+
+    @property
+    def subject(self) -> str:
+        """How messages name what is decided: ``tool "x"`` or ``step``."""
+        return "step" if self.tool is None else f'tool "{self.tool}"'
+
+    def run(self, plan: StagePlan | Sequence[CompiledRule]) -> None:
         """Evaluate every rule, in order (all of them: the trace and shadow rules need it),
-        except those whose ``match.programs`` the shell line does not run."""
-        self.scope.start_clock()
-        for rule in rules:
-            if rule.programs is not None and not self.scope.runs_program(rule.programs):
-                continue
-            self._one(rule)
+        except those whose ``match.programs`` the shell line does not run. The stage's deadline is
+        visible to helpers (``policy.deadline``), so one slow helper call on attacker-sized input
+        cannot outlast the budget either."""
+        scope = self.scope
+        scope.start_clock()
+        with stage_deadline(scope.seconds):
+            self._run_plans(plan)
 
-    def _one(self, rule: CompiledRule) -> None:
-        value: Any = True
+    def _run_plans(self, plan: StagePlan | Sequence[CompiledRule]) -> None:
+        scope = self.scope
+        plans = plan.rules if isinstance(plan, StagePlan) else [plan_rule(r, self._static(r)) for r in plan]
+        trace = self.trace
+        signature = self.signature
+        for rule_plan in plans:
+            programs = rule_plan.rule.programs
+            if programs is not None and not scope.runs_program(programs):
+                if signature is not None:
+                    signature.append(None)  # not evaluated: the line runs none of its programs
+                continue
+            when = rule_plan.when
+            if when is None:
+                value: Any = True
+            elif rule_plan.simple:
+                value = scope.evaluate_simple(when, rule_plan.rule.pack_index)
+            else:
+                value = scope.evaluate(when, rule_plan.rule.pack_index)
+            if value is False:
+                trace.append(rule_plan.no_match)
+                if signature is not None:
+                    signature.append(False)
+            elif value is True and rule_plan.match is not None:
+                self.matches.append(rule_plan.match)
+                trace.append(rule_plan.matched)
+                if signature is not None:
+                    signature.append(True)
+            else:
+                self.signature = signature = None
+                self._one(rule_plan, value)
+
+    def _static(self, rule: CompiledRule) -> str:
+        return rule.message or rule.description or _default_message(rule, rule.effect, self.subject)
+
+    def _one(self, plan: RulePlan, value: Any) -> None:
+        rule = plan.rule
         error: str | None = None
-        if rule.when is not None:
-            value = self.scope.evaluate(rule.when, rule.pack_index)
-            if isinstance(value, CelEvalError):
-                error, value = value.message, None
-            elif not isinstance(value, bool):
-                error = f"when must be a bool, got {type(value).__name__} {value!r}"
+        if isinstance(value, CelEvalError):
+            error, value = value.message, None
+        elif not isinstance(value, bool):
+            error = f"when must be a bool, got {type(value).__name__} {value!r}"
         if error is not None:
             matched = rule.on_error == "deny"
             effect = STAGE_TABLE[rule.stage].closed_effect if matched else rule.effect
@@ -274,7 +351,7 @@ class _StageRun:
             self.trace.append(_trace(rule, effect, True, value, error, "shadow"))
             return
         outcome = "failed-closed" if error is not None else "decided"
-        self.matches.append(_Match(rule, effect, self._message(rule, effect, error)))
+        self.matches.append(Match(rule, effect, self._message(rule, effect, error)))
         self.trace.append(_trace(rule, effect, True, value, error, outcome))
 
     def _message(self, rule: CompiledRule, effect: str, error: str | None) -> str:
@@ -289,9 +366,14 @@ class _StageRun:
             return f"{fallback} (message_expression failed: {why})"
         return rule.message or rule.description or _default_message(rule, effect, self.subject)
 
-    def with_effect(self, *effects: str) -> list[_Match]:
+    def with_effect(self, *effects: str) -> list[Match]:
         """Enforced matches that give one of ``effects``."""
         return [match for match in self.matches if match.effect in effects]
+
+    def key(self) -> tuple[bool | None, ...] | None:
+        """Which rules matched (None: skipped by ``match.programs``), when every outcome was a
+        plain true/false (see class doc)."""
+        return tuple(self.signature) if self.signature is not None else None
 
 
 def _trace(
@@ -314,11 +396,11 @@ def _default_message(rule: CompiledRule, effect: str, subject: str) -> str:
     return f"{subject} allowed by policy rule {rule.id}"
 
 
-def _join(matches: Sequence[_Match]) -> str:
+def _join(matches: Sequence[Match]) -> str:
     return "; ".join(dict.fromkeys(match.message for match in matches))
 
 
-def _ids(matches: Sequence[_Match]) -> tuple[str, ...]:
+def _ids(matches: Sequence[Match]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(match.rule.id for match in matches))
 
 
@@ -349,54 +431,85 @@ def _now(event_now: datetime.datetime | None) -> datetime.datetime:
     return event_now if event_now is not None else datetime.datetime.now(datetime.UTC)
 
 
-def _call_builders(event: ToolCallEvent) -> dict[str, Callable[[], Any]]:
+def _top_level(value: Any) -> Any:
+    """A JSON value for an activation: a frozen object as a plain dict at the top level (a C-level
+    copy), nested frozen values as they are. Every engine reads any ``Mapping`` and tuple and
+    none mutates a value, so a deep copy per event (``thaw``) would buy nothing."""
+    if type(value) is dict:
+        return value
+    if isinstance(value, Mapping):
+        return dict(value.items())
+    return value
+
+
+def _condition(program: Any) -> Callable[[Mapping[str, Any]], Any]:
+    """The cheapest way to run ``program`` when only a True/False result is used."""
+    condition = getattr(program, "condition", None)
+    return condition() if condition is not None else program.evaluate
+
+
+def _tool_values(event: ToolCallEvent) -> dict[str, Any]:
     return {
-        "session": lambda: {"id": event.session_id},
-        "agent": lambda: {"id": event.agent_id or ""},
-        "now": lambda: _now(event.now),
-        "turn": lambda: event.turn,
-        "step": lambda: event.step,
-        "tool": lambda: {
-            "name": event.tool,
-            "call_id": event.call_id,
-            "root_call_id": event.root_call_id or event.call_id,
-            "nested": event.nested,
-            "original_name": event.original_name or event.tool,
-        },
-        "args": lambda: thaw(event.args),
+        "name": event.tool,
+        "call_id": event.call_id,
+        "root_call_id": event.root_call_id or event.call_id,
+        "nested": event.nested,
+        "original_name": event.original_name or event.tool,
     }
 
 
-def _result_builders(event: ToolResultEvent) -> dict[str, Callable[[], Any]]:
-    builders = _call_builders(event.call)
-    builders["result"] = lambda: {
+# Each activation name as a function of the event (static: nothing is built per event until a
+# rule reads the name).
+_CALL_BUILDERS: Mapping[str, Callable[[ToolCallEvent], Any]] = MappingProxyType({
+    "session": lambda event: {"id": event.session_id},
+    "agent": lambda event: {"id": event.agent_id or ""},
+    "now": lambda event: _now(event.now),
+    "turn": lambda event: event.turn,
+    "step": lambda event: event.step,
+    "tool": _tool_values,
+    "args": lambda event: _top_level(event.args),
+})  # fmt: skip
+
+
+def _of_call(build: Callable[[ToolCallEvent], Any]) -> Callable[[ToolResultEvent], Any]:
+    return lambda event: build(event.call)
+
+
+def _result_values(event: ToolResultEvent) -> dict[str, Any]:
+    return {
         "is_error": event.is_error,
         "text": event.text,
-        "value": thaw(event.value),
+        "value": _top_level(event.value),
         "error": {"message": event.error_message or "", "code": event.error_code or ""},
     }
-    return builders
 
 
-def _step_builders(event: StepEvent) -> dict[str, Callable[[], Any]]:
-    return {
-        "session": lambda: {"id": event.session_id},
-        "agent": lambda: {"id": event.agent_id or ""},
-        "now": lambda: _now(event.now),
-        "turn": lambda: event.turn,
-        "step": lambda: event.step,
-        "messages": lambda: [
-            {
-                "role": message.role,
-                "text": message.text,
-                "source": {"kind": message.source_kind, "plugin": message.source_plugin or ""},
-            }
-            for message in event.messages
-        ],
-        "prompt": lambda: "\n".join(
-            message.text for message in event.messages if message.source_kind == "user"
-        ),
-    }
+_RESULT_BUILDERS: Mapping[str, Callable[[ToolResultEvent], Any]] = MappingProxyType({
+    **{name: _of_call(build) for name, build in _CALL_BUILDERS.items()},
+    "result": _result_values,
+})  # fmt: skip
+
+
+def _messages(event: StepEvent) -> list[dict[str, Any]]:
+    return [
+        {
+            "role": message.role,
+            "text": message.text,
+            "source": {"kind": message.source_kind, "plugin": message.source_plugin or ""},
+        }
+        for message in event.messages
+    ]
+
+
+_STEP_BUILDERS: Mapping[str, Callable[[StepEvent], Any]] = MappingProxyType({
+    "session": lambda event: {"id": event.session_id},
+    "agent": lambda event: {"id": event.agent_id or ""},
+    "now": lambda event: _now(event.now),
+    "turn": lambda event: event.turn,
+    "step": lambda event: event.step,
+    "messages": _messages,
+    "prompt": lambda event: "\n".join(m.text for m in event.messages if m.source_kind == "user"),
+})  # fmt: skip
 
 
 def _internal(exc: BaseException, where: str) -> str:
@@ -426,8 +539,8 @@ class Decider:
         "_argument_redactions",
         "_event_seconds",
         "_max_scan_bytes",
+        "_plans",
         "_recent",
-        "_recent_lock",
         "_stamp",
         "policy",
     )
@@ -442,11 +555,15 @@ class Decider:
         self.policy = policy
         # Stamped on every verdict, so an audit record names the policy that decided, even when a
         # reload has put another one in force by the time the record is written.
-        self._stamp = PolicyStamp(policy.digest, policy.engine_name)
+        protection = policy.protection
+        self._stamp = PolicyStamp(
+            policy.digest, policy.engine_name, protection is not None and not protection.enabled
+        )
         self._max_scan_bytes = max_scan_bytes
         self._event_seconds = event_seconds
         self._recent: dict[int, tuple[ToolCallEvent, _EventScope]] = {}
-        self._recent_lock = threading.Lock()
+        # Per stage, per tool: the rules planned once (see policy/plans.py).
+        self._plans = {stage: StagePlans(self._planner(stage)) for stage in STAGE_TABLE}
         # Everything a post-execute rule could redact plus every shipped detector, whatever the
         # rule's mode: the audit log must never hold a secret in clear.
         steps: list[Redaction] = [
@@ -462,11 +579,15 @@ class Decider:
     def gate_step(self, event: StepEvent) -> StepVerdict:
         """``agent/pre-step``: reject if any enforced rule rejects, else enter with contexts."""
         try:
-            selection = self.policy.stages["pre-step"].select_all()
+            plan = self._plans["pre-step"].get("")
+            size = sum(_utf8_size(message.text) for message in event.messages)
+            if plan.rules and size > self._max_scan_bytes:
+                message = self._too_large("step messages", size)
+                return StepVerdict("reject", (), message, internal_error=message, policy=self._stamp)
             run = _StageRun(_EventScope(
-                self.policy, _step_builders(event), selection.reads, self._event_seconds
-            ), "step")
-            run.run(selection.rules)
+                self.policy, _STEP_BUILDERS, event, plan.reads, self._event_seconds
+            ), None)
+            run.run(plan)
             rejects = run.with_effect("reject")
             if rejects:
                 return StepVerdict(
@@ -486,8 +607,16 @@ class Decider:
     def pre_execute(self, event: ToolCallEvent) -> ToolCallVerdict:
         """``tools/pre-execute``: deny > ask > allow > the policy's default decision."""
         try:
-            run = self._run_tool_stage("pre-execute", event)
-            return self._combine_pre_execute(run, event)
+            oversized = self._oversized_call("pre-execute", event)
+            if oversized is not None:
+                return ToolCallVerdict("deny", (), oversized, policy=self._stamp)
+            plan = self._plans["pre-execute"].get(event.tool)
+            if plan.fast is not None:
+                found = plan.fast(event)
+                if found is not None:
+                    return found
+            run = self._run_tool_stage(plan, event)
+            return plan.verdict(run.key(), lambda: self._combine_pre_execute(run, event))
         except Exception as exc:
             message = _internal(exc, "pre-execute")
             return ToolCallVerdict("deny", (), message, internal_error=message, policy=self._stamp)
@@ -495,19 +624,61 @@ class Decider:
     def guard(self, event: ToolCallEvent) -> GuardVerdict:
         """``ctx.tools.guard``: any matching guard denies (errors count as matches)."""
         try:
-            run = self._run_tool_stage("guard", event)
+            protected = self._self_protection(event)
+            oversized = self._oversized_call("guard", event)
+            if oversized is not None:
+                rules_ = (protected.rule,) if protected is not None else ()
+                message = protected.message if protected is not None else oversized
+                return GuardVerdict(True, rules_, message, policy=self._stamp)
+            plan = self._plans["guard"].get(event.tool)
+            if protected is None:
+                if plan.fast is not None:
+                    found = plan.fast(event)
+                    if found is not None:
+                        return found
+                run = self._run_tool_stage(plan, event)
+                return plan.verdict(run.key(), lambda: self._combine_guard(run))
+            run = self._run_tool_stage(plan, event)
             denies = run.with_effect("deny")
-            return GuardVerdict(
-                bool(denies),
-                _ids(denies),
-                _join(denies) if denies else None,
-                tuple(run.shadow),
-                tuple(run.trace),
-                policy=self._stamp,
-            )
+            rules, message, trace = _ids(denies), _join(denies) if denies else None, tuple(run.trace)
+            if protected is not None:
+                # The deployment's own invariant, whatever the rules say and in every mode. When a
+                # guard rule denies as well, its message stands and the trace shows both.
+                outcome = "shadow" if denies else "decided"
+                entry = RuleTrace(protected.rule, "guard", "enforce", "deny", True, True, None, outcome)
+                trace = (entry, *trace)
+                if not denies:
+                    rules, message = (protected.rule,), protected.message
+            denied = bool(denies) or protected is not None
+            return GuardVerdict(denied, rules, message, tuple(run.shadow), trace, policy=self._stamp)
         except Exception as exc:
             message = _internal(exc, "guard")
             return GuardVerdict(True, (), message, internal_error=message, policy=self._stamp)
+
+    def _self_protection(self, event: ToolCallEvent) -> Any:
+        """The deployment's self-protection refusal for this call, if any (see
+        ``policy.runtime.self_protection``); an exception here fails the guard closed."""
+        protection = self.policy.protection
+        if protection is None:
+            return None
+        with stage_deadline(self._event_seconds):
+            return protection.check(event.tool, event.args, event.cwd)
+
+    def _oversized_call(self, stage: str, event: ToolCallEvent) -> str | None:
+        """Why a call's arguments are too large to evaluate, when they are and a rule would read
+        them: string operations in a rule cost time and memory in proportion to their input, so
+        no more than ``max_scan_bytes`` of argument text reaches CEL (the call is refused)."""
+        if not self.policy.stages[stage].select(event.tool).rules:
+            return None
+        limit = self._max_scan_bytes
+        size = _strings_size(event.args, limit)
+        return None if size <= limit else self._too_large(f'the arguments of tool "{event.tool}"', size)
+
+    def _too_large(self, what: str, size: int) -> str:
+        return (
+            f"{what} refused by policy: more than {_mib(self._max_scan_bytes)} ({size:,}+ bytes) is too "
+            "large to check"
+        )
 
     def check_tool_call(self, event: ToolCallEvent) -> ToolCallVerdict:
         """The whole gate as one verdict (for cases and hook adapters): pre-execute, then guards;
@@ -546,8 +717,14 @@ class Decider:
         applied to every string. Returns plain JSON and the number of replacements. Works on any
         JSON value, so it also cleans other strings bound for the log (a message built by a
         ``message_expression`` from the arguments, an error text). On an internal failure the
-        value is withheld whole rather than risk a secret in clear."""
+        value is withheld whole rather than risk a secret in clear, and so is a value with more
+        than ``max_scan_bytes`` of text (such a call was refused unread; the record's
+        ``args_digest`` still commits to it, and the log does not grow by what an agent sent)."""
         try:
+            limit = self._max_scan_bytes
+            size = _strings_size(args, limit)
+            if size > limit:
+                return f"[WITHHELD: more than {_mib(limit)} of text, too large to record]", 1
             return redact_value(args, self._argument_redactions)
         except Exception as exc:
             _internal(exc, "redact-arguments")
@@ -578,48 +755,179 @@ class Decider:
         rules = tuple(rule for rule in selection.rules if rule.id in wanted)
         reads = RuleSelection.of(rules).reads
         scope: _EventScope
+        tool: str | None
         if isinstance(event, StepEvent):
-            scope = _EventScope(self.policy, _step_builders(event), reads, self._event_seconds)
-            subject = "step"
+            scope = _EventScope(self.policy, _STEP_BUILDERS, event, reads, self._event_seconds)
+            tool = None
         elif isinstance(event, ToolResultEvent):
-            scope = _EventScope(self.policy, _result_builders(event), reads, self._event_seconds)
-            subject = f'tool "{event.call.tool}"'
+            scope = _EventScope(self.policy, _RESULT_BUILDERS, event, reads, self._event_seconds)
+            tool = event.call.tool
         else:
             scope = self._call_scope(event, reads)  # shared by pre-execute and guard of one call
-            subject = f'tool "{event.tool}"'
-        run = _StageRun(scope, subject)
+            tool = event.tool
+        run = _StageRun(scope, tool)
         run.run(rules)
         return RuleRun(tuple(run.trace), {match.rule.id: match.message for match in run.matches})
 
     # -- internals --
 
+    def _planner(self, stage: str) -> Callable[[str], StagePlan]:
+        index = self.policy.stages[stage]
+
+        def make(tool: str) -> StagePlan:
+            selection: RuleSelection = index.select_all() if stage == "pre-step" else index.select(tool)
+            subject = "step" if stage == "pre-step" else f'tool "{tool}"'
+            plan = plan_selection(
+                selection,
+                lambda rule: rule.message or rule.description or _default_message(rule, rule.effect, subject),
+            )
+            if stage in ("pre-execute", "guard"):
+                plan.fast = self._shortcut(plan)
+            return plan
+
+        return make
+
+    def _shortcut(self, plan: StagePlan) -> Callable[[ToolCallEvent], Any] | None:
+        """A function deciding ``plan`` for one call event without the general machinery, for a
+        plan whose every condition reads no pack variable and is a program that reads plain
+        values (closure): it builds each pack's activation, runs the conditions in order and
+        returns the verdict memoized for which matched. It returns None (and the general run
+        decides, identically, from scratch) on anything else: an error or non-bool, a match
+        that needs more than a prepared record (a shadow rule in warn mode logs; a
+        ``message_expression``), a verdict not yet built, the stage's time budget spent.
+        Conditions are pure, so running them again there changes nothing."""
+        rules = plan.rules
+        if any(
+            rule_plan.rule.programs is not None  # skipping by the shell line's programs: full run
+            # a helper call reads the stage deadline (policy.deadline), which the full run sets
+            or (rule_plan.when is not None and getattr(rule_plan.when.program, "calls_helpers", True))
+            or (
+                rule_plan.when is not None
+                and (not rule_plan.simple or getattr(rule_plan.when.program, "converts_activation", True))
+            )
+            for rule_plan in rules
+        ):
+            return None
+        steps = tuple(
+            (
+                None if rule_plan.when is None else _condition(rule_plan.when.program),
+                rule_plan.rule.pack_index,
+                rule_plan.match is not None,
+            )
+            for rule_plan in rules
+        )
+        names = {index: tuple(sorted(found)) for index, found in plan.reads.items()}
+        packs = self.policy.packs
+        verdicts = plan.verdicts
+        seconds = self._event_seconds
+        monotonic = time.monotonic
+        builders = _CALL_BUILDERS
+
+        def activation_of(event: ToolCallEvent, pack_index: int, values: dict[str, Any]) -> dict[str, Any]:
+            activation: dict[str, Any] = {}
+            for name in names.get(pack_index, ()):
+                if name == "params":
+                    activation[name] = packs[pack_index].activation_params
+                    continue
+                if name not in values:
+                    builder = builders.get(name)
+                    values[name] = builder(event) if builder is not None else None
+                activation[name] = values[name]
+            return activation
+
+        if len(steps) == 1 and steps[0][0] is not None:
+            # One rule (a tool with one rule of this stage, the common case): no loop, no lists.
+            ((condition_one, pack_one, plain_one),) = steps
+            assert condition_one is not None
+            evaluate_one: Callable[[Mapping[str, Any]], Any] = condition_one
+            matched_key, unmatched_key = (True,), (False,)
+
+            def decide_one(event: ToolCallEvent) -> Any:
+                try:
+                    result = evaluate_one(activation_of(event, pack_one, {}))
+                except Exception:  # an error: the full run reports it as the rule says
+                    return None
+                if result is False:
+                    return verdicts.get(unmatched_key)
+                if result is True and plain_one:
+                    return verdicts.get(matched_key)
+                return None
+
+            return decide_one
+
+        def decide(event: ToolCallEvent) -> Any:
+            deadline = 0.0
+            values: dict[str, Any] = {}
+            activations: dict[int, dict[str, Any]] = {}
+            signature: list[bool] = []
+            for evaluate, pack_index, plain_match in steps:
+                if evaluate is None:
+                    result: Any = True
+                else:
+                    if not deadline:
+                        deadline = monotonic() + seconds
+                    elif monotonic() > deadline:
+                        return None
+                    activation = activations.get(pack_index)
+                    if activation is None:
+                        activation = activations[pack_index] = activation_of(event, pack_index, values)
+                    try:
+                        result = evaluate(activation)
+                    except Exception:  # an error: the full run reports it as the rule says
+                        return None
+                if result is False:
+                    signature.append(False)
+                elif result is True and plain_match:
+                    signature.append(True)
+                else:
+                    return None
+            return verdicts.get(tuple(signature))
+
+        return decide
+
     def _run_tool_stage(
-        self, stage: str, event: ToolCallEvent, result: ToolResultEvent | None = None
+        self, plan: StagePlan, event: ToolCallEvent, result: ToolResultEvent | None = None
     ) -> _StageRun:
-        selection: RuleSelection = self.policy.stages[stage].select(event.tool)
         if result is None:
-            scope = self._call_scope(event, selection.reads)
+            scope = self._call_scope(event, plan.reads)
         else:
-            scope = _EventScope(self.policy, _result_builders(result), selection.reads, self._event_seconds)
-        run = _StageRun(scope, f'tool "{event.tool}"')
-        run.run(selection.rules)
+            scope = _EventScope(self.policy, _RESULT_BUILDERS, result, plan.reads, self._event_seconds)
+        run = _StageRun(scope, event.tool)
+        run.run(plan)
         return run
 
     def _call_scope(self, event: ToolCallEvent, reads: Mapping[int, frozenset[str]]) -> _EventScope:
         """One scope per call event, shared by its pre-execute and guard stages (the gateway and
         ``check_tool_call`` decide both on the same event object): its activation is converted
         once and each variable evaluated at most once for the whole call. Kept for the last
-        :data:`_RECENT_CALLS` events, by identity."""
+        :data:`_RECENT_CALLS` events, by identity. Lock-free: each dict operation is atomic, and
+        a lost race only means one stage builds its own scope."""
         key = id(event)
-        with self._recent_lock:
-            entry = self._recent.get(key)
-            if entry is not None and entry[0] is event:
-                return entry[1].for_selection(reads)
-            scope = _EventScope(self.policy, _call_builders(event), reads, self._event_seconds)
-            if len(self._recent) >= _RECENT_CALLS:
-                del self._recent[next(iter(self._recent))]
-            self._recent[key] = (event, scope)  # holding the event keeps its id from being reused
+        recent = self._recent
+        entry = recent.get(key)
+        if entry is not None and entry[0] is event:
+            return entry[1].for_selection(reads)
+        scope = _EventScope(self.policy, _CALL_BUILDERS, event, reads, self._event_seconds)
+        if len(recent) >= _RECENT_CALLS:
+            # Another thread may evict (or change the dict) at the same moment: then it did the job.
+            # (try/except, not contextlib.suppress: this runs on every call event.)
+            try:  # noqa: SIM105
+                del recent[next(iter(recent))]
+            except (KeyError, RuntimeError, StopIteration):
+                pass
+        recent[key] = (event, scope)  # holding the event keeps its id from being reused
         return scope
+
+    def _combine_guard(self, run: _StageRun) -> GuardVerdict:
+        denies = run.with_effect("deny")
+        return GuardVerdict(
+            bool(denies),
+            _ids(denies),
+            _join(denies) if denies else None,
+            tuple(run.shadow),
+            tuple(run.trace),
+            policy=self._stamp,
+        )
 
     def _combine_pre_execute(self, run: _StageRun, event: ToolCallEvent) -> ToolCallVerdict:
         shadow, trace = tuple(run.shadow), tuple(run.trace)
@@ -639,7 +947,7 @@ class Decider:
 
     def _oversized(self, event: ToolResultEvent) -> str | None:
         """Why the output is too large to review, when it is and a post-execute rule applies."""
-        if not self.policy.stages["post-execute"].select(event.call.tool).rules:
+        if not self._plans["post-execute"].get(event.call.tool).rules:
             return None
         limit = self._max_scan_bytes
         size = max(_utf8_size(event.text), _strings_size(event.value, limit))
@@ -651,7 +959,7 @@ class Decider:
         )
 
     def _review(self, event: ToolResultEvent) -> ResultVerdict:
-        run = self._run_tool_stage("post-execute", event.call, event)
+        run = self._run_tool_stage(self._plans["post-execute"].get(event.call.tool), event.call, event)
         shadow = tuple(run.shadow)
         blocks = run.with_effect("block")
         if blocks:
@@ -730,11 +1038,20 @@ class Policy:
         param_origins: Mapping[str, ParamOrigin] | None = None,
         max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
         event_seconds: float = DEFAULT_EVENT_SECONDS,
+        protection: Any = None,
     ) -> Policy | LoadFailure:
         """Load, validate and compile packs; a :class:`LoadFailure` holds every error.
         ``max_scan_bytes`` caps the tool output post-execute reviews (larger is withheld);
-        ``event_seconds`` the evaluation time of one stage of one event (later rules fail closed)."""
-        built = build_policy(paths, params=params, engine=engine, shadow=shadow, param_origins=param_origins)
+        ``event_seconds`` the evaluation time of one stage of one event (later rules fail closed);
+        ``protection`` a deployment's self-protection (``PolicySources.protection()``)."""
+        built = build_policy(
+            paths,
+            params=params,
+            engine=engine,
+            shadow=shadow,
+            param_origins=param_origins,
+            protection=protection,
+        )
         if isinstance(built, LoadFailure):
             return built
         return cls(built, max_scan_bytes=max_scan_bytes, event_seconds=event_seconds)
@@ -757,6 +1074,11 @@ class Policy:
     def engine_name(self) -> str:
         """The CEL engine in use (``python`` or ``native``)."""
         return self.compiled.engine_name
+
+    @property
+    def protection(self) -> Any:
+        """The deployment's self-protection in force (``None`` without a deployment)."""
+        return self.compiled.protection
 
     @property
     def packs(self) -> tuple[PackInfo, ...]:

@@ -53,6 +53,9 @@ class ToolCallEvent:
     step: int = 0
     original_name: str | None = None
     now: datetime.datetime | None = None
+    # The working directory the call runs in (hook payloads carry it); relative paths in the call
+    # resolve against it for self-protection. ``None``: the gateway process's own.
+    cwd: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +113,8 @@ class PolicyStamp:
 
     digest: str = ""
     engine: str = ""
+    # The deployment switched its self-protection off (every record it decides says so).
+    unprotected: bool = False
 
 
 UNSTAMPED = PolicyStamp()

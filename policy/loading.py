@@ -7,14 +7,14 @@ policies here, so neither has to call the other.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from os import PathLike
 from typing import Any
 
 from dsh_policy.policy.cel.engine import CelEngine
 from dsh_policy.policy.compile import CompiledPolicy, ParamOrigin, compile_policy
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.pack import load_packs
+from dsh_policy.policy.pack import canonical_digest, load_packs
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +45,10 @@ def build_policy(
     engine: CelEngine | str = "auto",
     shadow: bool = False,
     param_origins: Mapping[str, ParamOrigin] | None = None,
+    protection: Any = None,
 ) -> CompiledPolicy | LoadFailure:
-    """Load and compile packs in one step (all-or-nothing)."""
+    """Load and compile packs in one step (all-or-nothing); ``protection`` (a deployment's
+    ``SelfProtection``) is attached to the result, see :func:`with_protection`."""
     loaded = load_packs([str(path) for path in paths])
     if not loaded.ok:
         # Still compile what did load, only to report its CEL errors in the same run.
@@ -66,4 +68,15 @@ def build_policy(
     failed = check_examples(compiled.policy, loaded.packs)
     if failed:
         return LoadFailure(tuple(sorted(failed)), compiled.warnings)
-    return compiled.policy
+    return compiled.policy if protection is None else with_protection(compiled.policy, protection)
+
+
+def with_protection(compiled: CompiledPolicy, protection: Any) -> CompiledPolicy:
+    """``compiled`` with a deployment's self-protection attached. On (the default), the digest
+    stays the packs' own, so it is the same on every machine whatever paths were derived there
+    (the ``policy_loaded`` summary lists them); switched off, the digest changes, so every record
+    decided without it names a different policy."""
+    if protection.enabled:
+        return replace(compiled, protection=protection)
+    digest = canonical_digest({"policy": compiled.digest, "self_protection": "off"})
+    return replace(compiled, protection=protection, digest=digest)

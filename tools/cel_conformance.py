@@ -288,10 +288,13 @@ Rejected at load (the rule pack does not load; nothing is decided by a half-supp
 - **Static type errors, native only**: the native engine type-checks at load, so `true ? "a" : 1`,
   `false && 32` or `1 == 1.0` with literals (`logic`, `comparisons` failures) are load errors;
   the python engine evaluates them. With variables (`x == 1.0`) both follow the spec at runtime.
-- **Extension libraries** (strings, math, encoders, optionals, bindings): native only; on python
-  a rule using them fails to load with "unknown function" or a syntax error at its position.
-  Two-variable comprehensions (`macros2`), the network library and `cel.block` are in neither.
-- **Backquoted field names** (`` m.`foo.txt` ``): a syntax error on python.
+- **Extension libraries** (strings, math, encoders, optionals, bindings): closure and native; on
+  python a rule using them fails to load with "unknown function" or a syntax error at its
+  position. Two-variable comprehensions (`macros2`): closure only. The network library and
+  `cel.block` are in none.
+- **Optional syntax and backquoted field names** (`m.?k`, `l[?0]`, `` m.`foo.txt` ``): syntax
+  errors on closure and python, whose parse tree is cel-python's; `engine: auto` compiles such an
+  expression with native when it is installed (optional *functions* work on closure).
 
 Differences that remain (no decision in the shipped packs depends on them):
 
@@ -299,7 +302,9 @@ Differences that remain (no decision in the shipped packs depends on them):
   verbatim and a newline inside a triple-quoted literal is dropped (`parse` failures). Write
   regular expressions as raw strings (`r'...'`), as the shipped packs do.
 - **Timestamps on python** keep microseconds, have no year 0001-9999 range errors and
-  `timestamp(int)` is missing (`timestamps`, `conversions` failures).
+  `timestamp(int)` is missing (`timestamps`, `conversions` failures). **On closure** they keep
+  microseconds too (a nanosecond past year 9999 is not seen); durations have the runtimes'
+  int64-nanosecond range.
 - **int vs uint**: the plain-Python interface has one integer kind; a uint result is returned
   as an int and uint bindings are not expressible (skipped). Gateway activations hold no uints.
 - **Native**: a map literal with duplicate keys of different numeric kinds (`{0: 1, 0u: 2}`) is
@@ -307,7 +312,9 @@ Differences that remain (no decision in the shipped packs depends on them):
 
 ## Evaluation limits
 
-- Both engines: expressions up to 16,384 characters; comprehensions nested at most 4 deep; a
+- closure: the 10,000th comprehension iteration of one evaluation fails (as native's), and
+  comprehensions stop after 2 s.
+- Every engine: expressions up to 16,384 characters; comprehensions nested at most 4 deep; a
   constant `matches` pattern must compile; helpers bound their own work (`shell.commands`:
   256 KiB and 16 nesting levels, `secrets.scan`: 64 levels; RE2 is linear time).
 - python: 200,000 evaluation steps and 2 s per evaluation (checked at every step).
@@ -324,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tools/cel_conformance.py")
     parser.add_argument("directory", nargs="?", type=Path, default=Path("tests/cel/conformance"))
     parser.add_argument("--write", action="store_true", help="rewrite results-<engine>.json and TABLE.md")
-    parser.add_argument("--engine", action="append", choices=["python", "native"])
+    parser.add_argument("--engine", action="append", choices=["closure", "python", "native"])
     args = parser.parse_args(argv)
     directory: Path = args.directory
     cases = load_cases(directory)

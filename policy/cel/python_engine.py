@@ -23,7 +23,7 @@ import celpy
 import celpy.celtypes as ct
 import lark
 from celpy.celparser import CELParseError
-from celpy.evaluation import Activation, CELEvalError, Evaluator, NameContainer
+from celpy.evaluation import Activation, CELEvalError, Evaluator, NameContainer, base_functions
 from dsh_policy.policy.cel.celpy_ast import analyze, line_column_to_offset
 from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError, Reads
 from dsh_policy.policy.cel.functions import CEL_FUNCTIONS
@@ -239,12 +239,15 @@ def _ordering(compare: Callable[[Any, Any], bool]) -> Callable[[Any, Any], Any]:
 
 
 def _index(container: Any, key: Any) -> Any:
-    """``_[_]``: a map key of another numeric kind finds the entry (``{1u: "a"}[1]``)."""
+    """``_[_]``: a map key of another numeric kind finds the entry (``{1u: "a"}[1]``); a negative
+    list index is out of range (cel-python would count it from the end, as Python does)."""
     if isinstance(container, Mapping) and isinstance(key, _NUMBERS):
         found, value = _map_lookup(container, key)
         if not found:
             raise KeyError(key)
         return value
+    if isinstance(container, list) and isinstance(key, ct.IntType | ct.UintType) and int(key) < 0:
+        raise IndexError(f"list index out of range: {int(key)}")
     return operator.getitem(container, key)
 
 
@@ -265,10 +268,38 @@ def _get_milliseconds(value: Any, tz_name: Any = None) -> Any:
     return ct.IntType(value.getMilliseconds(tz_name))
 
 
+def _add(a: Any, b: Any) -> Any:
+    """``_+_``: cel-python's, with its result typed again: two string variables concatenate to a
+    plain ``str`` there, on which every method call (``(s + t).contains(x)``) then failed."""
+    result: Any = base_functions["_+_"](a, b)
+    kind = type(result)
+    if kind is str:
+        return ct.StringType(result)
+    if kind is bytes:
+        return ct.BytesType(result)
+    if kind is list:
+        return ct.ListType(result)
+    return result
+
+
+def _propagating_unary(operator: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def apply(a: Any) -> Any:
+        return a if isinstance(a, CELEvalError) else operator(a)
+
+    return apply
+
+
+# An error operand must come out of an operator as itself: cel-python's operators would turn it
+# into "no such overload", so ``x + (x / 0)`` changed its error kind on the way up.
 _OPERATORS: dict[str, Callable[..., Any]] = {
     "getMilliseconds": _get_milliseconds,
-    "_[_]": _index,
-    "_/_": _divide,
+    "_[_]": _propagating(_index),
+    "_/_": _propagating(_divide),
+    "_+_": _propagating(_add),
+    "_-_": _propagating(base_functions["_-_"]),
+    "_*_": _propagating(base_functions["_*_"]),
+    "_%_": _propagating(base_functions["_%_"]),
+    "-_": _propagating_unary(base_functions["-_"]),
     "_==_": _propagating(lambda a, b: ct.BoolType(cel_equal(a, b))),
     "_!=_": _propagating(lambda a, b: ct.BoolType(not cel_equal(a, b))),
     "_in_": _propagating(_cel_in),

@@ -81,11 +81,14 @@ import itertools
 import posixpath
 import re
 import shlex
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from dsh_policy.policy.cel import interpreters, sql
+from dsh_policy.policy.deadline import DeadlineExceededError, check_deadline
 
 MAX_INPUT_CHARS = 256 * 1024
 """Longest shell line accepted (characters)."""
@@ -99,6 +102,15 @@ MAX_WORDS = 100_000
 MAX_LEXED_CHARS = 2 * MAX_INPUT_CHARS
 """Most characters read for one line, counting each nested string (``bash -c``, substitutions,
 ``parallel`` jobs) every time it is read; beyond it, :class:`ShellLineTooComplexError`."""
+
+MAX_COMMANDS = 10_000
+"""Most simple commands listed for one line (counting those inside ``bash -c`` and substitutions);
+beyond it, :class:`ShellLineTooComplexError`. A line of 100,000 ``a|`` is no command anyone types,
+and listing it would cost seconds on every rule that reads it."""
+
+MAX_TOKENS = 20_000
+"""Most words, operators and separators read for one line (all nesting levels); beyond it,
+:class:`ShellLineTooComplexError`. 60,000 ``{`` run nothing, but reading them costs a second."""
 
 MAX_PARALLEL_JOBS = 32
 """Most ``parallel ::: ARGS`` jobs listed one by one; further arguments share one last job."""
@@ -184,9 +196,10 @@ class _Budget:
     redirections, effects of interpreter code, aliases and functions the line defines."""
 
     __slots__ = ("aliases", "databases", "effects", "functions", "lexed_chars", "loops", "redirects",
-                 "variable_chars", "words")  # fmt: skip
+                 "tokens", "variable_chars", "words")  # fmt: skip
 
     def __init__(self) -> None:
+        self.tokens = 0
         self.words = 0
         self.variable_chars = 0
         self.lexed_chars = 0
@@ -520,6 +533,11 @@ def _brace_expand(word: _Word, budget: _Budget) -> list[str]:
     pending = [(word.chars, word.quoted)]
     while pending:
         chars, quoted = pending.pop()
+        budget.lexed_chars += len(chars)
+        if budget.lexed_chars > MAX_LEXED_CHARS:
+            raise ShellLineTooComplexError(
+                f"shell line expands into more than {MAX_LEXED_CHARS} characters of words"
+            )
         split = _first_brace_alternatives(chars, quoted)
         if split is None:
             results.append("".join(chars))
@@ -539,26 +557,24 @@ def _brace_expand(word: _Word, budget: _Budget) -> list[str]:
 
 
 def _first_brace_alternatives(chars: list[str], quoted: list[bool]) -> tuple[int, int, list[int]] | None:
-    """Position of the first unquoted ``{a,b}`` group with a top-level comma, if any."""
-    for open_at, ch in enumerate(chars):
-        if ch != "{" or quoted[open_at]:
+    """Position of the first unquoted ``{a,b}`` group with a top-level comma, if any: the closed
+    group with a comma that opens leftmost. One pass with a stack (60,000 unmatched ``{`` once
+    took minutes rescanning the rest of the word from each)."""
+    stack: list[tuple[int, list[int]]] = []
+    best: tuple[int, int, list[int]] | None = None
+    for i, ch in enumerate(chars):
+        if quoted[i] or ch not in "{},":
             continue
-        depth = 0
-        commas: list[int] = []
-        for i in range(open_at + 1, len(chars)):
-            if quoted[i]:
-                continue
-            if chars[i] == "{":
-                depth += 1
-            elif chars[i] == "}":
-                if depth == 0:
-                    if commas:
-                        return open_at, i, commas
-                    break
-                depth -= 1
-            elif chars[i] == "," and depth == 0:
-                commas.append(i)
-    return None
+        if ch == "{":
+            stack.append((i, []))
+        elif ch == ",":
+            if stack:
+                stack[-1][1].append(i)
+        elif stack:
+            open_at, commas = stack.pop()
+            if commas and (best is None or open_at < best[0]):
+                best = (open_at, i, commas)
+    return best
 
 
 def _parse(text: str, depth: int, budget: _Budget, variables: dict[str, str]) -> list[list[str]]:
@@ -586,11 +602,18 @@ def _parse(text: str, depth: int, budget: _Budget, variables: dict[str, str]) ->
         if argv:
             commands.extend(_unwrap(list(argv), depth, budget, variables, stdin, script_readers))
             argv.clear()
+        if len(commands) > MAX_COMMANDS:
+            raise ShellLineTooComplexError(f"shell line runs more than {MAX_COMMANDS} commands")
         if passes_stdin:
             return
         stdin = [] if piped_text is None else [piped_text]  # `echo 'rm -rf /' | sh`
 
     while (token := lexer.next_token()) is not None:
+        budget.tokens += 1
+        if not budget.tokens & 255:
+            _check_time()
+            if budget.tokens > MAX_TOKENS:
+                raise ShellLineTooComplexError(f"shell line has more than {MAX_TOKENS} words and operators")
         if token.kind == "sep":
             finish(token.value)
         elif token.kind == "redir":
@@ -667,6 +690,14 @@ def _code_commands(
         if argv:
             commands.extend(_unwrap(list(argv), depth + 1, budget, dict(variables), [], []))
     return commands
+
+
+def _check_time() -> None:
+    """The stage's deadline (``policy.deadline``) holds inside a parse too."""
+    try:
+        check_deadline()
+    except DeadlineExceededError as error:
+        raise _DeadlineInParse(f"reading the shell line took too long: {error}") from None
 
 
 def _redirect_target(target: _Token, budget: _Budget) -> str:
@@ -1476,11 +1507,14 @@ class _Unwrapper:
 
     def _step(self, argv: list[str]) -> list[str] | None:
         """List what ``argv`` runs; returns the wrapped command still to unwrap, if any."""
-        while argv and _ASSIGNMENT.match(argv[0]):
-            self._command_variable(argv[0])
-            argv = argv[1:]
-        while argv and argv[0] in _SKIPPED_KEYWORDS:
-            argv = argv[1:]
+        start = 0  # an index, not repeated slicing: 60,000 leading ``{`` must stay linear
+        while start < len(argv) and _ASSIGNMENT.match(argv[start]):
+            self._command_variable(argv[start])
+            start += 1
+        while start < len(argv) and argv[start] in _SKIPPED_KEYWORDS:
+            start += 1
+        if start:
+            argv = argv[start:]
         loop = argv[:1] in (["for"], ["select"]) and len(argv) > 3 and argv[2] == "in"
         if loop and _NAME.fullmatch(argv[1]):
             self.budget.loops[argv[1]] = argv[3:]  # `for d in /etc /usr; do rm -rf "$d"; done`
@@ -2019,13 +2053,46 @@ def _checked(line: object, function: str) -> _ParsedLine:
         raise TypeError(f"{function} expects a string, got {type(line).__name__}")
     if len(line) > MAX_INPUT_CHARS:
         raise ShellLineTooComplexError(f"shell line longer than {MAX_INPUT_CHARS} characters")
-    return _parse_cached(line)
+    parsed = _parse_cached(line)
+    if isinstance(parsed, str):
+        raise ShellLineTooComplexError(parsed)
+    return parsed
 
 
-@lru_cache(maxsize=256)
-def _parse_cached(line: str) -> _ParsedLine:
+_CACHE_SIZE = 256
+_cache: OrderedDict[str, _ParsedLine | str] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _parse_cached(line: str) -> _ParsedLine | str:
     """Rules of one event usually parse the same line many times (and a comprehension may do it
-    per element), so parses are cached; callers get fresh lists."""
+    per element), so parses are cached, and so is a line's being too complex (every rule that
+    reads it then fails at once, not after another bounded but costly parse); callers get fresh
+    lists. A parse the stage deadline stopped says nothing about the line and is not cached."""
+    with _cache_lock:
+        found = _cache.get(line)
+        if found is not None:
+            _cache.move_to_end(line)
+            return found
+    result: _ParsedLine | str
+    try:
+        result = _parse_uncached(line)
+    except _DeadlineInParse:
+        raise
+    except ShellLineTooComplexError as error:
+        result = str(error)
+    with _cache_lock:
+        _cache[line] = result
+        if len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return result
+
+
+class _DeadlineInParse(ShellLineTooComplexError):
+    """The stage deadline stopped a parse (a property of the moment, not of the line)."""
+
+
+def _parse_uncached(line: str) -> _ParsedLine:
     budget = _Budget()
     commands = _parse(line, 0, budget, {})
     return _ParsedLine(

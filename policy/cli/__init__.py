@@ -13,9 +13,29 @@ pydantic or the policy engine unless it has to decide in process.
 
 from __future__ import annotations
 
+import sys
+
+if sys.argv[1:2] == ["hook"] and __name__ == "dsh_policy.policy.cli":
+    # A hook must refuse even when a signal arrives during start-up, before the imports below:
+    # these handlers exit 2 (a refusal in every harness) until the hook installs its own.
+    # The built-in _signal, not signal.py: that one imports enum, functools and collections,
+    # which would cost every hook event more CPU than the rest of the fast client.
+    import _signal
+    import os as _os
+
+    _START_UP_SIGNALS = {_signal.SIGTERM: "SIGTERM", _signal.SIGHUP: "SIGHUP", _signal.SIGINT: "SIGINT",
+                         _signal.SIGPIPE: "SIGPIPE"}
+
+    def _refuse_during_start_up(number: int, _frame: object) -> None:
+        name = _START_UP_SIGNALS.get(number, f"signal {number}")
+        _os.write(2, f"dsh-policy failed closed: {name} during start-up\n".encode())
+        _os._exit(2)
+
+    for _number in _START_UP_SIGNALS:
+        _signal.signal(_number, _refuse_during_start_up)
+
 import importlib
 import os
-import sys
 
 TYPE_CHECKING = False  # not typing's: importing typing would cost every hook event
 if TYPE_CHECKING:
@@ -33,6 +53,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("dsh_policy.policy.cli.replay", "re-decide an audit log's decisions under a candidate policy"),
     "diff": ("dsh_policy.policy.cli.diff", "what changes between two packs or deployment files"),
     "verify": ("dsh_policy.audit.cli", "verify audit log segments"),
+    "policy-log": ("dsh_policy.policy.cli.policy_log", "list every policy change in a log, weakening marked"),
     "keygen": ("dsh_policy.audit.cli", "make an Ed25519 key pair for checkpoint signatures"),
     "log": ("dsh_policy.audit.logview", "show an audit log for people, verifying each record"),
 }
@@ -104,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     name = args[0] if args else ""
     try:
-        code = _dispatch(args)
+        code = _dispatch(args, console=argv is None)
         sys.stdout.flush()  # flush here, where a closed pipe can still be reported quietly
     except BrokenPipeError:
         from dsh_policy.audit.terminal import silence_broken_stdout
@@ -114,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
-def _dispatch(args: list[str]) -> int:
+def _dispatch(args: list[str], *, console: bool = False) -> int:
     if not args or args[0] in {"-h", "--help", "help"}:
         print(_usage())
         return 0 if args else USAGE_EXIT
@@ -129,15 +150,27 @@ def _dispatch(args: list[str]) -> int:
         return USAGE_EXIT
     try:
         module = importlib.import_module(SUBCOMMANDS[name][0])
-        entry = getattr(module, f"{name}_main", None) or module.main
+        # The console script's hook decides in a watched child process (``failsafe``); called
+        # with an explicit argv (tests, embedding) it decides in this process.
+        process_entry = getattr(module, "process_main", None) if console else None
+        entry = process_entry or getattr(module, f"{name}_main", None) or module.main
         code: int = entry(rest)
     except BrokenPipeError:
         raise  # the reader went away: quiet, see main
+    except (MemoryError, RecursionError) as error:
+        print(
+            f"dsh-policy {name}: input too large or too deeply nested ({type(error).__name__})",
+            file=sys.stderr,
+        )
+        return USAGE_EXIT
     except Exception as error:
-        if name not in FAIL_CLOSED_COMMANDS:
-            raise  # a bug: the traceback is the most useful report
-        # A hook that exits 1 lets the harness run the call (fail open); 2 blocks it.
-        print(f"dsh-policy {name}: internal error, refusing: {error!r}", file=sys.stderr)
+        if name not in FAIL_CLOSED_COMMANDS and os.environ.get(LOG_LEVEL_VARIABLE, "").lower() == "debug":
+            raise  # asked for: the traceback
+        # A hook that exits 1 lets the harness run the call (fail open); 2 blocks it. Any other
+        # command reports an internal error in one line (no input should ever get here).
+        refusing = ", refusing" if name in FAIL_CLOSED_COMMANDS else ""
+        print(
+            f"dsh-policy {name}: internal error{refusing}: {type(error).__name__}: {error}", file=sys.stderr
+        )
         return USAGE_EXIT
     return code
-

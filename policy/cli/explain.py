@@ -148,7 +148,9 @@ def main(argv: list[str]) -> int:
     if isinstance(sources, list):
         errors.extend(sources)
     else:
-        built = sources.build()
+        # With a deployment file the event is explained as that deployment decides it, its
+        # self-protection included; packs alone explain the packs.
+        built = sources.build(protect=sources.config is not None)
         if isinstance(built, LoadFailure):
             errors.extend(built.errors)
     if errors or isinstance(event, list) or not isinstance(built, CompiledPolicy):

@@ -18,7 +18,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from dsh_policy.policy.cli import failsafe
 from dsh_policy.policy.cli.options import CommandParser, UsageError, add_policy_options, sources_from
+from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks.claude_code import ClaudeCodeDialect
@@ -27,7 +29,9 @@ from dsh_policy.policy.hooks.events import HookDecision, SessionContext, announc
 from dsh_policy.policy.hooks.protocol import (
     EXIT_BLOCK,
     EXIT_OK,
+    FAIL_CLOSED_PREFIX,
     MAX_INPUT_BYTES,
+    SUPPORTED_EVENTS,
     EventName,
     HookDialect,
     HookInput,
@@ -58,6 +62,11 @@ def _parser() -> CommandParser:
     parser.add_argument("harness", choices=list(DIALECTS), help="whose hook protocol to speak")
     add_policy_options(parser, positional_packs=False)
     parser.add_argument("--audit", metavar="LOG", help="append every hook decision to this audit log")
+    parser.add_argument(
+        "--no-self-protection",
+        action="store_true",
+        help="let the agent change this gateway's files (an operator's choice; every audit record says so)",
+    )
     parser.add_argument(
         "--announce-packs",
         action="store_true",
@@ -93,15 +102,54 @@ def _run(argv: list[str]) -> int:
         # We cannot know the protocol yet; exit 2 with a reason refuses in every harness.
         _emit(deny_reply(str(error)))
         return EXIT_BLOCK
-    dialect = DIALECTS[args.harness]
     raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+    reply = _reply_for(args, raw)
+    _emit(reply)
+    return reply.exit_code
+
+
+def _reply_for(args: argparse.Namespace, raw: bytes) -> HookReply:
+    """Decide one event and spell the answer; every failure is the event's safe answer."""
+    dialect = DIALECTS[args.harness]
     payload = parse_hook_input(raw)
     event = _event_of(payload)
     try:
         verdict = _decide_and_record(args, raw, payload)
+    except MemoryError:
+        verdict = failure_verdict(event, "out of memory while deciding")
     except Exception as exc:  # a bug, or a fail-closed audit log that cannot write
         verdict = failure_verdict(event, f"{type(exc).__name__}: {exc}")
     return _answer(dialect, verdict)
+
+
+def process_main(argv: list[str]) -> int:
+    """The console script's ``hook``: the decision runs in a child process under a memory limit
+    and a deadline, watched by this one, which gives the event's safe answer on any signal or
+    failure (``failsafe``). Returns 0 or 2."""
+    failsafe.install_signal_handlers()
+    try:
+        try:
+            args = _parser().parse_args(argv)
+        except UsageError as error:
+            return failsafe.emit(_plain(deny_reply(str(error))))
+        raw = failsafe.stdin_bytes(MAX_INPUT_BYTES + 1)
+        dialect = DIALECTS[args.harness]
+        claimed = failsafe.sniff_event(raw)
+        event: EventName | None = claimed if claimed in SUPPORTED_EVENTS else None
+
+        def safe(reason: str) -> failsafe.Reply:
+            return _plain(_answer_reply(dialect, failure_verdict(event, reason)))
+
+        failsafe.set_safe_answer(safe)
+        return failsafe.supervise(lambda: _plain(_reply_for(args, raw)))
+    except BaseException as exc:  # the watcher's own last line of defence
+        if isinstance(exc, SystemExit) and exc.code in (0, None):
+            return EXIT_OK  # --help
+        return failsafe.emit(_plain(deny_reply(f"{FAIL_CLOSED_PREFIX}: {type(exc).__name__}: {exc}")))
+
+
+def _plain(reply: HookReply) -> failsafe.Reply:
+    return failsafe.Reply(reply.exit_code, reply.stdout, reply.stderr)
 
 
 def _event_of(payload: HookInput | HookInputError) -> EventName | None:
@@ -114,12 +162,12 @@ def _decide_and_record(
 ) -> HookVerdict:
     """Load the policy, decide, and record the decision when an audit log is configured."""
     event = _event_of(payload)
-    sources = sources_from(args)
+    sources = sources_from(args, unprotected=bool(args.no_self_protection))
     policy: Policy | None = None
     if isinstance(sources, list):
         decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(sources)))
     else:
-        built = sources.build()
+        built = sources.build(audit_path=args.audit)
         if isinstance(built, LoadFailure):
             decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(built.errors)))
         elif isinstance(payload, HookInputError):
@@ -127,9 +175,13 @@ def _decide_and_record(
             decision = HookDecision(failure_verdict(payload.event, str(payload)))
         else:
             policy = Policy(built)
-            output_filter = OutputFilter(redact_output_argv(spec_from(args)), args.redact_bash_output)
-            session = SessionContext(announcement(policy) if args.announce_packs else None, output_filter)
-            decision = decide_hook(policy, args.harness, payload, session)
+            refusal = _weakening_refused(args, sources, policy)
+            if refusal is not None:
+                decision = HookDecision(failure_verdict(event, refusal))
+            else:
+                output_filter = OutputFilter(redact_output_argv(spec_from(args)), args.redact_bash_output)
+                text = announcement(policy) if args.announce_packs else None
+                decision = decide_hook(policy, args.harness, payload, SessionContext(text, output_filter))
     configured = not isinstance(sources, list) and sources.config is not None and sources.config.audit
     if args.audit is not None or configured:
         # Imported only when recording: the audit writer is a noticeable share of a hook's start-up,
@@ -140,11 +192,39 @@ def _decide_and_record(
     return decision.verdict
 
 
+def _weakening_refused(args: argparse.Namespace, sources: PolicySources, policy: Policy) -> str | None:
+    """Why this run must refuse: the deployment refuses weakening changes, and the policy differs
+    from the last one recorded in its log in a way that weakens enforcement."""
+    config = sources.config
+    if config is None or not config.reload.refuse_weakening:
+        return None
+    from dsh_policy.policy.hooks.audit import audit_target
+    from dsh_policy.policy.hooks.policy_state import state_path, transition
+
+    target = audit_target(args.audit, sources)
+    if target is None:
+        return None
+    change = transition(target.path, policy.compiled)
+    if not change.refused(True):
+        return None
+    return (
+        "the policy changed since the one last recorded and weakens enforcement ("
+        + "; ".join(change.changes.weakened)
+        + f"); this deployment refuses weakening changes until an operator accepts them by removing "
+        f"{state_path(target.path)}"
+    )
+
+
 def spec_from(args: argparse.Namespace) -> DeploymentSpec:
     """The deployment these options name (the same one the fast client and ``serve`` compute)."""
     return DeploymentSpec.from_options(
-        config=args.config, packs=list(args.packs), params=list(args.params), engine=args.engine,
-        shadow=bool(args.shadow), audit=args.audit,
+        config=args.config,
+        packs=list(args.packs),
+        params=list(args.params),
+        engine=args.engine,
+        shadow=bool(args.shadow),
+        audit=args.audit,
+        unprotected=bool(args.no_self_protection),
     )
 
 
@@ -154,15 +234,19 @@ def _summary(errors: Sequence[PolicyError]) -> str:
     return shown + (f"; and {more} more" if more > 0 else "")
 
 
-def _answer(dialect: HookDialect, verdict: HookVerdict) -> int:
+def _answer(dialect: HookDialect, verdict: HookVerdict) -> HookReply:
+    return _answer_reply(dialect, verdict)
+
+
+def _answer_reply(dialect: HookDialect, verdict: HookVerdict) -> HookReply:
+    """The dialect's spelling of ``verdict``, never with an exit code other than 0 or 2."""
     try:
         reply = dialect.render(verdict)
     except Exception as exc:  # a rendering bug: fall back to the protocol's plainest refusal
         reply = _fallback(dialect, verdict, exc)
     if reply.exit_code not in (EXIT_OK, EXIT_BLOCK):
         reply = deny_reply(f"dsh-policy failed closed: dialect produced exit code {reply.exit_code}")
-    _emit(reply)
-    return reply.exit_code
+    return reply
 
 
 def _fallback(dialect: HookDialect, verdict: HookVerdict, exc: Exception) -> HookReply:

@@ -34,7 +34,7 @@ def add_policy_options(
     parser: argparse.ArgumentParser,
     *,
     positional_packs: bool = True,
-    engines: Sequence[str] = ("auto", "python", "native"),
+    engines: Sequence[str] = ("auto", "closure", "python", "native"),
 ) -> None:
     """Packs (positional, and ``--pack`` on every command, so one spelling works everywhere),
     and the options that shape the policy."""
@@ -66,7 +66,9 @@ def add_policy_options(
     parser.add_argument("--format", choices=["text", "json"], default="text")
 
 
-def sources_from(args: argparse.Namespace, engine: str | None = None) -> PolicySources | list[PolicyError]:
+def sources_from(
+    args: argparse.Namespace, engine: str | None = None, *, unprotected: bool = False
+) -> PolicySources | list[PolicyError]:
     """The policy inputs named by parsed options."""
     return policy_sources(
         [*args.packs, *getattr(args, "option_packs", ())],
@@ -74,6 +76,7 @@ def sources_from(args: argparse.Namespace, engine: str | None = None) -> PolicyS
         param_flags=list(args.params),
         engine=engine if engine is not None else args.engine,
         shadow=bool(args.shadow),
+        unprotected=unprotected,
     )
 
 

@@ -34,6 +34,11 @@ def _parser() -> CommandParser:
     add_policy_options(parser, positional_packs=False)
     parser.add_argument("--audit", metavar="LOG", help="audit log (as for dsh-policy hook)")
     parser.add_argument(
+        "--no-self-protection",
+        action="store_true",
+        help="let the agent change this gateway's files (as for dsh-policy hook)",
+    )
+    parser.add_argument(
         "--http", metavar="[HOST:]PORT", help="also answer Claude Code http hooks on loopback (port 0: any)"
     )
     parser.add_argument(
@@ -57,6 +62,7 @@ def spec_from(args: object) -> DeploymentSpec:
         engine=getattr(args, "engine", None),
         shadow=bool(getattr(args, "shadow", False)),
         audit=getattr(args, "audit", None),
+        unprotected=bool(getattr(args, "no_self_protection", False)),
     )
 
 
@@ -86,7 +92,7 @@ def main(argv: list[str]) -> int:
     if isinstance(http, str):
         print(f"dsh-policy serve: {http}", file=sys.stderr)
         return USAGE_EXIT
-    sources = sources_from(args)
+    sources = sources_from(args, unprotected=bool(args.no_self_protection))
     if isinstance(sources, list):
         print_errors(sources)
         return 1

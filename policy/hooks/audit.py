@@ -21,6 +21,7 @@ digests only.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import suppress
 from typing import Any
 
 import structlog
@@ -30,6 +31,7 @@ from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.events import ResultVerdict, StepVerdict, ToolCallEvent, ToolCallVerdict
 from dsh_policy.policy.hooks.events import HookDecision, response_text
+from dsh_policy.policy.hooks.policy_state import remember, transition
 from dsh_policy.policy.hooks.protocol import (
     HookInput,
     HookInputError,
@@ -38,6 +40,7 @@ from dsh_policy.policy.hooks.protocol import (
     UserPromptSubmitInput,
 )
 from dsh_policy.policy.hooks.vocabulary import Harness
+from dsh_policy.policy.loading import PackInfo
 from dsh_policy.policy.redaction import all_detector_redactions, redact_value
 from dsh_policy.policy.runtime.audit_plan import AuditPlan, audit_plan, open_audit_writer
 from dsh_policy.policy.runtime.auditing import (
@@ -83,13 +86,15 @@ def record_invocation(
 ) -> None:
     """Record one ``dsh-policy hook`` run: where (``--audit`` and/or the deployment file) and
     against which policy (an :class:`UnloadedPolicy` when it failed to load)."""
+    refuse = False
     if isinstance(sources, PolicySources):
         target = audit_target(flag, sources)
+        refuse = sources.config is not None and sources.config.reload.refuse_weakening
     else:
         target = AuditPlan(flag, fail_closed=True) if flag else None
     if target is not None:
         facts: PolicyFacts = policy if policy is not None else UnloadedPolicy()
-        record_hook_decision(target, facts, harness, payload, raw, decision)
+        record_hook_decision(target, facts, harness, payload, raw, decision, refuse_weakening=refuse)
 
 
 def record_hook_decision(
@@ -99,6 +104,8 @@ def record_hook_decision(
     payload: HookInput | HookInputError,
     raw: bytes,
     decision: HookDecision,
+    *,
+    refuse_weakening: bool = False,
 ) -> None:
     """Append the record for one hook decision. Raises :class:`AuditUnavailableError` when the log
     cannot take it and the target is fail-closed; otherwise a failure is logged and ignored."""
@@ -112,6 +119,7 @@ def record_hook_decision(
         return
     try:
         auditor = DecisionAuditor(writer, policy, fail_closed=target.fail_closed)
+        _record_policy_change(auditor, target, policy, refuse_weakening)
         record_decision(auditor, harness, payload, raw, decision)
     finally:
         try:
@@ -119,6 +127,29 @@ def record_hook_decision(
         except (AuditError, OSError) as error:
             if target.fail_closed:
                 raise AuditUnavailableError(f"cannot close audit log {target.path}: {error}") from None
+
+
+def _record_policy_change(
+    auditor: DecisionAuditor, target: AuditPlan, policy: PolicyFacts, refuse_weakening: bool
+) -> None:
+    """A policy that differs from the last one recorded in this log gets a ``policy_loaded``
+    record with its summary and changes (or ``policy_reload_refused`` when the deployment refuses
+    the weakening change and this run failed closed), so no edit between hook runs is silent."""
+    compiled = getattr(policy, "compiled", None)
+    if compiled is None:
+        return  # the policy did not load: the failure record says so
+    change = transition(target.path, compiled)
+    if not change.changed:
+        return
+    if change.refused(refuse_weakening):
+        auditor.policy_reload_refused(change.summary, change.changes.record())
+        return
+    packs = [PackInfo(pack.path, pack.name, pack.digest) for pack in compiled.packs]
+    auditor.policy_loaded(
+        packs, compiled, summary=change.summary, changes=None if change.first else change.changes.record()
+    )
+    with suppress(OSError):
+        remember(target.path, change.summary)
 
 
 def record_decision(

@@ -86,6 +86,7 @@ class HookOptions:
         "packs",
         "params",
         "shadow",
+        "unprotected",
     )
 
     def __init__(self, harness: str) -> None:
@@ -100,6 +101,7 @@ class HookOptions:
         self.announce = False
         self.in_process = False
         self.bash_output = "when-secret"
+        self.unprotected = False
 
     def spec(self) -> DeploymentSpec:
         """The deployment these options name."""
@@ -110,6 +112,7 @@ class HookOptions:
             engine=self.engine,
             shadow=self.shadow,
             audit=self.audit,
+            unprotected=self.unprotected,
         )
 
 
@@ -132,8 +135,13 @@ def parse_options(argv: list[str]) -> HookOptions | None:
             else:
                 return None
             field = _VALUE_OPTIONS[name]
-            if field in ("packs", "params"):
-                getattr(options, field).append(value)
+            if field == "packs":  # ``--pack A B`` as well as ``--pack A --pack B``
+                options.packs.append(value)
+                while not has_value and index + 1 < len(argv) and not argv[index + 1].startswith("-"):
+                    index += 1
+                    options.packs.append(argv[index])
+            elif field == "params":
+                options.params.append(value)
             elif field in _CHOICES and value not in _CHOICES[field]:
                 return None
             else:
@@ -144,6 +152,8 @@ def parse_options(argv: list[str]) -> HookOptions | None:
             options.announce = True
         elif word == "--in-process":
             options.in_process = True
+        elif word == "--no-self-protection":
+            options.unprotected = True
         else:
             return None
         index += 1
@@ -153,12 +163,13 @@ def parse_options(argv: list[str]) -> HookOptions | None:
 class _Run:
     """What the signal handlers need to answer for this process: the event, once read."""
 
-    __slots__ = ("emitting", "harness", "raw")
+    __slots__ = ("console", "emitting", "harness", "raw")
 
     def __init__(self) -> None:
         self.raw: bytes | None = None
         self.harness = "codex"
         self.emitting: int | None = None
+        self.console = False
 
     def safe_answer(self, message: str) -> failsafe.Answer:
         """The safe answer for the event this process was given."""
@@ -204,8 +215,25 @@ def _timeout() -> float:
     return value if value > 0 else DEFAULT_TIMEOUT_SECONDS
 
 
-def main(argv: list[str]) -> int:
+def process_main(argv: list[str]) -> int:
+    """The console script's ``dsh-policy hook`` (the dispatcher's ``process_main``): as
+    :func:`main`, except that deciding in process runs in the adapter's watched child process
+    (``cli.hook.process_main``: a memory limit and a deadline)."""
+    return main(argv, console=True)
+
+
+def hook_main(argv: list[str]) -> int:
+    """``cli.main(["hook", ...])`` from Python (tests, embedding): decided in this process by the
+    adapter, as the dispatcher does for every programmatic call; the harness's path (the console
+    script) is :func:`process_main`."""
+    from dsh_policy.policy.cli import hook
+
+    return hook.main(_without_client_flags(argv))
+
+
+def main(argv: list[str], *, console: bool = False) -> int:
     """Entry point of ``dsh-policy hook``; returns 0 or 2, whatever happens."""
+    _RUN.console = console
     timeout = _timeout()
     previous: dict[int, object] = {}
     try:
@@ -443,6 +471,9 @@ def decide_in_process(argv: list[str], raw: bytes | None) -> int:
     cli.configure_logging()
     if raw is not None:
         sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
+    if _RUN.console:  # the adapter's own watcher: a child under a memory limit and a deadline
+        supervised = hook.process_main(argv)
+        return supervised if supervised in (failsafe.EXIT_OK, failsafe.EXIT_BLOCK) else failsafe.EXIT_BLOCK
     # The watchdog stays armed: a slow path that hangs past the budget is refused (SIGALRM)
     # rather than left to the harness's timeout, which Codex counts as a hook that let it run.
     code = hook.main(argv)

@@ -183,7 +183,9 @@ def hook_argv(command: str, project: str) -> list[str] | None:
         return None
     if "||" in words:
         words = words[: words.index("||")]
-    return words[1:] if words and words[0].endswith("dsh-policy") else None
+    # Skip a leading ``trap ... ;`` (the shipped settings start with one).
+    start = next((i for i, word in enumerate(words) if word.endswith("dsh-policy")), None)
+    return words[start + 1 :] if start is not None else None
 
 
 def check_deployment(argv: list[str], project: str) -> tuple[list[Finding], Any, str | None]:
@@ -296,7 +298,8 @@ def run_probe(command: str, harness: str, project: str, payload: bytes) -> tuple
 
 def check_probes(command: str, harness: str, project: str) -> Iterator[Finding]:
     """The synthetic deny and allow through the configured PreToolUse command."""
-    program = shlex.split(command)[0] if command.strip() else ""
+    words = shlex.split(command) if command.strip() else []
+    program = next((word for word in words if word.endswith("dsh-policy")), "")
     if program and shutil.which(program) is None:
         yield Finding(
             "fail",

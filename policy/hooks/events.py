@@ -120,6 +120,7 @@ def tool_call_event(payload: PreToolUseInput | PostToolUseInput, call: Canonical
         session_id=payload.session_id,
         agent_id=payload.agent_id or MAIN_AGENT,
         original_name=call.original_name,
+        cwd=payload.cwd,
         now=datetime.datetime.now(datetime.UTC),  # pinned, so the audit record can name it
     )
 

@@ -1,7 +1,8 @@
 """Where a resident gateway lives: one per deployment, in a folder only its user can enter.
 
 A *deployment* is everything that decides what a gateway decides: the deployment file, the packs,
-``--param`` overrides, the engine, shadow mode and the ``--audit`` log, plus the installation that
+``--param`` overrides, the engine, shadow mode, the ``--audit`` log and ``--no-self-protection``,
+plus the installation that
 runs it (interpreter and package), all as absolute paths. Its digest names the gateway's files, so
 two deployments on one machine never share a gateway, a socket or a lock, and a hook command and
 ``dsh-policy serve`` given the same options meet at the same socket.
@@ -42,7 +43,7 @@ class RuntimeDirError(Exception):
 class DeploymentSpec:
     """The options that shape decisions, normalized (absolute paths, flags in order). Immutable."""
 
-    __slots__ = ("audit", "config", "engine", "installation", "packs", "params", "shadow")
+    __slots__ = ("audit", "config", "engine", "installation", "packs", "params", "shadow", "unprotected")
 
     def __init__(
         self,
@@ -53,6 +54,7 @@ class DeploymentSpec:
         engine: str | None = None,
         shadow: bool = False,
         audit: str | None = None,
+        unprotected: bool = False,
         installation: tuple[str, str] | None = None,
     ) -> None:
         self.config = config
@@ -61,6 +63,7 @@ class DeploymentSpec:
         self.engine = engine
         self.shadow = shadow
         self.audit = audit
+        self.unprotected = unprotected
         self.installation = installation or installation_of_this_process()
 
     @classmethod
@@ -73,6 +76,7 @@ class DeploymentSpec:
         engine: str | None,
         shadow: bool,
         audit: str | None,
+        unprotected: bool = False,
         cwd: str | None = None,
     ) -> DeploymentSpec:
         """Resolve relative paths against ``cwd`` (the hook's working directory)."""
@@ -84,6 +88,7 @@ class DeploymentSpec:
             engine=engine,
             shadow=shadow,
             audit=absolute(audit, base),
+            unprotected=unprotected,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -96,7 +101,10 @@ class DeploymentSpec:
         return f"DeploymentSpec({self.describe()!r}, key={self.key()})"
 
     def _fields(self) -> tuple[object, ...]:
-        return (self.config, self.packs, self.params, self.engine, self.shadow, self.audit, self.installation)
+        return (
+            self.config, self.packs, self.params, self.engine, self.shadow, self.audit, self.unprotected,
+            self.installation,
+        )
 
     def key(self) -> str:
         """A short digest naming this deployment's gateway files (every field length-prefixed,
@@ -110,6 +118,7 @@ class DeploymentSpec:
             self.engine or "",
             "shadow" if self.shadow else "",
             self.audit or "",
+            "unprotected" if self.unprotected else "",
             *self.installation,
         ]
         packs_then = [str(len(self.packs)), str(len(self.params))]
@@ -131,6 +140,8 @@ class DeploymentSpec:
             argv.append("--shadow")
         if self.audit is not None:
             argv += ["--audit", self.audit]
+        if self.unprotected:
+            argv.append("--no-self-protection")
         return argv
 
     def describe(self) -> str:

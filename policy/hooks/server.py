@@ -41,12 +41,14 @@ from typing import Any, Final
 
 import structlog
 from dsh_policy.policy.config import PolicySources
+from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks.audit import audit_target
 from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec, GatewayFiles, gateway_files
 from dsh_policy.policy.hooks.service import GatewayService
 from dsh_policy.policy.hooks.wire import WireError, check_peer, encode_hook_reply, encode_reply, read_request
-from dsh_policy.policy.runtime.deployment import deploy
+from dsh_policy.policy.runtime.audit_plan import AuditPlan
+from dsh_policy.policy.runtime.deployment import Deployment, deploy
 from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
 _log = structlog.get_logger("dsh_policy.gateway")
@@ -190,8 +192,14 @@ def _serve_locked(
     if isinstance(deployed, list):
         _print_errors(deployed)
         return 1
+    refusal = _weakening_refused(sources, plan, deployed.policy)
+    if refusal is not None:  # hooks then decide in process, and refuse every call, as they must
+        deployed.close()
+        _print_errors([PolicyError(plan.path if plan else "<policy>", 0, 0, refusal)])
+        return 1
     stop = threading.Event()
     http = None
+    log_removed = False
     try:
         service = GatewayService(
             spec,
@@ -233,7 +241,7 @@ def _serve_locked(
             policy=service.policy.digest,
             pid=os.getpid(),
         )
-        _run_until_stopped(service, stop, settings)
+        log_removed = _run_until_stopped(service, stop, settings)
         _stop_unix(unix, files.socket)
         if http is not None:
             http.shutdown()
@@ -241,10 +249,44 @@ def _serve_locked(
         _log.info("stopped", decisions=service.status()["decisions"])
         return 0 if service.writer is None or service.writer.failure is None else 1
     finally:
-        deployed.close()
+        if log_removed:
+            # Closing would write a checkpoint into the unlinked file and export its anchor to the
+            # log's path, where it would then contradict the next gateway's new log.
+            _close_policy_only(deployed)
+        else:
+            deployed.close()
 
 
-def _run_until_stopped(service: GatewayService, stop: threading.Event, settings: ServeSettings) -> None:
+def _weakening_refused(sources: PolicySources, plan: AuditPlan | None, policy: Policy) -> str | None:
+    """The hook's own start-up rule (``policy_state``): with ``reload: {refuse_weakening: true}``,
+    a policy that weakens the one last recorded beside the log is not put in force; otherwise it
+    becomes the one recorded, so a hook deciding in process later compares against it."""
+    if plan is None:
+        return None
+    from dsh_policy.policy.hooks.policy_state import remember, state_path, transition
+
+    change = transition(plan.path, policy.compiled)
+    refusing = bool(sources.config is not None and sources.config.reload.refuse_weakening)
+    if change.refused(refusing):
+        return (
+            "the policy changed since the one last recorded and weakens enforcement ("
+            + "; ".join(change.changes.weakened)
+            + f"); this deployment refuses weakening changes until an operator accepts them by "
+            f"removing {state_path(plan.path)}"
+        )
+    if change.changed:
+        remember(plan.path, change.summary)
+    return None
+
+
+def _close_policy_only(deployed: Deployment) -> None:
+    policy = deployed.policy
+    if isinstance(policy, ReloadingPolicy):
+        policy.close()
+
+
+def _run_until_stopped(service: GatewayService, stop: threading.Event, settings: ServeSettings) -> bool:
+    """Serve until stopped; True when it stopped because the audit log was removed."""
     reload_now = threading.Event()
     previous = {
         sig: signal.signal(sig, handler)
@@ -262,7 +304,7 @@ def _run_until_stopped(service: GatewayService, stop: threading.Event, settings:
                 if time.monotonic() - missing_since >= LOG_GONE_SECONDS:
                     _log.error("the audit log was removed; leaving so the next hook reopens it",
                                path=service.audit_path)
-                    break
+                    return True
             else:
                 missing_since = None
             policy = service.policy
@@ -279,6 +321,7 @@ def _run_until_stopped(service: GatewayService, stop: threading.Event, settings:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    return False
 
 
 def _log_was_removed(service: GatewayService) -> bool:

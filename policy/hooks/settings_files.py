@@ -39,10 +39,15 @@ class SettingsError(Exception):
     """A settings file cannot be merged (it does not parse, or has an incompatible shape)."""
 
 
+#: Keeps the wrapping ``sh -c`` alive when a harness signals the hook's whole process group: it
+#: then waits for the hook and exits with its 0 or 2 instead of dying of the signal.
+SHELL_TRAP: Final[str] = "trap '[ $? -eq 0 ] || exit 2' HUP INT TERM PIPE; "
+
+
 def hook_command(harness: str, deployment: str, *, announce: bool) -> str:
     """The command line of one hook. ``|| exit 2`` turns "dsh-policy not found" (127) and a
     crash before our code runs (1), both non-blocking errors in the harness, into refusals."""
-    words = f"dsh-policy hook {harness} --config {deployment}"
+    words = f"{SHELL_TRAP}dsh-policy hook {harness} --config {deployment}"
     return words + (" --announce-packs" if announce else "") + " || exit 2"
 
 

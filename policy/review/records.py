@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 DecisionStage = Literal["pre-step", "pre-execute", "post-execute"]
-SkipReason = Literal["no-policy", "no-decision", "input-error", "failed-closed"]
+SkipReason = Literal["no-policy", "no-decision", "input-error", "failed-closed", "self-protection"]
 
 #: What each skip reason means, for reports.
 SKIP_REASONS: Mapping[str, str] = {
@@ -50,6 +50,7 @@ SKIP_REASONS: Mapping[str, str] = {
     "the gate)",
     "input-error": "hook input that could not be read",
     "failed-closed": "refused before the policy decided (an unreadable tool call, an internal error)",
+    "self-protection": "refused by the deployment's self-protection, which no pack edit changes",
 }
 _DECISION_KINDS = frozenset({"tool_result", "hook_event", "step_rejected", "step_entered"})
 

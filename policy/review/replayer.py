@@ -50,6 +50,7 @@ _log = structlog.get_logger("dsh_policy.replay")
 Verdict = Literal["unchanged", "changed", "undetermined", "skipped"]
 
 _INTERNAL_FAILURE: Final = "policy evaluation failed ("
+_SELF_PROTECTION: Final = "self-protection/"  # policy.runtime.self_protection.RULE_PREFIX
 _OVERSIZED: Final = "tool output withheld by policy: more than "
 _EVALUATIONS_KEPT: Final = 200_000
 
@@ -139,6 +140,9 @@ class Replayer:
         verdict = decision.verdict
         if not verdict.rules and (verdict.message or "").startswith(_INTERNAL_FAILURE):
             return ReplayResult("skipped", skip="failed-closed")
+        if verdict.rules and all(rule.startswith(_SELF_PROTECTION) for rule in verdict.rules):
+            # The deployment's own invariant decided, not a pack: a candidate pack cannot change it.
+            return ReplayResult("skipped", skip="self-protection")
         if decision.stage == "post-execute" and verdict.decision == "block" and not verdict.rules \
                 and (verdict.message or "").startswith(_OVERSIZED):
             return self._oversized(decision)

@@ -221,10 +221,18 @@ class DecisionAuditor:
 
     def _policy_fields(self, stamp: PolicyStamp | None = None) -> dict[str, Any]:
         """The deciding policy: the verdict's stamp when there is one (the policy that decided,
-        even if a reload has replaced it since), else the policy in force (reload records)."""
+        even if a reload has replaced it since), else the policy in force (reload records). A
+        deployment whose self-protection is off says so in every record."""
         if stamp is not None and stamp.digest:
-            return {"digest": stamp.digest, "engine": stamp.engine}
-        return {"digest": self.policy.digest, "engine": self.policy.engine_name}
+            fields: dict[str, Any] = {"digest": stamp.digest, "engine": stamp.engine}
+            unprotected = stamp.unprotected
+        else:
+            fields = {"digest": self.policy.digest, "engine": self.policy.engine_name}
+            protection = getattr(self.policy, "protection", None)
+            unprotected = protection is not None and not protection.enabled
+        if unprotected:
+            fields["self_protection"] = "off"
+        return fields
 
     def redacted(self, value: Any) -> Any:
         """``value`` as it may be recorded: every redaction applied, fitted to the record domain."""
@@ -387,13 +395,22 @@ class DecisionAuditor:
             verdict.policy,
         )
 
-    def policy_loaded(self, packs: Sequence[Any], compiled: CompiledPolicy | None = None) -> None:
+    def policy_loaded(
+        self,
+        packs: Sequence[Any],
+        compiled: CompiledPolicy | None = None,
+        *,
+        summary: Mapping[str, Any] | None = None,
+        changes: Mapping[str, Any] | None = None,
+    ) -> None:
         """A policy came into force (at start and after every successful reload); ``packs`` are
         objects with ``path``, ``name`` and ``digest`` (``Policy.packs`` or ``CompiledPolicy.packs``).
 
         With the compiled policy (``compiled``, else the auditor's policy when it has one) the
         record also holds each rule's match fingerprint and each pack's params in force (redacted),
-        so replay knows which rules a later policy change left alone and what the params were."""
+        so replay knows which rules a later policy change left alone and what the params were.
+        ``summary`` (``policy_changes.policy_summary``) lets an auditor diff consecutive policies;
+        ``changes`` is that diff from the policy before, ``weakening`` marked."""
         fields: dict[str, Any] = {
             "packs": [{"path": pack.path, "name": pack.name, "digest": pack.digest} for pack in packs]
         }
@@ -406,8 +423,23 @@ class DecisionAuditor:
             fields["params"] = {
                 pack.name: self.redacted(thaw(pack.activation_params)) for pack in compiled.packs
             }
-            stamp = PolicyStamp(compiled.digest, compiled.engine_name)  # the one that came into force
+            protection = compiled.protection
+            unprotected = protection is not None and not protection.enabled
+            # the one that came into force
+            stamp = PolicyStamp(compiled.digest, compiled.engine_name, unprotected)
+        if summary is not None:
+            fields["summary"] = canonical_domain(summary)
+        if changes is not None:
+            fields["changes"] = canonical_domain(changes)
         self._append("policy_loaded", fields, stamp)
+
+    def policy_reload_refused(self, summary: Mapping[str, Any], changes: Mapping[str, Any]) -> None:
+        """An edit loaded but would weaken enforcement, and the deployment refuses that: the policy
+        in force stays (its digest is this record's), the refused one is summarised."""
+        self._append(
+            "policy_reload_refused",
+            {"refused": canonical_domain(summary), "changes": canonical_domain(changes)},
+        )
 
     def policy_reload_failed(self, errors: Sequence[PolicyError]) -> None:
         """An edit failed to load; the previous policy stays in force (its digest is recorded)."""

@@ -13,7 +13,9 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any
 
+import structlog
 from dsh_policy.audit.losses import ReopeningWriter
 from dsh_policy.audit.writer import AuditWriteError, AuditWriter
 from dsh_policy.policy.compile import CompiledPolicy
@@ -24,7 +26,10 @@ from dsh_policy.policy.loading import LoadFailure
 from dsh_policy.policy.runtime.audit_plan import AuditPlan, audit_plan, open_audit_writer
 from dsh_policy.policy.runtime.auditing import AuditUnavailableError, DecisionAuditor
 from dsh_policy.policy.runtime.gateway import GatewayObserver, PolicyGateway
+from dsh_policy.policy.runtime.policy_changes import PolicyChanges, diff_summaries, policy_summary
 from dsh_policy.policy.runtime.reload import ReloadingPolicy
+
+_log = structlog.get_logger("dsh_policy.policy.deployment")
 
 # AuditPlan and audit_plan live in audit_plan.py (hooks import them without the harness); they
 # are re-exported here, where 0.1 defined them.
@@ -33,13 +38,36 @@ __all__ = ["AuditPlan", "Deployment", "audit_plan", "deploy", "open_audit_writer
 
 @dataclass(slots=True)
 class _ReloadRecorder:
-    """Forwards reload events to the auditor once it exists (the policy is built first)."""
+    """Forwards reload events to the auditor once it exists (the policy is built first), each
+    ``policy_loaded`` with the policy's summary and what changed since the one before."""
 
     auditor: DecisionAuditor | None = None
+    previous: dict[str, Any] | None = None
+    pending: CompiledPolicy | None = None
 
     def loaded(self, compiled: CompiledPolicy) -> None:
+        if self.auditor is None:
+            self.pending = compiled  # the first policy: recorded once the log is open
+            return
+        summary = policy_summary(compiled)
+        changes = diff_summaries(self.previous, summary)
+        self.previous = summary
+        if changes.weakening:
+            _log.warning("policy reloaded: enforcement weakened", weakened=list(changes.weakened))
+        self._record(
+            lambda auditor: auditor.policy_loaded(
+                compiled.packs,
+                compiled,
+                summary=summary,
+                changes=changes.record() if not changes.empty else None,
+            )
+        )
+
+    def refused(self, compiled: CompiledPolicy, changes: PolicyChanges) -> None:
         if self.auditor is not None:
-            self._record(lambda auditor: auditor.policy_loaded(compiled.packs, compiled))
+            self._record(
+                lambda auditor: auditor.policy_reload_refused(policy_summary(compiled), changes.record())
+            )
 
     def failed(self, errors: Sequence[PolicyError]) -> None:
         if self.auditor is not None:
@@ -82,17 +110,20 @@ class Deployment:
         self.close()
 
 
-def _watching_policy(sources: PolicySources, recorder: _ReloadRecorder) -> ReloadingPolicy | LoadFailure:
+def _watching_policy(
+    sources: PolicySources, recorder: _ReloadRecorder, audit: AuditPlan | None
+) -> ReloadingPolicy | LoadFailure:
     """A policy that follows its files. With a deployment file the file itself is watched and
     re-read, so only what the flags added (packs after the file's, ``--param`` values) is passed
     on explicitly; everything else comes from the file at each reload."""
     config = sources.config
     flag_params = {
-        key: value for key, value in sources.params.items()
+        key: value
+        for key, value in sources.params.items()
         if key in sources.param_origins and sources.param_origins[key].file == "--param"
     }
     return ReloadingPolicy.load_watching(
-        list(sources.packs[len(config.packs):] if config is not None else sources.packs),
+        list(sources.packs[len(config.packs) :] if config is not None else sources.packs),
         params=flag_params if config is not None else sources.params,
         param_origins=sources.param_origins,
         engine=sources.engine,
@@ -100,6 +131,11 @@ def _watching_policy(sources: PolicySources, recorder: _ReloadRecorder) -> Reloa
         config=config.path if config is not None else None,
         on_loaded=recorder.loaded,
         on_reload_failed=recorder.failed,
+        protect=True,
+        audit_path=audit.path if audit is not None else None,
+        signing_key=audit.signing_key if audit is not None else None,
+        unprotected=sources.unprotected,
+        on_reload_refused=recorder.refused,
     )
 
 
@@ -117,12 +153,17 @@ def deploy(
     recorder = _ReloadRecorder()
     policy: Policy | LoadFailure
     if watch:
-        policy = _watching_policy(sources, recorder)
+        policy = _watching_policy(sources, recorder, audit)
         if isinstance(policy, ReloadingPolicy):
             policy.watch_in_background()
     else:
-        built = sources.build()
+        built = sources.build(
+            audit_path=audit.path if audit is not None else None,
+            signing_key=audit.signing_key if audit is not None else None,
+        )
         policy = built if isinstance(built, LoadFailure) else Policy(built)
+        if not isinstance(built, LoadFailure):
+            recorder.pending = built
     if isinstance(policy, LoadFailure):
         return list(policy.errors)
     writer: AuditWriter | None = None
@@ -140,8 +181,10 @@ def deploy(
         log = None if audit.fail_closed else ReopeningWriter(lambda: open_audit_writer(plan), writer)
         auditor = DecisionAuditor(log or writer, policy, fail_closed=audit.fail_closed)
         recorder.auditor = auditor
+        first = recorder.pending or policy.compiled
+        recorder.previous = policy_summary(first)
         try:
-            auditor.policy_loaded(policy.packs, policy.compiled)
+            auditor.policy_loaded(policy.packs, first, summary=recorder.previous)
         except AuditUnavailableError as error:
             writer.close()
             _close_policy(policy)

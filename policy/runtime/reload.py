@@ -19,7 +19,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
@@ -28,7 +28,9 @@ from dsh_policy.policy.compile import CompiledPolicy, ParamOrigin
 from dsh_policy.policy.config import policy_sources
 from dsh_policy.policy.decide import DEFAULT_EVENT_SECONDS, DEFAULT_MAX_SCAN_BYTES, Decider, Policy
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.loading import LoadFailure, build_policy
+from dsh_policy.policy.loading import LoadFailure, build_policy, with_protection
+from dsh_policy.policy.runtime.policy_changes import PolicyChanges, diff_summaries, policy_summary
+from dsh_policy.policy.runtime.self_protection import protection_for
 
 _log = structlog.get_logger("dsh_policy.policy.reload")
 
@@ -95,8 +97,12 @@ class ReloadingPolicy(Policy):
         clock: Callable[[], float] = time.monotonic,
         max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
         event_seconds: float = DEFAULT_EVENT_SECONDS,
+        refuse_weakening: Callable[[], bool] | bool = False,
+        on_reload_refused: Callable[[CompiledPolicy, PolicyChanges], Any] | None = None,
     ) -> None:
         super().__init__(initial, max_scan_bytes=max_scan_bytes, event_seconds=event_seconds)
+        self._refuse_weakening = refuse_weakening
+        self._on_reload_refused = on_reload_refused
         self._max_scan_bytes = max_scan_bytes
         self._event_seconds = event_seconds
         self._build = build
@@ -129,42 +135,83 @@ class ReloadingPolicy(Policy):
         clock: Callable[[], float] = time.monotonic,
         max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
         event_seconds: float = DEFAULT_EVENT_SECONDS,
+        protect: bool = False,
+        audit_path: str | None = None,
+        signing_key: str | None = None,
+        unprotected: bool = False,
+        refuse_weakening: bool | None = None,
+        on_reload_refused: Callable[[CompiledPolicy, PolicyChanges], Any] | None = None,
+        protection: Any = None,
     ) -> ReloadingPolicy | LoadFailure:
         """Load packs (and optionally a deployment file, which is watched too and re-read on
-        change, so its pack list and params can change) and follow their edits."""
-        state: dict[str, Sequence[str]] = {"watched": tuple(paths)}
+        change, so its pack list and params can change) and follow their edits.
+
+        ``protect`` attaches the deployment's self-protection to every policy built (``deploy``
+        does); ``refuse_weakening`` (default: the deployment file's ``reload.refuse_weakening``,
+        as in force) keeps the policy in force when an edit would weaken it, and reports the
+        refusal through ``on_reload_refused``."""
+        state: dict[str, Any] = {"watched": tuple(paths), "refuse": bool(refuse_weakening)}
 
         def build() -> CompiledPolicy | LoadFailure:
             if config is None:
-                return build_policy(
+                built = build_policy(
                     paths, params=params, engine=engine, shadow=shadow, param_origins=param_origins
                 )
-            sources = policy_sources(paths, config=config)
+                if protection is not None and not isinstance(built, LoadFailure):
+                    built = with_protection(built, protection)
+                elif protect and not isinstance(built, LoadFailure):
+                    built = with_protection(built, protection_for(
+                        packs=paths, audit_log=audit_path, signing_key=signing_key, enabled=not unprotected
+                    ))
+                return built
+            sources = policy_sources(paths, config=config, unprotected=unprotected)
             if isinstance(sources, list):
                 return LoadFailure(tuple(sources))
             state["watched"] = sources.watched
+            state["next_refuse"] = (
+                refuse_weakening if refuse_weakening is not None
+                else bool(sources.config and sources.config.reload.refuse_weakening)
+            )
             # Explicit arguments beat the deployment file, as flags do on the command line.
-            return build_policy(
-                sources.packs,
+            merged = replace(
+                sources,
                 params={**sources.params, **(params or {})},
-                engine=sources.engine if engine == "auto" else engine,
+                engine=sources.engine if engine == "auto" else str(engine),
                 shadow=shadow or sources.shadow,
                 param_origins={**sources.param_origins, **(param_origins or {})},
             )
+            if protection is not None:
+                built = merged.build(protect=False)
+                return built if isinstance(built, LoadFailure) else with_protection(built, protection)
+            return merged.build(protect=protect, audit_path=audit_path, signing_key=signing_key)
 
         first = build()
         if isinstance(first, LoadFailure):
             return first
+        state["refuse"] = state.get("next_refuse", state["refuse"])
+
+        def refusing() -> bool:
+            # The setting of the policy *in force* decides, so an edit cannot switch it off and
+            # weaken in one step; it moves on only with a reload that was put in force.
+            return bool(state["refuse"])
+
+        def loaded(compiled: CompiledPolicy) -> None:
+            state["refuse"] = state.get("next_refuse", state["refuse"])
+            if on_loaded is not None:
+                on_loaded(compiled)
+
         return cls(
             build,
             lambda: state["watched"],
             first,
             interval=interval,
-            on_loaded=on_loaded,
+            on_loaded=loaded,
             on_reload_failed=on_reload_failed,
             clock=clock,
             max_scan_bytes=max_scan_bytes,
             event_seconds=event_seconds,
+            refuse_weakening=refusing,
+            on_reload_refused=on_reload_refused,
         )
 
     @classmethod
@@ -178,10 +225,12 @@ class ReloadingPolicy(Policy):
         param_origins: Mapping[str, ParamOrigin] | None = None,
         max_scan_bytes: int = DEFAULT_MAX_SCAN_BYTES,
         event_seconds: float = DEFAULT_EVENT_SECONDS,
+        protection: Any = None,
     ) -> ReloadingPolicy | LoadFailure:
         """:meth:`Policy.load`, watching the packs (see :meth:`load_watching` for callbacks)."""
         return cls.load_watching(
             [str(path) for path in paths],
+            protection=protection,
             params=params,
             param_origins=param_origins,
             engine=engine,
@@ -236,6 +285,8 @@ class ReloadingPolicy(Policy):
             self._lock.release()
 
     def _reload(self, states: dict[str, FileState]) -> bool:
+        if _content(states) == self._failed_content:
+            return False  # the same broken or refused edit: nothing new to build
         built = self._safe_build()
         if isinstance(built, LoadFailure):
             content = _content(states)
@@ -247,6 +298,23 @@ class ReloadingPolicy(Policy):
                     errors=[str(error) for error in built.errors],
                 )
                 self._notify(self._on_reload_failed, built.errors)
+            return False
+        changes = diff_summaries(policy_summary(self._decider.policy), policy_summary(built))
+        refuse = self._refuse_weakening() if callable(self._refuse_weakening) else self._refuse_weakening
+        if changes.weakening and refuse:
+            content = _content(states)
+            if content != self._failed_content:
+                self._failed_content = content
+                _log.error(
+                    "policy reload refused: it would weaken enforcement; keeping the policy in force",
+                    digest=self._decider.policy.digest,
+                    weakened=list(changes.weakened),
+                )
+                if self._on_reload_refused is not None:
+                    try:
+                        self._on_reload_refused(built, changes)
+                    except Exception as exc:
+                        _log.error("policy reload callback failed", exc_info=exc)
             return False
         # Re-snapshot after a success: the build may have changed the watched set (config edits).
         self._states = snapshot(self._watched(), states)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime
 import math
 import os
-import pathlib
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -25,6 +24,11 @@ Path: TypeAlias = tuple[str | int, ...]
 
 # Aliases can expand a small file exponentially ("billion laughs"); a pack never needs this many.
 _NODE_BUDGET = 200_000
+# ... and a few aliases to one long string expand it just as well: the characters built, counting
+# every expansion, are bounded too (a 1 MiB string aliased 12,000 times would be 12 GB).
+MAX_EXPANDED_CHARS = 32 * 1024 * 1024
+# Nothing we read from YAML (packs, cases, deployment files, sessions) comes near this.
+MAX_FILE_BYTES = 16 * 1024 * 1024
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
@@ -61,7 +65,10 @@ def read_utf8(path: str | os.PathLike[str]) -> str | SourceIssue:
     it cannot be read: position 0:0 when the file cannot be opened at all, else the line and
     column of the first byte that is not UTF-8 (so a stray byte is as easy to find as a typo)."""
     try:
-        data = pathlib.Path(path).read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            return SourceIssue(0, 0, f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     except FileNotFoundError:
         return SourceIssue(0, 0, "no such file")
     except OSError as exc:
@@ -212,6 +219,7 @@ class _Builder:
         self.issues: list[SourceIssue] = []
         self.constructor = SafeConstructor()
         self.budget = _NODE_BUDGET
+        self.chars = MAX_EXPANDED_CHARS
         self.active: set[int] = set()
 
     def issue(self, node: Node, message: str) -> None:
@@ -247,6 +255,12 @@ class _Builder:
             self.issue(node, f"invalid value: {getattr(exc, 'problem', None) or exc}")
             return None
         if isinstance(value, str):
+            self.chars -= 2 * len(value)  # the value and its raw text
+            if self.chars < 0:
+                if self.chars + 2 * len(value) >= 0:
+                    self.issue(node, "document too large (alias expansion exceeds "
+                               f"{MAX_EXPANDED_CHARS // (1024 * 1024)} MiB of text)")
+                return None
             if _has_lone_surrogate(value):
                 self.issue(node, _LONE_SURROGATE_MESSAGE)
                 return None

@@ -180,14 +180,19 @@ def test_the_agent_loop_survives_hostile_model_json(payload: str) -> None:
 def test_megabyte_strings_are_decided_redacted_and_audited(tmp_path: Path) -> None:
     rig = GatewayRig(policy_for("python"), tmp_path / "audit.jsonl")
     secret = "AKIAIOSFODNN7EXAMPLE"
-    arguments = {"content": ("x" * (2 << 20)) + " " + secret, "path": "notes.txt"}
+    # Just under the 1 MiB of text that reaches CEL and the record: decided, redacted, recorded.
+    arguments = {"content": ("x" * ((1 << 20) - 64)) + " " + secret, "path": "notes.txt"}
     result = anyio.run(rig.call, "write_file", arguments)
+    # Over it: refused unread, and the record keeps a digest, not the text.
+    anyio.run(rig.call, "write_file", {"content": ("x" * (2 << 20)) + " " + secret, "path": "big.txt"})
     rig.close()
     assert isinstance(result, ToolResult)
-    (record,) = records(rig.log, "tool_result")
+    small, big = records(rig.log, "tool_result")
     assert secret not in rig.log.read_text()
-    assert record["call"]["args"]["content"].endswith("[REDACTED:aws-access-key]")
-    assert_log_intact(rig.log, 1)
+    assert small["call"]["args"]["content"].endswith("[REDACTED:aws-access-key]")
+    assert big["call"]["args"].startswith("[WITHHELD: more than 1 MiB") and big["call"]["args_digest"]
+    assert big["decision"]["denied_by"] == "tools/pre-execute"
+    assert_log_intact(rig.log, 2)
 
 
 MESSAGE_PACK = """\

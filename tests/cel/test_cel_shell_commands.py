@@ -418,8 +418,33 @@ def test_limits_fail_closed_with_a_clear_error() -> None:
         shell_commands(1)
     jobs = " ::: " + "abcdefgh " * 40
     nested = "parallel 'parallel \"parallel x" + jobs + '"' + jobs + "'" + jobs  # 40**3 jobs
-    with pytest.raises(ShellLineTooComplexError, match="unwraps into more than"):
+    with pytest.raises(ShellLineTooComplexError, match=r"unwraps into more than|more than 20000 words"):
         shell_commands(nested)
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [("true;" * 40_000, "more than 10000 commands"), ("a|" * 100_000, "more than 10000 commands"),
+     ("{ " * 60_000, "more than 20000 words")],
+)
+def test_pathological_lines_under_the_size_cap_stop_early(line: str, reason: str) -> None:
+    """Lines under 256 KiB that once took 4.6-7 s per decision now stop with an error (the rule
+    fails closed) after a bounded amount of work."""
+    with pytest.raises(ShellLineTooComplexError, match=reason):
+        shell_commands(line)
+
+
+@pytest.mark.parametrize("line", ["{" * 60_000, "{" * 30_000 + "}" * 30_000, "{a," * 30_000])
+def test_unmatched_braces_are_read_in_one_pass(line: str) -> None:
+    """60,000 ``{`` in one word once took minutes (each rescanned the rest of the word)."""
+    assert shell_commands(line) == [[line]]
+
+
+def test_the_stage_deadline_stops_a_parse() -> None:
+    from dsh_policy.policy.deadline import stage_deadline
+
+    with stage_deadline(-1.0), pytest.raises(ShellLineTooComplexError, match="took too long"):
+        shell_commands("echo a;" * 2000)
 
 
 def test_self_doubling_variables_stop_substituting() -> None:

@@ -32,10 +32,36 @@ def test_a_hook_that_cannot_even_import_blocks(
     assert "internal error, refusing" in capsys.readouterr().err
 
 
-def test_other_commands_let_a_bug_surface(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_other_commands_report_a_bug_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No input makes a command print a traceback; a bug is one line and exit 2."""
+
     def broken(name: str) -> object:
         raise ImportError("simulated broken install")
 
     monkeypatch.setattr(cli.importlib, "import_module", broken)
+    assert cli.main(["check", "x.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert err == "dsh-policy check: internal error: ImportError: simulated broken install\n"
+
+
+def test_a_bug_surfaces_with_its_traceback_when_debugging(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(name: str) -> object:
+        raise ImportError("simulated broken install")
+
+    monkeypatch.setattr(cli.importlib, "import_module", broken)
+    monkeypatch.setenv("DSH_POLICY_LOG", "debug")
     with pytest.raises(ImportError):
         cli.main(["check", "x.yaml"])
+
+
+def test_memory_exhaustion_is_one_line_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def exhausted(name: str) -> object:
+        raise MemoryError
+
+    monkeypatch.setattr(cli.importlib, "import_module", exhausted)
+    assert cli.main(["check", "x.yaml"]) == 2
+    assert "too large" in capsys.readouterr().err

@@ -38,16 +38,19 @@ def gateway_a(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Deploy
         process.wait(timeout=60)
 
 
-def _memoized_build(sources: PolicySources) -> Any:
+def _memoized_build(sources: PolicySources, **options: Any) -> Any:
     """Stands in for ``PolicySources.build`` during tests: a hook process compiles its packs on
     every event, which is right for a process but makes hundreds of in-process runs slow. A
     compiled policy is immutable, so equal inputs (same files, same mtimes, same params) share one."""
     files = [str(path) for path in sources.packs]
     stamps = [Path(path).stat().st_mtime_ns if Path(path).exists() else -1 for path in files]
-    options = [sources.params, sources.engine, sources.shadow]
-    key = json.dumps([files, stamps, options], sort_keys=True, default=str)
+    inputs = [sources.params, sources.engine, sources.shadow, sources.unprotected, options]
+    config = sources.config.path if sources.config is not None else None
+    if config is not None:
+        stamps.append(Path(config).stat().st_mtime_ns if Path(config).exists() else -1)
+    key = json.dumps([files, stamps, inputs, config], sort_keys=True, default=str)
     if key not in _LOADED:
-        _LOADED[key] = _REAL_BUILD(sources)
+        _LOADED[key] = _REAL_BUILD(sources, **options)
     return _LOADED[key]
 
 

@@ -72,7 +72,9 @@ spec:
     run = run_hook("claude-code", payload("claude-code", "pre_tool_use_bash_ls"), pack=pack)
     assert run.code == 2
     assert run.stderr.startswith("canonical shell from Bash")
-    assert run_hook("codex", payload("codex", "pre_tool_use_shell_argv_rm_root"), pack=pack).code == 0
+    # Codex reports its shell as Bash too, so its original name passes this rule.
+    assert run_hook("codex", payload("codex", "pre_tool_use_bash_ls"), pack=pack).code == 2
+    assert run_hook("codex", payload("codex", "pre_tool_use_apply_patch"), pack=pack).code == 0
 
 
 # --- ask ----------------------------------------------------------------------------------------

@@ -25,8 +25,12 @@ def test_every_recorded_payload_is_audited_and_the_chain_verifies(run_hook, tmp_
         assert run.code in (0, 2)
     run_hook(harness, b"not json", "--audit", str(log))
     assert cli_main(["verify", str(log)]) == 0
-    decisions = [r for r in _records(log) if r["kind"] not in ("segment_start", "checkpoint")]
+    records = _records(log)
+    decisions = [r for r in records if r["kind"] not in ("segment_start", "checkpoint", "policy_loaded")]
     assert len(decisions) == len(paths) + 1
+    # The policy is recorded once, by the first run (every later run decides with the same one).
+    (loaded,) = [r for r in records if r["kind"] == "policy_loaded"]
+    assert loaded["summary"]["digest"] == loaded["policy"]["digest"]
     text = log.read_text()
     assert "AKIAIOSFODNN7EXAMPLE" not in text
     assert "PRIVATE KEY-----" not in text

@@ -90,7 +90,8 @@ def test_a_usage_error_is_still_a_refusal() -> None:
 _PROBE = """
 import json, os, sys
 from dsh_policy.policy import cli
-code = cli.main(sys.argv[1:])
+sys.argv = ["dsh-policy", *sys.argv[1:]]
+code = cli.main()  # as the console script calls it
 with open(os.environ["MODULES_OUT"], "w") as out:
     json.dump(sorted(sys.modules), out)
 raise SystemExit(code)

@@ -43,7 +43,11 @@ def test_examples_wire_all_five_events_to_the_adapter(harness: str, commands: di
     assert set(commands) == EVENTS
     for lines in commands.values():
         assert len(lines) == 1
-        words = shlex.split(lines[0])
+        trap, _, command = lines[0].partition("; ")
+        # The wrapping sh must outlive a signal sent to the whole process group and keep the
+        # answer: it waits for the hook, then exits 2 unless the hook answered with 0.
+        assert shlex.split(trap) == ["trap", "[ $? -eq 0 ] || exit 2", "HUP", "INT", "TERM", "PIPE"]
+        words = shlex.split(command)
         assert words[:3] == ["dsh-policy", "hook", harness]
         # Any other non-zero exit (127 when dsh-policy is not on PATH, 1 on a crash before our
         # code runs) would be a non-blocking error: the wrapper turns it into a refusal.
@@ -82,7 +86,7 @@ def test_example_commands_run_against_the_example_gateway(
     run_hook, tmp_path, harness: str, commands: dict[str, list[str]], name: str, code: int
 ) -> None:
     document = payload(harness, name)
-    argv = shlex.split(commands[document["hook_event_name"]][0])[:-3]
+    argv = shlex.split(commands[document["hook_event_name"]][0].partition("; ")[2])[:-3]
     config_at = argv.index("--config")
     gateway = (
         (EXAMPLES / "gateway.yaml")
@@ -98,4 +102,5 @@ def test_example_commands_run_against_the_example_gateway(
         json.loads(line)["kind"] for line in (tmp_path / "audit" / "hooks.jsonl").read_text().splitlines()
     ]
     assert kinds[0] == "segment_start"
-    assert kinds[1] in ("tool_result", "hook_event")
+    assert kinds[1] == "policy_loaded"  # the first hook run on a log records the policy in force
+    assert kinds[2] in ("tool_result", "hook_event")

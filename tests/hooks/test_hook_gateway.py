@@ -242,13 +242,16 @@ def test_sigkill_loses_no_acknowledged_record_lets_nothing_through_and_the_next_
 
     # A log deleted under the gateway would swallow records: it leaves, and the next event's
     # gateway starts a new log.
-    shutil.move(audit, tmp_path / "audit-before.jsonl")
+    moved_to = tmp_path / "before"
+    moved_to.mkdir()
+    for item in tmp_path.glob("audit.jsonl*"):  # the log and its side files (anchor, lock, ...)
+        shutil.move(item, moved_to / item.name)
     wait_for(lambda: status(spec) is None, "the gateway to leave its removed log")
     assert run_client(argv, payload("claude-code", "pre_tool_use_bash_ls"), env=env).code == 0
     third = status(spec)
     assert third is not None and third["pid"] != second["pid"]
     assert len(_decisions(audit)) == 1
-    moved = tmp_path / "audit-before.jsonl"
+    moved = moved_to / "audit.jsonl"
     done = subprocess.run([*CLI, "verify", str(moved)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr  # every record it took is there, chained
 

@@ -124,7 +124,7 @@ def test_param_flags_are_yaml_scalars() -> None:
 def test_unknown_engine_is_an_error_value(write_pack: WritePack) -> None:
     path = write_pack("rules: []")
     assert load_errors(path, engine="quantum") == [
-        "--engine:0:0: unknown CEL engine 'quantum'; choose auto, python or native"
+        "--engine:0:0: unknown CEL engine 'quantum'; choose auto, closure, python or native"
     ]
 
 

@@ -56,7 +56,7 @@ def test_unknown_keys_and_bad_values_are_reported_with_positions(tmp_path: Path)
     errors = load_gateway_config(file)
     assert isinstance(errors, list)
     assert [str(error).removeprefix(str(tmp_path) + "/") for error in errors] == [
-        "gateway.yaml:7:11: spec.engine: 'fast' is not one of auto, python, native",
+        "gateway.yaml:7:11: spec.engine: 'fast' is not one of auto, closure, python, native",
         "gateway.yaml:11:5: spec.audit: unknown key 'fsnyc' (did you mean 'fsync'?)",
     ]
 

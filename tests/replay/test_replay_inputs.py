@@ -103,7 +103,7 @@ def test_a_log_that_fails_verification_is_refused_unless_told_otherwise(
 ) -> None:
     tampered = tmp_path / "tampered.jsonl"
     lines = demo_log.read_text().splitlines(keepends=True)
-    (index,) = [i for i, line in enumerate(lines) if '"send_message"' in line]
+    (index,) = [i for i, line in enumerate(lines) if '"send_message"' in line and '"tool_result"' in line]
     lines[index] = lines[index].replace('"decision":"deny"', '"decision":"allow"', 1)
     tampered.write_text("".join(lines))
     refusal = replay_log([tampered], compiled(SHIPPED))
