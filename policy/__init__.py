@@ -31,7 +31,12 @@ Codex command hooks), ``demo/`` (the scripted demo sandbox) and ``cli/`` (one mo
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+# Not ``from typing import ...``: typing imports re, enum and collections, which is most of what a
+# hook event would pay for importing this package (hooks/client.py runs on every tool call).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _EXPORTS: dict[str, str] = {
     # loading and the decision API

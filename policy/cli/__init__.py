@@ -4,6 +4,11 @@ Each subcommand module exposes ``main(argv: list[str]) -> int`` and owns its own
 so a subcommand can live in the package that owns the behaviour (``verify`` and ``keygen`` live in
 ``audit``, which must not import the policy engine). Modules are imported lazily: ``dsh-policy
 verify`` never loads CEL.
+
+This module is on the path of every hook event (the console script imports it), so it imports
+nothing but ``sys``, ``os`` and ``importlib`` at module level: ``hook`` and ``redact-output`` run
+the fast client (:mod:`dsh_policy.policy.hooks.client`), which must not pay for structlog,
+pydantic or the policy engine unless it has to decide in process.
 """
 
 from __future__ import annotations
@@ -13,28 +18,38 @@ import sys
 if sys.argv[1:2] == ["hook"] and __name__ == "dsh_policy.policy.cli":
     # A hook must refuse even when a signal arrives during start-up, before the imports below:
     # these handlers exit 2 (a refusal in every harness) until the hook installs its own.
+    # The built-in _signal, not signal.py: that one imports enum, functools and collections,
+    # which would cost every hook event more CPU than the rest of the fast client.
+    import _signal
     import os as _os
-    import signal as _signal
+
+    _START_UP_SIGNALS = {_signal.SIGTERM: "SIGTERM", _signal.SIGHUP: "SIGHUP", _signal.SIGINT: "SIGINT",
+                         _signal.SIGPIPE: "SIGPIPE"}
 
     def _refuse_during_start_up(number: int, _frame: object) -> None:
-        _os.write(2, f"dsh-policy failed closed: {_signal.Signals(number).name} during start-up\n".encode())
+        name = _START_UP_SIGNALS.get(number, f"signal {number}")
+        _os.write(2, f"dsh-policy failed closed: {name} during start-up\n".encode())
         _os._exit(2)
 
-    for _number in (_signal.SIGTERM, _signal.SIGHUP, _signal.SIGINT, _signal.SIGPIPE):
+    for _number in _START_UP_SIGNALS:
         _signal.signal(_number, _refuse_during_start_up)
 
 import importlib
-import logging
 import os
-from collections.abc import Sequence
 
-import structlog
+TYPE_CHECKING = False  # not typing's: importing typing would cost every hook event
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": ("dsh_policy.policy.cli.check", "compile and lint packs; --cases dry-runs cases"),
     "explain": ("dsh_policy.policy.cli.explain", "evaluate one event against every rule"),
     "run": ("dsh_policy.policy.cli.run", "run a scripted agent session through the gateway"),
-    "hook": ("dsh_policy.policy.cli.hook", "act as a Claude Code or Codex command hook"),
+    "hook": ("dsh_policy.policy.hooks.client", "act as a Claude Code or Codex command hook"),
+    "serve": ("dsh_policy.policy.cli.serve", "run the resident gateway of one deployment"),
+    "init": ("dsh_policy.policy.cli.init", "write hook settings and a deployment file into a project"),
+    "doctor": ("dsh_policy.policy.cli.doctor", "check a hook installation end to end"),
+    "redact-output": ("dsh_policy.policy.hooks.output_filter", "filter a command's output (used by hooks)"),
     "replay": ("dsh_policy.policy.cli.replay", "re-decide an audit log's decisions under a candidate policy"),
     "diff": ("dsh_policy.policy.cli.diff", "what changes between two packs or deployment files"),
     "verify": ("dsh_policy.audit.cli", "verify audit log segments"),
@@ -48,6 +63,10 @@ USAGE_EXIT = 2
 BROKEN_PIPE_EXIT = 141
 #: Commands whose exit code is a decision for another program: any failure must mean "block".
 FAIL_CLOSED_COMMANDS = frozenset({"hook"})
+#: Commands that configure logging themselves, only when they need it (they start fast).
+FAST_COMMANDS = frozenset({"hook", "redact-output"})
+#: Commands whose own output is their log: info lines by default.
+VERBOSE_COMMANDS = frozenset({"serve"})
 LOG_LEVEL_VARIABLE = "DSH_POLICY_LOG"
 
 
@@ -61,11 +80,15 @@ class _StderrPrinter:
     log = debug = info = warning = warn = error = err = critical = exception = fatal = failure = msg
 
 
-def configure_logging() -> None:
+def configure_logging(default: str = "warning") -> None:
     """Diagnostics go to stderr, never stdout: stdout carries reports, JSON and hook protocol
     answers. The level comes from ``DSH_POLICY_LOG`` (debug, info, warning, error; default
     warning), so a command's own output is not drowned in the gateway's info lines."""
-    name = os.environ.get(LOG_LEVEL_VARIABLE, "warning").upper()
+    import logging
+
+    import structlog
+
+    name = os.environ.get(LOG_LEVEL_VARIABLE, default).upper()
     level = logging.getLevelNamesMapping().get(name, logging.WARNING)
     structlog.configure(
         wrapper_class=structlog.make_filtering_bound_logger(level),
@@ -76,7 +99,7 @@ def configure_logging() -> None:
 
 def _usage() -> str:
     lines = ["usage: dsh-policy COMMAND [ARGS...]", "", "commands:"]
-    lines += [f"  {name:<8} {summary}" for name, (_, summary) in SUBCOMMANDS.items()]
+    lines += [f"  {name:<13} {summary}" for name, (_, summary) in SUBCOMMANDS.items()]
     lines += ["", "Run 'dsh-policy COMMAND --help' for a command's options;"
               " 'dsh-policy --version' for the version."]
     return "\n".join(lines)
@@ -120,7 +143,8 @@ def _dispatch(args: list[str], *, console: bool = False) -> int:
         print(f"dsh-policy {version()}")
         return 0
     name, rest = args[0], args[1:]
-    configure_logging()
+    if name not in FAST_COMMANDS:
+        configure_logging("info" if name in VERBOSE_COMMANDS else "warning")
     if name not in SUBCOMMANDS:
         print(f"dsh-policy: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return USAGE_EXIT

@@ -25,7 +25,7 @@ from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks.claude_code import ClaudeCodeDialect
 from dsh_policy.policy.hooks.codex import CodexDialect
-from dsh_policy.policy.hooks.events import HookDecision, SessionContext, decide_hook
+from dsh_policy.policy.hooks.events import HookDecision, SessionContext, announcement, decide_hook
 from dsh_policy.policy.hooks.protocol import (
     EXIT_BLOCK,
     EXIT_OK,
@@ -42,6 +42,8 @@ from dsh_policy.policy.hooks.protocol import (
     failure_verdict,
     parse_hook_input,
 )
+from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec
+from dsh_policy.policy.hooks.secret_reads import BASH_OUTPUT_MODES, OutputFilter, redact_output_argv
 from dsh_policy.policy.hooks.vocabulary import Harness
 from dsh_policy.policy.loading import LoadFailure
 
@@ -69,6 +71,13 @@ def _parser() -> CommandParser:
         "--announce-packs",
         action="store_true",
         help="on SessionStart, tell the model which packs govern the session",
+    )
+    parser.add_argument(
+        "--redact-bash-output",
+        choices=list(BASH_OUTPUT_MODES),
+        default="when-secret",
+        help="Claude Code: route Bash output through the redactor when the command names a file "
+        "holding a secret (default), for every call, or never",
     )
     return parser
 
@@ -170,8 +179,9 @@ def _decide_and_record(
             if refusal is not None:
                 decision = HookDecision(failure_verdict(event, refusal))
             else:
-                session = SessionContext(announcement(policy)) if args.announce_packs else None
-                decision = decide_hook(policy, args.harness, payload, session)
+                output_filter = OutputFilter(redact_output_argv(spec_from(args)), args.redact_bash_output)
+                text = announcement(policy) if args.announce_packs else None
+                decision = decide_hook(policy, args.harness, payload, SessionContext(text, output_filter))
     configured = not isinstance(sources, list) and sources.config is not None and sources.config.audit
     if args.audit is not None or configured:
         # Imported only when recording: the audit writer is a noticeable share of a hook's start-up,
@@ -205,12 +215,16 @@ def _weakening_refused(args: argparse.Namespace, sources: PolicySources, policy:
     )
 
 
-def announcement(policy: Policy) -> str:
-    """The SessionStart context ``--announce-packs`` adds: which packs govern this session."""
-    names = ", ".join(f"{pack.name} ({pack.digest[:19]})" for pack in policy.packs)
-    return (
-        f"Tool calls in this session are checked by dsh-policy rule packs: {names}. "
-        "A refusal that names a policy rule is final; do not try to work around it."
+def spec_from(args: argparse.Namespace) -> DeploymentSpec:
+    """The deployment these options name (the same one the fast client and ``serve`` compute)."""
+    return DeploymentSpec.from_options(
+        config=args.config,
+        packs=list(args.packs),
+        params=list(args.params),
+        engine=args.engine,
+        shadow=bool(args.shadow),
+        audit=args.audit,
+        unprotected=bool(args.no_self_protection),
     )
 
 

@@ -1,7 +1,9 @@
 """Recording every hook decision in the audit log, through the same auditor as our own loop.
 
-Each hook process opens the log, appends one record and closes it (the writer's OS lock makes
-concurrent hook processes safe). Records reuse the native shapes where the facts match:
+The resident gateway (``hooks.server``) holds the one writer of its deployment's log and records
+through :func:`record_decision`; a hook that decides in process opens the log, appends one record
+and closes it (the writer's OS lock makes concurrent writers safe). Records reuse the native
+shapes where the facts match:
 
 | hook event / answer               | record                                                         |
 |-----------------------------------|----------------------------------------------------------------|
@@ -118,7 +120,7 @@ def record_hook_decision(
     try:
         auditor = DecisionAuditor(writer, policy, fail_closed=target.fail_closed)
         _record_policy_change(auditor, target, policy, refuse_weakening)
-        _record(auditor, harness, payload, raw, decision)
+        record_decision(auditor, harness, payload, raw, decision)
     finally:
         try:
             writer.close()
@@ -150,13 +152,15 @@ def _record_policy_change(
         remember(target.path, change.summary)
 
 
-def _record(
+def record_decision(
     auditor: DecisionAuditor,
     harness: Harness,
     payload: HookInput | HookInputError,
     raw: bytes,
     decision: HookDecision,
 ) -> None:
+    """Append the record for one hook decision through an open auditor (the resident gateway
+    keeps one for its whole life; a hook process opens one per event)."""
     if isinstance(payload, HookInputError):
         auditor.hook_event(_input_error_fields(auditor, harness, payload, raw, decision.verdict))
         return

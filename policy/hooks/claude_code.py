@@ -12,14 +12,19 @@ Choices made here:
   not object", not "skip the user's own permission prompts"; emitting ``permissionDecision:
   allow`` would widen what the user configured, and a guard must only ever narrow it.
 - ``ask`` is ``permissionDecision: ask`` with the reason shown in the prompt.
-- ``redact``: Claude Code can replace the output of MCP tools only (``updatedMCPToolOutput``); for
-  built-in tools the output cannot be rewritten, so the result is blocked with a message naming the
-  secret types. A PostToolUse block tells the model to disregard the output; the tool has run.
+- ``redact``: Claude Code can replace the output of MCP tools only (``updatedMCPToolOutput``). For
+  built-in tools a PostToolUse answer comes too late: the model already has the output, and a
+  ``decision: "block"`` is only feedback beside it. So every PostToolUse block of a built-in tool
+  says exactly that (:data:`ALREADY_SEEN_NOTE`) instead of claiming the output was withheld; the
+  real protection for built-in tools happens in PreToolUse (``hooks.secret_reads``).
+- ``rewrite`` is ``updatedInput`` with no ``permissionDecision``: the call runs as rewritten and
+  still goes through the user's own permission rules.
 - ``halt`` is ``continue: false`` with ``stopReason`` (shown to the user).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Final
 
 from dsh_policy.policy.hooks.protocol import (
@@ -31,6 +36,12 @@ from dsh_policy.policy.hooks.protocol import (
     deny_reply,
     joined_contexts,
     json_line,
+)
+
+ALREADY_SEEN_NOTE: Final[str] = (
+    "dsh-policy could not withhold this output: Claude Code passes a built-in tool's output to the "
+    "model before PostToolUse hooks run and lets no hook take it back, so it has already reached "
+    "you; do not repeat, store or send what policy flagged."
 )
 
 # Events whose hookSpecificOutput accepts additionalContext.
@@ -58,13 +69,18 @@ class ClaudeCodeDialect:
             return _reply({"hookSpecificOutput": self._with_context(specific, verdict)})
         if verdict.action == "halt":
             return _reply({"continue": False, "stopReason": verdict.reason.strip() or FAIL_CLOSED_PREFIX})
+        if verdict.action == "rewrite" and event == "PreToolUse" and verdict.updated_input is not None:
+            specific = {"hookEventName": event, "updatedInput": dict(verdict.updated_input)}
+            return _reply({"hookSpecificOutput": self._with_context(specific, verdict)})
         if verdict.action == "redact" and event == "PostToolUse":
             if verdict.tool_name is not None and verdict.tool_name.startswith("mcp__"):
                 specific = {"hookEventName": event, "updatedMCPToolOutput": verdict.redacted_output}
                 return _reply({"hookSpecificOutput": self._with_context(specific, verdict)})
-            notice = RedactionNotice(verdict.redacted_types).text()
+            notice = already_seen(RedactionNotice(verdict.redacted_types).found_text())
             return self._block(HookVerdict(event, "block", notice, verdict.contexts))
-        if verdict.action == "block" and event in ("PostToolUse", "UserPromptSubmit"):
+        if verdict.action == "block" and event == "PostToolUse":
+            return self._block(replace(verdict, reason=already_seen(verdict.reason)))
+        if verdict.action == "block" and event == "UserPromptSubmit":
             return self._block(verdict)
         if verdict.action == "pass":
             if verdict.contexts and event in _CONTEXT_EVENTS:
@@ -89,6 +105,13 @@ class ClaudeCodeDialect:
         if text:
             specific["additionalContext"] = text
         return specific
+
+
+def already_seen(reason: str) -> str:
+    """A PostToolUse refusal as it must read under Claude Code: what policy decided, then what
+    actually happened to the output."""
+    text = reason.strip() or "blocked by policy"
+    return text if ALREADY_SEEN_NOTE in text else f"{text}. {ALREADY_SEEN_NOTE}"
 
 
 def _reply(document: dict[str, Any]) -> HookReply:

@@ -22,7 +22,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from dsh_policy.core.frozen import NotJsonError, freeze_json, thaw
 from dsh_policy.policy.decide import Policy
@@ -47,6 +47,9 @@ from dsh_policy.policy.hooks.protocol import (
 )
 from dsh_policy.policy.hooks.vocabulary import CanonicalCall, Harness, ToolInputError, canonicalize
 
+if TYPE_CHECKING:
+    from dsh_policy.policy.hooks.secret_reads import OutputFilter
+
 MAIN_AGENT: Final[str] = "main"
 
 _REDACTION_LABEL = re.compile(r"\[REDACTED:([A-Za-z0-9_.\-]+)\]")
@@ -70,9 +73,21 @@ class HookDecision:
 
 @dataclass(frozen=True, slots=True)
 class SessionContext:
-    """Optional text a SessionStart hook adds for the model (``--announce-packs``)."""
+    """What one hook invocation adds to the policy: text a SessionStart hook gives the model
+    (``--announce-packs``), and how Claude Code Bash output can be routed through the redactor
+    (``hooks.secret_reads``; None = never rewrite a call)."""
 
     text: str | None = None
+    output_filter: OutputFilter | None = None
+
+
+def announcement(policy: Policy) -> str:
+    """The SessionStart context ``--announce-packs`` adds: which packs govern this session."""
+    names = ", ".join(f"{pack.name} ({pack.digest[:19]})" for pack in policy.packs)
+    return (
+        f"Tool calls in this session are checked by dsh-policy rule packs: {names}. "
+        "A refusal that names a policy rule is final; do not try to work around it."
+    )
 
 
 def decide_hook(
@@ -80,7 +95,7 @@ def decide_hook(
 ) -> HookDecision:
     """Decide one validated payload. Never raises for bad input: it becomes a fail-closed verdict."""
     if isinstance(payload, PreToolUseInput):
-        return _pre_tool_use(policy, harness, payload)
+        return _pre_tool_use(policy, harness, payload, session.output_filter if session else None)
     if isinstance(payload, PostToolUseInput):
         return _post_tool_use(policy, harness, payload)
     if isinstance(payload, UserPromptSubmitInput):
@@ -124,7 +139,9 @@ def _canonical(harness: Harness, payload: PreToolUseInput | PostToolUseInput) ->
     return call
 
 
-def _pre_tool_use(policy: Policy, harness: Harness, payload: PreToolUseInput) -> HookDecision:
+def _pre_tool_use(
+    policy: Policy, harness: Harness, payload: PreToolUseInput, output_filter: OutputFilter | None
+) -> HookDecision:
     call = _canonical(harness, payload)
     if isinstance(call, str):
         return HookDecision(failure_verdict("PreToolUse", call))
@@ -150,6 +167,13 @@ def _pre_tool_use(policy: Policy, harness: Harness, payload: PreToolUseInput) ->
         )
     else:
         mapped = HookVerdict("PreToolUse", "pass", rules=verdict.rules, tool_name=payload.tool_name)
+        if harness == "claude-code":
+            # Imported here: secret_reads builds on this module (with_rules, redacted_types).
+            from dsh_policy.policy.hooks.secret_reads import guard_secret_reads
+
+            mapped = guard_secret_reads(
+                policy, event, call, mapped, payload.cwd, dict(payload.tool_input), output_filter
+            )
     return HookDecision(mapped, verdict, call, tool_event=event)
 
 

@@ -197,7 +197,7 @@ def _json_type(value: Any) -> str:
 
 # --- output ---------------------------------------------------------------------------------------
 
-Action: TypeAlias = Literal["pass", "deny", "ask", "block", "redact", "halt"]
+Action: TypeAlias = Literal["pass", "deny", "ask", "block", "redact", "halt", "rewrite"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +210,8 @@ class HookVerdict:
     ``redact``: a PostToolUse result was accepted but with secrets replaced (``redacted_output``);
     most harnesses cannot rewrite tool output, so dialects may degrade it to a block.
     ``halt``: stop the session (the safe side of an internal failure where nothing can be denied).
+    ``rewrite``: a PreToolUse call may run as ``updated_input`` instead (Claude Code only: a Bash
+    call whose output must pass through the redactor, see ``hooks.secret_reads``).
     """
 
     event: EventName | None
@@ -221,6 +223,7 @@ class HookVerdict:
     redacted_output: Any = None
     tool_name: str | None = None
     failure: bool = False
+    updated_input: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +280,22 @@ def deny_reply(reason: str) -> HookReply:
     return HookReply(EXIT_BLOCK, "", text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n")
 
 
+def render_safely(dialect: HookDialect, verdict: HookVerdict) -> HookReply:
+    """``dialect.render(verdict)``, failing closed: a rendering bug becomes the event's safe
+    answer, and an exit code other than 0 or 2 (a non-blocking error) becomes a refusal."""
+    try:
+        reply = dialect.render(verdict)
+    except Exception as exc:
+        failed = failure_verdict(verdict.event, f"{type(exc).__name__} while answering: {exc}")
+        try:
+            reply = dialect.render(failed)
+        except Exception:
+            reply = deny_reply(failed.reason)
+    if reply.exit_code not in (EXIT_OK, EXIT_BLOCK):
+        reply = deny_reply(f"{FAIL_CLOSED_PREFIX}: dialect produced exit code {reply.exit_code}")
+    return reply
+
+
 def joined_contexts(contexts: tuple[str, ...]) -> str:
     """Several context messages as one ``additionalContext`` string."""
     return "\n\n".join(text for text in contexts if text)
@@ -289,8 +308,15 @@ class RedactionNotice:
     types: tuple[str, ...] = field(default=())
 
     def text(self) -> str:
+        """For a harness that replaces a blocked result with the reason (Codex)."""
         names = ", ".join(self.types) if self.types else "secret"
         return (
             f"dsh-policy withheld this tool output: it contained {names} material that policy "
             "redacts, and this harness cannot pass on a redacted copy."
         )
+
+    def found_text(self) -> str:
+        """For a harness that shows the output anyway (Claude Code's built-in tools): no claim
+        that anything was withheld."""
+        names = ", ".join(self.types) if self.types else "secret"
+        return f"dsh-policy found {names} material that policy redacts in this tool output"

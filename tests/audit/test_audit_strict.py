@@ -9,6 +9,7 @@ that ``--format json`` carries the same verdict.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -49,7 +50,9 @@ def _write_run_log(folder: Path) -> Path:
 
 
 def _write_hook_log(folder: Path) -> Path:
-    """Two real ``dsh-policy hook`` processes appending to one signed log (two checkpoints)."""
+    """Two real ``dsh-policy hook`` processes appending to one signed log (two checkpoints).
+    They decide in process (``DSH_POLICY_GATEWAY=off``): a resident gateway would hold the log
+    open, and a log still being written verifies strictly only once closed."""
     write_key_pair(folder / "k")
     config = folder / "gateway.yaml"
     config.write_text(
@@ -64,6 +67,7 @@ def _write_hook_log(folder: Path) -> Path:
             capture_output=True,
             timeout=60,
             check=False,
+            env={**os.environ, "DSH_POLICY_GATEWAY": "off"},
         )
         assert done.returncode in (0, 2), done.stderr.decode()
     return folder / "audit.jsonl"

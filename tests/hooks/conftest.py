@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,10 +14,28 @@ from typing import Any
 import pytest
 from dsh_policy.policy.cli import main as cli_main
 from dsh_policy.policy.config import PolicySources
+from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec
 from hook_testkit import PACK, HookRun, StdinText
+from resident_kit import spec_for, start_gateway
 
 _LOADED: dict[str, Any] = {}
 _REAL_BUILD = PolicySources.build
+
+
+@pytest.fixture(scope="session")
+def gateway_a(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DeploymentSpec, Path, Path]]:
+    """A running gateway for a copy of the test pack, with an audit log and HTTP on loopback."""
+    folder = tmp_path_factory.mktemp("gateway-a")
+    pack = folder / "hook-guard.yaml"
+    shutil.copy(PACK, pack)
+    audit = folder / "audit.jsonl"
+    spec = spec_for(pack=pack, audit=audit)
+    process = start_gateway(spec, "--http", "127.0.0.1:0")
+    try:
+        yield spec, pack, audit
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
 
 
 def _memoized_build(sources: PolicySources, **options: Any) -> Any:
@@ -48,6 +68,8 @@ def run_hook(
         else:
             raw = json.dumps(stdin).encode()
         monkeypatch.setattr(PolicySources, "build", _memoized_build)
+        # These tests exercise the in-process adapter; the client/server path has its own tests.
+        monkeypatch.setenv("DSH_POLICY_GATEWAY", "off")
         monkeypatch.setattr(sys, "stdin", StdinText(io.BytesIO(raw), encoding="utf-8"))
         capsys.readouterr()
         argv = ["hook", harness, *(["--pack", str(pack)] if pack is not None else []), *args]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import dsh_policy.rules
 import pytest
+from dsh_policy.policy.hooks.claude_code import ALREADY_SEEN_NOTE
 from dsh_policy.policy.hooks.codex import KNOWN_FIELDS, check_known_fields
 from hook_testkit import PAYLOADS, HookRun, payload
 
@@ -134,12 +135,11 @@ spec:
 def test_private_key_output_is_blocked_with_the_rule_message(run_hook, harness: str) -> None:
     run = run_hook(harness, payload(harness, "post_tool_use_bash_private_key"))
     assert run.code == 0
-    assert run.json == {
-        "decision": "block",
-        "reason": (
-            "tool output contained a private key and was withheld [policy: hook-guard/withhold-private-keys]"
-        ),
-    }
+    rule = "tool output contained a private key and was withheld [policy: hook-guard/withhold-private-keys]"
+    # Codex replaces a blocked result with the reason; Claude Code has already shown the output,
+    # and the reason must say so rather than claim it was withheld.
+    expected = rule if harness == "codex" else f"{rule}. {ALREADY_SEEN_NOTE}"
+    assert run.json == {"decision": "block", "reason": expected}
     _codex_honours(run, "PostToolUse")
 
 
@@ -156,6 +156,11 @@ def test_redaction_of_builtin_tool_output_degrades_to_a_block_naming_the_secret_
     assert document["decision"] == "block"
     assert "aws-access-key" in document["reason"]
     assert "AKIA" not in run.stdout
+    if harness == "codex":
+        assert "withheld" in document["reason"]
+    else:  # Claude Code cannot withhold a built-in tool's output: no claim that it did
+        assert document["reason"].endswith(ALREADY_SEEN_NOTE)
+        assert "withheld this tool output" not in document["reason"]
     _codex_honours(run, "PostToolUse")
 
 

@@ -118,15 +118,23 @@ def test_a_signal_to_the_process_group_mid_decision_gives_the_safe_answer(
         assert f"interrupted by {number.name}" in json.loads(out)["reason"]
 
 
+# The memory limit and the deadline bound the child a hook decides in (``DSH_POLICY_GATEWAY=off``,
+# or no resident gateway within reach); a resident gateway answers within DSH_POLICY_HOOK_TIMEOUT.
+
+
 def test_a_child_over_its_memory_limit_gives_the_safe_answer(project: Path) -> None:
-    code, out, err = _finish(_start(project, "PreToolUse", DSH_POLICY_HOOK_MEMORY_MB="40"))
+    code, out, err = _finish(
+        _start(project, "PreToolUse", DSH_POLICY_HOOK_MEMORY_MB="40", DSH_POLICY_GATEWAY="off")
+    )
     assert (code, out) == (2, "")
     assert "failed closed" in err and ("memory" in err.lower() or "MemoryError" in err)
 
 
 def test_a_child_over_its_deadline_gives_the_safe_answer(project: Path) -> None:
     started = time.monotonic()
-    code, out, err = _finish(_start(project, "PreToolUse", DSH_POLICY_HOOK_DEADLINE="0.05"))
+    code, out, err = _finish(
+        _start(project, "PreToolUse", DSH_POLICY_HOOK_DEADLINE="0.05", DSH_POLICY_GATEWAY="off")
+    )
     assert (code, out) == (2, "")
     assert "did not finish within its 0.05 s budget" in err
     assert time.monotonic() - started < 30

@@ -96,10 +96,13 @@ def stdin_bytes(data: bytes) -> Iterator[None]:
 
 
 def run_hooks(log: Path, events: list[tuple[str, str]], pack: Path = HOOK_PACK) -> list[int]:
-    """Each (harness, payload name) through ``dsh-policy hook HARNESS --pack PACK --audit LOG``."""
+    """Each (harness, payload name) through ``dsh-policy hook HARNESS --pack PACK --audit LOG``,
+    decided in process (``--in-process``): a log as hook processes write it, one record per event
+    and no ``policy_loaded`` (a resident gateway would add one, with rule fingerprints)."""
     codes = []
     for harness, name in events:
         data = (HOOK_PAYLOADS / harness / f"{name}.json").read_bytes()
         with stdin_bytes(data), redirect_stdout(io.StringIO()):
-            codes.append(cli_main(["hook", harness, "--pack", str(pack), "--audit", str(log)]))
+            argv = ["hook", harness, "--pack", str(pack), "--audit", str(log), "--in-process"]
+            codes.append(cli_main(argv))
     return codes

@@ -1,0 +1,204 @@
+"""``dsh-policy init claude-code|codex [--project DIR] [--pack PACK]... [--user] [--trust]``.
+
+Writes into a project what the hooks need, merging with what is there and never clobbering it:
+
+- the deployment file, unless one exists (``.dsh/gateway.yaml`` for Claude Code,
+  ``.codex/dsh-gateway.yaml`` for Codex): the shipped ``baseline`` and ``secrets`` packs (or the
+  ``--pack`` files), ``params.workspace`` set to the project, and a fail-closed audit log in an
+  ``audit/`` folder beside it;
+- the hook settings: every event wired to ``dsh-policy hook`` (``.claude/settings.json``, with
+  ``onFailure: "block"``; ``.codex/config.toml``, or ``$CODEX_HOME/config.toml`` with ``--user``).
+  Hooks already present are not added twice; a settings file that does not parse is left alone
+  and reported.
+
+Codex runs hooks only once trusted. ``--trust`` records trust for the hooks init wrote, with the
+hashes Codex itself computes (``codex app-server``), exactly as its "Trust all and continue" does;
+without it, init says how to trust them. Run ``dsh-policy doctor`` afterwards to check it all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from dsh_policy.policy.cli.options import USAGE_EXIT, CommandParser, UsageError
+from dsh_policy.policy.hooks import codex_trust
+from dsh_policy.policy.hooks.settings_files import (
+    SettingsError,
+    claude_code_hooks,
+    codex_hooks_toml,
+    merge_claude_code_settings,
+    merge_codex_config,
+    read_text,
+    write_atomically,
+)
+
+SHIPPED_PACKS = ("baseline.yaml", "secrets.yaml")
+
+
+def _parser() -> CommandParser:
+    parser = CommandParser(
+        prog="dsh-policy init",
+        description="Write hook settings and a deployment file into a project (merging, never clobbering).",
+    )
+    parser.add_argument("harness", choices=["claude-code", "codex"])
+    parser.add_argument("--project", default=".", metavar="DIR", help="the project folder (default: .)")
+    parser.add_argument(
+        "--pack",
+        dest="packs",
+        action="append",
+        default=[],
+        metavar="PACK",
+        help="rule pack for a new deployment file (default: the shipped baseline and secrets packs)",
+    )
+    parser.add_argument(
+        "--user",
+        action="store_true",
+        help="codex: write the hooks to $CODEX_HOME/config.toml instead of the project's .codex/config.toml",
+    )
+    parser.add_argument("--trust", action="store_true", help="codex: record trust for the hooks written")
+    return parser
+
+
+def deployment_yaml(name: str, packs: list[str], workspace: str) -> str:
+    """A new deployment file (paths absolute, so it can be copied)."""
+    listed = ", ".join(_yaml_string(pack) for pack in packs)
+    return (
+        "# Written by `dsh-policy init`; see examples/hooks/README.md.\n"
+        "apiVersion: dsh-policy/v1\nkind: Gateway\n"
+        f"metadata:\n  name: {_yaml_string(name)}\n"
+        f"spec:\n  packs: [{listed}]\n"
+        f"  params:\n    workspace: {_yaml_string(workspace)}\n"
+        "  audit:\n    path: audit/hooks.jsonl\n    fsync: batch\n    fail_closed: true\n"
+    )
+
+
+def _yaml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _shipped_packs() -> list[str]:
+    from dsh_policy import rules
+
+    folder = Path(rules.__file__).parent
+    return [str(folder / name) for name in SHIPPED_PACKS]
+
+
+def main(argv: list[str]) -> int:
+    """Entry point; 0 when everything was written (or already there), 1 on any problem."""
+    try:
+        args = _parser().parse_args(argv)
+    except UsageError as error:
+        print(error, file=sys.stderr)
+        return USAGE_EXIT
+    project = os.path.realpath(args.project)
+    if not os.path.isdir(project):
+        print(f"dsh-policy init: {project} is not a folder", file=sys.stderr)
+        return 1
+    packs = [os.path.realpath(pack) for pack in args.packs] or _shipped_packs()
+    problems = 0
+    if args.harness == "claude-code":
+        problems += _write_deployment(os.path.join(project, ".dsh", "gateway.yaml"), project, packs)
+        problems += _merge_claude_code(project)
+    else:
+        deployment = os.path.join(project, ".codex", "dsh-gateway.yaml")
+        problems += _write_deployment(deployment, project, packs)
+        problems += _merge_codex(args, project, deployment)
+    print("next: dsh-policy doctor " + args.harness + f" --project {shlex.quote(project)}")
+    return 1 if problems else 0
+
+
+def _say(status: str, message: str) -> None:
+    print(f"{status:<7} {message}")
+
+
+def _write_deployment(path: str, project: str, packs: list[str]) -> int:
+    os.makedirs(os.path.join(os.path.dirname(path), "audit"), exist_ok=True)
+    if os.path.exists(path):
+        _say("kept", f"{path} (an existing deployment file is never overwritten)")
+        return 0
+    missing = [pack for pack in packs if not os.path.isfile(pack)]
+    if missing:
+        _say("FAIL", f"no such pack: {', '.join(missing)}")
+        return 1
+    write_atomically(path, deployment_yaml(os.path.basename(project) or "project", packs, project))
+    _say("wrote", path)
+    return 0
+
+
+def _merge_claude_code(project: str) -> int:
+    path = os.path.join(project, ".claude", "settings.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        merged = merge_claude_code_settings(read_text(path), claude_code_hooks())
+    except SettingsError as error:
+        _say("FAIL", f"{path}: {error}")
+        return 1
+    if not merged.changed:
+        _say("kept", f"{path} (every dsh-policy hook is already there)")
+        return 0
+    write_atomically(path, merged.text)
+    _say("merged", f"{path}: hooks for {', '.join(merged.added)}")
+    return 0
+
+
+def _merge_codex(args: argparse.Namespace, project: str, deployment: str) -> int:
+    home = codex_trust.codex_home()
+    path = os.path.join(home, "config.toml") if args.user else os.path.join(project, ".codex", "config.toml")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        merged = merge_codex_config(read_text(path), codex_hooks_toml(deployment))
+    except SettingsError as error:
+        _say("FAIL", f"{path}: {error}")
+        return 1
+    if merged.changed:
+        write_atomically(path, merged.text)
+        _say("merged", f"{path}: hooks for {', '.join(merged.added)}")
+    else:
+        _say("kept", f"{path} (every dsh-policy hook is already there)")
+    if not args.user:
+        print(
+            f"note    Codex reads {path} only once the project folder is trusted (Codex asks on first start)"
+        )
+    return _trust_codex(project, path, home) if args.trust else _report_trust(project)
+
+
+def _trust_codex(project: str, config: str, home: str) -> int:
+    listed = codex_trust.list_hooks(project)
+    if isinstance(listed, str):
+        _say("FAIL", f"cannot record Codex hook trust: {listed}")
+        return 1
+    mine = [hook for hook in codex_trust.ours(listed) if hook.source_path == config]
+    if not mine:
+        _say(
+            "FAIL",
+            f"Codex does not load the hooks in {config} for {project} "
+            "(is the project folder trusted? run `codex` there once)",
+        )
+        return 1
+    why = codex_trust.record_trust(os.path.join(home, "config.toml"), [h for h in mine if not h.trusted])
+    if why is not None:
+        _say("FAIL", why)
+        return 1
+    return _report_trust(project)
+
+
+def _report_trust(project: str) -> int:
+    listed = codex_trust.list_hooks(project)
+    if isinstance(listed, str):
+        _say("warn", f"cannot check Codex hook trust: {listed}")
+        return 0
+    mine = codex_trust.ours(listed)
+    untrusted = [hook for hook in mine if not hook.trusted]
+    if untrusted:
+        _say(
+            "todo",
+            f"{len(untrusted)} of {len(mine)} dsh-policy hooks are not trusted yet, and "
+            f"`codex exec` silently skips untrusted hooks: {codex_trust.TRUST_HINT}",
+        )
+        return 0
+    _say("trusted", f"all {len(mine)} dsh-policy hooks are trusted by Codex")
+    return 0

@@ -1,0 +1,140 @@
+"""``dsh-policy serve [policy options] [--http [HOST:]PORT] [--idle-exit S] [--status | --stop]``.
+
+Runs the resident gateway of one deployment in the foreground (for a terminal, or a systemd or
+launchd unit): hook commands given the same policy options find it through the per-user runtime
+folder and answer in milliseconds instead of compiling the packs on every event. A hook starts
+one itself when none is running, so running ``serve`` by hand is optional.
+
+``--status`` prints the running gateway's health (policy digest, uptime, decisions served) as
+JSON and exits 0, or exits 1 when none answers; ``--stop`` asks it to leave cleanly.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from dsh_policy.policy.cli.options import (
+    USAGE_EXIT,
+    CommandParser,
+    UsageError,
+    add_policy_options,
+    print_errors,
+    sources_from,
+)
+from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec, RuntimeDirError, gateway_files
+
+
+def _parser() -> CommandParser:
+    parser = CommandParser(
+        prog="dsh-policy serve",
+        description="Run the resident gateway of one deployment in the foreground.",
+    )
+    add_policy_options(parser, positional_packs=False)
+    parser.add_argument("--audit", metavar="LOG", help="audit log (as for dsh-policy hook)")
+    parser.add_argument(
+        "--no-self-protection",
+        action="store_true",
+        help="let the agent change this gateway's files (as for dsh-policy hook)",
+    )
+    parser.add_argument(
+        "--http", metavar="[HOST:]PORT", help="also answer Claude Code http hooks on loopback (port 0: any)"
+    )
+    parser.add_argument(
+        "--token-file", metavar="FILE", help="HTTP bearer token file (default: runtime folder)"
+    )
+    parser.add_argument(
+        "--idle-exit", type=float, metavar="SECONDS", help="leave after this long without requests"
+    )
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--status", action="store_true", help="print the running gateway's status and exit")
+    action.add_argument("--stop", action="store_true", help="ask the running gateway to stop")
+    return parser
+
+
+def spec_from(args: object) -> DeploymentSpec:
+    """The deployment named by parsed policy options (as the hook client computes it)."""
+    return DeploymentSpec.from_options(
+        config=getattr(args, "config", None),
+        packs=list(getattr(args, "packs", [])),
+        params=list(getattr(args, "params", [])),
+        engine=getattr(args, "engine", None),
+        shadow=bool(getattr(args, "shadow", False)),
+        audit=getattr(args, "audit", None),
+        unprotected=bool(getattr(args, "no_self_protection", False)),
+    )
+
+
+def _http_address(value: str) -> tuple[str, int] | str:
+    host, _, port = value.rpartition(":")
+    try:
+        number = int(port)
+    except ValueError:
+        return f"--http {value!r}: the port must be a number"
+    if not 0 <= number <= 65535:
+        return f"--http {value!r}: no such port"
+    return (host.strip("[]") or "127.0.0.1"), number
+
+
+def main(argv: list[str]) -> int:
+    """Entry point; 0 after a clean stop, 1 when the gateway cannot start, 3 when the
+    deployment is already served."""
+    try:
+        args = _parser().parse_args(argv)
+    except UsageError as error:
+        print(error, file=sys.stderr)
+        return USAGE_EXIT
+    spec = spec_from(args)
+    if args.status or args.stop:
+        return _query(spec, "stop" if args.stop else "status")
+    http = _http_address(args.http) if args.http is not None else None
+    if isinstance(http, str):
+        print(f"dsh-policy serve: {http}", file=sys.stderr)
+        return USAGE_EXIT
+    sources = sources_from(args, unprotected=bool(args.no_self_protection))
+    if isinstance(sources, list):
+        print_errors(sources)
+        return 1
+    from dsh_policy.policy.hooks.server import ServeSettings, serve
+
+    settings = ServeSettings(
+        idle_exit=args.idle_exit,
+        http_host=http[0] if http else None,
+        http_port=http[1] if http else None,
+        token_file=args.token_file,
+    )
+    try:
+        return serve(spec, sources, args.audit, settings)
+    except RuntimeDirError as error:
+        print(f"dsh-policy serve: {error}", file=sys.stderr)
+        return 1
+
+
+def query_gateway(spec: DeploymentSpec, op: str, timeout: float = 5.0) -> dict[str, object] | str:
+    """Ask the running gateway of ``spec`` (never starts one); the answer or why there is none."""
+    from dsh_policy.policy.hooks import client, wire
+
+    try:
+        files = gateway_files(spec, create=False)
+    except RuntimeDirError as error:
+        return str(error)
+    connected = client.connect(files.socket)
+    if connected is None:
+        return f"no gateway answers on {files.socket}"
+    sock, _ = connected
+    try:
+        return wire.exchange(sock, wire.encode_request(op, {}), time.monotonic() + timeout)
+    except wire.WireError as error:
+        return str(error)
+    finally:
+        sock.close()
+
+
+def _query(spec: DeploymentSpec, op: str) -> int:
+    answer = query_gateway(spec, op)
+    if isinstance(answer, str):
+        print(f"dsh-policy serve: {answer}", file=sys.stderr)
+        return 1
+    print(json.dumps(answer, indent=2, sort_keys=True))
+    return 0

@@ -1,0 +1,213 @@
+"""The hook settings dsh-policy installs, and merging them into a harness's own settings files.
+
+One table (:data:`HOOK_EVENTS`) says which events are wired and how; the shipped examples
+(``examples/hooks/``) are exactly what :func:`claude_code_hooks` and :func:`codex_hooks` produce
+for the default paths, and a test keeps them equal.
+
+Merging never clobbers: every key of an existing file is kept, a hook that is already there (same
+command) is not added twice, and a file that does not parse is refused instead of rewritten.
+Writes are atomic (a temporary file renamed over the old one), so a crash leaves the old file or
+the new one, never half of each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+#: (event, announce packs?, matcher) for every event the adapter handles.
+HOOK_EVENTS: Final[tuple[tuple[str, bool, str | None], ...]] = (
+    ("SessionStart", True, None),
+    ("UserPromptSubmit", False, None),
+    ("PreToolUse", False, "*"),
+    ("PostToolUse", False, "*"),
+    ("Stop", False, None),
+)
+HOOK_TIMEOUT_SECONDS: Final[int] = 30
+CLAUDE_CODE_DEPLOYMENT: Final[str] = '"$CLAUDE_PROJECT_DIR/.dsh/gateway.yaml"'
+CODEX_DEPLOYMENT: Final[str] = ".codex/dsh-gateway.yaml"
+CODEX_STATUS_MESSAGE: Final[str] = "Checking the call against policy"
+
+
+class SettingsError(Exception):
+    """A settings file cannot be merged (it does not parse, or has an incompatible shape)."""
+
+
+#: Keeps the wrapping ``sh -c`` alive when a harness signals the hook's whole process group: it
+#: then waits for the hook and exits with its 0 or 2 instead of dying of the signal.
+SHELL_TRAP: Final[str] = "trap '[ $? -eq 0 ] || exit 2' HUP INT TERM PIPE; "
+
+
+def hook_command(harness: str, deployment: str, *, announce: bool) -> str:
+    """The command line of one hook. ``|| exit 2`` turns "dsh-policy not found" (127) and a
+    crash before our code runs (1), both non-blocking errors in the harness, into refusals."""
+    words = f"{SHELL_TRAP}dsh-policy hook {harness} --config {deployment}"
+    return words + (" --announce-packs" if announce else "") + " || exit 2"
+
+
+def claude_code_hooks(deployment: str = CLAUDE_CODE_DEPLOYMENT) -> dict[str, list[dict[str, Any]]]:
+    """The ``hooks`` object of Claude Code settings. ``onFailure: "block"`` (Claude Code 2.1.295
+    and later) makes a hook that cannot start, times out or crashes block the action."""
+    hooks: dict[str, list[dict[str, Any]]] = {}
+    for event, announce, matcher in HOOK_EVENTS:
+        group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+        group["hooks"] = [
+            {
+                "type": "command",
+                "command": hook_command("claude-code", deployment, announce=announce),
+                "timeout": HOOK_TIMEOUT_SECONDS,
+                "onFailure": "block",
+            }
+        ]
+        hooks[event] = [group]
+    return hooks
+
+
+def codex_hooks_toml(deployment: str = CODEX_DEPLOYMENT) -> str:
+    """The ``[[hooks.<Event>]]`` tables of a Codex config. No ``matcher``: the guard must see
+    every tool (shell, apply_patch and MCP tools alike)."""
+    words = deployment if deployment == CODEX_DEPLOYMENT else shlex.quote(deployment)
+    blocks = []
+    for event, announce, _matcher in HOOK_EVENTS:
+        lines = [
+            f"[[hooks.{event}]]",
+            f"[[hooks.{event}.hooks]]",
+            'type = "command"',
+            f"command = {json.dumps(hook_command('codex', words, announce=announce))}",
+            f"timeout = {HOOK_TIMEOUT_SECONDS}",
+        ]
+        if event == "PreToolUse":
+            lines.append(f"statusMessage = {json.dumps(CODEX_STATUS_MESSAGE)}")
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    """What a merge did: the new text, and which events gained a hook."""
+
+    text: str
+    added: tuple[str, ...]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added)
+
+
+def merge_claude_code_settings(
+    existing: str | None, hooks: Mapping[str, list[dict[str, Any]]]
+) -> MergeResult:
+    """``existing`` settings JSON (None: no file) with ``hooks`` merged in."""
+    document: Any = {}
+    if existing is not None and existing.strip():
+        try:
+            document = json.loads(existing)
+        except ValueError as error:
+            raise SettingsError(f"not valid JSON ({error}); fix or move it, then run init again") from None
+    if not isinstance(document, dict):
+        raise SettingsError("the settings file is not a JSON object")
+    current = document.setdefault("hooks", {})
+    if not isinstance(current, dict):
+        raise SettingsError('"hooks" is not an object')
+    added: list[str] = []
+    for event, groups in hooks.items():
+        present = current.setdefault(event, [])
+        if not isinstance(present, list):
+            raise SettingsError(f'"hooks.{event}" is not a list')
+        known = {
+            hook.get("command")
+            for group in present
+            if isinstance(group, dict)
+            for hook in group.get("hooks", [])
+            if isinstance(hook, dict)
+        }
+        for group in groups:
+            if all(hook["command"] in known for hook in group["hooks"]):
+                continue
+            present.append(group)
+            added.append(event)
+    return MergeResult(json.dumps(document, indent=2, ensure_ascii=False) + "\n", tuple(added))
+
+
+def merge_codex_config(existing: str | None, tables: str) -> MergeResult:
+    """``existing`` Codex config TOML with our hook ``tables`` appended (those whose command is
+    already configured for the event are left out). Refused when the result would not parse
+    (for example when ``hooks`` is an inline table that TOML cannot extend)."""
+    text = existing or ""
+    try:
+        before = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise SettingsError(f"not valid TOML ({error}); fix or move it, then run init again") from None
+    ours = tomllib.loads(tables)["hooks"]
+    configured = configured_commands(before)
+    keep: list[str] = []
+    added: list[str] = []
+    for block in tables.split("\n\n"):
+        event = block.split("]]", 1)[0].removeprefix("[[hooks.")
+        commands = {hook["command"] for group in ours[event] for hook in group["hooks"]}
+        if commands <= configured.get(event, set()):
+            continue
+        keep.append(block.rstrip("\n") + "\n")
+        added.append(event)
+    if not keep:
+        return MergeResult(text, ())
+    merged = text + ("\n" if text and not text.endswith("\n") else "") + ("\n" if text else "")
+    merged += "# dsh-policy hooks (dsh-policy init codex)\n" + "\n".join(keep)
+    try:
+        after = tomllib.loads(merged)
+    except tomllib.TOMLDecodeError as error:
+        raise SettingsError(f"cannot add hook tables to this file ({error}); add them by hand") from None
+    missing = [event for event in added if not set(configured_commands(after).get(event, ()))]
+    if missing:
+        raise SettingsError(f"merged file lost hooks for {missing}; add them by hand")
+    return MergeResult(merged, tuple(added))
+
+
+def configured_commands(config: Mapping[str, Any]) -> dict[str, set[str]]:
+    """Every command hook per event in a parsed Codex config (or Claude Code settings)."""
+    out: dict[str, set[str]] = {}
+    hooks = config.get("hooks")
+    if not isinstance(hooks, Mapping):
+        return out
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            continue
+        for group in groups:
+            entries = group.get("hooks", []) if isinstance(group, Mapping) else []
+            for hook in entries if isinstance(entries, list) else []:
+                if isinstance(hook, Mapping) and isinstance(hook.get("command"), str):
+                    out.setdefault(event, set()).add(hook["command"])
+    return out
+
+
+def read_text(path: str) -> str | None:
+    """The file's text, or None when it does not exist."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+def write_atomically(path: str, text: str, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``text`` in one rename (keeping the old file's mode)."""
+    with contextlib.suppress(FileNotFoundError):
+        mode = os.stat(path).st_mode & 0o7777
+    temporary = f"{path}.dsh-policy.{os.getpid()}.tmp"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
