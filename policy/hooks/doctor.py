@@ -179,9 +179,9 @@ def check_deployment(argv: list[str], project: str) -> tuple[list[Finding], Any,
     """Packs load and the audit log is writable; the findings, the spec (or None) and the
     digest of the policy the files compile to (or None)."""
     from dsh_policy.policy.cli.hook import _parser as hook_parser
+    from dsh_policy.policy.cli.hook import spec_from
     from dsh_policy.policy.cli.options import UsageError, sources_from
     from dsh_policy.policy.hooks.audit import audit_target
-    from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec
     from dsh_policy.policy.loading import LoadFailure
 
     findings: list[Finding] = []
@@ -192,15 +192,8 @@ def check_deployment(argv: list[str], project: str) -> tuple[list[Finding], Any,
     cwd = os.getcwd()
     os.chdir(project)
     try:
-        spec = DeploymentSpec.from_options(
-            config=args.config,
-            packs=list(args.packs),
-            params=list(args.params),
-            engine=args.engine,
-            shadow=bool(args.shadow),
-            audit=args.audit,
-        )
-        sources = sources_from(args)
+        spec = spec_from(args)  # exactly the deployment (and gateway) the hook computes
+        sources = sources_from(args, unprotected=bool(args.no_self_protection))
     finally:
         os.chdir(cwd)
     if isinstance(sources, list):

@@ -213,6 +213,20 @@ def test_doctor_checks_http_hooks_through_the_gateway_they_name(
     assert 'set "onFailure": "block"' in out
 
 
+def test_doctor_asks_the_gateway_the_hook_itself_would_use(tools: Path, capsys) -> None:
+    # Every option that names the deployment counts, --no-self-protection included: a doctor
+    # that computed another deployment would look for a gateway no hook ever starts.
+    project = tools / "proj"
+    project.mkdir()
+    assert _cli(capsys, "init", "claude-code", "--project", str(project), "--pack", str(PACK))[0] == 0
+    settings_path = project / ".claude" / "settings.json"
+    text = settings_path.read_text().replace("hook claude-code", "hook claude-code --no-self-protection")
+    settings_path.write_text(text)
+    code, out = _cli(capsys, "doctor", "claude-code", "--project", str(project))
+    assert code == 0, out
+    assert "OK    gateway: pid" in out
+
+
 # --- Codex managed hooks (requirements.toml) ----------------------------------------------------
 
 
