@@ -181,11 +181,12 @@ def test_an_edited_pack_is_reloaded_off_the_decision_path(gateway_a) -> None:
         ran = run_client(hook_argv("claude-code", "--audit", spec.audit or "", pack=pack), ls)
         assert (ran.code, ran.stderr.strip()) == (2, "ls is off [policy: hook-guard/no-ls]")
         # A hook deciding in process later compares with the policy the gateway put in force.
-        assert _recorded_digest(spec) == reloaded["policy_digest"]
+        wait_for(lambda: _recorded_digest(spec) == reloaded["policy_digest"], "LOG.policy to follow")
     finally:  # the gateway is shared with other tests
         pack.write_text(original)
         wait_for(lambda: status(spec)["policy_digest"] == before, "the gateway to reload back")  # type: ignore[index]
-    assert _recorded_digest(spec) == before
+    # Written just after the swap (on the reload thread), so it may trail the status by a moment.
+    wait_for(lambda: _recorded_digest(spec) == before, "LOG.policy to follow back")
 
 
 def _recorded_digest(spec: DeploymentSpec) -> str:
