@@ -2,7 +2,9 @@
 
 One :class:`AuditWriter` per process and log. Every append, under an OS lock on ``PATH.lock``:
 catch up with records other processes appended (so the chain never forks), rotate if the segment is
-full, write one canonical line with one ``write``, maybe checkpoint, maybe ``fsync``. Opening a log
+full, write one canonical line with one ``write``, maybe checkpoint. An fsync the append must wait
+for (``always``, or a batch at twice its bound) follows once the OS lock is released, so other
+processes append meanwhile; group commits run in a flusher thread, off every lock. Opening a log
 recovers a torn tail by moving it to a side file and recording a ``recovery`` record; nothing is
 ever truncated silently, and a complete line that hashes right is never taken for a torn tail.
 Rotation prepares the next segment in ``PATH.next`` and installs it by link-then-rename, so no

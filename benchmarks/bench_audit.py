@@ -13,6 +13,20 @@ moves both sides together), because absolute rates depend on the host far more t
   not CPU);
 - ``verify --key`` within 5x of raw SHA-256 of the same file, in CPU time (wall beside it).
 
+Two floors, measured in the same interleaved runs, say how far each target is from what the format
+itself costs in CPython, whatever the code around it:
+
+- *append floor*: per record exactly the steps the format and the multi-process promise require,
+  in one tight loop with no writer around them: lock, size check, sorted ``orjson`` dump, SHA-256
+  of tag + body, the RFC 6962 leaf and node hashes, one ``write``, unlock, and one ``fsync`` per
+  ``batch_records`` lines (inline: no flusher thread). It leaves out the domain type walk (floats
+  must be refused, which ``orjson`` cannot do), timestamps, splicing ``hash`` into the line and
+  the receipt, so it is a lower bound;
+- *verify floor*: the hashing any verifier of this format must do: per record SHA-256 of the
+  domain tag + the record's bytes without its ``hash`` member (cut positions found beforehand,
+  not timed), and the RFC 6962 leaf and node hashes of the tree the checkpoints sign. No parsing,
+  no canonical check, no chain or signature check.
+
 Why absolute figures move between hosts of the same kind (2 vCPU): the CPU model (SHA-256 runs at
 1.2 GB/s without the SHA extensions and 1.7 GB/s with them, while interpreted Python is 2x slower
 on the latter host measured) and the interpreter's build (pyenv builds without
@@ -25,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -38,8 +53,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 from dsh_policy.audit.keys import write_key_pair
-from dsh_policy.audit.record import canonical_bytes
+from dsh_policy.audit.record import (
+    RECORD_HASHER,
+    _types_in_domain,
+    canonical_bytes,
+    canonical_bytes_unchecked,
+)
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditWriter, FsyncMode
 
@@ -167,6 +188,87 @@ def bench_raw_write(directory: Path, lines: list[bytes], group: int, attempt: in
         path.unlink()
 
 
+def bench_append_floor(directory: Path, lines: list[bytes], group: int, attempt: int) -> Timing:
+    """The per-record steps the format and the multi-process promise require, with nothing around
+    them (see the module docstring): the ceiling of any appender of this format in CPython.
+
+    It serializes and hashes each record of ``lines`` (the batch run's log) without its ``hash``
+    and writes the line itself, so it writes exactly the bytes the raw row writes."""
+    path = directory / f"floor-{attempt}.jsonl"
+    lock = os.open(directory / f"floor-{attempt}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+    records = [orjson.loads(line) for line in lines]
+    for record in records:
+        del record["hash"]
+
+    def append_all() -> None:
+        flock, exclusive, unlock, seek, end = fcntl.flock, fcntl.LOCK_EX, fcntl.LOCK_UN, os.lseek, os.SEEK_END
+        dumps, sha256, prefix, write = canonical_bytes_unchecked, hashlib.sha256, RECORD_HASHER, os.write
+        roots: list[bytes] = []
+        offset = 0
+        for size, (record, line) in enumerate(zip(records, lines, strict=True)):
+            flock(lock, exclusive)
+            if seek(fd, 0, end) != offset:
+                raise AssertionError("the floor's file changed under it")
+            body = dumps(record)
+            hasher = prefix.copy()
+            hasher.update(body)
+            node = sha256(b"\x00" + hasher.digest()).digest()
+            bits = size
+            while bits & 1:
+                node = sha256(b"\x01" + roots.pop() + node).digest()
+                bits >>= 1
+            roots.append(node)
+            offset += write(fd, line)
+            flock(lock, unlock)
+            if (size + 1) % group == 0:
+                os.fsync(fd)
+        os.fsync(fd)
+
+    try:
+        return measure(append_all)
+    finally:
+        os.close(fd)
+        os.close(lock)
+        path.unlink()
+
+
+def verify_floor_inputs(lines: list[bytes]) -> list[tuple[bytes, int, int]]:
+    """Each line with the span of bytes to leave out of its hash (the ``"hash":"..."`` member and
+    the comma that joins it), found once and untimed, so the floor times hashing alone."""
+    spans = []
+    for line in lines:
+        at = line.find(b'"hash":"')
+        if at < 1 or line[at + 72 : at + 73] != b'"':
+            raise AssertionError("a line of the benchmark log without a hash member")
+        if line[at - 1 : at] == b",":
+            spans.append((line, at - 1, at + 73))
+        else:  # the first member: the comma after it goes
+            spans.append((line, at, at + 74))
+    return spans
+
+
+def bench_verify_floor(spans: list[tuple[bytes, int, int]]) -> Timing:
+    """SHA-256 of tag + record bytes without ``hash``, and the RFC 6962 leaf and node hashes."""
+
+    def hash_all() -> None:
+        sha256, prefix = hashlib.sha256, RECORD_HASHER
+        roots: list[bytes] = []
+        for size, (line, start, end) in enumerate(spans):
+            view = memoryview(line)
+            hasher = prefix.copy()
+            hasher.update(view[:start])
+            hasher.update(view[end:])
+            node = sha256(b"\x00" + hasher.digest()).digest()
+            bits = size
+            while bits & 1:
+                node = sha256(b"\x01" + roots.pop() + node).digest()
+                bits >>= 1
+            roots.append(node)
+
+    return measure(hash_all)
+
+
 def machine_facts() -> dict[str, Any]:
     """What decides the absolute figures: CPU model and SHA extensions, Python build, OpenSSL."""
     import ssl
@@ -198,6 +300,7 @@ def bench_serializers(records: list[dict[str, Any]]) -> list[Row]:
     sample = records[:200]
     encoders: tuple[tuple[str, Callable[[Any], bytes]], ...] = (
         ("canonical_bytes (orjson)", canonical_bytes),
+        ("  of it: domain type walk", _types_in_domain),
         ("rfc8785 reference", rfc8785.dumps),
         ("json.dumps sort_keys", lambda r: json.dumps(r, sort_keys=True, separators=(",", ":")).encode()),
     )
@@ -224,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         always = bench_append(directory, "always", max(500, count // 20), key, records)
         off = bench_append(directory, "off", count, key, records)
         # Batch appends and the raw floor, interleaved on the same lines.
-        batch_runs, raw_runs = [], []
+        batch_runs, raw_runs, floor_runs = [], [], []
         lines: list[bytes] = []
         for attempt in range(5):
             row = bench_append(directory, "batch", count, key, records, attempts=1, tag=str(attempt))
@@ -232,8 +335,10 @@ def main(argv: list[str] | None = None) -> int:
             if not lines:
                 lines = (directory / "append-batch-0-0.jsonl").read_bytes().splitlines(keepends=True)
             raw_runs.append(bench_raw_write(directory, lines, BATCH_RECORDS, attempt))
+            floor_runs.append(bench_append_floor(directory, lines, BATCH_RECORDS, attempt))
         batch = Row("append fsync=batch", count, tuple(batch_runs))
         raw_write = Row(f"raw write+fsync/{BATCH_RECORDS}", len(lines), tuple(raw_runs))
+        append_floor = Row("append floor (see doc)", len(lines), tuple(floor_runs))
 
         log = directory / "append-batch-0-0.jsonl"
         data = log.read_bytes()
@@ -241,19 +346,27 @@ def main(argv: list[str] | None = None) -> int:
         line_count = data.count(b"\n")
         public = directory / "signer.pub"
         assert verify_log([log], public_key=public).intact
-        unsigned, signed, raw = [], [], []
-        for _ in range(5):  # interleaved: verify and the raw hash see the same machine load
+        spans = verify_floor_inputs(data.splitlines())
+        unsigned, signed, raw, floor = [], [], [], []
+        for _ in range(5):  # interleaved: verify, the raw hash and the floor see the same load
             unsigned.append(measure(lambda: verify_log([log])))
             signed.append(measure(lambda: verify_log([log], public_key=public)))
             raw.append(measure(lambda: hashlib.sha256(data).digest()))
+            floor.append(bench_verify_floor(spans))
         verify_plain = Row("verify (no key)", line_count, tuple(unsigned), megabytes)
         verify_key = Row("verify --key", line_count, tuple(signed), megabytes)
         raw_hash = Row("raw sha256 of file", line_count, tuple(raw), megabytes)
-        rows = [always, batch, off, raw_write, verify_plain, verify_key, raw_hash]
+        verify_floor = Row("verify floor (see doc)", line_count, tuple(floor), megabytes)
+        rows = [always, batch, off, raw_write, append_floor, verify_plain, verify_key, raw_hash, verify_floor]
         rows += bench_serializers(records)
 
-        append_ratio = {clock: batch.rate(clock) / raw_write.rate(clock) for clock in ("cpu", "wall")}
-        verify_ratio = {clock: verify_key.best(clock) / raw_hash.best(clock) for clock in ("cpu", "wall")}
+        clocks = ("cpu", "wall")
+        append_ratio = {clock: batch.rate(clock) / raw_write.rate(clock) for clock in clocks}
+        floor_append_ratio = {clock: append_floor.rate(clock) / raw_write.rate(clock) for clock in clocks}
+        batch_vs_floor = {clock: batch.rate(clock) / append_floor.rate(clock) for clock in clocks}
+        verify_ratio = {clock: verify_key.best(clock) / raw_hash.best(clock) for clock in clocks}
+        verify_floor_ratio = {clock: verify_key.best(clock) / verify_floor.best(clock) for clock in clocks}
+        floor_vs_raw_hash = {clock: verify_floor.best(clock) / raw_hash.best(clock) for clock in clocks}
         _print_table(rows)
         load = os.getloadavg()[0]
         print(f"log: {line_count} records, {len(data) / line_count:.0f} bytes/record, {megabytes:.1f} MB;"
@@ -266,8 +379,18 @@ def main(argv: list[str] | None = None) -> int:
             f" (target >= {APPEND_RATIO_TARGET:.0%}): {'met' if met_append else 'MISSED'}"
         )
         print(
+            f"  append floor: {floor_append_ratio['wall']:.0%} of raw write+fsync in wall time"
+            f" (CPU {floor_append_ratio['cpu']:.0%}); batch appends = {batch_vs_floor['wall']:.0%} of"
+            f" the floor (CPU {batch_vs_floor['cpu']:.0%})"
+        )
+        print(
             f"verify --key / raw sha256: {verify_ratio['cpu']:.1f}x CPU, {verify_ratio['wall']:.1f}x wall"
             f" (target <= {VERIFY_RATIO_TARGET:.0f}x): {'met' if met_verify else 'MISSED'}"
+        )
+        print(
+            f"  verify floor: {floor_vs_raw_hash['cpu']:.1f}x raw sha256 in CPU time;"
+            f" verify --key / verify floor: {verify_floor_ratio['cpu']:.1f}x CPU,"
+            f" {verify_floor_ratio['wall']:.1f}x wall"
         )
         summary = {
             "machine": {**machine_facts(), "load_average_1m": load},
@@ -281,12 +404,19 @@ def main(argv: list[str] | None = None) -> int:
                     "batch_records_per_wall_s": batch.rate("wall"),
                     "raw_records_per_wall_s": raw_write.rate("wall"),
                     "met": met_append,
+                    "floor_vs_raw_wall": floor_append_ratio["wall"],
+                    "floor_vs_raw_cpu": floor_append_ratio["cpu"],
+                    "batch_vs_floor_wall": batch_vs_floor["wall"],
+                    "batch_vs_floor_cpu": batch_vs_floor["cpu"],
                 },
                 "verify_key_vs_raw_sha256": {
                     "target": VERIFY_RATIO_TARGET,
                     "measured_cpu": verify_ratio["cpu"],
                     "measured_wall": verify_ratio["wall"],
                     "met": met_verify,
+                    "floor_vs_raw_sha256_cpu": floor_vs_raw_hash["cpu"],
+                    "verify_key_vs_floor_cpu": verify_floor_ratio["cpu"],
+                    "verify_key_vs_floor_wall": verify_floor_ratio["wall"],
                 },
             },
         }
