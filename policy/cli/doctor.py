@@ -11,7 +11,7 @@ import os
 import sys
 
 from dsh_policy.policy.cli.options import USAGE_EXIT, CommandParser, UsageError
-from dsh_policy.policy.hooks import codex_trust, doctor
+from dsh_policy.policy.hooks import codex_trust, doctor, doctor_http
 
 
 def _parser() -> CommandParser:
@@ -30,22 +30,49 @@ def findings(harness: str, project: str) -> list[doctor.Finding]:
         files = doctor.codex_config_files(project, codex_trust.codex_home())
     hooks, out = doctor.installed_hooks(harness, files)
     out += list(doctor.check_settings(harness, hooks))
+    for hook in hooks:
+        if hook.url is not None:
+            out += list(doctor_http.check_settings(hook))
     if harness == "codex" and hooks:
         out += list(doctor.check_codex_trust(project, hooks))
-    pre = next((hook for hook in hooks if hook.event == "PreToolUse"), None)
-    if pre is None:
-        return out
+    pre_command = next((h for h in hooks if h.event == "PreToolUse" and h.url is None), None)
+    if pre_command is not None:
+        out += _command_hook_checks(pre_command, harness, project)
+    pre_http = next((h for h in hooks if h.event == "PreToolUse" and h.url is not None), None)
+    if pre_http is not None:
+        out += _http_hook_checks(pre_http, project)
+    return out
+
+
+def _command_hook_checks(pre: doctor.InstalledHook, harness: str, project: str) -> list[doctor.Finding]:
+    """Deployment, probes through the command, and the gateway it starts."""
     argv = doctor.hook_argv(pre.command, project)
     if argv is None:
-        return [
-            *out,
-            doctor.Finding("fail", "settings", f"cannot read the PreToolUse command: {pre.command}"),
-        ]
-    checked, spec, digest = doctor.check_deployment(argv, project)
-    out += checked
+        return [doctor.Finding("fail", "settings", f"cannot read the PreToolUse command: {pre.command}")]
+    out, spec, digest = doctor.check_deployment(argv, project)
     out += list(doctor.check_probes(pre.command, harness, project))
     if spec is not None:
         out += list(doctor.check_gateway(spec, digest))
+    return out
+
+
+def _http_hook_checks(pre: doctor.InstalledHook, project: str) -> list[doctor.Finding]:
+    """Probes over http (Claude Code cannot start a gateway, so one must be serving) and its status;
+    nothing is sent to a URL off this machine."""
+    if not doctor_http.is_loopback_url(pre.url or ""):
+        return []
+    out = list(doctor_http.check_probes(pre, project))
+    status = doctor_http.gateway_status(pre)
+    if isinstance(status, str):
+        out.append(
+            doctor.Finding(
+                "fail",
+                "http gateway",
+                f"{doctor_http.status_url(pre.url or '')}: {status} (run `dsh-policy serve --http ...`)",
+            )
+        )
+    else:
+        out.append(doctor.describe_status("http gateway", status))
     return out
 
 

@@ -15,7 +15,7 @@ What happens when the gateway is not there or misbehaves, in order:
   the gateway runs);
 - the request went out but the answer did not come back whole (the gateway died, the socket broke,
   the deadline passed, the answer is not a valid protocol answer): the event's safe answer
-  (:mod:`.failsafe`; exit 2 for PreToolUse). The call was possibly decided and recorded, but its
+  (:mod:`.safe_answers`; exit 2 for PreToolUse). The call was possibly decided and recorded, but its
   answer is lost, so it must not run; the next event starts a new gateway;
 - SIGTERM, SIGHUP, SIGINT, SIGPIPE and the watchdog alarm (``DSH_POLICY_HOOK_TIMEOUT`` plus a
   grace, from the start of the process, whatever it is doing): the safe answer, then exit.
@@ -31,7 +31,7 @@ import os
 import sys
 import time
 
-from dsh_policy.policy.hooks import failsafe, wire
+from dsh_policy.policy.hooks import safe_answers, wire
 from dsh_policy.policy.hooks.runtime_paths import (
     DeploymentSpec,
     GatewayFiles,
@@ -171,9 +171,9 @@ class _Run:
         self.emitting: int | None = None
         self.console = False
 
-    def safe_answer(self, message: str) -> failsafe.Answer:
+    def safe_answer(self, message: str) -> safe_answers.Answer:
         """The safe answer for the event this process was given."""
-        return failsafe.safe_answer(failsafe.event_of(self.raw), message, self.harness)
+        return safe_answers.safe_answer(safe_answers.event_of(self.raw), message, self.harness)
 
 
 _RUN = _Run()
@@ -241,7 +241,7 @@ def main(argv: list[str], *, console: bool = False) -> int:
         return _run(argv, timeout)
     except BaseException as exc:  # the last line of fail-closed defence
         if isinstance(exc, SystemExit) and exc.code in (0, None):
-            return failsafe.EXIT_OK
+            return safe_answers.EXIT_OK
         answer = _RUN.safe_answer(f"{type(exc).__name__}: {exc}")
         _write_answer(answer)
         return answer.exit_code
@@ -422,21 +422,22 @@ def _open_log(path: str) -> int:
     return fd
 
 
-def _checked_answer(reply: dict[str, object]) -> failsafe.Answer:
+def _checked_answer(reply: dict[str, object]) -> safe_answers.Answer:
     """The gateway's answer as the process will emit it, or the safe answer if it is malformed."""
     code, out, err = reply.get("exit_code"), reply.get("stdout"), reply.get("stderr")
     if (
-        code not in (failsafe.EXIT_OK, failsafe.EXIT_BLOCK)
+        code not in (safe_answers.EXIT_OK, safe_answers.EXIT_BLOCK)
         or not isinstance(out, str)
         or not isinstance(err, str)
     ):
         return _RUN.safe_answer("resident gateway sent a malformed answer")
-    if code == failsafe.EXIT_BLOCK and not err.strip():
-        err = f"{failsafe.FAIL_CLOSED_PREFIX}: blocked without a reason\n"
-    return failsafe.Answer(failsafe.EXIT_OK if code == failsafe.EXIT_OK else failsafe.EXIT_BLOCK, out, err)
+    if code == safe_answers.EXIT_BLOCK and not err.strip():
+        err = f"{safe_answers.FAIL_CLOSED_PREFIX}: blocked without a reason\n"
+    exit_code = safe_answers.EXIT_OK if code == safe_answers.EXIT_OK else safe_answers.EXIT_BLOCK
+    return safe_answers.Answer(exit_code, out, err)
 
 
-def _write_answer(answer: failsafe.Answer, *, raw_fds: bool = False) -> None:
+def _write_answer(answer: safe_answers.Answer, *, raw_fds: bool = False) -> None:
     """Write the answer (UTF-8 whatever the locale); a closed stream is ignored: the exit code
     still refuses. ``sys.stdout``/``sys.stderr`` as the process has them (a caller running the
     hook in process may have replaced them), or, inside a signal handler, plain ``os.write``."""
@@ -473,8 +474,10 @@ def decide_in_process(argv: list[str], raw: bytes | None) -> int:
         sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
     if _RUN.console:  # the adapter's own watcher: a child under a memory limit and a deadline
         supervised = hook.process_main(argv)
-        return supervised if supervised in (failsafe.EXIT_OK, failsafe.EXIT_BLOCK) else failsafe.EXIT_BLOCK
+        if supervised in (safe_answers.EXIT_OK, safe_answers.EXIT_BLOCK):
+            return supervised
+        return safe_answers.EXIT_BLOCK
     # The watchdog stays armed: a slow path that hangs past the budget is refused (SIGALRM)
     # rather than left to the harness's timeout, which Codex counts as a hook that let it run.
     code = hook.main(argv)
-    return code if code in (failsafe.EXIT_OK, failsafe.EXIT_BLOCK) else failsafe.EXIT_BLOCK
+    return code if code in (safe_answers.EXIT_OK, safe_answers.EXIT_BLOCK) else safe_answers.EXIT_BLOCK

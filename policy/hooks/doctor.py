@@ -15,6 +15,9 @@ Each check yields :class:`Finding` values (``ok``, ``warn`` or ``fail``); any ``
    must pass;
 5. the resident gateway of that deployment answers its status (policy digest, uptime, decisions),
    and runs the policy the files compile to now.
+
+Claude Code ``http`` hooks aimed at ``dsh-policy serve --http`` get their own settings checks,
+probes and status (:mod:`.doctor_http`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
+from urllib.parse import urlsplit
 
 from dsh_policy.policy.hooks import codex_trust
 from dsh_policy.policy.hooks.settings_files import HOOK_EVENTS, read_text
@@ -62,9 +66,22 @@ class InstalledHook:
     source: str
     group: Mapping[str, Any]
     hook: Mapping[str, Any]
+    url: str | None = None  # an ``http`` hook's URL (``command`` is then empty)
 
+
+HTTP_HOOK_PATH: Final[str] = "/hook/claude-code"
 
 # --- settings ---------------------------------------------------------------------------------
+
+
+def is_gateway_http_hook(hook: Mapping[str, Any]) -> bool:
+    """Whether a settings entry is a Claude Code http hook aimed at a dsh-policy gateway."""
+    url = hook.get("url")
+    return (
+        hook.get("type") == "http"
+        and isinstance(url, str)
+        and urlsplit(url).path.rstrip("/") == HTTP_HOOK_PATH
+    )
 
 
 def claude_code_settings_files(project: str, home: str) -> list[str]:
@@ -94,9 +111,13 @@ def installed_hooks(harness: str, files: list[str]) -> tuple[list[InstalledHook]
         for event, groups in (hooks or {}).items() if isinstance(hooks, dict) else ():
             for group in groups if isinstance(groups, list) else ():
                 for hook in group.get("hooks", []) if isinstance(group, dict) else ():
-                    command = hook.get("command") if isinstance(hook, dict) else None
+                    if not isinstance(hook, dict):
+                        continue
+                    command = hook.get("command")
                     if isinstance(command, str) and marker in command:
                         found.append(InstalledHook(event, command, path, group, hook))
+                    elif harness == "claude-code" and is_gateway_http_hook(hook):
+                        found.append(InstalledHook(event, "", path, group, hook, url=hook["url"]))
     return found, problems
 
 
@@ -115,7 +136,7 @@ def check_settings(harness: str, hooks: list[InstalledHook]) -> Iterator[Finding
         yield Finding("fail", "settings", f"no dsh-policy hook for {', '.join(missing)}")
     for hook in hooks:
         where = f"{hook.event} in {hook.source}"
-        if not hook.command.rstrip().endswith("|| exit 2"):
+        if hook.url is None and not hook.command.rstrip().endswith("|| exit 2"):
             yield Finding(
                 "fail",
                 "settings",
@@ -192,9 +213,9 @@ def check_deployment(argv: list[str], project: str) -> tuple[list[Finding], Any,
     """Packs load and the audit log is writable; the findings, the spec (or None) and the
     digest of the policy the files compile to (or None)."""
     from dsh_policy.policy.cli.hook import _parser as hook_parser
+    from dsh_policy.policy.cli.hook import spec_from
     from dsh_policy.policy.cli.options import UsageError, sources_from
     from dsh_policy.policy.hooks.audit import audit_target
-    from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec
     from dsh_policy.policy.loading import LoadFailure
 
     findings: list[Finding] = []
@@ -205,15 +226,8 @@ def check_deployment(argv: list[str], project: str) -> tuple[list[Finding], Any,
     cwd = os.getcwd()
     os.chdir(project)
     try:
-        spec = DeploymentSpec.from_options(
-            config=args.config,
-            packs=list(args.packs),
-            params=list(args.params),
-            engine=args.engine,
-            shadow=bool(args.shadow),
-            audit=args.audit,
-        )
-        sources = sources_from(args)
+        spec = spec_from(args)  # exactly the deployment (and gateway) the hook computes
+        sources = sources_from(args, unprotected=bool(args.no_self_protection))
     finally:
         os.chdir(cwd)
     if isinstance(sources, list):
@@ -357,9 +371,14 @@ def check_gateway(spec: Any, digest: str | None) -> Iterator[Finding]:
             f"runs policy {str(status.get('policy_digest'))[:19]}, but the files "
             f"compile to {digest[:19]} (a broken edit keeps the last good policy; see its log)",
         )
-    yield Finding(
+    yield describe_status("gateway", status)
+
+
+def describe_status(subject: str, status: Mapping[str, Any]) -> Finding:
+    """A gateway's status answer as one finding (a failed audit writer fails it)."""
+    return Finding(
         "ok" if status.get("ok") else "fail",
-        "gateway",
+        subject,
         f"pid {status.get('pid')}, policy {str(status.get('policy_digest'))[:19]}, up "
         f"{float(str(status.get('uptime_s') or 0)):.1f} s, {status.get('decisions')} decisions served"
         + ("" if status.get("ok") else f", audit failure: {status.get('audit')}"),

@@ -29,8 +29,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
 
 import structlog
-from dsh_policy.policy.hooks.failsafe import FAIL_CLOSED_PREFIX
 from dsh_policy.policy.hooks.protocol import EXIT_BLOCK, MAX_INPUT_BYTES, EventName, HookReply
+from dsh_policy.policy.hooks.safe_answers import FAIL_CLOSED_PREFIX
 from dsh_policy.policy.hooks.service import GatewayService
 
 _log = structlog.get_logger("dsh_policy.gateway.http")

@@ -35,7 +35,7 @@ import signal
 import socketserver
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -188,7 +188,9 @@ def _serve_locked(
     files: GatewayFiles,
 ) -> int:
     plan = audit_target(audit_flag, sources)
-    deployed = deploy(sources, audit=plan, watch=True)  # reloads on its own thread
+    # Reloads run on their own thread; each one put in force becomes the policy recorded beside
+    # the log, which a hook deciding in process (no gateway) compares its own with.
+    deployed = deploy(sources, audit=plan, watch=True, on_reloaded=_recorder_beside(plan))
     if isinstance(deployed, list):
         _print_errors(deployed)
         return 1
@@ -277,6 +279,20 @@ def _weakening_refused(sources: PolicySources, plan: AuditPlan | None, policy: P
     if change.changed:
         remember(plan.path, change.summary)
     return None
+
+
+def _recorder_beside(plan: AuditPlan | None) -> Callable[[dict[str, Any]], None] | None:
+    if plan is None:
+        return None
+    from dsh_policy.policy.hooks.policy_state import remember
+
+    def record(summary: dict[str, Any]) -> None:
+        try:
+            remember(plan.path, summary)
+        except OSError as error:  # the log itself holds the record; the file is a convenience
+            _log.error("cannot record the reloaded policy beside the log", error=str(error))
+
+    return record
 
 
 def _close_policy_only(deployed: Deployment) -> None:

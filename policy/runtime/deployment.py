@@ -44,6 +44,8 @@ class _ReloadRecorder:
     auditor: DecisionAuditor | None = None
     previous: dict[str, Any] | None = None
     pending: CompiledPolicy | None = None
+    #: Told the summary of each reloaded policy once it is in force (see :func:`deploy`).
+    in_force: Callable[[dict[str, Any]], None] | None = None
 
     def loaded(self, compiled: CompiledPolicy) -> None:
         if self.auditor is None:
@@ -52,6 +54,8 @@ class _ReloadRecorder:
         summary = policy_summary(compiled)
         changes = diff_summaries(self.previous, summary)
         self.previous = summary
+        if self.in_force is not None:
+            self.in_force(summary)
         if changes.weakening:
             _log.warning("policy reloaded: enforcement weakened", weakened=list(changes.weakened))
         self._record(
@@ -145,12 +149,15 @@ def deploy(
     audit: AuditPlan | None = None,
     watch: bool = True,
     observers: Sequence[GatewayObserver] = (),
+    on_reloaded: Callable[[dict[str, Any]], None] | None = None,
 ) -> Deployment | list[PolicyError]:
     """Build the policy (following edits when ``watch``), open the audit log and the gateway.
 
-    Errors come back as values: every pack error, or one error naming an audit log that cannot be
-    opened (a gateway that was asked to keep a log must not run without one)."""
-    recorder = _ReloadRecorder()
+    ``on_reloaded`` is told the summary of every reloaded policy once it is in force (the resident
+    hook gateway keeps ``LOG.policy`` current with it). Errors come back as values: every pack
+    error, or one error naming an audit log that cannot be opened (a gateway that was asked to
+    keep a log must not run without one)."""
+    recorder = _ReloadRecorder(in_force=on_reloaded)
     policy: Policy | LoadFailure
     if watch:
         policy = _watching_policy(sources, recorder, audit)

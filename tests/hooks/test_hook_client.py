@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from dsh_policy.policy.hooks import client, failsafe
+from dsh_policy.policy.hooks import client, safe_answers
 from dsh_policy.policy.hooks.claude_code import ClaudeCodeDialect
 from dsh_policy.policy.hooks.codex import CodexDialect
 from dsh_policy.policy.hooks.protocol import SUPPORTED_EVENTS, failure_verdict
@@ -41,7 +41,7 @@ HEAVY = ("pydantic", "structlog", "yaml", "celpy", "jsonschema", "cryptography",
 def test_safe_answers_are_spelled_as_the_dialects_spell_a_failure(harness: str, event: str | None) -> None:
     dialect = ClaudeCodeDialect() if harness == "claude-code" else CodexDialect()
     expected = dialect.render(failure_verdict(event, "boom"))  # type: ignore[arg-type]
-    answer = failsafe.safe_answer(event, "boom", harness)
+    answer = safe_answers.safe_answer(event, "boom", harness)
     assert (answer.exit_code, answer.stdout, answer.stderr) == (
         expected.exit_code,
         expected.stdout,
@@ -63,7 +63,7 @@ def test_safe_answers_are_spelled_as_the_dialects_spell_a_failure(harness: str, 
 def test_the_event_of_a_payload_is_read_as_strictly_as_the_adapter_reads_it(
     raw: bytes, event: str | None
 ) -> None:
-    assert failsafe.event_of(raw) == event
+    assert safe_answers.event_of(raw) == event
 
 
 def test_options_it_does_not_know_go_to_the_in_process_parser() -> None:
@@ -125,7 +125,7 @@ def test_the_client_imports_no_heavy_module_when_a_gateway_answers(tmp_path: Pat
         "dsh_policy.policy.cli",
         "dsh_policy.policy.hooks",
         "dsh_policy.policy.hooks.client",
-        "dsh_policy.policy.hooks.failsafe",
+        "dsh_policy.policy.hooks.safe_answers",
         "dsh_policy.policy.hooks.runtime_paths",
         "dsh_policy.policy.hooks.wire",
     }
@@ -250,7 +250,7 @@ def test_a_lost_answer_is_a_refusal_not_a_pass(behaviour, env, fragment) -> None
         assert fake.connections, "the client did talk to the gateway"
     assert ran.code == 2, ran
     assert fragment in ran.stderr
-    assert ran.stderr.startswith(failsafe.FAIL_CLOSED_PREFIX)
+    assert ran.stderr.startswith(safe_answers.FAIL_CLOSED_PREFIX)
 
 
 def test_a_lost_answer_to_post_tool_use_withholds_nothing_silently() -> None:
@@ -341,6 +341,6 @@ def test_a_pack_that_does_not_load_is_decided_in_process_and_refused(tmp_path: P
     ran = run_client(hook_argv("claude-code", pack=broken), payload("claude-code", "pre_tool_use_bash_ls"))
     # the gateway the hook started could not load it either; the in-process answer names the error
     assert ran.code == 2
-    assert ran.stderr.startswith(f"{failsafe.FAIL_CLOSED_PREFIX}: cannot load policy: {broken}")
+    assert ran.stderr.startswith(f"{safe_answers.FAIL_CLOSED_PREFIX}: cannot load policy: {broken}")
     ran = run_client(hook_argv("codex", pack=broken), payload("codex", "post_tool_use_bash_clean"))
     assert ran.code == 0 and ran.json["decision"] == "block"

@@ -24,6 +24,7 @@ import pytest
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.hooks import client
 from dsh_policy.policy.hooks.http_front import start_http
+from dsh_policy.policy.hooks.policy_state import state_path
 from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec
 from hook_testkit import PACK, PAYLOADS, StdinText, payload
 from resident_kit import (
@@ -174,12 +175,22 @@ def test_an_edited_pack_is_reloaded_off_the_decision_path(gateway_a) -> None:
     original = pack.read_text()
     pack.write_text(text)
     try:
-        wait_for(lambda: status(spec)["policy_digest"] != before, "the gateway to reload")  # type: ignore[index]
+        reloaded = wait_for(
+            lambda: status(spec)["policy_digest"] != before and status(spec), "the gateway to reload"
+        )  # type: ignore[index]
         ran = run_client(hook_argv("claude-code", "--audit", spec.audit or "", pack=pack), ls)
         assert (ran.code, ran.stderr.strip()) == (2, "ls is off [policy: hook-guard/no-ls]")
+        # A hook deciding in process later compares with the policy the gateway put in force.
+        assert _recorded_digest(spec) == reloaded["policy_digest"]
     finally:  # the gateway is shared with other tests
         pack.write_text(original)
         wait_for(lambda: status(spec)["policy_digest"] == before, "the gateway to reload back")  # type: ignore[index]
+    assert _recorded_digest(spec) == before
+
+
+def _recorded_digest(spec: DeploymentSpec) -> str:
+    """The policy recorded beside the log (``LOG.policy``), which the in-process hook compares with."""
+    return json.loads(state_path(spec.audit or "").read_text())["digest"]
 
 
 def test_its_audit_log_verifies(gateway_a) -> None:

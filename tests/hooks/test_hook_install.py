@@ -8,6 +8,7 @@ import os
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from dsh_policy.policy import cli
@@ -19,6 +20,7 @@ from dsh_policy.policy.hooks.settings_files import (
     merge_codex_config,
 )
 from hook_testkit import PACK
+from resident_kit import files_for, status
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "hooks"
 FAKE_CODEX = Path(__file__).parent / "fake_codex.py"
@@ -164,3 +166,59 @@ def test_doctor_with_nothing_installed_says_so(tools: Path, capsys) -> None:
     code, out = _cli(capsys, "doctor", "claude-code", "--project", str(project))
     assert code == 1 and "run `dsh-policy init claude-code`" in out
     assert os.listdir(project) == []
+
+
+def _http_hook_settings(project: Path, address: str, **hook: Any) -> None:
+    """Every event as an http hook to the gateway at ``address`` (the README's example)."""
+    entry = {"type": "http", "url": f"http://{address}/hook/claude-code", "timeout": 30, "onFailure": "block"}
+    entry.update(hook)
+    events = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
+    settings = {"hooks": {event: [{"hooks": [entry]}] for event in events}}
+    (project / ".claude").mkdir(parents=True, exist_ok=True)
+    (project / ".claude" / "settings.local.json").write_text(json.dumps(settings))
+
+
+def test_doctor_checks_http_hooks_through_the_gateway_they_name(
+    tools: Path, capsys, gateway_a, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec, _, _ = gateway_a
+    address = status(spec)["http"]  # type: ignore[index]
+    token = Path(files_for(spec).token).read_text().strip()
+    project = tools / "proj"
+    monkeypatch.setenv("DSH_TEST_TOKEN", token)
+    bearer = {"headers": {"Authorization": "Bearer $DSH_TEST_TOKEN"}, "allowedEnvVars": ["DSH_TEST_TOKEN"]}
+    _http_hook_settings(project, address, **bearer)
+    code, out = _cli(capsys, "doctor", "claude-code", "--project", str(project))
+    assert code == 0, out
+    assert "OK    deny probe: `rm -rf /` refused over http" in out and "[policy: hook-guard/" in out
+    assert "OK    allow probe: `ls` allowed over http" in out
+    assert "OK    http gateway: pid" in out
+
+    # The variable is not listed in allowedEnvVars: Claude Code would send "Bearer " and get 401.
+    _http_hook_settings(project, address, headers={"Authorization": "Bearer $DSH_TEST_TOKEN"})
+    code, out = _cli(capsys, "doctor", "claude-code", "--project", str(project))
+    assert code == 1
+    assert "uses $DSH_TEST_TOKEN, which Claude Code sends empty" in out
+    assert "FAIL  deny probe: `rm -rf /` was not refused over http (HTTP 401" in out
+
+    # Not loopback, no token, no fail-closed switch: each named.
+    _http_hook_settings(project, "192.0.2.1:8377", onFailure="ignore")
+    code, out = _cli(capsys, "doctor", "claude-code", "--project", str(project))
+    assert code == 1
+    assert "is not http on a loopback address" in out
+    assert "no `Authorization: Bearer <token>` header" in out
+    assert 'set "onFailure": "block"' in out
+
+
+def test_doctor_asks_the_gateway_the_hook_itself_would_use(tools: Path, capsys) -> None:
+    # Every option that names the deployment counts, --no-self-protection included: a doctor
+    # that computed another deployment would look for a gateway no hook ever starts.
+    project = tools / "proj"
+    project.mkdir()
+    assert _cli(capsys, "init", "claude-code", "--project", str(project), "--pack", str(PACK))[0] == 0
+    settings_path = project / ".claude" / "settings.json"
+    text = settings_path.read_text().replace("hook claude-code", "hook claude-code --no-self-protection")
+    settings_path.write_text(text)
+    code, out = _cli(capsys, "doctor", "claude-code", "--project", str(project))
+    assert code == 0, out
+    assert "OK    gateway: pid" in out
