@@ -45,6 +45,7 @@ import json
 import os
 import platform
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -166,6 +167,46 @@ def bench_append(
 
             runs.append(measure(append_all))
     return Row(f"append fsync={mode}", count, tuple(runs))
+
+
+_PROCESS_APPENDER = """
+import sys
+from dsh_policy.audit.writer import AuditWriter
+path, mode, count, rotate = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]) or None
+writer = AuditWriter.open(path, fsync=mode, rotate_bytes=rotate, checkpoint_every=1000)
+sys.stdin.readline()
+for index in range(count):
+    writer.append("tool_result", {"i": index, "pad": "x" * 600})
+writer.close()
+"""
+
+
+def bench_processes(directory: Path, processes: int, count: int, rotate_bytes: int, attempt: int) -> Timing:
+    """``processes`` writer processes appending ``count`` records each to one log at once, in
+    ``always`` mode (the lock and the fsync of every append); wall time from the common start
+    (the table's CPU columns count this process only, not the children). ``rotate_bytes`` 4096
+    rotates every few records, as the crash storm does."""
+    path = directory / f"processes-{rotate_bytes}-{attempt}.jsonl"
+    command = [sys.executable, "-c", _PROCESS_APPENDER, str(path), "always", str(count), str(rotate_bytes)]
+    children = [subprocess.Popen(command, stdin=subprocess.PIPE) for _ in range(processes)]
+    try:
+        time.sleep(1.0)  # let every child import and open the log before the start
+
+        def run() -> None:
+            for child in children:
+                assert child.stdin is not None
+                child.stdin.write(b"go\n")
+                child.stdin.flush()
+            for child in children:
+                if child.wait(timeout=300) != 0:
+                    raise AssertionError(f"an appender process failed: exit {child.returncode}")
+
+        return measure(run)
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
 
 
 def bench_raw_write(directory: Path, lines: list[bytes], group: int, attempt: int) -> Timing:
@@ -318,6 +359,12 @@ def bench_serializers(records: list[dict[str, Any]]) -> list[Row]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--records", type=int, default=20_000)
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=0,
+        help="also time N writer processes appending to one log in always mode (default: skip)",
+    )
     args = parser.parse_args(argv)
     count: int = args.records
     directory = Path(tempfile.mkdtemp(prefix="bench-audit-", dir=os.environ.get("BENCH_DIR")))
@@ -359,6 +406,15 @@ def main(argv: list[str] | None = None) -> int:
         verify_floor = Row("verify floor (see doc)", line_count, tuple(floor), megabytes)
         rows = [always, batch, off, raw_write, append_floor, verify_plain, verify_key, raw_hash, verify_floor]
         rows += bench_serializers(records)
+        if args.processes:
+            per_process = 300
+            for rotate_bytes in (0, 4096):
+                runs = tuple(
+                    bench_processes(directory, args.processes, per_process, rotate_bytes, attempt)
+                    for attempt in range(3)
+                )
+                what = f"{args.processes} procs always{' 4KiB' if rotate_bytes else ''}"
+                rows.append(Row(what, args.processes * per_process, runs))
 
         clocks = ("cpu", "wall")
         append_ratio = {clock: batch.rate(clock) / raw_write.rate(clock) for clock in clocks}
