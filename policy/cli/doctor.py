@@ -11,7 +11,7 @@ import os
 import sys
 
 from dsh_policy.policy.cli.options import USAGE_EXIT, CommandParser, UsageError
-from dsh_policy.policy.hooks import codex_trust, doctor, doctor_http
+from dsh_policy.policy.hooks import codex_managed, codex_trust, doctor, doctor_codex, doctor_http
 
 
 def _parser() -> CommandParser:
@@ -27,14 +27,17 @@ def findings(harness: str, project: str) -> list[doctor.Finding]:
     if harness == "claude-code":
         files = doctor.claude_code_settings_files(project, home)
     else:
-        files = doctor.codex_config_files(project, codex_trust.codex_home())
+        files = doctor_codex.codex_config_files(project, codex_trust.codex_home())
     hooks, out = doctor.installed_hooks(harness, files)
     out += list(doctor.check_settings(harness, hooks))
     for hook in hooks:
         if hook.url is not None:
             out += list(doctor_http.check_settings(hook))
     if harness == "codex" and hooks:
-        out += list(doctor.check_codex_trust(project, hooks))
+        out += list(doctor_codex.check_codex_trust(project, hooks))
+        requirements = codex_managed.requirements_path()
+        if any(hook.source == requirements for hook in hooks):
+            out += list(doctor_codex.check_requirements_file(requirements))
     pre_command = next((h for h in hooks if h.event == "PreToolUse" and h.url is None), None)
     if pre_command is not None:
         out += _command_hook_checks(pre_command, harness, project)

@@ -1,4 +1,5 @@
-"""``dsh-policy init claude-code|codex [--project DIR] [--pack PACK]... [--user] [--trust]``.
+"""``dsh-policy init claude-code|codex [--project DIR] [--pack PACK]... [--user] [--trust]``,
+``dsh-policy init codex --managed [FILE] [--managed-only] [--config FILE]``.
 
 Writes into a project what the hooks need, merging with what is there and never clobbering it:
 
@@ -13,7 +14,9 @@ Writes into a project what the hooks need, merging with what is there and never 
 
 Codex runs hooks only once trusted. ``--trust`` records trust for the hooks init wrote, with the
 hashes Codex itself computes (``codex app-server``), exactly as its "Trust all and continue" does;
-without it, init says how to trust them. Run ``dsh-policy doctor`` afterwards to check it all.
+without it, init says how to trust them. ``--managed`` writes the hooks into Codex's system
+``requirements.toml`` instead, where Codex runs them as managed hooks, with no trust at all
+(:mod:`.init_managed`). Run ``dsh-policy doctor`` afterwards to check it all.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ import shlex
 import sys
 from pathlib import Path
 
+from dsh_policy.policy.cli.init_managed import merge_managed
 from dsh_policy.policy.cli.options import USAGE_EXIT, CommandParser, UsageError
-from dsh_policy.policy.hooks import codex_trust
+from dsh_policy.policy.hooks import codex_managed, codex_trust
 from dsh_policy.policy.hooks.settings_files import (
     SettingsError,
     claude_code_hooks,
@@ -60,6 +64,27 @@ def _parser() -> CommandParser:
         help="codex: write the hooks to $CODEX_HOME/config.toml instead of the project's .codex/config.toml",
     )
     parser.add_argument("--trust", action="store_true", help="codex: record trust for the hooks written")
+    parser.add_argument(
+        "--managed",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="FILE",
+        help="codex: write the hooks as managed hooks into a requirements.toml (default: the one "
+        f"Codex reads, {codex_managed.CODEX_REQUIREMENTS}); they then need no trust",
+    )
+    parser.add_argument(
+        "--managed-only",
+        action="store_true",
+        help="codex, with --managed: also set allow_managed_hooks_only = true "
+        "(Codex then ignores user and project hooks)",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="codex: the deployment file the hooks name (default: .codex/dsh-gateway.yaml in the project); "
+        "written when missing",
+    )
     return parser
 
 
@@ -95,6 +120,10 @@ def main(argv: list[str]) -> int:
         print(error, file=sys.stderr)
         return USAGE_EXIT
     project = os.path.realpath(args.project)
+    mixed = _conflicting_options(args)
+    if mixed:
+        print(f"dsh-policy init: {mixed}", file=sys.stderr)
+        return USAGE_EXIT
     if not os.path.isdir(project):
         print(f"dsh-policy init: {project} is not a folder", file=sys.stderr)
         return 1
@@ -104,11 +133,28 @@ def main(argv: list[str]) -> int:
         problems += _write_deployment(os.path.join(project, ".dsh", "gateway.yaml"), project, packs)
         problems += _merge_claude_code(project)
     else:
-        deployment = os.path.join(project, ".codex", "dsh-gateway.yaml")
+        deployment = os.path.abspath(args.config or os.path.join(project, ".codex", "dsh-gateway.yaml"))
         problems += _write_deployment(deployment, project, packs)
-        problems += _merge_codex(args, project, deployment)
+        if args.managed is not None:
+            path = os.path.abspath(args.managed or codex_managed.requirements_path())
+            problems += merge_managed(path, project, deployment, managed_only=args.managed_only)
+        else:
+            problems += _merge_codex(args, project, deployment)
     print("next: dsh-policy doctor " + args.harness + f" --project {shlex.quote(project)}")
     return 1 if problems else 0
+
+
+def _conflicting_options(args: argparse.Namespace) -> str | None:
+    """Why the options do not go together, or None."""
+    codex_only = [name for name in ("managed", "config") if getattr(args, name) is not None]
+    codex_only += [name for name in ("user", "trust", "managed_only") if getattr(args, name)]
+    if args.harness != "codex" and codex_only:
+        return f"--{codex_only[0].replace('_', '-')} is for codex only"
+    if args.managed_only and args.managed is None:
+        return "--managed-only needs --managed"
+    if args.managed is not None and (args.user or args.trust):
+        return "--managed hooks need no trust and live in no user config: drop --user/--trust"
+    return None
 
 
 def _say(status: str, message: str) -> None:
@@ -116,7 +162,7 @@ def _say(status: str, message: str) -> None:
 
 
 def _write_deployment(path: str, project: str, packs: list[str]) -> int:
-    os.makedirs(os.path.join(os.path.dirname(path), "audit"), exist_ok=True)
+    _make_audit_folder(os.path.join(os.path.dirname(path), "audit"), project)
     if os.path.exists(path):
         _say("kept", f"{path} (an existing deployment file is never overwritten)")
         return 0
@@ -127,6 +173,27 @@ def _write_deployment(path: str, project: str, packs: list[str]) -> int:
     write_atomically(path, deployment_yaml(os.path.basename(project) or "project", packs, project))
     _say("wrote", path)
     return 0
+
+
+def _make_audit_folder(folder: str, project: str) -> None:
+    """Make ``folder`` and its missing parents. Run as root in a project that belongs to someone
+    else (``sudo dsh-policy init codex --managed``), the ones made inside the project are handed to
+    the project's owner: the hooks run as that user, and a fail-closed audit log they cannot write
+    would refuse every call."""
+    missing = []
+    path = os.path.abspath(folder)
+    while not os.path.isdir(path) and os.path.dirname(path) != path:
+        missing.append(path)
+        path = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
+    owner = os.stat(project)
+    if os.geteuid() != 0 or owner.st_uid == 0:
+        return
+    inside = [path for path in missing if path.startswith(project + os.sep)]
+    for path in inside:
+        os.chown(path, owner.st_uid, owner.st_gid)
+    if inside:
+        _say("owner", f"{', '.join(reversed(inside))} given to uid {owner.st_uid}, who owns {project}")
 
 
 def _merge_claude_code(project: str) -> int:
@@ -197,7 +264,8 @@ def _report_trust(project: str) -> int:
         _say(
             "todo",
             f"{len(untrusted)} of {len(mine)} dsh-policy hooks are not trusted yet, and "
-            f"`codex exec` silently skips untrusted hooks: {codex_trust.TRUST_HINT}",
+            f"`codex exec` silently skips untrusted hooks: {codex_trust.TRUST_HINT}, "
+            f"{codex_trust.MANAGED_HINT}",
         )
         return 0
     _say("trusted", f"all {len(mine)} dsh-policy hooks are trusted by Codex")

@@ -8,6 +8,7 @@ hook's definition that Codex computes. Rather than re-implement that hash, we as
 app-server`` (JSON-RPC on stdio) answers ``hooks/list`` with every hook it loaded for a folder, its
 ``currentHash`` and its ``trustStatus``. :func:`record_trust` writes Codex's own hash for the hooks
 the caller names, exactly as the TUI's "Trust all and continue" does, and lists again to verify.
+Managed hooks (:mod:`.codex_managed`) have trust status ``managed`` and need none of this.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ TRUST_HINT: Final[str] = (
     'trust them: run `codex` in the project and choose "Trust all and continue" when it asks '
     "to review hooks, or run `dsh-policy init codex --trust`"
 )
+MANAGED_HINT: Final[str] = (
+    "or, for every user of this machine, deliver them as managed hooks, which Codex runs without "
+    "trust and users cannot switch off: run `dsh-policy init codex --managed` as root (it writes "
+    "/etc/codex/requirements.toml)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +54,12 @@ class CodexHook:
     @property
     def trusted(self) -> bool:
         return self.trust_status in ("trusted", "managed")
+
+    @property
+    def managed(self) -> bool:
+        """Delivered by an administrator (requirements.toml, MDM, system config): Codex runs it
+        without trust review and a user cannot disable it."""
+        return self.trust_status == "managed"
 
 
 def codex_home(environ: Mapping[str, str] | None = None) -> str:

@@ -7,7 +7,8 @@ Each check yields :class:`Finding` values (``ok``, ``warn`` or ``fail``); any ``
    and PostToolUse for every tool), each command ends in ``|| exit 2``, and for Claude Code each
    hook sets ``onFailure: "block"``;
 2. Codex trust: what ``codex app-server`` reports for our hooks (untrusted hooks do not run, and
-   ``codex exec`` says nothing about it), with how to trust them;
+   ``codex exec`` says nothing about it; managed ones need no trust), with how to fix it
+   (:mod:`.doctor_codex`);
 3. the deployment file named by the hooks: its packs load, and its audit log can be written;
 4. probes: a synthetic destructive call and a benign one sent through the configured PreToolUse
    command, exactly as the harness runs it (``sh -c``, project folder, the harness's variables),
@@ -34,7 +35,6 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
-from dsh_policy.policy.hooks import codex_trust
 from dsh_policy.policy.hooks.settings_files import HOOK_EVENTS, read_text
 
 Level = Literal["ok", "warn", "fail"]
@@ -156,40 +156,6 @@ def check_settings(harness: str, hooks: list[InstalledHook]) -> Iterator[Finding
     if not missing:
         sources = sorted({hook.source for hook in hooks})
         yield Finding("ok", "settings", f"all five events wired in {', '.join(sources)}")
-
-
-def codex_config_files(project: str, home: str) -> list[str]:
-    """Where Codex reads hooks from: the project layer and the user's config."""
-    return [os.path.join(project, ".codex", "config.toml"), os.path.join(home, "config.toml")]
-
-
-def check_codex_trust(project: str, hooks: list[InstalledHook]) -> Iterator[Finding]:
-    """What Codex says about our hooks."""
-    listed = codex_trust.list_hooks(project)
-    if isinstance(listed, str):
-        yield Finding("fail", "codex trust", f"cannot ask Codex which hooks it trusts: {listed}")
-        return
-    mine = codex_trust.ours(listed)
-    configured = {hook.source for hook in hooks}
-    loaded = {hook.source_path for hook in mine}
-    for source in sorted(configured - loaded):
-        yield Finding(
-            "fail",
-            "codex trust",
-            f"Codex does not load {source} for {project} (a project "
-            "folder must be trusted first: run `codex` there once and trust it)",
-        )
-    untrusted = [hook for hook in mine if not hook.trusted]
-    if untrusted:
-        events = ", ".join(sorted({hook.event for hook in untrusted}))
-        yield Finding(
-            "fail",
-            "codex trust",
-            f"{len(untrusted)} of {len(mine)} dsh-policy hooks are not "
-            f"trusted ({events}); `codex exec` skips them without a warning: {codex_trust.TRUST_HINT}",
-        )
-    elif mine:
-        yield Finding("ok", "codex trust", f"Codex trusts all {len(mine)} dsh-policy hooks")
 
 
 # --- deployment, audit and probes -------------------------------------------------------------

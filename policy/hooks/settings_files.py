@@ -44,10 +44,11 @@ class SettingsError(Exception):
 SHELL_TRAP: Final[str] = "trap '[ $? -eq 0 ] || exit 2' HUP INT TERM PIPE; "
 
 
-def hook_command(harness: str, deployment: str, *, announce: bool) -> str:
+def hook_command(harness: str, deployment: str, *, announce: bool, program: str = "dsh-policy") -> str:
     """The command line of one hook. ``|| exit 2`` turns "dsh-policy not found" (127) and a
-    crash before our code runs (1), both non-blocking errors in the harness, into refusals."""
-    words = f"{SHELL_TRAP}dsh-policy hook {harness} --config {deployment}"
+    crash before our code runs (1), both non-blocking errors in the harness, into refusals.
+    ``program`` is found on the harness's PATH unless it is an absolute path."""
+    words = f"{SHELL_TRAP}{program} hook {harness} --config {deployment}"
     return words + (" --announce-packs" if announce else "") + " || exit 2"
 
 
@@ -69,17 +70,19 @@ def claude_code_hooks(deployment: str = CLAUDE_CODE_DEPLOYMENT) -> dict[str, lis
     return hooks
 
 
-def codex_hooks_toml(deployment: str = CODEX_DEPLOYMENT) -> str:
-    """The ``[[hooks.<Event>]]`` tables of a Codex config. No ``matcher``: the guard must see
-    every tool (shell, apply_patch and MCP tools alike)."""
+def codex_hooks_toml(deployment: str = CODEX_DEPLOYMENT, program: str = "dsh-policy") -> str:
+    """The ``[[hooks.<Event>]]`` tables of a Codex config (the same tables serve a
+    ``requirements.toml``). No ``matcher``: the guard must see every tool (shell, apply_patch and
+    MCP tools alike)."""
     words = deployment if deployment == CODEX_DEPLOYMENT else shlex.quote(deployment)
+    program = program if program == "dsh-policy" else shlex.quote(program)
     blocks = []
     for event, announce, _matcher in HOOK_EVENTS:
         lines = [
             f"[[hooks.{event}]]",
             f"[[hooks.{event}.hooks]]",
             'type = "command"',
-            f"command = {json.dumps(hook_command('codex', words, announce=announce))}",
+            f"command = {json.dumps(hook_command('codex', words, announce=announce, program=program))}",
             f"timeout = {HOOK_TIMEOUT_SECONDS}",
         ]
         if event == "PreToolUse":

@@ -2,7 +2,13 @@
 """A stand-in for ``codex app-server`` in tests: answers ``initialize`` and ``hooks/list`` the way
 Codex 0.171 does, from the hooks in ``$CODEX_HOME/config.toml`` and ``<cwd>/.codex/config.toml``,
 with a trust status read from ``[hooks.state]`` (the hash is a digest of the hook's fields, like
-Codex's own, whose exact recipe the code under test never needs to know)."""
+Codex's own, whose exact recipe the code under test never needs to know).
+
+Managed hooks, as measured with the real Codex 0.171.0: the hooks of the system requirements file
+(``$DSH_POLICY_CODEX_REQUIREMENTS`` here, never the real ``/etc/codex/requirements.toml``) come
+first, with ``source: system``, ``isManaged: true`` and ``trustStatus: managed`` whatever
+``[hooks.state]`` says; with ``allow_managed_hooks_only = true`` there, user and project hooks
+are left out of the list (and would not run)."""
 
 from __future__ import annotations
 
@@ -25,29 +31,41 @@ def hooks(cwd: str) -> list[dict[str, object]]:
     home = os.environ["CODEX_HOME"]
     user = os.path.join(home, "config.toml")
     state = _load(user).get("hooks", {}).get("state", {})
-    out = []
-    for source in (os.path.join(cwd, ".codex", "config.toml"), user):
-        config = _load(source)
-        for event, groups in config.get("hooks", {}).items():
-            if event not in EVENTS:
-                continue
-            for g, group in enumerate(groups):
-                for h, hook in enumerate(group.get("hooks", [])):
-                    key = f"{source}:{EVENTS[event]}:{g}:{h}"
-                    digest = "sha256:" + hashlib.sha256(json.dumps(hook, sort_keys=True).encode()).hexdigest()
-                    trusted = state.get(key, {}).get("trusted_hash") == digest
-                    out.append(
-                        {
-                            "key": key,
-                            "eventName": event[0].lower() + event[1:],
-                            "handlerType": "command",
-                            "command": hook.get("command"),
-                            "sourcePath": source,
-                            "source": "user",
-                            "currentHash": digest,
-                            "trustStatus": "trusted" if trusted else "untrusted",
-                        }
-                    )
+    requirements_path = os.environ.get("DSH_POLICY_CODEX_REQUIREMENTS") or "/etc/codex/requirements.toml"
+    requirements = _load(requirements_path)
+    out = _entries(requirements_path, requirements, state, managed=True)
+    if requirements.get("allow_managed_hooks_only") is not True:
+        for source in (os.path.join(cwd, ".codex", "config.toml"), user):
+            out += _entries(source, _load(source), state, managed=False)
+    return out
+
+
+def _entries(
+    source: str, config: dict[str, object], state: dict[str, dict[str, str]], *, managed: bool
+) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    hooks = config.get("hooks", {})
+    for event, groups in hooks.items() if isinstance(hooks, dict) else ():
+        if event not in EVENTS:
+            continue
+        for g, group in enumerate(groups):
+            for h, hook in enumerate(group.get("hooks", [])):
+                key = f"{source}:{EVENTS[event]}:{g}:{h}"
+                digest = "sha256:" + hashlib.sha256(json.dumps(hook, sort_keys=True).encode()).hexdigest()
+                trusted = state.get(key, {}).get("trusted_hash") == digest
+                out.append(
+                    {
+                        "key": key,
+                        "eventName": event[0].lower() + event[1:],
+                        "handlerType": "command",
+                        "command": hook.get("command"),
+                        "sourcePath": source,
+                        "source": "system" if managed else "user",
+                        "isManaged": managed,
+                        "currentHash": digest,
+                        "trustStatus": "managed" if managed else ("trusted" if trusted else "untrusted"),
+                    }
+                )
     return out
 
 

@@ -37,6 +37,8 @@ def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PATH", f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin")
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    # The system requirements file Codex (and the fake) read: never the real /etc in tests.
+    monkeypatch.setenv("DSH_POLICY_CODEX_REQUIREMENTS", str(tmp_path / "etc-codex" / "requirements.toml"))
     return tmp_path
 
 
@@ -149,6 +151,7 @@ def test_doctor_reports_untrusted_codex_hooks_and_init_trusts_them(tools: Path, 
     code, out = _cli(capsys, "doctor", "codex", "--project", str(project))
     assert code == 1
     assert "5 of 5 dsh-policy hooks are not trusted" in out and "Trust all and continue" in out
+    assert "dsh-policy init codex --managed" in out  # the route that needs no trust at all
     assert "OK    deny probe" in out  # the hook itself works; Codex just would not run it
     code, out = _cli(capsys, "init", "codex", "--project", str(project), "--pack", str(PACK), "--trust")
     assert code == 0, out
@@ -222,3 +225,125 @@ def test_doctor_asks_the_gateway_the_hook_itself_would_use(tools: Path, capsys) 
     code, out = _cli(capsys, "doctor", "claude-code", "--project", str(project))
     assert code == 0, out
     assert "OK    gateway: pid" in out
+
+
+# --- Codex managed hooks (requirements.toml) ----------------------------------------------------
+
+
+def _requirements(tools: Path) -> Path:
+    return tools / "etc-codex" / "requirements.toml"
+
+
+def test_init_codex_managed_merges_into_requirements_and_doctor_needs_no_trust(tools: Path, capsys) -> None:
+    project = tools / "proj"
+    project.mkdir()
+    requirements = _requirements(tools)
+    requirements.parent.mkdir()
+    theirs = 'allowed_sandbox_modes = ["read-only"]\n\n[hooks]\nmanaged_dir = "/opt/hooks"\n'
+    requirements.write_text(theirs)
+    code, out = _cli(capsys, "init", "codex", "--project", str(project), "--pack", str(PACK), "--managed")
+    assert code == 0, out
+    assert "Codex runs 5 dsh-policy hooks from" in out and "as managed" in out
+    text = requirements.read_text()
+    assert text.startswith(theirs)  # never clobbered
+    parsed = tomllib.loads(text)
+    assert parsed["allowed_sandbox_modes"] == ["read-only"]
+    assert parsed["hooks"]["managed_dir"] == "/opt/hooks"
+    commands = {e: g[0]["hooks"][0]["command"] for e, g in parsed["hooks"].items() if isinstance(g, list)}
+    assert set(commands) == {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}
+    deployment = project / ".codex" / "dsh-gateway.yaml"
+    program = Path(sys.executable).parent / "dsh-policy"
+    for command in commands.values():  # absolute: the user's PATH and folder choose nothing
+        assert f"{program} hook codex --config {deployment}" in command and command.endswith("|| exit 2")
+    assert deployment.is_file() and not (project / ".codex" / "config.toml").exists()
+    code, out = _cli(capsys, "init", "codex", "--project", str(project), "--pack", str(PACK), "--managed")
+    assert code == 0 and "kept" in out and requirements.read_text() == text
+    code, out = _cli(capsys, "doctor", "codex", "--project", str(project))
+    assert code == 0, out
+    assert f"OK    settings: all five events wired in {requirements}" in out
+    assert "OK    codex trust: Codex runs 5 dsh-policy hooks as managed" in out
+    assert "OK    deny probe" in out and "OK    allow probe" in out
+    assert not (tools / "codex-home" / "config.toml").exists()  # no trust was recorded anywhere
+
+
+def test_managed_hooks_beside_trusted_user_hooks_and_managed_only(tools: Path, capsys) -> None:
+    project = tools / "proj"
+    project.mkdir()
+    base = ("init", "codex", "--project", str(project), "--pack", str(PACK))
+    assert _cli(capsys, *base, "--trust")[0] == 0
+    code, out = _cli(capsys, *base, "--managed")
+    assert code == 0 and "every event is decided twice" in out, out
+    code, out = _cli(capsys, "doctor", "codex", "--project", str(project))
+    assert code == 0 and "WARN  codex trust: trusted dsh-policy hooks in" in out, out
+
+    code, out = _cli(capsys, *base, "--managed", "--managed-only")
+    assert code == 0, out
+    parsed = tomllib.loads(_requirements(tools).read_text())
+    assert parsed["allow_managed_hooks_only"] is True and len(parsed["hooks"]["PreToolUse"]) == 1
+    code, out = _cli(capsys, "doctor", "codex", "--project", str(project))
+    assert code == 0, out
+    assert "user and project hooks are ignored" in out
+    ignored = project / ".codex" / "config.toml"
+    assert f"WARN  codex trust: Codex ignores the dsh-policy hooks in {ignored}" in out
+
+
+def test_init_codex_managed_refuses_what_it_would_clobber_or_double(tools: Path, capsys) -> None:
+    project = tools / "proj"
+    project.mkdir()
+    requirements = _requirements(tools)
+    requirements.parent.mkdir()
+    base = ("init", "codex", "--project", str(project), "--pack", str(PACK))
+    requirements.write_text("allow_managed_hooks_only = false\n")
+    code, out = _cli(capsys, *base, "--managed", "--managed-only")
+    assert code == 1 and "change it by hand" in out
+    assert requirements.read_text() == "allow_managed_hooks_only = false\n"
+    other = codex_hooks_toml("/srv/other-gateway.yaml", "/opt/dsh/bin/dsh-policy")
+    requirements.write_text(other)
+    code, out = _cli(capsys, *base, "--managed")
+    assert code == 1 and "would decide every event twice" in out
+    assert requirements.read_text() == other
+    for mixed in (("--managed", "--trust"), ("--managed-only",)):
+        assert _cli(capsys, *base, *mixed)[0] == 2
+    assert _cli(capsys, "init", "claude-code", "--project", str(project), "--managed")[0] == 2
+
+
+def test_init_codex_managed_into_another_file_says_where_codex_reads(tools: Path, capsys) -> None:
+    project = tools / "proj"
+    project.mkdir()
+    staged = tools / "mdm" / "requirements.toml"
+    deployment = tools / "etc-dsh" / "codex.yaml"
+    code, out = _cli(
+        capsys, "init", "codex", "--project", str(project), "--pack", str(PACK),
+        "--managed", str(staged), "--config", str(deployment),
+    )  # fmt: skip
+    assert code == 0, out
+    assert f"Codex reads only {_requirements(tools)}" in out
+    assert deployment.is_file() and f"--config {deployment}" in staged.read_text()
+    assert not _requirements(tools).exists()
+
+
+def test_managed_only_is_a_top_level_key_before_any_table() -> None:
+    from dsh_policy.policy.hooks.codex_managed import managed_only, with_managed_only
+
+    text = 'model = "x"\n[hooks]\nmanaged_dir = "/opt/h"\n'
+    merged = with_managed_only(text)
+    assert managed_only(merged) is True and tomllib.loads(merged)["hooks"] == {"managed_dir": "/opt/h"}
+    assert with_managed_only(merged) == merged
+    assert managed_only(with_managed_only("")) is True
+    commented = with_managed_only("# ours\n[[hooks.Stop]]\n")
+    assert commented.startswith("allow_managed_hooks_only = true") and "# ours\n[[hooks.Stop]]" in commented
+    with pytest.raises(SettingsError):
+        with_managed_only('allow_managed_hooks_only = "yes"\n')
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: init run as root in another user's project")
+def test_init_as_root_hands_the_folders_it_makes_to_the_project_owner(tools: Path, capsys) -> None:
+    project = tools / "someone"
+    project.mkdir()
+    os.chown(project, 4242, 4243)
+    code, out = _cli(capsys, "init", "codex", "--project", str(project), "--pack", str(PACK), "--managed")
+    assert code == 0, out
+    for folder in (project / ".codex", project / ".codex" / "audit"):
+        assert (folder.stat().st_uid, folder.stat().st_gid) == (4242, 4243)
+    assert (project / ".codex" / "dsh-gateway.yaml").stat().st_uid == 0  # the policy stays root's
+    assert "given to uid 4242" in out
