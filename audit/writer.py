@@ -2,7 +2,9 @@
 
 One :class:`AuditWriter` per process and log. Every append, under an OS lock on ``PATH.lock``:
 catch up with records other processes appended (so the chain never forks), rotate if the segment is
-full, write one canonical line with one ``write``, maybe checkpoint, maybe ``fsync``. Opening a log
+full, write one canonical line with one ``write``, maybe checkpoint. An fsync the append must wait
+for (``always``, or a batch at twice its bound) follows once the OS lock is released, so other
+processes append meanwhile; group commits run in a flusher thread, off every lock. Opening a log
 recovers a torn tail by moving it to a side file and recording a ``recovery`` record; nothing is
 ever truncated silently, and a complete line that hashes right is never taken for a torn tail.
 Rotation prepares the next segment in ``PATH.next`` and installs it by link-then-rename, so no
@@ -78,7 +80,7 @@ class _Signal:
 
 _WAKE: Final = _Signal("wake")  # a deadline may have moved: recompute
 _STOP: Final = _Signal("stop")  # close(): leave after the commits queued before it
-_FlusherMessage = tuple[int, int] | _Signal
+_FlusherMessage = tuple[int, int, int] | _Signal  # (lines covered, descriptor, its generation)
 
 
 class AuditError(Exception):
@@ -187,6 +189,10 @@ class AuditWriter:
         self._since_checkpoint = 0
         self._last_checkpoint_at = time.monotonic()
         self._fd = -1
+        # Bumped whenever _fd is replaced, before any line counted in _written goes to the new file:
+        # the flusher extends a group commit to every line written before its fsync only while the
+        # commit's descriptor is still the file those lines went to.
+        self._fd_generation = 0
         self._inode = -1
         self._offset = 0
         self._segment_has_records = False
@@ -319,28 +325,37 @@ class AuditWriter:
         if not WRITER_FIELDS.isdisjoint(fields):
             collisions = sorted(WRITER_FIELDS.intersection(fields))
             raise AuditRecordError(f"fields {collisions} are owned by the writer")
-        record = dict(fields)
-        # The hot path: the same steps as ``_locked`` without a generator-based context manager.
-        with self._mutex:
-            self._acquire()
-            try:
-                receipt = self._append_locked(kind, record)
-                self._after_append()
-            except OSError as error:
-                raise self._fail(f"{self._path}: {error}") from None
-            finally:
-                self._release()
-            if self._written == self._synced and self._settings.fsync != "off":
-                return AppendReceipt(receipt.seq, receipt.hash, receipt.ts, receipt.segment, True)
-        return receipt
+        return self._append(kind, dict(fields))
 
     def report_losses(self, fields: Mapping[str, Any]) -> AppendReceipt:
         """Append a ``records_lost`` record (see :mod:`.losses`): how many records a fail-open
         caller could not write before this one, of which kinds, when, and the last error."""
-        record = {"lost": dict(fields["lost"])}
-        with self._locked():
-            receipt = self._append_locked("records_lost", record)
-            self._after_append()
+        return self._append("records_lost", {"lost": dict(fields["lost"])})
+
+    def _append(self, kind: str, record: dict[str, Any]) -> AppendReceipt:
+        """Write one record under both locks; an fsync it must wait for runs after the OS lock is
+        released, so other processes append while this one waits for the disk.
+
+        (The hot path: the same steps as ``_locked`` without a generator-based context manager.)
+        """
+        with self._mutex:
+            self._acquire()
+            try:
+                receipt = self._append_locked(kind, record)
+                sync_now = self._after_append()
+            except OSError as error:
+                raise self._fail(f"{self._path}: {error}") from None
+            finally:
+                self._release()
+            if sync_now:
+                # Our descriptor still names the file our lines went to, whatever another process
+                # renames meanwhile; the thread lock keeps this writer's own state still.
+                try:
+                    self._sync_if_due(force=True)
+                except OSError as error:
+                    raise self._fail(f"{self._path}: {error}") from None
+            if self._written == self._synced and self._settings.fsync != "off":
+                return AppendReceipt(receipt.seq, receipt.hash, receipt.ts, receipt.segment, True)
         return receipt
 
     def checkpoint(self) -> AppendReceipt | None:
@@ -488,6 +503,7 @@ class AuditWriter:
             self._create_missing_active()
             return
         self._fd = fd
+        self._fd_generation += 1
         self._inode = os.fstat(fd).st_ino
         self._offset = 0
         self._read_new_records(allow_start=True)
@@ -795,7 +811,9 @@ class AuditWriter:
             self._unsynced_since = time.monotonic()
         self._written += 1
 
-    def _after_append(self) -> None:
+    def _after_append(self) -> bool:
+        """Checkpoint and group-commit bookkeeping after a record; ``True`` when the caller must
+        fsync before acknowledging it (``always``, or a batch that reached twice its bound)."""
         settings = self._settings
         every = settings.checkpoint_every
         if every is not None and self._since_checkpoint >= every:
@@ -804,22 +822,23 @@ class AuditWriter:
         if self._since_checkpoint == 1 and settings.checkpoint_seconds is not None:
             self._jobs.put(_WAKE)  # start the checkpoint clock in the flusher
         if settings.fsync == "always":
-            self._sync_if_due(force=True)
-        elif settings.fsync == "batch":
+            return True
+        if settings.fsync == "batch":
             pending = self._written - self._synced
             if pending >= 2 * settings.batch_records:
-                self._sync_if_due(force=True)  # the flusher fell behind: hold the bound ourselves
-            elif not self._sync_requested and (
+                return True  # the flusher fell behind: hold the bound ourselves
+            if not self._sync_requested and (
                 pending >= settings.batch_records
                 or time.monotonic() - self._unsynced_since >= settings.batch_ms / 1000
             ):
                 self._request_sync()  # once per batch; later appends leave the flusher alone
             elif pending == 1:
                 self._jobs.put(_WAKE)  # start the batch_ms clock in the flusher
+        return False
 
     def _sync_if_due(self, *, force: bool) -> None:
-        """fsync inline (the locks are held) when forced or when the batch bound is reached; then
-        export a checkpoint anchor that is now covered."""
+        """fsync inline (the thread lock held, and the OS lock except after an append) when forced
+        or when the batch bound is reached; then export a checkpoint anchor that is now covered."""
         settings = self._settings
         pending = self._written - self._synced
         if settings.fsync == "off":
@@ -848,7 +867,7 @@ class AuditWriter:
         """
         self._sync_requested = True
         self._unsynced_since = time.monotonic()  # the clock of the lines this commit misses
-        self._jobs.put((self._written, os.dup(self._fd)))
+        self._jobs.put((self._written, os.dup(self._fd), self._fd_generation))
 
     def _checkpoint_locked(self, reason: str) -> AppendReceipt:
         last_seq = self._next_seq - 1
@@ -990,6 +1009,7 @@ class AuditWriter:
         if self._fd >= 0:
             os.close(self._fd)
         self._fd = fd
+        self._fd_generation += 1
         self._inode = os.fstat(fd).st_ino
         self._offset = len(line)
         self._segment_index = index
@@ -1034,8 +1054,9 @@ class AuditWriter:
     def _flush_loop(self) -> None:
         """Owned by the writer and joined by :meth:`close`: group-commit fsyncs and timed checkpoints.
 
-        Group commits arrive from the appender as (lines covered, duplicate descriptor) and are
-        fsynced outside every lock, so appends continue while the disk works. The flusher takes
+        Group commits arrive from the appender as (lines covered, duplicate descriptor, its
+        generation) and are fsynced outside every lock, so appends continue while the disk works;
+        each covers every line written before its fsync starts. The flusher takes
         the appender's lock only when a deadline passes with nobody appending: to start a group
         commit of the last lines, or to write a checkpoint by time.
         """
@@ -1050,7 +1071,14 @@ class AuditWriter:
                 if message is _STOP or not self._on_deadline():
                     return
                 continue
-            covered, fd = message
+            covered, fd, generation = message
+            # An fsync covers every line whose write returned before it starts, not only the lines
+            # counted when the commit was queued: count those too, so the next commit is a whole
+            # batch away (read _written first: the appender bumps the generation before it counts
+            # a line of a new file).
+            written = self._written
+            if self._fd_generation == generation:
+                covered = max(covered, written)
             try:
                 os.fsync(fd)
             except OSError as error:

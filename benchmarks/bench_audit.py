@@ -13,6 +13,20 @@ moves both sides together), because absolute rates depend on the host far more t
   not CPU);
 - ``verify --key`` within 5x of raw SHA-256 of the same file, in CPU time (wall beside it).
 
+Two floors, measured in the same interleaved runs, say how far each target is from what the format
+itself costs in CPython, whatever the code around it:
+
+- *append floor*: per record exactly the steps the format and the multi-process promise require,
+  in one tight loop with no writer around them: lock, size check, sorted ``orjson`` dump, SHA-256
+  of tag + body, the RFC 6962 leaf and node hashes, one ``write``, unlock, and one ``fsync`` per
+  ``batch_records`` lines (inline: no flusher thread). It leaves out the domain type walk (floats
+  must be refused, which ``orjson`` cannot do), timestamps, splicing ``hash`` into the line and
+  the receipt, so it is a lower bound;
+- *verify floor*: the hashing any verifier of this format must do: per record SHA-256 of the
+  domain tag + the record's bytes without its ``hash`` member (cut positions found beforehand,
+  not timed), and the RFC 6962 leaf and node hashes of the tree the checkpoints sign. No parsing,
+  no canonical check, no chain or signature check.
+
 Why absolute figures move between hosts of the same kind (2 vCPU): the CPU model (SHA-256 runs at
 1.2 GB/s without the SHA extensions and 1.7 GB/s with them, while interpreted Python is 2x slower
 on the latter host measured) and the interpreter's build (pyenv builds without
@@ -25,11 +39,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import platform
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,8 +54,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 from dsh_policy.audit.keys import write_key_pair
-from dsh_policy.audit.record import canonical_bytes
+from dsh_policy.audit.record import (
+    RECORD_HASHER,
+    _types_in_domain,
+    canonical_bytes,
+    canonical_bytes_unchecked,
+)
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditWriter, FsyncMode
 
@@ -147,6 +169,46 @@ def bench_append(
     return Row(f"append fsync={mode}", count, tuple(runs))
 
 
+_PROCESS_APPENDER = """
+import sys
+from dsh_policy.audit.writer import AuditWriter
+path, mode, count, rotate = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]) or None
+writer = AuditWriter.open(path, fsync=mode, rotate_bytes=rotate, checkpoint_every=1000)
+sys.stdin.readline()
+for index in range(count):
+    writer.append("tool_result", {"i": index, "pad": "x" * 600})
+writer.close()
+"""
+
+
+def bench_processes(directory: Path, processes: int, count: int, rotate_bytes: int, attempt: int) -> Timing:
+    """``processes`` writer processes appending ``count`` records each to one log at once, in
+    ``always`` mode (the lock and the fsync of every append); wall time from the common start
+    (the table's CPU columns count this process only, not the children). ``rotate_bytes`` 4096
+    rotates every few records, as the crash storm does."""
+    path = directory / f"processes-{rotate_bytes}-{attempt}.jsonl"
+    command = [sys.executable, "-c", _PROCESS_APPENDER, str(path), "always", str(count), str(rotate_bytes)]
+    children = [subprocess.Popen(command, stdin=subprocess.PIPE) for _ in range(processes)]
+    try:
+        time.sleep(1.0)  # let every child import and open the log before the start
+
+        def run() -> None:
+            for child in children:
+                assert child.stdin is not None
+                child.stdin.write(b"go\n")
+                child.stdin.flush()
+            for child in children:
+                if child.wait(timeout=300) != 0:
+                    raise AssertionError(f"an appender process failed: exit {child.returncode}")
+
+        return measure(run)
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+
+
 def bench_raw_write(directory: Path, lines: list[bytes], group: int, attempt: int) -> Timing:
     """The same lines written with one ``write`` each and one ``fsync`` per ``group``: the floor
     an appender that does nothing but write and group-commit could reach."""
@@ -165,6 +227,87 @@ def bench_raw_write(directory: Path, lines: list[bytes], group: int, attempt: in
     finally:
         os.close(fd)
         path.unlink()
+
+
+def bench_append_floor(directory: Path, lines: list[bytes], group: int, attempt: int) -> Timing:
+    """The per-record steps the format and the multi-process promise require, with nothing around
+    them (see the module docstring): the ceiling of any appender of this format in CPython.
+
+    It serializes and hashes each record of ``lines`` (the batch run's log) without its ``hash``
+    and writes the line itself, so it writes exactly the bytes the raw row writes."""
+    path = directory / f"floor-{attempt}.jsonl"
+    lock = os.open(directory / f"floor-{attempt}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+    records = [orjson.loads(line) for line in lines]
+    for record in records:
+        del record["hash"]
+
+    def append_all() -> None:
+        flock, exclusive, unlock, seek, end = fcntl.flock, fcntl.LOCK_EX, fcntl.LOCK_UN, os.lseek, os.SEEK_END
+        dumps, sha256, prefix, write = canonical_bytes_unchecked, hashlib.sha256, RECORD_HASHER, os.write
+        roots: list[bytes] = []
+        offset = 0
+        for size, (record, line) in enumerate(zip(records, lines, strict=True)):
+            flock(lock, exclusive)
+            if seek(fd, 0, end) != offset:
+                raise AssertionError("the floor's file changed under it")
+            body = dumps(record)
+            hasher = prefix.copy()
+            hasher.update(body)
+            node = sha256(b"\x00" + hasher.digest()).digest()
+            bits = size
+            while bits & 1:
+                node = sha256(b"\x01" + roots.pop() + node).digest()
+                bits >>= 1
+            roots.append(node)
+            offset += write(fd, line)
+            flock(lock, unlock)
+            if (size + 1) % group == 0:
+                os.fsync(fd)
+        os.fsync(fd)
+
+    try:
+        return measure(append_all)
+    finally:
+        os.close(fd)
+        os.close(lock)
+        path.unlink()
+
+
+def verify_floor_inputs(lines: list[bytes]) -> list[tuple[bytes, int, int]]:
+    """Each line with the span of bytes to leave out of its hash (the ``"hash":"..."`` member and
+    the comma that joins it), found once and untimed, so the floor times hashing alone."""
+    spans = []
+    for line in lines:
+        at = line.find(b'"hash":"')
+        if at < 1 or line[at + 72 : at + 73] != b'"':
+            raise AssertionError("a line of the benchmark log without a hash member")
+        if line[at - 1 : at] == b",":
+            spans.append((line, at - 1, at + 73))
+        else:  # the first member: the comma after it goes
+            spans.append((line, at, at + 74))
+    return spans
+
+
+def bench_verify_floor(spans: list[tuple[bytes, int, int]]) -> Timing:
+    """SHA-256 of tag + record bytes without ``hash``, and the RFC 6962 leaf and node hashes."""
+
+    def hash_all() -> None:
+        sha256, prefix = hashlib.sha256, RECORD_HASHER
+        roots: list[bytes] = []
+        for size, (line, start, end) in enumerate(spans):
+            view = memoryview(line)
+            hasher = prefix.copy()
+            hasher.update(view[:start])
+            hasher.update(view[end:])
+            node = sha256(b"\x00" + hasher.digest()).digest()
+            bits = size
+            while bits & 1:
+                node = sha256(b"\x01" + roots.pop() + node).digest()
+                bits >>= 1
+            roots.append(node)
+
+    return measure(hash_all)
 
 
 def machine_facts() -> dict[str, Any]:
@@ -198,6 +341,7 @@ def bench_serializers(records: list[dict[str, Any]]) -> list[Row]:
     sample = records[:200]
     encoders: tuple[tuple[str, Callable[[Any], bytes]], ...] = (
         ("canonical_bytes (orjson)", canonical_bytes),
+        ("  of it: domain type walk", _types_in_domain),
         ("rfc8785 reference", rfc8785.dumps),
         ("json.dumps sort_keys", lambda r: json.dumps(r, sort_keys=True, separators=(",", ":")).encode()),
     )
@@ -215,6 +359,12 @@ def bench_serializers(records: list[dict[str, Any]]) -> list[Row]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--records", type=int, default=20_000)
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=0,
+        help="also time N writer processes appending to one log in always mode (default: skip)",
+    )
     args = parser.parse_args(argv)
     count: int = args.records
     directory = Path(tempfile.mkdtemp(prefix="bench-audit-", dir=os.environ.get("BENCH_DIR")))
@@ -224,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         always = bench_append(directory, "always", max(500, count // 20), key, records)
         off = bench_append(directory, "off", count, key, records)
         # Batch appends and the raw floor, interleaved on the same lines.
-        batch_runs, raw_runs = [], []
+        batch_runs, raw_runs, floor_runs = [], [], []
         lines: list[bytes] = []
         for attempt in range(5):
             row = bench_append(directory, "batch", count, key, records, attempts=1, tag=str(attempt))
@@ -232,8 +382,10 @@ def main(argv: list[str] | None = None) -> int:
             if not lines:
                 lines = (directory / "append-batch-0-0.jsonl").read_bytes().splitlines(keepends=True)
             raw_runs.append(bench_raw_write(directory, lines, BATCH_RECORDS, attempt))
+            floor_runs.append(bench_append_floor(directory, lines, BATCH_RECORDS, attempt))
         batch = Row("append fsync=batch", count, tuple(batch_runs))
         raw_write = Row(f"raw write+fsync/{BATCH_RECORDS}", len(lines), tuple(raw_runs))
+        append_floor = Row("append floor (see doc)", len(lines), tuple(floor_runs))
 
         log = directory / "append-batch-0-0.jsonl"
         data = log.read_bytes()
@@ -241,19 +393,36 @@ def main(argv: list[str] | None = None) -> int:
         line_count = data.count(b"\n")
         public = directory / "signer.pub"
         assert verify_log([log], public_key=public).intact
-        unsigned, signed, raw = [], [], []
-        for _ in range(5):  # interleaved: verify and the raw hash see the same machine load
+        spans = verify_floor_inputs(data.splitlines())
+        unsigned, signed, raw, floor = [], [], [], []
+        for _ in range(5):  # interleaved: verify, the raw hash and the floor see the same load
             unsigned.append(measure(lambda: verify_log([log])))
             signed.append(measure(lambda: verify_log([log], public_key=public)))
             raw.append(measure(lambda: hashlib.sha256(data).digest()))
+            floor.append(bench_verify_floor(spans))
         verify_plain = Row("verify (no key)", line_count, tuple(unsigned), megabytes)
         verify_key = Row("verify --key", line_count, tuple(signed), megabytes)
         raw_hash = Row("raw sha256 of file", line_count, tuple(raw), megabytes)
-        rows = [always, batch, off, raw_write, verify_plain, verify_key, raw_hash]
+        verify_floor = Row("verify floor (see doc)", line_count, tuple(floor), megabytes)
+        rows = [always, batch, off, raw_write, append_floor, verify_plain, verify_key, raw_hash, verify_floor]
         rows += bench_serializers(records)
+        if args.processes:
+            per_process = 300
+            for rotate_bytes in (0, 4096):
+                runs = tuple(
+                    bench_processes(directory, args.processes, per_process, rotate_bytes, attempt)
+                    for attempt in range(3)
+                )
+                what = f"{args.processes} procs always{' 4KiB' if rotate_bytes else ''}"
+                rows.append(Row(what, args.processes * per_process, runs))
 
-        append_ratio = {clock: batch.rate(clock) / raw_write.rate(clock) for clock in ("cpu", "wall")}
-        verify_ratio = {clock: verify_key.best(clock) / raw_hash.best(clock) for clock in ("cpu", "wall")}
+        clocks = ("cpu", "wall")
+        append_ratio = {clock: batch.rate(clock) / raw_write.rate(clock) for clock in clocks}
+        floor_append_ratio = {clock: append_floor.rate(clock) / raw_write.rate(clock) for clock in clocks}
+        batch_vs_floor = {clock: batch.rate(clock) / append_floor.rate(clock) for clock in clocks}
+        verify_ratio = {clock: verify_key.best(clock) / raw_hash.best(clock) for clock in clocks}
+        verify_floor_ratio = {clock: verify_key.best(clock) / verify_floor.best(clock) for clock in clocks}
+        floor_vs_raw_hash = {clock: verify_floor.best(clock) / raw_hash.best(clock) for clock in clocks}
         _print_table(rows)
         load = os.getloadavg()[0]
         print(f"log: {line_count} records, {len(data) / line_count:.0f} bytes/record, {megabytes:.1f} MB;"
@@ -266,8 +435,18 @@ def main(argv: list[str] | None = None) -> int:
             f" (target >= {APPEND_RATIO_TARGET:.0%}): {'met' if met_append else 'MISSED'}"
         )
         print(
+            f"  append floor: {floor_append_ratio['wall']:.0%} of raw write+fsync in wall time"
+            f" (CPU {floor_append_ratio['cpu']:.0%}); batch appends = {batch_vs_floor['wall']:.0%} of"
+            f" the floor (CPU {batch_vs_floor['cpu']:.0%})"
+        )
+        print(
             f"verify --key / raw sha256: {verify_ratio['cpu']:.1f}x CPU, {verify_ratio['wall']:.1f}x wall"
             f" (target <= {VERIFY_RATIO_TARGET:.0f}x): {'met' if met_verify else 'MISSED'}"
+        )
+        print(
+            f"  verify floor: {floor_vs_raw_hash['cpu']:.1f}x raw sha256 in CPU time;"
+            f" verify --key / verify floor: {verify_floor_ratio['cpu']:.1f}x CPU,"
+            f" {verify_floor_ratio['wall']:.1f}x wall"
         )
         summary = {
             "machine": {**machine_facts(), "load_average_1m": load},
@@ -281,12 +460,19 @@ def main(argv: list[str] | None = None) -> int:
                     "batch_records_per_wall_s": batch.rate("wall"),
                     "raw_records_per_wall_s": raw_write.rate("wall"),
                     "met": met_append,
+                    "floor_vs_raw_wall": floor_append_ratio["wall"],
+                    "floor_vs_raw_cpu": floor_append_ratio["cpu"],
+                    "batch_vs_floor_wall": batch_vs_floor["wall"],
+                    "batch_vs_floor_cpu": batch_vs_floor["cpu"],
                 },
                 "verify_key_vs_raw_sha256": {
                     "target": VERIFY_RATIO_TARGET,
                     "measured_cpu": verify_ratio["cpu"],
                     "measured_wall": verify_ratio["wall"],
                     "met": met_verify,
+                    "floor_vs_raw_sha256_cpu": floor_vs_raw_hash["cpu"],
+                    "verify_key_vs_floor_cpu": verify_floor_ratio["cpu"],
+                    "verify_key_vs_floor_wall": verify_floor_ratio["wall"],
                 },
             },
         }

@@ -385,6 +385,72 @@ def test_batch_mode_keeps_up_when_the_appender_never_pauses(tmp_path: Path) -> N
     assert verify_log([path]).intact
 
 
+def test_a_group_commit_covers_every_line_written_before_its_fsync_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flusher counts the lines appended while its commit waited in the queue: an fsync makes
+    every line written before it durable, so the next commit is a whole batch away."""
+    import queue
+    import threading
+
+    gate = threading.Event()
+
+    class GatedQueue(queue.SimpleQueue):  # type: ignore[type-arg]
+        def get(self, block: bool = True, timeout: float | None = None) -> Any:
+            gate.wait()
+            return super().get(block, timeout)
+
+    monkeypatch.setattr(queue, "SimpleQueue", GatedQueue)
+    path = tmp_path / "a.jsonl"
+    with AuditWriter.open(
+        path, fsync="batch", batch_records=3, batch_ms=60_000, checkpoint_every=None, checkpoint_seconds=None
+    ) as writer:
+        start = writer._synced  # the segment_start, synced inline on open
+        receipts = [writer.append("tool_result", {"i": index}) for index in range(5)]
+        assert not any(receipt.durable for receipt in receipts)
+        assert writer._sync_requested  # the third append queued a commit of three lines
+        gate.set()
+        deadline = time.monotonic() + 5
+        while writer._sync_requested and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert writer._synced == start + 5 == writer._written
+    assert verify_log([path]).intact
+
+
+def test_an_append_waits_for_its_fsync_without_holding_the_log_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Other processes append while this one waits for the disk: in ``always`` mode the fsync
+    runs after the OS lock is released, and the append still returns only once it is done."""
+    import fcntl
+
+    path = tmp_path / "a.jsonl"
+    other = os.open(path.with_name("a.jsonl.lock"), os.O_RDWR | os.O_CREAT, 0o644)  # another "process"
+    lock_free_during_fsync: list[bool] = []
+    real_fsync = os.fsync
+
+    def probing_fsync(fd: int) -> None:
+        try:
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock_free_during_fsync.append(False)
+        else:
+            fcntl.flock(other, fcntl.LOCK_UN)
+            lock_free_during_fsync.append(True)
+        real_fsync(fd)
+
+    try:
+        with AuditWriter.open(path, fsync="always", checkpoint_every=None) as writer:
+            monkeypatch.setattr(os, "fsync", probing_fsync)
+            receipts = [writer.append("tool_result", {"i": index}) for index in range(3)]
+            monkeypatch.setattr(os, "fsync", real_fsync)
+    finally:
+        os.close(other)
+    assert lock_free_during_fsync == [True, True, True]
+    assert all(receipt.durable for receipt in receipts)
+    assert verify_log([path]).intact
+
+
 def _clock_ahead(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
     """Move the writer's wall clock forward (segment ages are wall-clock: shared across processes)."""
     import dsh_policy.audit.writer as writer_module
