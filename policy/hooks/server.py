@@ -56,6 +56,7 @@ _log = structlog.get_logger("dsh_policy.gateway")
 EXIT_ALREADY_RUNNING: Final[int] = 3
 REQUEST_SECONDS: Final[float] = 30.0  # a client that connects and then says nothing is dropped
 LOG_GONE_SECONDS: Final[float] = 0.5
+_TICK_SECONDS: Final[float] = 0.1  # how often the serving loop looks at its flags and the log
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,20 +302,41 @@ def _close_policy_only(deployed: Deployment) -> None:
         policy.close()
 
 
+@dataclass(slots=True)
+class _SignalFlags:
+    """What the serving loop's signal handlers ask for, read by the loop on every tick.
+
+    The handlers only assign an attribute. Taking any lock there (``Event.set`` takes its
+    condition's lock) can deadlock: a handler runs in the main thread, and may run right where the
+    main thread holds that very lock inside ``stop.wait``; threading's locks are not reentrant.
+    A gateway stuck so never leaves and never writes its closing checkpoint.
+    """
+
+    stop: bool = False
+    reload: bool = False
+
+    def on_stop(self, _signum: int, _frame: object) -> None:
+        self.stop = True
+
+    def on_reload(self, _signum: int, _frame: object) -> None:
+        self.reload = True
+
+
 def _run_until_stopped(service: GatewayService, stop: threading.Event, settings: ServeSettings) -> bool:
-    """Serve until stopped; True when it stopped because the audit log was removed."""
-    reload_now = threading.Event()
+    """Serve until stopped (SIGTERM/SIGINT, a ``stop`` request, idle, a failed log); True when it
+    stopped because the audit log was removed. SIGHUP reloads the policy now."""
+    flags = _SignalFlags()
     previous = {
         sig: signal.signal(sig, handler)
         for sig, handler in (
-            (signal.SIGTERM, lambda *_: stop.set()),
-            (signal.SIGINT, lambda *_: stop.set()),
-            (signal.SIGHUP, lambda *_: reload_now.set()),
+            (signal.SIGTERM, flags.on_stop),
+            (signal.SIGINT, flags.on_stop),
+            (signal.SIGHUP, flags.on_reload),
         )
     }
     missing_since: float | None = None
     try:
-        while not stop.wait(0.1):
+        while not stop.wait(_TICK_SECONDS) and not flags.stop:
             if _log_was_removed(service):
                 missing_since = missing_since or time.monotonic()
                 if time.monotonic() - missing_since >= LOG_GONE_SECONDS:
@@ -324,8 +346,8 @@ def _run_until_stopped(service: GatewayService, stop: threading.Event, settings:
             else:
                 missing_since = None
             policy = service.policy
-            if reload_now.is_set() and isinstance(policy, ReloadingPolicy):
-                reload_now.clear()
+            if flags.reload and isinstance(policy, ReloadingPolicy):
+                flags.reload = False
                 policy.check_now(blocking=True)
             writer = service.writer
             if writer is not None and writer.failure is not None:

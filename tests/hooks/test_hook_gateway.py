@@ -35,6 +35,7 @@ from resident_kit import (
     read_one_request,
     run_client,
     spec_for,
+    start_gateway,
     status,
     stop_gateway,
     wait_for,
@@ -361,3 +362,48 @@ def test_a_gateway_that_left_on_purpose_unanswered_is_retried_not_refused(tmp_pa
     assert ran.code == 2 and ran.stderr.strip().endswith("[policy: hook-guard/never-rm-root]")
     # A real gateway took over, and, started by a hook, it leaves by itself once idle.
     wait_for(lambda: not os.path.exists(path), "the idle gateway to leave")
+
+
+def test_sigterm_and_sighup_storms_end_in_a_clean_exit(tmp_path: Path) -> None:
+    # A handler that took a lock (Event.set) could deadlock on the lock the interrupted main
+    # thread held inside Event.wait, leaving a gateway that never leaves and never closes its log.
+    pack, audit = tmp_path / "pack.yaml", tmp_path / "audit.jsonl"
+    shutil.copy(PACK, pack)
+    spec = spec_for(pack=pack, audit=audit)
+    for _ in range(3):
+        process = start_gateway(spec)
+        for _ in range(20):  # SIGHUPs land all over the serving loop, as a reload storm would
+            process.send_signal(signal.SIGHUP)
+            time.sleep(0.005)
+        for _ in range(5):  # and a stop asked for more than once
+            process.send_signal(signal.SIGTERM)
+        try:
+            assert process.wait(timeout=30) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    done = subprocess.run([*CLI, "verify", str(audit)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    closing = [line for line in audit.read_text().splitlines() if '"reason":"close"' in line]
+    assert len(closing) == 3  # each gateway wrote its closing checkpoint
+
+
+def test_the_serving_loops_signal_handlers_take_no_lock() -> None:
+    # They run in the main thread wherever it was interrupted, for instance holding the lock of
+    # the event it waits on; so they may only flip flags, which the loop reads every tick.
+    from dsh_policy.policy.hooks.server import _SignalFlags
+
+    flags = _SignalFlags()
+    waited_on = threading.Event()
+
+    def interrupted_inside_wait() -> None:
+        with waited_on._cond:  # type: ignore[attr-defined]  # what Event.wait holds
+            flags.on_stop(signal.SIGTERM, None)
+            flags.on_reload(signal.SIGHUP, None)
+
+    thread = threading.Thread(target=interrupted_inside_wait, daemon=True)
+    thread.start()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    assert flags.stop and flags.reload
