@@ -22,6 +22,10 @@ import os
 import stat
 import sys
 
+TYPE_CHECKING = False  # not typing's: importing typing would cost every hook event
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 try:  # the built-in SHA-256 loads in a fraction of hashlib's time (no OpenSSL)
     from _sha2 import sha256  # Python 3.12+
 except ImportError:
@@ -211,10 +215,7 @@ def runtime_dir(*, create: bool = True) -> str:
         folder = override
     else:
         xdg = os.environ.get("XDG_RUNTIME_DIR")
-        if xdg and _is_private_dir(xdg):
-            folder = os.path.join(xdg, "dsh-policy")
-        else:
-            folder = os.path.join(os.environ.get("TMPDIR") or "/tmp", f"dsh-policy-{os.geteuid()}")
+        folder = _xdg_folder(xdg) if xdg and _is_private_dir(xdg) else _tmp_folder(os.environ)
     if create:
         try:
             os.mkdir(folder, 0o700)
@@ -224,6 +225,26 @@ def runtime_dir(*, create: bool = True) -> str:
             raise RuntimeDirError(f"cannot create runtime folder {folder}: {error.strerror}") from None
     check_private_dir(folder)
     return folder
+
+
+def runtime_dir_candidates(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Every folder :func:`runtime_dir` may choose in this environment, whether or not it exists:
+    self-protection guards them all (whoever can write there can answer for the gateway)."""
+    env = os.environ if environ is None else environ
+    found = [env[RUNTIME_DIR_VARIABLE]] if env.get(RUNTIME_DIR_VARIABLE) else []
+    xdg = env.get("XDG_RUNTIME_DIR")
+    if xdg:
+        found.append(_xdg_folder(xdg))
+    found.append(_tmp_folder(env))
+    return tuple(dict.fromkeys(found))
+
+
+def _xdg_folder(xdg: str) -> str:
+    return os.path.join(xdg, "dsh-policy")
+
+
+def _tmp_folder(environ: Mapping[str, str]) -> str:
+    return os.path.join(environ.get("TMPDIR") or "/tmp", f"dsh-policy-{os.geteuid()}")
 
 
 def _is_private_dir(path: str) -> bool:

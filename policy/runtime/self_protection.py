@@ -34,7 +34,14 @@ from typing import Any, Final, Literal
 from dsh_policy.policy.cel.shell import ShellLineTooComplexError, shell_commands, shell_redirects
 
 Kind = Literal[
-    "pack", "deployment", "audit-log", "signing-key", "harness-settings", "gateway-package", "operator"
+    "pack",
+    "deployment",
+    "audit-log",
+    "signing-key",
+    "harness-settings",
+    "gateway-package",
+    "gateway-runtime",
+    "operator",
 ]
 
 RULE_PREFIX: Final[str] = "self-protection"
@@ -46,6 +53,7 @@ _KIND_TEXT: Final[Mapping[str, str]] = {
     "signing-key": "the audit log's signing key",
     "harness-settings": "the harness hook settings that run this gateway",
     "gateway-package": "the installed gateway itself",
+    "gateway-runtime": "the resident gateway's runtime folder (its sockets, locks and token)",
     "operator": "a path the operator protected",
 }
 
@@ -496,6 +504,11 @@ class _CallScan:
             ("OLDPWD", self.cwd),
             ("HOME", home),
             ("PWD", self.cwd),
+            *(
+                (name, os.environ[name])
+                for name in ("DSH_POLICY_RUNTIME_DIR", "XDG_RUNTIME_DIR", "TMPDIR")
+                if os.environ.get(name)
+            ),
         )
         for name, value in known:
             word = word.replace("${" + name + "}", value).replace("$" + name, value)
@@ -1076,6 +1089,16 @@ def _harness_locations(home: str) -> Iterator[Protected]:
         yield Protected(managed, "harness-settings", tree=True)
 
 
+def _gateway_runtime_locations() -> Iterator[Protected]:
+    """Every folder the resident gateway may use here (reading too: the HTTP token is there).
+    Whoever can write in it can stand in for the gateway: remove its socket, bind another that
+    answers "allow" to every hook (the hook trusts a socket of its own user)."""
+    from dsh_policy.policy.hooks.runtime_paths import runtime_dir_candidates  # stdlib only
+
+    for folder in runtime_dir_candidates():
+        yield Protected(_absolute(folder), "gateway-runtime", tree=True, secret=True)
+
+
 def _package_locations() -> Iterator[Protected]:
     """The gateway's own code, its install records and its command (``pip uninstall`` is refused
     separately): whoever rewrites these rewrites the gateway."""
@@ -1134,5 +1157,6 @@ def protection_for(
     entries.extend(_harness_locations(home))
     if include_package:
         entries.extend(_package_locations())
+        entries.extend(_gateway_runtime_locations())
     unique = tuple(dict.fromkeys(entries))
     return SelfProtection(enabled=enabled, entries=unique, home=home, project_dirs=tuple(project_dirs))

@@ -24,6 +24,7 @@ from dsh_policy.policy.hooks.runtime_paths import (
     RuntimeDirError,
     check_private_dir,
     runtime_dir,
+    runtime_dir_candidates,
 )
 from hook_testkit import PACK, payload
 from resident_kit import FakeGateway, Ran, files_for, hook_argv, read_one_request, run_client, spec_for
@@ -315,6 +316,28 @@ def test_a_runtime_folder_others_can_enter_is_refused(
     monkeypatch.setenv(RUNTIME_DIR_VARIABLE, str(link))
     with pytest.raises(RuntimeDirError, match="not a directory"):
         runtime_dir()
+
+
+@pytest.mark.parametrize("override", [True, False])
+@pytest.mark.parametrize("xdg", ["private", "open", None])
+def test_the_runtime_folder_is_always_one_self_protection_guards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, override: bool, xdg: str | None
+) -> None:
+    # Self-protection guards every candidate (policy/runtime/self_protection.py): the folder the
+    # gateway really uses must be one of them, whichever way the environment points.
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    if override:
+        monkeypatch.setenv(RUNTIME_DIR_VARIABLE, str(tmp_path / "mine"))
+    else:
+        monkeypatch.delenv(RUNTIME_DIR_VARIABLE, raising=False)
+    if xdg is None:
+        monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    else:
+        (tmp_path / "xdg").mkdir(mode=0o700 if xdg == "private" else 0o755)
+        (tmp_path / "xdg").chmod(0o700 if xdg == "private" else 0o755)
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "xdg"))
+    assert runtime_dir() in runtime_dir_candidates()
 
 
 def test_two_deployments_never_share_a_socket(tmp_path: Path) -> None:

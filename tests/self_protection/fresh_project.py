@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -62,7 +63,7 @@ class Case:
 
 def _fill(value: Any, names: dict[str, str]) -> Any:
     if isinstance(value, str):
-        return re.sub(r"\{(project|home|pack)\}", lambda m: names[m.group(1)], value)
+        return re.sub(r"\{(project|home|pack|runtime)\}", lambda m: names[m.group(1)], value)
     if isinstance(value, dict):
         return {key: _fill(item, names) for key, item in value.items()}
     if isinstance(value, list):
@@ -79,7 +80,13 @@ def _document() -> dict[str, Any]:
 def corpus(section: str, project: Project) -> list[Case]:
     """The ``tamper`` or ``benign`` entries as payloads for ``project``."""
     document = _document()
-    names = {"project": str(project.root), "home": str(project.home), "pack": str(PACK)}
+    # {runtime}: the resident gateway's runtime folder, the session's own (tests/conftest.py).
+    names = {
+        "project": str(project.root),
+        "home": str(project.home),
+        "pack": str(PACK),
+        "runtime": os.environ.get("DSH_POLICY_RUNTIME_DIR", "/run/dsh-policy-unset"),  # unset: collection
+    }
     cases = []
     for entry in document[section]:
         payload = {
