@@ -15,9 +15,11 @@ does the work, on calls the gateway can tell will print a secret:
   too), at the cost of one more process per call and of Claude Code's permission rules seeing
   the wrapped command.
 
-What this cannot see coming (a program printing a secret it fetched, ``Grep`` output, a file
-larger than the scanned head) still reaches the model; the PostToolUse message then says exactly
-that instead of pretending the output was withheld.
+- ``Grep`` in ``content`` mode whose matching lines hold one: denied (:mod:`.secret_greps`).
+
+What this cannot see coming (a program printing a secret it fetched, a file larger than the
+scanned head, a search beyond the Grep bounds) still reaches the model; the PostToolUse message
+then says exactly that instead of pretending the output was withheld.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import os
 import shlex
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal, TypeAlias
 
@@ -86,10 +88,13 @@ def guard_secret_reads(
         return verdict
     if call.name == "read_file" and call.original_name == "Read":
         path = call.args.get("path")
-        found = _secret_file(policy, event, _resolve(path, cwd)) if isinstance(path, str) else None
+        found = _secret_file(policy, event, resolve_path(path, cwd)) if isinstance(path, str) else None
         if found is None:
             return verdict
         return replace(verdict, action="deny", reason=_read_refusal(found, path or found.path))
+    if call.name == "Grep" and call.original_name == "Grep":
+        refusal = grep_refusal(policy, event, call.args, cwd)
+        return verdict if refusal is None else replace(verdict, action="deny", reason=refusal)
     if call.name != "shell" or call.original_name != "Bash":
         return verdict
     command = call.args.get("command")
@@ -105,6 +110,15 @@ def guard_secret_reads(
     return replace(verdict, action="rewrite", updated_input={**tool_input, "command": rewritten})
 
 
+def grep_refusal(
+    policy: Policy, event: ToolCallEvent, args: Mapping[str, object], cwd: str | None
+) -> str | None:
+    """See :func:`.secret_greps.grep_refusal` (imported here: that module builds on this one)."""
+    from dsh_policy.policy.hooks.secret_greps import grep_refusal as refusal
+
+    return refusal(policy, event, args, cwd)
+
+
 def _read_refusal(found: SecretFile, shown: str) -> str:
     what = ", ".join(found.types) if found.types else "secret"
     verb = "would withhold" if found.action == "block" else "redacts"
@@ -116,7 +130,8 @@ def _read_refusal(found: SecretFile, shown: str) -> str:
     )
 
 
-def _resolve(path: str | None, cwd: str | None) -> str | None:
+def resolve_path(path: str | None, cwd: str | None) -> str | None:
+    """``path`` as an absolute, normalised path (``~`` expanded; relative to ``cwd``), or None."""
     if not path:
         return None
     expanded = os.path.expanduser(path)
@@ -139,7 +154,7 @@ def files_named(command: str, cwd: str | None) -> list[str]:
         return []
     bases: list[str | None] = [cwd] if cwd else [None]
     for argv in commands:
-        if len(argv) > 1 and argv[0] in ("cd", "pushd") and (target := _resolve(argv[1], cwd)):
+        if len(argv) > 1 and argv[0] in ("cd", "pushd") and (target := resolve_path(argv[1], cwd)):
             bases.append(target)
     found: list[str] = []
     for word in words:
@@ -155,7 +170,7 @@ def files_named(command: str, cwd: str | None) -> list[str]:
 
 
 def _candidates(word: str, base: str | None) -> list[str]:
-    path = _resolve(word, base)
+    path = resolve_path(word, base)
     if path is None:
         return []
     if any(char in word for char in _GLOB_CHARS):

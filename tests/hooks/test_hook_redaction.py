@@ -175,3 +175,37 @@ def test_files_named_by_a_command(project: Path) -> None:
     named = files_named("grep -i key < deploy-notes.txt && cat *.txt sub -n | head", str(project))
     assert sorted(named) == [str(project / "clean.txt"), str(project / "deploy-notes.txt")]
     assert files_named("cd sub && cat ../clean.txt", str(project)) == [str(project / "clean.txt")]
+
+
+def test_a_content_grep_whose_matches_hold_a_secret_is_refused(gateway_a, project: Path) -> None:
+    (project / "sub" / "config.ini").write_text(f"[aws]\nkey = {KEY}\nregion = eu-west-1\n")
+    content = {"pattern": "key", "path": str(project / "sub"), "output_mode": "content"}
+    ran = _hook(gateway_a, "claude-code", _pre("Grep", content, project))
+    assert ran.code == 2
+    assert "dsh-policy refused this Grep" in ran.stderr and "config.ini" in ran.stderr
+    assert "aws-access-key" in ran.stderr and KEY not in ran.stderr
+    # The same search printing only names, or matching only clean lines, or a context that keeps
+    # the secret out: nothing to withhold.
+    names = {**content, "output_mode": "files_with_matches"}
+    assert _hook(gateway_a, "claude-code", _pre("Grep", names, project)).code == 0
+    region = {**content, "pattern": "region"}
+    assert _hook(gateway_a, "claude-code", _pre("Grep", region, project)).code == 0
+    # ...but context lines that reach the secret count as printed.
+    near = {**region, "-B": 1}
+    assert _hook(gateway_a, "claude-code", _pre("Grep", near, project)).code == 2
+    # A glob that leaves the file out, and hidden folders (as ripgrep skips them), pass.
+    assert _hook(gateway_a, "claude-code", _pre("Grep", {**content, "glob": "*.py"}, project)).code == 0
+    (project / "sub" / "config.ini").unlink()
+    (project / "sub" / ".hidden").mkdir()
+    (project / "sub" / ".hidden" / "creds").write_text(f"key = {KEY}\n")
+    assert _hook(gateway_a, "claude-code", _pre("Grep", content, project)).code == 0
+
+
+def test_a_grep_pattern_python_cannot_read_reviews_the_whole_file(gateway_a, project: Path) -> None:
+    unreadable = {
+        "pattern": "(?<name>key",
+        "path": str(project / "deploy-notes.txt"),
+        "output_mode": "content",
+    }
+    ran = _hook(gateway_a, "claude-code", _pre("Grep", unreadable, project))
+    assert ran.code == 2 and "deploy-notes.txt" in ran.stderr
