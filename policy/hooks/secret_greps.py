@@ -24,7 +24,7 @@ from typing import Final
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallEvent
 from dsh_policy.policy.hooks.output_review import review_chunk
-from dsh_policy.policy.hooks.secret_reads import MAX_SCAN_BYTES, SecretFile, resolve_path
+from dsh_policy.policy.hooks.secret_reads import MAX_SCAN_BYTES, SecretFile, resolve_path, text_head
 
 MAX_GREP_FILES: Final[int] = 200  # files searched per call, at most
 MAX_GREP_BYTES: Final[int] = 8 * 1024 * 1024  # bytes read per call, at most
@@ -47,7 +47,7 @@ def grep_refusal(
     file_glob = given_glob if isinstance(given_glob, str) else None
     budget = MAX_GREP_BYTES
     for path in _files(root, file_glob):
-        head = _head(path, min(MAX_SCAN_BYTES, budget))
+        head = text_head(path, min(MAX_SCAN_BYTES, budget))
         if head is None:
             continue
         budget -= len(head)
@@ -103,17 +103,6 @@ def _files(root: str, file_glob: str | None) -> Iterator[str]:
             count += 1
             if count >= MAX_GREP_FILES:
                 return
-
-
-def _head(path: str, size: int) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(size)
-    except OSError:
-        return None
-    if b"\0" in data[:8192]:
-        return None  # binary: Grep does not print it
-    return data.decode("utf-8", "replace")
 
 
 def _matching_text(text: str, matcher: re.Pattern[str] | None, context: tuple[int, int]) -> str:

@@ -185,18 +185,27 @@ def _is_regular_file(path: str) -> bool:
         return False
 
 
+def text_head(path: str, size: int) -> str | None:
+    """The first ``size`` bytes of ``path`` as text; None when unreadable or binary (no text
+    secret detector reads a binary file, and the tools print noise for one)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(size)
+    except OSError:
+        return None
+    if b"\0" in data[:8192]:
+        return None
+    return data.decode("utf-8", "replace")
+
+
 def _secret_file(policy: Policy, event: ToolCallEvent, path: str | None) -> SecretFile | None:
     """What the policy would do to ``path``'s content as this call's output (None: nothing)."""
     if path is None or not _is_regular_file(path):
         return None
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(MAX_SCAN_BYTES)
-    except OSError:
+    head = text_head(path, MAX_SCAN_BYTES)
+    if head is None:
         return None
-    if b"\0" in head[:8192]:
-        return None  # binary: no text secret detector reads it, and cat would print noise
-    reviewed, _ = review_chunk(policy, event, head.decode("utf-8", "replace"))
+    reviewed, _ = review_chunk(policy, event, head)
     if reviewed.action == "pass":
         return None
     return SecretFile(path, reviewed.types, reviewed.action)
