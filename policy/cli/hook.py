@@ -41,6 +41,7 @@ from dsh_policy.policy.hooks.protocol import (
     deny_reply,
     failure_verdict,
     parse_hook_input,
+    render_safely,
 )
 from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec
 from dsh_policy.policy.hooks.secret_reads import BASH_OUTPUT_MODES, OutputFilter, redact_output_argv
@@ -119,7 +120,7 @@ def _reply_for(args: argparse.Namespace, raw: bytes) -> HookReply:
         verdict = failure_verdict(event, "out of memory while deciding")
     except Exception as exc:  # a bug, or a fail-closed audit log that cannot write
         verdict = failure_verdict(event, f"{type(exc).__name__}: {exc}")
-    return _answer(dialect, verdict)
+    return render_safely(dialect, verdict)
 
 
 def process_main(argv: list[str]) -> int:
@@ -138,7 +139,7 @@ def process_main(argv: list[str]) -> int:
         event: EventName | None = claimed if claimed in SUPPORTED_EVENTS else None
 
         def safe(reason: str) -> failsafe.Reply:
-            return _plain(_answer_reply(dialect, failure_verdict(event, reason)))
+            return _plain(render_safely(dialect, failure_verdict(event, reason)))
 
         failsafe.set_safe_answer(safe)
         return failsafe.supervise(lambda: _plain(_reply_for(args, raw)))
@@ -232,29 +233,6 @@ def _summary(errors: Sequence[PolicyError]) -> str:
     shown = "; ".join(str(error) for error in errors[:3])
     more = len(errors) - 3
     return shown + (f"; and {more} more" if more > 0 else "")
-
-
-def _answer(dialect: HookDialect, verdict: HookVerdict) -> HookReply:
-    return _answer_reply(dialect, verdict)
-
-
-def _answer_reply(dialect: HookDialect, verdict: HookVerdict) -> HookReply:
-    """The dialect's spelling of ``verdict``, never with an exit code other than 0 or 2."""
-    try:
-        reply = dialect.render(verdict)
-    except Exception as exc:  # a rendering bug: fall back to the protocol's plainest refusal
-        reply = _fallback(dialect, verdict, exc)
-    if reply.exit_code not in (EXIT_OK, EXIT_BLOCK):
-        reply = deny_reply(f"dsh-policy failed closed: dialect produced exit code {reply.exit_code}")
-    return reply
-
-
-def _fallback(dialect: HookDialect, verdict: HookVerdict, exc: Exception) -> HookReply:
-    failed = failure_verdict(verdict.event, f"{type(exc).__name__} while answering: {exc}")
-    try:
-        return dialect.render(failed)
-    except Exception:
-        return deny_reply(failed.reason)
 
 
 def _emit(reply: HookReply) -> None:
