@@ -19,7 +19,13 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from dsh_policy.policy.cli import failsafe
-from dsh_policy.policy.cli.options import CommandParser, UsageError, add_policy_options, sources_from
+from dsh_policy.policy.cli.options import (
+    CommandParser,
+    UsageError,
+    add_policy_options,
+    sources_from,
+    spec_from,
+)
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
@@ -43,7 +49,6 @@ from dsh_policy.policy.hooks.protocol import (
     parse_hook_input,
     render_safely,
 )
-from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec
 from dsh_policy.policy.hooks.secret_reads import BASH_OUTPUT_MODES, OutputFilter, redact_output_argv
 from dsh_policy.policy.hooks.vocabulary import Harness
 from dsh_policy.policy.loading import LoadFailure
@@ -213,19 +218,6 @@ def _weakening_refused(args: argparse.Namespace, sources: PolicySources, policy:
         + "; ".join(change.changes.weakened)
         + f"); this deployment refuses weakening changes until an operator accepts them by removing "
         f"{state_path(target.path)}"
-    )
-
-
-def spec_from(args: argparse.Namespace) -> DeploymentSpec:
-    """The deployment these options name (the same one the fast client and ``serve`` compute)."""
-    return DeploymentSpec.from_options(
-        config=args.config,
-        packs=list(args.packs),
-        params=list(args.params),
-        engine=args.engine,
-        shadow=bool(args.shadow),
-        audit=args.audit,
-        unprotected=bool(args.no_self_protection),
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from dsh_policy.policy.config import PolicySources, policy_sources
 from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec
 
 USAGE_EXIT = 2
 
@@ -77,6 +78,23 @@ def sources_from(
         engine=engine if engine is not None else args.engine,
         shadow=bool(args.shadow),
         unprotected=unprotected,
+    )
+
+
+def spec_from(args: argparse.Namespace) -> DeploymentSpec:
+    """The deployment that parsed hook or ``serve`` options name: the same one the fast client
+    computes from the raw command line, so ``hook``, ``serve`` and ``doctor`` find one gateway.
+
+    Not folded into :func:`sources_from`: ``serve --status`` needs the spec without reading the
+    deployment file, and the hook needs it only when it decides a tool call."""
+    return DeploymentSpec.from_options(
+        config=args.config,
+        packs=list(args.packs),
+        params=list(args.params),
+        engine=args.engine,
+        shadow=bool(args.shadow),
+        audit=args.audit,
+        unprotected=bool(args.no_self_protection),
     )
 
 

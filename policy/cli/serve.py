@@ -22,6 +22,7 @@ from dsh_policy.policy.cli.options import (
     add_policy_options,
     print_errors,
     sources_from,
+    spec_from,
 )
 from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec, RuntimeDirError, gateway_files
 
@@ -51,19 +52,6 @@ def _parser() -> CommandParser:
     action.add_argument("--status", action="store_true", help="print the running gateway's status and exit")
     action.add_argument("--stop", action="store_true", help="ask the running gateway to stop")
     return parser
-
-
-def spec_from(args: object) -> DeploymentSpec:
-    """The deployment named by parsed policy options (as the hook client computes it)."""
-    return DeploymentSpec.from_options(
-        config=getattr(args, "config", None),
-        packs=list(getattr(args, "packs", [])),
-        params=list(getattr(args, "params", [])),
-        engine=getattr(args, "engine", None),
-        shadow=bool(getattr(args, "shadow", False)),
-        audit=getattr(args, "audit", None),
-        unprotected=bool(getattr(args, "no_self_protection", False)),
-    )
 
 
 def _http_address(value: str) -> tuple[str, int] | str:

@@ -179,8 +179,7 @@ def check_deployment(argv: list[str], project: str) -> tuple[list[Finding], Any,
     """Packs load and the audit log is writable; the findings, the spec (or None) and the
     digest of the policy the files compile to (or None)."""
     from dsh_policy.policy.cli.hook import _parser as hook_parser
-    from dsh_policy.policy.cli.hook import spec_from
-    from dsh_policy.policy.cli.options import UsageError, sources_from
+    from dsh_policy.policy.cli.options import UsageError, sources_from, spec_from
     from dsh_policy.policy.hooks.audit import audit_target
     from dsh_policy.policy.loading import LoadFailure
 
