@@ -25,8 +25,8 @@ from dsh_policy.policy.cel import available_engines
 from dsh_policy.policy.cli.options import (
     USAGE_EXIT,
     CommandParser,
-    UsageError,
     add_policy_options,
+    parse_command,
     print_errors,
     print_json,
     sources_from,
@@ -260,13 +260,9 @@ def _print_coverage(coverage: CoverageReport) -> None:
 def main(argv: list[str]) -> int:
     """Entry point of ``dsh-policy check``."""
     parser = _parser()
-    try:
-        args = parser.parse_args(argv)
-    except UsageError as exc:
-        print(str(exc), file=sys.stderr)
-        return USAGE_EXIT
-    except SystemExit as exc:  # --help
-        return exc.code if isinstance(exc.code, int) else 0
+    args = parse_command(parser, argv)
+    if isinstance(args, int):
+        return args
     report = run_check(args)
     if args.format == "json":
         print_json(report.to_json())

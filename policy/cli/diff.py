@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from dsh_policy.policy.cli.options import USAGE_EXIT, CommandParser, UsageError, print_errors, print_json
+from dsh_policy.policy.cli.options import USAGE_EXIT, CommandParser, parse_command, print_errors, print_json
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.review.diff import PolicyDiff, decision_word, diff_policies, load_policy_file
 
@@ -38,13 +38,9 @@ def _parser() -> CommandParser:
 
 def main(argv: Sequence[str]) -> int:
     """Entry point of ``dsh-policy diff``."""
-    try:
-        args = _parser().parse_args(list(argv))
-    except UsageError as error:
-        print(error, file=sys.stderr)
-        return USAGE_EXIT
-    except SystemExit as exit_request:  # --help
-        return exit_request.code if isinstance(exit_request.code, int) else 0
+    args = parse_command(_parser(), argv)
+    if isinstance(args, int):
+        return args
     old = load_policy_file(args.old, engine=args.engine)
     new = load_policy_file(args.new, engine=args.engine)
     if isinstance(old, list) or isinstance(new, list):

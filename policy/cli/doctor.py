@@ -8,9 +8,8 @@ configured hook command itself, so they also start the resident gateway when it 
 from __future__ import annotations
 
 import os
-import sys
 
-from dsh_policy.policy.cli.options import USAGE_EXIT, CommandParser, UsageError
+from dsh_policy.policy.cli.options import CommandParser, parse_command
 from dsh_policy.policy.hooks import codex_managed, codex_trust, doctor, doctor_codex, doctor_http
 
 
@@ -81,11 +80,9 @@ def _http_hook_checks(pre: doctor.InstalledHook, project: str) -> list[doctor.Fi
 
 def main(argv: list[str]) -> int:
     """Entry point; 0 when every check passed (warnings allowed), 1 otherwise."""
-    try:
-        args = _parser().parse_args(argv)
-    except UsageError as error:
-        print(error, file=sys.stderr)
-        return USAGE_EXIT
+    args = parse_command(_parser(), argv)
+    if isinstance(args, int):
+        return args
     project = os.path.realpath(args.project)
     results = findings(args.harness, project)
     for finding in results:

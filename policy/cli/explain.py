@@ -17,8 +17,8 @@ from dsh_policy.policy.cases import CaseOutcome, load_event, run_case
 from dsh_policy.policy.cli.options import (
     USAGE_EXIT,
     CommandParser,
-    UsageError,
     add_policy_options,
+    parse_command,
     print_errors,
     print_json,
     sources_from,
@@ -132,13 +132,9 @@ def main(argv: list[str]) -> int:
     )
     add_policy_options(parser)
     parser.add_argument("--event", required=True, metavar="FILE", help="the event (a case without expect)")
-    try:
-        args = parser.parse_args(argv)
-    except UsageError as exc:
-        print(str(exc), file=sys.stderr)
-        return USAGE_EXIT
-    except SystemExit as exc:  # --help
-        return exc.code if isinstance(exc.code, int) else 0
+    args = parse_command(parser, argv)
+    if isinstance(args, int):
+        return args
     errors: list[PolicyError] = []
     event = load_event(args.event)
     if isinstance(event, list):

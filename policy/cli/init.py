@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 from dsh_policy.policy.cli.init_managed import merge_managed
-from dsh_policy.policy.cli.options import USAGE_EXIT, CommandParser, UsageError
+from dsh_policy.policy.cli.options import USAGE_EXIT, CommandParser, parse_command
 from dsh_policy.policy.hooks import codex_managed, codex_trust
 from dsh_policy.policy.hooks.settings_files import (
     SettingsError,
@@ -114,11 +114,9 @@ def _shipped_packs() -> list[str]:
 
 def main(argv: list[str]) -> int:
     """Entry point; 0 when everything was written (or already there), 1 on any problem."""
-    try:
-        args = _parser().parse_args(argv)
-    except UsageError as error:
-        print(error, file=sys.stderr)
-        return USAGE_EXIT
+    args = parse_command(_parser(), argv)
+    if isinstance(args, int):
+        return args
     project = os.path.realpath(args.project)
     mixed = _conflicting_options(args)
     if mixed:

@@ -31,6 +31,19 @@ class CommandParser(argparse.ArgumentParser):
         raise UsageError(f"{self.format_usage()}{self.prog}: error: {message}")
 
 
+def parse_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace | int:
+    """``argv`` parsed, or the exit code to return: :data:`USAGE_EXIT` after printing a usage
+    error (a :class:`CommandParser` raises it) to stderr, 0 after ``--help`` printed the help.
+    Every command's ``main`` starts with it, so none exits its caller's process."""
+    try:
+        return parser.parse_args(list(argv))
+    except UsageError as error:
+        print(error, file=sys.stderr)
+        return USAGE_EXIT
+    except SystemExit as exit_request:  # --help
+        return exit_request.code if isinstance(exit_request.code, int) else 0
+
+
 def add_policy_options(
     parser: argparse.ArgumentParser,
     *,

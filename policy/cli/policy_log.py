@@ -27,7 +27,7 @@ from typing import Any
 from dsh_policy.audit.keys import KeyFileError
 from dsh_policy.audit.segments import discover_segments
 from dsh_policy.audit.verify import verify_log
-from dsh_policy.policy.cli.options import CommandParser, UsageError
+from dsh_policy.policy.cli.options import CommandParser, parse_command
 from dsh_policy.policy.runtime.policy_changes import diff_summaries
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -48,13 +48,9 @@ def _parser() -> CommandParser:
 
 
 def main(argv: Sequence[str]) -> int:
-    try:
-        args = _parser().parse_args(list(argv))
-    except UsageError as error:
-        print(error, file=sys.stderr)
-        return EXIT_USAGE
-    except SystemExit as exit_request:
-        return int(exit_request.code or 0)
+    args = parse_command(_parser(), argv)
+    if isinstance(args, int):
+        return args
     try:
         report = verify_log([args.log], public_key=args.key, live=args.live)
     except KeyFileError as error:

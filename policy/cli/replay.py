@@ -18,8 +18,8 @@ from typing import TextIO
 from dsh_policy.policy.cli.options import (
     USAGE_EXIT,
     CommandParser,
-    UsageError,
     add_policy_options,
+    parse_command,
     print_errors,
     print_json,
     sources_from,
@@ -83,13 +83,9 @@ def _parser() -> CommandParser:
 
 def main(argv: Sequence[str]) -> int:
     """Entry point of ``dsh-policy replay``."""
-    try:
-        args = _parser().parse_args(list(argv))
-    except UsageError as error:
-        print(error, file=sys.stderr)
-        return USAGE_EXIT
-    except SystemExit as exit_request:  # --help
-        return exit_request.code if isinstance(exit_request.code, int) else 0
+    args = parse_command(_parser(), argv)
+    if isinstance(args, int):
+        return args
     packs_as_logs = [log for log in args.logs if log.endswith((".yaml", ".yml"))]
     if packs_as_logs:
         print(f"dsh-policy replay: {', '.join(packs_as_logs)} looks like a rule pack, not an audit log; "

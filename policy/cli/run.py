@@ -29,8 +29,8 @@ from dsh_policy.core import Harness, Message, ModelReply, ModelRequest, ModelToo
 from dsh_policy.policy.cli.options import (
     USAGE_EXIT,
     CommandParser,
-    UsageError,
     add_policy_options,
+    parse_command,
     print_errors,
     sources_from,
 )
@@ -342,11 +342,9 @@ def _print_summary(
 
 def main(argv: Sequence[str]) -> int:
     """Entry point of ``dsh-policy run``."""
-    try:
-        args = _parser().parse_args(list(argv))
-    except UsageError as error:
-        print(error, file=sys.stderr)
-        return USAGE_EXIT
+    args = parse_command(_parser(), argv)
+    if isinstance(args, int):
+        return args
     sources = sources_from(args)
     script = load_session_script(args.session)
     if isinstance(sources, list) or isinstance(script, list):

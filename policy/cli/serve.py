@@ -18,8 +18,8 @@ import time
 from dsh_policy.policy.cli.options import (
     USAGE_EXIT,
     CommandParser,
-    UsageError,
     add_policy_options,
+    parse_command,
     print_errors,
     sources_from,
     spec_from,
@@ -68,11 +68,9 @@ def _http_address(value: str) -> tuple[str, int] | str:
 def main(argv: list[str]) -> int:
     """Entry point; 0 after a clean stop, 1 when the gateway cannot start, 3 when the
     deployment is already served."""
-    try:
-        args = _parser().parse_args(argv)
-    except UsageError as error:
-        print(error, file=sys.stderr)
-        return USAGE_EXIT
+    args = parse_command(_parser(), argv)
+    if isinstance(args, int):
+        return args
     spec = spec_from(args)
     if args.status or args.stop:
         return _query(spec, "stop" if args.stop else "status")
