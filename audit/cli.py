@@ -6,12 +6,12 @@ verify exits 0 when the log is intact (a torn tail is only a warning), 1 on any 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Final, NoReturn
+from typing import Final
 
+from .arguments import EXIT_USAGE, CommandParser, parse_command
 from .keys import KeyFileError, write_key_pair
 from .terminal import Painter, Progress
 from .verify import Finding, VerificationReport, verify_log
@@ -19,7 +19,6 @@ from .worktree import unignored_in_work_tree
 
 EXIT_INTACT: Final = 0
 EXIT_INTEGRITY: Final = 1
-EXIT_USAGE: Final = 2
 _ERRORS_SHOWN: Final = 20
 #: The signature mode in words (the JSON report keeps the stable identifiers).
 SIGNATURE_WORDS: Final = {
@@ -28,21 +27,9 @@ SIGNATURE_WORDS: Final = {
 }
 
 
-class _ArgumentParser(argparse.ArgumentParser):
-    """argparse that reports usage errors as exit code 2 without killing an embedding process."""
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        raise _UsageError(f"{self.prog}: error: {message}")
-
-
-class _UsageError(Exception):
-    pass
-
-
 def verify_main(argv: Sequence[str]) -> int:
     """``dsh-policy verify LOG... [--key PUB] [--live] [--anchor FILE] [--format text|json]``."""
-    parser = _ArgumentParser(
+    parser = CommandParser(
         prog="dsh-policy verify",
         description="Verify a hash-chained audit log. One LOG: its rotated siblings (LOG.NNNNNN) and "
         "LOG.anchor are found automatically. Several: exactly those segments, in order.",
@@ -75,13 +62,9 @@ def verify_main(argv: Sequence[str]) -> int:
         " and a rollback of the whole log up to that checkpoint",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
-    try:
-        args = parser.parse_args(list(argv))
-    except _UsageError as error:
-        print(error, file=sys.stderr)
-        return EXIT_USAGE
-    except SystemExit as exit_request:  # --help
-        return int(exit_request.code or 0)
+    args = parse_command(parser, argv)
+    if isinstance(args, int):
+        return args
     progress = Progress("verifying segment")
     try:
         with progress:
@@ -203,7 +186,7 @@ def _where(finding: Finding) -> str:
 
 def keygen_main(argv: Sequence[str]) -> int:
     """``dsh-policy keygen [--out PREFIX] [--format text|json]``: writes PREFIX.key and PREFIX.pub."""
-    parser = _ArgumentParser(
+    parser = CommandParser(
         prog="dsh-policy keygen",
         description="Make an Ed25519 key pair for signing audit checkpoints. Keep PREFIX.key where the "
         "agent process cannot read it; auditors need only PREFIX.pub.",
@@ -212,13 +195,9 @@ def keygen_main(argv: Sequence[str]) -> int:
         "--out", metavar="PREFIX", default="audit-signing", help="file prefix (default %(default)s)"
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
-    try:
-        args = parser.parse_args(list(argv))
-    except _UsageError as error:
-        print(error, file=sys.stderr)
-        return EXIT_USAGE
-    except SystemExit as exit_request:
-        return int(exit_request.code or 0)
+    args = parse_command(parser, argv)
+    if isinstance(args, int):
+        return args
     try:
         files = write_key_pair(args.out)
     except (KeyFileError, OSError) as error:

@@ -16,7 +16,6 @@ input.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import fnmatch
 import os
@@ -27,10 +26,11 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Final, NoReturn
+from typing import Any, BinaryIO, Final
 
 import orjson
 
+from .arguments import EXIT_USAGE, CommandParser, parse_command
 from .keys import KeyFileError, load_public_key
 from .segments import active_path_of, discover_segments, rotated_segments
 from .terminal import Painter
@@ -38,7 +38,6 @@ from .verify import _ChainWalker, _SegmentState
 
 EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1
-EXIT_USAGE: Final = 2
 _POLL_SECONDS: Final = 0.2
 _ARG_KEYS: Final = ("command", "path", "url", "channel", "file_path")
 _WRITER_KINDS: Final = frozenset({"segment_start", "checkpoint", "tool_dispatch"})
@@ -481,18 +480,8 @@ def render_line(entry: Entry, paint: Painter) -> str:
 # ---------------------------------------------------------------------------------- the command
 
 
-class _ArgumentParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        raise _UsageError(f"{self.prog}: error: {message}")
-
-
-class _UsageError(Exception):
-    pass
-
-
-def _parser() -> _ArgumentParser:
-    parser = _ArgumentParser(
+def _parser() -> CommandParser:
+    parser = CommandParser(
         prog="dsh-policy log",
         description="Show an audit log for people: one line per decision (time, session, stage, tool, "
         "redacted arguments, decision, rules, message), each record verified as it is read; a record "
@@ -531,13 +520,9 @@ def _parser() -> _ArgumentParser:
 
 def log_main(argv: Sequence[str]) -> int:
     """Entry point of ``dsh-policy log``."""
-    try:
-        args = _parser().parse_args(list(argv))
-    except _UsageError as error:
-        print(error, file=sys.stderr)
-        return EXIT_USAGE
-    except SystemExit as exit_request:  # --help
-        return int(exit_request.code or 0)
+    args = parse_command(_parser(), argv)
+    if isinstance(args, int):
+        return args
     since = parse_since(args.since) if args.since else None
     if args.since and since is None:
         print(
