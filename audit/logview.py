@@ -22,7 +22,6 @@ import os
 import re
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +33,7 @@ from .arguments import EXIT_USAGE, CommandParser, parse_command
 from .keys import KeyFileError, load_public_key
 from .segments import active_path_of, discover_segments, rotated_segments
 from .terminal import Painter
-from .verify import _ChainWalker, _SegmentState
+from .verify import RecordChecker, SegmentState
 
 EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1
@@ -212,28 +211,18 @@ def _unreadable(file: str, line: int, failures: tuple[str, ...]) -> Entry:
 
 @dataclass(slots=True)
 class VerifyingReader:
-    """Feeds lines to the verifier's per-record checks in log order and yields :class:`Entry`.
+    """Feeds lines to the verifier's per-record checks (:class:`~.verify.RecordChecker`) in
+    log order and yields :class:`Entry`, so ``log`` and ``verify`` never disagree about a record."""
 
-    Uses the verifier's own walker, line by line (its detailed path, which accepts exactly what
-    its fast path accepts), so ``log`` and ``verify`` can never disagree about a record."""
-
-    walker: _ChainWalker
+    checker: RecordChecker
     failed: int = 0
     read: int = 0
 
-    def start_segment(self) -> _SegmentState:
-        previous = self.walker.segment
-        self.walker.segment = _SegmentState()
-        return previous
+    def start_segment(self) -> SegmentState:
+        return self.checker.begin_segment()
 
-    def entry(self, raw: bytes, file: str, number: int, previous: _SegmentState | None) -> Entry:
-        walker = self.walker
-        counts_before = Counter(walker.counts)
-        errors_before = len(walker.errors)
-        walker._check_line(raw, file, number, previous)
-        new_reasons = walker.counts - counts_before
-        messages = [f"{e.reason.value}: {e.message}" for e in walker.errors[errors_before:]]
-        failures = tuple(messages) or tuple(sorted(new_reasons))
+    def entry(self, raw: bytes, file: str, number: int, previous: SegmentState | None) -> Entry:
+        failures = self.checker.check(raw, file, number, previous)
         self.read += 1
         if failures:
             self.failed += 1
@@ -544,7 +533,7 @@ def log_main(argv: Sequence[str]) -> int:
         since=since,
         everything=args.all,
     )
-    reader = VerifyingReader(_ChainWalker(key))
+    reader = VerifyingReader(RecordChecker(key))
     paint = Painter.for_stream(sys.stdout)
     unreadable: list[str] = []
     shown = 0

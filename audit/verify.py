@@ -340,6 +340,34 @@ def verify_log(
     )
 
 
+class RecordChecker:
+    """:func:`verify_log`'s checks of one record at a time, in log order, for a reader that shows
+    records as it verifies them (``dsh-policy log``): the same walker verify uses, on its detailed
+    path (which accepts exactly what its fast path accepts), so the two never disagree about a
+    record. The whole-log verdict (cut tail, missing segment, anchor) is verify's alone."""
+
+    __slots__ = ("_walker",)
+
+    def __init__(self, key: Ed25519PublicKey | None) -> None:
+        self._walker = _ChainWalker(key)
+
+    def begin_segment(self) -> SegmentState:
+        """Start the next segment; pass what this returns with the segment's first record."""
+        return self._walker.begin_segment()
+
+    def check(self, line: bytes, file: str, number: int, previous: SegmentState | None) -> tuple[str, ...]:
+        """Why the record on ``line`` (``file``, line ``number``) fails verification, as
+        ``REASON: message`` each (only the reason once the kept findings are full); empty when it
+        verifies. ``previous``: the previous segment's state, for the segment's first record."""
+        walker = self._walker
+        counts_before = Counter(walker.counts)
+        errors_before = len(walker.errors)
+        walker._check_line(line, file, number, previous)
+        new_reasons = walker.counts - counts_before
+        messages = [f"{e.reason.value}: {e.message}" for e in walker.errors[errors_before:]]
+        return tuple(messages) or tuple(sorted(new_reasons))
+
+
 def _same_file(first: Path, second: Path) -> bool:
     try:
         return os.path.samefile(first, second)
@@ -348,7 +376,10 @@ def _same_file(first: Path, second: Path) -> bool:
 
 
 @dataclass(slots=True)
-class _SegmentState:
+class SegmentState:
+    """Where one segment stands: its index and how it ended. The state the previous segment
+    ended in is handed to the first record of the next, whose segment link must match it."""
+
     index: int | None = None
     ended_with_rotation: bool = False
     last_seq: int | None = None
@@ -379,7 +410,7 @@ class _ChainWalker:
     warnings: list[Finding] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
     unreadable: list[str] = field(default_factory=list)
-    segment: _SegmentState = field(default_factory=_SegmentState)
+    segment: SegmentState = field(default_factory=SegmentState)
     anchor_seq: int | None = None
     anchor_line: bytes | None = None
     anchor_where: tuple[str, int] | None = None
@@ -411,11 +442,16 @@ class _ChainWalker:
 
     # ------------------------------------------------------------------------------- per file
 
+    def begin_segment(self) -> SegmentState:
+        """Start the next segment; the state the previous one ended in (for the link check)."""
+        previous = self.segment
+        self.segment = SegmentState()
+        return previous
+
     def walk_file(self, path: Path, *, is_last: bool) -> None:
         """Check every line of one segment, reading it in bounded chunks."""
         name = str(path)
-        previous_segment = self.segment
-        self.segment = _SegmentState()
+        previous_segment = self.begin_segment()
         count = 0
         torn = b""
         try:
@@ -590,7 +626,7 @@ class _ChainWalker:
         segment.last_seq, segment.last_hash, segment.ended_with_rotation = last, head, False
 
     def _check_line(
-        self, line: bytes, file: str, number: int, previous_segment: _SegmentState | None
+        self, line: bytes, file: str, number: int, previous_segment: SegmentState | None
     ) -> None:
         """One record: a fast path proves the common case; any doubt replays the detailed checks."""
         self.records_checked += 1
@@ -823,7 +859,7 @@ class _ChainWalker:
             self._finding(Reason.PREV_MISMATCH, file, number, seq, "record names itself as its predecessor")
 
     def _check_segment_link(
-        self, record: dict[str, Any], file: str, number: int, previous: _SegmentState
+        self, record: dict[str, Any], file: str, number: int, previous: SegmentState
     ) -> None:
         seq = record["seq"]
         if record["kind"] != "segment_start":
