@@ -15,8 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Mapping, Sequence
-from typing import Final
+from collections.abc import Sequence
 
 from dsh_policy.policy.cli import failsafe
 from dsh_policy.policy.cli.options import (
@@ -29,8 +28,7 @@ from dsh_policy.policy.cli.options import (
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.hooks.claude_code import ClaudeCodeDialect
-from dsh_policy.policy.hooks.codex import CodexDialect
+from dsh_policy.policy.hooks.dialects import DIALECTS
 from dsh_policy.policy.hooks.events import HookDecision, SessionContext, announcement, decide_hook
 from dsh_policy.policy.hooks.protocol import (
     EXIT_BLOCK,
@@ -39,7 +37,6 @@ from dsh_policy.policy.hooks.protocol import (
     MAX_INPUT_BYTES,
     SUPPORTED_EVENTS,
     EventName,
-    HookDialect,
     HookInput,
     HookInputError,
     HookReply,
@@ -50,13 +47,7 @@ from dsh_policy.policy.hooks.protocol import (
     render_safely,
 )
 from dsh_policy.policy.hooks.secret_reads import BASH_OUTPUT_MODES, OutputFilter, redact_output_argv
-from dsh_policy.policy.hooks.vocabulary import Harness
 from dsh_policy.policy.loading import LoadFailure
-
-DIALECTS: Final[Mapping[Harness, HookDialect]] = {
-    "claude-code": ClaudeCodeDialect(),
-    "codex": CodexDialect(),
-}
 
 
 def _parser() -> CommandParser:

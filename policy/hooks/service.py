@@ -15,22 +15,19 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 import structlog
 from dsh_policy import __version__
 from dsh_policy.audit.writer import AuditWriter
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.hooks.audit import record_decision
-from dsh_policy.policy.hooks.claude_code import ClaudeCodeDialect
-from dsh_policy.policy.hooks.codex import CodexDialect
+from dsh_policy.policy.hooks.dialects import DIALECTS
 from dsh_policy.policy.hooks.events import HookDecision, SessionContext, announcement, decide_hook
 from dsh_policy.policy.hooks.output_review import PendingCalls, record_chunk, review_chunk, withheld_notice
 from dsh_policy.policy.hooks.protocol import (
     EventName,
-    HookDialect,
     HookInputError,
     HookReply,
     HookVerdict,
@@ -50,7 +47,6 @@ from dsh_policy.policy.runtime.auditing import DecisionAuditor
 
 _log = structlog.get_logger("dsh_policy.gateway")
 
-DIALECTS: Final[Mapping[str, HookDialect]] = {"claude-code": ClaudeCodeDialect(), "codex": CodexDialect()}
 
 
 @dataclass(frozen=True, slots=True)
