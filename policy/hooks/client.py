@@ -327,10 +327,9 @@ def connect(path: str) -> tuple[wire.Socket, int] | None:
     """A socket connected to a gateway of our own user and the socket file's inode, or None
     (not running, or not to be trusted)."""
     try:
-        check_own_socket(path)
+        inode = check_own_socket(path)  # the file whose owner was checked, for ask_gateway's retry
     except (FileNotFoundError, RuntimeDirError):
         return None
-    inode = _socket_inode(path)
     sock = wire.unix_socket()
     try:
         sock.settimeout(2.0)
@@ -339,7 +338,7 @@ def connect(path: str) -> tuple[wire.Socket, int] | None:
     except (OSError, wire.WireError):
         sock.close()
         return None
-    return sock, inode or -1
+    return sock, inode
 
 
 def start_and_connect(

@@ -281,9 +281,9 @@ def gateway_files(spec: DeploymentSpec, *, create: bool = True) -> GatewayFiles:
     return files
 
 
-def check_own_socket(path: str) -> None:
-    """Raise unless ``path`` is a socket owned by this user (checked before connecting).
-    A missing socket raises ``FileNotFoundError`` (the gateway is not running)."""
+def check_own_socket(path: str) -> int:
+    """The inode of ``path``; raises unless it is a socket owned by this user (checked before
+    connecting). A missing socket raises ``FileNotFoundError`` (the gateway is not running)."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -294,3 +294,4 @@ def check_own_socket(path: str) -> None:
         raise RuntimeDirError(f"refusing {path}: not a socket")
     if info.st_uid != os.geteuid():
         raise RuntimeDirError(f"refusing {path}: owned by uid {info.st_uid}, not {os.geteuid()}")
+    return info.st_ino
