@@ -42,6 +42,7 @@ from dsh_policy.policy.hooks.protocol import (
     HookReply,
     HookVerdict,
     deny_reply,
+    event_of,
     failure_verdict,
     parse_hook_input,
     render_safely,
@@ -109,7 +110,7 @@ def _reply_for(args: argparse.Namespace, raw: bytes) -> HookReply:
     """Decide one event and spell the answer; every failure is the event's safe answer."""
     dialect = DIALECTS[args.harness]
     payload = parse_hook_input(raw)
-    event = _event_of(payload)
+    event = event_of(payload)
     try:
         verdict = _decide_and_record(args, raw, payload)
     except MemoryError:
@@ -149,16 +150,11 @@ def _plain(reply: HookReply) -> failsafe.Reply:
     return failsafe.Reply(reply.exit_code, reply.stdout, reply.stderr)
 
 
-def _event_of(payload: HookInput | HookInputError) -> EventName | None:
-    """The event that fired, when the input says so readably (its answer is spelled for it)."""
-    return payload.event if isinstance(payload, HookInputError) else payload.hook_event_name
-
-
 def _decide_and_record(
     args: argparse.Namespace, raw: bytes, payload: HookInput | HookInputError
 ) -> HookVerdict:
     """Load the policy, decide, and record the decision when an audit log is configured."""
-    event = _event_of(payload)
+    event = event_of(payload)
     sources = sources_from(args, unprotected=bool(args.no_self_protection))
     policy: Policy | None = None
     if isinstance(sources, list):

@@ -142,6 +142,11 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def event_of(payload: HookInput | HookInputError) -> EventName | None:
+    """The event that fired, when the input says so readably (its answer is spelled for it)."""
+    return payload.event if isinstance(payload, HookInputError) else payload.hook_event_name
+
+
 def parse_hook_input(raw: bytes) -> HookInput | HookInputError:
     """Validate one hook payload; every way it can be wrong is an error value, never an exception."""
     if len(raw) > MAX_INPUT_BYTES:

@@ -32,6 +32,7 @@ from dsh_policy.policy.hooks.protocol import (
     HookReply,
     HookVerdict,
     deny_reply,
+    event_of,
     failure_verdict,
     parse_hook_input,
     render_safely,
@@ -132,7 +133,7 @@ class GatewayService:
         if dialect is None:
             return Answered(deny_reply(f"dsh-policy: unknown harness {harness!r}"), None)
         payload = parse_hook_input(raw)
-        event = payload.event if isinstance(payload, HookInputError) else payload.hook_event_name
+        event = event_of(payload)
         self._count(f"hook:{event}")
         try:
             verdict = self._decide_and_record(harness, raw, payload, announce, bash_output)
