@@ -27,10 +27,9 @@ from typing import Any, Final
 
 import celpy
 import lark
-from celpy.celparser import CELParseError
 from dsh_policy.policy.cel import closure_library as lib
 from dsh_policy.policy.cel import closure_strings
-from dsh_policy.policy.cel.celpy_ast import MAX_COMPREHENSION_NESTING, analyze, line_column_to_offset
+from dsh_policy.policy.cel.celpy_ast import MAX_COMPREHENSION_NESTING, analyze, line_column_to_offset, parse
 from dsh_policy.policy.cel.closure_literals import LiteralError, decode_literal
 from dsh_policy.policy.cel.closure_values import (
     OPTIONAL_NONE,
@@ -55,9 +54,6 @@ other refuses too)."""
 
 DEFAULT_TIME_BUDGET: Final = 2.0
 """Seconds one evaluation may spend in comprehensions before it stops with an error."""
-
-MAX_EXPRESSION_CHARS: Final = 16_384
-"""Longest expression accepted at compile time (as the other engines)."""
 
 Activation = Mapping[str, Any]
 Locals = list[Any]
@@ -1166,19 +1162,9 @@ class ClosureCelEngine:
     def compile(self, expression: str) -> ClosureCompiledExpression | CelCompileIssue:
         """Parse, check and compile ``expression``; the first problem comes back as a
         :class:`CelCompileIssue` with its offset."""
-        if len(expression) > MAX_EXPRESSION_CHARS:
-            return CelCompileIssue(f"expression longer than {MAX_EXPRESSION_CHARS} characters", 0)
-        try:
-            tree = self._parser.compile(expression)
-        except CELParseError as error:
-            offset = (
-                line_column_to_offset(expression, error.line, error.column)
-                if error.line is not None and error.column is not None
-                else None
-            )
-            return CelCompileIssue(_syntax_message(expression, offset), offset)
-        except RecursionError:
-            return CelCompileIssue("expression nests too deeply", None)
+        tree = parse(self._parser, expression)
+        if isinstance(tree, CelCompileIssue):
+            return tree
         try:
             analysis = analyze(tree, expression, check_functions=False)
             if analysis.issues:
@@ -1207,14 +1193,6 @@ class ClosureCelEngine:
             [tree],
             compiler.helpers,
         )
-
-
-def _syntax_message(expression: str, offset: int | None) -> str:
-    if offset is None:
-        return "syntax error"
-    if offset >= len(expression.rstrip()):
-        return "syntax error: unexpected end of expression"
-    return f"syntax error at {expression[offset : offset + 12].split(chr(10))[0]!r}"
 
 
 __all__ = [

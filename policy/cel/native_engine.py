@@ -42,11 +42,14 @@ from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_option
 from celpy.celparser import CELParseError
 from dsh_policy.policy.cel import functions as fn
 from dsh_policy.policy.cel.celpy_ast import analyze, line_column_to_offset
-from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError, EventActivation, Reads
+from dsh_policy.policy.cel.engine import (
+    MAX_EXPRESSION_CHARS,
+    CelCompileIssue,
+    CelEvalError,
+    EventActivation,
+    Reads,
+)
 from dsh_policy.policy.cel.types import CelType, parse_signature
-
-MAX_EXPRESSION_CHARS = 16_384
-"""Longest expression accepted at compile time (as for the python engine)."""
 
 ITERATION_BUDGET = 10_000
 """cel-expr-python's fixed comprehension budget per evaluation (documented, not enforced here)."""
