@@ -110,21 +110,6 @@ def _host(function: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def _host_matches(s: str, pattern: str) -> bool:
-    """``matchRE``: the most frequent host call (rules test one line with dozens of patterns), so
-    it skips the generic wrapper's argument copying; the checker guarantees two strings. The
-    time budget and the remembered error message work as in :func:`_host`."""
-    deadline = getattr(_last_host_error, "deadline", None)
-    if deadline is not None and time.monotonic() > deadline:
-        _last_host_error.message = "evaluation exceeded its time budget"
-        raise TimeoutError(_last_host_error.message)
-    try:
-        return fn.re2_matches(s, pattern)
-    except Exception as exc:
-        _last_host_error.message = str(exc) or type(exc).__name__
-        raise
-
-
 def _overload(
     name: str, suffix: str, result: Any, params: list[Any], impl: Callable[..., Any], member: bool = False
 ) -> Any:
