@@ -26,18 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "limits.json"
 BIN = Path(sys.executable).parent
-WORDS = """apiVersion: dsh-policy/v1
-kind: RulePack
-metadata: {name: words, version: "1"}
-spec:
-  params:
-    blocked: [%s]
-  rules:
-    - id: blocked-words
-      stage: guard
-      match: {tools: [shell]}
-      when: 'params.blocked.exists(b, (" " + args.command + " ").contains(" " + b + " "))'
-"""
+WORDS = ROOT / "tests" / "limits" / "words_pack.yaml"  # the rule tests/limits decides
 CASES = {
     "control: ls": "ls -la",
     "true; x 40,000": "true;" * 40_000,
@@ -55,7 +44,7 @@ def _project(base: Path) -> Path:
     (project / ".claude").mkdir()
     examples = ROOT / "examples" / "hooks"
     (project / ".claude" / "settings.json").write_text((examples / "claude-code-settings.json").read_text())
-    (project / ".dsh" / "words.yaml").write_text(WORDS % ", ".join(f"w{i}" for i in range(200)))
+    (project / ".dsh" / "words.yaml").write_text(WORDS.read_text())
     text = (examples / "gateway.yaml").read_text()
     text = text.replace("[../../rules/baseline.yaml]", f"[{ROOT / 'rules' / 'baseline.yaml'}, words.yaml]")
     (project / ".dsh" / "gateway.yaml").write_text(text.replace("/work/app", str(project)))

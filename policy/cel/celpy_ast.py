@@ -20,7 +20,7 @@ import celpy
 import lark
 from celpy.celparser import CELParseError
 from celpy.evaluation import base_functions, celstr
-from dsh_policy.policy.cel.engine import MemberRead, Reads
+from dsh_policy.policy.cel.engine import MAX_EXPRESSION_CHARS, CelCompileIssue, MemberRead, Reads
 from dsh_policy.policy.cel.functions import CEL_FUNCTIONS, FUNCTION_NAMESPACES, compile_re2
 
 MAX_COMPREHENSION_NESTING = 4
@@ -274,6 +274,33 @@ def single_ident(tree: lark.Tree) -> str | None:
 def string_literal(tree: lark.Tree | lark.Token) -> str | None:
     """The value when ``tree`` is exactly one string literal (through single-child nodes)."""
     return _string_literal(tree)
+
+
+def parse(parser: celpy.Environment, expression: str) -> lark.Tree | CelCompileIssue:
+    """cel-python's parse tree of ``expression``, or the issue an engine that evaluates that tree
+    reports: too long, a syntax error (with its offset), or nesting too deep to parse."""
+    if len(expression) > MAX_EXPRESSION_CHARS:
+        return CelCompileIssue(f"expression longer than {MAX_EXPRESSION_CHARS} characters", 0)
+    try:
+        tree: lark.Tree = parser.compile(expression)
+    except CELParseError as error:
+        offset = (
+            line_column_to_offset(expression, error.line, error.column)
+            if error.line is not None and error.column is not None
+            else None
+        )
+        return CelCompileIssue(_syntax_message(expression, offset), offset)
+    except RecursionError:
+        return CelCompileIssue("expression nests too deeply", None)
+    return tree
+
+
+def _syntax_message(expression: str, offset: int | None) -> str:
+    if offset is None:
+        return "syntax error"
+    if offset >= len(expression.rstrip()):
+        return "syntax error: unexpected end of expression"
+    return f"syntax error at {expression[offset : offset + 12].split(chr(10))[0]!r}"
 
 
 _PARSER: list[celpy.Environment] = []

@@ -27,10 +27,15 @@ from typing import Any, Final
 
 import celpy
 import lark
-from celpy.celparser import CELParseError
 from dsh_policy.policy.cel import closure_library as lib
 from dsh_policy.policy.cel import closure_strings
-from dsh_policy.policy.cel.celpy_ast import MAX_COMPREHENSION_NESTING, analyze, line_column_to_offset
+from dsh_policy.policy.cel.celpy_ast import (
+    MAX_COMPREHENSION_NESTING,
+    analyze,
+    line_column_to_offset,
+    parse,
+    single_ident,
+)
 from dsh_policy.policy.cel.closure_literals import LiteralError, decode_literal
 from dsh_policy.policy.cel.closure_values import (
     OPTIONAL_NONE,
@@ -55,9 +60,6 @@ other refuses too)."""
 
 DEFAULT_TIME_BUDGET: Final = 2.0
 """Seconds one evaluation may spend in comprehensions before it stops with an error."""
-
-MAX_EXPRESSION_CHARS: Final = 16_384
-"""Longest expression accepted at compile time (as the other engines)."""
 
 Activation = Mapping[str, Any]
 Locals = list[Any]
@@ -371,9 +373,7 @@ class _Compiler:
         raise _CompileError("message construction is not supported (no protobuf types here)", tree)
 
     def _arguments(self, exprlist: Any, scope: Mapping[str, int]) -> list[_Node]:
-        if not isinstance(exprlist, lark.Tree):
-            return []
-        return [self.compile(child, scope) for child in exprlist.children if isinstance(child, lark.Tree)]
+        return [self.compile(child, scope) for child in _argument_trees(exprlist)]
 
     # -- member access --
 
@@ -424,11 +424,7 @@ class _Compiler:
         name_token = tree.children[0]
         name = str(name_token)
         exprlist = tree.children[1] if len(tree.children) > 1 else None
-        raw = (
-            [c for c in exprlist.children if isinstance(c, lark.Tree)]
-            if isinstance(exprlist, lark.Tree)
-            else []
-        )
+        raw = _argument_trees(exprlist)
         if name == "has":
             if len(raw) != 1:
                 raise _CompileError("has() takes one field selection", name_token)
@@ -442,14 +438,10 @@ class _Compiler:
     def method_call(self, tree: lark.Tree, scope: Mapping[str, int]) -> _Node:
         target_tree, method_token = tree.children[0], tree.children[1]
         exprlist = tree.children[2] if len(tree.children) > 2 else None
-        raw = (
-            [c for c in exprlist.children if isinstance(c, lark.Tree)]
-            if isinstance(exprlist, lark.Tree)
-            else []
-        )
+        raw = _argument_trees(exprlist)
         method = str(method_token)
         assert isinstance(target_tree, lark.Tree)
-        namespace = _single_ident(target_tree)
+        namespace = single_ident(target_tree)
         if namespace is not None and namespace in _NAMESPACES and namespace not in scope:
             qualified = f"{namespace}.{method}"
             if qualified == "cel.bind":
@@ -539,7 +531,7 @@ class _Compiler:
         return _Node(has)
 
     def _bind(self, raw: list[lark.Tree], at: Any, scope: Mapping[str, int]) -> _Node:
-        variable = _single_ident(raw[0]) if len(raw) == 3 else None
+        variable = single_ident(raw[0]) if len(raw) == 3 else None
         if variable is None:
             raise _CompileError("cel.bind() takes a name, a value and an expression", at)
         init = self.compile(raw[1], scope)
@@ -561,7 +553,7 @@ class _Compiler:
     def _macro(
         self, method: str, at: Any, target_tree: lark.Tree, raw: list[lark.Tree], scope: Mapping[str, int]
     ) -> _Node:
-        names = [_single_ident(r) for r in raw[:-1]]
+        names = [single_ident(r) for r in raw[:-1]]
         target = self.compile(target_tree, scope)
         if method in ("optMap", "optFlatMap"):
             if len(raw) != 2 or names[0] is None:
@@ -879,15 +871,11 @@ def _negated_literal(tree: lark.Tree) -> _Node | None:
     return None
 
 
-def _single_ident(tree: lark.Tree) -> str | None:
-    node: Any = tree
-    while isinstance(node, lark.Tree) and node.data != "ident":
-        if len(node.children) != 1:
-            return None
-        node = node.children[0]
-    if isinstance(node, lark.Tree) and node.data == "ident":
-        return str(node.children[0])
-    return None
+def _argument_trees(exprlist: Any) -> list[lark.Tree]:
+    """A call's argument expressions (``exprlist`` is absent for a call without arguments)."""
+    if not isinstance(exprlist, lark.Tree):
+        return []
+    return [child for child in exprlist.children if isinstance(child, lark.Tree)]
 
 
 def _qualified_name(tree: lark.Tree) -> str | None:
@@ -1166,19 +1154,9 @@ class ClosureCelEngine:
     def compile(self, expression: str) -> ClosureCompiledExpression | CelCompileIssue:
         """Parse, check and compile ``expression``; the first problem comes back as a
         :class:`CelCompileIssue` with its offset."""
-        if len(expression) > MAX_EXPRESSION_CHARS:
-            return CelCompileIssue(f"expression longer than {MAX_EXPRESSION_CHARS} characters", 0)
-        try:
-            tree = self._parser.compile(expression)
-        except CELParseError as error:
-            offset = (
-                line_column_to_offset(expression, error.line, error.column)
-                if error.line is not None and error.column is not None
-                else None
-            )
-            return CelCompileIssue(_syntax_message(expression, offset), offset)
-        except RecursionError:
-            return CelCompileIssue("expression nests too deeply", None)
+        tree = parse(self._parser, expression)
+        if isinstance(tree, CelCompileIssue):
+            return tree
         try:
             analysis = analyze(tree, expression, check_functions=False)
             if analysis.issues:
@@ -1207,14 +1185,6 @@ class ClosureCelEngine:
             [tree],
             compiler.helpers,
         )
-
-
-def _syntax_message(expression: str, offset: int | None) -> str:
-    if offset is None:
-        return "syntax error"
-    if offset >= len(expression.rstrip()):
-        return "syntax error: unexpected end of expression"
-    return f"syntax error at {expression[offset : offset + 12].split(chr(10))[0]!r}"
 
 
 __all__ = [

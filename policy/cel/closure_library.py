@@ -23,7 +23,6 @@ from dsh_policy.policy.cel.closure_values import (
     INT64_MAX,
     INT64_MIN,
     MAX_DURATION_SECONDS,
-    TYPES,
     UINT64_MAX,
     UTC,
     CelError,
@@ -893,6 +892,3 @@ MATH_FUNCTIONS: Final[Mapping[str, Callable[..., Any]]] = {
     "math.sqrt": _sqrt,
 }
 """The math extension library (as in cel-go's ``ext.Math``), by qualified name."""
-
-EQUALITY: Final = equal
-TYPE_VALUES: Final = TYPES

@@ -17,7 +17,6 @@ absorbs or reports an error value. Raising costs nothing on the paths that do no
 from __future__ import annotations
 
 import datetime
-import math
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -319,8 +318,3 @@ def check_duration(value: datetime.timedelta) -> datetime.timedelta:
     if abs(value.total_seconds()) <= MAX_DURATION_SECONDS:
         return value
     raise CelError("duration out of range", "overflow")
-
-
-def float_is_integral(value: float) -> bool:
-    """Whether a double holds a whole number (used for list indexes and map keys)."""
-    return math.isfinite(value) and value == int(value)

@@ -22,7 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
+
+MAX_EXPRESSION_CHARS: Final = 16_384
+"""Longest expression any engine accepts at compile time (the same bound for all, so an
+expression one engine refuses for its length every engine refuses)."""
 
 
 @dataclass(frozen=True, slots=True)

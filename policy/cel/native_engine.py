@@ -42,11 +42,14 @@ from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_option
 from celpy.celparser import CELParseError
 from dsh_policy.policy.cel import functions as fn
 from dsh_policy.policy.cel.celpy_ast import analyze, line_column_to_offset
-from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError, EventActivation, Reads
+from dsh_policy.policy.cel.engine import (
+    MAX_EXPRESSION_CHARS,
+    CelCompileIssue,
+    CelEvalError,
+    EventActivation,
+    Reads,
+)
 from dsh_policy.policy.cel.types import CelType, parse_signature
-
-MAX_EXPRESSION_CHARS = 16_384
-"""Longest expression accepted at compile time (as for the python engine)."""
 
 ITERATION_BUDGET = 10_000
 """cel-expr-python's fixed comprehension budget per evaluation (documented, not enforced here)."""
@@ -105,21 +108,6 @@ def _host(function: Callable[..., Any]) -> Callable[..., Any]:
 
     call.__name__ = function.__name__
     return call
-
-
-def _host_matches(s: str, pattern: str) -> bool:
-    """``matchRE``: the most frequent host call (rules test one line with dozens of patterns), so
-    it skips the generic wrapper's argument copying; the checker guarantees two strings. The
-    time budget and the remembered error message work as in :func:`_host`."""
-    deadline = getattr(_last_host_error, "deadline", None)
-    if deadline is not None and time.monotonic() > deadline:
-        _last_host_error.message = "evaluation exceeded its time budget"
-        raise TimeoutError(_last_host_error.message)
-    try:
-        return fn.re2_matches(s, pattern)
-    except Exception as exc:
-        _last_host_error.message = str(exc) or type(exc).__name__
-        raise
 
 
 def _overload(

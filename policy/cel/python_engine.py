@@ -22,9 +22,8 @@ from typing import Any
 import celpy
 import celpy.celtypes as ct
 import lark
-from celpy.celparser import CELParseError
 from celpy.evaluation import Activation, CELEvalError, Evaluator, NameContainer, base_functions
-from dsh_policy.policy.cel.celpy_ast import analyze, line_column_to_offset
+from dsh_policy.policy.cel.celpy_ast import analyze, parse
 from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError, Reads
 from dsh_policy.policy.cel.functions import CEL_FUNCTIONS
 
@@ -37,9 +36,6 @@ first). A typical rule needs under 100; the baseline rm rule on a 100-command li
 DEFAULT_TIME_BUDGET = 2.0
 """Seconds one evaluation may run, checked at every node: also bounds slow steps (a helper called
 on a large input in a comprehension) that the step count alone does not."""
-
-MAX_EXPRESSION_CHARS = 16_384
-"""Longest expression accepted at compile time."""
 
 _INT64 = (-(2**63), 2**63)
 _UINT64_END = 2**64
@@ -782,19 +778,9 @@ class PythonCelEngine:
     def compile(self, expression: str) -> PythonCompiledExpression | CelCompileIssue:
         """Parse, rewrite namespaced helper calls and check ``expression``; the first problem
         found comes back as a :class:`CelCompileIssue` with its offset."""
-        if len(expression) > MAX_EXPRESSION_CHARS:
-            return CelCompileIssue(f"expression longer than {MAX_EXPRESSION_CHARS} characters", 0)
-        try:
-            tree = self._environment.compile(expression)
-        except CELParseError as error:
-            offset = (
-                line_column_to_offset(expression, error.line, error.column)
-                if error.line is not None and error.column is not None
-                else None
-            )
-            return CelCompileIssue(_syntax_message(expression, offset), offset)
-        except RecursionError:
-            return CelCompileIssue("expression nests too deeply", None)
+        tree = parse(self._environment, expression)
+        if isinstance(tree, CelCompileIssue):
+            return tree
         try:
             analysis = analyze(tree, expression)
         except RecursionError:
@@ -866,11 +852,3 @@ def collapse_pass_through(tree: lark.Tree) -> lark.Tree:
         else:
             children[index] = collapse_pass_through(child)
     return node
-
-
-def _syntax_message(expression: str, offset: int | None) -> str:
-    if offset is None:
-        return "syntax error"
-    if offset >= len(expression.rstrip()):
-        return "syntax error: unexpected end of expression"
-    return f"syntax error at {expression[offset : offset + 12].split(chr(10))[0]!r}"

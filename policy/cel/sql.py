@@ -39,6 +39,8 @@ MAX_SQL_CHARS = 256 * 1024
 """Longest text read."""
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+_DOLLAR_TAG = re.compile(r"\$[A-Za-z_]*\$")  # a PostgreSQL dollar quote's opening tag
+_LEADING_WORD = re.compile(r"\s*([A-Za-z_]+)\b")
 _NAME = re.compile(
     r'\s*((?:[A-Za-z0-9_$.*-]+|"[^"]*"|`[^`]*`|\[[^\]]*\])(?:\s*\.\s*(?:[A-Za-z0-9_$*-]+'
     r'|"[^"]*"|`[^`]*`|\[[^\]]*\]))*)'
@@ -100,7 +102,7 @@ def _split(text: str) -> list[str]:
             i = end + 1
             continue
         if ch == "$":
-            tag = re.match(r"\$[A-Za-z_]*\$", text[i:])
+            tag = _DOLLAR_TAG.match(text, i)
             if tag is not None:
                 end = text.find(tag.group(), i + len(tag.group()))
                 end = n if end < 0 else end + len(tag.group())
@@ -219,10 +221,10 @@ def _name_after(text: str, keyword: str) -> str:
         return ""
     pos = match.end()
     while True:
-        word = re.match(r"\s*([A-Za-z_]+)\b", text[pos:])
+        word = _LEADING_WORD.match(text, pos)
         if word is None or word.group(1).lower() not in _SKIPPED_WORDS:
             break
-        pos += word.end()
+        pos = word.end()
     name = _NAME.match(text, pos)
     return name.group(1) if name else ""
 

@@ -24,9 +24,6 @@ Kind: TypeAlias = Literal[
     "type", "list", "map", "record", "dyn", "param", "never", "error",
 ]  # fmt: skip
 
-PRIMITIVE_KINDS = frozenset(
-    {"int", "uint", "double", "bool", "string", "bytes", "null_type", "timestamp", "duration", "type"}
-)
 NUMERIC_KINDS = frozenset({"int", "uint", "double"})
 _LENIENT_KINDS = frozenset({"dyn", "error", "never"})
 

@@ -67,6 +67,14 @@ def test_the_event_of_a_payload_is_read_as_strictly_as_the_adapter_reads_it(
     assert safe_answers.event_of(raw) == event
 
 
+def test_the_client_names_every_event_the_adapter_supports() -> None:
+    """``safe_answers.EVENTS`` is a hand-written copy: an event missing from it would get the
+    PreToolUse refusal (exit 2) instead of its own safe answer."""
+    assert set(safe_answers.EVENTS) == set(SUPPORTED_EVENTS)
+    for event in SUPPORTED_EVENTS:
+        assert safe_answers.event_of(json.dumps({"hook_event_name": event}).encode()) == event
+
+
 def test_options_it_does_not_know_go_to_the_in_process_parser() -> None:
     assert client.parse_options(["claude-code", "--pack", "p.yaml", "--param=a=1", "--shadow"]) is not None
     for argv in (

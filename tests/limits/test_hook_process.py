@@ -162,7 +162,11 @@ def _run_case(project: Path, home: Path, harness_payload: dict[str, object]) -> 
 def _corpus_cases(section: str, tmp_path: Path, names: set[str] | None) -> tuple[Path, Path, list[Case]]:
     fresh = make_project(tmp_path)
     cases = [case for case in corpus(section, fresh) if case.harness == "claude-code"]
-    return fresh.root, fresh.home, [case for case in cases if names is None or case.name in names]
+    chosen = [case for case in cases if names is None or case.name in names]
+    # A renamed or removed sample entry must fail here, not leave the caller's loop empty.
+    assert chosen, f"no claude-code {section} cases"
+    assert names is None or {case.name for case in chosen} == names, names
+    return fresh.root, fresh.home, chosen
 
 
 _FULL = os.environ.get("DSH_E2E_CORPUS") == "1"
