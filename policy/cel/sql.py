@@ -287,13 +287,18 @@ def redis_argvs(text: str) -> list[list[str]]:
 
 
 _MONGO_DROP_DATABASE = re.compile(r"\.dropDatabase\s*\(")
+# A collection reference: a dotted name. Bounded, because Python's ``re`` tries a match from every
+# start: unbounded, a long run of name characters with no ``.drop()`` after it cost time quadratic
+# in its length (4 s at 16 KiB, minutes at the 256 KiB cap, inside one helper call). A longer chain
+# is still found; it is named by its last 128 characters.
+_MONGO_NAME = r"[A-Za-z_][\w.]{0,127}"
 _MONGO_DROP = re.compile(
-    r"(?:db\.)?(?:getCollection\(\s*['\"]([^'\"]+)['\"]\s*\)|([A-Za-z_][\w.]*))\.drop\s*\(\s*\)"
+    r"(?:db\.)?(?:getCollection\(\s*['\"]([^'\"]+)['\"]\s*\)|(" + _MONGO_NAME + r"))\.drop\s*\(\s*\)"
 )
 _MONGO_DROP_COLLECTION = re.compile(r"\.dropCollection\s*\(\s*['\"]([^'\"]*)['\"]")
 _MONGO_BULK = re.compile(
     r"(?:db\.)?(?:getCollection\(\s*['\"]([^'\"]+)['\"]\s*\)"
-    r"|([A-Za-z_][\w.]*))\.(deleteMany|remove|updateMany"
+    r"|(" + _MONGO_NAME + r"))\.(deleteMany|remove|updateMany"
     r"|update|findOneAndDelete|deleteOne)\s*\(\s*(\{\s*\})?"
 )
 _MONGO_ADMIN = re.compile(r"\.(dropUser|dropAllUsers|dropRole|dropAllRoles|dropIndexes|shutdownServer)\s*\(")

@@ -278,6 +278,18 @@ def test_redis_and_mongo_statements() -> None:
     assert ("drop", "") in kinds and ("delete", "false") in kinds and ("delete", "true") in kinds
 
 
+def test_mongo_names_are_bounded_but_long_chains_are_still_found() -> None:
+    # Bounded so a long run of name characters costs linear time (it was quadratic: minutes at
+    # the 256 KiB cap); a chain longer than the bound is still a drop, named by its tail.
+    chain = "db." + "a" * 300
+    found = mongo_statements(chain + ".drop(); db.users.drop(); " + chain + ".deleteMany({})")
+    assert [(s["kind"], s["object"]) for s in found] == [
+        ("drop", "collection"), ("drop", "collection"), ("delete", "collection"),
+    ]  # fmt: skip
+    assert found[0]["name"] == "a" * 128 and found[1]["name"] == "users"
+    assert mongo_statements("x" * 200_000) == []
+
+
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
