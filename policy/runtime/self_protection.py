@@ -5,7 +5,7 @@ its signing key, the hook settings of the harnesses it guards and the installed 
 :func:`protection_for` derives that set from the deployment, and :meth:`SelfProtection.check` is a
 hard guard-level invariant over every tool call: writes, edits, patches, moves, deletes,
 truncations, permission changes and redirections into a protected path are refused, through the
-shell (read with ``policy.cel.shell``, so ``sudo``, ``bash -c``, quoting and variables are seen
+shell (read with ``dsh_policy.cmdline.shell``, so ``sudo``, ``bash -c``, quoting and variables are seen
 through), the file tools, ``apply_patch`` and any other tool whose arguments name a protected path;
 so are uninstalling or shadowing the gateway (``pip uninstall dsh-policy``, a ``sitecustomize.py``
 or ``.pth`` shim, an exported ``PYTHONPATH``) and starting a harness with its hooks disabled.
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Final, Literal
 
-from dsh_policy.policy.cel.shell import ShellLineTooComplexError, shell_commands, shell_redirects
+from dsh_policy.cmdline.shell import ShellLineTooComplexError, shell_commands, shell_redirects
 
 Kind = Literal[
     "pack",

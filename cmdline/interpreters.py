@@ -10,7 +10,7 @@ AppleScript and Tcl/expect. It finds:
 - **shell-outs**: ``os.system("...")``, ``subprocess.run([...])``, ``execSync("...")``,
   ``system "..."``, backticks, ``%x{...}``, ``qx(...)``, ``os.execute``, awk ``system()`` and
   ``"cmd" | getline``, sed's ``e`` command, ``do shell script``; a string argument is a shell line,
-  a list argument an argv. :mod:`~dsh_policy.policy.cel.shell` lists their commands like those of
+  a list argument an argv. :mod:`~dsh_policy.cmdline.shell` lists their commands like those of
   ``bash -c``, so every shell rule applies to them;
 - **effects** done through the language's own API, as ``{"kind", "lang", "target"}`` maps:
   ``delete`` (``os.remove``, ``fs.unlinkSync``, ``unlink``...), ``delete-tree`` (``shutil.rmtree``,

@@ -38,7 +38,7 @@ anything:
   lists the command it runs;
 - programs that run a string (issue 13): interpreter code (``python -c``, ``node -e``, ``perl
   -e``, awk programs, sed ``e``, here-documents and pipes fed to ``python3 -``; see
-  :mod:`~dsh_policy.policy.cel.interpreters`) lists the commands it shells out to; commands run
+  :mod:`~dsh_policy.cmdline.interpreters`) lists the commands it shells out to; commands run
   in a container (``docker|podman exec|run``, ``docker compose exec|run``, ``kubectl exec|run|
   debug ... --``) are listed like local ones; option values that are command lines are parsed
   (``tar --checkpoint-action=exec=``/``--to-command``/``-I``, ``zip -TT``, ``make --eval``,
@@ -87,8 +87,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dsh_policy.policy.cel import interpreters, sql
-from dsh_policy.policy.deadline import DeadlineExceededError, check_deadline
+from dsh_policy.cmdline import interpreters, sql
+from dsh_policy.cmdline.deadline import DeadlineExceededError, check_deadline
 
 MAX_INPUT_CHARS = 256 * 1024
 """Longest shell line accepted (characters)."""
@@ -673,7 +673,7 @@ def _code_commands(
     language: str, code: str, depth: int, budget: _Budget, variables: dict[str, str]
 ) -> list[list[str]]:
     """The commands interpreter ``code`` runs (its shell-outs), parsed like ``bash -c`` lines;
-    its other effects go to the budget (see :mod:`~dsh_policy.policy.cel.interpreters`)."""
+    its other effects go to the budget (see :mod:`~dsh_policy.cmdline.interpreters`)."""
     if depth + 1 > MAX_NESTING:
         raise ShellLineTooComplexError(f"shell line nests deeper than {MAX_NESTING} levels")
     budget.lexed_chars += len(code)
@@ -693,7 +693,7 @@ def _code_commands(
 
 
 def _check_time() -> None:
-    """The stage's deadline (``policy.deadline``) holds inside a parse too."""
+    """The stage's deadline (``cmdline.deadline``) holds inside a parse too."""
     try:
         check_deadline()
     except DeadlineExceededError as error:
@@ -2129,7 +2129,7 @@ def shell_effects(line: str) -> list[dict[str, str]]:
     """What interpreter code on the line does besides running commands, and the servers it
     starts, as ``{"kind", "lang", "target"}`` maps (``serve`` also has ``bind``): ``delete``,
     ``delete-tree``, ``connect``, ``shell``, ``reverse-shell``, ``serve`` (see
-    :mod:`~dsh_policy.policy.cel.interpreters`). Same limits and errors as :func:`shell_commands`."""
+    :mod:`~dsh_policy.cmdline.interpreters`). Same limits and errors as :func:`shell_commands`."""
     return [dict(effect) for effect in _checked(line, "shell.effects").effects]
 
 
