@@ -37,6 +37,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from dsh_policy.cmdline.programs import PYTHON
+
 __all__ = ["CodeAnalysis", "analyze", "interpreter_of", "split_invocation"]
 
 UNKNOWN = "$__"
@@ -61,7 +63,6 @@ class CodeAnalysis:
 
 # -- which program reads code, and where ----------------------------------------------------------
 
-_PYTHON = re.compile(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)*)?[mwt]?(?:\.exe)?")
 _LANGUAGES = {
     "node": "javascript", "nodejs": "javascript", "deno": "javascript", "bun": "javascript",
     "ruby": "ruby", "perl": "perl", "php": "php", "lua": "lua", "luajit": "lua", "Rscript": "r",
@@ -72,7 +73,7 @@ _LANGUAGES = {
 
 def interpreter_of(program: str) -> str | None:
     """The language ``program`` reads code in, or ``None`` when it is no interpreter we read."""
-    if _PYTHON.fullmatch(program):
+    if PYTHON.fullmatch(program):
         return "python"
     return _LANGUAGES.get(program)
 

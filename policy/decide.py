@@ -657,7 +657,7 @@ class Decider:
 
     def _self_protection(self, event: ToolCallEvent) -> Any:
         """The deployment's self-protection refusal for this call, if any (see
-        ``policy.runtime.self_protection``); an exception here fails the guard closed."""
+        ``policy.self_protection``); an exception here fails the guard closed."""
         protection = self.policy.protection
         if protection is None:
             return None
