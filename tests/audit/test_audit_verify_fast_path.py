@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 from audit_helpers import WriteLog, read_lines
-from dsh_policy.audit.record import record_hash
+from dsh_policy.audit.record_hash import record_hash
 from dsh_policy.audit.verify import lines as verify_lines
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.verify.lines import float_suspects

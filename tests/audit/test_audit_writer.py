@@ -14,7 +14,7 @@ import orjson
 import pytest
 from audit_helpers import WriteLog, gateway_fields, read_lines
 from dsh_policy.audit.keys import KeyPairFiles
-from dsh_policy.audit.record import genesis_prev
+from dsh_policy.audit.record_hash import genesis_prev
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditRecordError, AuditWriteError, AuditWriter
 
