@@ -177,21 +177,29 @@ def _excerpt(text: bytes, other: bytes, width: int = 40) -> str:
     return text[start : start + width].decode("utf-8", "replace")
 
 
+# Fields of a parsed record, read defensively: a forged record may hold anything anywhere.
+
+
 def mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is an object, else an empty one."""
     return value if isinstance(value, Mapping) else {}
 
 
 def int_or_none(value: Any) -> int | None:
+    """``value`` if it is an integer (not a bool), else ``None``."""
     return value if type(value) is int else None
 
 
 def str_or_none(value: Any) -> str | None:
+    """``value`` if it is a string, else ``None``."""
     return value if isinstance(value, str) else None
 
 
 def int_or(value: Any) -> int:
+    """``value`` if it is an integer (not a bool), else -1."""
     return value if type(value) is int else -1
 
 
 def is_digest(value: Any) -> bool:
+    """Whether ``value`` is a SHA-256 hex digest as the writer renders it (64 lowercase hex)."""
     return isinstance(value, str) and len(value) == 64 and _HEX.issuperset(value)
