@@ -43,10 +43,16 @@ import structlog
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.hooks.audit import audit_target
-from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec, GatewayFiles, gateway_files
-from dsh_policy.policy.hooks.service import GatewayService
-from dsh_policy.policy.hooks.wire import WireError, check_peer, encode_hook_reply, encode_reply, read_request
+from dsh_policy.policy.hooks.gateway.audit import audit_target
+from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec, GatewayFiles, gateway_files
+from dsh_policy.policy.hooks.gateway.service import GatewayService
+from dsh_policy.policy.hooks.gateway.wire import (
+    WireError,
+    check_peer,
+    encode_hook_reply,
+    encode_reply,
+    read_request,
+)
 from dsh_policy.policy.runtime.audit_plan import AuditPlan
 from dsh_policy.policy.runtime.deployment import Deployment, deploy
 from dsh_policy.policy.runtime.reload import ReloadingPolicy
@@ -212,7 +218,7 @@ def _serve_locked(
             audit_path=plan.path if plan is not None else None,
         )
         if settings.http_port is not None:
-            from dsh_policy.policy.hooks.http_front import start_http
+            from dsh_policy.policy.hooks.gateway.http_front import start_http
 
             started = start_http(
                 service,
@@ -266,7 +272,7 @@ def _weakening_refused(sources: PolicySources, plan: AuditPlan | None, policy: P
     becomes the one recorded, so a hook deciding in process later compares against it."""
     if plan is None:
         return None
-    from dsh_policy.policy.hooks.policy_state import remember, state_path, transition
+    from dsh_policy.policy.hooks.gateway.policy_state import remember, state_path, transition
 
     change = transition(plan.path, policy.compiled)
     refusing = bool(sources.config is not None and sources.config.reload.refuse_weakening)
@@ -285,7 +291,7 @@ def _weakening_refused(sources: PolicySources, plan: AuditPlan | None, policy: P
 def _recorder_beside(plan: AuditPlan | None) -> Callable[[dict[str, Any]], None] | None:
     if plan is None:
         return None
-    from dsh_policy.policy.hooks.policy_state import remember
+    from dsh_policy.policy.hooks.gateway.policy_state import remember
 
     def record(summary: dict[str, Any]) -> None:
         try:

@@ -29,9 +29,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
 
 import structlog
-from dsh_policy.policy.hooks.protocol import EXIT_BLOCK, MAX_INPUT_BYTES, EventName, HookReply
-from dsh_policy.policy.hooks.safe_answers import FAIL_CLOSED_PREFIX
-from dsh_policy.policy.hooks.service import GatewayService
+from dsh_policy.policy.hooks.gateway.safe_answers import FAIL_CLOSED_PREFIX
+from dsh_policy.policy.hooks.gateway.service import GatewayService
+from dsh_policy.policy.hooks.protocol.messages import EXIT_BLOCK, MAX_INPUT_BYTES, EventName, HookReply
 
 _log = structlog.get_logger("dsh_policy.gateway.http")
 

@@ -31,8 +31,8 @@ import os
 import sys
 import time
 
-from dsh_policy.policy.hooks import safe_answers, wire
-from dsh_policy.policy.hooks.runtime_paths import (
+from dsh_policy.policy.hooks.gateway import safe_answers, wire
+from dsh_policy.policy.hooks.gateway.runtime_paths import (
     DeploymentSpec,
     GatewayFiles,
     RuntimeDirError,
