@@ -15,6 +15,7 @@ from .arguments import EXIT_USAGE, CommandParser, parse_command
 from .keys import KeyFileError, write_key_pair
 from .terminal import Painter, Progress
 from .verify import Finding, VerificationReport, verify_log
+from .verify.anchors import NO_ANCHOR
 from .worktree import unignored_in_work_tree
 
 EXIT_INTACT: Final = 0
@@ -28,12 +29,14 @@ SIGNATURE_WORDS: Final = {
 
 
 def verify_main(argv: Sequence[str]) -> int:
-    """``dsh-policy verify LOG... [--key PUB] [--live] [--anchor FILE] [--format text|json]``."""
+    """``dsh-policy verify LOG... [--key PUB] [--live] [--anchor FILE] [--require-anchor]
+    [--format text|json]``."""
     parser = CommandParser(
         prog="dsh-policy verify",
         description="Verify a hash-chained audit log. One LOG: its rotated siblings (LOG.NNNNNN) and "
         "LOG.anchor are found automatically. Several: exactly those segments, in order.",
-        epilog="exit status: 0 intact (a torn last line is only a warning), 1 integrity failure,"
+        epilog="exit status: 0 intact (a torn last line is only a warning; without an anchor the report"
+        " says a cut tail cannot be excluded), 1 integrity failure (or no anchor with --require-anchor),"
         " 2 unreadable input, not an audit log, or usage error. Without --key only the hash chain is"
         " checked: anyone able to write the files can rewrite the whole log consistently.",
     )
@@ -43,14 +46,14 @@ def verify_main(argv: Sequence[str]) -> int:
         metavar="PUB",
         help="Ed25519 public key (PEM). Strict: INTACT then means every record is covered by a"
         " checkpoint this key signed (or a key it handed over to); a log without one, records after"
-        " the last one, unsigned checkpoints, a key change without a signed hand-over, and a missing"
-        " or stale on-host anchor all fail",
+        " the last one, unsigned checkpoints, a key change without a signed hand-over, and a stale"
+        " on-host anchor all fail (a missing anchor only with --require-anchor)",
     )
     parser.add_argument(
         "--live",
         action="store_true",
         help="the log is still being written: records after the last signed checkpoint, and an"
-        " on-host anchor that is missing or lags it, are reported as warnings instead of failures."
+        " an on-host anchor that lags it, are reported as warnings instead of failures."
         " This gives up any proof for those records (whoever can write the files can change, add or"
         " cut them undetected until a later checkpoint covers them) and the on-host check of a cut"
         " tail. A log with no signed checkpoint at all still fails",
@@ -59,7 +62,15 @@ def verify_main(argv: Sequence[str]) -> int:
         "--anchor",
         metavar="FILE",
         help="an exported checkpoint kept off the host (a copy of LOG.anchor); detects a cut tail"
-        " and a rollback of the whole log up to that checkpoint",
+        " and a rollback of the whole log up to that checkpoint. Without it the anchor beside the"
+        " log is found by the log's id (a renamed log still finds it); the host's own LOG.anchor"
+        " given here is judged as on-host, which proves only what the host kept",
+    )
+    parser.add_argument(
+        "--require-anchor",
+        action="store_true",
+        help="fail (exit 1) when no anchor is given or found: without one INTACT proves a valid"
+        " prefix of the log, and a cut tail cannot be excluded",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
     args = parse_command(parser, argv)
@@ -73,6 +84,7 @@ def verify_main(argv: Sequence[str]) -> int:
                 public_key=args.key,
                 anchor=args.anchor,
                 live=args.live,
+                require_anchor=args.require_anchor,
                 on_segment=lambda done, total, file: progress.advance(detail=file) if total > 1 else None,
             )
     except KeyFileError as error:
@@ -97,6 +109,8 @@ def render_text(report: VerificationReport, paint: Painter | None = None) -> str
         verdict = "UNREADABLE INPUT"
     elif report.intact:
         verdict = "INTACT" + (" (with warnings)" if report.warnings else "")
+        if not report.tail_proven:
+            verdict += f"; {NO_ANCHOR}"
     else:
         verdict = "INTEGRITY FAILURE"
     span = f" (seq {report.first_seq}..{report.last_seq})" if report.first_seq is not None else ""
@@ -142,9 +156,13 @@ def render_text(report: VerificationReport, paint: Painter | None = None) -> str
             f" {report.unanchored_records} record(s) after the last valid checkpoint"
         )
     if report.anchor_file:
-        lines.append(f"anchor file  {report.anchor_file} ({report.anchor_kind})")
+        found = " found by log id" if report.anchor_found_by == "log_id" else ""
+        lines.append(f"anchor file  {report.anchor_file} ({report.anchor_kind}{found}): {report.anchor_note}")
     else:
-        lines.append("anchor file  none: a cut tail or a rollback of the whole log cannot be seen")
+        lines.append(
+            f"anchor file  none: {NO_ANCHOR}, nor a rollback of the whole log"
+            + ("" if report.require_anchor else " (--require-anchor makes this a failure)")
+        )
     if report.records_lost:
         lines.append(f"losses       the writer reports {report.records_lost} record(s) it could not write")
     for recovery in report.recoveries:

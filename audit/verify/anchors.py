@@ -28,7 +28,9 @@ class Anchor:
         "_key",
         "_live",
         "line",
+        "none_supplied",
         "on_host_missing",
+        "require",
         "seq",
         "where",
     )
@@ -50,8 +52,12 @@ class Anchor:
         self.seq: int | None = None  #: the anchor's seq: the walk keeps the log's record at it
         self.line: bytes | None = None
         self.where: tuple[str, int] | None = None  # (file, line number) of that record
-        #: The on-host anchor's path when it does not exist (a finding once the log has checkpoints).
+        #: Where the on-host anchor was looked for when no anchor was given or found.
         self.on_host_missing: str | None = None
+        #: No anchor was given or found: nothing shows a cut tail (see :meth:`judge_missing`).
+        self.none_supplied = False
+        #: ``--require-anchor``: a log verified without an anchor fails.
+        self.require = False
 
     def read(self, path: Path, unreadable: list[str]) -> bytes | None:
         """The anchor file's bytes (noting which seq to keep while walking), or None if unreadable."""
@@ -138,14 +144,22 @@ class Anchor:
             )
 
     def judge_missing(self) -> None:
-        """A log with checkpoints whose writer exported no ``PATH.anchor`` (or it was deleted)."""
-        if self.on_host_missing and self._checkpoints.last_checkpoint_seq is not None:
-            self._problem(
-                Reason.ANCHOR_MISSING,
-                self.on_host_missing,
-                None,
-                "the on-host anchor is missing: a cut tail or a rollback would go unseen",
-            )
+        """No anchor given or found: INTACT can then prove no more than a valid prefix of the log.
+
+        A warning (a cut tail cannot be excluded, and the report says so), or with ``require``
+        (``--require-anchor``) a failure, for auditors whose rule is "no anchor, no verdict".
+        """
+        if not self.none_supplied:
+            return
+        where = self.on_host_missing or "-"
+        if self.require:
+            self._findings.error(Reason.ANCHOR_MISSING, where, None, None, NO_ANCHOR + " (--require-anchor)")
+        elif self._checkpoints.last_checkpoint_seq is not None:
+            self._findings.warn(Reason.ANCHOR_MISSING, where, None, NO_ANCHOR)
+
+
+#: What a verdict without an anchor cannot prove, in the words the report uses.
+NO_ANCHOR = "no anchor supplied: a cut tail cannot be excluded"
 
 
 def _peek_seq(data: bytes) -> int | None:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from .anchors import NO_ANCHOR
 from .findings import Finding, Reason
 
 
@@ -88,7 +89,11 @@ class VerificationReport:
     checkpoints_signed: int = 0  #: checkpoints that carry a signature (checked or not)
     key_handovers: int = 0
     records_lost: int = 0  #: records the writer reported it could not write (fail-open losses)
-    anchor_kind: str | None = None  #: "off-host" (--anchor), "on-host" (PATH.anchor) or None
+    #: "off-host" (given with --anchor), "on-host" (found beside the log, or the writer's own
+    #: ``PATH.anchor`` given with --anchor) or None (no anchor: a cut tail cannot be excluded)
+    anchor_kind: str | None = None
+    anchor_found_by: str | None = None  #: "given", "name", "log_id" (a renamed log) or None
+    require_anchor: bool = False  #: verified with --require-anchor (no anchor is then a failure)
     error_total: int = 0  #: integrity findings, including those beyond MAX_FINDINGS
 
     @property
@@ -110,6 +115,23 @@ class VerificationReport:
         """What INTACT proves: ``signed`` (every record under a checkpoint the key signed; with
         ``live``, up to the last one) or ``chain-only`` (no key: nothing proves who wrote it)."""
         return "signed" if self.signature_mode == "signature-verified" else "chain-only"
+
+    @property
+    def tail_proven(self) -> bool:
+        """Whether an anchor was there to show a cut tail; without one INTACT proves a valid prefix."""
+        return self.anchor_file is not None
+
+    @property
+    def anchor_note(self) -> str:
+        """What the anchor (or its absence) proves, in one sentence."""
+        if self.anchor_file is None:
+            return NO_ANCHOR
+        if self.anchor_kind == "off-host":
+            return "a tail cut, or a rollback of the whole log, up to the anchor's checkpoint would show"
+        return (
+            "the anchor lay beside the log: a cut tail shows unless whoever cut it also replaced or"
+            " removed the anchor; only a copy kept off the host proves more"
+        )
 
     @property
     def _dropped_errors(self) -> int:
@@ -157,6 +179,10 @@ class VerificationReport:
             "unsigned_tail": self.unsigned_tail.to_json() if self.unsigned_tail else None,
             "anchor_file": self.anchor_file,
             "anchor_kind": self.anchor_kind,
+            "anchor_found_by": self.anchor_found_by,
+            "anchor_note": self.anchor_note,
+            "tail_proven": self.tail_proven,
+            "require_anchor": self.require_anchor,
             "records_lost": self.records_lost,
             "recoveries": [r.to_json() for r in self.recoveries],
             "bytes_checked": self.bytes_checked,

@@ -12,6 +12,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from ..keys import load_public_key
 from ..segments import active_path_of, anchor_path, discover_segments
+from .anchor_lookup import find_anchor, first_log_id
 from .report import VerificationReport
 from .walker import ChainWalker
 
@@ -24,17 +25,21 @@ def verify_log(
     public_key: PublicKeySource | None = None,
     anchor: str | os.PathLike[str] | None = None,
     live: bool = False,
+    require_anchor: bool = False,
     on_segment: Callable[[int, int, str], None] | None = None,
 ) -> VerificationReport:
     """Verify a log given its segments.
 
-    One path: it and its sibling segments (``PATH.NNNNNN``) are discovered, and ``PATH.anchor``
-    (the on-host anchor) is checked: missing, older than the log's last checkpoint, or from
-    another log is reported, and is a failure with a key. Several paths: exactly those, in that
-    order; links between them are checked, so a segment left out is ``SEGMENT_MISSING``.
-    ``anchor`` is an exported checkpoint line kept off the host: a log that ends before it is
-    ``TRUNCATED``. ``public_key`` (PEM path or key) makes verification strict: INTACT then means
-    every record is covered by a checkpoint that key (or a key it handed over to) signed.
+    One path: it and its sibling segments (``PATH.NNNNNN``) are discovered, and the anchor beside
+    it is found by the log's id (:mod:`.anchor_lookup`; ``PATH.anchor`` by name when that is
+    another log's, to report it as foreign): older than the log's last checkpoint is a failure with
+    a key. Several paths: exactly those, in that order; links between them are checked, so a
+    segment left out is ``SEGMENT_MISSING``. ``anchor`` is an exported checkpoint line kept off the
+    host: a log that ends before it is ``TRUNCATED``; the writer's own ``PATH.anchor`` given so is
+    still judged as on-host. With no anchor at all the report says a cut tail cannot be excluded
+    (a warning), and ``require_anchor`` makes that a failure. ``public_key`` (PEM path or key)
+    makes verification strict: INTACT then means every record is covered by a checkpoint that key
+    (or a key it handed over to) signed.
     ``live`` is for a log still being written: records after the last signed checkpoint are then
     a warning instead of ``UNSIGNED_TAIL``, and nothing proves them. Raises ``KeyFileError`` if
     the key cannot be loaded. ``on_segment(done, total, file)`` is called after each segment (for
@@ -44,6 +49,8 @@ def verify_log(
     given = [Path(p) for p in paths]
     anchor_kind = "off-host" if anchor is not None else None
     walker = ChainWalker(key, live=live)
+    walker.anchor.require = require_anchor
+    found_by: str | None = "given" if anchor is not None else None
     if len(given) == 1:
         files = discover_segments(given[0])
         if len(files) > 1 and _same_file(files[-1], files[-2]):
@@ -51,12 +58,15 @@ def verify_log(
             # renaming the new segment over PATH: one file under two names, a rotation cut short.
             files.pop()
             walker.rotation_cut_short = True
+        active = active_path_of(files[-1])
         if anchor is None:
-            anchor_kind = "on-host"
-            anchor = anchor_path(active_path_of(files[-1]))
-            if not Path(anchor).is_file():
-                walker.anchor.on_host_missing = str(anchor)
-                anchor, anchor_kind = None, None
+            found = find_anchor(active, first_log_id(files[0]))
+            if found is None:
+                walker.anchor.on_host_missing = str(anchor_path(active))
+            else:
+                anchor, anchor_kind, found_by = found.path, "on-host", found.by
+        elif _same_file(Path(anchor), anchor_path(active)):
+            anchor_kind = "on-host"  # the host's own export proves only what the host chose to keep
     else:
         files = given
     # The anchor is read before the log: a writer still running may export a newer one meanwhile,
@@ -69,9 +79,12 @@ def verify_log(
     walker.judge_not_a_log()
     if anchor is not None and anchor_bytes is not None:
         walker.check_anchor(Path(anchor), anchor_bytes, on_host=anchor_kind == "on-host")
+    walker.anchor.none_supplied = anchor is None
     walker.judge_signatures()
     walker.judge_missing_anchor()
-    return walker.report([str(p) for p in files], str(anchor) if anchor is not None else None, anchor_kind)
+    return walker.report(
+        [str(p) for p in files], str(anchor) if anchor is not None else None, anchor_kind, found_by
+    )
 
 
 def _same_file(first: Path, second: Path) -> bool:

@@ -236,7 +236,13 @@ class ChainWalker:
         if not self.not_a_log:
             self.anchor.judge_missing()
 
-    def report(self, files: list[str], anchor: str | None, anchor_kind: str | None) -> VerificationReport:
+    def report(
+        self,
+        files: list[str],
+        anchor: str | None,
+        anchor_kind: str | None,
+        anchor_found_by: str | None = None,
+    ) -> VerificationReport:
         """The report of everything walked and judged so far."""
         tally, chain, checkpoints, findings = self.tally, self.chain, self.checkpoints, self.findings
         invalid = tally.records_invalid
@@ -268,6 +274,8 @@ class ChainWalker:
             key_handovers=checkpoints.key_handovers,
             records_lost=self.records_lost,
             anchor_kind=anchor_kind,
+            anchor_found_by=anchor_found_by,
+            require_anchor=self.anchor.require,
             error_total=findings.error_total,
         )
 

@@ -149,13 +149,19 @@ def test_a_tail_cut_before_the_last_checkpoint_is_truncated_given_the_anchor(
     assert report.first_error is not None and report.first_error.seq == 20
     assert report.torn_tail is not None if cut_inside_a_line else report.warnings == ()
     # The exported anchor may live off the host; naming it explicitly works the same.
-    moved = signed_log.with_name("off-host.anchor")
+    # (Kept in another folder: beside the log it would be found by the log's id.)
+    moved = signed_log.parent / "off-host" / "copy.anchor"
+    moved.parent.mkdir()
     signed_log.with_name("audit.jsonl.anchor").rename(moved)
-    # Without any anchor a clean cut is a valid prefix: only the missing anchor and the records
-    # after the last checkpoint are left to say something is wrong.
+    # Without any anchor a clean cut is a valid prefix: the records after the last checkpoint are
+    # left to say something is wrong, and the missing anchor is a warning saying so.
     assert verify_log([signed_log]).intact
-    reasons = {e.reason.value for e in _verify(signed_log, key_pair).errors}
-    assert reasons == {"UNSIGNED_TAIL", "ANCHOR_MISSING"}
+    report = _verify(signed_log, key_pair)
+    assert {e.reason.value for e in report.errors} == {"UNSIGNED_TAIL"}
+    assert [w.reason.value for w in report.warnings if w.reason.value != "TORN_TAIL"] == ["ANCHOR_MISSING"]
+    assert not report.tail_proven
+    required = verify_log([signed_log], public_key=key_pair.public_path, require_anchor=True)
+    assert {e.reason.value for e in required.errors} == {"UNSIGNED_TAIL", "ANCHOR_MISSING"}
     assert _first(_verify(signed_log, key_pair, anchor=moved)) == ("TRUNCATED", 21)
 
 

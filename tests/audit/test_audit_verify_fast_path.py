@@ -85,7 +85,10 @@ def test_strings_that_look_like_float_tails_do_not_spoil_an_intact_log(
     lines = _records_without_closing_checkpoint(write_log, 3)
     for text in ("v1.5,", "[1e-7]", "x 1e+16}", "2.5", ".5]", "-0.0,"):
         lines.append(_forge_next(lines[-1], {"note": text, "n": [-3, 0, 7]}))
-    target = tmp_path / "strings.jsonl"
+    # Its own folder: beside the original, the original's anchor (found by log id) would prove
+    # the closing checkpoint this copy leaves out.
+    (tmp_path / "copy").mkdir()
+    target = tmp_path / "copy" / "strings.jsonl"
     target.write_bytes(b"".join(lines))
     report = verify_log([target])
     assert report.intact and report.records_valid == len(lines)
@@ -113,7 +116,8 @@ def test_a_nested_hash_member_neither_fools_nor_derails_the_hash_check(
     lines = _records_without_closing_checkpoint(write_log, 2)
     for digest in ("0" * 64, "f" * 64):
         lines.append(_forge_next(lines[-1], {"artifact": {"hash": digest}, "zz": {"hash": digest}}))
-    target = tmp_path / "nested.jsonl"
+    (tmp_path / "copy").mkdir()  # away from the original's anchor (found by log id)
+    target = tmp_path / "copy" / "nested.jsonl"
     target.write_bytes(b"".join(lines))
     assert verify_log([target]).intact
     edited = lines[-1].replace(b'"artifact":{"hash":"ffff', b'"artifact":{"hash":"fffe', 1)
