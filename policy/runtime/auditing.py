@@ -15,7 +15,9 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -203,6 +205,21 @@ def _streamed_digest(value: Any) -> str:
     return "sha256:" + digest.hexdigest()
 
 
+_DELIVERY: ContextVar[Mapping[str, Any] | None] = ContextVar("dsh_policy_delivery", default=None)
+
+
+@contextmanager
+def recording_delivery(delivery: Mapping[str, Any] | None) -> Iterator[None]:
+    """Records appended inside carry ``delivery``: how their decision reached the agent (which
+    hook request, and, when a hook decided in process instead of its gateway, why), so a record
+    and what the agent was told can be joined (``hook_told``)."""
+    token = _DELIVERY.set(delivery)
+    try:
+        yield
+    finally:
+        _DELIVERY.reset(token)
+
+
 class DecisionAuditor:
     """Builds and appends the gateway's audit records. ``fail_closed`` makes a failed write raise
     :class:`AuditUnavailableError` (the caller refuses the call); otherwise the decision stands and
@@ -273,6 +290,9 @@ class DecisionAuditor:
 
     def _append(self, kind: str, fields: dict[str, Any], stamp: PolicyStamp | None = None) -> None:
         fields["policy"] = self._policy_fields(stamp)
+        delivery = _DELIVERY.get()
+        if delivery is not None:
+            fields["delivery"] = canonical_domain(dict(delivery))
         try:
             try:
                 self.writer.append(kind, fields)
@@ -444,6 +464,11 @@ class DecisionAuditor:
     def policy_reload_failed(self, errors: Sequence[PolicyError]) -> None:
         """An edit failed to load; the previous policy stays in force (its digest is recorded)."""
         self._append("policy_reload_failed", {"errors": [str(error) for error in errors]})
+
+    def hook_told(self, fields: Mapping[str, Any]) -> None:
+        """What a hook told the agent when that was not its gateway's answer (the answer was
+        lost, late or broken, and the hook gave the safe answer instead)."""
+        self._append("hook_told", {key: canonical_domain(value) for key, value in fields.items()})
 
     def hook_event(self, fields: Mapping[str, Any]) -> None:
         """A harness hook event with no tool decision of its own (session start, stop)."""
