@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from dsh_policy.policy.cli import failsafe
 from dsh_policy.policy.cli.options import (
@@ -49,6 +49,7 @@ from dsh_policy.policy.hooks.protocol import (
 )
 from dsh_policy.policy.hooks.secret_reads import BASH_OUTPUT_MODES, OutputFilter, redact_output_argv
 from dsh_policy.policy.loading import LoadFailure
+from dsh_policy.policy.runtime.delivery import recording_delivery
 
 
 def _parser() -> CommandParser:
@@ -80,10 +81,12 @@ def _parser() -> CommandParser:
     return parser
 
 
-def main(argv: list[str]) -> int:
-    """Entry point; returns 0 or 2, whatever happens."""
+def main(argv: list[str], *, delivery: Mapping[str, str] | None = None) -> int:
+    """Entry point; returns 0 or 2, whatever happens. ``delivery`` (the hook client's: why it
+    decides in process instead of its gateway) goes into the record."""
     try:
-        return _run(argv)
+        with recording_delivery(delivery):
+            return _run(argv)
     except BaseException as exc:  # the last line of fail-closed defence
         if isinstance(exc, SystemExit) and exc.code in (0, None):
             return EXIT_OK
@@ -120,10 +123,13 @@ def _reply_for(args: argparse.Namespace, raw: bytes) -> HookReply:
     return render_safely(dialect, verdict)
 
 
-def process_main(argv: list[str]) -> int:
+def process_main(
+    argv: list[str], *, delivery: Mapping[str, str] | None = None, seconds: float | None = None
+) -> int:
     """The console script's ``hook``: the decision runs in a child process under a memory limit
-    and a deadline, watched by this one, which gives the event's safe answer on any signal or
-    failure (``failsafe``). Returns 0 or 2."""
+    and a deadline (``seconds``, when the hook client has less time left than the default),
+    watched by this one, which gives the event's safe answer on any signal or failure
+    (``failsafe``). Returns 0 or 2."""
     failsafe.install_signal_handlers()
     try:
         try:
@@ -139,7 +145,8 @@ def process_main(argv: list[str]) -> int:
             return _plain(render_safely(dialect, failure_verdict(event, reason)))
 
         failsafe.set_safe_answer(safe)
-        return failsafe.supervise(lambda: _plain(_reply_for(args, raw)))
+        with recording_delivery(delivery):  # the child inherits it
+            return failsafe.supervise(lambda: _plain(_reply_for(args, raw)), seconds)
     except BaseException as exc:  # the watcher's own last line of defence
         if isinstance(exc, SystemExit) and exc.code in (0, None):
             return EXIT_OK  # --help

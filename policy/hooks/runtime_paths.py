@@ -198,6 +198,12 @@ class GatewayFiles:
         return self._file(".lock")
 
     @property
+    def start_lock(self) -> str:
+        """Held (``flock``) by the one hook that starts a gateway, so a crash restarts one
+        gateway, not one per waiting hook."""
+        return self._file(".start")
+
+    @property
     def log(self) -> str:
         """stdout/stderr of a gateway the hook client started."""
         return self._file(".log")

@@ -59,6 +59,7 @@ _log = structlog.get_logger("dsh_policy.gateway")
 
 EXIT_ALREADY_RUNNING: Final[int] = 3
 LOG_GONE_SECONDS: Final[float] = 0.5
+LOCK_PATIENCE_SECONDS: Final[float] = 0.5
 _TICK_SECONDS: Final[float] = 0.1  # how often the serving loop looks at its flags and the log
 _NOTES_SECONDS: Final[float] = 1.0  # how often it records the notes hooks left
 
@@ -81,11 +82,18 @@ class _Lock:
         self.path = path
         self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
 
-    def try_acquire(self) -> bool:
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
+    def try_acquire(self, patience: float = LOCK_PATIENCE_SECONDS) -> bool:
+        """Take the lock, waiting up to ``patience`` seconds: a hook that checks whether a
+        gateway holds it takes it for an instant, and that must not turn a starting gateway away."""
+        give_up = time.monotonic() + patience
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= give_up:
+                    return False
+                time.sleep(0.01)
         os.ftruncate(self.fd, 0)
         os.write(self.fd, f"{os.getpid()}\n".encode())
         return True

@@ -45,7 +45,8 @@ from dsh_policy.policy.hooks.secret_reads import (
     OutputFilter,
     redact_output_argv,
 )
-from dsh_policy.policy.runtime.auditing import DecisionAuditor, recording_delivery
+from dsh_policy.policy.runtime.auditing import DecisionAuditor
+from dsh_policy.policy.runtime.delivery import recording_delivery
 
 _log = structlog.get_logger("dsh_policy.gateway")
 

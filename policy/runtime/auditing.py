@@ -15,9 +15,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -39,6 +37,7 @@ from dsh_policy.policy.events import (
     ToolCallVerdict,
 )
 from dsh_policy.policy.review.fingerprint import rule_fingerprints
+from dsh_policy.policy.runtime.delivery import current_delivery
 
 __all__ = [
     "DEPTH_MARKER",
@@ -205,21 +204,6 @@ def _streamed_digest(value: Any) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-_DELIVERY: ContextVar[Mapping[str, Any] | None] = ContextVar("dsh_policy_delivery", default=None)
-
-
-@contextmanager
-def recording_delivery(delivery: Mapping[str, Any] | None) -> Iterator[None]:
-    """Records appended inside carry ``delivery``: how their decision reached the agent (which
-    hook request, and, when a hook decided in process instead of its gateway, why), so a record
-    and what the agent was told can be joined (``hook_told``)."""
-    token = _DELIVERY.set(delivery)
-    try:
-        yield
-    finally:
-        _DELIVERY.reset(token)
-
-
 class DecisionAuditor:
     """Builds and appends the gateway's audit records. ``fail_closed`` makes a failed write raise
     :class:`AuditUnavailableError` (the caller refuses the call); otherwise the decision stands and
@@ -290,7 +274,7 @@ class DecisionAuditor:
 
     def _append(self, kind: str, fields: dict[str, Any], stamp: PolicyStamp | None = None) -> None:
         fields["policy"] = self._policy_fields(stamp)
-        delivery = _DELIVERY.get()
+        delivery = current_delivery()
         if delivery is not None:
             fields["delivery"] = canonical_domain(dict(delivery))
         try:
