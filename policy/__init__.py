@@ -33,7 +33,7 @@ from __future__ import annotations
 import importlib
 
 # Not ``from typing import ...``: typing imports re, enum and collections, which is most of what a
-# hook event would pay for importing this package (hooks/client.py runs on every tool call).
+# hook event would pay for importing this package (hooks/gateway/client.py runs on every tool call).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any

@@ -29,8 +29,8 @@ from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks.dialects import DIALECTS
-from dsh_policy.policy.hooks.events import HookDecision, SessionContext, announcement, decide_hook
-from dsh_policy.policy.hooks.protocol import (
+from dsh_policy.policy.hooks.protocol.events import HookDecision, SessionContext, announcement, decide_hook
+from dsh_policy.policy.hooks.protocol.messages import (
     EXIT_BLOCK,
     EXIT_OK,
     FAIL_CLOSED_PREFIX,
@@ -47,7 +47,7 @@ from dsh_policy.policy.hooks.protocol import (
     parse_hook_input,
     render_safely,
 )
-from dsh_policy.policy.hooks.secret_reads import BASH_OUTPUT_MODES, OutputFilter, redact_output_argv
+from dsh_policy.policy.hooks.review.secret_reads import BASH_OUTPUT_MODES, OutputFilter, redact_output_argv
 from dsh_policy.policy.loading import LoadFailure
 from dsh_policy.policy.runtime.delivery import recording_delivery
 
@@ -186,7 +186,7 @@ def _decide_and_record(
     if args.audit is not None or configured:
         # Imported only when recording: the audit writer is a noticeable share of a hook's start-up,
         # and a hook pays its start-up on every tool call.
-        from dsh_policy.policy.hooks.audit import record_invocation
+        from dsh_policy.policy.hooks.gateway.audit import record_invocation
 
         record_invocation(args.audit, sources, policy, args.harness, payload, raw, decision)
     return decision.verdict
@@ -198,8 +198,8 @@ def _weakening_refused(args: argparse.Namespace, sources: PolicySources, policy:
     config = sources.config
     if config is None or not config.reload.refuse_weakening:
         return None
-    from dsh_policy.policy.hooks.audit import audit_target
-    from dsh_policy.policy.hooks.policy_state import state_path, transition
+    from dsh_policy.policy.hooks.gateway.audit import audit_target
+    from dsh_policy.policy.hooks.gateway.policy_state import state_path, transition
 
     target = audit_target(args.audit, sources)
     if target is None:

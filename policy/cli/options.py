@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from dsh_policy.policy.config import PolicySources, policy_sources
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec
+from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec
 
 USAGE_EXIT = 2
 

@@ -24,7 +24,7 @@ from dsh_policy.policy.cli.options import (
     sources_from,
     spec_from,
 )
-from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec, RuntimeDirError, gateway_files
+from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec, RuntimeDirError, gateway_files
 
 
 def _parser() -> CommandParser:
@@ -82,7 +82,7 @@ def main(argv: list[str]) -> int:
     if isinstance(sources, list):
         print_errors(sources)
         return 1
-    from dsh_policy.policy.hooks.server import ServeSettings, serve
+    from dsh_policy.policy.hooks.gateway.server import ServeSettings, serve
 
     settings = ServeSettings(
         idle_exit=args.idle_exit,
@@ -99,7 +99,7 @@ def main(argv: list[str]) -> int:
 
 def query_gateway(spec: DeploymentSpec, op: str, timeout: float = 5.0) -> dict[str, object] | str:
     """Ask the running gateway of ``spec`` (never starts one); the answer or why there is none."""
-    from dsh_policy.policy.hooks import client, wire
+    from dsh_policy.policy.hooks.gateway import client, wire
 
     try:
         files = gateway_files(spec, create=False)

@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 from dsh_policy.policy.decide import Policy
-from dsh_policy.policy.hooks import client
-from dsh_policy.policy.hooks.http_front import start_http
-from dsh_policy.policy.hooks.policy_state import state_path
-from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec
+from dsh_policy.policy.hooks.gateway import client
+from dsh_policy.policy.hooks.gateway.http_front import start_http
+from dsh_policy.policy.hooks.gateway.policy_state import state_path
+from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec
 from hook_testkit import PACK, PAYLOADS, StdinText, payload
 from resident_kit import (
     CLI,
@@ -392,7 +392,7 @@ def test_sigterm_and_sighup_storms_end_in_a_clean_exit(tmp_path: Path) -> None:
 def test_the_serving_loops_signal_handlers_take_no_lock() -> None:
     # They run in the main thread wherever it was interrupted, for instance holding the lock of
     # the event it waits on; so they may only flip flags, which the loop reads every tick.
-    from dsh_policy.policy.hooks.server import _SignalFlags
+    from dsh_policy.policy.hooks.gateway.server import _SignalFlags
 
     flags = _SignalFlags()
     waited_on = threading.Event()

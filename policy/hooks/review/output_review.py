@@ -23,7 +23,7 @@ from typing import Final
 
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ResultVerdict, ToolCallEvent, ToolResultEvent
-from dsh_policy.policy.hooks.events import MAIN_AGENT, redacted_types, with_rules
+from dsh_policy.policy.hooks.protocol.events import MAIN_AGENT, redacted_types, with_rules
 from dsh_policy.policy.runtime.auditing import AuditUnavailableError, DecisionAuditor, sha256_digest
 
 OUTPUT_EVENT: Final[str] = "RedactOutput"

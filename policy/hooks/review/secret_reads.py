@@ -36,10 +36,10 @@ from typing import Final, Literal, TypeAlias
 from dsh_policy.policy.cel.shell import ShellLineTooComplexError, shell_commands, shell_redirects
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallEvent
-from dsh_policy.policy.hooks.output_review import review_chunk
-from dsh_policy.policy.hooks.protocol import HookVerdict
-from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec
-from dsh_policy.policy.hooks.vocabulary import CanonicalCall
+from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec
+from dsh_policy.policy.hooks.protocol.messages import HookVerdict
+from dsh_policy.policy.hooks.protocol.vocabulary import CanonicalCall
+from dsh_policy.policy.hooks.review.output_review import review_chunk
 
 BashOutputMode: TypeAlias = Literal["when-secret", "always", "never"]
 BASH_OUTPUT_MODES: Final[tuple[BashOutputMode, ...]] = ("when-secret", "always", "never")
@@ -114,7 +114,7 @@ def grep_refusal(
     policy: Policy, event: ToolCallEvent, args: Mapping[str, object], cwd: str | None
 ) -> str | None:
     """See :func:`.secret_greps.grep_refusal` (imported here: that module builds on this one)."""
-    from dsh_policy.policy.hooks.secret_greps import grep_refusal as refusal
+    from dsh_policy.policy.hooks.review.secret_greps import grep_refusal as refusal
 
     return refusal(policy, event, args, cwd)
 

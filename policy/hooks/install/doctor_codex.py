@@ -15,9 +15,10 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 
-from dsh_policy.policy.hooks import codex_managed, codex_trust
-from dsh_policy.policy.hooks.doctor import Finding, InstalledHook
-from dsh_policy.policy.hooks.settings_files import HOOK_EVENTS, read_text
+from dsh_policy.policy.hooks.codex import managed as codex_managed
+from dsh_policy.policy.hooks.codex import trust as codex_trust
+from dsh_policy.policy.hooks.install.doctor import Finding, InstalledHook
+from dsh_policy.policy.hooks.install.settings_files import HOOK_EVENTS, read_text
 
 SUBJECT = "codex trust"
 

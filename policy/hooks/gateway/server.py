@@ -42,18 +42,18 @@ import structlog
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.hooks.audit import audit_target
-from dsh_policy.policy.hooks.delivery_notes import pending_notes, remove_note
-from dsh_policy.policy.hooks.front_limits import FrontLimits
-from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec, GatewayFiles, gateway_files
-from dsh_policy.policy.hooks.service import GatewayService
-from dsh_policy.policy.hooks.unix_front import bind_unix
+from dsh_policy.policy.hooks.gateway.audit import audit_target
+from dsh_policy.policy.hooks.gateway.delivery_notes import pending_notes, remove_note
+from dsh_policy.policy.hooks.gateway.front_limits import FrontLimits
+from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec, GatewayFiles, gateway_files
+from dsh_policy.policy.hooks.gateway.service import GatewayService
+from dsh_policy.policy.hooks.gateway.unix_front import bind_unix
 from dsh_policy.policy.runtime.audit_plan import AuditPlan
 from dsh_policy.policy.runtime.deployment import Deployment, deploy
 from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
 if TYPE_CHECKING:
-    from dsh_policy.policy.hooks.fronts import Fronts
+    from dsh_policy.policy.hooks.gateway.fronts import Fronts
 
 _log = structlog.get_logger("dsh_policy.gateway")
 
@@ -153,7 +153,7 @@ def _serve_locked(
         )
         http = None
         if settings.http_port is not None:
-            from dsh_policy.policy.hooks.http_front import start_http
+            from dsh_policy.policy.hooks.gateway.http_front import start_http
 
             host = settings.http_host or "127.0.0.1"
             started = start_http(
@@ -173,7 +173,7 @@ def _serve_locked(
                 http.sock.close()
             _print_errors([PolicyError(files.socket, 0, 0, f"cannot listen: {error}")])
             return 1
-        from dsh_policy.policy.hooks.fronts import Fronts
+        from dsh_policy.policy.hooks.gateway.fronts import Fronts
 
         _record_notes(service, files)  # notes a hook left while no gateway served
         fronts = Fronts(service, limits, unix_sock, http, stop.set)
@@ -214,7 +214,7 @@ def _weakening_refused(sources: PolicySources, plan: AuditPlan | None, policy: P
     becomes the one recorded, so a hook deciding in process later compares against it."""
     if plan is None:
         return None
-    from dsh_policy.policy.hooks.policy_state import remember, state_path, transition
+    from dsh_policy.policy.hooks.gateway.policy_state import remember, state_path, transition
 
     change = transition(plan.path, policy.compiled)
     refusing = bool(sources.config is not None and sources.config.reload.refuse_weakening)
@@ -233,7 +233,7 @@ def _weakening_refused(sources: PolicySources, plan: AuditPlan | None, policy: P
 def _recorder_beside(plan: AuditPlan | None) -> Callable[[dict[str, Any]], None] | None:
     if plan is None:
         return None
-    from dsh_policy.policy.hooks.policy_state import remember
+    from dsh_policy.policy.hooks.gateway.policy_state import remember
 
     def record(summary: dict[str, Any]) -> None:
         try:

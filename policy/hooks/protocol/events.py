@@ -35,7 +35,7 @@ from dsh_policy.policy.events import (
     ToolCallVerdict,
     ToolResultEvent,
 )
-from dsh_policy.policy.hooks.protocol import (
+from dsh_policy.policy.hooks.protocol.messages import (
     HookInput,
     HookVerdict,
     PostToolUseInput,
@@ -45,10 +45,10 @@ from dsh_policy.policy.hooks.protocol import (
     UserPromptSubmitInput,
     failure_verdict,
 )
-from dsh_policy.policy.hooks.vocabulary import CanonicalCall, Harness, ToolInputError, canonicalize
+from dsh_policy.policy.hooks.protocol.vocabulary import CanonicalCall, Harness, ToolInputError, canonicalize
 
 if TYPE_CHECKING:
-    from dsh_policy.policy.hooks.secret_reads import OutputFilter
+    from dsh_policy.policy.hooks.review.secret_reads import OutputFilter
 
 MAIN_AGENT: Final[str] = "main"
 
@@ -75,7 +75,7 @@ class HookDecision:
 class SessionContext:
     """What one hook invocation adds to the policy: text a SessionStart hook gives the model
     (``--announce-packs``), and how Claude Code Bash output can be routed through the redactor
-    (``hooks.secret_reads``; None = never rewrite a call)."""
+    (``hooks.review.secret_reads``; None = never rewrite a call)."""
 
     text: str | None = None
     output_filter: OutputFilter | None = None
@@ -169,7 +169,7 @@ def _pre_tool_use(
         mapped = HookVerdict("PreToolUse", "pass", rules=verdict.rules, tool_name=payload.tool_name)
         if harness == "claude-code":
             # Imported here: secret_reads builds on this module (with_rules, redacted_types).
-            from dsh_policy.policy.hooks.secret_reads import guard_secret_reads
+            from dsh_policy.policy.hooks.review.secret_reads import guard_secret_reads
 
             mapped = guard_secret_reads(
                 policy, event, call, mapped, payload.cwd, dict(payload.tool_input), output_filter

@@ -23,11 +23,11 @@ import structlog
 from dsh_policy import __version__
 from dsh_policy.audit.writer import AuditWriter
 from dsh_policy.policy.decide import Policy
-from dsh_policy.policy.hooks.audit import record_decision
 from dsh_policy.policy.hooks.dialects import DIALECTS
-from dsh_policy.policy.hooks.events import HookDecision, SessionContext, announcement, decide_hook
-from dsh_policy.policy.hooks.output_review import PendingCalls, record_chunk, review_chunk, withheld_notice
-from dsh_policy.policy.hooks.protocol import (
+from dsh_policy.policy.hooks.gateway.audit import record_decision
+from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec
+from dsh_policy.policy.hooks.protocol.events import HookDecision, SessionContext, announcement, decide_hook
+from dsh_policy.policy.hooks.protocol.messages import (
     EventName,
     HookInputError,
     HookReply,
@@ -38,8 +38,13 @@ from dsh_policy.policy.hooks.protocol import (
     parse_hook_input,
     render_safely,
 )
-from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec
-from dsh_policy.policy.hooks.secret_reads import (
+from dsh_policy.policy.hooks.review.output_review import (
+    PendingCalls,
+    record_chunk,
+    review_chunk,
+    withheld_notice,
+)
+from dsh_policy.policy.hooks.review.secret_reads import (
     BASH_OUTPUT_MODES,
     BashOutputMode,
     OutputFilter,

@@ -216,7 +216,7 @@ class HookVerdict:
     most harnesses cannot rewrite tool output, so dialects may degrade it to a block.
     ``halt``: stop the session (the safe side of an internal failure where nothing can be denied).
     ``rewrite``: a PreToolUse call may run as ``updated_input`` instead (Claude Code only: a Bash
-    call whose output must pass through the redactor, see ``hooks.secret_reads``).
+    call whose output must pass through the redactor, see ``hooks.review.secret_reads``).
     """
 
     event: EventName | None

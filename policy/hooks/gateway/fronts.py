@@ -21,13 +21,13 @@ from typing import Any
 import anyio
 import anyio.from_thread
 import structlog
-from dsh_policy.policy.hooks import wire
-from dsh_policy.policy.hooks.connections import ConnectionTable, LoadMonitor
-from dsh_policy.policy.hooks.front_limits import FrontLimits
-from dsh_policy.policy.hooks.http_front import HttpBinding, HttpFront
-from dsh_policy.policy.hooks.service import GatewayService
-from dsh_policy.policy.hooks.unix_front import UnixFront
-from dsh_policy.policy.hooks.workers import Workers
+from dsh_policy.policy.hooks.gateway import wire
+from dsh_policy.policy.hooks.gateway.connections import ConnectionTable, LoadMonitor
+from dsh_policy.policy.hooks.gateway.front_limits import FrontLimits
+from dsh_policy.policy.hooks.gateway.http_front import HttpBinding, HttpFront
+from dsh_policy.policy.hooks.gateway.service import GatewayService
+from dsh_policy.policy.hooks.gateway.unix_front import UnixFront
+from dsh_policy.policy.hooks.gateway.workers import Workers
 
 _log = structlog.get_logger("dsh_policy.gateway")
 

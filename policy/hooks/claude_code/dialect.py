@@ -16,7 +16,7 @@ Choices made here:
   built-in tools a PostToolUse answer comes too late: the model already has the output, and a
   ``decision: "block"`` is only feedback beside it. So every PostToolUse block of a built-in tool
   says exactly that (:data:`ALREADY_SEEN_NOTE`) instead of claiming the output was withheld; the
-  real protection for built-in tools happens in PreToolUse (``hooks.secret_reads``).
+  real protection for built-in tools happens in PreToolUse (``hooks.review.secret_reads``).
 - ``rewrite`` is ``updatedInput`` with no ``permissionDecision``: the call runs as rewritten and
   still goes through the user's own permission rules.
 - ``halt`` is ``continue: false`` with ``stopReason`` (shown to the user).
@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Final
 
-from dsh_policy.policy.hooks.protocol import (
+from dsh_policy.policy.hooks.protocol.messages import (
     EXIT_OK,
     FAIL_CLOSED_PREFIX,
     HookReply,

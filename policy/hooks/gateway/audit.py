@@ -1,6 +1,6 @@
 """Recording every hook decision in the audit log, through the same auditor as our own loop.
 
-The resident gateway (``hooks.server``) holds the one writer of its deployment's log and records
+The resident gateway (``hooks.gateway.server``) holds the one writer of its deployment's log and records
 through :func:`record_decision`; a hook that decides in process opens the log, appends one record
 and closes it (the writer's OS lock makes concurrent writers safe). Records reuse the native
 shapes where the facts match:
@@ -30,16 +30,16 @@ from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.events import ResultVerdict, StepVerdict, ToolCallEvent, ToolCallVerdict
-from dsh_policy.policy.hooks.events import HookDecision, response_text
-from dsh_policy.policy.hooks.policy_state import remember, transition
-from dsh_policy.policy.hooks.protocol import (
+from dsh_policy.policy.hooks.gateway.policy_state import remember, transition
+from dsh_policy.policy.hooks.protocol.events import HookDecision, response_text
+from dsh_policy.policy.hooks.protocol.messages import (
     HookInput,
     HookInputError,
     HookVerdict,
     PostToolUseInput,
     UserPromptSubmitInput,
 )
-from dsh_policy.policy.hooks.vocabulary import Harness
+from dsh_policy.policy.hooks.protocol.vocabulary import Harness
 from dsh_policy.policy.loading import PackInfo
 from dsh_policy.policy.redaction import all_detector_redactions, redact_value
 from dsh_policy.policy.runtime.audit_plan import AuditPlan, audit_plan, open_audit_writer

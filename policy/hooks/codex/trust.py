@@ -8,7 +8,7 @@ hook's definition that Codex computes. Rather than re-implement that hash, we as
 app-server`` (JSON-RPC on stdio) answers ``hooks/list`` with every hook it loaded for a folder, its
 ``currentHash`` and its ``trustStatus``. :func:`record_trust` writes Codex's own hash for the hooks
 the caller names, exactly as the TUI's "Trust all and continue" does, and lists again to verify.
-Managed hooks (:mod:`.codex_managed`) have trust status ``managed`` and need none of this.
+Managed hooks (:mod:`.managed`) have trust status ``managed`` and need none of this.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from dsh_policy import __version__
-from dsh_policy.policy.hooks.settings_files import read_text, write_atomically
+from dsh_policy.policy.hooks.install.settings_files import read_text, write_atomically
 
 LIST_SECONDS: Final[float] = 30.0
 TRUST_HINT: Final[str] = (

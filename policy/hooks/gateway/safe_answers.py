@@ -2,7 +2,7 @@
 
 The fast client must refuse even when nothing else works (no gateway, a signal, a broken socket, a
 bug), and it cannot import pydantic or the dialects to do so. These are the same answers
-:func:`~dsh_policy.policy.hooks.protocol.failure_verdict` and the dialects give, written out by
+:func:`~dsh_policy.policy.hooks.protocol.messages.failure_verdict` and the dialects give, written out by
 hand; a test checks both spellings agree for every event and harness:
 
 - ``PreToolUse``, or input too broken to name its event: exit 2, reason on stderr (denied);

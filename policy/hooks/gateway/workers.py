@@ -19,7 +19,7 @@ from typing import TypeVar
 
 import anyio
 import anyio.to_thread
-from dsh_policy.policy.hooks.connections import LoadMonitor
+from dsh_policy.policy.hooks.gateway.connections import LoadMonitor
 
 T = TypeVar("T")
 

@@ -33,12 +33,12 @@ import anyio
 import structlog
 from anyio.abc import SocketAttribute, SocketListener, SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
-from dsh_policy.policy.hooks.connections import ConnectionTable
-from dsh_policy.policy.hooks.front_limits import FrontLimits
-from dsh_policy.policy.hooks.protocol import EXIT_BLOCK, MAX_INPUT_BYTES, EventName, HookReply
-from dsh_policy.policy.hooks.safe_answers import FAIL_CLOSED_PREFIX
-from dsh_policy.policy.hooks.service import GatewayService
-from dsh_policy.policy.hooks.workers import Workers
+from dsh_policy.policy.hooks.gateway.connections import ConnectionTable
+from dsh_policy.policy.hooks.gateway.front_limits import FrontLimits
+from dsh_policy.policy.hooks.gateway.safe_answers import FAIL_CLOSED_PREFIX
+from dsh_policy.policy.hooks.gateway.service import GatewayService
+from dsh_policy.policy.hooks.gateway.workers import Workers
+from dsh_policy.policy.hooks.protocol.messages import EXIT_BLOCK, MAX_INPUT_BYTES, EventName, HookReply
 
 _log = structlog.get_logger("dsh_policy.gateway.http")
 

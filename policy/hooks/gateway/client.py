@@ -41,8 +41,8 @@ import os
 import sys
 import time
 
-from dsh_policy.policy.hooks import safe_answers, wire
-from dsh_policy.policy.hooks.runtime_paths import (
+from dsh_policy.policy.hooks.gateway import safe_answers, wire
+from dsh_policy.policy.hooks.gateway.runtime_paths import (
     DeploymentSpec,
     GatewayFiles,
     RuntimeDirError,
@@ -322,7 +322,7 @@ def _lost(files: GatewayFiles, request: str, why: str) -> int:
 
 def _leave_note(files: GatewayFiles, request: str, answer: safe_answers.Answer, why: str) -> None:
     """Tell the log what the agent was told instead of the gateway's answer (after answering)."""
-    from dsh_policy.policy.hooks import delivery_notes
+    from dsh_policy.policy.hooks.gateway import delivery_notes
 
     told = {"exit_code": answer.exit_code, "action": safe_answers.action_of(answer)}
     delivery_notes.leave_note(

@@ -24,10 +24,10 @@ import anyio
 import structlog
 from anyio.abc import SocketAttribute, SocketListener, SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
-from dsh_policy.policy.hooks import wire
-from dsh_policy.policy.hooks.connections import ConnectionTable
-from dsh_policy.policy.hooks.front_limits import FrontLimits
-from dsh_policy.policy.hooks.workers import Workers
+from dsh_policy.policy.hooks.gateway import wire
+from dsh_policy.policy.hooks.gateway.connections import ConnectionTable
+from dsh_policy.policy.hooks.gateway.front_limits import FrontLimits
+from dsh_policy.policy.hooks.gateway.workers import Workers
 
 _log = structlog.get_logger("dsh_policy.gateway")
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from dsh_policy.policy.hooks.protocol import (
+from dsh_policy.policy.hooks.protocol.messages import (
     EXIT_OK,
     FAIL_CLOSED_PREFIX,
     HookReply,

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
-from dsh_policy.policy.hooks.doctor import (
+from dsh_policy.policy.hooks.install.doctor import (
     ALLOW_PROBE_COMMAND,
     DENY_PROBE_COMMAND,
     PROBE_SECONDS,

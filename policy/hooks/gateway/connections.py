@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import anyio
 import structlog
-from dsh_policy.policy.hooks.front_limits import FrontLimits
+from dsh_policy.policy.hooks.gateway.front_limits import FrontLimits
 
 _log = structlog.get_logger("dsh_policy.gateway")
 

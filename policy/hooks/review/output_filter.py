@@ -25,8 +25,8 @@ import signal
 import sys
 import time
 
-from dsh_policy.policy.hooks import client, wire
-from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec, RuntimeDirError, gateway_files
+from dsh_policy.policy.hooks.gateway import client, wire
+from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec, RuntimeDirError, gateway_files
 
 TYPE_CHECKING = False  # not typing's: the filter starts on every rewritten Bash call
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ class Reviewer:
             return _notice(len(data), f"{type(exc).__name__}: {exc}")
 
     def _local_review(self, data: bytes) -> bytes:
-        from dsh_policy.policy.hooks.output_review import PendingCalls, review_chunk
+        from dsh_policy.policy.hooks.review.output_review import PendingCalls, review_chunk
 
         policy = self._local_policy()
         call = PendingCalls().find(self.options.call, self.options.session)

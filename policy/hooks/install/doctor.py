@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
-from dsh_policy.policy.hooks.settings_files import HOOK_EVENTS, read_text
+from dsh_policy.policy.hooks.install.settings_files import HOOK_EVENTS, read_text
 
 Level = Literal["ok", "warn", "fail"]
 PROBE_SESSION: Final[str] = "dsh-policy-doctor"
@@ -180,7 +180,7 @@ def check_deployment(argv: list[str], project: str) -> tuple[list[Finding], Any,
     digest of the policy the files compile to (or None)."""
     from dsh_policy.policy.cli.hook import _parser as hook_parser
     from dsh_policy.policy.cli.options import UsageError, sources_from, spec_from
-    from dsh_policy.policy.hooks.audit import audit_target
+    from dsh_policy.policy.hooks.gateway.audit import audit_target
     from dsh_policy.policy.loading import LoadFailure
 
     findings: list[Finding] = []
