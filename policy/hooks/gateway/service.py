@@ -207,8 +207,14 @@ class GatewayService:
         when the log cannot take it now (the note is kept for the next try)."""
         if self.auditor is None:
             return True
+        fields = {
+            "request": note["request"],
+            "hook": {"harness": note["harness"], "event": note["event"]},
+            "told": note["told"],
+            "why": self.auditor.redacted(note["why"]),
+        }
         try:
-            self.auditor.hook_told(note)
+            self.auditor.hook_told(fields)
         except Exception as exc:  # a fail-closed log that cannot write: keep the note
             _log.error("cannot record what a hook told the agent", error=f"{type(exc).__name__}: {exc}")
             return False

@@ -337,6 +337,23 @@ def check_gateway(spec: Any, digest: str | None) -> Iterator[Finding]:
             f"compile to {digest[:19]} (a broken edit keeps the last good policy; see its log)",
         )
     yield describe_status("gateway", status)
+    behind = falling_behind(status)
+    if behind is not None:
+        yield Finding("warn", "gateway", behind)
+
+
+def falling_behind(status: Mapping[str, Any]) -> str | None:
+    """Why the gateway is not keeping up with its hooks (its status says so), or None."""
+    load = status.get("load")
+    decisions = load.get("decisions") if isinstance(load, Mapping) else None
+    if not isinstance(decisions, Mapping) or not decisions.get("behind"):
+        return None
+    return (
+        f"falling behind: {decisions.get('slow_waits_last_minute')} requests in the last minute waited "
+        f"over a second for one of its {decisions.get('workers')} decision workers (longest "
+        f"{decisions.get('max_wait_s')} s); hooks past the wait decide in process, slowly. Fewer "
+        "parallel agents, or more cores, for this deployment"
+    )
 
 
 def describe_status(subject: str, status: Mapping[str, Any]) -> Finding:
