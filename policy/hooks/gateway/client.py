@@ -64,6 +64,7 @@ SILENCE_SECONDS = 2.0  # no answer and no heartbeat for this long: the gateway i
 ANSWER_SECONDS = 10.0  # a busy (heartbeating) gateway may take this long to answer
 IN_PROCESS_MIN_SECONDS = 4.0  # deciding in process needs this much of the budget left
 IDLE_EXIT_SECONDS = 1800  # a gateway started by a hook leaves after this long without events
+START_LOCK_VARIABLE = "DSH_POLICY_START_LOCK_FD"  # the start lock a spawned gateway inherits
 IDLE_VARIABLE = "DSH_POLICY_GATEWAY_IDLE"  # seconds, for the gateways this client starts
 MAX_INPUT_BYTES = 32 * 1024 * 1024  # protocol.MAX_INPUT_BYTES
 EXIT_ALREADY_RUNNING = 3  # serve's exit code when another process serves this deployment
@@ -421,7 +422,7 @@ def start_and_connect(
                 if start_lock is None:
                     start_lock = _try_lock(files.start_lock)
                 if start_lock is not None and not _lock_is_held(files.lock):
-                    process = _spawn(files, spec)
+                    process = _spawn(files, spec, start_lock)
                     spawned += 1
             time.sleep(_POLL_SECONDS)
         _RUN.why = "no resident gateway answered in time after starting one"
@@ -466,9 +467,11 @@ def _lock_is_held(path: str) -> bool:
     return False
 
 
-def _spawn(files: GatewayFiles, spec: DeploymentSpec) -> subprocess.Popen[bytes] | None:
+def _spawn(files: GatewayFiles, spec: DeploymentSpec, start_lock: int) -> subprocess.Popen[bytes] | None:
     """``dsh-policy serve`` for ``spec``, detached from this hook (own session, no inherited pipes:
-    a harness waits for EOF on the hook's stdout, so the gateway must not hold it)."""
+    a harness waits for EOF on the hook's stdout, so the gateway must not hold it). It inherits
+    the start lock and holds it until it holds the deployment's lock: a gateway that takes longer
+    to start than this hook waits is still the only one started."""
     import subprocess
 
     idle = os.environ.get(IDLE_VARIABLE) or str(IDLE_EXIT_SECONDS)
@@ -486,6 +489,8 @@ def _spawn(files: GatewayFiles, spec: DeploymentSpec) -> subprocess.Popen[bytes]
             cwd="/",
             start_new_session=True,
             close_fds=True,
+            pass_fds=(start_lock,),
+            env={**os.environ, START_LOCK_VARIABLE: str(start_lock)},
         )
     except OSError:
         return None

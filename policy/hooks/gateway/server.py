@@ -109,7 +109,9 @@ def serve(
     """Run the gateway until SIGTERM/SIGINT, idle exit or a failed audit log; the exit code."""
     files = gateway_files(spec)
     lock = _Lock(files.lock)
-    if not lock.try_acquire():
+    acquired = lock.try_acquire()
+    _release_start_lock()
+    if not acquired:
         lock.release()
         _log.info("another process already serves this deployment", socket=files.socket)
         return EXIT_ALREADY_RUNNING
@@ -117,6 +119,15 @@ def serve(
         return _serve_locked(spec, sources, audit_flag, settings, files)
     finally:
         lock.release()
+
+
+def _release_start_lock() -> None:
+    """Close the start lock a hook handed this gateway (``client._spawn``): from now on the
+    deployment's own lock says whether a gateway runs."""
+    inherited = os.environ.pop("DSH_POLICY_START_LOCK_FD", None)
+    if inherited is not None and inherited.isdigit():
+        with contextlib.suppress(OSError):
+            os.close(int(inherited))
 
 
 def _serve_locked(
