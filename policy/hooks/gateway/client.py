@@ -305,7 +305,8 @@ def _run(argv: list[str], timeout: float) -> int:
         return _lost(files, request, f"resident gateway: {error}")
     if reply is None:
         why = _RUN.why or "no resident gateway could be reached"
-        return decide_in_process(argv, raw, {"path": "in-process", "why": why}, deadline)
+        # No deadline of ours here: the adapter's own (and the watchdog) bound it, as before.
+        return decide_in_process(argv, raw, {"path": "in-process", "why": why})
     answer = _checked_answer(reply)
     if answer.exit_code != reply.get("exit_code"):  # malformed: the gateway's answer is not given
         _leave_note(files, request, answer, "resident gateway sent a malformed answer")
