@@ -332,7 +332,7 @@ def test_a_runtime_folder_others_can_enter_is_refused(
 def test_the_runtime_folder_is_always_one_self_protection_guards(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, override: bool, xdg: str | None
 ) -> None:
-    # Self-protection guards every candidate (policy/runtime/self_protection.py): the folder the
+    # Self-protection guards every candidate (policy/self_protection/locations.py): the folder the
     # gateway really uses must be one of them, whichever way the environment points.
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()

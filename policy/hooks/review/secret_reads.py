@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal, TypeAlias
 
-from dsh_policy.policy.cel.shell import ShellLineTooComplexError, shell_commands, shell_redirects
+from dsh_policy.cmdline.shell import ShellLineTooComplexError, shell_commands, shell_redirects
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallEvent
 from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec

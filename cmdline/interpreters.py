@@ -10,7 +10,7 @@ AppleScript and Tcl/expect. It finds:
 - **shell-outs**: ``os.system("...")``, ``subprocess.run([...])``, ``execSync("...")``,
   ``system "..."``, backticks, ``%x{...}``, ``qx(...)``, ``os.execute``, awk ``system()`` and
   ``"cmd" | getline``, sed's ``e`` command, ``do shell script``; a string argument is a shell line,
-  a list argument an argv. :mod:`~dsh_policy.policy.cel.shell` lists their commands like those of
+  a list argument an argv. :mod:`~dsh_policy.cmdline.shell` lists their commands like those of
   ``bash -c``, so every shell rule applies to them;
 - **effects** done through the language's own API, as ``{"kind", "lang", "target"}`` maps:
   ``delete`` (``os.remove``, ``fs.unlinkSync``, ``unlink``...), ``delete-tree`` (``shutil.rmtree``,
@@ -37,6 +37,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from dsh_policy.cmdline.programs import PYTHON
+
 __all__ = ["CodeAnalysis", "analyze", "interpreter_of", "split_invocation"]
 
 UNKNOWN = "$__"
@@ -61,7 +63,6 @@ class CodeAnalysis:
 
 # -- which program reads code, and where ----------------------------------------------------------
 
-_PYTHON = re.compile(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)*)?[mwt]?(?:\.exe)?")
 _LANGUAGES = {
     "node": "javascript", "nodejs": "javascript", "deno": "javascript", "bun": "javascript",
     "ruby": "ruby", "perl": "perl", "php": "php", "lua": "lua", "luajit": "lua", "Rscript": "r",
@@ -72,7 +73,7 @@ _LANGUAGES = {
 
 def interpreter_of(program: str) -> str | None:
     """The language ``program`` reads code in, or ``None`` when it is no interpreter we read."""
-    if _PYTHON.fullmatch(program):
+    if PYTHON.fullmatch(program):
         return "python"
     return _LANGUAGES.get(program)
 

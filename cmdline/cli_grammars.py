@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from dsh_policy.policy.cel.shell import shell_commands
+from dsh_policy.cmdline.shell import shell_commands
 
 __all__ = ["CLI_PROGRAMS", "parse_invocation", "shell_cli"]
 

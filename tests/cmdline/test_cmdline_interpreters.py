@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from dsh_policy.cmdline.cli_grammars import parse_invocation, shell_cli
+from dsh_policy.cmdline.interpreters import analyze, split_invocation
+from dsh_policy.cmdline.shell import shell_commands, shell_effects, shell_sql
+from dsh_policy.cmdline.sql import mongo_statements, redis_statements, sql_statements
 from dsh_policy.policy.cel import available_engines, make_engine
-from dsh_policy.policy.cel.cli_grammars import parse_invocation, shell_cli
 from dsh_policy.policy.cel.engine import CelEvalError
-from dsh_policy.policy.cel.interpreters import analyze, split_invocation
-from dsh_policy.policy.cel.shell import shell_commands, shell_effects, shell_sql
-from dsh_policy.policy.cel.sql import mongo_statements, redis_statements, sql_statements
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

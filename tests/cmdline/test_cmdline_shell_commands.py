@@ -5,9 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dsh_policy.policy.cel import available_engines, make_engine
-from dsh_policy.policy.cel.engine import CelEvalError
-from dsh_policy.policy.cel.shell import (
+from dsh_policy.cmdline.shell import (
     MAX_INPUT_CHARS,
     MAX_NESTING,
     ShellLineTooComplexError,
@@ -15,6 +13,8 @@ from dsh_policy.policy.cel.shell import (
     shell_commands,
     shell_redirects,
 )
+from dsh_policy.policy.cel import available_engines, make_engine
+from dsh_policy.policy.cel.engine import CelEvalError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -441,7 +441,7 @@ def test_unmatched_braces_are_read_in_one_pass(line: str) -> None:
 
 
 def test_the_stage_deadline_stops_a_parse() -> None:
-    from dsh_policy.policy.deadline import stage_deadline
+    from dsh_policy.cmdline.deadline import stage_deadline
 
     with stage_deadline(-1.0), pytest.raises(ShellLineTooComplexError, match="took too long"):
         shell_commands("echo a;" * 2000)

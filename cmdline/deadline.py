@@ -7,6 +7,9 @@ stage's deadline here while the stage runs; helpers that loop over their input c
 :func:`check_deadline` now and then, which raises :class:`DeadlineExceededError` once it has passed.
 Both CEL engines turn a helper's exception into an evaluation error, so the rule fails closed
 (``on_error: deny``; guards always) - the same outcome whichever engine runs the expression.
+
+It lives with the readers, not the policy, because the readers are what must honour it and they
+import nothing of the policy; the decider (``policy.decide``) sets it with :func:`stage_deadline`.
 """
 
 from __future__ import annotations
