@@ -18,17 +18,13 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from dsh_policy.policy.cli import failsafe
-from dsh_policy.policy.cli.options import (
-    CommandParser,
-    UsageError,
-    add_policy_options,
-    sources_from,
-    spec_from,
-)
+from dsh_policy.policy.command_line import UsageError, sources_from
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks.dialects import DIALECTS
+from dsh_policy.policy.hooks.gateway.runtime_paths import spec_from
+from dsh_policy.policy.hooks.hook_command import hook_parser
 from dsh_policy.policy.hooks.protocol.events import HookDecision, SessionContext, announcement, decide_hook
 from dsh_policy.policy.hooks.protocol.messages import (
     EXIT_BLOCK,
@@ -47,38 +43,9 @@ from dsh_policy.policy.hooks.protocol.messages import (
     parse_hook_input,
     render_safely,
 )
-from dsh_policy.policy.hooks.review.secret_reads import BASH_OUTPUT_MODES, OutputFilter, redact_output_argv
+from dsh_policy.policy.hooks.review.secret_reads import OutputFilter, redact_output_argv
 from dsh_policy.policy.loading import LoadFailure
 from dsh_policy.policy.runtime.delivery import recording_delivery
-
-
-def _parser() -> CommandParser:
-    parser = CommandParser(
-        prog="dsh-policy hook",
-        description="Act as a Claude Code or Codex command hook: event JSON on stdin, "
-        "the harness's decision protocol out (exit 0 or 2).",
-    )
-    parser.add_argument("harness", choices=list(DIALECTS), help="whose hook protocol to speak")
-    add_policy_options(parser, positional_packs=False)
-    parser.add_argument("--audit", metavar="LOG", help="append every hook decision to this audit log")
-    parser.add_argument(
-        "--no-self-protection",
-        action="store_true",
-        help="let the agent change this gateway's files (an operator's choice; every audit record says so)",
-    )
-    parser.add_argument(
-        "--announce-packs",
-        action="store_true",
-        help="on SessionStart, tell the model which packs govern the session",
-    )
-    parser.add_argument(
-        "--redact-bash-output",
-        choices=list(BASH_OUTPUT_MODES),
-        default="when-secret",
-        help="Claude Code: route Bash output through the redactor when the command names a file "
-        "holding a secret (default), for every call, or never",
-    )
-    return parser
 
 
 def main(argv: list[str], *, delivery: Mapping[str, str] | None = None) -> int:
@@ -98,7 +65,7 @@ def main(argv: list[str], *, delivery: Mapping[str, str] | None = None) -> int:
 
 def _run(argv: list[str]) -> int:
     try:
-        args = _parser().parse_args(argv)
+        args = hook_parser().parse_args(argv)
     except UsageError as error:
         # We cannot know the protocol yet; exit 2 with a reason refuses in every harness.
         _emit(deny_reply(str(error)))
@@ -133,7 +100,7 @@ def process_main(
     failsafe.install_signal_handlers()
     try:
         try:
-            args = _parser().parse_args(argv)
+            args = hook_parser().parse_args(argv)
         except UsageError as error:
             return failsafe.emit(_plain(deny_reply(str(error))))
         raw = failsafe.stdin_bytes(MAX_INPUT_BYTES + 1)

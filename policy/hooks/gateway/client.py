@@ -401,6 +401,25 @@ def connect(path: str, deadline: float | None = None) -> tuple[wire.Socket, int]
             return None
 
 
+def query_gateway(spec: DeploymentSpec, op: str, timeout: float = 5.0) -> dict[str, object] | str:
+    """Ask the running gateway of ``spec`` (``status``, ``stop``; never starts one); the answer or
+    why there is none. Used by ``dsh-policy serve --status/--stop`` and ``dsh-policy doctor``."""
+    try:
+        files = gateway_files(spec, create=False)
+    except RuntimeDirError as error:
+        return str(error)
+    connected = connect(files.socket)
+    if connected is None:
+        return f"no gateway answers on {files.socket}"
+    sock, _ = connected
+    try:
+        return wire.exchange(sock, wire.encode_request(op, {}), time.monotonic() + timeout)
+    except wire.WireError as error:
+        return str(error)
+    finally:
+        sock.close()
+
+
 def start_and_connect(
     files: GatewayFiles, spec: DeploymentSpec, deadline: float
 ) -> tuple[wire.Socket, int] | None:

@@ -119,6 +119,7 @@ class UnixFront:
                     return
                 connection.waiting = False
                 header, body = request
+                reply: bytes | None
                 if header.get("op") == "status":
                     reply = wire.encode_reply(self.status())
                 else:

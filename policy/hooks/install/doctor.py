@@ -178,9 +178,10 @@ def hook_argv(command: str, project: str) -> list[str] | None:
 def check_deployment(argv: list[str], project: str) -> tuple[list[Finding], Any, str | None]:
     """Packs load and the audit log is writable; the findings, the spec (or None) and the
     digest of the policy the files compile to (or None)."""
-    from dsh_policy.policy.cli.hook import _parser as hook_parser
-    from dsh_policy.policy.cli.options import UsageError, sources_from, spec_from
+    from dsh_policy.policy.command_line import UsageError, sources_from
     from dsh_policy.policy.hooks.gateway.audit import audit_target
+    from dsh_policy.policy.hooks.gateway.runtime_paths import spec_from
+    from dsh_policy.policy.hooks.hook_command import hook_parser
     from dsh_policy.policy.loading import LoadFailure
 
     findings: list[Finding] = []
@@ -320,7 +321,7 @@ def check_probes(command: str, harness: str, project: str) -> Iterator[Finding]:
 
 def check_gateway(spec: Any, digest: str | None) -> Iterator[Finding]:
     """The resident gateway of the deployment answers, with the policy the files compile to."""
-    from dsh_policy.policy.cli.serve import query_gateway
+    from dsh_policy.policy.hooks.gateway.client import query_gateway
 
     status = query_gateway(spec, "status")
     if isinstance(status, str):
