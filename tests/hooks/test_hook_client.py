@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from dsh_policy.policy.gateway_folders import RUNTIME_DIR_VARIABLE, runtime_dir_candidates
 from dsh_policy.policy.hooks.claude_code.dialect import ClaudeCodeDialect
 from dsh_policy.policy.hooks.codex.dialect import CodexDialect
 from dsh_policy.policy.hooks.gateway import client, safe_answers
@@ -24,7 +25,6 @@ from dsh_policy.policy.hooks.gateway.runtime_paths import (
     runtime_dir,
 )
 from dsh_policy.policy.hooks.protocol.messages import SUPPORTED_EVENTS, failure_verdict
-from dsh_policy.policy.gateway_folders import RUNTIME_DIR_VARIABLE, runtime_dir_candidates
 from hook_testkit import PACK, payload
 from resident_kit import FakeGateway, Ran, files_for, hook_argv, read_one_request, run_client, spec_for
 
