@@ -445,6 +445,11 @@ class DecisionAuditor:
         """An edit failed to load; the previous policy stays in force (its digest is recorded)."""
         self._append("policy_reload_failed", {"errors": [str(error) for error in errors]})
 
+    def adapter_event(self, kind: str, fields: Mapping[str, Any]) -> None:
+        """A record of an adapter's own kind (the MCP proxy's ``mcp_tool`` pins and quarantines),
+        every value fitted to the log's domain and the policy in force stamped on it."""
+        self._append(kind, {key: canonical_domain(value) for key, value in fields.items()})
+
     def hook_event(self, fields: Mapping[str, Any]) -> None:
         """A harness hook event with no tool decision of its own (session start, stop)."""
         self._append("hook_event", {key: canonical_domain(value) for key, value in fields.items()})
