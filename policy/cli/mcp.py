@@ -103,9 +103,10 @@ def approve_main(argv: list[str]) -> int:
     from dsh_policy.policy.config import policy_sources
     from dsh_policy.policy.mcp.pins import approve, pending_tools
     from dsh_policy.policy.mcp.proxy import audit_target, pins_path, record_approval
+    from dsh_policy.policy.runtime.audit_plan import AuditPlan
 
-    plan = None
-    if args.config is not None or args.audit is not None:
+    plan = AuditPlan(args.audit, fail_closed=True) if args.audit is not None else None
+    if args.config is not None:
         sources = policy_sources([], config=args.config)
         if isinstance(sources, list):
             print(f"dsh-policy mcp approve: {sources[0]}", file=sys.stderr)
