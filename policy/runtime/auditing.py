@@ -454,6 +454,11 @@ class DecisionAuditor:
         lost, late or broken, and the hook gave the safe answer instead)."""
         self._append("hook_told", {key: canonical_domain(value) for key, value in fields.items()})
 
+    def adapter_event(self, kind: str, fields: Mapping[str, Any]) -> None:
+        """A record of an adapter's own kind (the MCP proxy's ``mcp_tool`` pins and quarantines),
+        every value fitted to the log's domain and the policy in force stamped on it."""
+        self._append(kind, {key: canonical_domain(value) for key, value in fields.items()})
+
     def hook_event(self, fields: Mapping[str, Any]) -> None:
         """A harness hook event with no tool decision of its own (session start, stop)."""
         self._append("hook_event", {key: canonical_domain(value) for key, value in fields.items()})
