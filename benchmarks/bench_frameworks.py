@@ -69,9 +69,39 @@ def _langgraph_adapter(policy: Any, auditor: Any) -> Any:
     return PolicyMiddleware(policy, auditor=auditor)
 
 
+def _openai_agents_session(calls: int, guardrails: Any) -> Callable[[], None]:
+    from agents import Agent, Runner, function_tool, set_tracing_disabled
+    from agents.testing import ScriptedModel, assistant_message, function_call
+
+    set_tracing_disabled(True)
+
+    @function_tool
+    def shell(command: str) -> str:
+        """A canned shell (nothing is executed)."""
+        return "4 passed in 0.12s"
+
+    steps: list[Any] = [[function_call("shell", {"command": "pytest -q"}, call_id=f"c{i}")]
+                        for i in range(calls)]
+    steps.append([assistant_message("done")])
+    tools = [guardrails.govern(shell)] if guardrails is not None else [shell]
+    agent = Agent(name="bench", model=ScriptedModel(steps), tools=tools)
+
+    def run() -> None:
+        Runner.run_sync(agent, "go", max_turns=calls + 5)
+
+    return run
+
+
+def _openai_agents_adapter(policy: Any, auditor: Any) -> Any:
+    from dsh_policy.policy.adapters.openai_agents import PolicyGuardrails
+
+    return PolicyGuardrails(policy, auditor=auditor)
+
+
 #: framework -> (module its extra installs, session factory, adapter factory)
 FRAMEWORKS: dict[str, tuple[str, Session, Callable[[Any, Any], Any]]] = {
     "langgraph": ("langchain.agents", _langgraph_session, _langgraph_adapter),
+    "openai-agents": ("agents.testing", _openai_agents_session, _openai_agents_adapter),
 }
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-# This file is named like the framework: keep its folder off the import path, or ``import
-# langgraph`` would import this example instead of the library.
+# Examples are named like their framework: keep this folder off the import path, so an example
+# never shadows a library (``import langgraph`` would import this file).
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != HERE]
 
 from dsh_policy.audit import AuditWriter  # noqa: E402

@@ -9,6 +9,7 @@ their framework when they are imported, never before, so this package needs none
 | module                | framework (extra)                             | entry point                 |
 |-----------------------|-----------------------------------------------|-----------------------------|
 | ``langgraph``         | LangChain v1 / LangGraph (``langgraph``)      | ``PolicyMiddleware``        |
+| ``openai_agents``     | OpenAI Agents SDK (``openai-agents``)         | ``PolicyGuardrails``        |
 
 The user's guide is ``docs/frameworks.md``.
 """

@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: example file -> (a module the framework's extra installs, the extra)
 EXAMPLES = {
     "langgraph.py": ("langchain.agents", "langgraph"),
+    "openai_agents.py": ("agents.testing", "openai-agents"),
 }
 
 
