@@ -7,8 +7,10 @@ verify exits 0 when the log is intact (a torn tail is only a warning), 1 on any 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Final
 
 from .arguments import EXIT_USAGE, CommandParser, parse_command
@@ -202,6 +204,18 @@ def _where(finding: Finding) -> str:
     return place if finding.seq is None else f"{place} (seq {finding.seq})"
 
 
+def key_prefix(out: str) -> Path:
+    """``--out``'s file prefix: a folder (an existing one, or any path ending in ``/``) gets the
+    default name inside it, rather than ``DIR/.key`` or a file beside it."""
+    if out.endswith(("/", os.sep)) or Path(out).is_dir():
+        Path(out).mkdir(mode=0o700, parents=True, exist_ok=True)
+        return Path(out) / DEFAULT_KEY_NAME
+    return Path(out)
+
+
+DEFAULT_KEY_NAME: Final = "audit-signing"
+
+
 def keygen_main(argv: Sequence[str]) -> int:
     """``dsh-policy keygen [--out PREFIX] [--format text|json]``: writes PREFIX.key and PREFIX.pub."""
     parser = CommandParser(
@@ -210,14 +224,17 @@ def keygen_main(argv: Sequence[str]) -> int:
         "agent process cannot read it; auditors need only PREFIX.pub.",
     )
     parser.add_argument(
-        "--out", metavar="PREFIX", default="audit-signing", help="file prefix (default %(default)s)"
+        "--out",
+        metavar="PREFIX",
+        default=DEFAULT_KEY_NAME,
+        help="file prefix (default %(default)s); a folder (DIR/) gets DIR/audit-signing.key and .pub",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
     args = parse_command(parser, argv)
     if isinstance(args, int):
         return args
     try:
-        files = write_key_pair(args.out)
+        files = write_key_pair(key_prefix(str(args.out)))
     except (KeyFileError, OSError) as error:
         print(f"dsh-policy keygen: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -54,6 +54,21 @@ _DECISION_WORDS: Final = {
     "REDACT": {"redact", "accept"},
     "PASS": {"allow", "pass", "accept"},
 }
+#: Hook answers (``answer.action``), which ``log`` prints upper-cased.
+_HOOK_ACTIONS: Final = ("allow", "deny", "ask", "block", "redact", "pass", "halt")
+#: Every word ``--decision`` accepts: the decision words ``log`` prints, and what they match. A
+#: value outside it is refused (a typo such as ``denied`` would otherwise show nothing).
+DECISION_VALUES: Final = frozenset(
+    {
+        *(word for words in _DECISION_WORDS.values() for word in words),
+        *_HOOK_ACTIONS,
+        *(f"told-{action}" for action in _HOOK_ACTIONS),
+        "reject", "error", "dispatch", "loaded", "reload-failed", "checkpoint", "segment", "recovery",
+        "policy_reload_refused", "records_lost", "key_handover", "step_entered",
+    }
+)  # fmt: skip
+#: What a harness does with an answer it cannot honour, where the record predates ``client``.
+_CLIENT_ACTIONS: Final = {("codex", "ask"): "deny"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +88,8 @@ class Entry:
     rules: tuple[str, ...]
     message: str | None
     failures: tuple[str, ...] = ()
+    harness: str | None = None  #: the harness or framework that decided (``harness``, ``hook.harness``)
+    defines: tuple[str, ...] = ()  #: rule ids a ``policy_loaded`` record brought into force
 
     @property
     def verified(self) -> bool:
@@ -90,6 +107,7 @@ class Entry:
             "tool": self.tool,
             "args": self.args,
             "decision": self.decision.lower(),
+            "harness": self.harness,
             "rules": list(self.rules),
             "message": self.message,
             "verified": self.verified,
@@ -144,6 +162,7 @@ def describe(record: dict[str, Any], file: str, line: int, failures: tuple[str, 
     args: Any = call.get("args") if call else None
     stage, decision, message = kind, kind.upper(), None
     rules: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()
     if kind == "tool_result":
         stage, decision, rules, message = _tool_result(record)
     elif kind == "tool_dispatch":
@@ -161,8 +180,16 @@ def describe(record: dict[str, Any], file: str, line: int, failures: tuple[str, 
     elif kind == "hook_event":
         hook, answer = _mapping(record.get("hook")), _mapping(record.get("answer"))
         stage = _HOOK_STAGES.get(str(hook.get("event")), str(hook.get("event") or "hook"))
-        decision = str(answer.get("action") or "pass").upper()
+        action = str(answer.get("action") or "pass")
+        decision = action.upper()
         rules, message = _strings(answer.get("rules")), answer.get("reason")
+        # What the client did with our answer, where it differs (Codex cannot ask: it refuses).
+        client = answer.get("client") or _CLIENT_ACTIONS.get((str(hook.get("harness")), action))
+        if isinstance(client, str) and client != action:
+            decision = client.upper()
+            message = f"{hook.get('harness')} did {client}; policy said {action}: {message or ''}".rstrip(
+                ": "
+            )
         if record.get("input_error"):
             message = f"malformed hook input: {record['input_error']}"
     elif kind == "hook_told":
@@ -175,6 +202,7 @@ def describe(record: dict[str, Any], file: str, line: int, failures: tuple[str, 
         )
     elif kind == "policy_loaded":
         stage, decision = "policy", "LOADED"
+        defines = tuple(str(rule) for rule in _mapping(record.get("rules")))
         args = ", ".join(str(_mapping(p).get("name")) for p in record.get("packs") or ())
     elif kind == "policy_reload_failed":
         stage, decision = "policy", "RELOAD-FAILED"
@@ -194,8 +222,10 @@ def describe(record: dict[str, Any], file: str, line: int, failures: tuple[str, 
         message = f"torn tail of {info.get('length')} byte(s) moved to {info.get('side_file')}"
     delivery = _mapping(record.get("delivery"))
     if delivery.get("path") == "in-process":  # the hook decided itself: its gateway did not answer
-        message = f"{message} [decided in process: {delivery.get('why')}]" if message else (
-            f"decided in process: {delivery.get('why')}"
+        message = (
+            f"{message} [decided in process: {delivery.get('why')}]"
+            if message
+            else (f"decided in process: {delivery.get('why')}")
         )
     session = record.get("session")
     return Entry(
@@ -212,7 +242,15 @@ def describe(record: dict[str, Any], file: str, line: int, failures: tuple[str, 
         rules=rules,
         message=str(message) if message is not None else None,
         failures=failures,
+        harness=_harness(record),
+        defines=defines,
     )
+
+
+def _harness(record: dict[str, Any]) -> str | None:
+    """Which harness decided: a framework adapter's ``harness``, or a hook's ``hook.harness``."""
+    named = record.get("harness") or _mapping(record.get("hook")).get("harness")
+    return named if isinstance(named, str) else None
 
 
 def _unreadable(file: str, line: int, failures: tuple[str, ...]) -> Entry:
@@ -407,6 +445,14 @@ class Filters:
     since: datetime.datetime | None = None
     everything: bool = False
 
+    def unknown_decisions(self) -> list[str]:
+        """The ``--decision`` values no record can match (refused before reading)."""
+        return sorted(self.decisions - DECISION_VALUES)
+
+    def unmatched_rules(self, known: set[str]) -> list[str]:
+        """The ``--rule`` patterns that match none of the rule ids in ``known``."""
+        return [p for p in self.rules if not any(_rule_matches(p, rule) for rule in known)]
+
     def keep(self, entry: Entry) -> bool:
         if not entry.verified:
             return True
@@ -498,10 +544,16 @@ def _parser() -> CommandParser:
         action="append",
         default=[],
         metavar="D",
-        help="only these decisions (allow, deny, ask, block, redact, reject, error, ...); repeatable",
+        help="only these decisions (allow, deny, ask, block, redact, reject, error, ...); repeatable;"
+        " an unknown word is refused (exit 2) with the list of valid ones",
     )
     parser.add_argument(
-        "--rule", action="append", default=[], metavar="ID", help="only decisions by this rule (glob)"
+        "--rule",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="only decisions by this rule (glob); a pattern that matches no rule of the log is"
+        " refused once the log is read (exit 2, with the rules the log holds)",
     )
     parser.add_argument(
         "--session", action="append", default=[], metavar="S", help="only this session (id prefix)"
@@ -546,12 +598,22 @@ def log_main(argv: Sequence[str]) -> int:
         since=since,
         everything=args.all,
     )
+    unknown = filters.unknown_decisions()
+    if unknown:
+        print(
+            f"dsh-policy log: --decision {', '.join(unknown)}: not a decision; valid:"
+            f" {', '.join(sorted(DECISION_VALUES))}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     reader = VerifyingReader(RecordChecker(key))
     paint = Painter.for_stream(sys.stdout)
     unreadable: list[str] = []
+    known_rules: set[str] = set()
     shown = 0
     try:
         for entry in read_entries(files, reader, follow=args.follow, unreadable=unreadable):
+            known_rules.update(entry.rules, entry.defines)
             if not filters.keep(entry):
                 continue
             shown += 1
@@ -564,6 +626,16 @@ def log_main(argv: Sequence[str]) -> int:
         pass
     for problem in unreadable:
         print(f"dsh-policy log: unreadable: {problem}", file=sys.stderr)
+    unmatched = filters.unmatched_rules(known_rules) if not args.follow else []
+    if unmatched and not unreadable and not reader.failed:
+        # Known only once the log is read: the rules its policy_loaded records define and its
+        # decisions name. A pattern matching none is a typo, not "no decision by that rule".
+        print(
+            f"dsh-policy log: --rule {', '.join(unmatched)}: no rule of this log matches; rules in"
+            f" the log: {', '.join(sorted(known_rules)) or 'none'}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     if args.format == "text":
         verdict = (
             paint.decision("UNREADABLE INPUT")

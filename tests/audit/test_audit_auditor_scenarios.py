@@ -151,3 +151,18 @@ def test_live_keeps_its_meaning(
         str(log), "--key", str(key_pair.public_path), "--live", "--require-anchor", capsys=capsys
     )
     assert code == 1
+
+
+def test_keygen_out_a_folder_writes_into_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dsh_policy.audit.cli import keygen_main
+
+    assert keygen_main(["--out", f"{tmp_path / 'keys'}/", "--format", "json"]) == 0
+    made = json.loads(capsys.readouterr().out)
+    assert Path(made["private_key"]) == tmp_path / "keys" / "audit-signing.key"
+    assert (tmp_path / "keys" / "audit-signing.pub").is_file()
+    (tmp_path / "existing").mkdir()
+    assert keygen_main(["--out", str(tmp_path / "existing"), "--format", "json"]) == 0
+    assert (tmp_path / "existing" / "audit-signing.key").is_file()
+    assert not (tmp_path / "existing.key").exists() and not (tmp_path / "keys.key").exists()
+    assert keygen_main(["--out", str(tmp_path / "plain"), "--format", "json"]) == 0
+    assert (tmp_path / "plain.key").is_file()

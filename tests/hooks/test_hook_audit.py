@@ -115,3 +115,34 @@ def test_a_pack_that_does_not_load_is_still_recorded(run_hook, tmp_path) -> None
     (record,) = [r for r in _records(log) if r["kind"] == "hook_event"]
     assert record["policy"]["digest"] == "none"
     assert record["answer"]["failure"] is True
+
+
+def test_records_name_the_harness_and_a_codex_ask_records_the_refusal(run_hook, tmp_path) -> None:
+    log = tmp_path / "hooks.jsonl"
+    run = run_hook(
+        "codex",
+        (PAYLOADS / "codex" / "pre_tool_use_mcp_fetch_unknown_host.json").read_bytes(),
+        "--audit",
+        str(log),
+    )
+    assert run.code in (0, 2)
+    (asked,) = [r for r in _records(log) if r["kind"] == "hook_event"]
+    assert asked["hook"]["harness"] == "codex"
+    assert (asked["answer"]["action"], asked["answer"]["client"]) == ("ask", "deny")
+    run_hook(
+        "codex",
+        (PAYLOADS / "codex" / "pre_tool_use_shell_argv_rm_root.json").read_bytes(),
+        "--audit",
+        str(log),
+    )
+    (denied,) = [r for r in _records(log) if r["kind"] == "tool_result"]
+    assert denied["harness"] == "codex"
+    claude = tmp_path / "claude.jsonl"
+    run_hook(
+        "claude-code",
+        (PAYLOADS / "claude-code" / "post_tool_use_read_aws_key.json").read_bytes(),
+        "--audit",
+        str(claude),
+    )
+    (reviewed,) = [r for r in _records(claude) if r["kind"] == "tool_result"]
+    assert reviewed["harness"] == "claude-code"

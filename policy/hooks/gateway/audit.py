@@ -166,10 +166,10 @@ def record_decision(
         return
     verdict, decided, event = decision.verdict, decision.decided, decision.tool_event
     if isinstance(decided, ToolCallVerdict) and event is not None and verdict.action == "deny":
-        auditor.tool_result(_denied_call(event, decided, verdict))
+        auditor.tool_result(_denied_call(event, decided, verdict, harness))
         return
     if isinstance(decided, ResultVerdict) and event is not None and isinstance(payload, PostToolUseInput):
-        auditor.tool_result(_reviewed_call(event, decided, verdict, payload))
+        auditor.tool_result(_reviewed_call(event, decided, verdict, payload, harness))
         return
     if isinstance(decided, StepVerdict) and decision.step is not None and decided.decision == "reject":
         auditor.step_rejected(decision.step, decided)
@@ -177,7 +177,9 @@ def record_decision(
     auditor.hook_event(_hook_event_fields(auditor, harness, payload, decision))
 
 
-def _denied_call(event: ToolCallEvent, decided: ToolCallVerdict, verdict: HookVerdict) -> CallOutcome:
+def _denied_call(
+    event: ToolCallEvent, decided: ToolCallVerdict, verdict: HookVerdict, harness: Harness
+) -> CallOutcome:
     return CallOutcome(
         call=event,
         pre_execute=decided,
@@ -187,6 +189,7 @@ def _denied_call(event: ToolCallEvent, decided: ToolCallVerdict, verdict: HookVe
         review=None,
         post_action=None,
         result=ResultFacts(is_error=True, text=f"Error: {verdict.reason}", error_message=verdict.reason),
+        harness=harness,
     )
 
 
@@ -194,7 +197,11 @@ _POST_ACTIONS = {"block": "block", "redact": "block-redacted", "pass": "accept"}
 
 
 def _reviewed_call(
-    event: ToolCallEvent, decided: ResultVerdict, verdict: HookVerdict, payload: PostToolUseInput
+    event: ToolCallEvent,
+    decided: ResultVerdict,
+    verdict: HookVerdict,
+    payload: PostToolUseInput,
+    harness: Harness,
 ) -> CallOutcome:
     action = _POST_ACTIONS.get(verdict.action, verdict.action)
     if verdict.action == "redact" and verdict.tool_name is not None and verdict.tool_name.startswith("mcp__"):
@@ -209,7 +216,13 @@ def _reviewed_call(
         post_action=action,
         result=ResultFacts(is_error=False, text=response_text(payload.tool_response)),
         review_now=event.now,
+        harness=harness,
     )
+
+
+#: What a harness does with an answer it cannot honour (codex/dialect.py: Codex hooks cannot ask
+#: for approval, so an ``ask`` is rendered as a refusal). Recorded as ``answer.client``.
+_CLIENT_ACTIONS: dict[tuple[str, str], str] = {("codex", "ask"): "deny"}
 
 
 def _answer(auditor: DecisionAuditor, verdict: HookVerdict) -> dict[str, Any]:
@@ -249,6 +262,9 @@ def _hook_event_fields(
         "hook": {"harness": harness, "event": payload.hook_event_name, "turn_id": payload.turn_id},
         "answer": _answer(auditor, verdict),
     }
+    client = _CLIENT_ACTIONS.get((harness, verdict.action))
+    if client is not None:
+        fields["answer"]["client"] = client  # what the harness did with our answer
     decided_at = decision.tool_event.now if decision.tool_event is not None else None
     if decided_at is None and decision.step is not None:
         decided_at = decision.step.now
