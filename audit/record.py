@@ -28,7 +28,13 @@ from .record_hash import hash_of_line as hash_of_line
 from .record_hash import record_hash as record_hash
 from .record_hash import without_member as without_member
 
+from .record_hash import RECORD_HASHER_V2, V2_HASH_MEMBER, V2_HEADER, v2_header  # isort: skip
+
+#: The format version of v1 logs (kept as ``FORMAT_VERSION`` for one release; see FORMAT_VERSIONS).
 FORMAT_VERSION: Final = 1
+#: Every format version the verifier reads; new logs are written in ``DEFAULT_FORMAT_VERSION``.
+FORMAT_VERSIONS: Final = (1, 2)
+DEFAULT_FORMAT_VERSION: Final = 2
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 
 _ORJSON_OPTIONS: Final = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
@@ -280,10 +286,18 @@ class SealedRecord:
 
 
 def seal_record(record: dict[str, Any]) -> SealedRecord:
-    """Hash ``record`` (which must not yet hold ``hash``) and render its canonical line.
+    """Hash ``record`` (which must not yet hold ``hash``) and render its line in the format its
+    ``v`` names (2: header first, bytes hashed as written; otherwise 1, canonical).
 
     Raises :class:`OutsideDomainError`.
     """
+    if record.get("v") == 2:
+        rest = {key: value for key, value in record.items() if key not in V2_HEADER}
+        header = (record.get("log_id"), record.get("seq"), record.get("prev"), record.get("kind"))
+        if not all(type(value) is kind for value, kind in zip(header, (str, int, str, str), strict=True)):
+            raise OutsideDomainError(DomainViolation("$", "format 2 needs log_id, seq, prev and kind"))
+        line, hex_digest, digest = seal_line_v2(rest, *header)  # type: ignore[arg-type]
+        return SealedRecord(line[:-1], hex_digest, digest)
     line, hex_digest, digest = seal_line(record)
     return SealedRecord(line[:-1], hex_digest, digest)
 
@@ -323,6 +337,28 @@ def seal_line(record: dict[str, Any]) -> tuple[bytes, str, bytes]:
     finally:
         del record["hash"]
     return line + b"\n", hex_digest, digest
+
+
+def seal_line_v2(
+    fields: dict[str, Any], log_id: str, seq: int, prev: str, kind: str
+) -> tuple[bytes, str, bytes]:
+    """Format version 2 of :func:`seal_line`: (line with its newline, hex hash, raw digest).
+
+    ``fields`` holds every member but the header ones (``v``, ``log_id``, ``seq``, ``prev``,
+    ``kind``) and ``hash``; they are written canonically after the header, and the hash covers
+    the bytes as written (:mod:`.record_hash`). Raises :class:`OutsideDomainError`.
+    """
+    body, _ = _encode(fields)
+    try:
+        header = v2_header(log_id, seq, prev, kind)
+    except orjson.JSONEncodeError:
+        raise _outside({"log_id": log_id, "seq": seq, "prev": prev, "kind": kind}) from None
+    prefix = header + b"," + body[1:-1] if len(body) > 2 else header
+    hasher = RECORD_HASHER_V2.copy()
+    hasher.update(prefix)
+    digest = hasher.digest()
+    hex_digest = digest.hex()
+    return b"".join((prefix, V2_HASH_MEMBER, hex_digest.encode(), b'"}\n')), hex_digest, digest
 
 
 #: Records of one shape share the splice position of ``hash``; bounded, as shapes could be many.

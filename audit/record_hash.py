@@ -2,9 +2,16 @@
 ``hash`` covers, shared by the writer (which seals records) and the verifier (which rechecks them).
 
 Format version 1 hashes the domain tag followed by the record's RFC 8785 canonical bytes without
-its ``hash`` member. A record's ``prev`` is the previous record's hash, and the first record's
-``prev`` is :func:`genesis_prev` of the log id. A new format version that hashes something else
-changes this module (and :data:`~.record.FORMAT_VERSION`), not the writer or the verifier.
+its ``hash`` member, so proving a line needs its canonical form (a re-serialization).
+
+Format version 2 hashes the bytes as written: a line is :data:`V2_HEADER` fields first
+(``{"v":2,"log_id":…,"seq":…,"prev":…,"kind":…``), the other members in canonical order, and
+last ``,"hash":"<64 hex>"}``; the hash is SHA-256 of the v2 tag followed by every byte of the line
+before ``,"hash":"``. A byte that changes breaks the hash, so nothing is re-serialized to prove a
+line, and the fixed header lets a verifier check seq, prev and log id by comparing bytes.
+
+A record's ``prev`` is the previous record's hash, and the first record's ``prev`` is
+:func:`genesis_prev` of the log id.
 """
 
 from __future__ import annotations
@@ -28,6 +35,52 @@ def record_hash(record_without_hash: bytes) -> str:
     hasher = RECORD_HASHER.copy()
     hasher.update(record_without_hash)
     return hasher.hexdigest()
+
+
+RECORD_HASH_TAG_V2: Final = b"dsh-policy/audit/record/v2\x00"
+RECORD_HASHER_V2: Final = hashlib.sha256(RECORD_HASH_TAG_V2)
+#: The fields a v2 line starts with, in this order (then the rest, canonical, then ``hash``).
+V2_HEADER: Final = ("v", "log_id", "seq", "prev", "kind")
+#: ``,"hash":"`` + 64 hex digits + ``"}``: the fixed tail of every v2 line.
+V2_TRAILER_LENGTH: Final = 75
+V2_HASH_MEMBER: Final = b',"hash":"'
+
+
+def v2_line_hash(line: bytes) -> str | None:
+    """The v2 hash of ``line`` (without its newline) if it ends as a v2 line must, else None."""
+    if len(line) <= V2_TRAILER_LENGTH or line[-V2_TRAILER_LENGTH:-66] != V2_HASH_MEMBER or line[-2:] != b'"}':
+        return None
+    hasher = RECORD_HASHER_V2.copy()
+    hasher.update(memoryview(line)[:-V2_TRAILER_LENGTH])
+    return hasher.hexdigest()
+
+
+def v2_header(log_id: str, seq: int, prev: str, kind: str) -> bytes:
+    """The bytes a v2 line with these header fields starts with (through the kind's value)."""
+    return b"".join(
+        (
+            b'{"v":2,"log_id":',
+            orjson.dumps(log_id),
+            b',"seq":',
+            str(seq).encode(),
+            b',"prev":',
+            orjson.dumps(prev),
+            b',"kind":',
+            orjson.dumps(kind),
+        )
+    )
+
+
+def line_hashes_right(line: bytes, record: dict[str, object]) -> bool:
+    """Whether ``line`` (a parsed ``record``) hashes to its stated ``hash`` in its own version's
+    terms (the writer's check that a line read back is whole)."""
+    stated = record.get("hash")
+    if not isinstance(stated, str):
+        return False
+    if record.get("v") == 2:
+        return v2_line_hash(line) == stated
+    body = without_member(line, "hash", stated)
+    return body is not None and record_hash(body) == stated
 
 
 def genesis_prev(log_id: str) -> str:

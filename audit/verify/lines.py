@@ -40,6 +40,7 @@ class SegmentLines:
         """(complete lines of one chunk, indices of those that may hold a float), in file order."""
         with self.path.open("rb") as handle:
             pending: list[bytes] = []  # the pieces of a line that has not ended yet
+            scan = True
             while chunk := handle.read(_READ_CHUNK):
                 self.bytes_read += len(chunk)
                 # Split and scan each chunk once, never copying it whole.
@@ -47,10 +48,12 @@ class SegmentLines:
                 if len(lines) == 1:  # no line ends here: a line longer than a chunk
                     pending.append(chunk)
                     continue
-                suspects = float_suspects(chunk)
+                if self.bytes_read == len(chunk):  # format 2 hashes bytes: no float can hide
+                    scan = not chunk.startswith(b'{"v":2,')
+                suspects = float_suspects(chunk) if scan else frozenset()
                 if pending:  # the chunk's first line continues the previous chunk's last one
                     lines[0] = b"".join((*pending, lines[0]))
-                    if float_suspects(lines[0]):
+                    if scan and float_suspects(lines[0]):
                         suspects = suspects | {0}
                 tail = lines.pop()  # an incomplete line waits for the next chunk
                 pending = [tail] if tail else []

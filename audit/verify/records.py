@@ -13,8 +13,8 @@ from typing import Any, Final
 
 import orjson
 
-from ..record import FORMAT_VERSION, OutsideDomainError, canonical_bytes
-from ..record_hash import hash_of_line, record_hash, without_member
+from ..record import FORMAT_VERSION, FORMAT_VERSIONS, OutsideDomainError, canonical_bytes
+from ..record_hash import hash_of_line, record_hash, v2_header, v2_line_hash, without_member
 from .findings import Findings, Reason
 
 ORJSON_CANONICAL: Final = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
@@ -37,6 +37,8 @@ def self_consistent(line: bytes) -> dict[str, Any] | None:
     if type(record) is not dict:
         return None
     stated = record.get("hash")
+    if record.get("v") == 2 and type(record["v"]) is int:
+        return record if _v2_self_consistent(line, record, stated) else None
     if (
         type(stated) is not str
         or len(stated) != 64
@@ -59,6 +61,18 @@ def self_consistent(line: bytes) -> dict[str, Any] | None:
     if hash_of_line(line, stated) != stated:
         return None
     return record
+
+
+def _v2_self_consistent(line: bytes, record: dict[str, Any], stated: Any) -> bool:
+    """A v2 line: the header fields first, in order, and the bytes hashing to the stated hash."""
+    for name, kind in _REQUIRED:
+        if type(record.get(name)) is not kind:
+            return False
+    return (
+        type(stated) is str
+        and line.startswith(v2_header(record["log_id"], record["seq"], record["prev"], record["kind"]))
+        and v2_line_hash(line) == stated
+    )
 
 
 def parse_record(line: bytes, file: str, number: int, findings: Findings) -> dict[str, Any] | None:
@@ -87,9 +101,11 @@ def parse_record(line: bytes, file: str, number: int, findings: Findings) -> dic
                 f"field {name!r} missing or not {kind.__name__}",
             )
             return None
-    if record["v"] != FORMAT_VERSION:
+    if record["v"] not in FORMAT_VERSIONS:
         findings.error(Reason.MALFORMED, file, number, seq_value, f"unknown format version {record['v']}")
         return None
+    if record["v"] == 2:
+        return _parse_v2(line, record, file, number, seq_value, str(stated), findings)
     if not _is_canonical(line, record, file, number, seq_value, findings):
         return record if _duplicate_free(line) else None
     body = without_member(line, "hash", str(stated))
@@ -101,6 +117,45 @@ def parse_record(line: bytes, file: str, number: int, findings: Findings) -> dic
             number,
             seq_value,
             "record hash does not match its content",
+            expected=computed,
+            actual=stated,
+        )
+    return record
+
+
+def _parse_v2(
+    line: bytes,
+    record: dict[str, Any],
+    file: str,
+    number: int,
+    seq: int | None,
+    stated: str,
+    findings: Findings,
+) -> dict[str, Any] | None:
+    """Format 2: the bytes as written are what is hashed, so no canonical form is computed; the
+    header must hold the fields the parsed record has (a duplicate key that a parser would read
+    differently shows here) and ``hash`` must be the last member."""
+    header = v2_header(record["log_id"], record["seq"], record["prev"], record["kind"])
+    if not line.startswith(header):
+        findings.error(
+            Reason.MALFORMED,
+            file,
+            number,
+            seq,
+            "format 2 line does not start with its v, log_id, seq, prev and kind members in order",
+        )
+        return None
+    computed = v2_line_hash(line)
+    if computed is None:
+        findings.error(Reason.MALFORMED, file, number, seq, "format 2 line does not end with its hash member")
+        return None
+    if computed != stated:
+        findings.error(
+            Reason.HASH_MISMATCH,
+            file,
+            number,
+            seq,
+            "record hash does not match its bytes",
             expected=computed,
             actual=stated,
         )

@@ -19,6 +19,7 @@ from .anchors import Anchor
 from .chain import Chain, SegmentState
 from .checkpoints import Checkpoints
 from .fast_path import FastPath
+from .fast_path_v2 import FastPathV2
 from .findings import Findings, Reason
 from .lines import SegmentLines
 from .records import int_or, int_or_none, mapping, parse_record, self_consistent, str_or_none
@@ -38,6 +39,7 @@ class ChainWalker:
         self.checkpoints = Checkpoints(key, chain, findings, tally)
         self.anchor = Anchor(key, live=live, chain=chain, checkpoints=self.checkpoints, findings=findings)
         self._fast_path = FastPath(chain, tally, self.anchor, self.check_line)
+        self._fast_path_v2 = FastPathV2(chain, tally, self.anchor, self.check_line)
         self.recoveries: list[Recovery] = []
         self.unreadable: list[str] = []
         self.records_lost = 0
@@ -55,13 +57,18 @@ class ChainWalker:
         previous_segment = self.chain.begin_segment()
         count = 0
         reader = SegmentLines(path)
+        version_2 = False  # the segment's format, as its first line says (format 2 has its own hot loop)
         try:
             for lines, suspects in reader.batches():
                 first = 0
                 if count == 0 and lines:
+                    version_2 = lines[0].startswith(b'{"v":2,')
                     self.check_line(lines[0], name, 1, previous_segment)
                     first = 1
-                count = self._fast_path.check_lines(lines, first, suspects, name, count)
+                if version_2:
+                    count = self._fast_path_v2.check_lines(lines, first, name, count)
+                else:
+                    count = self._fast_path.check_lines(lines, first, suspects, name, count)
         except OSError as error:
             self.unreadable.append(f"{path}: {error.strerror or error}")
             return

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
-from ..record import FORMAT_VERSION, OutsideDomainError, seal_line
+from ..record import OutsideDomainError, seal_line, seal_line_v2
 from ..record_hash import genesis_prev
 from .chain import ChainState
 from .errors import AuditRecordError
@@ -107,14 +107,18 @@ class Appender:
         chain = self._chain
         seq = chain.next_seq
         ts = self._clock.now()
-        fields["v"] = FORMAT_VERSION
-        fields["log_id"] = chain.log_id
-        fields["seq"] = seq
+        prev = chain.head or genesis_prev(chain.log_id)
         fields["ts"] = ts
-        fields["kind"] = kind
-        fields["prev"] = chain.head or genesis_prev(chain.log_id)
         try:
-            line, hex_digest, digest = seal_line(fields)
+            if chain.version == 2:
+                line, hex_digest, digest = seal_line_v2(fields, chain.log_id, seq, prev, kind)
+            else:
+                fields["v"] = chain.version
+                fields["log_id"] = chain.log_id
+                fields["seq"] = seq
+                fields["kind"] = kind
+                fields["prev"] = prev
+                line, hex_digest, digest = seal_line(fields)
         except OutsideDomainError as error:
             hint = " (audit.fit_to_domain() rewrites floats and huge integers in tool arguments as strings)"
             raise AuditRecordError(

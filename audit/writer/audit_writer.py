@@ -48,7 +48,7 @@ class AuditWriter:
         self._path = path
         self._settings = settings
         signing_key_id = key_id(signing_key.public_key()) if signing_key is not None else None
-        self._chain = chain = ChainState(requested_log_id)
+        self._chain = chain = ChainState(requested_log_id, settings.format_version)
         self._file = file = ActiveFile()
         self._anchors = AnchorExporter(path, durable=settings.durable)
         self._lock = lock = WriterLock(path)  # opens PATH.lock: OSError is open()'s to report
@@ -81,6 +81,7 @@ class AuditWriter:
         signing_key: str | os.PathLike[str] | Ed25519PrivateKey | None = None,
         previous_signing_key: str | os.PathLike[str] | Ed25519PrivateKey | None = None,
         export_anchor: bool = True,
+        format_version: int = 2,
     ) -> AuditWriter:
         """Open (creating or recovering) the log whose active segment is ``path``.
 
@@ -97,7 +98,9 @@ class AuditWriter:
         host, it lets ``verify`` prove a cut tail. ``previous_signing_key`` is for changing keys:
         when the log's last checkpoint was signed by it, the writer first appends a
         ``key_handover`` signed by both keys, which strict verification follows; a key change
-        without it is recorded unsigned and verification with the old key reports it. Raises
+        without it is recorded unsigned and verification with the old key reports it.
+        ``format_version`` is a new log's (2, bytes-as-written hashing, by default; 1 the canonical
+        form of earlier releases); an existing log is continued in its own. Raises
         :class:`AuditWriteError` when the log cannot be opened or recovered, ``ValueError`` for bad
         settings.
         """
@@ -110,6 +113,7 @@ class AuditWriter:
             checkpoint_every=checkpoint_every,
             checkpoint_seconds=checkpoint_seconds,
             export_anchor=export_anchor,
+            format_version=format_version,
         )
         try:
             key = load_private_key(signing_key) if signing_key is not None else None

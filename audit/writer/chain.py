@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from ..merkle import MerkleFrontier
+from ..record import DEFAULT_FORMAT_VERSION, FORMAT_VERSIONS
 from .errors import AuditWriteError
 
 
@@ -37,9 +38,13 @@ class ChainState:
         "segment_index",
         "segment_started",
         "since_checkpoint",
+        "version",
     )
 
-    def __init__(self, requested_log_id: str | None) -> None:
+    def __init__(self, requested_log_id: str | None, version: int = DEFAULT_FORMAT_VERSION) -> None:
+        #: The format version records are sealed in: a new log's is the writer's setting, an
+        #: existing log keeps the version of the records read back (one log, one format).
+        self.version = version
         self.log_id = requested_log_id or ""
         self.requested_log_id = requested_log_id
         self.next_seq = 0
@@ -103,6 +108,8 @@ class ChainState:
                     f"{path}: log id is {existing!r}, but {self.requested_log_id!r} was requested"
                 )
             self.log_id = existing
+        if record.get("v") in FORMAT_VERSIONS:
+            self.version = int(record["v"])  # type: ignore[arg-type]
         self.next_seq = int(record["seq"]) + 1
         self.head = str(record["hash"])
         self.frontier.append(bytes.fromhex(self.head))

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import orjson
 
-from ..record_hash import record_hash, without_member
+from ..record_hash import line_hashes_right
 from ..segments import rotated_segments, torn_path
 from .append import Appender
 from .chain import ChainState, parse_own_line
@@ -235,10 +235,7 @@ class Recovery:
 def _verifies(line: bytes) -> bool:
     """Whether ``line`` is a whole record whose ``hash`` is the hash of the rest of it."""
     record = parse_own_line(line)
-    if record is None:
-        return False
-    body = without_member(line, "hash", record["hash"])
-    return body is not None and record_hash(body) == record["hash"]
+    return record is not None and line_hashes_right(line, record)
 
 
 def _side_fields(side: Path, offset: int, torn: bytes) -> dict[str, Any]:

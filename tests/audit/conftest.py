@@ -18,12 +18,20 @@ def key_pair(tmp_path_factory: pytest.TempPathFactory) -> KeyPairFiles:
 
 
 @pytest.fixture
-def write_log(tmp_path: Path) -> WriteLog:
+def log_format() -> int:
+    """The format version ``write_log`` writes (the writer's default; modules override it to run
+    over every format)."""
+    return 2
+
+
+@pytest.fixture
+def write_log(tmp_path: Path, log_format: int) -> WriteLog:
     """Write ``count`` gateway records through the real writer; return the active segment path."""
 
     def write(count: int, name: str = "audit.jsonl", **options: Any) -> Path:
         path = tmp_path / name
         options.setdefault("fsync", "off")
+        options.setdefault("format_version", log_format)
         with AuditWriter.open(path, **options) as writer:
             for index in range(count):
                 writer.append("tool_result", gateway_fields(index))

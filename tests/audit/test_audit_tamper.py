@@ -1,4 +1,8 @@
-"""Tampering with logs written by the real writer: each kind is caught with the right reason and line."""
+"""Tampering with logs written by the real writer: each kind is caught with the right reason and line.
+
+Every test runs on both format versions (``log_format``): 1 hashes the canonical form, 2 the bytes
+as written. Where the two name a re-serialized line differently, the test says which is which.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,12 @@ from dsh_policy.audit.verify import Reason, VerificationReport, verify_log
 from dsh_policy.audit.writer import WRITER_FIELDS, AuditWriter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+
+@pytest.fixture(params=[1, 2], ids=["v1", "v2"])
+def log_format(request: pytest.FixtureRequest) -> int:
+    """Both format versions, for every test of this module."""
+    return int(request.param)
 
 
 @pytest.fixture
@@ -44,17 +54,10 @@ def test_an_edited_field_in_any_record_is_a_hash_mismatch_on_that_line(
 ) -> None:
     lines = read_lines(signed_log)
     for index, line in enumerate(lines):
-        record = orjson.loads(line)
-        record["ts"] = record["ts"].replace("Z", "1Z")  # still canonical, no longer hashed
-        signed_log.write_bytes(
-            b"".join(
-                [
-                    *lines[:index],
-                    orjson.dumps(record, option=orjson.OPT_SORT_KEYS) + b"\n",
-                    *lines[index + 1 :],
-                ]
-            )
-        )
+        ts = orjson.loads(line)["ts"].encode()
+        edited = line.replace(b'"ts":"' + ts, b'"ts":"' + ts.replace(b"Z", b"1Z"), 1)
+        assert edited != line  # still canonical (v1), no longer hashed
+        signed_log.write_bytes(b"".join([*lines[:index], edited, *lines[index + 1 :]]))
         report = _verify(signed_log, key_pair)
         assert _first(report) == ("HASH_MISMATCH", index + 1), f"edit of line {index + 1}"
         assert report.records_invalid >= 1
@@ -103,7 +106,7 @@ def test_a_well_formed_forged_record_inserted_is_caught_at_the_record_it_displac
 
     lines = read_lines(signed_log)
     before = orjson.loads(lines[9])
-    forged = {**gateway_fields(500), "v": 1, "log_id": before["log_id"], "seq": before["seq"] + 1}
+    forged = {**gateway_fields(500), "v": before["v"], "log_id": before["log_id"], "seq": before["seq"] + 1}
     forged.update(ts=before["ts"], kind="tool_result", prev=before["hash"])
     lines.insert(10, seal_record(forged).line + b"\n")
     signed_log.write_bytes(b"".join(lines))
@@ -206,16 +209,28 @@ def test_a_torn_last_line_is_a_warning_not_tampering(signed_log: Path, key_pair:
 
 
 def test_a_non_canonical_line_and_duplicate_keys_are_rejected(
-    signed_log: Path, key_pair: KeyPairFiles
+    signed_log: Path, key_pair: KeyPairFiles, log_format: int
 ) -> None:
     lines = read_lines(signed_log)
     original = lines[4]
-    lines[4] = original.replace(b'{"agent"', b'{ "agent"', 1)
+    # v1 names a re-serialized line NOT_CANONICAL; v2 hashes the bytes, so it is an edited record.
+    spaced = (
+        original.replace(b'{"agent"', b'{ "agent"', 1)
+        if log_format == 1
+        else original.replace(b'"agent":"main"', b'"agent": "main"', 1)
+    )
+    assert spaced != original
+    lines[4] = spaced
     signed_log.write_bytes(b"".join(lines))
-    assert _first(_verify(signed_log, key_pair)) == ("NOT_CANONICAL", 5)
-    lines[4] = original.replace(b'{"agent":"main"', b'{"agent":"main","agent":"main"', 1)
+    assert _first(_verify(signed_log, key_pair)) == (
+        "NOT_CANONICAL" if log_format == 1 else "HASH_MISMATCH",
+        5,
+    )
+    lines[4] = original.replace(b'"agent":"main"', b'"agent":"main","agent":"main"', 1)
     signed_log.write_bytes(b"".join(lines))
-    assert _first(_verify(signed_log, key_pair)) == ("MALFORMED", 5)
+    assert _first(_verify(signed_log, key_pair)) == ("MALFORMED" if log_format == 1 else "HASH_MISMATCH", 5)
+    report = _verify(signed_log, key_pair)
+    assert report.first_error is not None, report.first_error
 
 
 def test_verification_keeps_going_after_the_first_error(signed_log: Path, key_pair: KeyPairFiles) -> None:
@@ -233,9 +248,11 @@ def test_verification_keeps_going_after_the_first_error(signed_log: Path, key_pa
 _LOG_BYTES: dict[str, bytes] = {}
 
 
-def _checkpointed_log(directory: Path, key_pair: KeyPairFiles) -> Path:
+def _checkpointed_log(directory: Path, key_pair: KeyPairFiles, log_format: int) -> Path:
     path = directory / "audit.jsonl"
-    with AuditWriter.open(path, fsync="off", checkpoint_every=4, signing_key=key_pair.private_path) as writer:
+    with AuditWriter.open(
+        path, fsync="off", checkpoint_every=4, signing_key=key_pair.private_path, format_version=log_format
+    ) as writer:
         for index in range(10):
             writer.append("tool_result", gateway_fields(index))
     return path
@@ -244,21 +261,21 @@ def _checkpointed_log(directory: Path, key_pair: KeyPairFiles) -> Path:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_single_byte_change_in_a_checkpointed_log_is_detected(
-    tmp_path_factory: pytest.TempPathFactory, key_pair: KeyPairFiles, data: st.DataObject
+    tmp_path_factory: pytest.TempPathFactory, key_pair: KeyPairFiles, log_format: int, data: st.DataObject
 ) -> None:
-    if "log" not in _LOG_BYTES:
-        path = _checkpointed_log(tmp_path_factory.mktemp("byteflip"), key_pair)
-        _LOG_BYTES["log"], _LOG_BYTES["anchor"] = (
+    if f"log{log_format}" not in _LOG_BYTES:
+        path = _checkpointed_log(tmp_path_factory.mktemp("byteflip"), key_pair, log_format)
+        _LOG_BYTES[f"log{log_format}"], _LOG_BYTES[f"anchor{log_format}"] = (
             path.read_bytes(),
             path.with_name("audit.jsonl.anchor").read_bytes(),
         )
-    original = _LOG_BYTES["log"]
+    original = _LOG_BYTES[f"log{log_format}"]
     position = data.draw(st.integers(0, len(original) - 1), label="position")
     replacement = data.draw(st.integers(0, 255).filter(lambda b: b != original[position]), label="byte")
     directory = tmp_path_factory.mktemp("flip")
     path = directory / "audit.jsonl"
     path.write_bytes(original[:position] + bytes([replacement]) + original[position + 1 :])
-    directory.joinpath("audit.jsonl.anchor").write_bytes(_LOG_BYTES["anchor"])
+    directory.joinpath("audit.jsonl.anchor").write_bytes(_LOG_BYTES[f"anchor{log_format}"])
     report = verify_log([path], public_key=key_pair.public_path)
     assert not report.intact
 
@@ -287,6 +304,7 @@ _values = st.recursive(
 def test_any_sequence_of_records_written_then_verified_passes(
     tmp_path_factory: pytest.TempPathFactory,
     key_pair: KeyPairFiles,
+    log_format: int,
     records: list[dict[str, Any]],
     checkpoint_every: int | None,
     rotate: int | None,
@@ -298,6 +316,7 @@ def test_any_sequence_of_records_written_then_verified_passes(
         checkpoint_every=checkpoint_every,
         rotate_bytes=rotate,
         signing_key=key_pair.private_path,
+        format_version=log_format,
     ) as writer:
         for fields in records:
             writer.append("tool_result", fields)
@@ -322,9 +341,10 @@ def test_lines_split_across_read_chunks_verify_the_same(
     assert _first(chunked) == ("HASH_MISMATCH", 8) and chunked.torn_tail is not None
 
 
-def test_a_rehashed_record_with_a_boolean_version_is_malformed(signed_log: Path) -> None:
+def test_a_rehashed_record_with_a_boolean_version_is_malformed(signed_log: Path, log_format: int) -> None:
     lines = read_lines(signed_log)
-    lines[4] = lines[4].replace(b'"v":1}', b'"v":true}')
+    version = b'"v":1}' if log_format == 1 else b'{"v":2,'
+    lines[4] = lines[4].replace(version, version.replace(str(log_format).encode(), b"true"))
     signed_log.write_bytes(b"".join(forge_rechained(lines)))
     signed_log.with_name("audit.jsonl.anchor").unlink()
     assert _first(verify_log([signed_log])) == ("MALFORMED", 5)

@@ -23,9 +23,14 @@ def _records(path: Path) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in read_lines(path)]
 
 
-def test_records_carry_writer_fields_and_chain_from_a_genesis_tied_to_the_log_id(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [1, 2])
+def test_records_carry_writer_fields_and_chain_from_a_genesis_tied_to_the_log_id(
+    tmp_path: Path, version: int
+) -> None:
     path = tmp_path / "audit.jsonl"
-    with AuditWriter.open(path, log_id="log-1", fsync="off", checkpoint_every=None) as writer:
+    with AuditWriter.open(
+        path, log_id="log-1", fsync="off", checkpoint_every=None, format_version=version
+    ) as writer:
         receipt = writer.append("tool_result", gateway_fields(1))
     records = _records(path)
     assert [r["kind"] for r in records] == ["segment_start", "tool_result", "checkpoint"]
@@ -35,7 +40,22 @@ def test_records_carry_writer_fields_and_chain_from_a_genesis_tied_to_the_log_id
     assert (receipt.seq, receipt.hash) == (1, records[1]["hash"])
     assert records[1]["call"] == gateway_fields(1)["call"]
     assert records[1]["ts"].endswith("Z") and records[1]["ts"][10] == "T"
-    assert all(r["log_id"] == "log-1" and r["v"] == 1 for r in records)
+    assert all(r["log_id"] == "log-1" and r["v"] == version for r in records)
+
+
+def test_new_logs_are_format_2_and_an_old_log_is_continued_in_its_own_format(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    with AuditWriter.open(path, fsync="off") as writer:
+        writer.append("tool_result", gateway_fields(1))
+    line = path.read_bytes().splitlines()[1]
+    assert line.startswith(b'{"v":2,"log_id":') and line[-75:-66] == b',"hash":"'
+    old = tmp_path / "old.jsonl"
+    with AuditWriter.open(old, fsync="off", format_version=1) as writer:
+        writer.append("tool_result", gateway_fields(1))
+    with AuditWriter.open(old, fsync="off") as writer:  # today's default, an old log
+        writer.append("tool_result", gateway_fields(2))
+    assert {r["v"] for r in _records(old)} == {1}
+    assert verify_log([old]).intact
 
 
 @pytest.mark.parametrize("field", ["seq", "hash", "prev", "kind", "log_id", "ts", "v"])
