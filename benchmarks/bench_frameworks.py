@@ -1,15 +1,16 @@
 """What a framework adapter costs per tool call, over the framework's own per-call cost, in one run.
 
-Run: ``python benchmarks/bench_frameworks.py [--calls N] [--rounds N] [--only NAME]``. For every framework whose
-extra is installed, an agent driven by the framework's own scripted/fake model makes ``--calls``
-allowed tool calls (one per model turn, a canned tool body), once without the adapter and once with
-it twice: ``gated`` (the shipped packs deciding, every call recorded in an audit log with
-``fsync=off``: what a deployment pays) and ``glue`` (a pack with no rules and no audit log: the
-adapter's own translation, without the policy's work, which the in-process gateway pays too).
-Times are CPU time of the benchmark process, medians over rounds that alternate the variants. Per call: the
-framework alone, each variant's added cost, and its ratio to the framework's. Target: the glue adds
-at most 10% of the framework's own per-call cost or 50 us, whichever is larger (the policy's own
-cost is ``bench_gateway.py``'s subject). Writes ``benchmarks/results/frameworks.json``.
+Run: ``python benchmarks/bench_frameworks.py [--calls N] [--rounds N] [--only NAME]``. For every
+framework whose extra is installed (or each ``--only`` one), an agent driven by the framework's own
+scripted/fake model makes ``--calls`` allowed tool calls (one per model turn, a canned tool body),
+once without the adapter and once with it twice: ``gated`` (the shipped packs deciding, every call
+recorded in an audit log with ``fsync=off``: what a deployment pays) and ``glue`` (a pack with no
+rules and no audit log: the adapter's own translation, without the policy's work, which the
+in-process gateway pays too). Times are CPU time of the benchmark process, medians over rounds that
+alternate the variants. Per call: the framework alone, each variant's added cost, and its ratio to
+the framework's. Target: the glue adds at most 10% of the framework's own per-call cost or 50 us,
+whichever is larger (the policy's own cost is ``bench_gateway.py``'s subject). Writes
+``benchmarks/results/frameworks.json``.
 """
 
 from __future__ import annotations
