@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_gateway_load as load  # noqa: E402  (the load benchmark's clients and gateway)
+import bench_gateway_load as load  # the load benchmark's clients and gateway
 
 RESULTS = load.ROOT / "benchmarks" / "results" / "gateway_cpu.json"
 TICKS = os.sysconf("SC_CLK_TCK")
