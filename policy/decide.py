@@ -26,8 +26,9 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 import structlog
+from dsh_policy.cmdline.deadline import stage_deadline
+from dsh_policy.cmdline.shell import shell_argv0s
 from dsh_policy.policy.cel.engine import CelEngine, CelEvalError, EventActivation
-from dsh_policy.policy.cel.shell import shell_argv0s
 from dsh_policy.policy.compile import (
     CompiledExpr,
     CompiledPolicy,
@@ -36,7 +37,6 @@ from dsh_policy.policy.compile import (
     Redaction,
     RuleSelection,
 )
-from dsh_policy.policy.deadline import stage_deadline
 from dsh_policy.policy.events import (
     GuardVerdict,
     PolicyStamp,
@@ -281,7 +281,7 @@ class _StageRun:
     def run(self, plan: StagePlan | Sequence[CompiledRule]) -> None:
         """Evaluate every rule, in order (all of them: the trace and shadow rules need it),
         except those whose ``match.programs`` the shell line does not run. The stage's deadline is
-        visible to helpers (``policy.deadline``), so one slow helper call on attacker-sized input
+        visible to helpers (``cmdline.deadline``), so one slow helper call on attacker-sized input
         cannot outlast the budget either."""
         scope = self.scope
         scope.start_clock()
@@ -657,7 +657,7 @@ class Decider:
 
     def _self_protection(self, event: ToolCallEvent) -> Any:
         """The deployment's self-protection refusal for this call, if any (see
-        ``policy.runtime.self_protection``); an exception here fails the guard closed."""
+        ``policy.self_protection``); an exception here fails the guard closed."""
         protection = self.policy.protection
         if protection is None:
             return None
@@ -799,7 +799,7 @@ class Decider:
         rules = plan.rules
         if any(
             rule_plan.rule.programs is not None  # skipping by the shell line's programs: full run
-            # a helper call reads the stage deadline (policy.deadline), which the full run sets
+            # a helper call reads the stage deadline (cmdline.deadline), which the full run sets
             or (rule_plan.when is not None and getattr(rule_plan.when.program, "calls_helpers", True))
             or (
                 rule_plan.when is not None

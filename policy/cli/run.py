@@ -26,14 +26,8 @@ from dsh_policy.audit.segments import discover_segments
 from dsh_policy.audit.terminal import Painter
 from dsh_policy.audit.verify import VerificationReport, verify_log
 from dsh_policy.core import Harness, Message, ModelReply, ModelRequest, ModelToolCall, ToolExecution
-from dsh_policy.policy.cli.options import (
-    USAGE_EXIT,
-    CommandParser,
-    add_policy_options,
-    parse_command,
-    print_errors,
-    sources_from,
-)
+from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command, print_errors
+from dsh_policy.policy.command_line import CommandParser, add_policy_options, sources_from
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.demo.sandbox import Sandbox
 from dsh_policy.policy.demo.script import ScriptedTurn, SessionScript, load_session_script

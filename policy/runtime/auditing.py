@@ -37,6 +37,7 @@ from dsh_policy.policy.events import (
     ToolCallVerdict,
 )
 from dsh_policy.policy.fingerprint import rule_fingerprints
+from dsh_policy.policy.runtime.delivery import current_delivery
 
 __all__ = [
     "DEPTH_MARKER",
@@ -273,6 +274,9 @@ class DecisionAuditor:
 
     def _append(self, kind: str, fields: dict[str, Any], stamp: PolicyStamp | None = None) -> None:
         fields["policy"] = self._policy_fields(stamp)
+        delivery = current_delivery()
+        if delivery is not None:
+            fields["delivery"] = canonical_domain(dict(delivery))
         try:
             try:
                 self.writer.append(kind, fields)
@@ -444,6 +448,11 @@ class DecisionAuditor:
     def policy_reload_failed(self, errors: Sequence[PolicyError]) -> None:
         """An edit failed to load; the previous policy stays in force (its digest is recorded)."""
         self._append("policy_reload_failed", {"errors": [str(error) for error in errors]})
+
+    def hook_told(self, fields: Mapping[str, Any]) -> None:
+        """What a hook told the agent when that was not its gateway's answer (the answer was
+        lost, late or broken, and the hook gave the safe answer instead)."""
+        self._append("hook_told", {key: canonical_domain(value) for key, value in fields.items()})
 
     def hook_event(self, fields: Mapping[str, Any]) -> None:
         """A harness hook event with no tool decision of its own (session start, stop)."""
