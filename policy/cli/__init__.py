@@ -59,6 +59,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "policy-log": ("dsh_policy.policy.cli.policy_log", "list every policy change in a log, weakening marked"),
     "keygen": ("dsh_policy.audit.cli", "make an Ed25519 key pair for checkpoint signatures"),
     "log": ("dsh_policy.audit.logview", "show an audit log for people, verifying each record"),
+    "mcp": ("dsh_policy.policy.cli.mcp", "put the policy in front of an MCP server (proxy, approve)"),
 }
 
 USAGE_EXIT = 2
