@@ -35,7 +35,7 @@ from dsh_policy.audit.verify import PublicKeySource, verify_log
 from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.decide import Policy
-from dsh_policy.policy.review.fingerprint import rule_fingerprints
+from dsh_policy.policy.fingerprint import rule_fingerprints
 from dsh_policy.policy.review.outcomes import RANKS, Outcome
 from dsh_policy.policy.review.records import (
     LogReader,
