@@ -95,6 +95,9 @@ class VerificationReport:
     anchor_found_by: str | None = None  #: "given", "name", "log_id" (a renamed log) or None
     require_anchor: bool = False  #: verified with --require-anchor (no anchor is then a failure)
     error_total: int = 0  #: integrity findings, including those beyond MAX_FINDINGS
+    #: ``hook_told`` records: a hook told the agent something other than the decision its gateway
+    #: recorded (a safe answer after a lost, late or broken answer). Not an integrity finding.
+    hook_told: int = 0
 
     @property
     def intact(self) -> bool:
@@ -184,6 +187,7 @@ class VerificationReport:
             "tail_proven": self.tail_proven,
             "require_anchor": self.require_anchor,
             "records_lost": self.records_lost,
+            "hook_told": self.hook_told,
             "recoveries": [r.to_json() for r in self.recoveries],
             "bytes_checked": self.bytes_checked,
             "first_error": self.first_error.to_json() if self.first_error else None,
