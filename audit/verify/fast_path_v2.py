@@ -21,7 +21,7 @@ from binascii import hexlify
 from collections.abc import Iterator
 from itertools import repeat
 from operator import getitem, sub
-from typing import Final
+from typing import Final, cast
 
 import orjson
 
@@ -31,10 +31,11 @@ from .chain import Chain
 from .fast_path import SlowPath
 from .tally import Tally
 
-#: The kinds only the writer writes, as their value's bytes follow a header's ``"kind":"``.
+#: The kinds the slow path notes for the report (the writer's own, and ``hook_told``, which it counts),
+#: as their value's bytes follow a header's ``"kind":"``.
 _WRITER_KINDS: Final = tuple(
     f'{kind}"'.encode()
-    for kind in ("checkpoint", "segment_start", "recovery", "key_handover", "records_lost")
+    for kind in ("checkpoint", "segment_start", "recovery", "key_handover", "records_lost", "hook_told")
 )
 _DIGEST: Final = type(hashlib.sha256()).digest
 _BODY: Final = slice(0, -V2_TRAILER_LENGTH)
@@ -82,7 +83,7 @@ class FastPathV2:
             run = run[:size]
         if not size:
             return 0
-        stated = list(map(getitem, run, repeat(_STATED)))
+        stated = cast("list[bytes]", list(map(getitem, run, repeat(_STATED))))
         # Header: v, log id, this seq and the previous record's hash, in the writer's bytes.
         template = (
             b'{"v":2,"log_id":'
@@ -115,10 +116,15 @@ class FastPathV2:
             _count_true(map(bytes.endswith, run, repeat(b'"}'))),
         )
         run = run[:good]
-        digests = list(
+        digests: list[bytes] = list(
             map(
                 _DIGEST,
-                map(hashlib.sha256, map(RECORD_HASH_TAG_V2.__add__, map(getitem, run, repeat(_BODY)))),
+                map(
+                    hashlib.sha256,
+                    map(
+                        RECORD_HASH_TAG_V2.__add__, cast("Iterator[bytes]", map(getitem, run, repeat(_BODY)))
+                    ),
+                ),
             )
         )
         good = _count_true(map(bytes.__eq__, map(hexlify, digests), stated))

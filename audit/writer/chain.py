@@ -109,7 +109,7 @@ class ChainState:
                 )
             self.log_id = existing
         if record.get("v") in FORMAT_VERSIONS:
-            self.version = int(record["v"])  # type: ignore[arg-type]
+            self.version = int(record["v"])
         self.next_seq = int(record["seq"]) + 1
         self.head = str(record["hash"])
         self.frontier.append(bytes.fromhex(self.head))

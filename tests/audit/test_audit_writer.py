@@ -514,3 +514,15 @@ def test_segment_age_survives_reopening_so_short_lived_writers_still_rotate(
 def test_rotate_seconds_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="rotate_seconds"):
         AuditWriter.open(tmp_path / "audit.jsonl", rotate_seconds=0)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_the_fast_paths_leave_hook_told_records_to_the_count(tmp_path: Path, version: int) -> None:
+    path = tmp_path / "audit.jsonl"
+    with AuditWriter.open(path, fsync="off", format_version=version) as writer:
+        for index in range(30):
+            writer.append("tool_result", gateway_fields(index))
+            if index % 10 == 3:
+                writer.append("hook_told", {"request": f"r{index}", "told": {"action": "deny"}})
+    report = verify_log([path])
+    assert report.intact and report.hook_told == 3
