@@ -210,9 +210,10 @@ def _where(finding: Finding) -> str:
 
 
 def key_prefix(out: str) -> Path:
-    """``--out``'s file prefix: a folder (an existing one, or any path ending in ``/``) gets the
-    default name inside it, rather than ``DIR/.key`` or a file beside it."""
-    if out.endswith(("/", os.sep)) or Path(out).is_dir():
+    """``--out``'s file prefix: a path ending in ``/`` names a folder (made if missing), which gets
+    the default name inside it rather than ``DIR.key`` beside it. Without the slash ``--out audit``
+    stays the prefix ``audit`` even where a folder ``audit/`` exists (as it always was)."""
+    if out.endswith(("/", os.sep)):
         Path(out).mkdir(mode=0o700, parents=True, exist_ok=True)
         return Path(out) / DEFAULT_KEY_NAME
     return Path(out)
@@ -232,7 +233,7 @@ def keygen_main(argv: Sequence[str]) -> int:
         "--out",
         metavar="PREFIX",
         default=DEFAULT_KEY_NAME,
-        help="file prefix (default %(default)s); a folder (DIR/) gets DIR/audit-signing.key and .pub",
+        help="file prefix (default %(default)s); DIR/ (with the slash) writes DIR/audit-signing.key and .pub",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
     args = parse_command(parser, argv)

@@ -155,7 +155,7 @@ def _parse_v2(
             file,
             number,
             seq,
-            "record hash does not match its bytes",
+            "record hash does not match its content",
             expected=computed,
             actual=stated,
         )

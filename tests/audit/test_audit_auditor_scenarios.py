@@ -160,9 +160,9 @@ def test_keygen_out_a_folder_writes_into_it(tmp_path: Path, capsys: pytest.Captu
     made = json.loads(capsys.readouterr().out)
     assert Path(made["private_key"]) == tmp_path / "keys" / "audit-signing.key"
     assert (tmp_path / "keys" / "audit-signing.pub").is_file()
-    (tmp_path / "existing").mkdir()
+    assert not (tmp_path / "keys.key").exists()
+    (tmp_path / "existing").mkdir()  # without the slash, a prefix as always (README: --out audit)
     assert keygen_main(["--out", str(tmp_path / "existing"), "--format", "json"]) == 0
-    assert (tmp_path / "existing" / "audit-signing.key").is_file()
-    assert not (tmp_path / "existing.key").exists() and not (tmp_path / "keys.key").exists()
+    assert (tmp_path / "existing.key").is_file()
     assert keygen_main(["--out", str(tmp_path / "plain"), "--format", "json"]) == 0
     assert (tmp_path / "plain.key").is_file()
