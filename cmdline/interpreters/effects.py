@@ -23,6 +23,7 @@ from dsh_policy.cmdline.interpreters.calls import (
     WRITE_MODE,
 )
 from dsh_policy.cmdline.interpreters.model import MAX_CODE_CHARS, SHELL_NAMES, UNKNOWN, CodeAnalysis
+from dsh_policy.cmdline.interpreters.python_ast import canonical_python
 from dsh_policy.cmdline.interpreters.reader import CodeReader
 
 
@@ -36,6 +37,11 @@ def analyze(code: str, language: str) -> CodeAnalysis:
         for match in SED_EXEC.finditer(code):
             out.shell_lines.append(match.group(1).strip())
         return out
+    if language == "python":
+        canonical = canonical_python(code)
+        if canonical is not None:  # parsed: aliases spelled out, constants folded (else: as written)
+            code = canonical.code
+            out.nested.extend(("python", nested) for nested in canonical.nested)
     code = _without_comments(code, language)
     reader = CodeReader(code, language)
     _shell_outs(reader, language, out)

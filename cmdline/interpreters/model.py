@@ -17,8 +17,11 @@ SHELL_NAMES = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fis
 
 @dataclass(slots=True)
 class CodeAnalysis:
-    """What one piece of code does: shell lines and argvs it runs, and its other effects."""
+    """What one piece of code does: shell lines and argvs it runs, its other effects, and code it
+    hands back to its own interpreter (``exec("...")``) as ``(language, code)``: the caller reads
+    that again under its nesting budget."""
 
     shell_lines: list[str] = field(default_factory=list)
     argvs: list[list[str]] = field(default_factory=list)
     effects: list[dict[str, str]] = field(default_factory=list)
+    nested: list[tuple[str, str]] = field(default_factory=list)
