@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 
-from dsh_policy.policy.cli.options import CommandParser, parse_command
+from dsh_policy.policy.cli.options import parse_command
+from dsh_policy.policy.command_line import CommandParser
 from dsh_policy.policy.hooks.codex import managed as codex_managed
 from dsh_policy.policy.hooks.codex import trust as codex_trust
 from dsh_policy.policy.hooks.install import doctor, doctor_codex, doctor_http

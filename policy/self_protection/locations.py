@@ -126,7 +126,7 @@ def gateway_runtime_locations() -> Iterator[Protected]:
     """Every folder the resident gateway may use here (reading too: the HTTP token is there).
     Whoever can write in it can stand in for the gateway: remove its socket, bind another that
     answers "allow" to every hook (the hook trusts a socket of its own user)."""
-    from dsh_policy.policy.hooks.gateway.runtime_paths import runtime_dir_candidates  # stdlib only
+    from dsh_policy.policy.gateway_folders import runtime_dir_candidates  # stdlib only
 
     for folder in runtime_dir_candidates():
         yield Protected(absolute(folder), "gateway-runtime", tree=True, secret=True)

@@ -14,16 +14,15 @@ import time
 from pathlib import Path
 
 import pytest
+from dsh_policy.policy.gateway_folders import RUNTIME_DIR_VARIABLE, runtime_dir_candidates
 from dsh_policy.policy.hooks.claude_code.dialect import ClaudeCodeDialect
 from dsh_policy.policy.hooks.codex.dialect import CodexDialect
 from dsh_policy.policy.hooks.gateway import client, safe_answers
 from dsh_policy.policy.hooks.gateway.runtime_paths import (
-    RUNTIME_DIR_VARIABLE,
     DeploymentSpec,
     RuntimeDirError,
     check_private_dir,
     runtime_dir,
-    runtime_dir_candidates,
 )
 from dsh_policy.policy.hooks.protocol.messages import SUPPORTED_EVENTS, failure_verdict
 from hook_testkit import PACK, payload
@@ -138,6 +137,7 @@ def test_the_client_imports_no_heavy_module_when_a_gateway_answers(tmp_path: Pat
         "dsh_policy.policy.hooks.gateway.safe_answers",
         "dsh_policy.policy.hooks.gateway.runtime_paths",
         "dsh_policy.policy.hooks.gateway.wire",
+        "dsh_policy.policy.gateway_folders",
     }
     # Beyond what the interpreter had loaded at start-up (site, and an editable install's finder):
     baseline = subprocess.run(

@@ -5,18 +5,28 @@ call (over a second). This client pays only the interpreter and a few standard-l
 it reads the event, forwards it over a Unix socket to the resident gateway of its deployment
 (:mod:`.server`, started here on first use and kept warm), and prints the gateway's answer.
 
-What happens when the gateway is not there or misbehaves, in order:
+Every wait has a deadline, and they add up to less than the client's budget
+(``DSH_POLICY_HOOK_TIMEOUT``, 20 s by default, which the watchdog enforces at 22 s), itself well
+inside the 30 s the shipped settings give a hook: no harness ever times the hook out (Codex runs
+the call when a hook times out). What happens when the gateway is not there or misbehaves:
 
+- connecting: a full listen queue (``EAGAIN``) is retried for up to ``CONNECT_SECONDS``;
 - no gateway running (no socket, or a stale one): start ``dsh-policy serve`` for this deployment in
-  the background and wait for it (up to ``START_SECONDS``); two hooks racing start one gateway
-  (the server's lock decides, and the loser waits for the winner);
+  the background and wait for it (up to ``START_SECONDS``). Only the hook holding the start lock
+  (``<key>.start``) starts one; every other hook waits for that gateway, so a crash under 20 hooks
+  restarts one gateway, not 20;
 - the gateway cannot be started or reached in time, the runtime folder or socket is not ours, or
   ``DSH_POLICY_GATEWAY=off`` / ``--in-process``: decide *in process* (the slow path, the same code
   the gateway runs);
-- the request went out but the answer did not come back whole (the gateway died, the socket broke,
-  the deadline passed, the answer is not a valid protocol answer): the event's safe answer
-  (:mod:`.safe_answers`; exit 2 for PreToolUse). The call was possibly decided and recorded, but its
-  answer is lost, so it must not run; the next event starts a new gateway;
+- the gateway goes silent (no answer and no heartbeat for ``SILENCE_SECONDS``: frozen) or, busy,
+  has not answered within ``ANSWER_SECONDS``: decide in process, within what is left of the
+  budget, and the record says so (``delivery``: the request id, the path taken and why);
+- the answer cannot come back whole (the gateway died or broke the protocol), or too little budget
+  is left to decide in process: the event's safe answer (:mod:`.safe_answers`; exit 2 for
+  PreToolUse). The call was possibly decided and recorded, but its answer is lost, so it must not
+  run; the hook leaves a note (:mod:`.delivery_notes`) that the gateway appends to the log as a
+  ``hook_told`` record, so the log says what the agent was told; the next event starts a new
+  gateway;
 - SIGTERM, SIGHUP, SIGINT, SIGPIPE and the watchdog alarm (``DSH_POLICY_HOOK_TIMEOUT`` plus a
   grace, from the start of the process, whatever it is doing): the safe answer, then exit.
 
@@ -48,8 +58,13 @@ GATEWAY_VARIABLE = "DSH_POLICY_GATEWAY"  # "off": never use a resident gateway
 TIMEOUT_VARIABLE = "DSH_POLICY_HOOK_TIMEOUT"  # seconds for one answer, below the harness's timeout
 DEFAULT_TIMEOUT_SECONDS = 20.0
 WATCHDOG_GRACE_SECONDS = 2.0  # past the timeout, the alarm answers for a hook stuck anywhere
-START_SECONDS = 10.0  # how long a hook waits for a gateway it started
+CONNECT_SECONDS = 1.0  # retrying a full listen queue
+START_SECONDS = 10.0  # how long a hook waits for a gateway to start (its imports, compiling the packs)
+SILENCE_SECONDS = 2.0  # no answer and no heartbeat for this long: the gateway is frozen
+ANSWER_SECONDS = 10.0  # a busy (heartbeating) gateway may take this long to answer
+IN_PROCESS_MIN_SECONDS = 4.0  # deciding in process needs this much of the budget left
 IDLE_EXIT_SECONDS = 1800  # a gateway started by a hook leaves after this long without events
+START_LOCK_VARIABLE = "DSH_POLICY_START_LOCK_FD"  # the start lock a spawned gateway inherits
 IDLE_VARIABLE = "DSH_POLICY_GATEWAY_IDLE"  # seconds, for the gateways this client starts
 MAX_INPUT_BYTES = 32 * 1024 * 1024  # protocol.MAX_INPUT_BYTES
 EXIT_ALREADY_RUNNING = 3  # serve's exit code when another process serves this deployment
@@ -163,13 +178,14 @@ def parse_options(argv: list[str]) -> HookOptions | None:
 class _Run:
     """What the signal handlers need to answer for this process: the event, once read."""
 
-    __slots__ = ("console", "emitting", "harness", "raw")
+    __slots__ = ("console", "emitting", "harness", "raw", "why")
 
     def __init__(self) -> None:
         self.raw: bytes | None = None
         self.harness = "codex"
         self.emitting: int | None = None
         self.console = False
+        self.why = ""  # why no gateway answered (for the record of an in-process decision)
 
     def safe_answer(self, message: str) -> safe_answers.Answer:
         """The safe answer for the event this process was given."""
@@ -218,7 +234,7 @@ def _timeout() -> float:
 def process_main(argv: list[str]) -> int:
     """The console script's ``dsh-policy hook`` (the dispatcher's ``process_main``): as
     :func:`main`, except that deciding in process runs in the adapter's watched child process
-    (``cli.hook.process_main``: a memory limit and a deadline)."""
+    (:func:`..in_process.adapter.process_main`: a memory limit and a deadline)."""
     return main(argv, console=True)
 
 
@@ -226,9 +242,9 @@ def hook_main(argv: list[str]) -> int:
     """``cli.main(["hook", ...])`` from Python (tests, embedding): decided in this process by the
     adapter, as the dispatcher does for every programmatic call; the harness's path (the console
     script) is :func:`process_main`."""
-    from dsh_policy.policy.cli import hook
+    from dsh_policy.policy.hooks.in_process import adapter
 
-    return hook.main(_without_client_flags(argv))
+    return adapter.main(_without_client_flags(argv))
 
 
 def main(argv: list[str], *, console: bool = False) -> int:
@@ -267,22 +283,53 @@ def _run(argv: list[str], timeout: float) -> int:
     except RuntimeDirError:
         return decide_in_process(argv, raw)
     deadline = time.monotonic() + timeout
+    request = os.urandom(8).hex()
     frame = wire.encode_request(
         "hook",
-        {"harness": options.harness, "announce": options.announce, "bash_output": options.bash_output},
+        {
+            "harness": options.harness,
+            "announce": options.announce,
+            "bash_output": options.bash_output,
+            "request": request,
+        },
         raw,
     )
     try:
         reply = ask_gateway(files, spec, frame, deadline)
+    except wire.GatewaySilentError as error:
+        if deadline - time.monotonic() >= IN_PROCESS_MIN_SECONDS:
+            delivery = {"request": request, "path": "in-process", "why": f"resident gateway: {error}"}
+            return decide_in_process(argv, raw, delivery, deadline)
+        return _lost(files, request, f"resident gateway: {error}")
     except wire.WireError as error:
-        answer = _RUN.safe_answer(f"resident gateway: {error}")
-        _write_answer(answer)
-        return answer.exit_code
+        return _lost(files, request, f"resident gateway: {error}")
     if reply is None:
-        return decide_in_process(argv, raw)
+        why = _RUN.why or "no resident gateway could be reached"
+        # No deadline of ours here: the adapter's own (and the watchdog) bound it, as before.
+        return decide_in_process(argv, raw, {"path": "in-process", "why": why})
     answer = _checked_answer(reply)
+    if answer.exit_code != reply.get("exit_code"):  # malformed: the gateway's answer is not given
+        _leave_note(files, request, answer, "resident gateway sent a malformed answer")
     _write_answer(answer)
     return answer.exit_code
+
+
+def _lost(files: GatewayFiles, request: str, why: str) -> int:
+    """The safe answer for a request whose answer was lost, and a note saying so."""
+    answer = _RUN.safe_answer(why)
+    _write_answer(answer)
+    _leave_note(files, request, answer, why)
+    return answer.exit_code
+
+
+def _leave_note(files: GatewayFiles, request: str, answer: safe_answers.Answer, why: str) -> None:
+    """Tell the log what the agent was told instead of the gateway's answer (after answering)."""
+    from dsh_policy.policy.hooks.gateway import delivery_notes
+
+    told = {"exit_code": answer.exit_code, "action": safe_answers.action_of(answer)}
+    delivery_notes.leave_note(
+        files.folder, files.key, request, _RUN.harness, safe_answers.event_of(_RUN.raw), told, why
+    )
 
 
 def _without_client_flags(argv: list[str]) -> list[str]:
@@ -293,21 +340,24 @@ def ask_gateway(
     files: GatewayFiles, spec: DeploymentSpec, frame: bytes, deadline: float
 ) -> dict[str, object] | None:
     """The gateway's answer to ``frame``; None when no gateway could be reached (decide in
-    process). Raises :class:`~.wire.WireError` when one was reached but the answer was lost.
+    process; ``_RUN.why`` says why). Raises :class:`~.wire.GatewaySilentError` when one was
+    reached but went silent or stayed busy past ``ANSWER_SECONDS``, and
+    :class:`~.wire.WireError` when the answer was lost.
 
     One retry, for one case only: the gateway closed the connection unanswered *and* its socket
     is gone or replaced. A gateway that leaves on purpose (idle, SIGTERM) unlinks its socket
     first and answers every request it accepted, so an unanswered request there was never
     decided; a gateway that was killed leaves its socket behind, and that is a lost answer."""
     for attempt in (1, 2):
-        connected = connect(files.socket)
+        connected = connect(files.socket, min(deadline, time.monotonic() + CONNECT_SECONDS))
         if connected is None:
             connected = start_and_connect(files, spec, min(deadline, time.monotonic() + START_SECONDS))
             if connected is None:
                 return None
         sock, inode = connected
         try:
-            return wire.exchange(sock, frame, deadline)
+            answer_by = min(deadline, time.monotonic() + ANSWER_SECONDS)
+            return wire.exchange(sock, frame, answer_by, SILENCE_SECONDS)
         except wire.GatewayClosedError:
             if attempt == 2 or _socket_inode(files.socket) == inode:
                 raise
@@ -323,44 +373,99 @@ def _socket_inode(path: str) -> int | None:
         return None
 
 
-def connect(path: str) -> tuple[wire.Socket, int] | None:
+def connect(path: str, deadline: float | None = None) -> tuple[wire.Socket, int] | None:
     """A socket connected to a gateway of our own user and the socket file's inode, or None
-    (not running, or not to be trusted)."""
+    (not running, or not to be trusted). A full listen queue is retried until ``deadline``."""
     try:
         inode = check_own_socket(path)  # the file whose owner was checked, for ask_gateway's retry
     except (FileNotFoundError, RuntimeDirError):
         return None
-    sock = wire.unix_socket()
+    give_up = time.monotonic() + CONNECT_SECONDS if deadline is None else deadline
+    pause = 0.002
+    while True:
+        sock = wire.unix_socket()
+        try:
+            sock.settimeout(max(0.05, give_up - time.monotonic()))
+            sock.connect(path)
+            wire.check_peer(sock)
+            return sock, inode
+        except BlockingIOError:  # EAGAIN: the listen queue is full; the gateway is busy, not gone
+            sock.close()
+            if time.monotonic() + pause >= give_up:
+                _RUN.why = "the resident gateway's listen queue stayed full"
+                return None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+        except (OSError, wire.WireError):
+            sock.close()
+            return None
+
+
+def query_gateway(spec: DeploymentSpec, op: str, timeout: float = 5.0) -> dict[str, object] | str:
+    """Ask the running gateway of ``spec`` (``status``, ``stop``; never starts one); the answer or
+    why there is none. Used by ``dsh-policy serve --status/--stop`` and ``dsh-policy doctor``."""
     try:
-        sock.settimeout(2.0)
-        sock.connect(path)
-        wire.check_peer(sock)
-    except (OSError, wire.WireError):
+        files = gateway_files(spec, create=False)
+    except RuntimeDirError as error:
+        return str(error)
+    connected = connect(files.socket)
+    if connected is None:
+        return f"no gateway answers on {files.socket}"
+    sock, _ = connected
+    try:
+        return wire.exchange(sock, wire.encode_request(op, {}), time.monotonic() + timeout)
+    except wire.WireError as error:
+        return str(error)
+    finally:
         sock.close()
-        return None
-    return sock, inode
 
 
 def start_and_connect(
     files: GatewayFiles, spec: DeploymentSpec, deadline: float
 ) -> tuple[wire.Socket, int] | None:
     """Start this deployment's gateway unless one is starting (or leaving: it holds the lock until
-    it is gone), and wait for its socket."""
+    it is gone), and wait for its socket. Only the hook holding the start lock starts one."""
     process: subprocess.Popen[bytes] | None = None
     spawned = 0
-    while time.monotonic() < deadline:
-        connected = connect(files.socket)
-        if connected is not None:
-            return connected
-        if process is not None and process.poll() is not None:
-            if process.returncode != EXIT_ALREADY_RUNNING:
-                return None  # it could not start (a broken pack, ...): the slow path says why
-            process = None  # another hook's gateway won the race: wait for it
-        if process is None and spawned < 2 and not _lock_is_held(files.lock):
-            process = _spawn(files, spec)
-            spawned += 1
-        time.sleep(_POLL_SECONDS)
-    return None
+    start_lock: int | None = None
+    try:
+        while time.monotonic() < deadline:
+            connected = connect(files.socket, deadline)
+            if connected is not None:
+                return connected
+            if process is not None and process.poll() is not None:
+                if process.returncode != EXIT_ALREADY_RUNNING:
+                    _RUN.why = f"the resident gateway could not start (exit {process.returncode})"
+                    return None  # it could not start (a broken pack, ...): the slow path says why
+                process = None  # another gateway won the race: wait for it
+            if process is None and spawned < 2:
+                if start_lock is None:
+                    start_lock = _try_lock(files.start_lock)
+                if start_lock is not None and not _lock_is_held(files.lock):
+                    process = _spawn(files, spec, start_lock)
+                    spawned += 1
+            time.sleep(_POLL_SECONDS)
+        _RUN.why = "no resident gateway answered in time after starting one"
+        return None
+    finally:
+        if start_lock is not None:
+            os.close(start_lock)  # releases it
+
+
+def _try_lock(path: str) -> int | None:
+    """An open descriptor holding ``path``'s ``flock``, or None when another process holds it."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def _lock_is_held(path: str) -> bool:
@@ -382,9 +487,11 @@ def _lock_is_held(path: str) -> bool:
     return False
 
 
-def _spawn(files: GatewayFiles, spec: DeploymentSpec) -> subprocess.Popen[bytes] | None:
+def _spawn(files: GatewayFiles, spec: DeploymentSpec, start_lock: int) -> subprocess.Popen[bytes] | None:
     """``dsh-policy serve`` for ``spec``, detached from this hook (own session, no inherited pipes:
-    a harness waits for EOF on the hook's stdout, so the gateway must not hold it)."""
+    a harness waits for EOF on the hook's stdout, so the gateway must not hold it). It inherits
+    the start lock and holds it until it holds the deployment's lock: a gateway that takes longer
+    to start than this hook waits is still the only one started."""
     import subprocess
 
     idle = os.environ.get(IDLE_VARIABLE) or str(IDLE_EXIT_SECONDS)
@@ -402,6 +509,8 @@ def _spawn(files: GatewayFiles, spec: DeploymentSpec) -> subprocess.Popen[bytes]
             cwd="/",
             start_new_session=True,
             close_fds=True,
+            pass_fds=(start_lock,),
+            env={**os.environ, START_LOCK_VARIABLE: str(start_lock)},
         )
     except OSError:
         return None
@@ -460,23 +569,30 @@ def _write_answer(answer: safe_answers.Answer, *, raw_fds: bool = False) -> None
             pass
 
 
-def decide_in_process(argv: list[str], raw: bytes | None) -> int:
-    """The slow path: the in-process adapter (``dsh_policy.policy.cli.hook``) decides, reading
-    ``raw`` when this client already consumed stdin."""
+def decide_in_process(
+    argv: list[str],
+    raw: bytes | None,
+    delivery: dict[str, str] | None = None,
+    deadline: float | None = None,
+) -> int:
+    """The slow path: the in-process adapter (:mod:`..in_process.adapter`) decides, reading
+    ``raw`` when this client already consumed stdin. ``delivery`` (why no gateway answered) goes
+    into the record; the decision must end by ``deadline`` (``time.monotonic``)."""
     import io
 
-    from dsh_policy.policy import cli
-    from dsh_policy.policy.cli import hook
+    from dsh_policy.policy.diagnostics import configure_logging
+    from dsh_policy.policy.hooks.in_process import adapter
 
-    cli.configure_logging()
+    configure_logging()
     if raw is not None:
         sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
     if _RUN.console:  # the adapter's own watcher: a child under a memory limit and a deadline
-        supervised = hook.process_main(argv)
+        seconds = None if deadline is None else max(0.5, deadline - time.monotonic() - 0.25)
+        supervised = adapter.process_main(argv, delivery=delivery, seconds=seconds)
         if supervised in (safe_answers.EXIT_OK, safe_answers.EXIT_BLOCK):
             return supervised
         return safe_answers.EXIT_BLOCK
     # The watchdog stays armed: a slow path that hangs past the budget is refused (SIGALRM)
     # rather than left to the harness's timeout, which Codex counts as a hook that let it run.
-    code = hook.main(argv)
+    code = adapter.main(argv, delivery=delivery)
     return code if code in (safe_answers.EXIT_OK, safe_answers.EXIT_BLOCK) else safe_answers.EXIT_BLOCK

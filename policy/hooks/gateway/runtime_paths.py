@@ -22,9 +22,15 @@ import os
 import stat
 import sys
 
+from dsh_policy.policy.gateway_folders import (
+    RUNTIME_DIR_VARIABLE,
+    tmp_folder,
+    xdg_folder,
+)
+
 TYPE_CHECKING = False  # not typing's: importing typing would cost every hook event
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from argparse import Namespace
 
 try:  # the built-in SHA-256 loads in a fraction of hashlib's time (no OpenSSL)
     from _sha2 import sha256  # Python 3.12+
@@ -34,7 +40,6 @@ except ImportError:
     except ImportError:
         from hashlib import sha256
 
-RUNTIME_DIR_VARIABLE = "DSH_POLICY_RUNTIME_DIR"
 # sockaddr_un.sun_path is 108 bytes on Linux and 104 on macOS, including the terminating NUL.
 MAX_SOCKET_PATH = 103
 KEY_CHARS = 20
@@ -153,6 +158,23 @@ class DeploymentSpec:
         return self.config or ", ".join(self.packs) or "(no packs)"
 
 
+def spec_from(args: Namespace) -> DeploymentSpec:
+    """The deployment that parsed hook or ``serve`` options name: the same one the fast client
+    computes from the raw command line, so ``hook``, ``serve`` and ``doctor`` find one gateway.
+
+    Not folded into :func:`sources_from`: ``serve --status`` needs the spec without reading the
+    deployment file, and the hook needs it only when it decides a tool call."""
+    return DeploymentSpec.from_options(
+        config=args.config,
+        packs=list(args.packs),
+        params=list(args.params),
+        engine=args.engine,
+        shadow=bool(args.shadow),
+        audit=args.audit,
+        unprotected=bool(args.no_self_protection),
+    )
+
+
 def absolute(path: str | None, base: str) -> str | None:
     """``path`` made absolute against ``base`` (``~`` expanded), or None."""
     if path is None:
@@ -198,6 +220,12 @@ class GatewayFiles:
         return self._file(".lock")
 
     @property
+    def start_lock(self) -> str:
+        """Held (``flock``) by the one hook that starts a gateway, so a crash restarts one
+        gateway, not one per waiting hook."""
+        return self._file(".start")
+
+    @property
     def log(self) -> str:
         """stdout/stderr of a gateway the hook client started."""
         return self._file(".log")
@@ -215,7 +243,7 @@ def runtime_dir(*, create: bool = True) -> str:
         folder = override
     else:
         xdg = os.environ.get("XDG_RUNTIME_DIR")
-        folder = _xdg_folder(xdg) if xdg and _is_private_dir(xdg) else _tmp_folder(os.environ)
+        folder = xdg_folder(xdg) if xdg and _is_private_dir(xdg) else tmp_folder(os.environ)
     if create:
         try:
             os.mkdir(folder, 0o700)
@@ -225,26 +253,6 @@ def runtime_dir(*, create: bool = True) -> str:
             raise RuntimeDirError(f"cannot create runtime folder {folder}: {error.strerror}") from None
     check_private_dir(folder)
     return folder
-
-
-def runtime_dir_candidates(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """Every folder :func:`runtime_dir` may choose in this environment, whether or not it exists:
-    self-protection guards them all (whoever can write there can answer for the gateway)."""
-    env = os.environ if environ is None else environ
-    found = [env[RUNTIME_DIR_VARIABLE]] if env.get(RUNTIME_DIR_VARIABLE) else []
-    xdg = env.get("XDG_RUNTIME_DIR")
-    if xdg:
-        found.append(_xdg_folder(xdg))
-    found.append(_tmp_folder(env))
-    return tuple(dict.fromkeys(found))
-
-
-def _xdg_folder(xdg: str) -> str:
-    return os.path.join(xdg, "dsh-policy")
-
-
-def _tmp_folder(environ: Mapping[str, str]) -> str:
-    return os.path.join(environ.get("TMPDIR") or "/tmp", f"dsh-policy-{os.geteuid()}")
 
 
 def _is_private_dir(path: str) -> bool:

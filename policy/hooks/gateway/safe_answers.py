@@ -83,3 +83,14 @@ def _line(document: dict[str, object]) -> str:
     import json
 
     return json.dumps(document, ensure_ascii=True, separators=(",", ":")) + "\n"
+
+
+def action_of(answer: Answer) -> str:
+    """What ``answer`` told the agent, in a word (``deny``, ``block``, ``stop`` or ``pass``)."""
+    if answer.exit_code == EXIT_BLOCK:
+        return "deny"
+    if '"decision":"block"' in answer.stdout:
+        return "block"
+    if '"continue":false' in answer.stdout:
+        return "stop"
+    return "pass"

@@ -8,12 +8,14 @@ Start-up, in this order so that a client never meets a half-ready gateway:
    commit and checkpoints on the writer's own schedule); errors are printed and exit 1;
 3. bind the Unix socket under a temporary name, ``chmod 0600``, and rename it into place (a
    client only ever sees a socket with the final permissions); optionally listen on loopback
-   HTTP (:mod:`.http_front`).
+   HTTP (:mod:`.http_front`); then serve both on an anyio event loop in a thread of its own
+   (:mod:`.fronts`: bounded connections, deadlines, decisions on a worker per core).
 
 While serving, the policy follows edits to its files on a background thread (``deploy``'s
 watcher: a reload compiles off the decision path, and decisions use the policy in force until the
 new one replaces it); SIGHUP checks the files at once. The gateway leaves after ``--idle-exit``
-seconds without a request.
+seconds without a request. Every second it appends the notes hooks left about answers they could
+not pass on (:mod:`.delivery_notes`) to the log as ``hook_told`` records.
 
 A gateway also leaves when its audit log fails (fail-closed deployments refuse meanwhile) or is
 deleted under it, so that the next hook starts one that opens the log afresh.
@@ -27,42 +29,39 @@ every acknowledged record was written to the log before its answer left.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import os
-import select
 import signal
-import socketserver
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks.gateway.audit import audit_target
+from dsh_policy.policy.hooks.gateway.delivery_notes import pending_notes, remove_note
+from dsh_policy.policy.hooks.gateway.front_limits import FrontLimits
 from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec, GatewayFiles, gateway_files
 from dsh_policy.policy.hooks.gateway.service import GatewayService
-from dsh_policy.policy.hooks.gateway.wire import (
-    WireError,
-    check_peer,
-    encode_hook_reply,
-    encode_reply,
-    read_request,
-)
+from dsh_policy.policy.hooks.gateway.unix_front import bind_unix
 from dsh_policy.policy.runtime.audit_plan import AuditPlan
 from dsh_policy.policy.runtime.deployment import Deployment, deploy
 from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
+if TYPE_CHECKING:
+    from dsh_policy.policy.hooks.gateway.fronts import Fronts
+
 _log = structlog.get_logger("dsh_policy.gateway")
 
 EXIT_ALREADY_RUNNING: Final[int] = 3
-REQUEST_SECONDS: Final[float] = 30.0  # a client that connects and then says nothing is dropped
 LOG_GONE_SECONDS: Final[float] = 0.5
+LOCK_PATIENCE_SECONDS: Final[float] = 0.5
 _TICK_SECONDS: Final[float] = 0.1  # how often the serving loop looks at its flags and the log
+_NOTES_SECONDS: Final[float] = 1.0  # how often it records the notes hooks left
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,81 +72,7 @@ class ServeSettings:
     http_host: str | None = None
     http_port: int | None = None
     token_file: str | None = None
-
-
-class _UnixHandler(socketserver.StreamRequestHandler):
-    """One request per connection: read it, answer it, close."""
-
-    timeout = REQUEST_SECONDS
-    server: _UnixServer
-
-    def handle(self) -> None:
-        try:
-            check_peer(self.connection)
-            header, body = read_request(self.rfile)
-        except (WireError, OSError) as error:
-            _log.warning("dropped a request", error=str(error))
-            return
-        try:
-            reply = self.server.dispatch(header, body)
-        except Exception as exc:  # a bug: no answer at all, which every client spells as a refusal
-            _log.error("request failed", op=header.get("op"), error=f"{type(exc).__name__}: {exc}")
-            return
-        with contextlib.suppress(OSError):
-            self.wfile.write(reply)
-
-
-class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = False  # server_close() waits for every accepted request to be answered
-    block_on_close = True
-
-    def __init__(self, path: str, service: GatewayService, stop: threading.Event) -> None:
-        self.service = service
-        self.stop = stop
-        super().__init__(path, _UnixHandler, bind_and_activate=False)
-
-    def server_bind(self) -> None:
-        """Bind under a temporary name, restrict it, then move it into place atomically."""
-        final = self.server_address
-        assert isinstance(final, str)
-        temporary = f"{final}.{os.getpid()}.tmp"
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        self.socket.bind(temporary)
-        os.chmod(temporary, 0o600)
-        os.replace(temporary, final)
-        self.server_address = final
-        self.inode = os.lstat(final).st_ino
-
-    def dispatch(self, header: dict[str, Any], body: bytes) -> bytes:
-        """The reply to one request, encoded."""
-        op = header.get("op")
-        if op == "hook":
-            answered = self.service.hook(
-                str(header.get("harness")),
-                body,
-                announce=header.get("announce") is True,
-                bash_output=str(header.get("bash_output") or "when-secret"),
-            )
-            reply = answered.reply
-            return encode_hook_reply(reply.exit_code, reply.stdout, reply.stderr)
-        return encode_reply(self._json_reply(op, header, body))
-
-    def _json_reply(self, op: object, header: dict[str, Any], body: bytes) -> dict[str, Any]:
-        if op == "redact":
-            action, text = self.service.redact(
-                str(header.get("harness") or "claude-code"),
-                str(header.get("session") or ""),
-                str(header.get("call") or ""),
-                body,
-            )
-            return {"action": action, "text": text}
-        if op == "status":
-            return self.service.status()
-        if op == "stop":
-            self.stop.set()
-            return {"ok": True, "stopping": True}
-        return {"error": f"unknown op {op!r}"}
+    limits: FrontLimits = field(default_factory=FrontLimits)
 
 
 class _Lock:
@@ -157,11 +82,18 @@ class _Lock:
         self.path = path
         self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
 
-    def try_acquire(self) -> bool:
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
+    def try_acquire(self, patience: float = LOCK_PATIENCE_SECONDS) -> bool:
+        """Take the lock, waiting up to ``patience`` seconds: a hook that checks whether a
+        gateway holds it takes it for an instant, and that must not turn a starting gateway away."""
+        give_up = time.monotonic() + patience
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= give_up:
+                    return False
+                time.sleep(0.01)
         os.ftruncate(self.fd, 0)
         os.write(self.fd, f"{os.getpid()}\n".encode())
         return True
@@ -177,7 +109,9 @@ def serve(
     """Run the gateway until SIGTERM/SIGINT, idle exit or a failed audit log; the exit code."""
     files = gateway_files(spec)
     lock = _Lock(files.lock)
-    if not lock.try_acquire():
+    acquired = lock.try_acquire()
+    _release_start_lock()
+    if not acquired:
         lock.release()
         _log.info("another process already serves this deployment", socket=files.socket)
         return EXIT_ALREADY_RUNNING
@@ -185,6 +119,15 @@ def serve(
         return _serve_locked(spec, sources, audit_flag, settings, files)
     finally:
         lock.release()
+
+
+def _release_start_lock() -> None:
+    """Close the start lock a hook handed this gateway (``client._spawn``): from now on the
+    deployment's own lock says whether a gateway runs."""
+    inherited = os.environ.pop("DSH_POLICY_START_LOCK_FD", None)
+    if inherited is not None and inherited.isdigit():
+        with contextlib.suppress(OSError):
+            os.close(int(inherited))
 
 
 def _serve_locked(
@@ -207,8 +150,10 @@ def _serve_locked(
         _print_errors([PolicyError(plan.path if plan else "<policy>", 0, 0, refusal)])
         return 1
     stop = threading.Event()
-    http = None
+    limits = settings.limits.resolved()
     log_removed = False
+    fronts = None
+    stack = contextlib.ExitStack()
     try:
         service = GatewayService(
             spec,
@@ -217,31 +162,34 @@ def _serve_locked(
             writer=deployed.writer,
             audit_path=plan.path if plan is not None else None,
         )
+        http = None
         if settings.http_port is not None:
             from dsh_policy.policy.hooks.gateway.http_front import start_http
 
+            host = settings.http_host or "127.0.0.1"
             started = start_http(
-                service,
-                settings.http_host or "127.0.0.1",
-                settings.http_port,
-                settings.token_file or files.token,
+                service, host, settings.http_port, settings.token_file or files.token, limits.backlog
             )
             if isinstance(started, str):
                 _print_errors([PolicyError("--http", 0, 0, started)])
                 return 1
             http = started
-            service.http_address = f"{settings.http_host or '127.0.0.1'}:{http.server_port}"
-        unix = _UnixServer(files.socket, service, stop)
+            service.http_address = (
+                f"{host}:{http.server_port}" if ":" not in host else f"[{host}]:{http.server_port}"
+            )
         try:
-            unix.server_bind()
-            unix.server_activate()
+            unix_sock, inode = bind_unix(files.socket, limits.backlog)
         except OSError as error:
-            unix.server_close()
+            if http is not None:
+                http.sock.close()
             _print_errors([PolicyError(files.socket, 0, 0, f"cannot listen: {error}")])
             return 1
-        threading.Thread(target=unix.serve_forever, name="unix-socket", daemon=True).start()
-        if http is not None:
-            threading.Thread(target=http.serve_forever, name="http", daemon=True).start()
+        from dsh_policy.policy.hooks.gateway.fronts import Fronts
+
+        _record_notes(service, files)  # notes a hook left while no gateway served
+        fronts = Fronts(service, limits, unix_sock, http, stop.set)
+        flags = stack.enter_context(_signal_flags())
+        fronts.start()
         _log.info(
             "serving",
             deployment=spec.describe(),
@@ -249,15 +197,20 @@ def _serve_locked(
             http=service.http_address,
             policy=service.policy.digest,
             pid=os.getpid(),
+            workers=limits.workers,
+            max_connections=limits.max_connections,
         )
-        log_removed = _run_until_stopped(service, stop, settings)
-        _stop_unix(unix, files.socket)
-        if http is not None:
-            http.shutdown()
-            http.server_close()
+        log_removed = _run_until_stopped(service, stop, settings, files, fronts, flags)
+        _unlink_socket(files.socket, inode)
+        fronts.stop()
+        fronts = None
+        _record_notes(service, files)
         _log.info("stopped", decisions=service.status()["decisions"])
         return 0 if service.writer is None or service.writer.failure is None else 1
     finally:
+        if fronts is not None:  # left by an exception: stop serving before closing the log
+            fronts.stop(timeout=10)
+        stack.close()
         if log_removed:
             # Closing would write a checkpoint into the unlinked file and export its anchor to the
             # log's path, where it would then contradict the next gateway's new log.
@@ -328,9 +281,10 @@ class _SignalFlags:
         self.reload = True
 
 
-def _run_until_stopped(service: GatewayService, stop: threading.Event, settings: ServeSettings) -> bool:
-    """Serve until stopped (SIGTERM/SIGINT, a ``stop`` request, idle, a failed log); True when it
-    stopped because the audit log was removed. SIGHUP reloads the policy now."""
+@contextlib.contextmanager
+def _signal_flags() -> Iterator[_SignalFlags]:
+    """SIGTERM/SIGINT ask to stop, SIGHUP to reload, from before the socket answers (a signal
+    sent as soon as the gateway answers must find these handlers) until it has stopped."""
     flags = _SignalFlags()
     previous = {
         sig: signal.signal(sig, handler)
@@ -340,31 +294,55 @@ def _run_until_stopped(service: GatewayService, stop: threading.Event, settings:
             (signal.SIGHUP, flags.on_reload),
         )
     }
-    missing_since: float | None = None
     try:
-        while not stop.wait(_TICK_SECONDS) and not flags.stop:
-            if _log_was_removed(service):
-                missing_since = missing_since or time.monotonic()
-                if time.monotonic() - missing_since >= LOG_GONE_SECONDS:
-                    _log.error("the audit log was removed; leaving so the next hook reopens it",
-                               path=service.audit_path)
-                    return True
-            else:
-                missing_since = None
-            policy = service.policy
-            if flags.reload and isinstance(policy, ReloadingPolicy):
-                flags.reload = False
-                policy.check_now(blocking=True)
-            writer = service.writer
-            if writer is not None and writer.failure is not None:
-                _log.error("audit log failed; leaving so the next hook starts afresh", error=writer.failure)
-                break
-            if settings.idle_exit is not None and service.idle_seconds() >= settings.idle_exit:
-                _log.info("idle; leaving", idle_seconds=round(service.idle_seconds(), 1))
-                break
+        yield flags
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _run_until_stopped(
+    service: GatewayService,
+    stop: threading.Event,
+    settings: ServeSettings,
+    files: GatewayFiles,
+    fronts: Fronts,
+    flags: _SignalFlags,
+) -> bool:
+    """Serve until stopped (SIGTERM/SIGINT, a ``stop`` request, idle, a failed log, the front
+    ends failing); True when it stopped because the audit log was removed. SIGHUP reloads the
+    policy now; the notes hooks leave are recorded every :data:`_NOTES_SECONDS`."""
+    missing_since: float | None = None
+    notes_due = time.monotonic() + _NOTES_SECONDS
+    while not stop.wait(_TICK_SECONDS) and not flags.stop:
+        failure = fronts.failed()
+        if failure is not None:
+            _log.error("the front ends failed; leaving", error=f"{type(failure).__name__}: {failure}")
+            break
+        if time.monotonic() >= notes_due:
+            notes_due = time.monotonic() + _NOTES_SECONDS
+            _record_notes(service, files)
+        if _log_was_removed(service):
+            missing_since = missing_since or time.monotonic()
+            if time.monotonic() - missing_since >= LOG_GONE_SECONDS:
+                _log.error(
+                    "the audit log was removed; leaving so the next hook reopens it",
+                    path=service.audit_path,
+                )
+                return True
+        else:
+            missing_since = None
+        policy = service.policy
+        if flags.reload and isinstance(policy, ReloadingPolicy):
+            flags.reload = False
+            policy.check_now(blocking=True)
+        writer = service.writer
+        if writer is not None and writer.failure is not None:
+            _log.error("audit log failed; leaving so the next hook starts afresh", error=writer.failure)
+            break
+        if settings.idle_exit is not None and service.idle_seconds() >= settings.idle_exit:
+            _log.info("idle; leaving", idle_seconds=round(service.idle_seconds(), 1))
+            break
     return False
 
 
@@ -375,20 +353,21 @@ def _log_was_removed(service: GatewayService) -> bool:
     return service.audit_path is not None and not os.path.exists(service.audit_path)
 
 
-def _stop_unix(unix: _UnixServer, path: str) -> None:
-    """Unlink the socket (if it is still ours), then answer whatever was already queued."""
+def _unlink_socket(path: str, inode: int) -> None:
+    """Unlink the socket if it is still ours (new hooks then start a new gateway)."""
     with contextlib.suppress(OSError):
-        if os.lstat(path).st_ino == unix.inode:
+        if os.lstat(path).st_ino == inode:
             os.unlink(path)
-    unix.shutdown()
-    unix.timeout = 0
-    try:
-        while select.select([unix.socket], [], [], 0)[0]:
-            unix.handle_request()
-    except OSError as error:
-        if error.errno != errno.EBADF:
-            raise
-    unix.server_close()  # joins every request thread
+
+
+def _record_notes(service: GatewayService, files: GatewayFiles) -> None:
+    """Append what hooks told the agent instead of this deployment's answers (``hook_told``)."""
+    for path, note in pending_notes(files.folder, files.key):
+        if note is None:
+            _log.warning("removed an unreadable hook note", path=path)
+        elif not service.record_told(note):
+            return  # the log cannot take it now; the note waits for the next pass
+        remove_note(path)
 
 
 def _print_errors(errors: Sequence[PolicyError]) -> None:

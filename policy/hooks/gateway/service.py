@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +51,7 @@ from dsh_policy.policy.hooks.review.secret_reads import (
     redact_output_argv,
 )
 from dsh_policy.policy.runtime.auditing import DecisionAuditor
+from dsh_policy.policy.runtime.delivery import recording_delivery
 
 _log = structlog.get_logger("dsh_policy.gateway")
 
@@ -82,6 +84,7 @@ class GatewayService:
         self.writer = writer
         self.audit_path = audit_path
         self.http_address = http_address
+        self.load_report: Callable[[], dict[str, Any]] | None = None  # set by the front ends
         self.pending = PendingCalls()
         self._filter_argv = redact_output_argv(spec)
         self._started_wall = time.time()
@@ -126,14 +129,22 @@ class GatewayService:
                 "failure": self.writer.failure if self.writer is not None else None,
             },
             "http": self.http_address,
+            "load": self.load_report() if self.load_report is not None else None,
         }
 
     # --- hook events ---------------------------------------------------------------------------
 
     def hook(
-        self, harness: str, raw: bytes, *, announce: bool = False, bash_output: str = "when-secret"
+        self,
+        harness: str,
+        raw: bytes,
+        *,
+        announce: bool = False,
+        bash_output: str = "when-secret",
+        request: str | None = None,
     ) -> Answered:
-        """Decide one hook event and record it; never raises."""
+        """Decide one hook event and record it (with the client's ``request`` id, which a
+        ``hook_told`` record names when the client could not pass the answer on); never raises."""
         dialect = DIALECTS.get(harness)
         if dialect is None:
             return Answered(deny_reply(f"dsh-policy: unknown harness {harness!r}"), None)
@@ -141,7 +152,8 @@ class GatewayService:
         event = event_of(payload)
         self._count(f"hook:{event}")
         try:
-            verdict = self._decide_and_record(harness, raw, payload, announce, bash_output)
+            with recording_delivery({"request": request[:64]} if request else None):
+                verdict = self._decide_and_record(harness, raw, payload, announce, bash_output)
         except Exception as exc:  # a bug, or a fail-closed audit log that cannot write
             _log.error("hook decision failed closed", hook_event=event, error=f"{type(exc).__name__}: {exc}")
             verdict = failure_verdict(event, f"{type(exc).__name__}: {exc}")
@@ -187,3 +199,23 @@ class GatewayService:
         except Exception as exc:
             _log.error("output review failed closed", error=f"{type(exc).__name__}: {exc}")
             return "block", withheld_notice(len(data), f"{type(exc).__name__}: {exc}")
+
+    # --- what hooks told the agent -------------------------------------------------------------
+
+    def record_told(self, note: dict[str, Any]) -> bool:
+        """Append a ``hook_told`` record for a note a hook left (:mod:`.delivery_notes`); False
+        when the log cannot take it now (the note is kept for the next try)."""
+        if self.auditor is None:
+            return True
+        fields = {
+            "request": note["request"],
+            "hook": {"harness": note["harness"], "event": note["event"]},
+            "told": note["told"],
+            "why": self.auditor.redacted(note["why"]),
+        }
+        try:
+            self.auditor.hook_told(fields)
+        except Exception as exc:  # a fail-closed log that cannot write: keep the note
+            _log.error("cannot record what a hook told the agent", error=f"{type(exc).__name__}: {exc}")
+            return False
+        return True

@@ -23,6 +23,9 @@ import time
 
 MAGIC = b"DSHP1 "
 HOOK_REPLY = b"DSHR1 "
+# Sent by the gateway, before its answer, while a request waits for a worker or its decision:
+# "alive, still working". A client tells a busy gateway (heartbeats) from a frozen one (silence).
+HEARTBEAT = b"DSHW1\n"
 MAX_HEADER_BYTES = 64 * 1024
 # A hook payload is at most 32 MiB (protocol.MAX_INPUT_BYTES); output chunks are far smaller.
 MAX_BODY_BYTES = 33 * 1024 * 1024
@@ -39,6 +42,11 @@ class WireError(Exception):
 
 class GatewayClosedError(WireError):
     """The gateway closed the connection (or reset it) without answering."""
+
+
+class GatewaySilentError(WireError):
+    """The gateway went silent (no answer, no heartbeat) or ran past the answer deadline: it may
+    be frozen or overloaded; the request may or may not have been decided."""
 
 
 def _json_value(value: object) -> bytes:
@@ -77,13 +85,19 @@ def encode_hook_reply(exit_code: int, stdout: str, stderr: str) -> bytes:
     return HOOK_REPLY + f"{exit_code} {len(out)} {len(err)}\n".encode("ascii") + out + err
 
 
-def peer_uid(sock: Socket) -> int | None:
-    """The uid of the process on the other end of a Unix socket, or None where unknowable."""
+def peer_credentials(sock: Socket) -> tuple[int, int] | None:
+    """``(pid, uid)`` of the process on the other end of a Unix socket, or None where unknowable."""
     option = getattr(_socket, "SO_PEERCRED", None)
     if option is None:
         return None
     raw = sock.getsockopt(_socket.SOL_SOCKET, option, 12)  # struct ucred {pid_t; uid_t; gid_t}
-    return int.from_bytes(raw[4:8], sys.byteorder)
+    return int.from_bytes(raw[0:4], sys.byteorder), int.from_bytes(raw[4:8], sys.byteorder)
+
+
+def peer_uid(sock: Socket) -> int | None:
+    """The uid of the process on the other end of a Unix socket, or None where unknowable."""
+    credentials = peer_credentials(sock)
+    return None if credentials is None else credentials[1]
 
 
 def check_peer(sock: Socket) -> None:
@@ -98,12 +112,11 @@ def unix_socket() -> Socket:
     return _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
 
 
-def read_request(stream: object) -> tuple[dict[str, object], bytes]:
-    """Read one request from a buffered binary stream (``readline``/``read``); raises WireError."""
+def parse_header(line: bytes) -> tuple[dict[str, object], int]:
+    """A request header line (with its newline) and the body size it announces; raises WireError."""
     import json
 
-    line = stream.readline(MAX_HEADER_BYTES + 1)  # type: ignore[attr-defined]
-    if not line.endswith(b"\n"):
+    if not line.endswith(b"\n") or len(line) > MAX_HEADER_BYTES + 1:
         raise WireError("request header missing or too long")
     if not line.startswith(MAGIC):
         raise WireError("not a dsh-policy gateway request")
@@ -116,36 +129,58 @@ def read_request(stream: object) -> tuple[dict[str, object], bytes]:
     size = header.get("body")
     if type(size) is not int or not 0 <= size <= MAX_BODY_BYTES:
         raise WireError("request body size missing or too large")
+    return header, size
+
+
+def read_request(stream: object) -> tuple[dict[str, object], bytes]:
+    """Read one request from a buffered binary stream (``readline``/``read``); raises WireError."""
+    line = stream.readline(MAX_HEADER_BYTES + 1)  # type: ignore[attr-defined]
+    header, size = parse_header(line)
     body = stream.read(size) if size else b""  # type: ignore[attr-defined]
     if len(body) != size:
         raise WireError(f"request body cut short ({len(body)} of {size} bytes)")
     return header, body
 
 
-def exchange(sock: Socket, frame: bytes, deadline: float) -> dict[str, object]:
+def exchange(
+    sock: Socket, frame: bytes, deadline: float, silence: float | None = None
+) -> dict[str, object]:
     """Send one request and read its answer before ``deadline`` (``time.monotonic``). A hook
-    answer comes back as ``{"exit_code", "stdout", "stderr"}``.
+    answer comes back as ``{"exit_code", "stdout", "stderr"}``. With ``silence``, a gateway that
+    sends nothing (no answer, no :data:`HEARTBEAT`) for that many seconds has gone silent.
 
-    Raises :class:`WireError` for a peer that goes away, answers garbage or runs out of time."""
+    Raises :class:`GatewaySilentError` when the answer does not come in time,
+    :class:`GatewayClosedError` when the gateway hangs up unanswered, and :class:`WireError` for a
+    peer that answers garbage."""
     closed = "the gateway closed the connection before answering"
+    heard = time.monotonic()
     try:
         sock.settimeout(_remaining(deadline))
         # MSG_NOSIGNAL: a peer that went away is an error value here, not a SIGPIPE.
         sock.sendall(frame, getattr(_socket, "MSG_NOSIGNAL", 0))
+        heard = time.monotonic()
         data = b""
         while True:
-            sock.settimeout(_remaining(deadline))
+            until = deadline if silence is None else min(deadline, heard + silence)
+            sock.settimeout(_remaining(until))
             chunk = sock.recv(_CHUNK)
             if not chunk:
                 raise GatewayClosedError(closed)
+            heard = time.monotonic()
             data += chunk
+            while data.startswith(HEARTBEAT):
+                data = data[len(HEARTBEAT) :]
+            if not data or HEARTBEAT.startswith(data):
+                continue
             done = _complete(data)
             if done is not None:
                 return done
             if len(data) > MAX_REPLY_BYTES:
                 raise WireError("the gateway's answer is too large")
     except TimeoutError:
-        raise WireError("the gateway did not answer in time") from None
+        if silence is not None and time.monotonic() < deadline:
+            raise GatewaySilentError(f"the gateway sent nothing for {silence:g} s") from None
+        raise GatewaySilentError("the gateway did not answer in time") from None
     except (ConnectionResetError, BrokenPipeError):
         raise GatewayClosedError(closed) from None
     except OSError as error:

@@ -178,9 +178,10 @@ def hook_argv(command: str, project: str) -> list[str] | None:
 def check_deployment(argv: list[str], project: str) -> tuple[list[Finding], Any, str | None]:
     """Packs load and the audit log is writable; the findings, the spec (or None) and the
     digest of the policy the files compile to (or None)."""
-    from dsh_policy.policy.cli.hook import _parser as hook_parser
-    from dsh_policy.policy.cli.options import UsageError, sources_from, spec_from
+    from dsh_policy.policy.command_line import UsageError, sources_from
     from dsh_policy.policy.hooks.gateway.audit import audit_target
+    from dsh_policy.policy.hooks.gateway.runtime_paths import spec_from
+    from dsh_policy.policy.hooks.hook_command import hook_parser
     from dsh_policy.policy.loading import LoadFailure
 
     findings: list[Finding] = []
@@ -320,7 +321,7 @@ def check_probes(command: str, harness: str, project: str) -> Iterator[Finding]:
 
 def check_gateway(spec: Any, digest: str | None) -> Iterator[Finding]:
     """The resident gateway of the deployment answers, with the policy the files compile to."""
-    from dsh_policy.policy.cli.serve import query_gateway
+    from dsh_policy.policy.hooks.gateway.client import query_gateway
 
     status = query_gateway(spec, "status")
     if isinstance(status, str):
@@ -337,6 +338,23 @@ def check_gateway(spec: Any, digest: str | None) -> Iterator[Finding]:
             f"compile to {digest[:19]} (a broken edit keeps the last good policy; see its log)",
         )
     yield describe_status("gateway", status)
+    behind = falling_behind(status)
+    if behind is not None:
+        yield Finding("warn", "gateway", behind)
+
+
+def falling_behind(status: Mapping[str, Any]) -> str | None:
+    """Why the gateway is not keeping up with its hooks (its status says so), or None."""
+    load = status.get("load")
+    decisions = load.get("decisions") if isinstance(load, Mapping) else None
+    if not isinstance(decisions, Mapping) or not decisions.get("behind"):
+        return None
+    return (
+        f"falling behind: {decisions.get('slow_waits_last_minute')} requests in the last minute waited "
+        f"over a second for one of its {decisions.get('workers')} decision workers (longest "
+        f"{decisions.get('max_wait_s')} s); hooks past the wait decide in process, slowly. Fewer "
+        "parallel agents, or more cores, for this deployment"
+    )
 
 
 def describe_status(subject: str, status: Mapping[str, Any]) -> Finding:
