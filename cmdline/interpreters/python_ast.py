@@ -399,7 +399,7 @@ def _fold_call(node: ast.Call) -> str | bytes | None:
     if method == "replace" and len(args) == 2 and all(type(a) is type(owner) for a in args):
         return owner.replace(args[0], args[1])  # type: ignore[arg-type]  # same type, checked above
     if method in ("lower", "upper", "strip") and not node.args:
-        return getattr(owner, method)()  # type: ignore[no-any-return]  # str/bytes method
+        return getattr(owner, method)()
     return None
 
 
@@ -408,8 +408,9 @@ def _items(node: ast.AST) -> list[str | bytes] | None:
     if isinstance(node, (ast.List, ast.Tuple)):
         items = [_constant(item) for item in node.elts]
         return None if any(item is None for item in items) else items  # type: ignore[return-value]
-    chr_map = isinstance(node, ast.Call) and dotted(node.func) == "map" and len(node.args) == 2
-    if chr_map and dotted(node.args[0]) == "chr" and isinstance(node.args[1], (ast.List, ast.Tuple)):
+    if not (isinstance(node, ast.Call) and dotted(node.func) == "map" and len(node.args) == 2):
+        return None
+    if dotted(node.args[0]) == "chr" and isinstance(node.args[1], (ast.List, ast.Tuple)):
         codes = [item.value if isinstance(item, ast.Constant) else None for item in node.args[1].elts]
         if all(isinstance(code, int) and 0 <= code < 0x110000 for code in codes):
             return [chr(code) for code in codes]  # type: ignore[arg-type]  # checked ints
