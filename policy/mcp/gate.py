@@ -1,6 +1,6 @@
 """Policy on MCP messages: what each message from either side becomes, and what is recorded.
 
-The transport (:mod:`.stdio`, :mod:`.http`) hands every parsed message here and sends what comes
+The transport (:mod:`.stdio`, :mod:`.streamable_http`) hands every parsed message here and sends what comes
 back; this module never does I/O itself except through the auditor. Client requests are tracked by
 id until the server answers, so a server that dies or answers nonsense fails each of them with a
 JSON-RPC error instead of leaving the client waiting or pretending success.
