@@ -71,6 +71,8 @@ def _with_vars(names: frozenset[str]) -> frozenset[str]:
         if len(_WITH_VARS) < 4096:
             _WITH_VARS[names] = found
     return found
+
+
 _RECENT_CALLS = 64
 
 
@@ -81,8 +83,19 @@ class _EventScope:
     evaluated expression reads) and at most once, and cached per pack."""
 
     __slots__ = (
-        "_activations", "_builders", "_cache", "_deadline", "_held", "_last", "_policy", "_programs",
-        "_reads", "_seconds", "_source", "_var_errors", "_vars",
+        "_activations",
+        "_builders",
+        "_cache",
+        "_deadline",
+        "_held",
+        "_last",
+        "_policy",
+        "_programs",
+        "_reads",
+        "_seconds",
+        "_source",
+        "_var_errors",
+        "_vars",
     )
 
     def __init__(
@@ -584,20 +597,30 @@ class Decider:
             if plan.rules and size > self._max_scan_bytes:
                 message = self._too_large("step messages", size)
                 return StepVerdict("reject", (), message, internal_error=message, policy=self._stamp)
-            run = _StageRun(_EventScope(
-                self.policy, _STEP_BUILDERS, event, plan.reads, self._event_seconds
-            ), None)
+            run = _StageRun(
+                _EventScope(self.policy, _STEP_BUILDERS, event, plan.reads, self._event_seconds), None
+            )
             run.run(plan)
             rejects = run.with_effect("reject")
             if rejects:
                 return StepVerdict(
-                    "reject", _ids(rejects), _join(rejects), (), tuple(run.shadow), tuple(run.trace),
+                    "reject",
+                    _ids(rejects),
+                    _join(rejects),
+                    (),
+                    tuple(run.shadow),
+                    tuple(run.trace),
                     policy=self._stamp,
                 )
             added = [match for match in run.with_effect("enter") if match.rule.context]
             contexts = tuple(match.rule.context for match in added if match.rule.context)
             return StepVerdict(
-                "enter", _ids(added), None, contexts, tuple(run.shadow), tuple(run.trace),
+                "enter",
+                _ids(added),
+                None,
+                contexts,
+                tuple(run.shadow),
+                tuple(run.trace),
                 policy=self._stamp,
             )
         except Exception as exc:
@@ -935,9 +958,7 @@ class Decider:
         for effect in effects:
             found = run.with_effect(effect)
             if found:
-                return ToolCallVerdict(
-                    effect, _ids(found), _join(found), shadow, trace, policy=self._stamp
-                )
+                return ToolCallVerdict(effect, _ids(found), _join(found), shadow, trace, policy=self._stamp)
         default = self.policy.default_decision
         message: str | None = None
         if default != "allow":
@@ -965,7 +986,15 @@ class Decider:
         if blocks:
             contexts = tuple(match.rule.context for match in blocks if match.rule.context)
             return ResultVerdict(
-                "block", _ids(blocks), _join(blocks), None, None, False, 0, contexts, shadow,
+                "block",
+                _ids(blocks),
+                _join(blocks),
+                None,
+                None,
+                False,
+                0,
+                contexts,
+                shadow,
                 tuple(run.trace),
                 policy=self._stamp,
             )

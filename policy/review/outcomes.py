@@ -83,8 +83,15 @@ class RuleFacts:
         if rule.on_error == "deny" and rule.when is not None:
             effects.add(STAGE_TABLE[rule.stage].closed_effect)
         reads = condition_reads(rule, pack) | ({"result"} if rule.redactions else frozenset())
-        return cls(rule.id, rule.stage, rule.ordinal, frozenset(effects), frozenset(reads), fingerprint,
-                   frozenset(reads | rule.reads))
+        return cls(
+            rule.id,
+            rule.stage,
+            rule.ordinal,
+            frozenset(effects),
+            frozenset(reads),
+            fingerprint,
+            frozenset(reads | rule.reads),
+        )
 
     @property
     def possible(self) -> frozenset[Status]:
