@@ -165,6 +165,14 @@ def describe(record: dict[str, Any], file: str, line: int, failures: tuple[str, 
         rules, message = _strings(answer.get("rules")), answer.get("reason")
         if record.get("input_error"):
             message = f"malformed hook input: {record['input_error']}"
+    elif kind == "hook_told":
+        hook, told = _mapping(record.get("hook")), _mapping(record.get("told"))
+        stage = _HOOK_STAGES.get(str(hook.get("event")), str(hook.get("event") or "hook"))
+        decision = "TOLD-" + str(told.get("action") or "deny").upper()
+        message = (
+            f"the agent was told this, not the gateway's answer to request {record.get('request')}: "
+            f"{record.get('why')}"
+        )
     elif kind == "policy_loaded":
         stage, decision = "policy", "LOADED"
         args = ", ".join(str(_mapping(p).get("name")) for p in record.get("packs") or ())
@@ -184,6 +192,11 @@ def describe(record: dict[str, Any], file: str, line: int, failures: tuple[str, 
         info = _mapping(record.get("recovery"))
         stage, decision = "log", "RECOVERY"
         message = f"torn tail of {info.get('length')} byte(s) moved to {info.get('side_file')}"
+    delivery = _mapping(record.get("delivery"))
+    if delivery.get("path") == "in-process":  # the hook decided itself: its gateway did not answer
+        message = f"{message} [decided in process: {delivery.get('why')}]" if message else (
+            f"decided in process: {delivery.get('why')}"
+        )
     session = record.get("session")
     return Entry(
         file=file,

@@ -11,7 +11,6 @@ byte for byte against the ``rfc8785`` reference package.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,17 +18,18 @@ from typing import Any, Final
 
 import orjson
 
+# The record hash itself lives in .record_hash (shared by writer and verifier). Re-exported here
+# for one release; import these names from .record_hash.
+from .record_hash import GENESIS_TAG as GENESIS_TAG
+from .record_hash import RECORD_HASH_TAG as RECORD_HASH_TAG
+from .record_hash import RECORD_HASHER as RECORD_HASHER
+from .record_hash import genesis_prev as genesis_prev
+from .record_hash import hash_of_line as hash_of_line
+from .record_hash import record_hash as record_hash
+from .record_hash import without_member as without_member
+
 FORMAT_VERSION: Final = 1
 MAX_SAFE_INTEGER: Final = 2**53 - 1
-
-#: Domain-separation tags: a record hash can never be mistaken for a genesis value, a checkpoint
-#: statement or anything else hashed with SHA-256.
-RECORD_HASH_TAG: Final = b"dsh-policy/audit/record/v1\x00"
-GENESIS_TAG: Final = b"dsh-policy/audit/genesis/v1\x00"
-# SHA-256 state after the record tag: copying it skips re-hashing the tag and concatenating bytes.
-_RECORD_HASH_PREFIX: Final = hashlib.sha256(RECORD_HASH_TAG)
-#: The same state for hot loops elsewhere (the verifier): ``copy()`` it, never ``update`` it.
-RECORD_HASHER: Final = _RECORD_HASH_PREFIX
 
 _ORJSON_OPTIONS: Final = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 # Keys containing a character at or above U+E000 may sort differently by code point and by UTF-16.
@@ -270,18 +270,6 @@ def _jcs_string(text: str) -> str:
     return orjson.dumps(text).decode("utf-8")
 
 
-def record_hash(record_without_hash: bytes) -> str:
-    """Hex SHA-256 over the record tag and the canonical bytes of the record minus ``hash``."""
-    hasher = _RECORD_HASH_PREFIX.copy()
-    hasher.update(record_without_hash)
-    return hasher.hexdigest()
-
-
-def genesis_prev(log_id: str) -> str:
-    """The fixed ``prev`` of a log's first record: it ties seq 0 to this log's id."""
-    return hashlib.sha256(GENESIS_TAG + log_id.encode("utf-8")).hexdigest()
-
-
 @dataclass(frozen=True, slots=True)
 class SealedRecord:
     """A record with its chain hash: ``line`` is the canonical JSON including ``hash``, no newline."""
@@ -310,7 +298,7 @@ def seal_line(record: dict[str, Any]) -> tuple[bytes, str, bytes]:
     the record is serialized a second time with ``hash``.
     """
     body, needs_utf16 = _encode(record)
-    hasher = _RECORD_HASH_PREFIX.copy()
+    hasher = RECORD_HASHER.copy()
     hasher.update(body)
     digest = hasher.digest()
     hex_digest = digest.hex()
@@ -365,54 +353,6 @@ def _hash_place(keys: tuple[str, ...]) -> tuple[bytes, bool]:
 
 def _render_jcs(value: Any) -> bytes:
     return _jcs(value).encode("utf-8")
-
-
-def without_member(line: bytes, key: str, value: str) -> bytes | None:
-    """``line`` minus its top-level ``"key":"value"`` member, for a line already proven canonical.
-
-    Cheaper than re-serializing. If the first occurrence found is a nested one, the result still
-    contains the real member and so cannot hash to ``value`` except by a SHA-256 fixed point.
-    """
-    member = b'"' + key.encode() + b'":' + orjson.dumps(value)
-    at = line.find(member)
-    if at <= 0:
-        return None
-    end = at + len(member)
-    if line[at - 1 : at] == b",":
-        return line[: at - 1] + line[end:]
-    if line[at - 1 : at] == b"{" and line[end : end + 1] == b",":
-        return line[:at] + line[end + 1 :]
-    if line[at - 1 : at] == b"{" and line[end : end + 1] == b"}":
-        return line[:at] + line[end:]
-    return None
-
-
-def hash_of_line(line: bytes, stated_hash: str) -> str | None:
-    """:func:`record_hash` of a canonical ``line`` minus its ``hash`` member, without copying it.
-
-    The verifier's hot path: hashes the bytes around the member instead of building the body.
-    ``None`` when the member is not where a canonical line would have it.
-    """
-    member = b'"hash":' + orjson.dumps(stated_hash)
-    at = line.find(member)
-    if at <= 0:
-        return None
-    end = at + len(member)
-    before, after = line[at - 1], line[end] if end < len(line) else 0
-    view = memoryview(line)
-    digest = _RECORD_HASH_PREFIX.copy()
-    if before == 0x2C:  # ','
-        digest.update(view[: at - 1])
-        digest.update(view[end:])
-    elif before == 0x7B and after == 0x2C:  # '{' then ','
-        digest.update(view[:at])
-        digest.update(view[end + 1 :])
-    elif before == 0x7B and after == 0x7D:  # '{' then '}'
-        digest.update(view[:at])
-        digest.update(view[end:])
-    else:
-        return None
-    return digest.hexdigest()
 
 
 #: Nesting a fitted value keeps: a deeper subtree is replaced by :data:`DEPTH_MARKER` (a record

@@ -57,11 +57,11 @@ from typing import Any
 import orjson
 from dsh_policy.audit.keys import write_key_pair
 from dsh_policy.audit.record import (
-    RECORD_HASHER,
     _types_in_domain,
     canonical_bytes,
     canonical_bytes_unchecked,
 )
+from dsh_policy.audit.record_hash import RECORD_HASHER
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditWriter, FsyncMode
 

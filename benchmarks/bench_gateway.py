@@ -423,7 +423,7 @@ def verify_agreement(policy: Policy, hand: HandWrittenGateway, tools: int, label
 # Where a function lives -> what it is, for a profile read at a glance.
 _PROFILE_GROUPS: tuple[tuple[str, str], ...] = (
     ("/policy/cel/functions.py", "gateway helpers (path, url, matches)"),
-    ("/policy/cel/shell.py", "gateway helpers (shell.commands)"),
+    ("/cmdline/", "gateway helpers (shell.commands and the other command-line readers)"),
     ("/policy/detectors.py", "redaction detectors"),
     ("/policy/redaction.py", "redaction detectors"),
     ("/policy/cel/closure_", "closure compiler: compiled CEL"),

@@ -24,7 +24,8 @@ Deciding without a harness (any tool-calling loop)::
 
 Layout: ``source/`` (YAML with positions, the shipped JSON Schemas), ``pack``/``compile``/``cel/``
 (loading and compiling rules), ``stages`` (the stage table), ``events``/``decide`` (the decision
-API), ``runtime/`` (gateway plugins, auditing, reload, deployment), ``hooks/`` (Claude Code and
+API), ``self_protection/`` (what the agent may not change, and the check of every call),
+``runtime/`` (gateway plugins, auditing, reload, deployment), ``hooks/`` (Claude Code and
 Codex command hooks), ``demo/`` (the scripted demo sandbox) and ``cli/`` (one module per command).
 """
 
@@ -33,7 +34,7 @@ from __future__ import annotations
 import importlib
 
 # Not ``from typing import ...``: typing imports re, enum and collections, which is most of what a
-# hook event would pay for importing this package (hooks/client.py runs on every tool call).
+# hook event would pay for importing this package (hooks/gateway/client.py runs on every tool call).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any

@@ -191,7 +191,7 @@ class CompiledPolicy:
     default_decision: Literal["allow", "ask", "deny"]
     #: What the type checker found suspicious but legal (``check`` prints them; ``--strict`` fails).
     warnings: tuple[PolicyError, ...] = ()
-    # The deployment's self-protection (``policy.runtime.self_protection``), checked at guard level
+    # The deployment's self-protection (``policy.self_protection``), checked at guard level
     # before any rule; ``None`` for packs compiled without a deployment (``Policy.load``, cases).
     protection: Any = None
     converting: bool = True

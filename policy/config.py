@@ -31,7 +31,7 @@ from typing import Any, Literal
 from dsh_policy.policy.compile import CompiledPolicy, ParamOrigin, parse_param_flags
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.loading import LoadFailure, build_policy
-from dsh_policy.policy.runtime.self_protection import SelfProtection, protection_for
+from dsh_policy.policy.self_protection import SelfProtection, protection_for
 from dsh_policy.policy.source.schema import schema_errors
 from dsh_policy.policy.source.yaml_source import read_yaml_file
 from pydantic import BaseModel, ConfigDict, Field

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-RUNTIME_DIR_VARIABLE = "DSH_POLICY_RUNTIME_DIR"  # dsh_policy.policy.hooks.runtime_paths
+RUNTIME_DIR_VARIABLE = "DSH_POLICY_RUNTIME_DIR"  # dsh_policy.policy.gateway_folders
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -25,9 +25,8 @@ from functools import lru_cache
 from typing import Any
 
 import re2
-from dsh_policy.policy import detectors
-from dsh_policy.policy.cel.cli_grammars import shell_cli
-from dsh_policy.policy.cel.shell import (
+from dsh_policy.cmdline.cli_grammars import shell_cli
+from dsh_policy.cmdline.shell import (
     shell_argv0s,
     shell_commands,
     shell_effects,
@@ -35,7 +34,8 @@ from dsh_policy.policy.cel.shell import (
     shell_redirects,
     shell_sql,
 )
-from dsh_policy.policy.cel.sql import sql_statements
+from dsh_policy.cmdline.sql import sql_statements
+from dsh_policy.policy import detectors
 
 __all__ = [
     "CEL_FUNCTIONS",

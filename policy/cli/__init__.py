@@ -7,7 +7,7 @@ verify`` never loads CEL.
 
 This module is on the path of every hook event (the console script imports it), so it imports
 nothing but ``sys``, ``os`` and ``importlib`` at module level: ``hook`` and ``redact-output`` run
-the fast client (:mod:`dsh_policy.policy.hooks.client`), which must not pay for structlog,
+the fast client (:mod:`dsh_policy.policy.hooks.gateway.client`), which must not pay for structlog,
 pydantic or the policy engine unless it has to decide in process.
 """
 
@@ -45,17 +45,21 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": ("dsh_policy.policy.cli.check", "compile and lint packs; --cases dry-runs cases"),
     "explain": ("dsh_policy.policy.cli.explain", "evaluate one event against every rule"),
     "run": ("dsh_policy.policy.cli.run", "run a scripted agent session through the gateway"),
-    "hook": ("dsh_policy.policy.hooks.client", "act as a Claude Code or Codex command hook"),
+    "hook": ("dsh_policy.policy.hooks.gateway.client", "act as a Claude Code or Codex command hook"),
     "serve": ("dsh_policy.policy.cli.serve", "run the resident gateway of one deployment"),
     "init": ("dsh_policy.policy.cli.init", "write hook settings and a deployment file into a project"),
     "doctor": ("dsh_policy.policy.cli.doctor", "check a hook installation end to end"),
-    "redact-output": ("dsh_policy.policy.hooks.output_filter", "filter a command's output (used by hooks)"),
+    "redact-output": (
+        "dsh_policy.policy.hooks.review.output_filter",
+        "filter a command's output (used by hooks)",
+    ),
     "replay": ("dsh_policy.policy.cli.replay", "re-decide an audit log's decisions under a candidate policy"),
     "diff": ("dsh_policy.policy.cli.diff", "what changes between two packs or deployment files"),
     "verify": ("dsh_policy.audit.cli", "verify audit log segments"),
     "policy-log": ("dsh_policy.policy.cli.policy_log", "list every policy change in a log, weakening marked"),
     "keygen": ("dsh_policy.audit.cli", "make an Ed25519 key pair for checkpoint signatures"),
     "log": ("dsh_policy.audit.logview", "show an audit log for people, verifying each record"),
+    "mcp": ("dsh_policy.policy.cli.mcp", "put the policy in front of an MCP server (proxy, approve)"),
 }
 
 USAGE_EXIT = 2

@@ -22,15 +22,8 @@ from typing import Any
 from dsh_policy.audit.terminal import Painter, Progress
 from dsh_policy.policy.cases import Case, CaseOutcome, load_cases, run_case, unknown_rule_errors
 from dsh_policy.policy.cel import available_engines
-from dsh_policy.policy.cli.options import (
-    USAGE_EXIT,
-    CommandParser,
-    add_policy_options,
-    parse_command,
-    print_errors,
-    print_json,
-    sources_from,
-)
+from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command, print_errors, print_json
+from dsh_policy.policy.command_line import CommandParser, add_policy_options, sources_from
 from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.coverage import CoverageReport, measure_coverage
 from dsh_policy.policy.decide import Decider

@@ -12,7 +12,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from dsh_policy.policy.cli.options import USAGE_EXIT, CommandParser, parse_command, print_errors, print_json
+from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command, print_errors, print_json
+from dsh_policy.policy.command_line import CommandParser
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.review.diff import PolicyDiff, decision_word, diff_policies, load_policy_file
 

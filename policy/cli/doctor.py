@@ -1,7 +1,7 @@
 """``dsh-policy doctor claude-code|codex [--project DIR]``: check a hook installation end to end.
 
 Prints one line per finding (``OK``, ``WARN``, ``FAIL``) and exits 1 when anything failed. See
-:mod:`dsh_policy.policy.hooks.doctor` for what is checked and why; the probes go through the
+:mod:`dsh_policy.policy.hooks.install.doctor` for what is checked and why; the probes go through the
 configured hook command itself, so they also start the resident gateway when it is not running.
 """
 
@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import os
 
-from dsh_policy.policy.cli.options import CommandParser, parse_command
-from dsh_policy.policy.hooks import codex_managed, codex_trust, doctor, doctor_codex, doctor_http
+from dsh_policy.policy.cli.options import parse_command
+from dsh_policy.policy.command_line import CommandParser
+from dsh_policy.policy.hooks.codex import managed as codex_managed
+from dsh_policy.policy.hooks.codex import trust as codex_trust
+from dsh_policy.policy.hooks.install import doctor, doctor_codex, doctor_http
 
 
 def _parser() -> CommandParser:

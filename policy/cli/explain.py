@@ -14,15 +14,8 @@ from typing import Any
 
 from dsh_policy.audit.terminal import Painter
 from dsh_policy.policy.cases import CaseOutcome, load_event, run_case
-from dsh_policy.policy.cli.options import (
-    USAGE_EXIT,
-    CommandParser,
-    add_policy_options,
-    parse_command,
-    print_errors,
-    print_json,
-    sources_from,
-)
+from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command, print_errors, print_json
+from dsh_policy.policy.command_line import CommandParser, add_policy_options, sources_from
 from dsh_policy.policy.compile import CompiledPolicy, CompiledRule
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.errors import PolicyError

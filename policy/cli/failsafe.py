@@ -141,10 +141,12 @@ def _limits() -> tuple[int, float]:
     return memory, deadline
 
 
-def supervise(decide: Callable[[], Reply]) -> int:
-    """Run ``decide`` in a child under the memory limit and the deadline; emit its reply, or the
-    safe answer when it fails; return the exit code (0 or 2)."""
+def supervise(decide: Callable[[], Reply], seconds: float | None = None) -> int:
+    """Run ``decide`` in a child under the memory limit and the deadline (at most ``seconds``,
+    when given); emit its reply, or the safe answer when it fails; return the exit code (0 or 2)."""
     memory, deadline = _limits()
+    if seconds is not None:
+        deadline = min(deadline, seconds)
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: decide, send the reply, never return into the caller's stack

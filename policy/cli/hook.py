@@ -15,22 +15,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from dsh_policy.policy.cli import failsafe
-from dsh_policy.policy.cli.options import (
-    CommandParser,
-    UsageError,
-    add_policy_options,
-    sources_from,
-    spec_from,
-)
+from dsh_policy.policy.command_line import UsageError, sources_from
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks.dialects import DIALECTS
-from dsh_policy.policy.hooks.events import HookDecision, SessionContext, announcement, decide_hook
-from dsh_policy.policy.hooks.protocol import (
+from dsh_policy.policy.hooks.gateway.runtime_paths import spec_from
+from dsh_policy.policy.hooks.hook_command import hook_parser
+from dsh_policy.policy.hooks.protocol.events import HookDecision, SessionContext, announcement, decide_hook
+from dsh_policy.policy.hooks.protocol.messages import (
     EXIT_BLOCK,
     EXIT_OK,
     FAIL_CLOSED_PREFIX,
@@ -47,43 +43,17 @@ from dsh_policy.policy.hooks.protocol import (
     parse_hook_input,
     render_safely,
 )
-from dsh_policy.policy.hooks.secret_reads import BASH_OUTPUT_MODES, OutputFilter, redact_output_argv
+from dsh_policy.policy.hooks.review.secret_reads import OutputFilter, redact_output_argv
 from dsh_policy.policy.loading import LoadFailure
+from dsh_policy.policy.runtime.delivery import recording_delivery
 
 
-def _parser() -> CommandParser:
-    parser = CommandParser(
-        prog="dsh-policy hook",
-        description="Act as a Claude Code or Codex command hook: event JSON on stdin, "
-        "the harness's decision protocol out (exit 0 or 2).",
-    )
-    parser.add_argument("harness", choices=list(DIALECTS), help="whose hook protocol to speak")
-    add_policy_options(parser, positional_packs=False)
-    parser.add_argument("--audit", metavar="LOG", help="append every hook decision to this audit log")
-    parser.add_argument(
-        "--no-self-protection",
-        action="store_true",
-        help="let the agent change this gateway's files (an operator's choice; every audit record says so)",
-    )
-    parser.add_argument(
-        "--announce-packs",
-        action="store_true",
-        help="on SessionStart, tell the model which packs govern the session",
-    )
-    parser.add_argument(
-        "--redact-bash-output",
-        choices=list(BASH_OUTPUT_MODES),
-        default="when-secret",
-        help="Claude Code: route Bash output through the redactor when the command names a file "
-        "holding a secret (default), for every call, or never",
-    )
-    return parser
-
-
-def main(argv: list[str]) -> int:
-    """Entry point; returns 0 or 2, whatever happens."""
+def main(argv: list[str], *, delivery: Mapping[str, str] | None = None) -> int:
+    """Entry point; returns 0 or 2, whatever happens. ``delivery`` (the hook client's: why it
+    decides in process instead of its gateway) goes into the record."""
     try:
-        return _run(argv)
+        with recording_delivery(delivery):
+            return _run(argv)
     except BaseException as exc:  # the last line of fail-closed defence
         if isinstance(exc, SystemExit) and exc.code in (0, None):
             return EXIT_OK
@@ -95,7 +65,7 @@ def main(argv: list[str]) -> int:
 
 def _run(argv: list[str]) -> int:
     try:
-        args = _parser().parse_args(argv)
+        args = hook_parser().parse_args(argv)
     except UsageError as error:
         # We cannot know the protocol yet; exit 2 with a reason refuses in every harness.
         _emit(deny_reply(str(error)))
@@ -120,14 +90,17 @@ def _reply_for(args: argparse.Namespace, raw: bytes) -> HookReply:
     return render_safely(dialect, verdict)
 
 
-def process_main(argv: list[str]) -> int:
+def process_main(
+    argv: list[str], *, delivery: Mapping[str, str] | None = None, seconds: float | None = None
+) -> int:
     """The console script's ``hook``: the decision runs in a child process under a memory limit
-    and a deadline, watched by this one, which gives the event's safe answer on any signal or
-    failure (``failsafe``). Returns 0 or 2."""
+    and a deadline (``seconds``, when the hook client has less time left than the default),
+    watched by this one, which gives the event's safe answer on any signal or failure
+    (``failsafe``). Returns 0 or 2."""
     failsafe.install_signal_handlers()
     try:
         try:
-            args = _parser().parse_args(argv)
+            args = hook_parser().parse_args(argv)
         except UsageError as error:
             return failsafe.emit(_plain(deny_reply(str(error))))
         raw = failsafe.stdin_bytes(MAX_INPUT_BYTES + 1)
@@ -139,7 +112,8 @@ def process_main(argv: list[str]) -> int:
             return _plain(render_safely(dialect, failure_verdict(event, reason)))
 
         failsafe.set_safe_answer(safe)
-        return failsafe.supervise(lambda: _plain(_reply_for(args, raw)))
+        with recording_delivery(delivery):  # the child inherits it
+            return failsafe.supervise(lambda: _plain(_reply_for(args, raw)), seconds)
     except BaseException as exc:  # the watcher's own last line of defence
         if isinstance(exc, SystemExit) and exc.code in (0, None):
             return EXIT_OK  # --help
@@ -179,7 +153,7 @@ def _decide_and_record(
     if args.audit is not None or configured:
         # Imported only when recording: the audit writer is a noticeable share of a hook's start-up,
         # and a hook pays its start-up on every tool call.
-        from dsh_policy.policy.hooks.audit import record_invocation
+        from dsh_policy.policy.hooks.gateway.audit import record_invocation
 
         record_invocation(args.audit, sources, policy, args.harness, payload, raw, decision)
     return decision.verdict
@@ -191,8 +165,8 @@ def _weakening_refused(args: argparse.Namespace, sources: PolicySources, policy:
     config = sources.config
     if config is None or not config.reload.refuse_weakening:
         return None
-    from dsh_policy.policy.hooks.audit import audit_target
-    from dsh_policy.policy.hooks.policy_state import state_path, transition
+    from dsh_policy.policy.hooks.gateway.audit import audit_target
+    from dsh_policy.policy.hooks.gateway.policy_state import state_path, transition
 
     target = audit_target(args.audit, sources)
     if target is None:

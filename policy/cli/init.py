@@ -28,9 +28,11 @@ import sys
 from pathlib import Path
 
 from dsh_policy.policy.cli.init_managed import merge_managed
-from dsh_policy.policy.cli.options import USAGE_EXIT, CommandParser, parse_command
-from dsh_policy.policy.hooks import codex_managed, codex_trust
-from dsh_policy.policy.hooks.settings_files import (
+from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command
+from dsh_policy.policy.command_line import CommandParser
+from dsh_policy.policy.hooks.codex import managed as codex_managed
+from dsh_policy.policy.hooks.codex import trust as codex_trust
+from dsh_policy.policy.hooks.install.settings_files import (
     SettingsError,
     claude_code_hooks,
     codex_hooks_toml,

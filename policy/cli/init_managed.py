@@ -1,7 +1,7 @@
 """``dsh-policy init codex --managed [FILE] [--managed-only]``: the hooks as Codex managed hooks.
 
 Merges the five hook tables into Codex's system ``requirements.toml`` (default: the file Codex
-reads, :func:`~dsh_policy.policy.hooks.codex_managed.requirements_path`), keeping every key and hook
+reads, :func:`~dsh_policy.policy.hooks.codex.managed.requirements_path`), keeping every key and hook
 that is there. Managed hooks need no trust and users cannot switch them off, so ``codex exec``
 cannot silently run without them. The hook commands name this installation's ``dsh-policy`` and
 the deployment file by absolute path: a managed hook runs in whatever folder Codex starts in, and
@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 
-from dsh_policy.policy.hooks import codex_managed, codex_trust
-from dsh_policy.policy.hooks.settings_files import (
+from dsh_policy.policy.hooks.codex import managed as codex_managed
+from dsh_policy.policy.hooks.codex import trust as codex_trust
+from dsh_policy.policy.hooks.install.settings_files import (
     SettingsError,
     codex_hooks_toml,
     merge_codex_config,

@@ -27,7 +27,8 @@ from typing import Any
 from dsh_policy.audit.keys import KeyFileError
 from dsh_policy.audit.segments import discover_segments
 from dsh_policy.audit.verify import verify_log
-from dsh_policy.policy.cli.options import CommandParser, parse_command
+from dsh_policy.policy.cli.options import parse_command
+from dsh_policy.policy.command_line import CommandParser
 from dsh_policy.policy.runtime.policy_changes import diff_summaries
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2

@@ -15,15 +15,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from dsh_policy.policy.cli.options import (
-    USAGE_EXIT,
-    CommandParser,
-    add_policy_options,
-    parse_command,
-    print_errors,
-    print_json,
-    sources_from,
-)
+from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command, print_errors, print_json
+from dsh_policy.policy.command_line import CommandParser, add_policy_options, sources_from
 from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.config import policy_sources
 from dsh_policy.policy.loading import LoadFailure

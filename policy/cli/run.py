@@ -26,14 +26,8 @@ from dsh_policy.audit.segments import discover_segments
 from dsh_policy.audit.terminal import Painter
 from dsh_policy.audit.verify import VerificationReport, verify_log
 from dsh_policy.core import Harness, Message, ModelReply, ModelRequest, ModelToolCall, ToolExecution
-from dsh_policy.policy.cli.options import (
-    USAGE_EXIT,
-    CommandParser,
-    add_policy_options,
-    parse_command,
-    print_errors,
-    sources_from,
-)
+from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command, print_errors
+from dsh_policy.policy.command_line import CommandParser, add_policy_options, sources_from
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.demo.sandbox import Sandbox
 from dsh_policy.policy.demo.script import ScriptedTurn, SessionScript, load_session_script
@@ -43,74 +37,7 @@ from dsh_policy.policy.runtime.audit_plan import AuditPlan, audit_plan
 from dsh_policy.policy.runtime.auditing import CallOutcome
 from dsh_policy.policy.runtime.deployment import deploy
 from dsh_policy.policy.runtime.gateway import PolicyGateway
-
-_ARG_KEYS = ("command", "path", "url", "channel")
-_RAN = frozenset({"ALLOW", "ASK>OK", "REDACT"})
-
-
-def _plain(value: Any) -> Any:
-    """JSON-ready copy of (possibly frozen) call arguments."""
-    if isinstance(value, dict) or hasattr(value, "items"):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    return value
-
-
-def _redacted_args(policy: Policy, args: Any) -> Any:
-    """A call's arguments as the audit log keeps them: redacted (the terminal is an exit too)."""
-    redacted, _ = policy.redact_arguments(args)
-    return _plain(redacted)
-
-
-def _brief_args(redacted: Any) -> str:
-    """One line for a call's (already redacted) arguments."""
-    if isinstance(redacted, dict):
-        for key in _ARG_KEYS:
-            if isinstance(redacted.get(key), str):
-                text = redacted[key]
-                break
-        else:
-            text = json.dumps(redacted, ensure_ascii=False)
-    else:
-        text = json.dumps(redacted, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= 72 else text[:69] + "..."
-
-
-def _label(outcome: CallOutcome) -> str:
-    """The one word a reader scans for: what happened to the call."""
-    review = outcome.review
-    if outcome.guard is not None and outcome.guard.denied:
-        return "DENY"
-    if outcome.denied_by == "approval":
-        return "ASK>DENY"
-    if outcome.denied_by is not None:
-        return "DENY"
-    if outcome.pre_execute is not None and outcome.pre_execute.decision == "ask":
-        return "ASK>OK"
-    if review is not None and review.decision == "block":
-        return "BLOCK"
-    if review is not None and review.redactions:
-        return "REDACT"
-    if outcome.result.is_error:
-        return "ERROR"
-    return "ALLOW"
-
-
-def _deciding(outcome: CallOutcome) -> tuple[list[str], str | None]:
-    """The rules and message that explain the label."""
-    if outcome.guard is not None and outcome.guard.denied:
-        return list(outcome.guard.rules), outcome.guard.message
-    review = outcome.review
-    if review is not None and (review.decision == "block" or review.redactions):
-        return list(review.rules), review.message or f"{review.redactions} redaction(s)"
-    pre = outcome.pre_execute
-    if pre is not None and (pre.decision != "allow" or pre.rules):
-        return list(pre.rules), pre.message
-    if outcome.result.is_error:
-        return [], outcome.result.error_message
-    return [], None
+from dsh_policy.policy.runtime.narration import call_line, deciding, outcome_label, redacted_args
 
 
 @dataclass(slots=True)
@@ -154,22 +81,13 @@ class Narrator:
         self.approvals.clear()
 
     def call_settled(self, outcome: CallOutcome) -> None:
-        label = _label(outcome)
-        rules, message = _deciding(outcome)
+        label = outcome_label(outcome)
+        rules, message = deciding(outcome)
         self.counts[label] += 1
         assert self.policy is not None
-        args = _redacted_args(self.policy, outcome.call.args)
-        paint = self.paint
-        line = f"    {paint.decision(label, 8)} {outcome.call.tool:<12} {_brief_args(args)}"
-        for asked in self.approvals.pop(outcome.call.call_id, []):
-            line += f"\n             {asked}"
-        if rules:
-            line += f"\n             rules: {paint.rules(rules)}"
-        if message:
-            line += f"\n             {message}"
-        if outcome.review is not None and outcome.review.contexts and label in _RAN:
-            line += f"\n             + {len(outcome.review.contexts)} context message(s) for the model"
-        self.say(line)
+        args = redacted_args(self.policy, outcome.call.args)
+        asked = self.approvals.pop(outcome.call.call_id, [])
+        self.say(call_line(outcome, self.policy, self.paint, asked))
         self.events.append(
             {
                 "event": "call",

@@ -13,18 +13,11 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 
-from dsh_policy.policy.cli.options import (
-    USAGE_EXIT,
-    CommandParser,
-    add_policy_options,
-    parse_command,
-    print_errors,
-    sources_from,
-    spec_from,
-)
-from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec, RuntimeDirError, gateway_files
+from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command, print_errors
+from dsh_policy.policy.command_line import CommandParser, add_policy_options, sources_from
+from dsh_policy.policy.hooks.gateway.client import query_gateway
+from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec, RuntimeDirError, spec_from
 
 
 def _parser() -> CommandParser:
@@ -82,7 +75,7 @@ def main(argv: list[str]) -> int:
     if isinstance(sources, list):
         print_errors(sources)
         return 1
-    from dsh_policy.policy.hooks.server import ServeSettings, serve
+    from dsh_policy.policy.hooks.gateway.server import ServeSettings, serve
 
     settings = ServeSettings(
         idle_exit=args.idle_exit,
@@ -95,26 +88,6 @@ def main(argv: list[str]) -> int:
     except RuntimeDirError as error:
         print(f"dsh-policy serve: {error}", file=sys.stderr)
         return 1
-
-
-def query_gateway(spec: DeploymentSpec, op: str, timeout: float = 5.0) -> dict[str, object] | str:
-    """Ask the running gateway of ``spec`` (never starts one); the answer or why there is none."""
-    from dsh_policy.policy.hooks import client, wire
-
-    try:
-        files = gateway_files(spec, create=False)
-    except RuntimeDirError as error:
-        return str(error)
-    connected = client.connect(files.socket)
-    if connected is None:
-        return f"no gateway answers on {files.socket}"
-    sock, _ = connected
-    try:
-        return wire.exchange(sock, wire.encode_request(op, {}), time.monotonic() + timeout)
-    except wire.WireError as error:
-        return str(error)
-    finally:
-        sock.close()
 
 
 def _query(spec: DeploymentSpec, op: str) -> int:

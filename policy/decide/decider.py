@@ -16,8 +16,8 @@ from dataclasses import replace
 from typing import Any
 
 import structlog
+from dsh_policy.cmdline.deadline import stage_deadline
 from dsh_policy.policy.compile import CompiledPolicy, Redaction, RuleSelection
-from dsh_policy.policy.deadline import stage_deadline
 from dsh_policy.policy.decide.bindings import CALL_BUILDERS, RESULT_BUILDERS, STEP_BUILDERS
 from dsh_policy.policy.decide.combine import (
     combine_guard,
@@ -173,7 +173,7 @@ class Decider:
 
     def _self_protection(self, event: ToolCallEvent) -> Any:
         """The deployment's self-protection refusal for this call, if any (see
-        ``policy.runtime.self_protection``); an exception here fails the guard closed."""
+        ``policy.self_protection``); an exception here fails the guard closed."""
         protection = self.policy.protection
         if protection is None:
             return None

@@ -62,7 +62,7 @@ def shortcut(
     rules = plan.rules
     if any(
         rule_plan.rule.programs is not None  # skipping by the shell line's programs: full run
-        # a helper call reads the stage deadline (policy.deadline), which the full run sets
+        # a helper call reads the stage deadline (cmdline.deadline), which the full run sets
         or (rule_plan.when is not None and getattr(rule_plan.when.program, "calls_helpers", True))
         or (
             rule_plan.when is not None

@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from dsh_policy.cmdline.shell import shell_argv0s
 from dsh_policy.policy.cel.engine import CelEvalError, EventActivation
-from dsh_policy.policy.cel.shell import shell_argv0s
 from dsh_policy.policy.compile import CompiledExpr, CompiledPolicy
 
 _VARS = frozenset({"vars"})

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
+from dsh_policy.cmdline.deadline import stage_deadline
 from dsh_policy.policy.cel.engine import CelEvalError
 from dsh_policy.policy.compile import CompiledRule
-from dsh_policy.policy.deadline import stage_deadline
 from dsh_policy.policy.decide.scope import EventScope
 from dsh_policy.policy.events import RuleTrace
 from dsh_policy.policy.plans import Match, RulePlan, StagePlan, plan_rule
@@ -59,7 +59,7 @@ class StageRun:
     def run(self, plan: StagePlan | Sequence[CompiledRule]) -> None:
         """Evaluate every rule, in order (all of them: the trace and shadow rules need it),
         except those whose ``match.programs`` the shell line does not run. The stage's deadline is
-        visible to helpers (``policy.deadline``), so one slow helper call on attacker-sized input
+        visible to helpers (``cmdline.deadline``), so one slow helper call on attacker-sized input
         cannot outlast the budget either."""
         scope = self.scope
         scope.start_clock()

@@ -50,7 +50,7 @@ _log = structlog.get_logger("dsh_policy.replay")
 Verdict = Literal["unchanged", "changed", "undetermined", "skipped"]
 
 _INTERNAL_FAILURE: Final = "policy evaluation failed ("
-_SELF_PROTECTION: Final = "self-protection/"  # policy.runtime.self_protection.RULE_PREFIX
+_SELF_PROTECTION: Final = "self-protection/"  # policy.self_protection.RULE_PREFIX
 _OVERSIZED: Final = "tool output withheld by policy: more than "
 _EVALUATIONS_KEPT: Final = 200_000
 

@@ -37,6 +37,7 @@ from dsh_policy.policy.events import (
     ToolCallVerdict,
 )
 from dsh_policy.policy.review.fingerprint import rule_fingerprints
+from dsh_policy.policy.runtime.delivery import current_delivery
 
 __all__ = [
     "DEPTH_MARKER",
@@ -93,6 +94,8 @@ class CallOutcome:
     result: ResultFacts
     #: The instant post-execute rules saw as ``now`` (pre-execute and guard see ``call.now``).
     review_now: datetime.datetime | None = None
+    #: The agent framework whose call this was (``policy.adapters``); None for our own harness.
+    harness: str | None = None
 
     def deciding_policy(self) -> PolicyStamp | None:
         """The policy that decided this call (the gateway pins one per call; the first stamped
@@ -273,6 +276,9 @@ class DecisionAuditor:
 
     def _append(self, kind: str, fields: dict[str, Any], stamp: PolicyStamp | None = None) -> None:
         fields["policy"] = self._policy_fields(stamp)
+        delivery = current_delivery()
+        if delivery is not None:
+            fields["delivery"] = canonical_domain(dict(delivery))
         try:
             try:
                 self.writer.append(kind, fields)
@@ -296,14 +302,18 @@ class DecisionAuditor:
 
     # --- records -----------------------------------------------------------------------------------
 
-    def tool_dispatch(self, call: ToolCallEvent, stamp: PolicyStamp | None = None) -> None:
-        """A call is about to run (fail-closed deployments only): proof it was logged first."""
-        self._append(
-            "tool_dispatch",
-            {**self._coordinates(call.session_id, call.agent_id, call.turn, call.step),
-             "call": self.call_fields(call)},
-            stamp,
-        )
+    def tool_dispatch(
+        self, call: ToolCallEvent, stamp: PolicyStamp | None = None, *, harness: str | None = None
+    ) -> None:
+        """A call is about to run (fail-closed deployments only): proof it was logged first.
+        ``harness`` names the agent framework the call came through (``policy.adapters``)."""
+        fields: dict[str, Any] = {
+            **self._coordinates(call.session_id, call.agent_id, call.turn, call.step),
+            "call": self.call_fields(call),
+        }
+        if harness is not None:
+            fields["harness"] = harness
+        self._append("tool_dispatch", fields, stamp)
 
     def tool_result(self, outcome: CallOutcome) -> None:
         """Every call's final result with every decision that shaped it."""
@@ -338,16 +348,15 @@ class DecisionAuditor:
         }
         if outcome.result.error_message is not None:
             result["error_message"] = self.redacted(outcome.result.error_message)
-        self._append(
-            "tool_result",
-            {
-                **self._coordinates(call.session_id, call.agent_id, call.turn, call.step),
-                "call": self.call_fields(call),
-                "decision": decision,
-                "result": result,
-            },
-            outcome.deciding_policy(),
-        )
+        fields: dict[str, Any] = {
+            **self._coordinates(call.session_id, call.agent_id, call.turn, call.step),
+            "call": self.call_fields(call),
+            "decision": decision,
+            "result": result,
+        }
+        if outcome.harness is not None:
+            fields["harness"] = outcome.harness
+        self._append("tool_result", fields, outcome.deciding_policy())
 
     def _step_messages(self, event: StepEvent, *, with_text: bool) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
@@ -444,6 +453,16 @@ class DecisionAuditor:
     def policy_reload_failed(self, errors: Sequence[PolicyError]) -> None:
         """An edit failed to load; the previous policy stays in force (its digest is recorded)."""
         self._append("policy_reload_failed", {"errors": [str(error) for error in errors]})
+
+    def hook_told(self, fields: Mapping[str, Any]) -> None:
+        """What a hook told the agent when that was not its gateway's answer (the answer was
+        lost, late or broken, and the hook gave the safe answer instead)."""
+        self._append("hook_told", {key: canonical_domain(value) for key, value in fields.items()})
+
+    def adapter_event(self, kind: str, fields: Mapping[str, Any]) -> None:
+        """A record of an adapter's own kind (the MCP proxy's ``mcp_tool`` pins and quarantines),
+        every value fitted to the log's domain and the policy in force stamped on it."""
+        self._append(kind, {key: canonical_domain(value) for key, value in fields.items()})
 
     def hook_event(self, fields: Mapping[str, Any]) -> None:
         """A harness hook event with no tool decision of its own (session start, stop)."""

@@ -30,7 +30,7 @@ from dsh_policy.policy.decide import DEFAULT_EVENT_SECONDS, DEFAULT_MAX_SCAN_BYT
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.loading import LoadFailure, build_policy, with_protection
 from dsh_policy.policy.runtime.policy_changes import PolicyChanges, diff_summaries, policy_summary
-from dsh_policy.policy.runtime.self_protection import protection_for
+from dsh_policy.policy.self_protection import protection_for
 
 _log = structlog.get_logger("dsh_policy.policy.reload")
 

@@ -67,7 +67,7 @@ def test_a_failed_log_write_makes_a_fail_closed_gateway_refuse_every_later_call(
 ) -> None:
     rig = rig_factory(fail_closed=True)
     assert call(rig).is_error is False  # healthy: runs and is logged
-    monkeypatch.setattr(os, "write", _failing_on(lambda: rig.writer._fd, os.write, error))
+    monkeypatch.setattr(os, "write", _failing_on(lambda: rig.writer._file.fd, os.write, error))
     for command in ("ls", "pwd"):
         refused = call(rig, command)
         assert refused.is_error and refused.error is not None
@@ -83,7 +83,7 @@ def test_a_failed_log_write_in_a_fail_open_gateway_runs_the_call_and_logs_an_err
     rig_factory: Callable[..., GatewayRig], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rig = rig_factory(fail_closed=False)
-    monkeypatch.setattr(os, "write", _failing_on(lambda: rig.writer._fd, os.write, errno.ENOSPC))
+    monkeypatch.setattr(os, "write", _failing_on(lambda: rig.writer._file.fd, os.write, errno.ENOSPC))
     with structlog.testing.capture_logs() as logs:
         first, second = call(rig), call(rig, "pwd")
     assert first.is_error is False and second.is_error is False
@@ -102,7 +102,7 @@ def test_a_short_write_leaves_a_torn_tail_that_verify_reports_as_a_warning(
     real_write = os.write
 
     def half(fd: int, data: bytes) -> int:
-        if fd == rig.writer._fd:
+        if fd == rig.writer._file.fd:
             return real_write(fd, data[: len(data) // 2])
         return real_write(fd, data)
 

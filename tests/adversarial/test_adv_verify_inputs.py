@@ -17,7 +17,7 @@ from adv_kit import fuzz_settings, hostile_json
 from adv_mutations import text_mutation, tree_mutation
 from dsh_policy.audit.cli import verify_main
 from dsh_policy.audit.keys import KeyPairFiles, write_key_pair
-from dsh_policy.audit.record import record_hash
+from dsh_policy.audit.record_hash import record_hash
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditWriter
 from hypothesis import assume, given

@@ -52,7 +52,8 @@ def forge_rechained(lines: list[bytes]) -> list[bytes]:
     """What a forger without the signing key can do: rehash every record, its links, the seqs and
     every checkpoint's head and Merkle state, keeping the old (now wrong) signatures."""
     from dsh_policy.audit.merkle import MerkleFrontier
-    from dsh_policy.audit.record import genesis_prev, seal_record
+    from dsh_policy.audit.record import seal_record
+    from dsh_policy.audit.record_hash import genesis_prev
 
     frontier = MerkleFrontier()
     head: str | None = None

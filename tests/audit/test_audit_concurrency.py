@@ -10,11 +10,11 @@ from typing import Any
 import orjson
 import pytest
 from audit_helpers import gateway_fields
-from dsh_policy.audit import writer as writer_module
 from dsh_policy.audit.keys import KeyPairFiles
 from dsh_policy.audit.segments import discover_segments, rotated_segments
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditWriteError, AuditWriter
+from dsh_policy.audit.writer import rotation as rotation_module
 
 
 class _Crash(BaseException):
@@ -23,10 +23,8 @@ class _Crash(BaseException):
 
 def _abandon(writer: AuditWriter) -> None:
     """What a killed process leaves: its threads stop, its descriptors go, nothing else happens."""
-    writer._closed = True
-    if writer._flusher is not None:
-        writer._jobs.put(writer_module._STOP)
-        writer._flusher.join()
+    writer._lock.closed = True
+    writer._flusher.stop()
     writer._release_files()
 
 
@@ -60,7 +58,7 @@ def test_a_writer_rotations_behind_meets_a_segment_holding_only_its_start_and_lo
         acknowledged[receipt.seq] = receipt.hash
     assert len(rotated_segments(path)) >= 2
     with fast._locked():
-        fast._rotate()  # the creator installs a new segment ...
+        fast._rotation.rotate()  # the creator installs a new segment ...
     _abandon(fast)  # ... and is killed before its next record
     assert len(path.read_bytes().splitlines()) == 1  # only the segment_start
     rotated_before = _digests([p for _, p in rotated_segments(path)])
@@ -97,19 +95,19 @@ def test_a_crash_at_any_point_of_rotation_leaves_a_log_that_verifies_without_reo
 
     real_link, real_rename = os.link, os.rename
     if point == "before_next_segment":
-        monkeypatch.setattr(AuditWriter, "_remove_stale_temporaries", crash)
+        monkeypatch.setattr(rotation_module.Rotation, "remove_stale_temporaries", crash)
     elif point == "before_link":
-        monkeypatch.setattr(writer_module.os, "link", crash)
+        monkeypatch.setattr(rotation_module.os, "link", crash)
     elif point == "before_rename":
-        monkeypatch.setattr(writer_module.os, "rename", crash)
+        monkeypatch.setattr(rotation_module.os, "rename", crash)
     else:
-        monkeypatch.setattr(writer_module, "_fsync_directory", crash)
+        monkeypatch.setattr(rotation_module, "fsync_directory", crash)
     with pytest.raises(_Crash):
         for index in range(1, 50):
             receipt = writer.append("tool_result", gateway_fields(index))
             acknowledged[receipt.seq] = receipt.hash
-    monkeypatch.setattr(writer_module.os, "link", real_link)
-    monkeypatch.setattr(writer_module.os, "rename", real_rename)
+    monkeypatch.setattr(rotation_module.os, "link", real_link)
+    monkeypatch.setattr(rotation_module.os, "rename", real_rename)
     monkeypatch.undo()
     _abandon(writer)
 
@@ -138,7 +136,7 @@ def test_a_segment_holding_only_its_start_is_valid_for_the_writer_and_the_verifi
     for index in range(6):
         writer.append("tool_result", gateway_fields(index))
     with writer._locked():
-        writer._rotate()
+        writer._rotation.rotate()
     _abandon(writer)
     start_only = path.read_bytes()
     assert len(start_only.splitlines()) == 1
@@ -179,7 +177,7 @@ def test_a_failed_recovery_leaves_no_empty_side_file(
             raise OSError(28, "No space left on device")
         return real_write(fd, data)
 
-    monkeypatch.setattr(writer_module.os, "write", disk_full)
+    monkeypatch.setattr(rotation_module.os, "write", disk_full)
     for _ in range(3):
         with pytest.raises(AuditWriteError):
             AuditWriter.open(path, fsync="off")

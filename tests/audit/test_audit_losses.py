@@ -9,10 +9,10 @@ from pathlib import Path
 import orjson
 import pytest
 from audit_helpers import gateway_fields, read_lines
-from dsh_policy.audit import writer as writer_module
 from dsh_policy.audit.losses import ReopeningWriter
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditRecordError, AuditWriteError, AuditWriter
+from dsh_policy.audit.writer import append as append_module
 
 
 class _Clock:
@@ -35,12 +35,12 @@ def test_a_full_disk_loses_records_that_the_next_written_record_accounts_for(
     def disk_full(fd: int, data: bytes) -> int:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(writer_module.os, "write", disk_full)
+    monkeypatch.setattr(append_module.os, "write", disk_full)
     for index in range(1, 4):
         with pytest.raises(AuditWriteError):
             log.append("tool_result", gateway_fields(index))
     assert log.lost == 3 and log.writer is None
-    monkeypatch.setattr(writer_module.os, "write", real_write)
+    monkeypatch.setattr(append_module.os, "write", real_write)
     with pytest.raises(AuditWriteError, match="retried shortly"):  # no reopen before retry_seconds
         log.append("step_rejected", gateway_fields(4))
     clock.now += 5
@@ -106,11 +106,11 @@ def test_a_fail_open_deployment_reports_its_losses_in_the_log_once_it_can_write_
     def disk_full(fd: int, data: bytes) -> int:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(writer_module.os, "write", disk_full)
+    monkeypatch.setattr(append_module.os, "write", disk_full)
     with structlog.testing.capture_logs() as logs:
         for step in range(3):
             auditor.hook_event({"session": "s", "step": step})  # fail-open: no exception
-    monkeypatch.setattr(writer_module.os, "write", real_write)
+    monkeypatch.setattr(append_module.os, "write", real_write)
     failures = [entry for entry in logs if entry["event"] == "audit write failed"]
     assert [entry["records_lost"] for entry in failures] == [1, 2, 3]
     deployment.log._next_attempt = 0.0  # the retry interval has passed

@@ -8,16 +8,18 @@ from typing import Any
 import pytest
 import rfc8785
 from dsh_policy.audit.record import (
-    GENESIS_TAG,
     MAX_SAFE_INTEGER,
-    RECORD_HASH_TAG,
     OutsideDomainError,
     canonical_bytes,
     find_domain_violation,
+    seal_record,
+)
+from dsh_policy.audit.record_hash import (
+    GENESIS_TAG,
+    RECORD_HASH_TAG,
     genesis_prev,
     hash_of_line,
     record_hash,
-    seal_record,
     without_member,
 )
 from hypothesis import given, settings

@@ -22,7 +22,8 @@ import pytest
 from audit_helpers import forge_rechained, gateway_fields, read_lines
 from dsh_policy.audit.cli import verify_main
 from dsh_policy.audit.keys import KeyPairFiles, write_key_pair
-from dsh_policy.audit.record import genesis_prev, seal_record
+from dsh_policy.audit.record import seal_record
+from dsh_policy.audit.record_hash import genesis_prev
 from dsh_policy.audit.segments import rotated_segments
 from dsh_policy.audit.verify import VerificationReport, verify_log
 from dsh_policy.audit.writer import AuditWriter

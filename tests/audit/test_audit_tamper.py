@@ -304,13 +304,13 @@ def test_any_sequence_of_records_written_then_verified_passes(
 def test_lines_split_across_read_chunks_verify_the_same(
     signed_log: Path, key_pair: KeyPairFiles, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import dsh_policy.audit.verify as verify_module
+    import dsh_policy.audit.verify.lines as verify_lines
 
     lines = read_lines(signed_log)
     lines[7] = lines[7].replace(b'"agent":"main"', b'"agent":"mein"')
     signed_log.write_bytes(b"".join(lines) + b'{"torn')
     whole = _verify(signed_log, key_pair)
-    monkeypatch.setattr(verify_module, "_READ_CHUNK", 97)
+    monkeypatch.setattr(verify_lines, "_READ_CHUNK", 97)
     chunked = _verify(signed_log, key_pair)
     assert chunked == whole
     assert _first(chunked) == ("HASH_MISMATCH", 8) and chunked.torn_tail is not None

@@ -11,9 +11,10 @@ from typing import Any
 import orjson
 import pytest
 from audit_helpers import WriteLog, read_lines
-from dsh_policy.audit import verify
-from dsh_policy.audit.record import record_hash
-from dsh_policy.audit.verify import _float_suspects, verify_log
+from dsh_policy.audit.record_hash import record_hash
+from dsh_policy.audit.verify import lines as verify_lines
+from dsh_policy.audit.verify import verify_log
+from dsh_policy.audit.verify.lines import float_suspects
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -64,7 +65,7 @@ def test_a_hashed_and_chained_line_with_a_float_is_not_canonical(
     fields: dict[str, Any],
     chunk: int,
 ) -> None:
-    monkeypatch.setattr(verify, "_READ_CHUNK", chunk)  # floats straddling chunk boundaries too
+    monkeypatch.setattr(verify_lines, "_READ_CHUNK", chunk)  # floats straddling chunk boundaries too
     lines = _records_without_closing_checkpoint(write_log, 6)
     forged = _forge_next(lines[-1], fields)
     follower = _forge_next(forged, {"agent": "main"})
@@ -80,7 +81,7 @@ def test_a_hashed_and_chained_line_with_a_float_is_not_canonical(
 def test_strings_that_look_like_float_tails_do_not_spoil_an_intact_log(
     write_log: WriteLog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> None:
-    monkeypatch.setattr(verify, "_READ_CHUNK", chunk)
+    monkeypatch.setattr(verify_lines, "_READ_CHUNK", chunk)
     lines = _records_without_closing_checkpoint(write_log, 3)
     for text in ("v1.5,", "[1e-7]", "x 1e+16}", "2.5", ".5]", "-0.0,"):
         lines.append(_forge_next(lines[-1], {"note": text, "n": [-3, 0, 7]}))
@@ -96,14 +97,14 @@ def test_every_float_orjson_writes_trips_the_prefilter(value: float) -> None:
     assert not math.isnan(value)
     for container in ([value], [0, value], {"k": value}, {"k": {"j": value}}):
         line = orjson.dumps(container, option=_CANONICAL)
-        assert _float_suspects(line) == {0}, line
-        assert _float_suspects(b"{}\n" + line + b"\n{}") == {1}, line
+        assert float_suspects(line) == {0}, line
+        assert float_suspects(b"{}\n" + line + b"\n{}") == {1}, line
 
 
 def test_the_prefilter_names_the_lines_that_hit() -> None:
     buffer = b'{"a":1}\n{"b":[2.5]}\n{"c":"x"}\n{"d":1e-07}\n{"e":1e+16}'
-    assert _float_suspects(buffer) == {1, 3, 4}
-    assert _float_suspects(b'{"ts":"2026-11-30T12:54:30.123456Z","n":-5}') == frozenset()
+    assert float_suspects(buffer) == {1, 3, 4}
+    assert float_suspects(b'{"ts":"2026-11-30T12:54:30.123456Z","n":-5}') == frozenset()
 
 
 def test_a_nested_hash_member_neither_fools_nor_derails_the_hash_check(

@@ -14,7 +14,7 @@ import orjson
 import pytest
 from audit_helpers import WriteLog, gateway_fields, read_lines
 from dsh_policy.audit.keys import KeyPairFiles
-from dsh_policy.audit.record import genesis_prev
+from dsh_policy.audit.record_hash import genesis_prev
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditRecordError, AuditWriteError, AuditWriter
 
@@ -238,12 +238,12 @@ def test_keygen_private_key_is_owner_only(key_pair: KeyPairFiles) -> None:
 def test_reopening_reads_a_large_segment_in_bounded_chunks(
     write_log: WriteLog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import dsh_policy.audit.writer as writer_module
+    import dsh_policy.audit.writer.recovery as recovery_module
 
     path = write_log(40, checkpoint_every=None)
     with path.open("ab") as handle:
         handle.write(b'{"torn')
-    monkeypatch.setattr(writer_module, "_READ_CHUNK", 2048)
+    monkeypatch.setattr(recovery_module, "_READ_CHUNK", 2048)
     with AuditWriter.open(path, fsync="off") as writer:
         # start 0, records 1-40, closing checkpoint 41, recovery 42
         assert writer.append("tool_result", gateway_fields(40)).seq == 43
@@ -375,10 +375,11 @@ def test_batch_mode_keeps_up_when_the_appender_never_pauses(tmp_path: Path) -> N
         deadline = time.monotonic() + 5
         # A commit queued before the appender's own fsync caught up may still be in flight: it
         # finds nothing left to cover and clears the request when it lands.
-        while (writer._synced < writer._written or writer._sync_requested) and time.monotonic() < deadline:
+        commits = writer._commits
+        while (commits.synced < commits.written or commits.sync_requested) and time.monotonic() < deadline:
             time.sleep(0.005)
-        assert writer._synced == writer._written
-        assert writer._sync_requested is False
+        assert commits.synced == commits.written
+        assert commits.sync_requested is False
     records = _records(path)
     assert [r["seq"] for r in records] == list(range(len(records)))
     assert receipts[-1].seq == records[-1]["seq"] - 1  # the last append cued the 10th checkpoint
@@ -407,15 +408,15 @@ def test_a_group_commit_covers_every_line_written_before_its_fsync_starts(
     with AuditWriter.open(
         path, fsync="batch", batch_records=3, batch_ms=60_000, checkpoint_every=None, checkpoint_seconds=None
     ) as writer:
-        start = writer._synced  # the segment_start, synced inline on open
+        start = writer._commits.synced  # the segment_start, synced inline on open
         receipts = [writer.append("tool_result", {"i": index}) for index in range(5)]
         assert not any(receipt.durable for receipt in receipts)
-        assert writer._sync_requested  # the third append queued a commit of three lines
+        assert writer._commits.sync_requested  # the third append queued a commit of three lines
         gate.set()
         deadline = time.monotonic() + 5
-        while writer._sync_requested and time.monotonic() < deadline:
+        while writer._commits.sync_requested and time.monotonic() < deadline:
             time.sleep(0.005)
-        assert writer._synced == start + 5 == writer._written
+        assert writer._commits.synced == start + 5 == writer._commits.written
     assert verify_log([path]).intact
 
 
@@ -455,10 +456,10 @@ def test_an_append_waits_for_its_fsync_without_holding_the_log_lock(
 
 def _clock_ahead(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
     """Move the writer's wall clock forward (segment ages are wall-clock: shared across processes)."""
-    import dsh_policy.audit.writer as writer_module
+    import dsh_policy.audit.writer.settings as settings_module
 
-    real = writer_module.time.time
-    monkeypatch.setattr(writer_module.time, "time", lambda: real() + seconds)
+    real = settings_module.time.time
+    monkeypatch.setattr(settings_module.time, "time", lambda: real() + seconds)
 
 
 def test_rotation_by_time_starts_a_linked_segment_once_the_active_one_is_old(

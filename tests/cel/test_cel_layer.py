@@ -20,7 +20,6 @@ CEL = ROOT / "policy" / "cel"
 ALLOWED_PACKAGES = ("dsh_policy.policy.cel", "dsh_policy.cmdline")
 LEAVES = {
     "dsh_policy.policy.detectors": "the secret detector table the ``secrets`` helpers bind into CEL",
-    "dsh_policy.policy.deadline": "the stage deadline the shell reader checks on long input",
 }
 """Modules outside ``policy/cel/`` it may import, and why: leaves with no imports of ours, so no
 path leads from CEL back to the policy through them."""

@@ -17,8 +17,8 @@ import pytest
 from dsh_policy.audit.terminal import Painter, Progress, wants_colour
 from dsh_policy.audit.writer import AuditWriteError, AuditWriter
 from dsh_policy.policy import cli
-from dsh_policy.policy.cli import hook as hook_cli
 from dsh_policy.policy.cli import run as run_cli
+from dsh_policy.policy.hooks.hook_command import hook_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "examples" / "sessions" / "demo.yaml"
@@ -52,7 +52,7 @@ def _plain_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_run_and_hook_take_pack_lists_and_repeated_packs(spelling: list[str]) -> None:
     args = run_cli._parser().parse_args([str(DEMO), *spelling, "--audit", "x.jsonl"])
     assert args.packs == [BASELINE, SECRETS] and args.session == str(DEMO)
-    hook_args = hook_cli._parser().parse_args(["claude-code", *spelling])
+    hook_args = hook_parser().parse_args(["claude-code", *spelling])
     assert hook_args.packs == [BASELINE, SECRETS] and hook_args.harness == "claude-code"
 
 

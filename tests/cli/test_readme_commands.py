@@ -2,16 +2,17 @@
 
 The README is the first thing a new user runs; it drifted once (a command table the parser did not
 accept, figures a second run did not reproduce, a hook example that denied everything). This test
-reads the README itself: it writes the files the tour asks for (each YAML block named by the text
-before it), runs every ``.venv/bin/dsh-policy`` and ``sed`` line of its ``sh`` blocks in order in
-a temporary copy of the repository (the tracked and unignored files, as a clone would have them),
-and checks what the README says about each: the exit code from the line's comment (``exit N``),
-the continuation comments (``#   text``, ``...`` for elided parts) in its output, and the quick
-start's sample output line by line. Then it runs the same commands again in the same copy, as a
-user who follows the README a second time would (``again: exit N`` gives a different code for a
-second run). The installed venv is reused (``.venv`` is a link to it), not reinstalled. The first
-pass runs real processes (the console script, pipes, exit statuses); the second calls the same
-``main`` in this process, which checks the same promises at a fraction of the start-up cost.
+reads the README itself (and the command table of ``docs/cli.md``): it writes the files the tour
+asks for (each YAML block named by the text before it), runs every ``.venv/bin/dsh-policy`` and
+``sed`` line of its ``sh`` blocks in order in a temporary copy of the repository (the tracked and
+unignored files, as a clone would have them), and checks what the README says about each: the exit
+code from the line's comment (``exit N``), the continuation comments (``#   text``, ``...`` for elided
+parts) in its output, and the quick start's sample output line by line. Then it runs the same
+commands again in the same copy, as a user who follows the README a second time would (``again: exit
+N`` gives a different code for a second run). The installed venv is reused (``.venv`` is a link to
+it), not reinstalled. The first pass runs real processes (the console script, pipes, exit statuses);
+the second calls the same ``main`` in this process, which checks the same promises at a fraction of
+the start-up cost.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ ROOT = Path(__file__).parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 _BLOCK = re.compile(r"^```(?P<lang>[a-z]*)\n(?P<body>.*?)^```$", re.M | re.S)
 _FILE_NAME = re.compile(r"`([\w.-]+\.ya?ml)`")
+#: Where the quick start and the tour end (what follows points into docs/).
+_TOUR_END = "## Where to read next"
+#: The command reference, with the table of every subcommand.
+CLI_PAGE = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
 
 
 @dataclass(slots=True)
@@ -54,10 +59,10 @@ def _blocks() -> list[tuple[str, str, str, int]]:
 
 
 def _steps() -> list[Step]:
-    """The commands of the quick start, the tour and the hook example, in README order (the
-    reference sections' illustrative commands name files of the reader's own deployment)."""
+    """The commands of the quick start and the tour (its hook example included), in README order;
+    the sections after the tour only point at docs/, whose commands name the reader's own files."""
     steps: list[Step] = []
-    reference = README.index("## Reference")
+    reference = README.index(_TOUR_END)
     for lang, body, _, start in _blocks():
         if lang != "sh" or not (start < reference or "examples/hooks/pre-tool-use.json" in body):
             continue
@@ -80,7 +85,7 @@ def _steps() -> list[Step]:
 
 def _written_files() -> dict[str, str]:
     """The YAML blocks of the quick start and tour, by the file name the text before them gives."""
-    tour = README[README.index("## Quick start") : README.index("## Reference")]
+    tour = README[README.index("## Quick start") : README.index(_TOUR_END)]
     files: dict[str, str] = {}
     for match in _BLOCK.finditer(tour):
         if match["lang"] != "yaml":
@@ -236,6 +241,6 @@ def test_the_typo_the_readme_quotes_is_reported_as_quoted(tmp_path: Path) -> Non
 def test_the_command_table_lists_every_subcommand() -> None:
     from dsh_policy.policy.cli import SUBCOMMANDS
 
-    table = README[README.index("### The `dsh-policy` command") : README.index("### Embedding")]
+    table = CLI_PAGE[CLI_PAGE.index("## Subcommands") : CLI_PAGE.index("## Options every command shares")]
     for name in SUBCOMMANDS:
-        assert f"| `{name}" in table, f"{name} is missing from the README's command table"
+        assert f"| `{name}" in table, f"{name} is missing from the command table of docs/cli.md"

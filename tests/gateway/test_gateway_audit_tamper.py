@@ -12,7 +12,8 @@ from pathlib import Path
 
 import orjson
 import pytest
-from dsh_policy.audit.record import genesis_prev, seal_record
+from dsh_policy.audit.record import seal_record
+from dsh_policy.audit.record_hash import genesis_prev
 from dsh_policy.audit.verify import VerificationReport, verify_log
 from dsh_policy.policy.cli import main
 

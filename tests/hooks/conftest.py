@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from dsh_policy.policy.cli import main as cli_main
 from dsh_policy.policy.config import PolicySources
-from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec
+from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec
 from hook_testkit import PACK, HookRun, StdinText
 from resident_kit import spec_for, start_gateway
 

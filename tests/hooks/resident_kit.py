@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dsh_policy.policy.hooks import wire
-from dsh_policy.policy.hooks.runtime_paths import DeploymentSpec, GatewayFiles, gateway_files
+from dsh_policy.policy.hooks.gateway import wire
+from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec, GatewayFiles, gateway_files
 from hook_testkit import PACK
 
 PYTHON = sys.executable

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import dsh_policy.rules
 import pytest
-from dsh_policy.policy.hooks.claude_code import ALREADY_SEEN_NOTE
-from dsh_policy.policy.hooks.codex import KNOWN_FIELDS, check_known_fields
+from dsh_policy.policy.hooks.claude_code.dialect import ALREADY_SEEN_NOTE
+from dsh_policy.policy.hooks.codex.dialect import KNOWN_FIELDS, check_known_fields
 from hook_testkit import PAYLOADS, HookRun, payload
 
 HARNESSES = ("claude-code", "codex")

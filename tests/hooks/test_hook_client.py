@@ -14,18 +14,17 @@ import time
 from pathlib import Path
 
 import pytest
-from dsh_policy.policy.hooks import client, safe_answers
-from dsh_policy.policy.hooks.claude_code import ClaudeCodeDialect
-from dsh_policy.policy.hooks.codex import CodexDialect
-from dsh_policy.policy.hooks.protocol import SUPPORTED_EVENTS, failure_verdict
-from dsh_policy.policy.hooks.runtime_paths import (
-    RUNTIME_DIR_VARIABLE,
+from dsh_policy.policy.gateway_folders import RUNTIME_DIR_VARIABLE, runtime_dir_candidates
+from dsh_policy.policy.hooks.claude_code.dialect import ClaudeCodeDialect
+from dsh_policy.policy.hooks.codex.dialect import CodexDialect
+from dsh_policy.policy.hooks.gateway import client, safe_answers
+from dsh_policy.policy.hooks.gateway.runtime_paths import (
     DeploymentSpec,
     RuntimeDirError,
     check_private_dir,
     runtime_dir,
-    runtime_dir_candidates,
 )
+from dsh_policy.policy.hooks.protocol.messages import SUPPORTED_EVENTS, failure_verdict
 from hook_testkit import PACK, payload
 from resident_kit import FakeGateway, Ran, files_for, hook_argv, read_one_request, run_client, spec_for
 
@@ -133,10 +132,12 @@ def test_the_client_imports_no_heavy_module_when_a_gateway_answers(tmp_path: Pat
     assert ours <= {
         "dsh_policy.policy.cli",
         "dsh_policy.policy.hooks",
-        "dsh_policy.policy.hooks.client",
-        "dsh_policy.policy.hooks.safe_answers",
-        "dsh_policy.policy.hooks.runtime_paths",
-        "dsh_policy.policy.hooks.wire",
+        "dsh_policy.policy.hooks.gateway",
+        "dsh_policy.policy.hooks.gateway.client",
+        "dsh_policy.policy.hooks.gateway.safe_answers",
+        "dsh_policy.policy.hooks.gateway.runtime_paths",
+        "dsh_policy.policy.hooks.gateway.wire",
+        "dsh_policy.policy.gateway_folders",
     }
     # Beyond what the interpreter had loaded at start-up (site, and an editable install's finder):
     baseline = subprocess.run(
@@ -165,13 +166,13 @@ def test_the_client_imports_no_heavy_module_when_a_gateway_answers(tmp_path: Pat
 
 def test_importtime_shows_the_same(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import dsh_policy.policy.hooks.client"],
+        [sys.executable, "-X", "importtime", "-c", "import dsh_policy.policy.hooks.gateway.client"],
         capture_output=True,
         text=True,
         check=True,
     )
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
-    assert "dsh_policy.policy.hooks.client" in imported
+    assert "dsh_policy.policy.hooks.gateway.client" in imported
     assert not {name for name in imported if name.split(".")[0] in HEAVY}
 
 
@@ -331,7 +332,7 @@ def test_a_runtime_folder_others_can_enter_is_refused(
 def test_the_runtime_folder_is_always_one_self_protection_guards(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, override: bool, xdg: str | None
 ) -> None:
-    # Self-protection guards every candidate (policy/runtime/self_protection.py): the folder the
+    # Self-protection guards every candidate (policy/self_protection/locations.py): the folder the
     # gateway really uses must be one of them, whichever way the environment points.
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()

@@ -7,9 +7,9 @@ import json
 import typing
 
 import pytest
-from dsh_policy.policy.hooks.claude_code import ClaudeCodeDialect
-from dsh_policy.policy.hooks.codex import ASK_DEGRADED_SUFFIX, CodexDialect, check_known_fields
-from dsh_policy.policy.hooks.protocol import SUPPORTED_EVENTS, Action, HookVerdict, failure_verdict
+from dsh_policy.policy.hooks.claude_code.dialect import ClaudeCodeDialect
+from dsh_policy.policy.hooks.codex.dialect import ASK_DEGRADED_SUFFIX, CodexDialect, check_known_fields
+from dsh_policy.policy.hooks.protocol.messages import SUPPORTED_EVENTS, Action, HookVerdict, failure_verdict
 
 ACTIONS = typing.get_args(Action)
 DIALECTS = [ClaudeCodeDialect(), CodexDialect()]

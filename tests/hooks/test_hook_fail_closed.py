@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 import pytest
-from dsh_policy.policy.hooks import codex as hook_codex
-from dsh_policy.policy.hooks.protocol import FAIL_CLOSED_PREFIX, MAX_INPUT_BYTES
+from dsh_policy.policy.hooks.codex import dialect as hook_codex
+from dsh_policy.policy.hooks.protocol.messages import FAIL_CLOSED_PREFIX, MAX_INPUT_BYTES
 from hook_testkit import PACK, payload
 
 HARNESSES = ("claude-code", "codex")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dsh_policy.policy.hooks.codex import check_known_fields
-from dsh_policy.policy.hooks.protocol import SUPPORTED_EVENTS
-from dsh_policy.policy.hooks.vocabulary import ALIASES
+from dsh_policy.policy.hooks.codex.dialect import check_known_fields
+from dsh_policy.policy.hooks.protocol.messages import SUPPORTED_EVENTS
+from dsh_policy.policy.hooks.protocol.vocabulary import ALIASES
 from hook_testkit import payload
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -9,7 +9,7 @@ import sys
 
 PROBE = (
     "import json, sys\n"
-    "import dsh_policy.policy.cli.hook, dsh_policy.policy.hooks.audit\n"
+    "import dsh_policy.policy.cli.hook, dsh_policy.policy.hooks.gateway.audit\n"
     "print(json.dumps(sorted(m for m in sys.modules if m.startswith('dsh_policy'))))\n"
 )
 
@@ -18,7 +18,7 @@ def test_the_hook_command_imports_neither_the_harness_nor_the_gateway_plugins() 
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     loaded = set(json.loads(done.stdout))
-    assert "dsh_policy.policy.hooks.audit" in loaded  # the probe really imported the adapter
+    assert "dsh_policy.policy.hooks.gateway.audit" in loaded  # the probe really imported the adapter
     harness = sorted(m for m in loaded if m.startswith("dsh_policy.core.") and m != "dsh_policy.core.frozen")
     assert harness == []
     assert "dsh_policy.policy.runtime.gateway" not in loaded

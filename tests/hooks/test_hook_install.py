@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from dsh_policy.policy import cli
-from dsh_policy.policy.hooks.codex_trust import upsert_trust
-from dsh_policy.policy.hooks.settings_files import (
+from dsh_policy.policy.hooks.codex.trust import upsert_trust
+from dsh_policy.policy.hooks.install.settings_files import (
     SettingsError,
     claude_code_hooks,
     codex_hooks_toml,
@@ -323,7 +323,7 @@ def test_init_codex_managed_into_another_file_says_where_codex_reads(tools: Path
 
 
 def test_managed_only_is_a_top_level_key_before_any_table() -> None:
-    from dsh_policy.policy.hooks.codex_managed import managed_only, with_managed_only
+    from dsh_policy.policy.hooks.codex.managed import managed_only, with_managed_only
 
     text = 'model = "x"\n[hooks]\nmanaged_dir = "/opt/h"\n'
     merged = with_managed_only(text)

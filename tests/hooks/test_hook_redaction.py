@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dsh_policy.policy.hooks.output_filter import Reviewer, parse_filter_options, split_chunk
-from dsh_policy.policy.hooks.runtime_paths import RUNTIME_DIR_VARIABLE
-from dsh_policy.policy.hooks.secret_reads import files_named
+from dsh_policy.policy.gateway_folders import RUNTIME_DIR_VARIABLE
+from dsh_policy.policy.hooks.review.output_filter import Reviewer, parse_filter_options, split_chunk
+from dsh_policy.policy.hooks.review.secret_reads import files_named
 from resident_kit import hook_argv, run_client
 
 KEY = "AKIA" + "Z7QK3M5N2P4R6T8V"  # shaped like an AWS access key id; not a real credential

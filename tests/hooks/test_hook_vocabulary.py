@@ -6,7 +6,7 @@ import shlex
 
 import pytest
 from dsh_policy.core.frozen import thaw
-from dsh_policy.policy.hooks.vocabulary import (
+from dsh_policy.policy.hooks.protocol.vocabulary import (
     ALIASES,
     CANONICAL_TOOLS,
     CanonicalCall,

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from dsh_policy.cmdline.shell import MAX_INPUT_CHARS
 from dsh_policy.core.frozen import freeze_json
 from dsh_policy.policy.cel import available_engines
-from dsh_policy.policy.cel.shell import MAX_INPUT_CHARS
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallEvent
 

@@ -22,9 +22,9 @@ from dsh_policy.policy.cli import main as cli_main
 from dsh_policy.policy.cli.hook import DIALECTS
 from dsh_policy.policy.config import PolicySources, policy_sources
 from dsh_policy.policy.decide import Policy
-from dsh_policy.policy.hooks.events import decide_hook
-from dsh_policy.policy.hooks.protocol import HookInputError, parse_hook_input
-from dsh_policy.policy.hooks.vocabulary import ToolInputError, canonicalize
+from dsh_policy.policy.hooks.protocol.events import decide_hook
+from dsh_policy.policy.hooks.protocol.messages import HookInputError, parse_hook_input
+from dsh_policy.policy.hooks.protocol.vocabulary import ToolInputError, canonicalize
 from dsh_policy.policy.loading import LoadFailure
 from fresh_project import Case, Project, corpus, make_project, stdin_for
 

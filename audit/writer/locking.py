@@ -1,0 +1,59 @@
+"""The writer's locks and its sticky failure: who may append now, and whether anyone still may.
+
+A thread lock orders this process's appenders; an OS lock on ``PATH.lock`` orders processes. Once
+a write or fsync failed we no longer know what reached the disk, so the failure sticks: every later
+append is refused, and a failure found in the background is reported at least once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+from pathlib import Path
+
+from ..segments import lock_path
+from .errors import AuditWriteError
+
+
+class WriterLock:
+    """The thread lock (``mutex``), the OS lock on the lock file, and the writer's failure state."""
+
+    __slots__ = ("closed", "failure", "failure_reported", "fd", "mutex", "path")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.mutex = threading.Lock()
+        self.failure: str | None = None
+        self.failure_reported = False  # a background fsync failure must surface at least once
+        self.closed = False
+        self.fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o644)
+
+    def take(self, *, closing: bool = False) -> None:
+        """With ``mutex`` held: refuse if failed or closed, else take the OS lock."""
+        if self.failure is not None:
+            self.failure_reported = True
+            raise AuditWriteError(f"audit writer failed earlier and accepts no records: {self.failure}")
+        if self.closed and not closing:
+            raise AuditWriteError("audit writer is closed")
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except OSError as error:
+            raise self.fail(f"cannot lock {lock_path(self.path)}: {error}") from None
+
+    def release(self) -> None:
+        """Release the OS lock; a failure to do so stops the writer."""
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+        except OSError as error:
+            self.failure = self.failure or f"cannot unlock: {error}"
+
+    def fail(self, reason: str) -> AuditWriteError:
+        """Stop the writer for good (the caller raises what this returns)."""
+        self.failure = reason
+        self.failure_reported = True
+        return AuditWriteError(reason)
+
+    def fail_quietly(self, reason: str) -> None:
+        """Record a failure found off the append path (the next append or close reports it)."""
+        self.failure = self.failure or reason

@@ -1,0 +1,253 @@
+"""What programs do, as far as the readers need to know: one table shared by the shell reader and
+self-protection, so a fact about a program is written down once.
+
+A program missing here is read as its argv says; these tables only add what its name alone tells
+(that ``sh`` runs its ``-c`` string, that ``find -exec`` runs a command).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
+
+SHELLS: Final[frozenset[str]] = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "rbash"})
+"""POSIX-style shells: ``-c LINE`` is a shell line, and without ``-c`` or a script they read one
+from stdin."""
+
+FIND_EXEC: Final[frozenset[str]] = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+"""``find`` actions that run a command (up to ``;`` or ``+``)."""
+
+FIND_WRITES: Final[frozenset[str]] = FIND_EXEC | {"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
+"""``find`` actions that change files: deleting, printing into a file, or running a command."""
+
+PYTHON: Final[re.Pattern[str]] = re.compile(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)*)?[mwt]?(?:\.exe)?")
+"""Names of Python interpreters (``python3.12``, ``pypy3``, ``python3.13t``, ``pythonw``)."""
+
+PYTHON_INSTALLERS: Final[frozenset[str]] = frozenset(
+    {"uv", "pipx", "pdm", "poetry", "conda", "mamba", "micromamba", "pipenv", "rye"}
+)
+"""Programs that install or remove Python packages besides ``pip`` (see :data:`PIP`)."""
+
+PIP: Final[re.Pattern[str]] = re.compile(r"pip[0-9.]*")
+"""Names of pip (``pip``, ``pip3``, ``pip3.12``); ``python -m pip`` is pip as well."""
+
+# Programs that only read the files they name (with the options that would make them write
+# excluded below). Everything else that names a protected path is refused.
+READERS: Final[frozenset[str]] = frozenset(
+    {
+        "cat",
+        "tac",
+        "less",
+        "more",
+        "most",
+        "head",
+        "tail",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ag",
+        "ack",
+        "ls",
+        "ll",
+        "la",
+        "dir",
+        "vdir",
+        "tree",
+        "exa",
+        "eza",
+        "lsd",
+        "stat",
+        "file",
+        "wc",
+        "diff",
+        "cmp",
+        "comm",
+        "md5sum",
+        "sha1sum",
+        "sha224sum",
+        "sha256sum",
+        "sha384sum",
+        "sha512sum",
+        "b2sum",
+        "cksum",
+        "du",
+        "df",
+        "realpath",
+        "readlink",
+        "dirname",
+        "basename",
+        "test",
+        "[",
+        "[[",
+        "cd",
+        "pushd",
+        "popd",
+        "pwd",
+        "echo",
+        "printf",
+        "true",
+        "false",
+        "jq",
+        "bat",
+        "batcat",
+        "nl",
+        "od",
+        "xxd",
+        "hexdump",
+        "strings",
+        "uniq",
+        "cut",
+        "tr",
+        "column",
+        "fold",
+        "fmt",
+        "expand",
+        "unexpand",
+        "paste",
+        "join",
+        "sort",
+        "yq",
+        "sed",
+        "awk",
+        "gawk",
+        "mawk",
+        "nawk",
+        "find",
+        "git",
+        "dsh-policy",
+        "type",
+        "which",
+        "whereis",
+        "command",
+        "id",
+        "whoami",
+        "date",
+        "env",
+        "printenv",
+        "sleep",
+        "zcat",
+        "zless",
+        "view",
+    }
+)
+# Readers that can also write files named in their script or expression (sed ``w``, awk
+# ``print > f``, find ``-fprint``): a protected path *mentioned* inside their program is refused.
+SCRIPTED_READERS: Final[frozenset[str]] = frozenset({"sed", "awk", "gawk", "mawk", "nawk", "find"})
+# git subcommands that only read (``git branch`` with at most one word, ``git remote -v`` too).
+GIT_READERS: Final[frozenset[str]] = frozenset(
+    {
+        "status",
+        "diff",
+        "log",
+        "show",
+        "blame",
+        "ls-files",
+        "ls-tree",
+        "grep",
+        "rev-parse",
+        "describe",
+        "shortlog",
+        "cat-file",
+        "whatchanged",
+        "reflog",
+        "annotate",
+        "help",
+        "version",
+    }
+)
+# Our own command's subcommands that only read.
+DSH_READERS: Final[frozenset[str]] = frozenset(
+    {"check", "explain", "verify", "policy-log", "--help", "-h", "--version"}
+)
+# Programs that act on whole folders: naming a folder that holds a protected path is refused too
+# (``rm -rf .dsh``, ``mv .claude x``, ``chmod -R 000 .dsh``, ``find .dsh -delete``).
+FOLDER_ACTORS: Final[frozenset[str]] = frozenset(
+    {
+        "rm",
+        "rmdir",
+        "mv",
+        "cp",
+        "rsync",
+        "chmod",
+        "chown",
+        "chgrp",
+        "chattr",
+        "setfacl",
+        "ln",
+        "shred",
+        "unlink",
+        "trash",
+        "trash-put",
+        "gio",
+        "mount",
+        "umount",
+        "tar",
+        "unzip",
+        "install",
+        "srm",
+        "wipe",
+        "bsdtar",
+        "7z",
+        "rclone",
+        "git",
+        "find",
+    }
+)
+# Programs whose only written operand is the last one (or ``-t DIR``): the others are read.
+COPIERS: Final[frozenset[str]] = frozenset({"cp", "rsync", "scp", "install"})
+# Readers that look at a file's name, type or metadata, never its contents (a secret may be
+# listed, not read).
+NAME_READERS: Final[frozenset[str]] = frozenset(
+    {"ls", "ll", "la", "dir", "stat", "test", "[", "[[", "cd", "pushd"}
+)
+
+
+def git_subcommand(argv: Sequence[str]) -> str:
+    """The subcommand of a ``git`` argv, past git's own options (``-C DIR``, ``-c KEY=VALUE``)."""
+    index = 1
+    while index < len(argv) and argv[index].startswith("-"):
+        index += 2 if argv[index] in ("-C", "-c", "--git-dir", "--work-tree") else 1
+    return argv[index] if index < len(argv) else ""
+
+
+def only_reads(argv: Sequence[str]) -> bool:
+    """Whether a command only reads the files it names: a :data:`READERS` program without the
+    options that make it write (``sed -i``, ``sort -o``, ``yq -i``, ``find -delete``/``-exec``, a
+    git subcommand that is not in :data:`GIT_READERS`, ...)."""
+    program = argv[0]
+    if program not in READERS:
+        return False
+    options = [word for word in argv[1:] if word.startswith("-")]
+    if program == "sed":
+        return not any(
+            o.startswith("--in-place") or (o.startswith("-") and not o.startswith("--") and "i" in o)
+            for o in options
+        )
+    if program == "sort":
+        return not any(o.startswith(("-o", "--output")) for o in options)
+    if program == "yq":
+        return not any(o in ("-i", "--inplace") or o.startswith("--inplace") for o in options)
+    if program == "find":
+        return not any(word in FIND_WRITES for word in argv[1:])
+    if program == "git":
+        sub = git_subcommand(argv)
+        return (
+            sub in GIT_READERS or (sub == "branch" and len(argv) <= 3) or (sub == "remote" and "-v" in argv)
+        )
+    if program == "dsh-policy":
+        return len(argv) > 1 and argv[1] in DSH_READERS
+    return True  # env, command, printenv: wrappers, the wrapped command follows as its own argv
+
+
+def copy_destinations(words: Sequence[str]) -> list[str]:
+    """The operands ``cp``/``rsync``/``install`` write (their arguments after the program name):
+    ``-t DIR`` or the last operand."""
+    for index, word in enumerate(words):
+        if word in ("-t", "--target-directory") and index + 1 < len(words):
+            return [words[index + 1]]
+        if word.startswith("--target-directory="):
+            return [word.split("=", 1)[1]]
+    operands = [word for word in words if not word.startswith("-")]
+    return operands[-1:]

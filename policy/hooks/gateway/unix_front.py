@@ -1,0 +1,187 @@
+"""The gateway's Unix-socket front end (the hook client's path), on the event loop.
+
+One request per connection (:mod:`.wire`): the header within ``header_seconds`` of the accept,
+the body within ``body_seconds`` after it, then the decision on a worker (:mod:`.workers`) while
+the loop sends a :data:`~.wire.HEARTBEAT` every ``heartbeat_seconds`` (so the client can tell a
+busy gateway from a frozen one), then the answer within ``write_seconds``. A connection that
+breaks the framing, is too slow, or comes from another user is closed unanswered (which every
+client spells as a refusal). ``status`` is answered on the loop itself: the health check still
+answers when every worker is busy.
+
+The socket is bound under a temporary name, made 0600 and renamed into place, so a client only
+ever sees a socket with its final permissions; its listen backlog is sized for bursts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import structlog
+from anyio.abc import SocketAttribute, SocketListener, SocketStream
+from anyio.streams.buffered import BufferedByteReceiveStream
+from dsh_policy.policy.hooks.gateway import wire
+from dsh_policy.policy.hooks.gateway.connections import ConnectionTable
+from dsh_policy.policy.hooks.gateway.front_limits import FrontLimits
+from dsh_policy.policy.hooks.gateway.workers import Workers
+
+_log = structlog.get_logger("dsh_policy.gateway")
+
+Dispatch = Callable[[dict[str, Any], bytes], bytes]
+
+
+def bind_unix(path: str, backlog: int) -> tuple[socket.socket, int]:
+    """A listening socket at ``path`` (0600, moved into place atomically) and its inode."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        sock.bind(temporary)
+        os.chmod(temporary, 0o600)
+        sock.listen(backlog)
+        os.replace(temporary, path)
+        return sock, os.lstat(path).st_ino
+    except BaseException:
+        sock.close()
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+class UnixFront:
+    """Serves one bound Unix socket until stopped."""
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        dispatch: Dispatch,
+        status: Callable[[], dict[str, Any]],
+        table: ConnectionTable,
+        workers: Workers,
+    ) -> None:
+        self.sock = sock
+        self.dispatch = dispatch
+        self.status = status
+        self.table = table
+        self.workers = workers
+        self.limits: FrontLimits = table.limits
+
+    async def serve(self, stopping: anyio.Event) -> None:
+        """Accept until ``stopping``; then answer whatever was already queued, and every
+        connection already accepted, before returning."""
+        listener = await SocketListener.from_socket(self.sock)
+        async with anyio.create_task_group() as connections:
+            async with anyio.create_task_group() as accepting:
+
+                async def accept_forever() -> None:
+                    while True:
+                        await self.table.wait_for_room()
+                        stream = await listener.accept()
+                        connections.start_soon(self._connection, stream)
+
+                accepting.start_soon(accept_forever)
+                await stopping.wait()
+                accepting.cancel_scope.cancel()
+            while True:  # the backlog: connections made before the socket was unlinked
+                stream = None
+                with anyio.move_on_after(0.05):
+                    stream = await listener.accept()
+                if stream is None:
+                    break
+                connections.start_soon(self._connection, stream)
+            await listener.aclose()
+
+    async def _connection(self, stream: SocketStream) -> None:
+        raw = stream.extra(SocketAttribute.raw_socket)
+        try:
+            credentials = wire.peer_credentials(raw)
+        except OSError:
+            credentials = None
+        if credentials is not None and credentials[1] != os.geteuid():
+            _log.warning("dropped a request", error=f"peer runs as uid {credentials[1]}, not {os.geteuid()}")
+            await stream.aclose()
+            return
+        connection = self.table.admit(credentials[0] if credentials is not None else "unknown")
+        if connection is None:
+            await stream.aclose()
+            return
+        try:
+            async with stream:
+                request = None
+                with connection.scope:
+                    request = await self._read(BufferedByteReceiveStream(stream))
+                if request is None:
+                    return
+                connection.waiting = False
+                header, body = request
+                reply: bytes | None
+                if header.get("op") == "status":
+                    reply = wire.encode_reply(self.status())
+                else:
+                    reply = await self._decide(stream, header, body)
+                if reply is not None:
+                    with anyio.move_on_after(self.limits.write_seconds):
+                        await stream.send(reply)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass  # the client left; its decision (if any) is recorded
+        finally:
+            self.table.release(connection)
+
+    async def _read(self, buffered: BufferedByteReceiveStream) -> tuple[dict[str, Any], bytes] | None:
+        """The request, or None after logging why there is none (too slow, broken framing)."""
+        phase = "header"
+        try:
+            with anyio.fail_after(self.limits.header_seconds):
+                line = await buffered.receive_until(b"\n", wire.MAX_HEADER_BYTES)
+            header, size = wire.parse_header(line + b"\n")
+            phase = "body"
+            with anyio.fail_after(self.limits.body_seconds):
+                body = await buffered.receive_exactly(size) if size else b""
+            return header, body
+        except TimeoutError:
+            self.table.counts["timed_out"] += 1
+            _log.debug("closed a connection past its deadline", phase=phase)
+        except anyio.DelimiterNotFound:
+            self.table.counts["framing_errors"] += 1
+            _log.warning("dropped a request", error="request header missing or too long")
+        except anyio.IncompleteRead:
+            self.table.counts["framing_errors"] += 1
+            _log.warning("dropped a request", error=f"request {phase} cut short")
+        except wire.WireError as error:
+            self.table.counts["framing_errors"] += 1
+            _log.warning("dropped a request", error=str(error))
+        except (anyio.BrokenResourceError, anyio.EndOfStream, OSError) as error:
+            _log.debug("a client left before its request was whole", error=str(error))
+        return None
+
+    async def _decide(self, stream: SocketStream, header: dict[str, Any], body: bytes) -> bytes | None:
+        """The reply, decided on a worker, with heartbeats to the client meanwhile."""
+        monitor = self.workers.monitor
+
+        async def heartbeats() -> None:
+            while True:
+                await anyio.sleep(self.limits.heartbeat_seconds)
+                with anyio.CancelScope(shield=True), anyio.move_on_after(self.limits.write_seconds):
+                    try:
+                        await stream.send(wire.HEARTBEAT)
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                        return
+                monitor.heartbeats += 1
+
+        def work() -> bytes | None:
+            try:
+                return self.dispatch(header, body)
+            except Exception as exc:  # a bug: no answer at all, which every client spells as a refusal
+                _log.error("request failed", op=header.get("op"), error=f"{type(exc).__name__}: {exc}")
+                return None
+
+        async with anyio.create_task_group() as beating:
+            beating.start_soon(heartbeats)
+            reply = await self.workers.run(work)
+            beating.cancel_scope.cancel()
+        return reply

@@ -1,0 +1,230 @@
+"""Keeping secrets out of Claude Code's built-in tool output, before the tool runs.
+
+A PostToolUse hook cannot take back what Claude Code's own tools (Bash, Read, Grep) returned: the
+model sees the raw output beside the hook's message. So for Claude Code the PreToolUse answer
+does the work, on calls the gateway can tell will print a secret:
+
+- ``Read`` of a file that holds one (the policy's own post-execute review of the file, as the
+  call's output, finds something to redact or withhold): denied, with a message that says so and
+  how to see the rest of the file;
+- ``Bash`` whose command names such a file (``cat .env``, ``grep key config.ini``, ``< creds``):
+  rewritten (``updatedInput``) so that its output passes through ``dsh-policy redact-output``,
+  which applies the same review to the output as it streams (:mod:`.output_review`); the model
+  gets the output with secrets replaced and a notice. ``--redact-bash-output always`` rewrites
+  every Bash call (secrets that no file reveals beforehand, such as ``env``, are then caught
+  too), at the cost of one more process per call and of Claude Code's permission rules seeing
+  the wrapped command.
+
+- ``Grep`` in ``content`` mode whose matching lines hold one: denied (:mod:`.secret_greps`).
+
+What this cannot see coming (a program printing a secret it fetched, a file larger than the
+scanned head, a search beyond the Grep bounds) still reaches the model; the PostToolUse message
+then says exactly that instead of pretending the output was withheld.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shlex
+import stat
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Final, Literal, TypeAlias
+
+from dsh_policy.cmdline.shell import ShellLineTooComplexError, shell_commands, shell_redirects
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.events import ToolCallEvent
+from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec
+from dsh_policy.policy.hooks.protocol.messages import HookVerdict
+from dsh_policy.policy.hooks.protocol.vocabulary import CanonicalCall
+from dsh_policy.policy.hooks.review.output_review import review_chunk
+
+BashOutputMode: TypeAlias = Literal["when-secret", "always", "never"]
+BASH_OUTPUT_MODES: Final[tuple[BashOutputMode, ...]] = ("when-secret", "always", "never")
+
+MAX_FILES: Final[int] = 16  # candidate files looked at per call
+MAX_SCAN_BYTES: Final[int] = 1024 * 1024  # the head of each file that is reviewed
+_GLOB_CHARS: Final[str] = "*?["
+
+
+def redact_output_argv(spec: DeploymentSpec) -> tuple[str, ...]:
+    """How a rewritten Bash call runs ``dsh-policy redact-output`` for ``spec`` (the same
+    interpreter and options as the hook, so it reaches the same gateway)."""
+    return (sys.executable, "-m", "dsh_policy.policy.cli", "redact-output", *spec.policy_argv())
+
+
+@dataclass(frozen=True, slots=True)
+class OutputFilter:
+    """How to run ``dsh-policy redact-output`` for this deployment (argv before the per-call
+    options), and when Bash calls are routed through it."""
+
+    argv: tuple[str, ...]
+    mode: BashOutputMode = "when-secret"
+
+
+@dataclass(frozen=True, slots=True)
+class SecretFile:
+    """A file a call reads that the policy would redact or withhold."""
+
+    path: str
+    types: tuple[str, ...]
+    action: str
+
+
+def guard_secret_reads(
+    policy: Policy,
+    event: ToolCallEvent,
+    call: CanonicalCall,
+    verdict: HookVerdict,
+    cwd: str | None,
+    tool_input: dict[str, object],
+    output_filter: OutputFilter | None,
+) -> HookVerdict:
+    """The PreToolUse verdict for a Claude Code call that policy lets through, adjusted so no
+    secret it is known to print reaches the model. Other verdicts are returned unchanged."""
+    if verdict.action != "pass" or call.harness != "claude-code":
+        return verdict
+    if call.name == "read_file" and call.original_name == "Read":
+        path = call.args.get("path")
+        found = _secret_file(policy, event, resolve_path(path, cwd)) if isinstance(path, str) else None
+        if found is None:
+            return verdict
+        return replace(verdict, action="deny", reason=_read_refusal(found, path or found.path))
+    if call.name == "Grep" and call.original_name == "Grep":
+        refusal = grep_refusal(policy, event, call.args, cwd)
+        return verdict if refusal is None else replace(verdict, action="deny", reason=refusal)
+    if call.name != "shell" or call.original_name != "Bash":
+        return verdict
+    command = call.args.get("command")
+    if not isinstance(command, str) or output_filter is None or output_filter.mode == "never":
+        return verdict
+    if output_filter.mode == "when-secret":
+        found = next(
+            (hit for path in files_named(command, cwd) if (hit := _secret_file(policy, event, path))), None
+        )
+        if found is None:
+            return verdict
+    rewritten = wrap_command(command, output_filter.argv, event.call_id, event.session_id)
+    return replace(verdict, action="rewrite", updated_input={**tool_input, "command": rewritten})
+
+
+def grep_refusal(
+    policy: Policy, event: ToolCallEvent, args: Mapping[str, object], cwd: str | None
+) -> str | None:
+    """See :func:`.secret_greps.grep_refusal` (imported here: that module builds on this one)."""
+    from dsh_policy.policy.hooks.review.secret_greps import grep_refusal as refusal
+
+    return refusal(policy, event, args, cwd)
+
+
+def _read_refusal(found: SecretFile, shown: str) -> str:
+    what = ", ".join(found.types) if found.types else "secret"
+    verb = "would withhold" if found.action == "block" else "redacts"
+    return (
+        f"dsh-policy withheld the contents of {shown}: it holds {what} material that policy {verb}, "
+        "and Claude Code cannot pass on a redacted copy of a Read. To see the rest of the file, "
+        f"read it with Bash (for example `cat {shlex.quote(shown)}`): dsh-policy passes that "
+        "output through its redactor."
+    )
+
+
+def resolve_path(path: str | None, cwd: str | None) -> str | None:
+    """``path`` as an absolute, normalised path (``~`` expanded; relative to ``cwd``), or None."""
+    if not path:
+        return None
+    expanded = os.path.expanduser(path)
+    if not os.path.isabs(expanded):
+        if not cwd:
+            return None
+        expanded = os.path.join(cwd, expanded)
+    return os.path.normpath(expanded)
+
+
+def files_named(command: str, cwd: str | None) -> list[str]:
+    """Existing regular files a shell line names as arguments or input redirections (globs
+    expanded; relative names tried against the working directory and every ``cd`` target on the
+    line), at most :data:`MAX_FILES`, in order."""
+    try:
+        commands = shell_commands(command)
+        words = [word for argv in commands for word in argv[1:]]
+        words += [r["target"] for r in shell_redirects(command) if r["op"] in ("<", "<>")]
+    except (ShellLineTooComplexError, TypeError):
+        return []
+    bases: list[str | None] = [cwd] if cwd else [None]
+    for argv in commands:
+        if len(argv) > 1 and argv[0] in ("cd", "pushd") and (target := resolve_path(argv[1], cwd)):
+            bases.append(target)
+    found: list[str] = []
+    for word in words:
+        if not word or word.startswith("-") or "\0" in word:
+            continue
+        for base in bases:
+            for path in _candidates(word, base):
+                if path not in found and _is_regular_file(path):
+                    found.append(path)
+                if len(found) >= MAX_FILES:
+                    return found
+    return found
+
+
+def _candidates(word: str, base: str | None) -> list[str]:
+    path = resolve_path(word, base)
+    if path is None:
+        return []
+    if any(char in word for char in _GLOB_CHARS):
+        return sorted(glob.glob(path))[:MAX_FILES]
+    return [path]
+
+
+def _is_regular_file(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def text_head(path: str, size: int) -> str | None:
+    """The first ``size`` bytes of ``path`` as text; None when unreadable or binary (no text
+    secret detector reads a binary file, and the tools print noise for one)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(size)
+    except OSError:
+        return None
+    if b"\0" in data[:8192]:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def _secret_file(policy: Policy, event: ToolCallEvent, path: str | None) -> SecretFile | None:
+    """What the policy would do to ``path``'s content as this call's output (None: nothing)."""
+    if path is None or not _is_regular_file(path):
+        return None
+    head = text_head(path, MAX_SCAN_BYTES)
+    if head is None:
+        return None
+    reviewed, _ = review_chunk(policy, event, head)
+    if reviewed.action == "pass":
+        return None
+    return SecretFile(path, reviewed.types, reviewed.action)
+
+
+def wrap_command(command: str, filter_argv: Sequence[str], call_id: str, session_id: str) -> str:
+    """``command`` rewritten so everything it prints (stdout and stderr) streams through the
+    output filter, while it still runs in the calling shell (``cd`` and exports persist, as
+    Claude Code expects) and keeps its exit status.
+
+    The original runs under ``eval`` of one single-quoted word, so no quoting inside it can
+    escape the redirection; the filter reads a FIFO in a private ``mktemp -d`` folder and
+    removes it once both ends are open."""
+    quoted = "'" + command.replace("'", "'\\''") + "'"
+    filter_words = " ".join(
+        shlex.quote(word) for word in (*filter_argv, "--call", call_id, "--session", session_id)
+    )
+    return (
+        '__dsh_d=$(mktemp -d "${TMPDIR:-/tmp}/dsh-redact.XXXXXX") && mkfifo "$__dsh_d/out" && '
+        f'{{ {filter_words} --fifo "$__dsh_d/out" & }} && __dsh_f=$! && '
+        f'{{ eval {quoted}\n}} >"$__dsh_d/out" 2>&1; __dsh_rc=$?; wait "$__dsh_f"; (exit $__dsh_rc)'
+    )

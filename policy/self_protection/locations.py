@@ -1,0 +1,155 @@
+"""Which paths and names self-protection guards: the entry type, the harness files protected in
+any project, the names that would shadow the gateway, and where this machine keeps the harness
+settings, the installed package and the resident gateway's runtime folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import sysconfig
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final, Literal
+
+Kind = Literal[
+    "pack",
+    "deployment",
+    "audit-log",
+    "signing-key",
+    "harness-settings",
+    "gateway-package",
+    "gateway-runtime",
+    "operator",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Protected:
+    """One protected file or folder. ``tree``: everything inside is protected too; ``prefix``:
+    every sibling whose name starts with this one's (an audit log's segments, lock and anchor);
+    ``secret``: reading is refused as well."""
+
+    path: str
+    kind: Kind
+    tree: bool = False
+    prefix: bool = False
+    secret: bool = False
+
+    def covers(self, path: str) -> bool:
+        """Whether ``path`` (absolute, normalised) is this entry or inside it."""
+        if path == self.path:
+            return True
+        if self.tree and path.startswith(self.path.rstrip("/") + "/"):
+            return True
+        if self.prefix:
+            head, name = os.path.split(path)
+            return head == os.path.dirname(self.path) and name.startswith(os.path.basename(self.path))
+        return False
+
+
+# Harness files protected wherever they are (any project, any depth): a trailing run of path
+# components, and whether everything under it counts. Claude Code: project and local settings and
+# hook scripts; Codex: the whole project/user ``.codex`` folder (config.toml, hooks.json,
+# requirements). Managed and user-level locations are added as absolute paths.
+HARNESS_SUFFIXES: Final[tuple[tuple[tuple[str, ...], bool], ...]] = (
+    ((".claude", "settings.json"), False),
+    ((".claude", "settings.local.json"), False),
+    ((".claude", "hooks"), True),
+    ((".codex",), True),
+)
+
+# Names that shadow the gateway wherever they are written: an interpreter start-up hook, a path
+# file, a package or program of our name placed earlier on the path.
+SHADOW_NAMES: Final[frozenset[str]] = frozenset(
+    {"sitecustomize.py", "usercustomize.py", "dsh_policy", "dsh-policy"}
+)
+SHADOW_SUFFIXES: Final[tuple[str, ...]] = (".pth",)
+SHADOW_ENV: Final[re.Pattern[str]] = re.compile(
+    r"\b(?:PYTHONPATH|PYTHONHOME|PYTHONSTARTUP|PYTHONUSERBASE|PYTHONEXECUTABLE|PYTHONSAFEPATH"
+    r"|BASH_ENV|ENV|LD_PRELOAD|CLAUDE_CONFIG_DIR|CODEX_HOME)="
+)
+SHELL_STARTUP: Final[frozenset[str]] = frozenset(
+    {
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".profile",
+        ".zshrc",
+        ".zshenv",
+        ".zprofile",
+        ".zlogin",
+        "config.fish",
+        "environment",
+        ".envrc",
+        ".pam_environment",
+    }
+)
+
+
+def has_suffix(parts: list[str], suffix: tuple[str, ...], tree: bool) -> bool:
+    if not tree:
+        return tuple(parts[-len(suffix) :]) == suffix
+    for index in range(len(parts) - len(suffix) + 1):
+        if tuple(parts[index : index + len(suffix)]) == suffix:
+            return True
+    return False
+
+
+def absolute(path: str) -> str:
+    return os.path.normpath(os.path.abspath(os.path.expanduser(path)))
+
+
+def harness_locations(home: str) -> Iterator[Protected]:
+    """User-level and managed settings of Claude Code and Codex (project-level ones are matched by
+    name at any depth, see :data:`HARNESS_SUFFIXES`)."""
+    claude_home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
+    for name in ("settings.json", "settings.local.json"):
+        yield Protected(absolute(os.path.join(claude_home, name)), "harness-settings")
+    yield Protected(absolute(os.path.join(claude_home, "hooks")), "harness-settings", tree=True)
+    yield Protected(absolute(os.path.join(home, ".claude.json")), "harness-settings")
+    yield Protected(
+        absolute(os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")), "harness-settings", tree=True
+    )
+    for managed in (
+        "/etc/claude-code",
+        "/Library/Application Support/ClaudeCode",
+        "/etc/codex",
+        "C:/ProgramData/ClaudeCode",
+        "C:/Program Files/ClaudeCode",
+    ):
+        yield Protected(managed, "harness-settings", tree=True)
+
+
+def gateway_runtime_locations() -> Iterator[Protected]:
+    """Every folder the resident gateway may use here (reading too: the HTTP token is there).
+    Whoever can write in it can stand in for the gateway: remove its socket, bind another that
+    answers "allow" to every hook (the hook trusts a socket of its own user)."""
+    from dsh_policy.policy.gateway_folders import runtime_dir_candidates  # stdlib only
+
+    for folder in runtime_dir_candidates():
+        yield Protected(absolute(folder), "gateway-runtime", tree=True, secret=True)
+
+
+def package_locations() -> Iterator[Protected]:
+    """The gateway's own code, its install records and its command (``pip uninstall`` is refused
+    separately): whoever rewrites these rewrites the gateway."""
+    import dsh_policy
+
+    package = os.path.dirname(os.path.abspath(dsh_policy.__file__))
+    yield Protected(package, "gateway-package", tree=True)
+    sites = {sysconfig.get_paths().get(key) for key in ("purelib", "platlib")}
+    for site in filter(None, sites):
+        try:
+            names = os.listdir(site)
+        except OSError:
+            continue
+        for name in names:
+            lowered = name.lower().replace("-", "_")
+            if lowered.startswith(("dsh_policy", "__editable__.dsh_policy", "__editable___dsh_policy")):
+                yield Protected(os.path.join(site, name), "gateway-package", tree=True)
+    scripts = sysconfig.get_paths().get("scripts")
+    for folder in filter(None, {scripts, os.path.dirname(sys.executable)}):
+        yield Protected(os.path.join(folder, "dsh-policy"), "gateway-package")
+    yield Protected(os.path.realpath(sys.executable), "gateway-package")

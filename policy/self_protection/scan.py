@@ -1,0 +1,565 @@
+"""Reading one tool call for tampering: its shell line (through the shell reader, so wrappers,
+quoting and variables are seen through), its file paths, globs, copies, ``find`` runs and the
+programs that uninstall or shadow the gateway.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from dsh_policy.cmdline.programs import (
+    COPIERS,
+    FOLDER_ACTORS,
+    NAME_READERS,
+    PIP,
+    PYTHON,
+    PYTHON_INSTALLERS,
+    SCRIPTED_READERS,
+    copy_destinations,
+    git_subcommand,
+    only_reads,
+)
+from dsh_policy.cmdline.shell import (
+    READING_REDIRECTIONS,
+    WRITING_REDIRECTIONS,
+    ShellLineTooComplexError,
+    shell_commands,
+    shell_redirects,
+)
+from dsh_policy.policy.self_protection.locations import (
+    HARNESS_SUFFIXES,
+    SHADOW_ENV,
+    SHADOW_SUFFIXES,
+    SHELL_STARTUP,
+    Protected,
+)
+from dsh_policy.policy.self_protection.refusals import (
+    KIND_TEXT,
+    MAX_CHECKED_WORDS,
+    RULE_PREFIX,
+    Refusal,
+    limit_message,
+    message,
+    refusal,
+)
+
+if TYPE_CHECKING:  # the protected set hands itself to each scan
+    from dsh_policy.policy.self_protection.protection import SelfProtection
+
+_GLOB_CHARS: Final[frozenset[str]] = frozenset("*?[")
+_OUR_NAMES: Final[frozenset[str]] = frozenset({"dsh-policy", "dsh_policy", "dsh.policy"})
+
+
+class CallScan:
+    """One call's check: resolves the words it names against its working directory."""
+
+    def __init__(self, protection: SelfProtection, cwd: str) -> None:
+        self.protection = protection
+        self.cwd = cwd
+        self.bases = [cwd]
+        self.examined = 0
+        # The harness files of the working directory's project that exist: a glob or a folder
+        # operation there (``rm -rf .``, ``mv .c* /tmp``) reaches them.
+        self.local: list[Protected] = [
+            Protected(path, "harness-settings", tree=tree)
+            for path, tree in (
+                (os.path.join(cwd, ".claude", "settings.json"), False),
+                (os.path.join(cwd, ".claude", "settings.local.json"), False),
+                (os.path.join(cwd, ".claude", "hooks"), True),
+                (os.path.join(cwd, ".codex"), True),
+            )
+            if os.path.lexists(path)
+        ]
+
+    # -- paths ---------------------------------------------------------------------------------
+
+    def _expand(self, word: str) -> str:
+        home = self.protection.home
+        if word == "~" or word.startswith("~/"):
+            word = home + word[1:]
+        if "$" not in word:
+            return word
+        known = (
+            ("CLAUDE_PROJECT_DIR", self._project()),
+            ("CLAUDE_CONFIG_DIR", os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")),
+            ("CODEX_HOME", os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")),
+            ("OLDPWD", self.cwd),
+            ("HOME", home),
+            ("PWD", self.cwd),
+            *(
+                (name, os.environ[name])
+                for name in ("DSH_POLICY_RUNTIME_DIR", "XDG_RUNTIME_DIR", "TMPDIR")
+                if os.environ.get(name)
+            ),
+        )
+        for name, value in known:
+            word = word.replace("${" + name + "}", value).replace("$" + name, value)
+        return word
+
+    def _project(self) -> str:
+        dirs = self.protection.project_dirs
+        return os.environ.get("CLAUDE_PROJECT_DIR") or (dirs[0] if dirs else self.cwd)
+
+    def candidates(self, word: str) -> list[str]:
+        """Absolute, normalised paths ``word`` may name (one per base for a relative word), plus
+        where an existing symbolic link leads."""
+        word = self._expand(word)
+        if not word or "\n" in word or "\0" in word or len(word) > 4096:
+            return []
+        bases = [""] if word.startswith("/") else self.bases
+        out: list[str] = []
+        for base in bases:
+            path = os.path.normpath(os.path.join(base, word))
+            out.append(path)
+            if not _GLOB_CHARS.intersection(path) and os.path.islink(path):
+                out.append(os.path.realpath(path))
+        return out
+
+    def _plausible(self, word: str) -> bool:
+        """Cheap pre-filter: could ``word`` name a protected path or a folder holding one?"""
+        if _GLOB_CHARS.intersection(word) or "$" in word or word.startswith("~"):
+            return True
+        last = word.rstrip("/").rsplit("/", 1)[-1]
+        protection = self.protection
+        return (
+            last in protection.component_names
+            or last.endswith(SHADOW_SUFFIXES)
+            or last.startswith(protection.name_prefixes)
+        )
+
+    def hit(self, word: str, *, folders: bool) -> Protected | None:
+        """The protected entry ``word`` names (or, with ``folders``, a folder holding one)."""
+        self.examined += 1
+        if not self._plausible(word):
+            return None
+        for path in self.candidates(word):
+            if _GLOB_CHARS.intersection(path):
+                found = self._glob_hit(path, folders=folders)
+            else:
+                found = self.protection.protected(path, self.local)
+                if found is None and folders:
+                    found = self.protection.holds_protected(path, self.local)
+            if found is not None:
+                return found
+        return None
+
+    def _glob_hit(self, pattern: str, *, folders: bool) -> Protected | None:
+        """A glob matches an entry (or a folder holding one) component by component, with the
+        shell's rule that ``*`` does not match a leading dot."""
+        wanted = pattern.split("/")
+        for entry in (*self.protection.entries, *self.local):
+            parts = entry.path.split("/")
+            if len(parts) < len(wanted) or (len(parts) > len(wanted) and not folders and not entry.tree):
+                continue
+            if _glob_matches(wanted, parts[: len(wanted)]):
+                return entry
+        for suffix, _tree in HARNESS_SUFFIXES:  # ``~/x/.claude/settings.*`` in any project
+            tail = wanted[-len(suffix) :]
+            if len(tail) == len(suffix) and _glob_matches(tail, suffix):
+                return Protected(pattern, "harness-settings")
+        return None
+
+    # -- tools ---------------------------------------------------------------------------------
+
+    def path_write(self, path: Any, tool: str, verb: str, content: str = "") -> Refusal | None:
+        if not isinstance(path, str):
+            return None
+        if os.path.basename(path) in SHELL_STARTUP and SHADOW_ENV.search(content):
+            return Refusal(
+                f"{RULE_PREFIX}/gateway-package",
+                message(
+                    f"{tool} would set an interpreter variable in the start-up file {path}",
+                    KIND_TEXT["gateway-package"],
+                ),
+            )
+        for candidate in self.candidates(path) if not _GLOB_CHARS.intersection(path) else [path]:
+            found = self.protection.protected(candidate, self.local) or self._same_file(candidate)
+            if found is not None:
+                return refusal(found, f"{tool} would {verb} {path}")
+        return None
+
+    def _same_file(self, path: str) -> Protected | None:
+        """A hard link to a protected file is the file: compare device and inode."""
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            return None
+        for entry in self.protection.entries:
+            try:
+                other = os.stat(entry.path)
+            except (OSError, ValueError):
+                continue
+            if (info.st_dev, info.st_ino) == (other.st_dev, other.st_ino):
+                return entry
+        return None
+
+    def reads(self, args: Any, tool: str) -> Refusal | None:
+        """Reading tools may read everything but a secret (and a secret's own folder)."""
+        if not self.protection.secrets:
+            return None
+        for text in _strings(args):
+            for candidate in self.candidates(text):
+                for secret in self.protection.secrets:
+                    if secret.covers(candidate) or candidate == os.path.dirname(secret.path):
+                        return refusal(secret, f"{tool} would read {text}")
+        return None
+
+    def any_tool(self, args: Any, tool: str) -> Refusal | None:
+        """A tool we do not know (an MCP server's, say) is taken to write what it names."""
+        for count, text in enumerate(_strings(args)):
+            if count > MAX_CHECKED_WORDS:
+                return Refusal(f"{RULE_PREFIX}/limits", limit_message(tool))
+            found = self.hit(text, folders=False)
+            if found is not None:
+                return refusal(found, f"{tool} names {text}")
+        return None
+
+    # -- the shell -----------------------------------------------------------------------------
+
+    def shell(self, line: str, tool: str) -> Refusal | None:
+        try:
+            commands = shell_commands(line)
+            redirects = shell_redirects(line)
+        except ShellLineTooComplexError as error:
+            return Refusal(
+                f"{RULE_PREFIX}/limits",
+                f"dsh-policy self-protection could not read this line ({error}); refusing",
+            )
+        except (TypeError, RecursionError, MemoryError) as error:
+            return Refusal(
+                f"{RULE_PREFIX}/limits",
+                f"dsh-policy self-protection could not read this line ({type(error).__name__}); refusing",
+            )
+        for argv in commands:
+            if argv and argv[0] in ("cd", "pushd") and len(argv) > 1:
+                self.bases.extend(self.candidates(argv[-1])[:1])
+        for redirect in redirects:
+            refusal = self._redirect(redirect, tool)
+            if refusal is not None:
+                return refusal
+        if SHADOW_ENV.search(line):
+            refusal = self._startup_write(commands, redirects, tool)
+            if refusal is not None:
+                return refusal
+        mentioned = self.protection.mentions.search(self._expand(line)) is not None
+        heredoc = any(redirect["op"] in ("<<", "<<-", "<<<") for redirect in redirects)
+        for argv in commands:
+            refusal = self._command(argv, tool, mentioned)
+            if refusal is not None:
+                return refusal
+            if self.examined > MAX_CHECKED_WORDS:
+                return Refusal(f"{RULE_PREFIX}/limits", limit_message(tool))
+        # A here-document feeds a program text we do not parse (``python - <<EOF``): a protected
+        # path named in it is refused unless every program only reads.
+        if mentioned and heredoc and any(argv and not only_reads(argv) for argv in commands):
+            match = self.protection.mentions.search(self._expand(line))
+            named = match.group(0) if match else "a protected path"
+            return Refusal(
+                f"{RULE_PREFIX}/{self._kind_of(match.group(0) if match else '')}",
+                message(f"{tool} feeds a script that names {named}", "a protected path"),
+            )
+        return None
+
+    def _startup_write(
+        self, commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]], tool: str
+    ) -> Refusal | None:
+        """A line that sets ``PYTHONPATH`` (or a like variable) and writes a shell start-up file:
+        the next harness started from that shell would run a shadowed gateway."""
+        targets = [r["target"] for r in redirects if r["op"] in WRITING_REDIRECTIONS]
+        targets += [word for argv in commands if argv and not only_reads(argv) for word in argv[1:]]
+        for target in targets:
+            if os.path.basename(self._expand(target)) in SHELL_STARTUP:
+                return Refusal(
+                    f"{RULE_PREFIX}/gateway-package",
+                    message(
+                        f"{tool} would set an interpreter variable in the start-up file {target}",
+                        KIND_TEXT["gateway-package"],
+                    ),
+                )
+        return None
+
+    def _kind_of(self, text: str) -> str:
+        for entry in self.protection.entries:
+            if text and (entry.path.endswith(text) or text.endswith(os.path.basename(entry.path))):
+                return entry.kind
+        return "harness-settings"
+
+    def _redirect(self, redirect: Mapping[str, str], tool: str) -> Refusal | None:
+        op, target = redirect["op"], redirect["target"]
+        if op in WRITING_REDIRECTIONS and not (op == ">&" and (target.isdigit() or target == "-")):
+            found = self.hit(target, folders=False)
+            if found is None and self.protection.mentions.search(self._expand(target)):
+                found = self._mention_entry(target)
+            if found is None:
+                for candidate in self.candidates(target):
+                    found = self._same_file(candidate)
+                    if found is not None:
+                        break
+            if found is not None:
+                return refusal(found, f"{tool} redirects output ({op}) into {target}")
+        elif op in READING_REDIRECTIONS and self.protection.secrets:
+            found = self.hit(target, folders=False)
+            if found is not None and found.secret:
+                return refusal(found, f"{tool} reads {target}")
+        return None
+
+    def _mention_entry(self, text: str) -> Protected:
+        match = self.protection.mentions.search(self._expand(text))
+        shown = match.group(0) if match else text
+        for entry in self.protection.entries:
+            if entry.path.endswith(shown.lstrip("~")) or shown.endswith(os.path.basename(entry.path)):
+                return entry
+        return Protected(shown, "harness-settings")
+
+    def _command(self, argv: list[str], tool: str, mentioned: bool) -> Refusal | None:
+        if not argv:
+            return None
+        program = argv[0]
+        special = self._special(argv, tool)
+        if special is not None:
+            return special
+        words = argv[1:]
+        if only_reads(argv):
+            return self._reader_words(argv, tool, mentioned)
+        written = words
+        if program in COPIERS or program == "mv":
+            return self._copy(argv, tool, mentioned)
+        if program == "find":
+            return self._find(argv)
+        folders = program in FOLDER_ACTORS
+        if program == "git":
+            folders = git_subcommand(argv) in ("clean", "rm", "mv")
+            written = [word for word in words if word != git_subcommand(argv)]
+            if git_subcommand(argv) == "clean" and not [w for w in written if not w.startswith("-")]:
+                written = [*written, "."]
+        for word in written:
+            if word.startswith("-") and "=" not in word:
+                continue
+            value = (
+                word.split("=", 1)[1] if word.startswith("-") or (program == "dd" and "=" in word) else word
+            )
+            found = self.hit(value, folders=folders)
+            if found is not None:
+                return refusal(found, f"{program} would change {value}")
+        if mentioned:
+            for word in written:
+                match = self.protection.mentions.search(self._expand(word))
+                if match is not None:
+                    return refusal(self._mention_entry(word), f"{program} is given {match.group(0)}")
+        return None
+
+    def _copy(self, argv: list[str], tool: str, mentioned: bool) -> Refusal | None:
+        """``cp``/``rsync``/``scp``/``install``/``mv``: what each writes is the destination, or the
+        destination folder joined with each source's name (``cp a.py .`` writes ``./a.py``, not
+        the whole folder); ``mv`` also takes its sources away; copies read their sources."""
+        program, words = argv[0], argv[1:]
+        destinations = copy_destinations(words)
+        sources = [w for w in words if not w.startswith("-") and w not in destinations]
+        recursive = (
+            any(
+                w.startswith("-") and not w.startswith("--") and ("r" in w or "R" in w or "a" in w)
+                for w in words
+            )
+            or any(w in ("--recursive", "--archive") for w in words)
+            or program in ("mv", "rsync")
+        )
+        for source in sources:
+            found = self.hit(source, folders=program == "mv")
+            if found is not None and (program == "mv" or found.secret):
+                return refusal(found, f"{program} would {'move' if program == 'mv' else 'copy'} {source}")
+            if program != "mv" and self._holds_secret(source):
+                return refusal(self.protection.secrets[0], f"{program} would copy the folder of {source}")
+        for destination in destinations:
+            for target, tree in self._copy_targets(destination, sources, recursive):
+                found = self.hit(target, folders=tree)
+                if found is not None:
+                    return refusal(found, f"{program} would write {target}")
+        if mentioned:
+            for word in destinations:
+                match = self.protection.mentions.search(self._expand(word))
+                if match is not None:
+                    return refusal(self._mention_entry(word), f"{program} is given {match.group(0)}")
+        return None
+
+    def _copy_targets(
+        self, destination: str, sources: Sequence[str], recursive: bool
+    ) -> Iterator[tuple[str, bool]]:
+        """What a copy into ``destination`` writes, and whether as a whole tree."""
+        into_folder = destination.endswith("/") or any(
+            os.path.isdir(c) for c in self.candidates(destination)[:1]
+        )
+        if not into_folder or not sources:
+            yield destination, recursive
+            return
+        for source in sources:
+            if source.endswith(("/", "/.")):  # rsync ``src/``, ``cp -r src/.``: the contents
+                yield destination, True
+            else:
+                yield os.path.join(destination, os.path.basename(source.rstrip("/"))), recursive
+
+    def _find(self, argv: list[str]) -> Refusal | None:
+        """``find`` that deletes or runs commands: refused when one of its start folders holds a
+        protected path its ``-name``/``-path`` tests could select (``find . -name '*.pyc'
+        -delete`` stays allowed)."""
+        words = argv[1:]
+        names = [
+            words[i + 1]
+            for i, w in enumerate(words[:-1])
+            if w in ("-name", "-iname", "-path", "-ipath", "-wholename", "-regex")
+        ]
+        starts = [
+            w
+            for w in words[
+                : next((i for i, w in enumerate(words) if w.startswith(("-", "(", "!"))), len(words))
+            ]
+        ] or ["."]
+        for start in starts:
+            found = self.hit(start, folders=True)
+            if found is None:
+                continue
+            candidates = [e for e in (*self.protection.entries, *self.local) if self._under(e.path, start)]
+            if (
+                not names
+                or not candidates
+                or any(
+                    fnmatch.fnmatch(os.path.basename(e.path), n)
+                    or fnmatch.fnmatch(e.path, n)
+                    or n.startswith("-regex")
+                    for e in candidates
+                    for n in names
+                )
+            ):
+                return refusal(found, f"find would delete or run commands on {start}")
+        return None
+
+    def _under(self, path: str, start: str) -> bool:
+        return any(path == c or path.startswith(c.rstrip("/") + "/") for c in self.candidates(start))
+
+    def _holds_secret(self, word: str) -> bool:
+        for candidate in self.candidates(word):
+            for secret in self.protection.secrets:
+                folder = os.path.dirname(secret.path)
+                if candidate == folder and folder not in (self.cwd, self.protection.home, "/"):
+                    return True
+        return False
+
+    def _reader_words(self, argv: list[str], tool: str, mentioned: bool) -> Refusal | None:
+        program = argv[0]
+        secrets = self.protection.secrets
+        for word in argv[1:]:
+            if secrets and program not in NAME_READERS:
+                found = self.hit(word, folders=False)
+                if found is not None and found.secret:
+                    return refusal(found, f"{program} would read {word}")
+                if self._holds_secret(word):
+                    return refusal(secrets[0], f"{program} would read the folder holding {word}")
+                if mentioned and any(
+                    s.path in self._expand(word) or os.path.basename(s.path) in word for s in secrets
+                ):
+                    return refusal(secrets[0], f"{program} is given {word}")
+        if mentioned and program in SCRIPTED_READERS:
+            for word in argv[1:]:
+                match = self.protection.mentions.search(self._expand(word))
+                if match is not None and self.hit(word, folders=False) is None:
+                    return refusal(self._mention_entry(word), f"{program} script names {match.group(0)}")
+        return None
+
+    def _special(self, argv: list[str], tool: str) -> Refusal | None:
+        """Uninstalling or shadowing the gateway, and harnesses started with their hooks off."""
+        program = argv[0]
+        words = argv[1:]
+        if PYTHON.fullmatch(program) and words[:2] == ["-m", "pip"]:
+            program, words = "pip", words[2:]
+        if program in PYTHON_INSTALLERS or PIP.fullmatch(program):
+            names = {_normal_name(word) for word in words}
+            acts = {"uninstall", "remove", "install", "reinstall", "rm", "upgrade", "sync", "update", "add"}
+            if names & _OUR_NAMES and acts & set(words):
+                return Refusal(
+                    f"{RULE_PREFIX}/gateway-package",
+                    message(
+                        f"{tool} would change the installed dsh-policy ({' '.join(argv[:4])})",
+                        KIND_TEXT["gateway-package"],
+                    ),
+                )
+        if program in ("export", "declare", "typeset", "setenv", "set", "alias", "function", "unalias"):
+            for word in words:
+                if SHADOW_ENV.match(word) or word.split("=", 1)[0] in ("dsh-policy", "dsh_policy"):
+                    return Refusal(
+                        f"{RULE_PREFIX}/gateway-package",
+                        message(
+                            f"{tool} would shadow the gateway ({program} {word.split('=', 1)[0]})",
+                            KIND_TEXT["gateway-package"],
+                        ),
+                    )
+        if program == "unset" and {"PATH"} & set(words):
+            return Refusal(
+                f"{RULE_PREFIX}/gateway-package",
+                message(f"{tool} would unset PATH", KIND_TEXT["gateway-package"]),
+            )
+        if program in ("claude", "codex"):
+            joined = " ".join(words)
+            if (
+                "disableAllHooks" in joined
+                or "--setting-sources" in joined
+                or "--settings" in joined
+                or (
+                    program == "claude"
+                    and words[:1] == ["config"]
+                    and words[1:2] in (["set"], ["add"], ["remove"])
+                )
+                or "--dangerously" in joined
+                or re.search(r"(?:^|\s)(?:-c|--config)\s+\S*hooks", joined)
+                or re.search(r"--disable\s+\S*hooks", joined)
+            ):
+                return Refusal(
+                    f"{RULE_PREFIX}/harness-settings",
+                    message(
+                        f"{tool} would start {program} without its hooks", KIND_TEXT["harness-settings"]
+                    ),
+                )
+        if program == "dsh-policy" and words[:1] == ["keygen"]:
+            return Refusal(
+                f"{RULE_PREFIX}/signing-key",
+                message(f"{tool} would make audit signing keys", KIND_TEXT["signing-key"]),
+            )
+        if program == "dsh-policy" and words[:1] == ["hook"]:
+            return Refusal(
+                f"{RULE_PREFIX}/audit-log",
+                message(
+                    f"{tool} would run the gateway's own hook (it writes the audit log)",
+                    KIND_TEXT["audit-log"],
+                ),
+            )
+        return None
+
+
+def _glob_matches(pattern: Sequence[str], parts: Sequence[str]) -> bool:
+    for want, have in zip(pattern, parts, strict=True):
+        if have.startswith(".") and not want.startswith(".") and want != have:
+            return False
+        if not fnmatch.fnmatchcase(have, want):
+            return False
+    return True
+
+
+def _normal_name(word: str) -> str:
+    """A package requirement's name, PEP 503-normalised (``DSH_Policy==0.1`` is ``dsh-policy``)."""
+    name = re.split(r"[\[=<>!~;@ ]", word.strip(), maxsplit=1)[0]
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string inside a JSON value (iteratively: arguments may nest deeply)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
