@@ -147,6 +147,11 @@ def render_text(report: VerificationReport, paint: Painter | None = None) -> str
         lines.append("anchor file  none: a cut tail or a rollback of the whole log cannot be seen")
     if report.records_lost:
         lines.append(f"losses       the writer reports {report.records_lost} record(s) it could not write")
+    if report.hook_told:
+        lines.append(
+            f"told         {report.hook_told} hook_told record(s): the agent was told a safe answer, not"
+            " the decision recorded for that request (dsh-policy log shows which)"
+        )
     for recovery in report.recoveries:
         if recovery.reason == "active_missing":
             lines.append(

@@ -1,15 +1,16 @@
 """What a framework adapter costs per tool call, over the framework's own per-call cost, in one run.
 
-Run: ``python benchmarks/bench_frameworks.py [--calls N] [--rounds N]``. For every framework whose
-extra is installed, an agent driven by the framework's own scripted/fake model makes ``--calls``
-allowed tool calls (one per model turn, a canned tool body), once without the adapter and once with
-it twice: ``gated`` (the shipped packs deciding, every call recorded in an audit log with
-``fsync=off``: what a deployment pays) and ``glue`` (a pack with no rules and no audit log: the
-adapter's own translation, without the policy's work, which the in-process gateway pays too).
-Times are CPU time of the benchmark process, medians over rounds that alternate the variants. Per call: the
-framework alone, each variant's added cost, and its ratio to the framework's. Target: the glue adds
-at most 10% of the framework's own per-call cost or 50 us, whichever is larger (the policy's own
-cost is ``bench_gateway.py``'s subject). Writes ``benchmarks/results/frameworks.json``.
+Run: ``python benchmarks/bench_frameworks.py [--calls N] [--rounds N] [--only NAME]``. For every
+framework whose extra is installed (or each ``--only`` one), an agent driven by the framework's own
+scripted/fake model makes ``--calls`` allowed tool calls (one per model turn, a canned tool body),
+once without the adapter and once with it twice: ``gated`` (the shipped packs deciding, every call
+recorded in an audit log with ``fsync=off``: what a deployment pays) and ``glue`` (a pack with no
+rules and no audit log: the adapter's own translation, without the policy's work, which the
+in-process gateway pays too). Times are CPU time of the benchmark process, medians over rounds that
+alternate the variants. Per call: the framework alone, each variant's added cost, and its ratio to
+the framework's. Target: the glue adds at most 10% of the framework's own per-call cost or 50 us,
+whichever is larger (the policy's own cost is ``bench_gateway.py``'s subject). Writes
+``benchmarks/results/frameworks.json``.
 """
 
 from __future__ import annotations
@@ -98,10 +99,42 @@ def _openai_agents_adapter(policy: Any, auditor: Any) -> Any:
     return PolicyGuardrails(policy, auditor=auditor)
 
 
+def _pydantic_ai_session(calls: int, capability: Any) -> Callable[[], None]:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    script = [ModelResponse(parts=[ToolCallPart("shell", {"command": "pytest -q"}, tool_call_id=f"c{i}")])
+              for i in range(calls)]
+    turns = iter([*script, ModelResponse(parts=[TextPart("done")])])
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return next(turns)
+
+    def shell(command: str) -> str:
+        """A canned shell (nothing is executed)."""
+        return "4 passed in 0.12s"
+
+    agent = Agent(FunctionModel(respond), tools=[shell],
+                  capabilities=[capability] if capability is not None else [])
+
+    def run() -> None:
+        agent.run_sync("go")
+
+    return run
+
+
+def _pydantic_ai_adapter(policy: Any, auditor: Any) -> Any:
+    from dsh_policy.policy.adapters.pydantic_ai import PolicyCapability
+
+    return PolicyCapability(policy, auditor=auditor)
+
+
 #: framework -> (module its extra installs, session factory, adapter factory)
 FRAMEWORKS: dict[str, tuple[str, Session, Callable[[Any, Any], Any]]] = {
     "langgraph": ("langchain.agents", _langgraph_session, _langgraph_adapter),
     "openai-agents": ("agents.testing", _openai_agents_session, _openai_agents_adapter),
+    "pydantic-ai": ("pydantic_ai.models.function", _pydantic_ai_session, _pydantic_ai_adapter),
 }
 
 
@@ -174,9 +207,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--only", action="append", choices=sorted(FRAMEWORKS),
+                        help="measure only this framework (repeatable)")
     options = parser.parse_args(argv)
     rows = []
     for name, (module, _, _) in FRAMEWORKS.items():
+        if options.only and name not in options.only:
+            continue
         if not _installed(module):
             print(f"{name:<12} skipped: pip install -e '.[{name}]'")
             continue

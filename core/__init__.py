@@ -104,18 +104,18 @@ if TYPE_CHECKING:  # the names, for type checkers and readers; importing them is
         to_chat_messages,
         to_chat_tools,
     )
-    from .pipeline import ToolRun
     from .plugin import Context, Fiber, PluginError
     from .session import Fact, JsonlStore, MemoryStore, Session, SessionStore
     from .signals import AbortController, AbortSignal
-    from .tools import (
+    from .tool_definitions import (
         ToolDefinition,
         ToolDefinitionError,
         ToolFailure,
         ToolOutput,
-        ToolRegistry,
         define_tool,
     )
+    from .tool_run import ToolRun
+    from .tools import ToolRegistry
 
 #: Public name -> the module that defines it. Importing ``dsh_policy.core`` stays cheap: a hook
 #: process that only needs ``core.frozen`` must not pay for the loop, the pipeline and jsonschema.
@@ -160,16 +160,16 @@ _EXPORTS: dict[str, str] = {
     "SessionStartEvent": ".agent",
     "SessionStore": ".session",
     "TextContent": ".execution",
-    "ToolDefinition": ".tools",
-    "ToolDefinitionError": ".tools",
+    "ToolDefinition": ".tool_definitions",
+    "ToolDefinitionError": ".tool_definitions",
     "ToolError": ".execution",
     "ToolExecution": ".execution",
-    "ToolFailure": ".tools",
-    "ToolOutput": ".tools",
+    "ToolFailure": ".tool_definitions",
+    "ToolOutput": ".tool_definitions",
     "ToolRegistry": ".tools",
     "ToolResult": ".execution",
     "ToolResultMessage": ".model",
-    "ToolRun": ".pipeline",
+    "ToolRun": ".tool_run",
     "ToolSpec": ".model",
     "TurnEnd": ".agent",
     "TurnStoppingEvent": ".agent",
@@ -177,7 +177,7 @@ _EXPORTS: dict[str, str] = {
     "allow": ".decisions",
     "ask": ".decisions",
     "block": ".decisions",
-    "define_tool": ".tools",
+    "define_tool": ".tool_definitions",
     "deny": ".decisions",
     "enter": ".decisions",
     "freeze_json": ".frozen",

@@ -35,9 +35,10 @@ from .model import (
 )
 from .pipeline import PendingCall, aborted, aborted_before_dispatch
 from .plugin import Context, Runtime
+from .scopes import ScopeLayer
 from .session import Fact, Session
 from .signals import AbortController, AbortedError, AbortSignal, cancel_on_abort
-from .tools import ContractError, ScopeLayer
+from .tool_definitions import ContractError
 
 #: Bodies of concurrency-safe calls in one batch that may run at the same time.
 MAX_PARALLEL_TOOLS = 10

@@ -10,8 +10,8 @@ from .events import Listener
 from .messages import Message, MessageSource
 from .model import AssistantMessage, Model, ModelToolCall, ToolResultMessage
 from .plugin import Context, Fiber, Runtime, ScopedTools
+from .scopes import ScopeLayer
 from .session import Fact, Session
-from .tools import ScopeLayer
 
 PluginSpec = Any  # a plugin, or a (plugin, config) pair
 

@@ -11,8 +11,8 @@ sequential and commits in model order:
 The normalization boundary: whatever a listener, guard, wrapper, approver, renderer or body does
 (raise any exception but cancellation, raise one whose ``__str__`` and ``__repr__`` raise, return
 the wrong type, a non-string reason, non-JSON values or contexts), the call ends with a JSON-safe
-``is_error`` result carrying a stable code (see :mod:`.tools`). A *final* error skips the remaining
-policy stages but still goes through ``finalize_content`` and ``tools/result``. Only cancellation
+``is_error`` result carrying a stable code (see :mod:`.tool_definitions`). A *final* error skips the
+remaining policy stages but still goes through ``finalize_content`` and ``tools/result``. Only cancellation
 propagates, and the loop then answers the call itself (:meth:`PendingCall.interrupt`).
 
 The result a ``tools/result`` observer gets carries how it was decided in
@@ -27,18 +27,19 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
 from .decisions import Accept, Allow, Ask, Block, Deny, PreToolDecision, accept, allow
-from .events import resolve
+from .events import EventBus, resolve
 from .execution import TextContent, ToolError, ToolExecution, ToolResult
 from .failures import describe, exact_str, is_cancellation, log_failure, safe_text, type_name
 from .frozen import FrozenDict, NotJsonError, _wrap, freeze_json
-from .messages import Message, checked_message
+from .messages import Message
+from .scopes import ScopeLayer, scope_of
 from .signals import NEVER, AbortSignal, cancel_on_abort
-from .tools import (
+from .tool_definitions import (
     ABORTED,
     ABORTED_BEFORE_DISPATCH,
     ARGUMENTS_NOT_JSON,
@@ -54,12 +55,11 @@ from .tools import (
     ContractError,
     ToolDefinition,
     ToolFailure,
-    ToolRegistry,
     coerce_content,
     coerce_messages,
     render_value,
-    scope_of,
 )
+from .tool_run import ToolCaller, ToolRun
 
 #: A malformed call identity (``call_id``, ``name`` or ``root_call_id`` not a string, ``signal``
 #: not an AbortSignal): an identity-shape failure, answered like every other failure.
@@ -67,8 +67,6 @@ INVALID_CALL = "INVALID_CALL"
 
 #: How long the rest of a call (finalize, ``tools/result``) may take once its caller is cancelled.
 SETTLE_GRACE_SECONDS = 5.0
-
-_CONCLUDES = _wrap({"concludes_turn": True})
 
 
 class CallToken(tuple):  # a 1-tuple: immutable without a __setattr__
@@ -92,71 +90,28 @@ class CallToken(tuple):  # a 1-tuple: immutable without a __setattr__
         return f"<CallToken {self[0]} at {id(self):#x}>"
 
 
-# --- the run context a body sees ------------------------------------------------------------------
-
-
-class ToolRun:
-    """What a tool body may do besides returning: defer contexts, conclude the turn, call tools."""
-
-    __slots__ = ("_concludes", "_deferred", "_nested", "_registry", "execution")
-
-    def __init__(self, registry: ToolRegistry, execution: ToolExecution) -> None:
-        self._registry = registry
-        self.execution = execution
-        self._deferred: list[Message] = []
-        self._concludes = False
-        self._nested = 0
+class CallHost(ToolCaller, Protocol):
+    """What a call needs of the registry that runs it: the bus, the approval service, the root scope
+    and its logger (and, for a body's nested calls, :meth:`ToolCaller.execute`). The registry is
+    built on this module, so the pipeline names only this shape of it, never the class."""
 
     @property
-    def signal(self) -> AbortSignal:
-        """The call's current signal (a ``tools/execute`` wrapper may have combined it)."""
-        return self.execution.signal
-
-    def defer_context(self, message: Message | str) -> None:
-        """Queue a context message that lands after this call's result (also if the body raises).
-
-        A ``str`` becomes a tool-sourced message; anything but a well-formed Message or a str is a
-        ``TypeError`` raised here, in the body that made it.
-        """
-        text = exact_str(message)
-        self._deferred.append(Message.from_tool(text) if text is not None else checked_message(message))
-
-    def conclude_turn(self) -> None:
-        """Mark a successful result as concluding the turn: the loop stops after this step."""
-        self._concludes = True
-
-    async def call(self, name: str, arguments: Any, *, call_id: str | None = None) -> ToolResult:
-        """Run a nested call through the whole pipeline; its contexts are deferred into this call."""
-        self._nested += 1
-        execution = self.execution
-        result = await self._registry.execute(
-            name,
-            arguments,
-            call_id=call_id or f"{execution.call_id}.{self._nested}",
-            root_call_id=execution.root_call_id,
-            agent=execution.agent,
-            parent=execution.token,
-            signal=execution.signal,
-        )
-        self._deferred.extend(result.additional_contexts)
-        return result
+    def bus(self) -> EventBus: ...
 
     @property
-    def deferred(self) -> tuple[Message, ...]:
-        """Contexts deferred so far, in order."""
-        return tuple(self._deferred)
+    def root_scope(self) -> ScopeLayer: ...
 
     @property
-    def meta(self) -> FrozenDict | None:
-        """Result metadata the body asked for."""
-        return _CONCLUDES if self._concludes else None
+    def logger(self) -> Any: ...
+
+    def service(self, name: str) -> Any: ...
 
 
 # --- step 1 ---------------------------------------------------------------------------------------
 
 
 async def prepare(
-    registry: ToolRegistry,
+    registry: CallHost,
     name: Any,
     arguments: Any,
     *,
@@ -294,7 +249,7 @@ class PendingCall:
         "trace",
     )
 
-    def __init__(self, registry: ToolRegistry, execution: ToolExecution, definition: ToolDefinition | None):
+    def __init__(self, registry: CallHost, execution: ToolExecution, definition: ToolDefinition | None):
         self._registry = registry
         self.execution = execution
         self.definition = definition

@@ -18,7 +18,9 @@ from .events import EventBus, Listener
 from .execution import ToolResult
 from .failures import describe, is_cancellation, log_failure
 from .model import ToolSpec
-from .tools import Guard, ScopeLayer, ToolDefinition, ToolRegistry
+from .scopes import ScopeLayer
+from .tool_definitions import Guard, ToolDefinition
+from .tools import ToolRegistry
 
 Disposer = Callable[[], None]
 

@@ -3,6 +3,8 @@
 An auditor verifies a log without the policy engine, and the harness runs without either, so any
 import of another ``dsh_policy`` subpackage from them (at module level or inside a function, as a
 relative import, or as a dotted string handed to importlib) fails this test, naming the line.
+(The import-linter contracts in ``.importlinter`` check the same rule on the import graph, with the
+rest of the layers; only this test sees a module named as a string.)
 """
 
 from __future__ import annotations

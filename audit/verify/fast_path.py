@@ -22,7 +22,10 @@ from .chain import Chain, SegmentState
 from .records import ORJSON_CANONICAL, SORT_SENSITIVE_BYTES, contains_float
 from .tally import Tally
 
-_WRITER_KINDS: Final = frozenset({"checkpoint", "segment_start", "recovery", "key_handover", "records_lost"})
+#: Kinds the slow path notes for the report (the writer's own, and ``hook_told``, which it counts).
+_WRITER_KINDS: Final = frozenset(
+    {"checkpoint", "segment_start", "recovery", "key_handover", "records_lost", "hook_told"}
+)
 #: The slow path: (line, file, line number, the previous segment's state for a segment's first line).
 SlowPath = Callable[[bytes, str, int, SegmentState | None], None]
 

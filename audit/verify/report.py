@@ -90,6 +90,9 @@ class VerificationReport:
     records_lost: int = 0  #: records the writer reported it could not write (fail-open losses)
     anchor_kind: str | None = None  #: "off-host" (--anchor), "on-host" (PATH.anchor) or None
     error_total: int = 0  #: integrity findings, including those beyond MAX_FINDINGS
+    #: ``hook_told`` records: a hook told the agent something other than the decision its gateway
+    #: recorded (a safe answer after a lost, late or broken answer). Not an integrity finding.
+    hook_told: int = 0
 
     @property
     def intact(self) -> bool:
@@ -158,6 +161,7 @@ class VerificationReport:
             "anchor_file": self.anchor_file,
             "anchor_kind": self.anchor_kind,
             "records_lost": self.records_lost,
+            "hook_told": self.hook_told,
             "recoveries": [r.to_json() for r in self.recoveries],
             "bytes_checked": self.bytes_checked,
             "first_error": self.first_error.to_json() if self.first_error else None,

@@ -41,6 +41,8 @@ class ChainWalker:
         self.recoveries: list[Recovery] = []
         self.unreadable: list[str] = []
         self.records_lost = 0
+        #: ``hook_told`` records: the agent was told a safe answer, not the decision recorded.
+        self.hook_told = 0
         self.last_file = ""
         self.last_file_lines = 0
         self.not_a_log: str | None = None
@@ -161,6 +163,8 @@ class ChainWalker:
             self.checkpoints.check_handover(record, file, number)
         elif kind == "records_lost":
             self._note_records_lost(record, file, number, seq)
+        elif kind == "hook_told":
+            self.hook_told += 1
         chain.advance(
             seq,
             stated_hash,
@@ -267,6 +271,7 @@ class ChainWalker:
             checkpoints_signed=checkpoints.checkpoints_signed,
             key_handovers=checkpoints.key_handovers,
             records_lost=self.records_lost,
+            hook_told=self.hook_told,
             anchor_kind=anchor_kind,
             error_total=findings.error_total,
         )

@@ -41,6 +41,7 @@ TYPE_CHECKING = False  # not typing's: importing typing would cost every hook ev
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": ("dsh_policy.policy.cli.check", "compile and lint packs; --cases dry-runs cases"),
     "explain": ("dsh_policy.policy.cli.explain", "evaluate one event against every rule"),
@@ -71,34 +72,14 @@ FAIL_CLOSED_COMMANDS = frozenset({"hook"})
 FAST_COMMANDS = frozenset({"hook", "redact-output"})
 #: Commands whose own output is their log: info lines by default.
 VERBOSE_COMMANDS = frozenset({"serve"})
-LOG_LEVEL_VARIABLE = "DSH_POLICY_LOG"
-
-
-class _StderrPrinter:
-    """A structlog logger that looks ``sys.stderr`` up on every line (so a replaced or captured
-    stderr, as under test runners, is honoured)."""
-
-    def msg(self, message: str) -> None:
-        print(message, file=sys.stderr, flush=True)
-
-    log = debug = info = warning = warn = error = err = critical = exception = fatal = failure = msg
 
 
 def configure_logging(default: str = "warning") -> None:
-    """Diagnostics go to stderr, never stdout: stdout carries reports, JSON and hook protocol
-    answers. The level comes from ``DSH_POLICY_LOG`` (debug, info, warning, error; default
-    warning), so a command's own output is not drowned in the gateway's info lines."""
-    import logging
+    """Kept for one release; call :func:`dsh_policy.policy.diagnostics.configure_logging` (imported
+    here only when called: the hook's start-up imports this module)."""
+    from dsh_policy.policy.diagnostics import configure_logging as configure
 
-    import structlog
-
-    name = os.environ.get(LOG_LEVEL_VARIABLE, default).upper()
-    level = logging.getLevelNamesMapping().get(name, logging.WARNING)
-    structlog.configure(
-        wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=lambda *args: _StderrPrinter(),
-        cache_logger_on_first_use=False,
-    )
+    configure(default)
 
 
 def _usage() -> str:
@@ -168,6 +149,8 @@ def _dispatch(args: list[str], *, console: bool = False) -> int:
         )
         return USAGE_EXIT
     except Exception as error:
+        from dsh_policy.policy.diagnostics import LOG_LEVEL_VARIABLE
+
         if name not in FAIL_CLOSED_COMMANDS and os.environ.get(LOG_LEVEL_VARIABLE, "").lower() == "debug":
             raise  # asked for: the traceback
         # A hook that exits 1 lets the harness run the call (fail open); 2 blocks it. Any other

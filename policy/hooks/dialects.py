@@ -1,6 +1,6 @@
 """The hook dialects by harness name: the one table both the in-process hook
-(:mod:`dsh_policy.policy.cli.hook`) and the resident gateway (:mod:`.gateway.service`) answer through,
-so a harness added to one is spoken by the other."""
+(:mod:`dsh_policy.policy.hooks.in_process.adapter`) and the resident gateway
+(:mod:`.gateway.service`) answer through, so a harness added to one is spoken by the other."""
 
 from __future__ import annotations
 

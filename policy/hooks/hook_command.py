@@ -1,6 +1,6 @@
 """The ``dsh-policy hook`` command line, parsed alike by the in-process hook
-(:mod:`dsh_policy.policy.cli.hook`) and by ``dsh-policy doctor`` (:mod:`.install.doctor`), which
-must read a configured hook command exactly as the hook will.
+(:mod:`dsh_policy.policy.hooks.in_process.adapter`) and by ``dsh-policy doctor``
+(:mod:`.install.doctor`), which must read a configured hook command exactly as the hook will.
 
 It lives in ``hooks`` rather than in the CLI so that doctor reads a hook command without importing
 ``dsh_policy.policy.cli``: the CLI imports this, never the reverse."""

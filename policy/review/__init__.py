@@ -18,8 +18,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from dsh_policy.policy.fingerprint import rule_fingerprints
+
     from .diff import PolicyDiff, RuleChange, diff_policies, load_policy_file
-    from .fingerprint import rule_fingerprints
     from .records import LogReader, RecordedDecision
     from .replay import replay_log
     from .replayer import Replayer
@@ -30,7 +31,7 @@ _HOMES = {
     "RuleChange": "diff",
     "diff_policies": "diff",
     "load_policy_file": "diff",
-    "rule_fingerprints": "fingerprint",
+    "rule_fingerprints": "dsh_policy.policy.fingerprint",
     "LogReader": "records",
     "RecordedDecision": "records",
     "replay_log": "replay",
@@ -64,6 +65,7 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    module = home if home.startswith("dsh_policy.") else f"{__name__}.{home}"
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -13,7 +13,10 @@ the inputs its rules saw the log holds faithfully:
   entered step's and a hook prompt's only as digests;
 - ``now`` is the instant the decision recorded, or else the record's ``ts``.
 
-Records that hold no policy decision are counted by reason, never silently dropped.
+Records that hold no policy decision are counted by reason, never silently dropped. A
+``hook_told`` record (a hook told the agent a safe answer instead of its gateway's decision) is
+no decision: :class:`LogReader` keeps it by request id, so a report can say what the agent was
+told beside the decision recorded for that request, which is the one replay compares.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ __all__ = [
     "RecordedPolicy",
     "RecordedVerdict",
     "SkipReason",
+    "ToldRecord",
 ]
 
 DecisionStage = Literal["pre-step", "pre-execute", "post-execute"]
@@ -134,6 +138,8 @@ class RecordedDecision:
     messages_faithful: bool = True
     messages_recorded: tuple[Mapping[str, Any], ...] = ()  #: as the log holds them (for reports)
     result: Mapping[str, Any] | None = None
+    request: str | None = None  #: the hook client's request id (``delivery``), when recorded
+    in_process: bool = False  #: decided by the hook itself because its gateway did not answer
 
     @property
     def unfaithful(self) -> frozenset[str]:
@@ -146,6 +152,23 @@ class RecordedDecision:
         if self.stage == "pre-step" and not self.messages_faithful:
             names |= {"messages", "prompt"}
         return frozenset(names)
+
+
+@dataclass(frozen=True, slots=True)
+class ToldRecord:
+    """A ``hook_told`` record: the hook told the agent ``action`` (exit ``exit_code``) instead of
+    its gateway's answer to ``request``, and ``why``."""
+
+    seq: int
+    request: str
+    action: str
+    exit_code: int | None
+    why: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON."""
+        return {"seq": self.seq, "request": self.request, "action": self.action,
+                "exit_code": self.exit_code, "why": self.why}
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +190,8 @@ class LogReader:
 
     ``policies`` fills in as ``policy_loaded`` records go by (a decision always follows the load of
     the policy that made it); ``skipped`` counts decision records that hold no policy decision, by
-    reason; ``other`` the records that are not decisions (checkpoints, loads, ...), by kind."""
+    reason; ``other`` the records that are not decisions (checkpoints, loads, ``hook_told``, ...),
+    by kind; ``told`` the ``hook_told`` records by the request they name."""
 
     files: list[Path]
     records: int = 0
@@ -176,6 +200,7 @@ class LogReader:
     policies: dict[str, RecordedPolicy] = field(default_factory=dict)
     skipped: Counter[str] = field(default_factory=Counter)
     other: Counter[str] = field(default_factory=Counter)
+    told: dict[str, ToldRecord] = field(default_factory=dict)
 
     def decisions(self) -> Iterator[RecordedDecision]:
         """Every decision, in log order."""
@@ -203,6 +228,8 @@ class LogReader:
         kind = record.get("kind")
         if kind == "policy_loaded":
             self._policy_loaded(record)
+        elif kind == "hook_told":  # what the agent was told: never compared as a decision
+            self._hook_told(record)
         if kind not in _DECISION_KINDS:
             self.other[str(kind)] += 1
             return
@@ -211,6 +238,20 @@ class LogReader:
             self.skipped[found] += 1
             return
         yield from found
+
+    def _hook_told(self, record: Mapping[str, Any]) -> None:
+        request = record.get("request")
+        if not isinstance(request, str):
+            return
+        told = _mapping(record.get("told"))
+        code = told.get("exit_code")
+        self.told[request] = ToldRecord(
+            seq=_int(record.get("seq")),
+            request=request,
+            action=str(told.get("action") or "deny"),
+            exit_code=code if isinstance(code, int) else None,
+            why=_str(record.get("why")),
+        )
 
     def _policy_loaded(self, record: Mapping[str, Any]) -> None:
         policy = _mapping(record.get("policy"))
@@ -250,7 +291,10 @@ def _decisions(record: dict[str, Any]) -> list[RecordedDecision] | SkipReason:
 
 def _base(record: Mapping[str, Any]) -> dict[str, Any]:
     policy = _mapping(record.get("policy"))
+    delivery = _mapping(record.get("delivery"))
     return {
+        "request": _str(delivery.get("request")),
+        "in_process": delivery.get("path") == "in-process",
         "seq": _int(record.get("seq")),
         "kind": str(record.get("kind")),
         "ts": str(record.get("ts", "")),

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -35,7 +35,7 @@ from dsh_policy.audit.verify import PublicKeySource, verify_log
 from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.decide import Policy
-from dsh_policy.policy.review.fingerprint import rule_fingerprints
+from dsh_policy.policy.fingerprint import rule_fingerprints
 from dsh_policy.policy.review.outcomes import RANKS, Outcome
 from dsh_policy.policy.review.records import (
     LogReader,
@@ -118,6 +118,8 @@ def replay_log(
     summary = run.summary
     summary.records = reader.records
     summary.skipped.update(reader.skipped)
+    summary.told = reader.other.get("hook_told", 0)
+    changes, undetermined = _with_told(run.changes, reader), _with_told(run.undetermined, reader)
     summary.rules_evaluated = replayer.rules_evaluated
     summary.evaluations_cached = replayer.evaluations_cached
     summary.outcomes_reused = replayer.outcomes_reused
@@ -135,11 +137,25 @@ def replay_log(
         evaluate=evaluate,
         recorded_policies=policies,
         summary=summary,
-        changes=tuple(run.changes),
-        undetermined=tuple(run.undetermined),
+        changes=changes,
+        undetermined=undetermined,
         limits=_limits(summary, policies, compiled, reader)
         + tuple(f"the recorded policy given as {digest} made none of the replayed decisions (its packs, "
                 "params or engine differ from the ones that wrote the log)" for digest in unused),
+    )
+
+
+def _with_told(found: list[ReplayedDecision], reader: LogReader) -> tuple[ReplayedDecision, ...]:
+    """Each decision, with what the agent was told instead when a ``hook_told`` record names its
+    request (the record itself was never compared: the recorded decision is the policy's)."""
+    told = reader.told
+    if not told:
+        return tuple(found)
+    return tuple(
+        replace(item, told=told[item.recorded.request])
+        if item.recorded.request is not None and item.recorded.request in told
+        else item
+        for item in found
     )
 
 
@@ -175,6 +191,7 @@ class _Run:
         self.digests[decision.policy_digest] += 1
         self.engines.setdefault(decision.policy_digest, decision.engine)
         summary.replayed += 1
+        summary.in_process += decision.in_process
         summary.now_from["record" if decision.now is not None else "ts"] += 1
         if "args" in decision.unfaithful:
             summary.redacted_arguments += 1

@@ -28,7 +28,7 @@ from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.events import StepEvent, ToolCallEvent, ToolResultEvent
-from dsh_policy.policy.review.fingerprint import rule_fingerprints
+from dsh_policy.policy.fingerprint import rule_fingerprints
 from dsh_policy.policy.review.outcomes import (
     RANKS,
     Outcome,

@@ -14,7 +14,7 @@ from typing import Any, Final, Literal
 from dsh_policy.audit.verify import VerificationReport
 from dsh_policy.policy.compile import CompiledPolicy
 from dsh_policy.policy.review.outcomes import RANKS, Outcome
-from dsh_policy.policy.review.records import SKIP_REASONS, RecordedDecision
+from dsh_policy.policy.review.records import SKIP_REASONS, RecordedDecision, ToldRecord
 
 __all__ = [
     "DIRECTIONS",
@@ -62,6 +62,8 @@ class ReplayedDecision:
     redactions: int | None
     blind: tuple[BlindRule, ...]
     notes: tuple[str, ...]
+    #: The log says the agent was told something else than this decision (``hook_told``).
+    told: ToldRecord | None = None
 
     def _rules(self, rules: Iterable[str]) -> list[str]:
         chosen = set(rules)
@@ -121,6 +123,8 @@ class ReplayedDecision:
             document["blind_rules"] = [rule.to_json() for rule in self.blind]
         if self.notes:
             document["notes"] = list(self.notes)
+        if self.told is not None:
+            document["told"] = self.told.to_json()
         return document
 
 
@@ -149,6 +153,10 @@ class ReplaySummary:
     redacted_arguments: int = 0
     digest_only_results: int = 0
     digest_only_messages: int = 0
+    #: ``hook_told`` records: the agent was told a safe answer instead of the decision recorded for
+    #: that request (which is the one replayed); counted here, never replayed themselves.
+    told: int = 0
+    in_process: int = 0  #: replayed decisions a hook made itself because its gateway did not answer
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON, zero counts included, so CI can read any field."""
@@ -175,6 +183,8 @@ class ReplaySummary:
             "evaluations_cached": self.evaluations_cached,
             "outcomes_reused": self.outcomes_reused,
             "now_from": {"record": self.now_from.get("record", 0), "ts": self.now_from.get("ts", 0)},
+            "told": self.told,
+            "in_process": self.in_process,
         }
 
 

@@ -36,7 +36,7 @@ from dsh_policy.policy.events import (
     ToolCallEvent,
     ToolCallVerdict,
 )
-from dsh_policy.policy.review.fingerprint import rule_fingerprints
+from dsh_policy.policy.fingerprint import rule_fingerprints
 from dsh_policy.policy.runtime.delivery import current_delivery
 
 __all__ = [

@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = {
     "langgraph.py": ("langchain.agents", "langgraph"),
     "openai_agents.py": ("agents.testing", "openai-agents"),
+    "pydantic_ai.py": ("pydantic_ai.models.function", "pydantic-ai"),
 }
 
 

@@ -23,7 +23,7 @@ from dsh_policy.core import (
     deny,
     reply,
 )
-from dsh_policy.core.tools import ToolDefinitionError
+from dsh_policy.core.tool_definitions import ToolDefinitionError
 
 pytestmark = pytest.mark.anyio
 

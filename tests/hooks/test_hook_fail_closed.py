@@ -142,7 +142,7 @@ def test_an_exception_inside_the_decision_fails_closed(run_hook, harness: str, m
     def explode(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("dsh_policy.policy.cli.hook.decide_hook", explode)
+    monkeypatch.setattr("dsh_policy.policy.hooks.in_process.adapter.decide_hook", explode)
     run = run_hook(harness, payload(harness, "pre_tool_use_bash_ls"))
     assert (run.code, run.stdout) == (2, "")
     assert "RuntimeError: boom" in run.stderr

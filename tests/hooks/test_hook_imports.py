@@ -9,7 +9,7 @@ import sys
 
 PROBE = (
     "import json, sys\n"
-    "import dsh_policy.policy.cli.hook, dsh_policy.policy.hooks.gateway.audit\n"
+    "import dsh_policy.policy.hooks.in_process.adapter, dsh_policy.policy.hooks.gateway.audit\n"
     "print(json.dumps(sorted(m for m in sys.modules if m.startswith('dsh_policy'))))\n"
 )
 
@@ -23,3 +23,25 @@ def test_the_hook_command_imports_neither_the_harness_nor_the_gateway_plugins() 
     assert harness == []
     assert "dsh_policy.policy.runtime.gateway" not in loaded
     assert "dsh_policy.policy.runtime.deployment" not in loaded
+
+
+def test_the_hooks_never_import_the_cli() -> None:
+    """The CLI calls the hooks, never the reverse: the slow path (deciding in process, the output
+    filter's own policy) reaches the adapter and the logging set-up without ``policy.cli``."""
+    import ast
+    from pathlib import Path
+
+    import dsh_policy
+
+    root = Path(dsh_policy.__file__).parent
+    offenders = []
+    for path in sorted((root / "policy" / "hooks").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [alias.name for alias in node.names] if isinstance(node, ast.Import)
+                else [f"{node.module}.{alias.name}" for alias in node.names]
+                if isinstance(node, ast.ImportFrom) and node.module else []
+            )
+            if any(name.startswith("dsh_policy.policy.cli") for name in names):
+                offenders.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert offenders == []

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 from dsh_policy.policy.cli import main as cli_main
-from dsh_policy.policy.cli.hook import DIALECTS
 from dsh_policy.policy.config import PolicySources, policy_sources
 from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.hooks.dialects import DIALECTS
 from dsh_policy.policy.hooks.protocol.events import decide_hook
 from dsh_policy.policy.hooks.protocol.messages import HookInputError, parse_hook_input
 from dsh_policy.policy.hooks.protocol.vocabulary import ToolInputError, canonicalize

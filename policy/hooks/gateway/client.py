@@ -234,7 +234,7 @@ def _timeout() -> float:
 def process_main(argv: list[str]) -> int:
     """The console script's ``dsh-policy hook`` (the dispatcher's ``process_main``): as
     :func:`main`, except that deciding in process runs in the adapter's watched child process
-    (``cli.hook.process_main``: a memory limit and a deadline)."""
+    (:func:`..in_process.adapter.process_main`: a memory limit and a deadline)."""
     return main(argv, console=True)
 
 
@@ -242,9 +242,9 @@ def hook_main(argv: list[str]) -> int:
     """``cli.main(["hook", ...])`` from Python (tests, embedding): decided in this process by the
     adapter, as the dispatcher does for every programmatic call; the harness's path (the console
     script) is :func:`process_main`."""
-    from dsh_policy.policy.cli import hook
+    from dsh_policy.policy.hooks.in_process import adapter
 
-    return hook.main(_without_client_flags(argv))
+    return adapter.main(_without_client_flags(argv))
 
 
 def main(argv: list[str], *, console: bool = False) -> int:
@@ -575,24 +575,24 @@ def decide_in_process(
     delivery: dict[str, str] | None = None,
     deadline: float | None = None,
 ) -> int:
-    """The slow path: the in-process adapter (``dsh_policy.policy.cli.hook``) decides, reading
+    """The slow path: the in-process adapter (:mod:`..in_process.adapter`) decides, reading
     ``raw`` when this client already consumed stdin. ``delivery`` (why no gateway answered) goes
     into the record; the decision must end by ``deadline`` (``time.monotonic``)."""
     import io
 
-    from dsh_policy.policy import cli
-    from dsh_policy.policy.cli import hook
+    from dsh_policy.policy.diagnostics import configure_logging
+    from dsh_policy.policy.hooks.in_process import adapter
 
-    cli.configure_logging()
+    configure_logging()
     if raw is not None:
         sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
     if _RUN.console:  # the adapter's own watcher: a child under a memory limit and a deadline
         seconds = None if deadline is None else max(0.5, deadline - time.monotonic() - 0.25)
-        supervised = hook.process_main(argv, delivery=delivery, seconds=seconds)
+        supervised = adapter.process_main(argv, delivery=delivery, seconds=seconds)
         if supervised in (safe_answers.EXIT_OK, safe_answers.EXIT_BLOCK):
             return supervised
         return safe_answers.EXIT_BLOCK
     # The watchdog stays armed: a slow path that hangs past the budget is refused (SIGALRM)
     # rather than left to the harness's timeout, which Codex counts as a hook that let it run.
-    code = hook.main(argv, delivery=delivery)
+    code = adapter.main(argv, delivery=delivery)
     return code if code in (safe_answers.EXIT_OK, safe_answers.EXIT_BLOCK) else safe_answers.EXIT_BLOCK

@@ -145,3 +145,4 @@ class Fronts:
         except Exception as error:
             _log.error("event loop did not stop cleanly", error=f"{type(error).__name__}: {error}")
         self._portal = None
+        self.workers.stop()

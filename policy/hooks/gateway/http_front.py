@@ -194,9 +194,9 @@ class HttpFront:
                     while True:
                         await self.table.wait_for_room()
                         stream = await listener.accept()
-                        connections.start_soon(self._connection, stream)
+                        connections.start_soon(self._connection, stream, name="http connection")
 
-                accepting.start_soon(accept_forever)
+                accepting.start_soon(accept_forever, name="http accept")
                 await stopping.wait()
                 accepting.cancel_scope.cancel()
             await listener.aclose()

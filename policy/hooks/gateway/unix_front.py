@@ -3,7 +3,10 @@
 One request per connection (:mod:`.wire`): the header within ``header_seconds`` of the accept,
 the body within ``body_seconds`` after it, then the decision on a worker (:mod:`.workers`) while
 the loop sends a :data:`~.wire.HEARTBEAT` every ``heartbeat_seconds`` (so the client can tell a
-busy gateway from a frozen one), then the answer within ``write_seconds``. A connection that
+busy gateway from a frozen one), then the answer within ``write_seconds``. One ticker sends the
+heartbeats of every waiting request (a non-blocking write each; a request younger than a period
+gets none), rather than a task per request: under a burst, per-request tasks and timers cost the
+loop more than the heartbeats themselves. A connection that
 breaks the framing, is too slow, or comes from another user is closed unanswered (which every
 client spells as a refusal). ``status`` is answered on the loop itself: the health check still
 answers when every worker is busy.
@@ -17,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +36,19 @@ from dsh_policy.policy.hooks.gateway.workers import Workers
 _log = structlog.get_logger("dsh_policy.gateway")
 
 Dispatch = Callable[[dict[str, Any], bytes], bytes]
+
+
+class _Waiting:
+    """A request waiting for its decision: its socket, since when, and the tail of a heartbeat
+    the kernel took only part of (sent before the answer, so the framing stays whole)."""
+
+    __slots__ = ("broken", "pending", "raw", "since")
+
+    def __init__(self, raw: socket.socket) -> None:
+        self.raw = raw
+        self.since = time.monotonic()
+        self.pending = b""
+        self.broken = False
 
 
 def bind_unix(path: str, backlog: int) -> tuple[socket.socket, int]:
@@ -70,10 +87,37 @@ class UnixFront:
         self.table = table
         self.workers = workers
         self.limits: FrontLimits = table.limits
+        self._waiting: set[_Waiting] = set()
 
     async def serve(self, stopping: anyio.Event) -> None:
         """Accept until ``stopping``; then answer whatever was already queued, and every
         connection already accepted, before returning."""
+        async with anyio.create_task_group() as beating:
+            beating.start_soon(self._heartbeats, name="unix heartbeats")
+            await self._serve(stopping)
+            beating.cancel_scope.cancel()
+
+    async def _heartbeats(self) -> None:
+        """Every ``heartbeat_seconds``: a heartbeat to each request waiting at least that long."""
+        period, monitor = self.limits.heartbeat_seconds, self.workers.monitor
+        while True:
+            await anyio.sleep(period)
+            due = time.monotonic() - period
+            for waiting in list(self._waiting):
+                if waiting.since > due or waiting.broken:
+                    continue
+                data = waiting.pending or wire.HEARTBEAT
+                try:
+                    sent = waiting.raw.send(data)
+                except BlockingIOError:
+                    continue  # the client reads nothing: it will call us silent, rightly
+                except OSError:
+                    waiting.broken = True
+                    continue
+                waiting.pending = data[sent:]
+                monitor.heartbeats += 1
+
+    async def _serve(self, stopping: anyio.Event) -> None:
         listener = await SocketListener.from_socket(self.sock)
         async with anyio.create_task_group() as connections:
             async with anyio.create_task_group() as accepting:
@@ -82,9 +126,9 @@ class UnixFront:
                     while True:
                         await self.table.wait_for_room()
                         stream = await listener.accept()
-                        connections.start_soon(self._connection, stream)
+                        connections.start_soon(self._connection, stream, name="unix connection")
 
-                accepting.start_soon(accept_forever)
+                accepting.start_soon(accept_forever, name="unix accept")
                 await stopping.wait()
                 accepting.cancel_scope.cancel()
             while True:  # the backlog: connections made before the socket was unlinked
@@ -93,7 +137,7 @@ class UnixFront:
                     stream = await listener.accept()
                 if stream is None:
                     break
-                connections.start_soon(self._connection, stream)
+                connections.start_soon(self._connection, stream, name="unix connection")
             await listener.aclose()
 
     async def _connection(self, stream: SocketStream) -> None:
@@ -123,7 +167,7 @@ class UnixFront:
                 if header.get("op") == "status":
                     reply = wire.encode_reply(self.status())
                 else:
-                    reply = await self._decide(stream, header, body)
+                    reply = await self._decide(raw, header, body)
                 if reply is not None:
                     with anyio.move_on_after(self.limits.write_seconds):
                         await stream.send(reply)
@@ -159,19 +203,8 @@ class UnixFront:
             _log.debug("a client left before its request was whole", error=str(error))
         return None
 
-    async def _decide(self, stream: SocketStream, header: dict[str, Any], body: bytes) -> bytes | None:
-        """The reply, decided on a worker, with heartbeats to the client meanwhile."""
-        monitor = self.workers.monitor
-
-        async def heartbeats() -> None:
-            while True:
-                await anyio.sleep(self.limits.heartbeat_seconds)
-                with anyio.CancelScope(shield=True), anyio.move_on_after(self.limits.write_seconds):
-                    try:
-                        await stream.send(wire.HEARTBEAT)
-                    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                        return
-                monitor.heartbeats += 1
+    async def _decide(self, raw: socket.socket, header: dict[str, Any], body: bytes) -> bytes | None:
+        """The reply, decided on a worker; the heartbeat ticker keeps the client informed."""
 
         def work() -> bytes | None:
             try:
@@ -180,8 +213,12 @@ class UnixFront:
                 _log.error("request failed", op=header.get("op"), error=f"{type(exc).__name__}: {exc}")
                 return None
 
-        async with anyio.create_task_group() as beating:
-            beating.start_soon(heartbeats)
+        waiting = _Waiting(raw)
+        self._waiting.add(waiting)
+        try:
             reply = await self.workers.run(work)
-            beating.cancel_scope.cancel()
+        finally:
+            self._waiting.discard(waiting)
+        if reply is not None and waiting.pending:
+            reply = waiting.pending + reply
         return reply

@@ -137,14 +137,14 @@ class Reviewer:
 
     def _local_policy(self) -> Policy:
         """The deployment's policy, loaded here once (the slow path)."""
-        from dsh_policy.policy import cli
         from dsh_policy.policy.config import policy_sources
         from dsh_policy.policy.decide import Policy
+        from dsh_policy.policy.diagnostics import configure_logging
         from dsh_policy.policy.loading import LoadFailure
 
         if isinstance(self._local, Policy):
             return self._local
-        cli.configure_logging()
+        configure_logging()
         spec = self.spec
         sources = policy_sources(
             list(spec.packs),

@@ -10,6 +10,9 @@ replay compares them with the candidate's to know which rules a policy change le
 those rules' recorded outcomes instead of guessing at inputs the log holds only as digests. The CEL
 engine and the helper functions (``shell.commands``, the secret detectors) are not part of it:
 replay with ``--evaluate all`` re-checks them against the recorded decisions.
+
+It is a property of a compiled policy, so it lives beside ``compile``: the runtime that records it
+and the review that compares it both import it from here, so the runtime needs nothing of review.
 """
 
 from __future__ import annotations
