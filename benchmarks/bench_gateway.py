@@ -427,12 +427,12 @@ _PROFILE_GROUPS: tuple[tuple[str, str], ...] = (
     ("/policy/detectors.py", "redaction detectors"),
     ("/policy/redaction.py", "redaction detectors"),
     ("/policy/cel/closure_", "closure compiler: compiled CEL"),
-    ("/policy/cel/python_engine.py", "interpreter: our overrides (dispatch, budget, names, ops, calls)"),
+    ("/policy/cel/python_", "interpreter: our overrides (dispatch, budget, names, ops, calls)"),
     ("/celpy/", "interpreter: cel-python's own methods (member, activations, types)"),
     ("/lark/", "interpreter: lark tree dispatch"),
     ("typing.py", "interpreter: cel-python's runtime typing.cast subscripts"),
     ("logging/", "interpreter: cel-python's disabled debug logging calls"),
-    ("/policy/decide.py", "decision path (scope, trace, combination)"),
+    ("/policy/decide/", "decision path (scope, trace, combination)"),
     ("/policy/compile.py", "decision path (scope, trace, combination)"),
     ("/policy/plans.py", "decision path (scope, trace, combination)"),
 )
@@ -676,7 +676,7 @@ def main(argv: list[str] | None = None) -> int:
             "name": f"{engine}: loading the shipped packs with type checking vs without", "kind": "target",
             "ratio": ratio, "limit": 1.2, "passed": ratio <= 1.2,
         })  # fmt: skip
-    _print_table(rows, engines, targets)
+    _print_table(rows, engines, targets, shipped)
     for engine in engines:
         checked, unchecked = loading[f"{engine}_checked_s"], loading[f"{engine}_unchecked_s"]
         print(f"shipped packs load on {engine}: {checked:.3f} s type-checked, {unchecked:.3f} s without")

@@ -7,7 +7,11 @@ post-execute with the shipped secrets pack), audit (one ``tool_result`` record, 
 relay. Then it makes ``--calls`` more calls through the proxy and reads the proxy's resident
 memory (``VmRSS``) after them.
 
-    .venv/bin/python benchmarks/bench_mcp.py [--calls 10000] [--samples 2000]
+    .venv/bin/python benchmarks/bench_mcp.py [--calls 10000] [--samples 2000] [--baseline-src DIR]
+
+``--baseline-src DIR`` adds a third path, the proxy of another version of the code (``DIR`` holds
+a ``dsh_policy`` folder, e.g. ``git archive REV | tar -x -C DIR/dsh_policy``), interleaved with the
+other two, so a change's before and after are measured side by side in one run under one load.
 
 Needs the ``mcp`` extra (the server is built with the SDK): ``pip install 'dsh-policy[mcp]'``.
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -37,8 +42,8 @@ PROTOCOL_META = {
 class Session:
     """A raw JSON-RPC client on a child's stdio."""
 
-    def __init__(self, argv: list[str]) -> None:
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         assert self.process.stdin is not None and self.process.stdout is not None
         self.stdin: IO[bytes] = self.process.stdin
         self.stdout: IO[bytes] = self.process.stdout
@@ -87,44 +92,50 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=2000, help="timed calls per path")
     parser.add_argument("--calls", type=int, default=10_000, help="calls before the memory reading")
+    parser.add_argument(
+        "--baseline-src", metavar="DIR", help="also time the proxy of the dsh_policy package in DIR"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        proxy_argv = [sys.executable, "-m", "dsh_policy.policy.cli", "mcp", "proxy", "--name", "demo"]
-        proxy_argv += [
-            "--pack",
-            *map(str, PACKS),
-            "--audit",
-            str(Path(folder) / "audit.jsonl"),
-            "--",
-            *SERVER,
-        ]
-        direct, proxied = Session(SERVER), Session(proxy_argv)
+
+        def proxy_argv(log: str) -> list[str]:
+            argv = [sys.executable, "-m", "dsh_policy.policy.cli", "mcp", "proxy", "--name", "demo"]
+            return [*argv, "--pack", *map(str, PACKS), "--audit", str(Path(folder) / log), "--", *SERVER]
+
+        sessions = {"direct": Session(SERVER), "proxy": Session(proxy_argv("audit.jsonl"))}
+        if args.baseline_src:
+            env = {**os.environ, "PYTHONPATH": args.baseline_src}
+            sessions["baseline"] = Session(proxy_argv("baseline.jsonl"), env=env)
         try:
-            for session in (direct, proxied):
+            for session in sessions.values():
                 session.request("tools/list", {})
-                for _ in range(200):  # warm up both
+                for _ in range(200):  # warm up every path
                     session.call()
-            timings: dict[str, list[float]] = {"direct": [], "proxy": []}
-            for _ in range(args.samples):  # interleaved, so load changes hit both alike
-                timings["direct"].append(direct.call())
-                timings["proxy"].append(proxied.call())
+            timings: dict[str, list[float]] = {name: [] for name in sessions}
+            for _ in range(args.samples):  # interleaved, so load changes hit every path alike
+                for name, session in sessions.items():
+                    timings[name].append(session.call())
+            proxied = sessions["proxy"]
             start_rss = rss_kib(proxied.process.pid)
             for _ in range(args.calls):
                 proxied.call()
             end_rss = rss_kib(proxied.process.pid)
         finally:
-            direct.close()
-            proxied.close()
+            for session in sessions.values():
+                session.close()
     for name, samples in timings.items():
         print(
             f"{name:>6}: p50 {statistics.median(samples) * 1e3:7.3f} ms  "
             f"p99 {percentile(samples, 0.99) * 1e3:7.3f} ms  ({len(samples)} calls)"
         )
-    overhead = [p - d for p, d in zip(sorted(timings["proxy"]), sorted(timings["direct"]), strict=True)]
-    print(
-        f"overhead: p50 {statistics.median(overhead) * 1e3:.3f} ms  "
-        f"p99 {percentile(overhead, 0.99) * 1e3:.3f} ms (proxy percentile minus direct percentile)"
-    )
+    for name in timings:
+        if name == "direct":
+            continue
+        overhead = [p - d for p, d in zip(sorted(timings[name]), sorted(timings["direct"]), strict=True)]
+        print(
+            f"{name} overhead: p50 {statistics.median(overhead) * 1e3:.3f} ms  "
+            f"p99 {percentile(overhead, 0.99) * 1e3:.3f} ms (its percentile minus direct's)"
+        )
     print(f"proxy memory: {start_rss} KiB before, {end_rss} KiB after {args.calls:,} more calls")
     return 0
 

@@ -237,10 +237,166 @@ def _entry(kind: str, obj: str, name: str, where: str, text: str, command: str =
 
 
 def sql_statements(text: str) -> list[dict[str, str]]:
-    """CEL ``sql.statements(text)``: every statement of ``text`` (see the module doc)."""
+    """CEL ``sql.statements(text)``: every statement of ``text`` (see the module doc), each
+    followed by the statements it wraps (see :func:`_inner_texts`)."""
     if not isinstance(text, str):
         raise TypeError(f"sql.statements expects a string, got {type(text).__name__}")
-    return [_statement(statement) for statement in _split(text)]
+    out: list[dict[str, str]] = []
+    for statement in _split(text):
+        _with_inner(statement, 0, out)
+    return out
+
+
+# -- statements inside statements -----------------------------------------------------------------
+#
+# A DELETE is as destructive inside EXPLAIN ANALYZE (which runs it), a DO block, a function body,
+# a prepared statement or a data-modifying CTE as on its own. Each wrapper's inner text is read
+# again as statements, after the wrapper's own entry, with ``inside`` naming the wrapper; the
+# rules then judge the inner ones like bare statements. Plain EXPLAIN only plans (it runs nothing,
+# in PostgreSQL, MySQL and SQLite alike), so only EXPLAIN ANALYZE is unwrapped.
+
+MAX_INNER_DEPTH = 6
+"""How deep wrappers are read (``DO`` around ``EXECUTE`` around a ``WITH`` ...); deeper ones are
+one ``too-deep`` entry."""
+MAX_ENTRIES = 4 * MAX_STATEMENTS
+"""Most entries one text yields, wrapped statements included."""
+
+_EXPLAIN = re.compile(r"(?is)^\s*explain\b")
+_EXPLAIN_OPTION_WORDS = re.compile(
+    r"(?is)\s*(?:analy[sz]e|verbose|extended|partitions|costs|buffers|query\s+plan|plan\s+for|format\s*=?\s*\w+)\b"
+)
+_ANALYZE_ON = re.compile(r"(?is)\banaly[sz]e\b(?!\s*(?:false|off|0)\b)")
+_PREPARE = re.compile(r"(?is)^\s*prepare\s+[\w$\"]+\s*(?:\([^)]*\))?\s*(?:as\b|from\s*(?=['\"]))")
+_EXECUTE_TEXT = re.compile(
+    r"(?is)^\s*(?:execute|exec)\s*(?:immediate\s*|sp_executesql\s*)?\(?\s*(?:format\s*\(\s*)?N?(?=')"
+)
+_DO = re.compile(r"(?is)^\s*do\b")
+_ROUTINE = re.compile(r"(?is)^\s*create\s+(?:or\s+replace\s+)?(?:function|procedure)\b")
+_ROUTINE_BODY = re.compile(r"(?is)\bas\s*(?=\$[A-Za-z_]*\$|')|\bbegin\s+atomic\b")
+_CTE_BODY = re.compile(r"(?is)\bas\s*(?:not\s+)?(?:materialized\s*)?\(")
+_MODIFYING = re.compile(r"(?is)^\s*(?:delete|update|insert|merge|drop|truncate|alter)\b")
+_CONTROL = re.compile(
+    r"(?is)^\s*(?:<<\w+>>|begin\b|declare\b.*?\bbegin\b|else\b|loop\b|exception\b|end(?:\s+(?:if|loop|case))?\b"
+    r"|(?:if|elsif|elseif|when|while)\b.*?\b(?:then|loop|do)\b|for\b.*?\bloop\b|foreach\b.*?\bloop\b)"
+)
+
+
+def _with_inner(statement: str, depth: int, out: list[dict[str, str]], inside: str = "") -> None:
+    if len(out) >= MAX_ENTRIES:
+        if out[-1]["kind"] != "too-deep":
+            out.append(_too_deep(statement, inside))
+        return
+    entry = _statement(statement)
+    if inside:
+        entry["inside"] = inside
+    out.append(entry)
+    inner = _inner_texts(statement)
+    if inner and depth >= MAX_INNER_DEPTH:
+        out.append(_too_deep(statement, inside))
+        return
+    for wrapper, text, procedural in inner:
+        for piece in _split(text) if procedural else [text]:
+            body = _without_control(piece) if procedural else piece
+            if body:
+                _with_inner(body, depth + 1, out, inside or wrapper)
+
+
+def _too_deep(statement: str, inside: str) -> dict[str, str]:
+    """The entry that stands for statements left unread (wrapped deeper than
+    :data:`MAX_INNER_DEPTH` or beyond :data:`MAX_ENTRIES`): kind ``too-deep``, which the rules
+    treat as destructive, so unread SQL fails closed."""
+    entry = _entry("too-deep", "", "", "", statement)
+    entry["inside"] = inside or "too-deep"
+    return entry
+
+
+def _inner_texts(statement: str) -> list[tuple[str, str, bool]]:
+    """The statements ``statement`` wraps, as ``(wrapper, text, procedural)``: ``procedural``
+    texts are PL/pgSQL-like bodies (several statements, with BEGIN/IF/LOOP around them)."""
+    explain = _EXPLAIN.match(statement)
+    if explain is not None:
+        rest = statement[explain.end() :].lstrip()
+        options = ""
+        if rest.startswith("("):
+            end = rest.find(")")
+            options, rest = (rest, "") if end < 0 else (rest[: end + 1], rest[end + 1 :])
+        else:
+            while (word := _EXPLAIN_OPTION_WORDS.match(rest)) is not None:
+                options += word.group()
+                rest = rest[word.end() :]
+        return [("explain analyze", rest, False)] if _ANALYZE_ON.search(options) and rest.strip() else []
+    prepare = _PREPARE.match(statement)
+    if prepare is not None:
+        rest = statement[prepare.end() :]
+        literal = _literal(rest)
+        return [("prepare", rest if literal is None else literal, literal is not None)]
+    execute = _EXECUTE_TEXT.match(statement)
+    if execute is not None:
+        literal = _literal(statement[execute.end() :])
+        return [("execute", literal, True)] if literal else []
+    do = _DO.match(statement)
+    if do is not None:
+        body = _literal(statement[do.end() :], anywhere=True)
+        return [("do", body, True)] if body else []
+    if _ROUTINE.match(statement) is not None:
+        found = _ROUTINE_BODY.search(statement)
+        if found is None:
+            return []
+        if found.group().lower().startswith("begin"):
+            return [("function", statement[found.end() :], True)]
+        body = _literal(statement[found.end() :])
+        return [("function", body, True)] if body else []
+    if re.match(r"(?is)\s*with\b", statement):
+        return [("with", body, False) for body in _cte_bodies(statement) if _MODIFYING.match(body)]
+    return []
+
+
+def _literal(text: str, anywhere: bool = False) -> str | None:
+    """The text of the ``$tag$...$tag$`` or ``'...'`` literal that ``text`` starts with (after
+    blanks; anywhere in it when ``anywhere``: ``DO LANGUAGE plpgsql $$...$$``), or ``None``."""
+    stripped = text.lstrip()
+    tag = _DOLLAR_TAG.search(stripped) if anywhere else _DOLLAR_TAG.match(stripped)
+    quote = stripped.find("'") if anywhere else (0 if stripped.startswith("'") else -1)
+    if tag is not None and (quote < 0 or tag.start() < quote):
+        end = stripped.find(tag.group(), tag.end())
+        return stripped[tag.end() : len(stripped) if end < 0 else end]
+    if quote < 0:
+        return None
+    chars: list[str] = []
+    i = quote + 1
+    while i < len(stripped):
+        if stripped[i] == "'":
+            if stripped.startswith("''", i):
+                chars.append("'")
+                i += 2
+                continue
+            break
+        chars.append(stripped[i])
+        i += 1
+    return "".join(chars)
+
+
+def _cte_bodies(statement: str) -> list[str]:
+    """The parenthesised bodies of a ``WITH`` clause's common table expressions."""
+    top = _top_level(statement)
+    bodies: list[str] = []
+    for match in _CTE_BODY.finditer(statement):
+        if top[match.start() : match.start() + 2].lower() != "as":  # inside parentheses or quotes
+            continue
+        depth = 0
+        for i in range(match.end() - 1, len(statement)):
+            depth += {"(": 1, ")": -1}.get(statement[i], 0)
+            if depth == 0:
+                bodies.append(statement[match.end() : i])
+                break
+    return bodies
+
+
+def _without_control(piece: str) -> str:
+    """A procedural body's statement without the BEGIN/IF ... THEN/LOOP/END around it."""
+    while (control := _CONTROL.match(piece)) is not None and control.end() > 0:
+        piece = piece[control.end() :]
+    return piece.strip()
 
 
 # -- redis and MongoDB ----------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 stage and tool name, params merged with deployment overrides, and a digest of what is in force.
 
 This is the cel-go ``Compile``/``Program`` step: everything that can fail or cost time happens
-here, once, so deciding an event (``decide.py``) only looks things up and evaluates programs.
+here, once, so deciding an event (``decide/``) only looks things up and evaluates programs.
 """
 
 from __future__ import annotations

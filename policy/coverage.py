@@ -4,7 +4,7 @@ side of each ``matches`` call and ``exists``/``all``/``exists_one`` comprehensio
 A rule is exercised when some case or example made it match (an evaluation error does not
 count: that is the rule failing, not working). Branch sides are recorded by evaluating the same
 cases and examples again on an instrumented python engine
-(:data:`~dsh_policy.policy.cel.python_engine.BranchRecorder`), whatever engine ``check`` ran:
+(:data:`~dsh_policy.policy.cel.python_evaluator.BranchRecorder`), whatever engine ``check`` ran:
 the sides an expression takes are the same on every engine (``--engine all`` checks that the
 verdicts are), and the gateway's own evaluator stays uninstrumented. A pack whose expressions
 only the native engine compiles gets rule coverage only, with a note saying so.

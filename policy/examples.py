@@ -126,9 +126,7 @@ def run_examples(
             failure = _failure(rule, word, outcome)
             outcomes.append(ExampleOutcome(rule, word, case, outcome, failure))
             if failure is not None:
-                errors.append(
-                    pack.error(path, f"{where} {failure}")
-                )
+                errors.append(pack.error(path, f"{where} {failure}"))
     return outcomes, errors
 
 

@@ -55,8 +55,11 @@ def match_fingerprint(rule: CompiledRule, pack: CompiledPack) -> str:
         "on_error": rule.on_error,
         "effect": rule.effect,
         "when": when.source if when is not None else None,
-        "variables": {name: pack.variables[name].source for name in (when.variables if when else ())
-                      if name in pack.variables},
+        "variables": {
+            name: pack.variables[name].source
+            for name in (when.variables if when else ())
+            if name in pack.variables
+        },
         "params": _plain(pack.activation_params) if "params" in reads else None,
         "redact": [
             [step.preset, step.pattern.pattern if step.pattern is not None else None, step.replace]

@@ -30,7 +30,6 @@ OnError: TypeAlias = Literal["deny", "ignore"]
 RuleDecision: TypeAlias = Literal["reject", "deny", "ask", "allow", "block"]
 
 
-
 # --- typed model (validated input; the JSON Schema has already checked shapes) --------------------
 
 
@@ -271,7 +270,7 @@ def _stage_errors(pack: LoadedPack, base: NodePath, rule: RuleSpec) -> list[Poli
             )
         if rule.decision == "block" and rule.redact is not None:
             err("redact", "a blocking rule cannot also redact (the output is withheld whole)")
-    for word in (rule.examples.by_word() if rule.examples is not None else {}):
+    for word in rule.examples.by_word() if rule.examples is not None else {}:
         if word not in spec.outcomes:
             allowed = " | ".join(sorted(spec.outcomes))
             errors.append(

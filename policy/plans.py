@@ -58,7 +58,7 @@ class StagePlan:
     reads: Any  # Mapping[int, frozenset[str]]: activation names per pack
     verdicts: dict[tuple[bool | None, ...], Any] = field(default_factory=dict)
     fast: Callable[[Any], Any] | None = None
-    """The decider's shortcut for this plan (see ``Decider._shortcut``): the memoized verdict
+    """The decider's shortcut for this plan (see ``policy/decide/fast_path.py``): the memoized verdict
     when every condition gives a plain true or false, else None (then the full run decides)."""
 
     def verdict(self, signature: tuple[bool | None, ...] | None, build: Callable[[], Any]) -> Any:

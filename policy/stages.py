@@ -162,10 +162,11 @@ STAGE_TABLE: Mapping[str, StageSpec] = MappingProxyType(
 
 STAGES: tuple[Stage, ...] = tuple(spec.name for spec in STAGE_TABLE.values())
 TOOL_STAGES: frozenset[Stage] = frozenset(spec.name for spec in STAGE_TABLE.values() if spec.tool_event)
-#: Every name some stage provides, with the stages that provide it.
-EVENT_NAMES: Mapping[str, frozenset[Stage]] = MappingProxyType(
+#: Every name some stage provides, with the stages that provide it in table order (the CEL type
+#: checker receives this table and lists the stages in this order when a name is missing).
+EVENT_NAMES: Mapping[str, tuple[Stage, ...]] = MappingProxyType(
     {
-        name: frozenset(other.name for other in STAGE_TABLE.values() if name in other.variables)
+        name: tuple(other.name for other in STAGE_TABLE.values() if name in other.variables)
         for spec in STAGE_TABLE.values()
         for name in spec.variables
     }

@@ -66,6 +66,10 @@ class DatabaseText:
 
 
 Reader = str | DatabaseClient | None
+ScriptReader = tuple[Reader, list[str], list[str] | None]
+"""A program that reads its script from stdin: what reads it (``None`` for a shell, a language,
+a database client), the texts its stdin carries (filled as here-document bodies are read) and, for
+a shell, the command as listed, which becomes ``[sh, -c]`` once its script is known text."""
 """Who reads a command's stdin as its script: a shell (None), an interpreter (its language) or
 a database client."""
 

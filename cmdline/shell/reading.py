@@ -23,7 +23,7 @@ from dsh_policy.cmdline.shell.budget import (
     DatabaseText,
     DeadlineInParse,
     NestedReader,
-    Reader,
+    ScriptReader,
     ShellLineTooComplexError,
     check_time,
 )
@@ -50,7 +50,8 @@ def _parse(text: str, depth: int, budget: Budget, variables: dict[str, str]) -> 
     stdin: list[str] = []  # texts the current command reads as stdin: here-strings, here-documents
     # stdin of programs that read their script from it: None for a shell, a language for an
     # interpreter, a DatabaseClient for a database client
-    script_readers: list[tuple[Reader, list[str]]] = []
+    script_readers: list[ScriptReader] = []
+    printed: list[list[str]] = []  # stdin lists holding text piped from echo/printf (approximated)
 
     def finish(separator: str) -> None:
         nonlocal stdin
@@ -67,6 +68,8 @@ def _parse(text: str, depth: int, budget: Budget, variables: dict[str, str]) -> 
         if passes_stdin:
             return
         stdin = [] if piped_text is None else [piped_text]  # `echo 'rm -rf /' | sh`
+        if piped_text is not None:
+            printed.append(stdin)
 
     while (token := lexer.next_token()) is not None:
         budget.tokens += 1
@@ -99,7 +102,10 @@ def _parse(text: str, depth: int, budget: Budget, variables: dict[str, str]) -> 
                     variables[name.rstrip("+")] = value
             argv.extend(expand(token.word, budget))
     finish(";")
-    for language, texts in script_readers:  # here-document bodies are read after their command ends
+    for language, texts, listed in script_readers:  # here-document bodies are read after their command ends
+        known = texts and not any(texts is text for text in printed)  # printf formats are approximated
+        if listed is not None and known and "-c" not in listed:
+            listed.append("-c")  # `bash <<EOF`, `sh <<< 'ls'`: a known script, read like `bash -c SCRIPT`
         for script in texts:
             if language is None:
                 commands.extend(_parse(script, depth + 1, budget, variables))
@@ -149,6 +155,8 @@ def _code_commands(
     for argv in analysis.argvs:
         if argv:
             commands.extend(unwrap(list(argv), depth + 1, budget, dict(variables), [], []))
+    for nested_language, nested_code in analysis.nested:  # exec("..."): the same budget, one level down
+        commands.extend(_code_commands(nested_language, nested_code, depth + 1, budget, variables))
     return commands
 
 

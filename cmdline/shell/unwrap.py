@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from dsh_policy.cmdline import interpreters
 from dsh_policy.cmdline.programs import FIND_EXEC, SHELLS
-from dsh_policy.cmdline.shell.budget import MAX_PARALLEL_JOBS, Budget, Reader
+from dsh_policy.cmdline.shell.budget import MAX_PARALLEL_JOBS, Budget, ScriptReader
 from dsh_policy.cmdline.shell.databases import database_invocation
 from dsh_policy.cmdline.shell.embedded import embedded_lines, found_paths, framework_code
 from dsh_policy.cmdline.shell.expansion import basename, loop_bodies, resolved_operands
@@ -75,7 +75,7 @@ class Unwrapper:
         budget: Budget,
         variables: dict[str, str],
         stdin: list[str],
-        script_readers: list[tuple[Reader, list[str]]],
+        script_readers: list[ScriptReader],
     ) -> None:
         self.depth = depth
         self.budget = budget
@@ -100,8 +100,8 @@ class Unwrapper:
         """The wrapper runs a shell that reads its script from stdin: listed like ``... | sh``
         (``["sh"]``), and the text piped or redirected in is parsed as that script."""
         if not any(a in INFO_OPTIONS for a in argv):
-            self.out.append(["sh"])
-            self.script_readers.append((None, self.stdin))
+            self.out.append(["sh"])  # at/su/parallel: stays a bare shell, whatever its script
+            self.script_readers.append((None, self.stdin, None))
 
     def _step(self, argv: list[str]) -> list[str] | None:
         """List what ``argv`` runs; returns the wrapped command still to unwrap, if any."""
@@ -168,7 +168,7 @@ class Unwrapper:
         if not has_c or stop >= len(argv):
             self.out.append(argv)
             if not has_c and stop >= len(argv):
-                self.script_readers.append((None, self.stdin))
+                self.script_readers.append((None, self.stdin, argv))
             return
         self.out.append(argv[:stop] + argv[stop + 1 :])
         # `sh -c 'rm -rf "$1"' _ ~`: the words after the line are $0, $1, ... inside it
@@ -190,7 +190,7 @@ class Unwrapper:
             nested = self.budget.nested
             self.out.extend(nested.code(invocation.language, code, self.depth, self.budget, self.variables))
         if invocation.reads_stdin and not any(a in INFO_OPTIONS for a in argv):
-            self.script_readers.append((invocation.language, self.stdin))
+            self.script_readers.append((invocation.language, self.stdin, None))
         return True
 
     def _command_variable(self, assignment: str) -> None:
@@ -213,7 +213,7 @@ class Unwrapper:
             nested = self.budget.nested
             self.out.extend(nested.database(client, text, self.depth, self.budget, self.variables))
         if reads_stdin:
-            self.script_readers.append((client, self.stdin))
+            self.script_readers.append((client, self.stdin, None))
 
     def _function_call(self, argv: list[str]) -> None:
         """A function defined earlier on the line: its body runs with ``$1``... bound."""
@@ -630,7 +630,7 @@ def unwrap(
     budget: Budget,
     variables: dict[str, str],
     stdin: list[str],
-    script_readers: list[tuple[Reader, list[str]]],
+    script_readers: list[ScriptReader],
 ) -> list[list[str]]:
     return [
         resolved_operands(expanded, variables)

@@ -339,7 +339,11 @@ class ToolGate:
     ) -> Shown:
         """Review the result (post-execute), record the call, and say what the model may see."""
         shown = self.review(
-            call, text=text, value=value, is_error=is_error, error_message=error_message,
+            call,
+            text=text,
+            value=value,
+            is_error=is_error,
+            error_message=error_message,
             error_code=error_code,
         )
         self.settle(call, shown, error_message=error_message, error_code=error_code)
@@ -359,8 +363,9 @@ class ToolGate:
         try:
             return self._review(call, text, value, is_error, error_message, error_code)
         except Exception as error:
-            _log.error("policy gateway failed reviewing a result, withheld", tool=call.name,
-                       error=repr(error))
+            _log.error(
+                "policy gateway failed reviewing a result, withheld", tool=call.name, error=repr(error)
+            )
             call.post_action = "block"
             message = f'tool "{call.name}" output withheld: the policy gateway failed ({_describe(error)})'
             return Shown("block", message, is_error=True, error_code=GATEWAY_FAILED)
@@ -399,8 +404,14 @@ class ToolGate:
             return Shown("redact", shown_text, redacted, is_error, review.contexts, error_code)
         if review.redacted_text is not None:
             call.post_action = "redact-content"
-            return Shown("refuse" if refused else "redact", review.redacted_text, None, is_error,
-                         review.contexts, error_code)
+            return Shown(
+                "refuse" if refused else "redact",
+                review.redacted_text,
+                None,
+                is_error,
+                review.contexts,
+                error_code,
+            )
         call.post_action = "accept"
         return Shown("refuse" if refused else "accept", text, value, is_error, review.contexts, error_code)
 

@@ -174,15 +174,23 @@ class PolicyMiddleware(AgentMiddleware):
         if not shown.replaced and not shown.contexts:
             return command
         # The first of the call's messages carries the reviewed text; the others are folded into it.
-        replaced = [_tool_message(request, shown, m) if m is mine[0] else m
-                    for m in messages if not any(m is extra for extra in mine[1:])]
-        return Command(graph=command.graph, update={**update, "messages": replaced},
-                       resume=command.resume, goto=command.goto)
+        replaced = [
+            _tool_message(request, shown, m) if m is mine[0] else m
+            for m in messages
+            if not any(m is extra for extra in mine[1:])
+        ]
+        return Command(
+            graph=command.graph,
+            update={**update, "messages": replaced},
+            resume=command.resume,
+            goto=command.goto,
+        )
 
     def _failed(self, call: GatedCall, error: Exception) -> None:
         message = str(error) or type(error).__name__
-        self.gate.finish(call, text=f"Error: {message}", is_error=True, error_message=message,
-                         error_code="TOOL_FAILED")
+        self.gate.finish(
+            call, text=f"Error: {message}", is_error=True, error_message=message, error_code="TOOL_FAILED"
+        )
 
 
 def _config(request: Any) -> Mapping[str, Any]:

@@ -265,7 +265,6 @@ def analyze(tree: lark.Tree, source: str, check_functions: bool = True) -> Analy
     )
 
 
-
 def single_ident(tree: lark.Tree) -> str | None:
     """The name when ``tree`` is exactly one bare identifier (through single-child nodes)."""
     return _single_ident(tree)

@@ -4,7 +4,8 @@ Both engines evaluate ``params.max_len + "x"`` or ``result.text`` in a pre-execu
 fail on every event, so such rules would deny every call (``on_error: deny``) or silently never
 match (``ignore``). This checker finds them before a pack loads, the way cel-go's checker does
 (``checker/checker.go``; overloads from cel-spec's langdef), against the types the stage provides
-(:mod:`~dsh_policy.policy.stages`), the pack's params (typed from their declared values), its
+(handed in by the caller: the policy's stage table, see :class:`CheckEnvironment`; the CEL
+package imports nothing of the policy), the pack's params (typed from their declared values), its
 variables (typed from their expressions) and the declared functions (:mod:`.declarations`).
 ``args`` is ``dyn``: its fields are only known at run time, so anything may be done with them.
 
@@ -18,7 +19,7 @@ string, where at most one can ever match.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import lark
@@ -48,7 +49,6 @@ from dsh_policy.policy.cel.types import (
     substitute,
     unify,
 )
-from dsh_policy.policy.stages import STAGES
 
 VARS = record("vars", ())
 """The type of ``vars``: selecting a field asks the environment for that variable's type."""
@@ -65,11 +65,13 @@ class VariableInfo:
 
 @dataclass(frozen=True, slots=True)
 class CheckEnvironment:
-    """What one expression may read. ``stage`` None is a pack variable, evaluated wherever a rule
-    uses it (so it may read any stage's names; the rule's use is checked instead)."""
+    """What one expression may read: ``names`` with their types, and per name the stages that
+    provide it (``stages_of``, in the order messages list them: the caller's stage table). ``stage``
+    None is a pack variable, evaluated wherever a rule uses it (so it may read any stage's names;
+    the rule's use is checked instead)."""
 
     names: Mapping[str, CelType]
-    stages_of: Mapping[str, frozenset[str]]
+    stages_of: Mapping[str, Collection[str]]
     stage: str | None
     variable: Callable[[str], VariableInfo | None] = field(default=lambda _name: None)
 
@@ -304,7 +306,7 @@ class _Checker:
         if found is not None:
             stages = self.env.stages_of.get(name, frozenset())
             if self.env.stage is not None and self.env.stage not in stages:
-                where = ", ".join(stage for stage in STAGES if stage in stages)
+                where = ", ".join(stages)
                 self.error(token, f"{name!r} is not available at stage {self.env.stage} (only {where})")
                 return ERROR
             self.reads.add(name)

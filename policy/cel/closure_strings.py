@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, Final
 
+from dsh_policy.policy.cel.closure_conversions import format_double, to_string
 from dsh_policy.policy.cel.closure_values import CelError, CelType, Uint, is_list, is_map, overload_error
 
 
@@ -188,8 +189,6 @@ def quote(s: Any, *extra: Any) -> str:
 
 def _as_text(value: Any) -> str:
     """``%s`` of one value, as cel-go prints it."""
-    from dsh_policy.policy.cel import closure_library as lib
-
     kind = type(value)
     if kind is str:
         return value
@@ -202,7 +201,7 @@ def _as_text(value: Any) -> str:
             return "NaN"
         if math.isinf(value):
             return "Infinity" if value > 0 else "-Infinity"
-        return lib.format_double(value)
+        return format_double(value)
     if kind is bytes:
         return value.decode("utf-8", "replace")
     if kind is CelType:
@@ -213,8 +212,8 @@ def _as_text(value: Any) -> str:
         entries = sorted(((_as_text(k), _as_text(v)) for k, v in value.items()), key=lambda e: e[0])
         return "{" + ", ".join(f"{k}: {v}" for k, v in entries) + "}"
     if isinstance(value, datetime.datetime | datetime.timedelta):
-        return lib.to_string(value)
-    return lib.to_string(value)
+        return to_string(value)
+    return to_string(value)
 
 
 def _special_double(value: Any) -> str | None:

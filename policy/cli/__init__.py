@@ -23,8 +23,12 @@ if sys.argv[1:2] == ["hook"] and __name__ == "dsh_policy.policy.cli":
     import _signal
     import os as _os
 
-    _START_UP_SIGNALS = {_signal.SIGTERM: "SIGTERM", _signal.SIGHUP: "SIGHUP", _signal.SIGINT: "SIGINT",
-                         _signal.SIGPIPE: "SIGPIPE"}
+    _START_UP_SIGNALS = {
+        _signal.SIGTERM: "SIGTERM",
+        _signal.SIGHUP: "SIGHUP",
+        _signal.SIGINT: "SIGINT",
+        _signal.SIGPIPE: "SIGPIPE",
+    }
 
     def _refuse_during_start_up(number: int, _frame: object) -> None:
         name = _START_UP_SIGNALS.get(number, f"signal {number}")
@@ -85,8 +89,10 @@ def configure_logging(default: str = "warning") -> None:
 def _usage() -> str:
     lines = ["usage: dsh-policy COMMAND [ARGS...]", "", "commands:"]
     lines += [f"  {name:<13} {summary}" for name, (_, summary) in SUBCOMMANDS.items()]
-    lines += ["", "Run 'dsh-policy COMMAND --help' for a command's options;"
-              " 'dsh-policy --version' for the version."]
+    lines += [
+        "",
+        "Run 'dsh-policy COMMAND --help' for a command's options; 'dsh-policy --version' for the version.",
+    ]
     return "\n".join(lines)
 
 

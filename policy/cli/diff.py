@@ -30,7 +30,9 @@ def _parser() -> CommandParser:
     parser.add_argument("old", metavar="OLD", help="rule pack or deployment file")
     parser.add_argument("new", metavar="NEW", help="rule pack or deployment file")
     parser.add_argument(
-        "--engine", choices=["auto", "python", "native"], default=None,
+        "--engine",
+        choices=["auto", "python", "native"],
+        default=None,
         help="CEL engine for both sides (default: each deployment file's, else auto)",
     )
     parser.add_argument("--format", choices=["text", "json"], default="text")
@@ -77,8 +79,10 @@ def render_text(diff: PolicyDiff, out: TextIO) -> None:
     if diff.rules_added:
         say(f"rules added ({len(diff.rules_added)}):")
         for rule in diff.rules_added:
-            say(f"  + {rule.id}  [{rule.stage}, {decision_word(rule)}, {rule.mode}]"
-                + (f" match {', '.join(rule.tools)}" if rule.tools else ""))
+            say(
+                f"  + {rule.id}  [{rule.stage}, {decision_word(rule)}, {rule.mode}]"
+                + (f" match {', '.join(rule.tools)}" if rule.tools else "")
+            )
             if rule.when is not None:
                 say(f"      when: {_short(rule.when.source)}")
     if diff.rules_removed:

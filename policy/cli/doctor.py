@@ -13,7 +13,7 @@ from dsh_policy.policy.cli.options import parse_command
 from dsh_policy.policy.command_line import CommandParser
 from dsh_policy.policy.hooks.codex import managed as codex_managed
 from dsh_policy.policy.hooks.codex import trust as codex_trust
-from dsh_policy.policy.hooks.install import doctor, doctor_codex, doctor_http
+from dsh_policy.policy.hooks.install import doctor, doctor_codex, doctor_http, doctor_mcp
 
 
 def _parser() -> CommandParser:
@@ -46,6 +46,12 @@ def findings(harness: str, project: str) -> list[doctor.Finding]:
     pre_http = next((h for h in hooks if h.event == "PreToolUse" and h.url is not None), None)
     if pre_http is not None:
         out += _http_hook_checks(pre_http, project)
+    servers = (
+        doctor_mcp.claude_code_servers(project)
+        if harness == "claude-code"
+        else doctor_mcp.codex_servers(files)
+    )
+    out += list(doctor_mcp.check_servers(servers, project))
     return out
 
 

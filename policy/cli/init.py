@@ -32,6 +32,7 @@ from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command
 from dsh_policy.policy.command_line import CommandParser
 from dsh_policy.policy.hooks.codex import managed as codex_managed
 from dsh_policy.policy.hooks.codex import trust as codex_trust
+from dsh_policy.policy.hooks.install import mcp_servers
 from dsh_policy.policy.hooks.install.settings_files import (
     SettingsError,
     claude_code_hooks,
@@ -66,6 +67,15 @@ def _parser() -> CommandParser:
         help="codex: write the hooks to $CODEX_HOME/config.toml instead of the project's .codex/config.toml",
     )
     parser.add_argument("--trust", action="store_true", help="codex: record trust for the hooks written")
+    parser.add_argument(
+        "--mcp",
+        choices=["wrap", "unwrap"],
+        nargs="?",
+        const="wrap",
+        default=None,
+        help="also put the configured stdio MCP servers (.mcp.json, or config.toml [mcp_servers]) behind "
+        "`dsh-policy mcp proxy` (unwrap: restore them)",
+    )
     parser.add_argument(
         "--managed",
         nargs="?",
@@ -130,8 +140,13 @@ def main(argv: list[str]) -> int:
     packs = [os.path.realpath(pack) for pack in args.packs] or _shipped_packs()
     problems = 0
     if args.harness == "claude-code":
-        problems += _write_deployment(os.path.join(project, ".dsh", "gateway.yaml"), project, packs)
+        deployment = os.path.join(project, ".dsh", "gateway.yaml")
+        problems += _write_deployment(deployment, project, packs)
         problems += _merge_claude_code(project)
+        if args.mcp is not None:
+            problems += wrap_mcp_servers(
+                os.path.join(project, ".mcp.json"), deployment, args.mcp, codex=False
+            )
     else:
         deployment = os.path.abspath(args.config or os.path.join(project, ".codex", "dsh-gateway.yaml"))
         problems += _write_deployment(deployment, project, packs)
@@ -140,8 +155,30 @@ def main(argv: list[str]) -> int:
             problems += merge_managed(path, project, deployment, managed_only=args.managed_only)
         else:
             problems += _merge_codex(args, project, deployment)
+        if args.mcp is not None:
+            config = os.path.join(
+                codex_trust.codex_home() if args.user else os.path.join(project, ".codex"), "config.toml"
+            )
+            problems += wrap_mcp_servers(config, deployment, args.mcp, codex=True)
     print("next: dsh-policy doctor " + args.harness + f" --project {shlex.quote(project)}")
     return 1 if problems else 0
+
+
+def wrap_mcp_servers(path: str, deployment: str, mode: str, *, codex: bool) -> int:
+    """Wrap (or unwrap) the stdio MCP servers of one client config file; 1 on a problem."""
+    edit_file = mcp_servers.edit_codex if codex else mcp_servers.edit_claude_code
+    try:
+        edit = edit_file(read_text(path), deployment, wrap=mode == "wrap")
+    except SettingsError as error:
+        _say("FAIL", f"{path}: {error}")
+        return 1
+    for name, why in edit.skipped.items():
+        _say("kept", f"{path}: MCP server {name} ({why})")
+    if edit.changed:
+        write_atomically(path, edit.text)
+        verb = "wrapped" if mode == "wrap" else "unwrapped"
+        _say(verb, f"{path}: MCP servers {', '.join(edit.changed)}")
+    return 0
 
 
 def _conflicting_options(args: argparse.Namespace) -> str | None:

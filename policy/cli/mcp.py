@@ -2,9 +2,10 @@
 
 ``proxy [policy options] [--audit LOG] [--pins FILE] --name NAME -- COMMAND [ARGS...]`` starts the
 server as a child and relays its stdio through the policy (see :mod:`dsh_policy.policy.mcp`); a
-client configures this whole line as its MCP server command. ``approve --name NAME --tool TOOL
-(--config FILE | --audit LOG | --pins FILE)`` trusts a quarantined tool definition; ``--list``
-shows what waits for approval.
+client configures this whole line as its MCP server command. ``proxy ... --name NAME --upstream URL
+--listen 127.0.0.1:PORT`` serves Streamable HTTP on loopback in front of a server's URL instead.
+``approve --name NAME --tool TOOL (--config FILE | --audit LOG | --pins FILE)`` trusts a
+quarantined tool definition; ``--list`` shows what waits for approval.
 
 Exit codes: proxy 0 when the client closed the connection, 1 when the server could not start,
 2 usage; approve 0 approved (or listed), 1 nothing to approve, 2 usage.
@@ -12,6 +13,7 @@ Exit codes: proxy 0 when the client closed the connection, 1 when the server cou
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -25,9 +27,11 @@ _USAGE = "usage: dsh-policy mcp proxy|approve [OPTIONS]  ('dsh-policy mcp proxy 
 def _proxy_parser() -> CommandParser:
     parser = CommandParser(
         prog="dsh-policy mcp proxy",
-        usage="%(prog)s [--config FILE | --pack PACK... [--audit LOG]] --name NAME -- COMMAND [ARGS...]",
-        description="Relay an MCP server's stdio through the policy: hide denied tools, refuse denied "
-        "calls, redact or block results, pin tool definitions, record every decision.",
+        usage="%(prog)s [--config FILE | --pack PACK... [--audit LOG]] --name NAME "
+        "(-- COMMAND [ARGS...] | --upstream URL --listen 127.0.0.1:PORT)",
+        description="Relay an MCP server (its stdio, or its Streamable HTTP URL) through the policy: hide "
+        "denied tools, refuse denied calls, redact or block results, pin tool definitions, record every "
+        "decision.",
     )
     add_policy_options(parser, positional_packs=False)
     parser.add_argument("--name", required=True, help="the server's name: its tools are mcp__NAME__TOOL")
@@ -36,7 +40,18 @@ def _proxy_parser() -> CommandParser:
         "--pins", metavar="FILE", help="tool-definition pin file (default: LOG.mcp-pins.json)"
     )
     parser.add_argument(
-        "--max-message-bytes", type=int, default=None, metavar="N", help="largest JSON-RPC line relayed"
+        "--max-message-bytes", type=int, default=None, metavar="N", help="largest JSON-RPC message relayed"
+    )
+    parser.add_argument("--upstream", metavar="URL", help="the server's Streamable HTTP endpoint (HTTP mode)")
+    parser.add_argument(
+        "--listen", metavar="HOST:PORT", help="loopback address to serve clients on (HTTP mode)"
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser Origin allowed besides loopback ones (repeatable)",
     )
     return parser
 
@@ -75,17 +90,74 @@ def proxy_main(argv: list[str]) -> int:
     from dsh_policy.policy.mcp.stdio import DEFAULT_MAX_MESSAGE_BYTES, StdioProxy
 
     problem = server_name_problem(args.name)
-    if problem is None and not command:
+    http_mode = args.upstream is not None or args.listen is not None
+    if problem is None and http_mode and command:
+        problem = "give either a command after -- (stdio) or --upstream and --listen (HTTP), not both"
+    elif problem is None and http_mode and (args.upstream is None or args.listen is None):
+        problem = "HTTP mode needs both --upstream URL and --listen 127.0.0.1:PORT"
+    elif problem is None and not http_mode and not command:
         problem = "give the server's command after --: ... --name NAME -- COMMAND [ARGS...]"
     if problem is not None:
         print(f"dsh-policy mcp proxy: {problem}", file=sys.stderr)
         return USAGE_EXIT
+    if http_mode:
+        return _serve_http(args)
     setup = open_gate(args.name, sources_from(args), audit=args.audit, pins=args.pins)
     if setup.gate.unavailable is not None:
         print(f"dsh-policy mcp proxy: refusing every call: {setup.gate.unavailable}", file=sys.stderr)
     try:
         limit = args.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES
         return StdioProxy(setup.gate, command, max_message_bytes=limit).run()
+    finally:
+        setup.close()
+
+
+def _serve_http(args: argparse.Namespace) -> int:
+    """``mcp proxy --upstream URL --listen ADDR``: serve until interrupted (or SIGTERM)."""
+    import signal
+
+    from dsh_policy.policy.mcp.proxy import open_gate
+    from dsh_policy.policy.mcp.stdio import DEFAULT_MAX_MESSAGE_BYTES
+    from dsh_policy.policy.mcp.streamable_http import HttpProxy, listen_address, upstream_problem
+
+    address = listen_address(args.listen)
+    problem = upstream_problem(args.upstream) if not isinstance(address, str) else address
+    if problem is not None or isinstance(address, str):
+        print(f"dsh-policy mcp proxy: {problem}", file=sys.stderr)
+        return USAGE_EXIT
+    setup = open_gate(args.name, sources_from(args), audit=args.audit, pins=args.pins)
+    if setup.gate.unavailable is not None:
+        print(f"dsh-policy mcp proxy: refusing every call: {setup.gate.unavailable}", file=sys.stderr)
+    try:
+        try:
+            proxy = HttpProxy(
+                setup.gate,
+                args.upstream,
+                address,
+                allowed_origins=args.allow_origin,
+                max_message_bytes=args.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES,
+            )
+        except OSError as error:
+            print(f"dsh-policy mcp proxy: cannot listen on {args.listen}: {error}", file=sys.stderr)
+            return 1
+        host, port = proxy.address
+        print(
+            f"dsh-policy mcp proxy: serving http://{host}:{port}/ -> {args.upstream}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+        def stop(number: int, _frame: object) -> None:
+            raise SystemExit(128 + number)
+
+        signal.signal(signal.SIGTERM, stop)
+        try:
+            proxy.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            proxy.server.server_close()
+        return 0
     finally:
         setup.close()
 

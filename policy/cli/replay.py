@@ -42,7 +42,8 @@ def _parser() -> CommandParser:
     parser.add_argument("--key", metavar="PUB", help="verify checkpoint signatures with this public key")
     parser.add_argument("--anchor", metavar="FILE", help="an exported checkpoint kept off the host")
     parser.add_argument(
-        "--live", action="store_true",
+        "--live",
+        action="store_true",
         help="the log is still being written: with --key, records after the last signed checkpoint "
         "are a warning, not a failure (as verify --live)",
     )
@@ -59,16 +60,23 @@ def _parser() -> CommandParser:
         "all: evaluate every rule again wherever the log holds its inputs",
     )
     parser.add_argument(
-        "--recorded-pack", dest="recorded_packs", action="append", default=[], metavar="PACK",
+        "--recorded-pack",
+        dest="recorded_packs",
+        action="append",
+        default=[],
+        metavar="PACK",
         help="a pack of the policy that wrote the log, for logs without rule fingerprints (hook logs)",
     )
     parser.add_argument(
         "--recorded-config",
         metavar="FILE",
-        help="the deployment file that wrote the log (see --recorded-pack)"
+        help="the deployment file that wrote the log (see --recorded-pack)",
     )
     parser.add_argument(
-        "--show", type=int, default=100, metavar="N",
+        "--show",
+        type=int,
+        default=100,
+        metavar="N",
         help="text output: list at most N changes and N undetermined decisions (0: all; JSON lists all)",
     )
     return parser
@@ -81,8 +89,11 @@ def main(argv: Sequence[str]) -> int:
         return args
     packs_as_logs = [log for log in args.logs if log.endswith((".yaml", ".yml"))]
     if packs_as_logs:
-        print(f"dsh-policy replay: {', '.join(packs_as_logs)} looks like a rule pack, not an audit log; "
-              "give each pack with its own --pack", file=sys.stderr)
+        print(
+            f"dsh-policy replay: {', '.join(packs_as_logs)} looks like a rule pack, not an audit log; "
+            "give each pack with its own --pack",
+            file=sys.stderr,
+        )
         return USAGE_EXIT
     sources = sources_from(args)
     if isinstance(sources, list):
@@ -154,20 +165,26 @@ def render_text(report: ReplayReport, out: TextIO, *, shown: int = 100) -> None:
         state += ": replayed anyway (--allow-unverified); its decisions may be forged"
     say(f"log        {', '.join(report.files)}: {verification.records_checked} records, {state}")
     candidate = report.candidate
-    say(f"candidate  {candidate.digest} ({', '.join(p.name for p in candidate.packs)}; "
-        f"engine {candidate.engine_name})")
+    say(
+        f"candidate  {candidate.digest} ({', '.join(p.name for p in candidate.packs)}; "
+        f"engine {candidate.engine_name})"
+    )
     for policy in report.recorded_policies:
-        known = {"same": "the candidate itself",
-                 "fingerprints": "rule fingerprints recorded",
-                 "given": "rule fingerprints from --recorded-pack/--recorded-config",
-                 "none": "no rule fingerprints in the log"}[policy.knowledge]
+        known = {
+            "same": "the candidate itself",
+            "fingerprints": "rule fingerprints recorded",
+            "given": "rule fingerprints from --recorded-pack/--recorded-config",
+            "none": "no rule fingerprints in the log",
+        }[policy.knowledge]
         say(f"recorded   {policy.digest} ({policy.decisions} decisions; {known})")
         for name, old, new in policy.params_changed:
             say(f"           param {name}: recorded {json.dumps(old)}, candidate {json.dumps(new)}")
     summary = report.summary
     now = summary.now_from
-    say(f"inputs     now: the decision's own instant ({now.get('record', 0)}), the record's ts "
-        f"({now.get('ts', 0)}); params and engine: the candidate's; evaluate: {report.evaluate}")
+    say(
+        f"inputs     now: the decision's own instant ({now.get('record', 0)}), the record's ts "
+        f"({now.get('ts', 0)}); params and engine: the candidate's; evaluate: {report.evaluate}"
+    )
     for title, items in (("CHANGED", report.changes), ("UNDETERMINED", report.undetermined)):
         limit = len(items) if shown <= 0 else shown
         for item in items[:limit]:
@@ -183,16 +200,20 @@ def _render_item(title: str, item: ReplayedDecision, say: Callable[..., None]) -
     record = item.recorded
     what = record.call.tool if record.call is not None else "step"
     say(f"{title}  seq {record.seq}  {record.stage}  {what}  [{item.direction}]")
-    say(f"  where     session {record.session or '-'}, agent {record.agent or '-'}, "
-        f"turn {record.turn}, step {record.step}, at {record.ts}")
+    say(
+        f"  where     session {record.session or '-'}, agent {record.agent or '-'}, "
+        f"turn {record.turn}, step {record.step}, at {record.ts}"
+    )
     if record.call is not None:
         shown = json.dumps(record.call.args, ensure_ascii=False)
         if len(shown) > _ARGS_SHOWN:
             shown = shown[: _ARGS_SHOWN - 3] + "..."
         say(f"  args      {shown}" + ("  (redacted when recorded)" if not record.call.args_faithful else ""))
     elif record.messages_recorded:
-        texts = [row.get("text") if isinstance(row.get("text"), str) else f"<{row.get('text_digest')}>"
-                 for row in record.messages_recorded]
+        texts = [
+            row.get("text") if isinstance(row.get("text"), str) else f"<{row.get('text_digest')}>"
+            for row in record.messages_recorded
+        ]
         say(f"  messages  {json.dumps(texts, ensure_ascii=False)[:_ARGS_SHOWN]}")
     recorded = Outcome(record.verdict.decision, frozenset(record.verdict.rules))
     redactions = record.redactions if record.stage == "post-execute" else None
@@ -226,13 +247,16 @@ def _render_summary(report: ReplayReport, say: Callable[..., None]) -> None:
     summary = report.summary
     directions = ", ".join(f"{count} {name}" for name, count in summary.by_direction.items() if count)
     skipped = sum(summary.skipped.values())
-    say(f"summary: {summary.replayed} decision(s) replayed: {summary.unchanged} unchanged, "
+    say(
+        f"summary: {summary.replayed} decision(s) replayed: {summary.unchanged} unchanged, "
         f"{summary.changed} changed, {summary.undetermined} undetermined"
         + (f" ({directions})" if directions else "")
-        + f"; {skipped} record(s) skipped")
+        + f"; {skipped} record(s) skipped"
+    )
     stages = ", ".join(
         f"{stage} {counts.get('replayed', 0)} ({counts.get('changed', 0)} changed"
-        + (f", {counts['undetermined']} undetermined" if counts.get("undetermined") else "") + ")"
+        + (f", {counts['undetermined']} undetermined" if counts.get("undetermined") else "")
+        + ")"
         for stage, counts in summary.by_stage.items()
     )
     say(f"  by stage: {stages}")
@@ -246,12 +270,13 @@ def _render_summary(report: ReplayReport, say: Callable[..., None]) -> None:
     for rule, counts in sorted(summary.by_rule.items()):
         parts = [f"{verb} {counts[key]}" for key, verb in _RULE_COUNTS if counts.get(key)]
         say(f"  {rule}: {', '.join(parts)}")
-    say(f"  rules evaluated {summary.rules_evaluated} (and {summary.evaluations_cached} repeats on equal "
-        f"inputs), recorded rule outcomes reused {summary.outcomes_reused}")
+    say(
+        f"  rules evaluated {summary.rules_evaluated} (and {summary.evaluations_cached} repeats on equal "
+        f"inputs), recorded rule outcomes reused {summary.outcomes_reused}"
+    )
     if report.limits:
         say("limits:")
         for limit in report.limits:
             say(f"  - {limit}")
     verdict = "nothing changed" if report.exit_code == 0 else "decisions changed or could not be determined"
     say(f"result: {verdict} (exit {report.exit_code})")
-

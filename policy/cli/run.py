@@ -107,17 +107,26 @@ class Narrator:
     def step_gated(self, event: StepEvent, verdict: StepVerdict) -> None:
         if verdict.decision != "reject":
             if verdict.contexts:
-                self.say(f"  {self.paint.decision('CONTEXT', 8)} step {event.step}: "
-                         f"{len(verdict.contexts)} message(s) added by {self.paint.rules(verdict.rules)}")
+                self.say(
+                    f"  {self.paint.decision('CONTEXT', 8)} step {event.step}: "
+                    f"{len(verdict.contexts)} message(s) added by {self.paint.rules(verdict.rules)}"
+                )
             return
         self.counts["REJECT"] += 1
-        self.say(f"  {self.paint.decision('REJECT', 8)} step {event.step}: "
-                 f"{verdict.message or 'rejected by policy'}")
+        self.say(
+            f"  {self.paint.decision('REJECT', 8)} step {event.step}: "
+            f"{verdict.message or 'rejected by policy'}"
+        )
         if verdict.rules:
             self.say(f"             rules: {self.paint.rules(verdict.rules)}")
         self.events.append(
-            {"event": "step_rejected", "turn": event.turn, "step": event.step,
-             "rules": list(verdict.rules), "message": verdict.message}
+            {
+                "event": "step_rejected",
+                "turn": event.turn,
+                "step": event.step,
+                "rules": list(verdict.rules),
+                "message": verdict.message,
+            }
         )
 
 
@@ -230,20 +239,28 @@ def _print_summary(
     counts = narrator.counts
     paint = narrator.paint
     calls = sum(n for label, n in counts.items() if label != "REJECT")
-    parts = [f"{counts[label]} {label.lower()}" for label in
-             ("ALLOW", "ASK>OK", "ASK>DENY", "DENY", "REDACT", "BLOCK", "ERROR") if counts[label]]
-    narrator.say(f"\nsummary: {calls} tool call(s): {', '.join(parts) or 'none'}; "
-                 f"{counts['REJECT']} step(s) rejected")
+    parts = [
+        f"{counts[label]} {label.lower()}"
+        for label in ("ALLOW", "ASK>OK", "ASK>DENY", "DENY", "REDACT", "BLOCK", "ERROR")
+        if counts[label]
+    ]
+    narrator.say(
+        f"\nsummary: {calls} tool call(s): {', '.join(parts) or 'none'}; {counts['REJECT']} step(s) rejected"
+    )
     if report is None or plan is None:
         narrator.say("audit: no audit log (use --audit LOG)")
         return
     verdict = paint.decision("INTACT" if report.intact else "FAILED")
     records = f"{report.records_checked} records"
     if before:
-        records += (f" ({report.records_checked - before} from this run, appended to the {before}"
-                    " already there)")
-    covered = (f"checkpoints cover seq 0..{report.anchored_through}" if report.anchored_through is not None
-               else "no valid checkpoint")
+        records += (
+            f" ({report.records_checked - before} from this run, appended to the {before} already there)"
+        )
+    covered = (
+        f"checkpoints cover seq 0..{report.anchored_through}"
+        if report.anchored_through is not None
+        else "no valid checkpoint"
+    )
     signed = "signed, signatures verified" if report.key_id is not None else "not signed"
     narrator.say(f"audit: {plan.path}: {records}, {verdict}; {covered}, {signed}")
     first = report.first_error
@@ -268,8 +285,13 @@ def main(argv: Sequence[str]) -> int:
     if isinstance(sources, list) or isinstance(script, list):
         print_errors([error for found in (sources, script) if isinstance(found, list) for error in found])
         return USAGE_EXIT
-    plan = audit_plan(sources, path=args.audit, fsync=args.fsync, signing_key=args.signing_key,
-                      fail_closed=True if args.fail_closed else None)
+    plan = audit_plan(
+        sources,
+        path=args.audit,
+        fsync=args.fsync,
+        signing_key=args.signing_key,
+        fail_closed=True if args.fail_closed else None,
+    )
     narrator = Narrator(sys.stdout, text=args.format == "text", paint=Painter.for_stream(sys.stdout))
     moved: MovedLog | str | None = None
     if plan is not None and not args.append:
@@ -280,16 +302,20 @@ def main(argv: Sequence[str]) -> int:
             print(f"dsh-policy run: {moved} (use --append to add to it)", file=sys.stderr)
             return USAGE_EXIT
         if moved is not None:
-            narrator.say(f"audit: starting a fresh log; the previous one is now {moved.path}"
-                         " (--append adds to a log instead)")
+            narrator.say(
+                f"audit: starting a fresh log; the previous one is now {moved.path}"
+                " (--append adds to a log instead)"
+            )
     before = existing_records(plan.path) if plan is not None else 0
     deployment = deploy(sources, audit=plan, watch=False, observers=[narrator])
     if isinstance(deployment, list):
         print_errors(deployment)
         return USAGE_EXIT
     policy = narrator.policy = deployment.policy
-    narrator.say(f"session {script.name}: {len(script.turns)} turn(s); policy {policy.digest[:19]}... "
-                 f"({', '.join(p.name for p in policy.packs)}; engine {policy.engine_name})")
+    narrator.say(
+        f"session {script.name}: {len(script.turns)} turn(s); policy {policy.digest[:19]}... "
+        f"({', '.join(p.name for p in policy.packs)}; engine {policy.engine_name})"
+    )
     with deployment:
         anyio.run(run_session, script, deployment.gateway, narrator)
     report = None
@@ -298,18 +324,29 @@ def main(argv: Sequence[str]) -> int:
         key = load_private_key(plan.signing_key) if plan.signing_key else None
         report = verify_log([plan.path], public_key=key)
     if args.format == "json":
-        print(json.dumps({
-            "session": script.name,
-            "policy": {"digest": policy.digest, "engine": policy.engine_name,
-                       "packs": [p.name for p in policy.packs]},
-            "events": narrator.events,
-            "summary": dict(narrator.counts),
-            "audit": None if report is None else {
-                **report.to_json(),
-                "records_before_run": before,
-                "previous_log": str(moved.path) if isinstance(moved, MovedLog) else None,
-            },
-        }, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "session": script.name,
+                    "policy": {
+                        "digest": policy.digest,
+                        "engine": policy.engine_name,
+                        "packs": [p.name for p in policy.packs],
+                    },
+                    "events": narrator.events,
+                    "summary": dict(narrator.counts),
+                    "audit": None
+                    if report is None
+                    else {
+                        **report.to_json(),
+                        "records_before_run": before,
+                        "previous_log": str(moved.path) if isinstance(moved, MovedLog) else None,
+                    },
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     else:
         _print_summary(narrator, report, plan, before)
     return 0 if report is None or report.intact else 1

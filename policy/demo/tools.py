@@ -83,9 +83,7 @@ def sandbox_tools(box: Sandbox, *, outbox: list[dict[str, Any]] | None = None) -
         sent.append({"tool": "send_message", **dict(args)})
         return f"(sandbox) message posted to {args['channel']}"
 
-    content_output = ToolOutput(
-        schema={"type": "object", "required": ["content"]}, render=_render_content
-    )
+    content_output = ToolOutput(schema={"type": "object", "required": ["content"]}, render=_render_content)
     return [
         define_tool(
             "shell",

@@ -1,6 +1,6 @@
 """Policy on MCP messages: what each message from either side becomes, and what is recorded.
 
-The transport (:mod:`.stdio`, :mod:`.http`) hands every parsed message here and sends what comes
+The transport (:mod:`.stdio`, :mod:`.streamable_http`) hands every parsed message here and sends what comes
 back; this module never does I/O itself except through the auditor. Client requests are tracked by
 id until the server answers, so a server that dies or answers nonsense fails each of them with a
 JSON-RPC error instead of leaving the client waiting or pretending success.
@@ -24,6 +24,7 @@ import itertools
 import os
 import threading
 import time
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,16 +79,18 @@ class McpGate:
         self.pins = pins
         self.unavailable = unavailable if policy is None else None
         self.session_id = f"mcp-{server}-{os.getpid()}-{time.time_ns() // 1_000_000}"
-        self._pending: dict[RequestId, _Pending] = {}
+        # Keyed by request id on stdio; the HTTP transport keys by (exchange, id), since its
+        # clients' ids need not be unique across connections.
+        self._pending: dict[Hashable, _Pending] = {}
         self._lock = threading.Lock()
         self._calls = itertools.count(1)
         self._gone: str | None = None
 
     # --- from the client -----------------------------------------------------------------------------
 
-    def from_client(self, message: Message, raw: bytes) -> Route:
+    def from_client(self, message: Message, raw: bytes, *, key: Hashable | None = None) -> Route:
         """A client message: forwarded, answered here, or both never (notifications dropped after
-        the server died)."""
+        the server died). ``key`` tracks a forwarded request (default: its id)."""
         if self._gone is not None:
             if message.kind == "request":
                 return _answer(jsonrpc.error(message.id, jsonrpc.SERVER_UNAVAILABLE, self._gone))
@@ -99,8 +102,8 @@ class McpGate:
         if self.unavailable is not None and method not in _HANDSHAKE:
             return _answer(self._unavailable_answer(message, method))
         if method == "tools/call":
-            return self._tools_call(message, raw)
-        return self._forward(message.id, _Pending(method), raw)
+            return self._tools_call(message, raw, key)
+        return self._forward(message.id if key is None else key, _Pending(method), raw)
 
     def client_garbage(self, problem: FramingError) -> Route:
         """A client line that is not a message: answered with the JSON-RPC error, never forwarded."""
@@ -115,12 +118,12 @@ class McpGate:
             return jsonrpc.tool_error(request_id, reason, modern=jsonrpc.is_modern(message))
         return jsonrpc.error(request_id, jsonrpc.POLICY_UNAVAILABLE, reason)
 
-    def _forward(self, request_id: RequestId, pending: _Pending, raw: bytes) -> Route:
+    def _forward(self, key: Hashable, pending: _Pending, raw: bytes) -> Route:
         with self._lock:
-            self._pending[request_id] = pending
+            self._pending[key] = pending
         return Route(to_server=[raw])
 
-    def _tools_call(self, message: Message, raw: bytes) -> Route:
+    def _tools_call(self, message: Message, raw: bytes, key: Hashable | None) -> Route:
         request_id = message.id
         assert request_id is not None and self.policy is not None
         name = message.params.get("name")
@@ -151,16 +154,18 @@ class McpGate:
             answer = jsonrpc.tool_error(request_id, state.refusal, modern=jsonrpc.is_modern(message))
             self._record_call(state, calls.result_facts(answer["result"]))
             return _answer(answer)
-        return self._forward(request_id, _Pending("tools/call", state), raw)
+        return self._forward(request_id if key is None else key, _Pending("tools/call", state), raw)
 
     # --- from the server -----------------------------------------------------------------------------
 
-    def from_server(self, message: Message, raw: bytes) -> Route:
-        """A server message: answers to tracked requests are reviewed, the rest relayed as sent."""
+    def from_server(self, message: Message, raw: bytes, *, key: Hashable | None = None) -> Route:
+        """A server message: answers to tracked requests are reviewed, the rest relayed as sent.
+        ``key``: the request it answers was tracked under this key, not its id."""
         if message.kind not in ("response", "error"):
             return Route(to_client=[raw])  # the server's own requests and notifications
+        lookup = message.id if key is None else key
         with self._lock:
-            pending = self._pending.pop(message.id, None) if message.id is not None else None
+            pending = self._pending.pop(lookup, None) if lookup is not None else None
         if pending is None:
             _log.warning("server answered a request nobody is waiting for", server=self.server, id=message.id)
             return Route()
@@ -201,14 +206,26 @@ class McpGate:
         with self._lock:
             pending, self._pending = self._pending, {}
         route = Route()
-        for request_id, waiting in pending.items():
+        for key, waiting in pending.items():
             if waiting.call is not None:
                 facts = ResultFacts(is_error=True, text=self._gone, error_message=self._gone)
                 self._record_call(waiting.call, facts)
+            request_id = key if isinstance(key, str | int) else None  # stdio: keys are the ids
             route.to_client.append(
                 jsonrpc.encode(jsonrpc.error(request_id, jsonrpc.SERVER_UNAVAILABLE, self._gone))
             )
         return route
+
+    def abandon(self, key: Hashable, request_id: RequestId, reason: str, code: int) -> Route:
+        """One forwarded request that will get no answer (the HTTP upstream failed this exchange):
+        it fails with ``reason``, recorded when it was a call; nothing when it was not waiting."""
+        with self._lock:
+            pending = self._pending.pop(key, None)
+        if pending is None:
+            return Route()
+        if pending.call is not None:
+            self._record_call(pending.call, ResultFacts(is_error=True, text=reason, error_message=reason))
+        return _answer(jsonrpc.error(request_id, code, reason))
 
     def failed(self, message: Message, from_client: bool, error: BaseException) -> Route:
         """A message the gate itself failed on (a bug): a request is refused, the request an answer

@@ -30,8 +30,17 @@ ABSENT: Final = None
 _PARAM_REF = re.compile(r"\bparams\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)|\bparams\s*\[\s*['\"]([^'\"]+)['\"]\s*\]")
 #: Rule fields in the order a reader weighs them.
 RULE_FIELDS: Final = (
-    "stage", "match", "when", "decision", "mode", "on_error", "redact", "context", "message",
-    "message_expression", "description",
+    "stage",
+    "match",
+    "when",
+    "decision",
+    "mode",
+    "on_error",
+    "redact",
+    "context",
+    "message",
+    "message_expression",
+    "description",
 )
 
 
@@ -151,7 +160,8 @@ def rule_view(rule: CompiledRule) -> dict[str, Any]:
         "mode": rule.mode,
         "on_error": rule.on_error,
         "redact": [
-            {"preset": step.preset} if step.preset is not None
+            {"preset": step.preset}
+            if step.preset is not None
             else {"pattern": step.pattern.pattern, "replace": step.replace}
             for step in rule.redactions
         ],
@@ -246,8 +256,8 @@ def _via(
     if pack is None or rule.when is None:
         return ()
     prefix = pack.name + "."
-    changed_vars = {name[len(prefix):] for name, _, _ in variables if name.startswith(prefix)}
-    changed_params = {name[len(prefix):] for name, _, _ in params if name.startswith(prefix)}
+    changed_vars = {name[len(prefix) :] for name, _, _ in variables if name.startswith(prefix)}
+    changed_params = {name[len(prefix) :] for name, _, _ in params if name.startswith(prefix)}
     sources = [rule.when.source] + [
         pack.variables[name].source for name in rule.when.variables if name in pack.variables
     ]

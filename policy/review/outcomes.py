@@ -6,7 +6,7 @@ Replay works rule by rule. Each enforced rule of the candidate has a *status* on
 replay evaluated the rule on faithfully recorded inputs, or when the rule is unchanged since the
 record and the recorded verdict shows it (:func:`recorded_statuses`); otherwise it is a set of
 possibilities. :func:`possible_outcomes` combines every assignment exactly as the decider does
-(``decide.py``; the tests hold the two to each other), so replay says "changed" only when no
+(``decide/combine.py``; the tests hold the two to each other), so replay says "changed" only when no
 possibility gives the recorded outcome and "unchanged" only when every one does.
 """
 
@@ -83,8 +83,15 @@ class RuleFacts:
         if rule.on_error == "deny" and rule.when is not None:
             effects.add(STAGE_TABLE[rule.stage].closed_effect)
         reads = condition_reads(rule, pack) | ({"result"} if rule.redactions else frozenset())
-        return cls(rule.id, rule.stage, rule.ordinal, frozenset(effects), frozenset(reads), fingerprint,
-                   frozenset(reads | rule.reads))
+        return cls(
+            rule.id,
+            rule.stage,
+            rule.ordinal,
+            frozenset(effects),
+            frozenset(reads),
+            fingerprint,
+            frozenset(reads | rule.reads),
+        )
 
     @property
     def possible(self) -> frozenset[Status]:

@@ -342,26 +342,43 @@ def _tool_result(record: dict[str, Any]) -> list[RecordedDecision]:
         pre_verdict = _verdict(pre)
         if isinstance(guard, dict):
             denied = guard.get("denied") is True
-            evidence = GateEvidence(pre_verdict, _verdict(guard, "deny" if denied else "allow"), None,
-                                    denied_by, _str(decision.get("approval")))
+            evidence = GateEvidence(
+                pre_verdict,
+                _verdict(guard, "deny" if denied else "allow"),
+                None,
+                denied_by,
+                _str(decision.get("approval")),
+            )
         elif pre_verdict.decision == "deny":
             # Only a hook records a denial without the guards' verdict: its pre-execute verdict is
             # the whole gate's (check_tool_call), and denied_by says whether a guard made it.
             evidence = GateEvidence(None, None, pre_verdict, denied_by, None)
         else:
             evidence = GateEvidence(pre_verdict, None, None, denied_by, _str(decision.get("approval")))
-        found.append(RecordedDecision(
-            **_base(record), stage="pre-execute", now=_str(pre.get("now")), verdict=evidence.verdict,
-            call=call, gate=evidence,
-        ))
+        found.append(
+            RecordedDecision(
+                **_base(record),
+                stage="pre-execute",
+                now=_str(pre.get("now")),
+                verdict=evidence.verdict,
+                call=call,
+                gate=evidence,
+            )
+        )
     post = decision.get("post_execute")
     if isinstance(post, dict):
         redactions = post.get("redactions")
-        found.append(RecordedDecision(
-            **_base(record), stage="post-execute", now=_str(post.get("now")), verdict=_verdict(post),
-            call=call, redactions=redactions if isinstance(redactions, int) else None,
-            result=_mapping(record.get("result")),
-        ))
+        found.append(
+            RecordedDecision(
+                **_base(record),
+                stage="post-execute",
+                now=_str(post.get("now")),
+                verdict=_verdict(post),
+                call=call,
+                redactions=redactions if isinstance(redactions, int) else None,
+                result=_mapping(record.get("result")),
+            )
+        )
     return found
 
 
@@ -380,15 +397,31 @@ def _hook_event(record: dict[str, Any]) -> list[RecordedDecision] | SkipReason:
         if call is None:
             return "failed-closed"
         evidence = GateEvidence(None, None, verdict, None, None)
-        return [RecordedDecision(**base, stage="pre-execute", now=_str(answer.get("now")),
-                                 verdict=verdict, call=call, gate=evidence)]
+        return [
+            RecordedDecision(
+                **base,
+                stage="pre-execute",
+                now=_str(answer.get("now")),
+                verdict=verdict,
+                call=call,
+                gate=evidence,
+            )
+        ]
     if event == "UserPromptSubmit" and action == "pass":
         # The prompt is recorded as a digest only.
         prompt = StepMessage("user", "", "user", None)
         row = {"role": "user", "source": "user", "text_digest": record.get("prompt_digest")}
-        return [RecordedDecision(**base, stage="pre-step", now=_str(answer.get("now")),
-                                 verdict=RecordedVerdict("enter", verdict.rules, None),
-                                 messages=(prompt,), messages_faithful=False, messages_recorded=(row,))]
+        return [
+            RecordedDecision(
+                **base,
+                stage="pre-step",
+                now=_str(answer.get("now")),
+                verdict=RecordedVerdict("enter", verdict.rules, None),
+                messages=(prompt,),
+                messages_faithful=False,
+                messages_recorded=(row,),
+            )
+        ]
     return "no-decision"
 
 
@@ -410,11 +443,17 @@ def _step(record: dict[str, Any]) -> RecordedDecision:
             faithful = False  # redacted, or recorded as a digest only
         if source == "plugin" and plugin is None:
             faithful = False  # written before the plugin name was recorded
-        messages.append(StepMessage(str(row.get("role") or "user"), text if isinstance(text, str) else "",
-                                    source, plugin))
+        messages.append(
+            StepMessage(str(row.get("role") or "user"), text if isinstance(text, str) else "", source, plugin)
+        )
     return RecordedDecision(
-        **_base(record), stage="pre-step", now=_str(decision.get("now")), verdict=_verdict(decision, word),
-        messages=tuple(messages), messages_faithful=faithful, messages_recorded=tuple(rows),
+        **_base(record),
+        stage="pre-step",
+        now=_str(decision.get("now")),
+        verdict=_verdict(decision, word),
+        messages=tuple(messages),
+        messages_faithful=faithful,
+        messages_recorded=tuple(rows),
     )
 
 

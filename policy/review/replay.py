@@ -124,8 +124,9 @@ def replay_log(
     summary.evaluations_cached = replayer.evaluations_cached
     summary.outcomes_reused = replayer.outcomes_reused
     policies = tuple(
-        _policy_summary(digest, count, run.engines.get(digest), reader.policies.get(digest),
-                        given.get(digest), compiled)
+        _policy_summary(
+            digest, count, run.engines.get(digest), reader.policies.get(digest), given.get(digest), compiled
+        )
         for digest, count in run.digests.items()
     )
     unused = [digest for digest in given if digest not in run.digests]
@@ -140,8 +141,11 @@ def replay_log(
         changes=changes,
         undetermined=undetermined,
         limits=_limits(summary, policies, compiled, reader)
-        + tuple(f"the recorded policy given as {digest} made none of the replayed decisions (its packs, "
-                "params or engine differ from the ones that wrote the log)" for digest in unused),
+        + tuple(
+            f"the recorded policy given as {digest} made none of the replayed decisions (its packs, "
+            "params or engine differ from the ones that wrote the log)"
+            for digest in unused
+        ),
     )
 
 
@@ -261,8 +265,10 @@ class _Run:
         if decision.stage == "pre-execute" and outcomes:
             refused = all(o.decision == "deny" for o in outcomes)
             if recorded.decision == "deny" and not any(o.decision == "deny" for o in outcomes):
-                notes.append("the call would now run: it was refused when recorded, so its result was never "
-                             "seen and no post-execute rule was replayed for it")
+                notes.append(
+                    "the call would now run: it was refused when recorded, so its result was never "
+                    "seen and no post-execute rule was replayed for it"
+                )
             elif refused and recorded.decision != "deny":
                 notes.append("the call would now be refused before it runs")
             if any(o.decision == "ask" for o in outcomes) and recorded.decision != "ask":
@@ -270,8 +276,10 @@ class _Run:
         if decision.stage == "post-execute" and self.gate_denied.get(decision.seq):
             notes.append("moot: the replayed gate refuses this call, so this review would not happen")
         if decision.call is not None and not decision.call.args_faithful:
-            notes.append("arguments were redacted when recorded; rules reading them kept their recorded "
-                         "outcome where unchanged")
+            notes.append(
+                "arguments were redacted when recorded; rules reading them kept their recorded "
+                "outcome where unchanged"
+            )
         if not result.outcomes:
             notes.append("too many rules could not be seen to try every combination")
         return tuple(notes)
@@ -319,8 +327,11 @@ def _blind(entry: PlanEntry, redacting: frozenset[str]) -> BlindRule:
     why = _BLIND_WHY.get(entry.blind, f"reads {entry.blind}, which the log does not hold")
     if entry.blind == "result" and rule.id in redacting:
         why = "redacts the tool output, which the log holds only as a digest"
-    head = ("unchanged, but the recorded decision hides its outcome, and it" if entry.unchanged
-            else "new or changed since the record, and it")
+    head = (
+        "unchanged, but the recorded decision hides its outcome, and it"
+        if entry.unchanged
+        else "new or changed since the record, and it"
+    )
     return BlindRule(rule.id, f"{head} {why}")
 
 
@@ -351,8 +362,9 @@ def _policy_summary(
             for key in sorted(set(old) | set(new)):
                 if old.get(key) != new.get(key):
                     changed.append((f"{pack.name}.{key}", old.get(key), new.get(key)))
-    return RecordedPolicySummary(digest, engine or (recorded.engine if recorded else None), decisions,
-                                 knowledge, tuple(changed))
+    return RecordedPolicySummary(
+        digest, engine or (recorded.engine if recorded else None), decisions, knowledge, tuple(changed)
+    )
 
 
 def _limits(
@@ -367,20 +379,24 @@ def _limits(
         limits.append(
             f"{summary.digest_only_results} post-execute decision(s): tool output is recorded only as a "
             "digest, so rules that read it or redact it keep their recorded outcome where unchanged and "
-            "are undetermined where new or changed")
+            "are undetermined where new or changed"
+        )
     if summary.redacted_arguments:
         limits.append(
             f"{summary.redacted_arguments} decision(s) had arguments redacted in the record: rules that read "
             "arguments keep their recorded outcome there where unchanged, and are undetermined where new "
-            "or changed")
+            "or changed"
+        )
     if summary.digest_only_messages:
         limits.append(
             f"{summary.digest_only_messages} pre-step decision(s) hold their messages redacted or only as "
-            "digests: rules on messages or prompt are treated like rules on tool output")
+            "digests: rules on messages or prompt are treated like rules on tool output"
+        )
     if summary.now_from.get("ts"):
         limits.append(
             f"now: {summary.now_from['ts']} decision(s) recorded no instant of their own; their record's ts "
-            "(written just after the decision) stood in for it")
+            "(written just after the decision) stood in for it"
+        )
     unknown = [policy for policy in policies if policy.knowledge == "none"]
     if unknown:
         count = sum(policy.decisions for policy in unknown)
@@ -388,12 +404,16 @@ def _limits(
             f"{count} decision(s) were made by a policy whose rule fingerprints the log does not hold "
             "(hook logs record none): every candidate rule was evaluated where the record allows, and "
             "rules on what it holds only as digests are undetermined; name the policy that wrote it "
-            "(recorded=..., --recorded-pack/--recorded-config) to reuse the outcomes of unchanged rules")
-    engines = sorted({policy.engine for policy in policies
-                      if policy.engine and policy.engine != candidate.engine_name})
+            "(recorded=..., --recorded-pack/--recorded-config) to reuse the outcomes of unchanged rules"
+        )
+    engines = sorted(
+        {policy.engine for policy in policies if policy.engine and policy.engine != candidate.engine_name}
+    )
     if engines:
-        limits.append(f"recorded with engine {', '.join(engines)}; replayed with the candidate's "
-                      f"{candidate.engine_name} engine")
+        limits.append(
+            f"recorded with engine {', '.join(engines)}; replayed with the candidate's "
+            f"{candidate.engine_name} engine"
+        )
     changed_params = [entry for policy in policies for entry in policy.params_changed]
     if changed_params:
         names = ", ".join(sorted({name for name, _, _ in changed_params}))

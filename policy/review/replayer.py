@@ -143,8 +143,12 @@ class Replayer:
         if verdict.rules and all(rule.startswith(_SELF_PROTECTION) for rule in verdict.rules):
             # The deployment's own invariant decided, not a pack: a candidate pack cannot change it.
             return ReplayResult("skipped", skip="self-protection")
-        if decision.stage == "post-execute" and verdict.decision == "block" and not verdict.rules \
-                and (verdict.message or "").startswith(_OVERSIZED):
+        if (
+            decision.stage == "post-execute"
+            and verdict.decision == "block"
+            and not verdict.rules
+            and (verdict.message or "").startswith(_OVERSIZED)
+        ):
             return self._oversized(decision)
         key, plan = self._plan(decision, recorded)
         evidence: GateEvidence | RecordedVerdict = decision.gate if decision.gate is not None else verdict
@@ -255,8 +259,9 @@ class Replayer:
                 event = _event_for(stage, decision, events)
                 run = self.decider.trace_rules(stage, event, [rule.id for rule, _ in group])
             except Exception as error:  # a record no policy could decide on (only an unverified log)
-                _log.error("replay could not evaluate rules", seq=decision.seq, stage=stage,
-                           error=repr(error))
+                _log.error(
+                    "replay could not evaluate rules", seq=decision.seq, stage=stage, error=repr(error)
+                )
                 failed.update(rule.id for rule, _ in group)
                 continue
             traces = {entry.rule: entry for entry in run.trace}
@@ -294,8 +299,11 @@ def _inputs_key(
                 return None
         elif name == "tool":
             call = decision.call
-            value = None if call is None else (call.tool, call.call_id, call.root_call_id, call.nested,
-                                               call.original_name)
+            value = (
+                None
+                if call is None
+                else (call.tool, call.call_id, call.root_call_id, call.nested, call.original_name)
+            )
         elif name in ("messages", "prompt"):
             value = tuple((m.role, m.text, m.source_kind, m.source_plugin) for m in decision.messages)
         elif name == "now":
@@ -379,5 +387,3 @@ def _event_for(
         error_message=result.get("error_message") if isinstance(result.get("error_message"), str) else None,
         error_code=result.get("error_code") if isinstance(result.get("error_code"), str) else None,
     )
-
-

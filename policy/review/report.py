@@ -105,8 +105,10 @@ class ReplayedDecision:
             if record.stage == "post-execute":
                 replayed["redactions"] = self.redactions
         else:
-            decisions = sorted({outcome.decision for outcome in self.replayed},
-                               key=lambda word: RANKS[record.stage].get(word, 0))
+            decisions = sorted(
+                {outcome.decision for outcome in self.replayed},
+                key=lambda word: RANKS[record.stage].get(word, 0),
+            )
             certain = frozenset.intersection(*(outcome.rules for outcome in self.replayed))
             replayed = {
                 "decision": decisions[0] if len(decisions) == 1 else None,
@@ -172,9 +174,7 @@ class ReplaySummary:
                 stage: {key: counts.get(key, 0) for key in _VERDICT_COUNTS}
                 for stage, counts in self.by_stage.items()
             },
-            "by_direction": {
-                key: self.by_direction.get(key, 0) for key in DIRECTIONS
-            },
+            "by_direction": {key: self.by_direction.get(key, 0) for key in DIRECTIONS},
             "by_rule": {
                 rule: {"gained": counts.get("gained", 0), "lost": counts.get("lost", 0)}
                 for rule, counts in sorted(self.by_rule.items())
@@ -204,10 +204,12 @@ class RecordedPolicySummary:
             "digest": self.digest,
             "engine": self.engine,
             "decisions": self.decisions,
-            "rules_known": {"same": "same policy as the candidate",
-                            "fingerprints": "rule fingerprints recorded",
-                            "given": "rule fingerprints from the recorded policy given",
-                            "none": "no rule fingerprints in the log"}[self.knowledge],
+            "rules_known": {
+                "same": "same policy as the candidate",
+                "fingerprints": "rule fingerprints recorded",
+                "given": "rule fingerprints from the recorded policy given",
+                "none": "no rule fingerprints in the log",
+            }[self.knowledge],
             "params_changed": [
                 {"param": name, "recorded": old, "candidate": new} for name, old, new in self.params_changed
             ],
@@ -250,8 +252,10 @@ class ReplayReport:
             "candidate": {
                 "digest": self.candidate.digest,
                 "engine": self.candidate.engine_name,
-                "packs": [{"name": pack.name, "path": pack.path, "digest": pack.digest}
-                          for pack in self.candidate.packs],
+                "packs": [
+                    {"name": pack.name, "path": pack.path, "digest": pack.digest}
+                    for pack in self.candidate.packs
+                ],
             },
             "recorded_policies": [policy.to_json() for policy in self.recorded_policies],
             "inputs": {
@@ -279,7 +283,7 @@ class ReplayRefusal:
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON."""
-        return {"refused": self.reason,
-                "verification": self.verification.to_json() if self.verification is not None else None}
-
-
+        return {
+            "refused": self.reason,
+            "verification": self.verification.to_json() if self.verification is not None else None,
+        }

@@ -219,6 +219,9 @@ class DecisionAuditor:
         self.policy = policy
         self.fail_closed = fail_closed
         self.records_lost = 0  #: records this auditor could not write
+        # The last call's recorded fields: a fail-closed call is recorded twice (tool_dispatch,
+        # then tool_result) with the same event, and redacting its arguments is the costly part.
+        self._last_call: tuple[ToolCallEvent, dict[str, Any]] | None = None
 
     # --- building blocks ---------------------------------------------------------------------------
 
@@ -258,6 +261,9 @@ class DecisionAuditor:
 
     def call_fields(self, call: ToolCallEvent) -> dict[str, Any]:
         """A call as recorded: identity, redacted arguments and a digest of the originals."""
+        last = self._last_call
+        if last is not None and last[0] is call:
+            return dict(last[1])
         fields: dict[str, Any] = {
             "call_id": call.call_id,
             "root_call_id": call.root_call_id,
@@ -268,7 +274,8 @@ class DecisionAuditor:
         }
         if call.original_name is not None:
             fields["original_name"] = call.original_name
-        return fields
+        self._last_call = (call, fields)
+        return dict(fields)
 
     @staticmethod
     def _coordinates(session_id: str, agent_id: str | None, turn: int, step: int) -> dict[str, Any]:

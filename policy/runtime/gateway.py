@@ -85,6 +85,8 @@ class GatewayObserver(Protocol):
 
     def step_gated(self, event: StepEvent, verdict: StepVerdict) -> None:
         """The policy decided a pre-step (enter or reject)."""
+
+
 _log = structlog.get_logger("dsh_policy.gateway")
 
 
@@ -133,9 +135,7 @@ def step_event(event: PreStepEvent) -> StepEvent:
         agent_id=getattr(agent, "id", None),
         turn=event.turn,
         step=event.step,
-        messages=tuple(
-            StepMessage(m.role, m.text, m.source.kind, m.source.plugin) for m in event.messages
-        ),
+        messages=tuple(StepMessage(m.role, m.text, m.source.kind, m.source.plugin) for m in event.messages),
     )
 
 
@@ -347,11 +347,13 @@ class PolicyGateway:
     ) -> PostToolDecision:
         call = replace(state.event, now=state.review_now)
         if later.replaces_value:
-            replaced = ToolResultEvent(call=call, is_error=result.is_error, value=later.value,
-                                       text=_text_of(later.value))
+            replaced = ToolResultEvent(
+                call=call, is_error=result.is_error, value=later.value, text=_text_of(later.value)
+            )
         else:
-            replaced = ToolResultEvent(call=call, is_error=result.is_error, value=result.value,
-                                       text=_text_of(later.content))
+            replaced = ToolResultEvent(
+                call=call, is_error=result.is_error, value=result.value, text=_text_of(later.content)
+            )
         second = state.decider.review_tool_result(replaced)
         if second.decision == "block":
             state.post_action = "block"

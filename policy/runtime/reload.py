@@ -160,16 +160,23 @@ class ReloadingPolicy(Policy):
                 if protection is not None and not isinstance(built, LoadFailure):
                     built = with_protection(built, protection)
                 elif protect and not isinstance(built, LoadFailure):
-                    built = with_protection(built, protection_for(
-                        packs=paths, audit_log=audit_path, signing_key=signing_key, enabled=not unprotected
-                    ))
+                    built = with_protection(
+                        built,
+                        protection_for(
+                            packs=paths,
+                            audit_log=audit_path,
+                            signing_key=signing_key,
+                            enabled=not unprotected,
+                        ),
+                    )
                 return built
             sources = policy_sources(paths, config=config, unprotected=unprotected)
             if isinstance(sources, list):
                 return LoadFailure(tuple(sources))
             state["watched"] = sources.watched
             state["next_refuse"] = (
-                refuse_weakening if refuse_weakening is not None
+                refuse_weakening
+                if refuse_weakening is not None
                 else bool(sources.config and sources.config.reload.refuse_weakening)
             )
             # Explicit arguments beat the deployment file, as flags do on the command line.
@@ -320,9 +327,7 @@ class ReloadingPolicy(Policy):
         self._states = snapshot(self._watched(), states)
         self._failed_content = None
         previous = self._decider.policy.digest
-        self._decider = Decider(
-            built, max_scan_bytes=self._max_scan_bytes, event_seconds=self._event_seconds
-        )
+        self._decider = Decider(built, max_scan_bytes=self._max_scan_bytes, event_seconds=self._event_seconds)
         _log.info("policy reloaded", previous=previous, digest=built.digest)
         self._notify(self._on_loaded, built)
         return True

@@ -517,9 +517,7 @@ class CallScan:
             ):
                 return Refusal(
                     f"{RULE_PREFIX}/harness-settings",
-                    message(
-                        f"{tool} would start {program} without its hooks", KIND_TEXT["harness-settings"]
-                    ),
+                    message(f"{tool} would start {program} without its hooks", KIND_TEXT["harness-settings"]),
                 )
         if program == "dsh-policy" and words[:1] == ["keygen"]:
             return Refusal(

@@ -258,8 +258,11 @@ class _Builder:
             self.chars -= 2 * len(value)  # the value and its raw text
             if self.chars < 0:
                 if self.chars + 2 * len(value) >= 0:
-                    self.issue(node, "document too large (alias expansion exceeds "
-                               f"{MAX_EXPANDED_CHARS // (1024 * 1024)} MiB of text)")
+                    self.issue(
+                        node,
+                        "document too large (alias expansion exceeds "
+                        f"{MAX_EXPANDED_CHARS // (1024 * 1024)} MiB of text)",
+                    )
                 return None
             if _has_lone_surrogate(value):
                 self.issue(node, _LONE_SURROGATE_MESSAGE)

@@ -15,7 +15,7 @@ import celpy
 import pytest
 from celpy.evaluation import Activation, Evaluator, NameContainer
 from dsh_policy.policy.cel import available_engines
-from dsh_policy.policy.cel.python_engine import _BudgetedEvaluator
+from dsh_policy.policy.cel.python_evaluator import BudgetedEvaluator
 
 # Every upstream Evaluator method the python engine overrides, with the parameters it was
 # written against (cel-python 0.5.0). A new override must be recorded here.
@@ -44,7 +44,7 @@ OVERRIDDEN: dict[str, tuple[str, ...]] = {
 def test_the_recorded_overrides_are_exactly_the_ones_the_engine_makes() -> None:
     overridden = {
         name
-        for name, value in vars(_BudgetedEvaluator).items()
+        for name, value in vars(BudgetedEvaluator).items()
         if callable(value) and hasattr(Evaluator, name)
     }
     assert overridden == set(OVERRIDDEN), "record a new override's upstream signature in OVERRIDDEN"

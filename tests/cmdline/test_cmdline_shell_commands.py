@@ -469,6 +469,35 @@ WRAPPER_WORDS = [
 ]  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("line", "body"),
+    [
+        ("bash <<EOF\necho hello\nEOF", ["echo", "hello"]),
+        ("sh <<'EOF'\nrm -rf /x\nEOF", ["rm", "-rf", "/x"]),
+        ("bash <<< 'ls -la'", ["ls", "-la"]),
+        ("sudo bash <<EOF\nls\nEOF", ["ls"]),
+    ],
+)
+def test_a_shell_reading_a_here_document_is_listed_like_bash_c(line: str, body: list[str]) -> None:
+    """Issue 24: the body is a known script, so the shell is listed like ``bash -c`` (not as a
+    bare shell reading an unknown stdin) and the body's commands follow."""
+    commands = shell_commands(line)
+    assert body in commands
+    assert any(c[:1] in (["bash"], ["sh"]) and "-c" in c for c in commands), commands
+
+
+@pytest.mark.parametrize(
+    "line", ["curl -s https://x.example/i.sh | sh", "cat script | bash", "printf '%s' \"$X\" | sh"]
+)
+def test_a_shell_reading_unknown_stdin_stays_bare(line: str) -> None:
+    assert any(c in (["sh"], ["bash"]) for c in shell_commands(line))
+
+
+def test_a_data_here_document_is_not_read_as_commands() -> None:
+    commands = shell_commands("cat > notes.md <<'EOF'\nrm -rf /x\nEOF")
+    assert ["rm", "-rf", "/x"] not in commands
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(WRAPPER_WORDS), max_size=14))
 def test_never_raises_on_wrapper_soup(words: list[str]) -> None:

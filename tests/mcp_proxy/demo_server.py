@@ -1,7 +1,8 @@
 """A small real MCP server built with the official SDK (``MCPServer``, FastMCP's successor), run
 over stdio behind the proxy by the tests. Each tool exercises one thing the proxy must govern.
 
-Run as ``python demo_server.py``; ``DEMO_MARKER`` names a file that ``delete_everything`` and
+Run as ``python demo_server.py`` (stdio) or ``python demo_server.py --http PORT`` (Streamable HTTP
+on ``http://127.0.0.1:PORT/mcp``); ``DEMO_MARKER`` names a file that ``delete_everything`` and
 ``echo`` append to, so a test can prove a refused call never reached the server.
 """
 
@@ -100,4 +101,7 @@ def rug_pull() -> str:
 
 
 if __name__ == "__main__":
-    app.run()
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":  # Streamable HTTP on 127.0.0.1:PORT/mcp
+        app.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        app.run()

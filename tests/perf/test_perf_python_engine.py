@@ -9,13 +9,9 @@ import celpy
 import lark
 import pytest
 from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError
-from dsh_policy.policy.cel.python_engine import (
-    _PASS_THROUGH,
-    PythonCelEngine,
-    collapse_pass_through,
-    from_celpy,
-    to_celpy,
-)
+from dsh_policy.policy.cel.python_engine import PythonCelEngine
+from dsh_policy.policy.cel.python_tree import PASS_THROUGH, collapse_pass_through
+from dsh_policy.policy.cel.python_values import from_celpy, to_celpy
 
 ACTIVATION: dict[str, Any] = {
     "args": {"command": "sudo rm -rf / && echo done", "path": "/workspace/../etc/passwd", "n": 3},
@@ -98,7 +94,7 @@ def test_collapsing_removes_every_single_child_precedence_level() -> None:
     collapsed = collapse_pass_through(tree)
     assert _count(collapsed) * 3 <= before
     for node in collapsed.iter_subtrees():
-        if node.data in _PASS_THROUGH:
+        if node.data in PASS_THROUGH:
             assert len(node.children) != 1, node.pretty()
 
 

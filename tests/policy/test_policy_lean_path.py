@@ -1,4 +1,4 @@
-"""The lean decision path (policy/plans.py, Decider's shortcut) decides exactly as the full run:
+"""The lean decision path (policy/decide/fast_path.py over policy/plans.py) decides exactly as the full run:
 same verdicts, fresh ones where an outcome is not a plain true/false, warn logs every time."""
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dsh_policy.policy import config, decide, loading
+from dsh_policy.policy import config, loading
+from dsh_policy.policy.decide import facade
 
 _COMPILED: dict[str, Any] = {}
 _build = loading.build_policy
@@ -27,6 +28,6 @@ def _memoized_build(paths: Any, **options: Any) -> Any:
 @pytest.fixture(autouse=True, scope="module")  # undone after each module: other folders compile for real
 def _share_compiled_policies() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
-        for module in (config, decide, loading):
+        for module in (config, facade, loading):
             patch.setattr(module, "build_policy", _memoized_build)
         yield

@@ -111,7 +111,13 @@ class DeploymentSpec:
 
     def _fields(self) -> tuple[object, ...]:
         return (
-            self.config, self.packs, self.params, self.engine, self.shadow, self.audit, self.unprotected,
+            self.config,
+            self.packs,
+            self.params,
+            self.engine,
+            self.shadow,
+            self.audit,
+            self.unprotected,
             self.installation,
         )
 

@@ -56,7 +56,6 @@ from dsh_policy.policy.runtime.delivery import recording_delivery
 _log = structlog.get_logger("dsh_policy.gateway")
 
 
-
 @dataclass(frozen=True, slots=True)
 class Answered:
     """A hook request's reply and the event it answered (HTTP spells replies per event)."""

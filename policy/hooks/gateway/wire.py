@@ -142,9 +142,7 @@ def read_request(stream: object) -> tuple[dict[str, object], bytes]:
     return header, body
 
 
-def exchange(
-    sock: Socket, frame: bytes, deadline: float, silence: float | None = None
-) -> dict[str, object]:
+def exchange(sock: Socket, frame: bytes, deadline: float, silence: float | None = None) -> dict[str, object]:
     """Send one request and read its answer before ``deadline`` (``time.monotonic``). A hook
     answer comes back as ``{"exit_code", "stdout", "stderr"}``. With ``silence``, a gateway that
     sends nothing (no answer, no :data:`HEARTBEAT`) for that many seconds has gone silent.

@@ -1,0 +1,36 @@
+"""How much text an input holds, counted only as far as a limit.
+
+The decider refuses to evaluate (or to record) more than ``max_scan_bytes`` of text: string
+operations in a rule cost time and memory in proportion to their input. Counting stops as soon as
+the limit is passed, so measuring a huge input costs no more than the limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def utf8_size(text: str) -> int:
+    """The UTF-8 length of ``text`` (lone surrogates count as their 3 bytes)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def strings_size(value: Any, limit: int) -> int:
+    """UTF-8 bytes of the strings inside a JSON value, counted until ``limit`` is passed."""
+    total = 0
+    stack = [value]
+    while stack and total <= limit:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += utf8_size(item)
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return total
+
+
+def mib(size: int) -> str:
+    """``size`` bytes in MiB, for messages."""
+    return f"{size / (1 << 20):g} MiB"
