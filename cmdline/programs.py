@@ -130,6 +130,10 @@ READERS: Final[frozenset[str]] = frozenset(
         "zcat",
         "zless",
         "view",
+        "pgrep",
+        "pidof",
+        "ps",
+        "pstree",
     }
 )
 # Readers that can also write files named in their script or expression (sed ``w``, awk
@@ -156,6 +160,12 @@ GIT_READERS: Final[frozenset[str]] = frozenset(
         "help",
         "version",
     }
+)
+# Package-manager subcommands that only ask about installed packages (``pip show dsh-policy``,
+# ``uv pip list``): naming a package there changes nothing.
+PACKAGE_QUERIES: Final[frozenset[str]] = frozenset(
+    {"show", "list", "freeze", "check", "inspect", "index", "help", "search", "debug", "tree"}
+    | {"--version", "-V"}
 )
 # Our own command's subcommands that only read.
 DSH_READERS: Final[frozenset[str]] = frozenset(
@@ -217,6 +227,9 @@ def only_reads(argv: Sequence[str]) -> bool:
     options that make it write (``sed -i``, ``sort -o``, ``yq -i``, ``find -delete``/``-exec``, a
     git subcommand that is not in :data:`GIT_READERS`, ...)."""
     program = argv[0]
+    if PIP.fullmatch(program) or (program == "uv" and argv[1:2] == ["pip"]):
+        words = [w for w in argv[1:] if not w.startswith("-") and w != "pip"]
+        return bool(words) and words[0] in PACKAGE_QUERIES
     if program not in READERS:
         return False
     options = [word for word in argv[1:] if word.startswith("-")]
