@@ -456,6 +456,8 @@ class CallScan:
             found = self.hit(start, folders=True)
             if found is None:
                 continue
+            if found.tree and any(found.covers(c) for c in self.candidates(start)):
+                return refusal(found, f"find would delete or run commands inside {start}")
             candidates = [e for e in (*self.protection.entries, *self.local) if self._under(e.path, start)]
             if (
                 not names

@@ -81,7 +81,12 @@ def make_layout(base: Path, layout: str) -> dict[str, str]:
         if layout == "per-user"
         else '"$CLAUDE_PROJECT_DIR/.dsh/gateway.yaml"'
     )
-    (settings_dir / "settings.json").write_text((EXAMPLES / "claude-code-settings.json").read_text())
+    shipped = (EXAMPLES / "claude-code-settings.json").read_text()
+    if layout == "per-user":
+        shipped = shipped.replace(
+            '\\"$CLAUDE_PROJECT_DIR/.dsh/gateway.yaml\\"', '\\"$HOME/.dsh-policy/gateway.yaml\\"'
+        )
+    (settings_dir / "settings.json").write_text(shipped)
     environment = {"HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "PATH": os.environ["PATH"]}
     for argv in (
         ["git", "init", "-q"],
