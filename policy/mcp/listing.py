@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dsh_policy.core.frozen import NotJsonError, freeze_json
-from dsh_policy.policy.compile import CompiledPolicy, CompiledRule
+from dsh_policy.policy.compiled import CompiledPolicy, CompiledRule
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.events import ToolCallEvent, ToolResultEvent
 

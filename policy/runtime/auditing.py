@@ -25,7 +25,7 @@ from dsh_policy.audit.losses import ReopeningWriter
 from dsh_policy.audit.record import DEPTH_MARKER, MAX_RECORD_DEPTH, MAX_SAFE_INTEGER, fit_to_domain
 from dsh_policy.audit.writer import AuditError, AuditRecordError, AuditWriteError, AuditWriter
 from dsh_policy.core.frozen import thaw
-from dsh_policy.policy.compile import CompiledPolicy
+from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.events import (
     GuardVerdict,
