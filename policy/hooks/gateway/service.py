@@ -49,6 +49,7 @@ from dsh_policy.policy.hooks.review.secret_reads import (
     BashOutputMode,
     OutputFilter,
     redact_output_argv,
+    secret_reads_review,
 )
 from dsh_policy.policy.runtime.auditing import DecisionAuditor
 from dsh_policy.policy.runtime.delivery import recording_delivery
@@ -169,7 +170,8 @@ class GatewayService:
         else:
             mode: BashOutputMode = next((m for m in BASH_OUTPUT_MODES if m == bash_output), "when-secret")
             session = SessionContext(
-                announcement(self.policy) if announce else None, OutputFilter(self._filter_argv, mode)
+                announcement(self.policy) if announce else None,
+                secret_reads_review(OutputFilter(self._filter_argv, mode)),
             )
             decision = decide_hook(self.policy, harness, payload, session)  # type: ignore[arg-type]
             if decision.verdict.action == "rewrite" and decision.tool_event is not None:

@@ -24,6 +24,7 @@ then says exactly that instead of pretending the output was withheld.
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import shlex
@@ -37,6 +38,7 @@ from dsh_policy.cmdline.shell import ShellLineTooComplexError, shell_commands, s
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallEvent
 from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec
+from dsh_policy.policy.hooks.protocol.events import PreToolReview
 from dsh_policy.policy.hooks.protocol.messages import HookVerdict
 from dsh_policy.policy.hooks.protocol.vocabulary import CanonicalCall
 from dsh_policy.policy.hooks.review.output_review import review_chunk
@@ -71,6 +73,12 @@ class SecretFile:
     path: str
     types: tuple[str, ...]
     action: str
+
+
+def secret_reads_review(output_filter: OutputFilter | None) -> PreToolReview:
+    """The review a hook hands :func:`..protocol.events.decide_hook` (in its ``SessionContext``):
+    :func:`guard_secret_reads` with this deployment's output filter."""
+    return functools.partial(guard_secret_reads, output_filter=output_filter)
 
 
 def guard_secret_reads(
