@@ -25,6 +25,7 @@ from dsh_policy.audit.writer import AuditWriter
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.hooks.dialects import DIALECTS
 from dsh_policy.policy.hooks.gateway.audit import record_decision
+from dsh_policy.policy.hooks.gateway.output_filter import redact_output_argv
 from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec
 from dsh_policy.policy.hooks.protocol.events import HookDecision, SessionContext, announcement, decide_hook
 from dsh_policy.policy.hooks.protocol.messages import (
@@ -48,7 +49,6 @@ from dsh_policy.policy.hooks.review.secret_reads import (
     BASH_OUTPUT_MODES,
     BashOutputMode,
     OutputFilter,
-    redact_output_argv,
     secret_reads_review,
 )
 from dsh_policy.policy.runtime.auditing import DecisionAuditor

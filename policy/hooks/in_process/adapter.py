@@ -22,6 +22,7 @@ from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks.dialects import DIALECTS
+from dsh_policy.policy.hooks.gateway.output_filter import redact_output_argv
 from dsh_policy.policy.hooks.gateway.runtime_paths import spec_from
 from dsh_policy.policy.hooks.hook_command import hook_parser
 from dsh_policy.policy.hooks.in_process import failsafe
@@ -43,7 +44,7 @@ from dsh_policy.policy.hooks.protocol.messages import (
     parse_hook_input,
     render_safely,
 )
-from dsh_policy.policy.hooks.review.secret_reads import OutputFilter, redact_output_argv, secret_reads_review
+from dsh_policy.policy.hooks.review.secret_reads import OutputFilter, secret_reads_review
 from dsh_policy.policy.loading import LoadFailure
 from dsh_policy.policy.runtime.delivery import recording_delivery
 

@@ -29,7 +29,6 @@ import glob
 import os
 import shlex
 import stat
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal, TypeAlias
@@ -37,7 +36,6 @@ from typing import Final, Literal, TypeAlias
 from dsh_policy.cmdline.shell import ShellLineTooComplexError, shell_commands, shell_redirects
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallEvent
-from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec
 from dsh_policy.policy.hooks.protocol.events import PreToolReview
 from dsh_policy.policy.hooks.protocol.messages import HookVerdict
 from dsh_policy.policy.hooks.protocol.vocabulary import CanonicalCall
@@ -51,16 +49,11 @@ MAX_SCAN_BYTES: Final[int] = 1024 * 1024  # the head of each file that is review
 _GLOB_CHARS: Final[str] = "*?["
 
 
-def redact_output_argv(spec: DeploymentSpec) -> tuple[str, ...]:
-    """How a rewritten Bash call runs ``dsh-policy redact-output`` for ``spec`` (the same
-    interpreter and options as the hook, so it reaches the same gateway)."""
-    return (sys.executable, "-m", "dsh_policy.policy.cli", "redact-output", *spec.policy_argv())
-
-
 @dataclass(frozen=True, slots=True)
 class OutputFilter:
     """How to run ``dsh-policy redact-output`` for this deployment (argv before the per-call
-    options), and when Bash calls are routed through it."""
+    options: :func:`..gateway.output_filter.redact_output_argv`), and when Bash calls are routed
+    through it."""
 
     argv: tuple[str, ...]
     mode: BashOutputMode = "when-secret"
