@@ -34,6 +34,7 @@ from dsh_policy.policy.events import (
     ToolCallEvent,
     ToolCallVerdict,
     ToolResultEvent,
+    with_rules,
 )
 from dsh_policy.policy.hooks.protocol.messages import (
     HookInput,
@@ -176,11 +177,6 @@ def _pre_tool_use(
         if review is not None:
             mapped = review(policy, event, call, mapped, payload.cwd, dict(payload.tool_input))
     return HookDecision(mapped, verdict, call, tool_event=event)
-
-
-def with_rules(message: str, rules: tuple[str, ...]) -> str:
-    """A refusal names the rules that made it, so the model and the user can see it is policy."""
-    return f"{message} [policy: {', '.join(rules)}]" if rules else message
 
 
 def response_text(response: Any) -> str:
