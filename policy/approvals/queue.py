@@ -342,9 +342,7 @@ class ApprovalQueue:
                 return QueueError(f"request {request_id} is {status}, not pending")
             rules = request["binding"]["rules"]
             if not approver.may_approve(rules):
-                return QueueError(
-                    f"{name} may not approve rule(s) {', '.join(rules)} ({self.approvers.path})"
-                )  # type: ignore[union-attr]
+                return QueueError(f"{name} may not approve rule(s) {', '.join(rules)}")
             if any(d.get("approver") == name for d in request["decisions"] if isinstance(d, dict)):
                 return QueueError(f"{name} has already decided request {request_id}")
             statement: dict[str, Any] = {

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from approval_kit import Deployment, binding, make_deployment
 from dsh_policy.policy.approvals import Admitted, ApprovalQueue, QueueError, Refused, Waiting
 from dsh_policy.policy.approvals.signing import DECISION_FIELDS, DECISION_TAG, sign
-
-from approval_kit import Deployment, binding, make_deployment
 
 
 def ask(queue: ApprovalQueue, call: Any = None) -> Any:
@@ -138,7 +137,12 @@ def test_a_restart_keeps_pending_requests_and_grants(deployment: Deployment) -> 
 def test_a_grant_holds_only_in_scope_until_it_ends_or_is_revoked(deployment: Deployment) -> None:
     queue = deployment.queue()
     grant = queue.grant(
-        "alice", deployment.keys["alice"], rules=("vcs/*",), seconds=600, session="s1", match=r"git push origin \w+"
+        "alice",
+        deployment.keys["alice"],
+        rules=("vcs/*",),
+        seconds=600,
+        session="s1",
+        match=r"git push origin \w+",
     )
     assert not isinstance(grant, QueueError)
     assert isinstance(ask(queue), Admitted)

@@ -72,7 +72,9 @@ def test_a_waiting_call_runs_when_an_approver_answers_in_time(deployment: Deploy
 
     def approve_when_queued() -> None:
         for _ in range(100):
-            pending = [r for r in deployment.queue().snapshot()["requests"].values() if r["status"] == "pending"]
+            pending = [
+                r for r in deployment.queue().snapshot()["requests"].values() if r["status"] == "pending"
+            ]
             if pending:
                 deployment.queue().decide(pending[0]["id"], "alice", deployment.keys["alice"], "approve")
                 return
