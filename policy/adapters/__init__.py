@@ -11,6 +11,7 @@ their framework when they are imported, never before, so this package needs none
 | ``langgraph``         | LangChain v1 / LangGraph (``langgraph``)      | ``PolicyMiddleware``        |
 | ``openai_agents``     | OpenAI Agents SDK (``openai-agents``)         | ``PolicyGuardrails``        |
 | ``pydantic_ai``       | PydanticAI (``pydantic-ai``)                  | ``PolicyCapability``        |
+| ``adk``               | Google ADK (``adk``)                          | ``PolicyPlugin``            |
 
 The user's guide is ``docs/frameworks.md``.
 """
