@@ -374,6 +374,8 @@ class ApprovalQueue:
                     "expires": iso(statement["expires"]),
                     "reason": reason or None,
                     "status": request["status"],
+                    # exactly what was signed, so the log alone proves who decided
+                    "statement": {field: statement[field] for field in DECISION_FIELDS},
                 },
             )
             return dict(request)
@@ -431,6 +433,7 @@ class ApprovalQueue:
                     "until": iso(grant["until"]),
                     "issued": iso(now),
                     "signature": grant["signature"],
+                    "statement": {field: grant[field] for field in GRANT_FIELDS},
                 },
             )
             return dict(grant)
