@@ -29,6 +29,16 @@ from dsh_policy.audit.segments import discover_segments
 from dsh_policy.policy.fleet.bus import evidence_subject, message_id
 
 CURSOR_SUFFIX = ".shipped"
+
+
+def _seq_and_hash(data: bytes) -> tuple[int, str] | None:
+    try:
+        record = orjson.loads(data)
+        return int(record["seq"]), str(record["hash"])
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+
+
 _READ_LIMIT = 8 * 1024 * 1024  # bytes read per segment per pass (a backlog ships in slices)
 
 
@@ -41,6 +51,7 @@ class Cursor:
     hash: str | None = None
     inode: int | None = None
     offset: int = 0
+    length: int = 0  # of that line, newline included: where it starts is offset - length
 
     @classmethod
     def load(cls, path: Path) -> Cursor:
@@ -52,6 +63,7 @@ class Cursor:
                 document["hash"],
                 document["inode"],
                 int(document["offset"]),
+                int(document.get("length", 0)),
             )
         except (OSError, ValueError, KeyError, TypeError):
             return cls()
@@ -68,6 +80,7 @@ class Cursor:
                     "hash": self.hash,
                     "inode": self.inode,
                     "offset": self.offset,
+                    "length": self.length,
                 },
                 out,
             )
@@ -127,9 +140,8 @@ class Shipper:
                 with open(segment, "rb") as handle:
                     info = os.fstat(handle.fileno())
                     start = self._positions.get(info.st_ino, 0)
-                    if info.st_size < start:
-                        self._finding("TRUNCATED", f"{segment} is {info.st_size} bytes, {start} were shipped")
-                        continue
+                    if start and info.st_ino == self.cursor.inode and start == self.cursor.offset:
+                        start = self._still_shipped(handle, info.st_size, segment)
                     if info.st_size == start:
                         continue
                     handle.seek(start)
@@ -156,6 +168,26 @@ class Shipper:
                     return out
         return out
 
+    def _still_shipped(self, handle: Any, size: int, segment: Path) -> int:
+        """Where to go on reading the cursor's segment: the cursor's offset while the last line
+        shipped is still there, unchanged; otherwise report the cut or rewrite and read the
+        segment again from its start (lines up to the cursor's seq are not shipped again)."""
+        cursor = self.cursor
+        if size >= cursor.offset and cursor.length:
+            handle.seek(cursor.offset - cursor.length)
+            found = _seq_and_hash(handle.read(cursor.length).rstrip(b"\n"))
+            if found == (cursor.seq, cursor.hash):
+                return cursor.offset
+        if size < cursor.offset:
+            self._finding(
+                "TRUNCATED", f"{segment} is {size} bytes; {cursor.offset} were shipped (seq {cursor.seq})"
+            )
+        else:
+            self._finding("REWRITTEN", f"{segment}: the line shipped as seq {cursor.seq} is no longer there")
+        self._positions[cursor.inode or 0] = 0
+        cursor.inode = None  # read the segment afresh from here on
+        return 0
+
     def _line(self, data: bytes, inode: int, end: int) -> Line | None:
         try:
             record = orjson.loads(data)
@@ -168,9 +200,10 @@ class Shipper:
             return None
 
     def _finding(self, reason: str, message: str) -> None:
-        if message in self._reported:
+        key = f"{reason}:{self.cursor.log_id}:{self.cursor.seq}"  # one report per damage found
+        if key in self._reported:
             return
-        self._reported.add(message)
+        self._reported.add(key)
         finding = {"reason": reason, "message": message, "log": str(self.log)}
         self.state.findings.append(finding)
         if self._on_finding is not None:
@@ -222,6 +255,7 @@ class Shipper:
             line.inode,
             line.end,
         )
+        cursor.length = len(line.data) + 1
         self._positions[line.inode] = line.end
 
     async def ship_all(self, js: Any, *, timeout: float = 5.0) -> int:
