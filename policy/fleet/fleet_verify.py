@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_policy.policy.fleet.collect import pull_fleet, read_archive, write_archive
-from dsh_policy.policy.fleet.evidence import LogVerdict, verify_shipped
+from dsh_policy.policy.fleet.evidence import LogVerdict, verify_shipped_bytes
 
 
 @dataclass(slots=True)
@@ -64,9 +64,13 @@ class FleetReport:
         }
 
 
-def _verify_file(host: str, log_id: str, path: str, key: str | None, live: bool) -> LogVerdict:
-    lines = Path(path).read_bytes().splitlines()
-    return verify_shipped(host, log_id, lines, public_key=key, live=live)
+def _verify_file(host: str, log_id: str, path: str, key: str | None, live: bool, scratch: str) -> LogVerdict:
+    """One log, in a worker: its segments are rewritten in this process's own scratch folder."""
+    folder = Path(scratch) / str(os.getpid())
+    folder.mkdir(exist_ok=True)
+    return verify_shipped_bytes(
+        host, log_id, Path(path).read_bytes(), public_key=key, live=live, scratch=folder
+    )
 
 
 def verify_archive(
@@ -78,15 +82,23 @@ def verify_archive(
     count = max(1, min(workers or os.cpu_count() or 1, len(logs) or 1))
     # Largest first, so no worker is left with one big log at the end.
     order = sorted(logs.items(), key=lambda item: -item[1].stat().st_size)
-    if count == 1:
-        verdicts = [_verify_file(host, log_id, str(path), key, live) for (host, log_id), path in order]
-    else:
-        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [
-                pool.submit(_verify_file, host, log_id, str(path), key, live)
-                for (host, log_id), path in order
+    # Segments are rewritten there once per log: memory, where the machine offers it.
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    scratch = tempfile.mkdtemp(prefix="dsh-fleet-verify-", dir=shm)
+    try:
+        if count == 1:
+            verdicts = [
+                _verify_file(host, log_id, str(path), key, live, scratch) for (host, log_id), path in order
             ]
-            verdicts = [future.result() for future in futures]
+        else:
+            with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
+                futures = [
+                    pool.submit(_verify_file, host, log_id, str(path), key, live, scratch)
+                    for (host, log_id), path in order
+                ]
+                verdicts = [future.result() for future in futures]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     verdicts.sort(key=lambda verdict: (verdict.host, verdict.log_id))
     return FleetReport(verdicts, seconds=time.perf_counter() - started, workers=count)
 
