@@ -212,7 +212,7 @@ def test_every_readme_command_works_as_shown_on_a_fresh_copy_and_a_second_run(tm
                 assert not _in_order(stdout, sample), f"sample output drifted: {_in_order(stdout, sample)}"
                 if run == 1:
                     assert (
-                        "starting a fresh log; the previous one is now demo-audit.jsonl.previous-" in stdout
+                        "the previous one is now demo-audit.jsonl.previous/demo-audit.jsonl.previous-" in stdout
                     )
 
 
