@@ -2,8 +2,9 @@
 
 Exit codes: 0 both sides are the same effective policy (same digest), 1 they differ, 2 invalid
 input (either side fails to load, or usage). A change that may let through what OLD stopped is
-marked ``WEAKENED`` with why, judged as ``policy-log`` judges a reload. With ``dsh-policy replay``, reviewing a pack change in
-CI is: ``diff`` says what changed in the rules, ``replay`` what it would have changed in traffic.
+marked ``WEAKENED`` with why, judged as ``policy-log`` judges a reload. With ``dsh-policy replay``,
+reviewing a pack change in CI is: ``diff`` says what changed in the rules, ``replay`` what it
+would have changed in traffic.
 """
 
 from __future__ import annotations

@@ -65,6 +65,7 @@ def test_previous_logs_go_into_one_folder_beside_the_log(tmp_path: Path) -> None
         moved = move_log_aside(log)
         assert not isinstance(moved, str) and moved is not None
         assert moved.path.parent == tmp_path / "demo-audit.jsonl.previous"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo-audit.jsonl.lock", "demo-audit.jsonl.previous"]
+    beside = sorted(p.name for p in tmp_path.iterdir())
+    assert beside == ["demo-audit.jsonl.lock", "demo-audit.jsonl.previous"]
     kept = sorted((tmp_path / "demo-audit.jsonl.previous").iterdir())
     assert [p.read_text() for p in kept] == ["run 0\n", "run 1\n", "run 2\n"]
