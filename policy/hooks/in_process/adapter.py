@@ -21,6 +21,7 @@ from dsh_policy.policy.command_line import UsageError, sources_from
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.hooks import project_scope
 from dsh_policy.policy.hooks.dialects import DIALECTS
 from dsh_policy.policy.hooks.gateway.output_filter import redact_output_argv
 from dsh_policy.policy.hooks.gateway.runtime_paths import spec_from
@@ -66,7 +67,7 @@ def main(argv: list[str], *, delivery: Mapping[str, str] | None = None) -> int:
 
 def _run(argv: list[str]) -> int:
     try:
-        args = hook_parser().parse_args(argv)
+        args = hook_parser().parse_args(project_scope.expand(argv))
     except UsageError as error:
         # We cannot know the protocol yet; exit 2 with a reason refuses in every harness.
         _emit(deny_reply(str(error)))
@@ -101,7 +102,7 @@ def process_main(
     failsafe.install_signal_handlers()
     try:
         try:
-            args = hook_parser().parse_args(argv)
+            args = hook_parser().parse_args(project_scope.expand(argv))
         except UsageError as error:
             return failsafe.emit(_plain(deny_reply(str(error))))
         raw = failsafe.stdin_bytes(MAX_INPUT_BYTES + 1)
