@@ -27,6 +27,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from dsh_policy.policy.cli import init_clients
 from dsh_policy.policy.cli.init_managed import merge_managed
 from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command
 from dsh_policy.policy.command_line import CommandParser
@@ -51,7 +52,7 @@ def _parser() -> CommandParser:
         prog="dsh-policy init",
         description="Write hook settings and a deployment file into a project (merging, never clobbering).",
     )
-    parser.add_argument("harness", choices=["claude-code", "codex"])
+    parser.add_argument("harness", choices=["claude-code", "codex", *init_clients.CLIENTS])
     parser.add_argument("--project", default=".", metavar="DIR", help="the project folder (default: .)")
     parser.add_argument(
         "--pack",
@@ -139,7 +140,11 @@ def main(argv: list[str]) -> int:
         return 1
     packs = [os.path.realpath(pack) for pack in args.packs] or _shipped_packs()
     problems = 0
-    if args.harness == "claude-code":
+    if args.harness in init_clients.CLIENTS:
+        deployment = os.path.join(project, ".dsh", "gateway.yaml")
+        problems += _write_deployment(deployment, project, packs)
+        problems += init_clients.install(args.harness, project, deployment, _say)
+    elif args.harness == "claude-code":
         deployment = os.path.join(project, ".dsh", "gateway.yaml")
         problems += _write_deployment(deployment, project, packs)
         problems += _merge_claude_code(project)

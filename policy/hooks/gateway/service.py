@@ -23,7 +23,7 @@ import structlog
 from dsh_policy import __version__
 from dsh_policy.audit.writer import AuditWriter
 from dsh_policy.policy.decide import Policy
-from dsh_policy.policy.hooks.dialects import DIALECTS
+from dsh_policy.policy.hooks.dialects import DIALECTS, parse_for
 from dsh_policy.policy.hooks.gateway.audit import record_decision
 from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec
 from dsh_policy.policy.hooks.protocol.events import HookDecision, SessionContext, announcement, decide_hook
@@ -35,7 +35,6 @@ from dsh_policy.policy.hooks.protocol.messages import (
     deny_reply,
     event_of,
     failure_verdict,
-    parse_hook_input,
     render_safely,
 )
 from dsh_policy.policy.hooks.review.output_review import (
@@ -147,7 +146,7 @@ class GatewayService:
         dialect = DIALECTS.get(harness)
         if dialect is None:
             return Answered(deny_reply(f"dsh-policy: unknown harness {harness!r}"), None)
-        payload = parse_hook_input(raw)
+        payload = parse_for(harness, raw)
         event = event_of(payload)
         self._count(f"hook:{event}")
         try:

@@ -167,7 +167,7 @@ def _pre_tool_use(
         )
     else:
         mapped = HookVerdict("PreToolUse", "pass", rules=verdict.rules, tool_name=payload.tool_name)
-        if harness == "claude-code":
+        if harness in ("claude-code", "qwen-code"):
             # Imported here: secret_reads builds on this module (with_rules, redacted_types).
             from dsh_policy.policy.hooks.review.secret_reads import guard_secret_reads
 

@@ -64,6 +64,14 @@ class OutputFilter:
     mode: BashOutputMode = "when-secret"
 
 
+#: Harnesses whose PostToolUse answer cannot change what the model sees, so secrets are kept out
+#: before the call runs: (shell tool, file-read tool, the client's name) in their own spelling.
+GUARDED_TOOLS: Final[Mapping[str, tuple[str, str, str]]] = {
+    "claude-code": ("Bash", "Read", "Claude Code"),
+    "qwen-code": ("run_shell_command", "read_file", "Qwen Code"),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class SecretFile:
     """A file a call reads that the policy would redact or withhold."""
@@ -84,18 +92,22 @@ def guard_secret_reads(
 ) -> HookVerdict:
     """The PreToolUse verdict for a Claude Code call that policy lets through, adjusted so no
     secret it is known to print reaches the model. Other verdicts are returned unchanged."""
-    if verdict.action != "pass" or call.harness != "claude-code":
+    tools = GUARDED_TOOLS.get(call.harness)
+    if verdict.action != "pass" or tools is None:
         return verdict
-    if call.name == "read_file" and call.original_name == "Read":
+    shell_tool, read_tool, client = tools
+    if call.name == "read_file" and call.original_name == read_tool:
         path = call.args.get("path")
         found = _secret_file(policy, event, resolve_path(path, cwd)) if isinstance(path, str) else None
         if found is None:
             return verdict
-        return replace(verdict, action="deny", reason=_read_refusal(found, path or found.path))
-    if call.name == "Grep" and call.original_name == "Grep":
+        return replace(
+            verdict, action="deny", reason=_read_refusal(found, path or found.path, client, shell_tool)
+        )
+    if call.name == "Grep" and call.original_name == "Grep" and call.harness == "claude-code":
         refusal = grep_refusal(policy, event, call.args, cwd)
         return verdict if refusal is None else replace(verdict, action="deny", reason=refusal)
-    if call.name != "shell" or call.original_name != "Bash":
+    if call.name != "shell" or call.original_name != shell_tool:
         return verdict
     command = call.args.get("command")
     if not isinstance(command, str) or output_filter is None or output_filter.mode == "never":
@@ -119,13 +131,13 @@ def grep_refusal(
     return refusal(policy, event, args, cwd)
 
 
-def _read_refusal(found: SecretFile, shown: str) -> str:
+def _read_refusal(found: SecretFile, shown: str, client: str = "Claude Code", shell: str = "Bash") -> str:
     what = ", ".join(found.types) if found.types else "secret"
     verb = "would withhold" if found.action == "block" else "redacts"
     return (
         f"dsh-policy withheld the contents of {shown}: it holds {what} material that policy {verb}, "
-        "and Claude Code cannot pass on a redacted copy of a Read. To see the rest of the file, "
-        f"read it with Bash (for example `cat {shlex.quote(shown)}`): dsh-policy passes that "
+        f"and {client} cannot pass on a redacted copy of a file read. To see the rest of the file, "
+        f"read it with {shell} (for example `cat {shlex.quote(shown)}`): dsh-policy passes that "
         "output through its redactor."
     )
 
