@@ -218,3 +218,11 @@ def test_the_opencode_plugin_fails_closed(tmp_path: Path, script: str, before: s
     results = json.loads(done.stdout)
     assert results["before"].startswith(before)
     assert results["after"].startswith(after)
+
+
+@pytest.mark.parametrize("harness", ["gemini-cli", "qwen-code", "opencode"])
+def test_doctor_fails_where_nothing_is_wired(tmp_path: Path, harness: str) -> None:
+    from dsh_policy.policy.hooks.install import doctor_clients
+
+    found = doctor_clients.findings(harness, str(_project(tmp_path)))
+    assert [f.level for f in found] == ["fail"]
