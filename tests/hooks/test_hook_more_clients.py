@@ -155,8 +155,27 @@ def test_init_wires_settings_and_keeps_what_is_there(tmp_path: Path, harness: st
     tool_event = "BeforeTool" if harness == "gemini-cli" else "PreToolUse"
     hooks = document["hooks"][tool_event]
     assert len(hooks) == 1 and f"hook {harness} --config" in hooks[0]["hooks"][0]["command"]
-    assert hooks[0]["hooks"][0]["command"].endswith("|| exit 2")
+    command = hooks[0]["hooks"][0]["command"]
+    assert command.endswith(">&2; exit 2; }")  # exit 2 with an empty stderr lets the call run
     assert (project / ".dsh" / "gateway.yaml").is_file()
+
+
+@pytest.mark.parametrize("status", ["exit 1", "exit 3", "kill -9 $$"])
+def test_the_wrapped_command_refuses_with_a_reason_whatever_the_hook_dies_of(
+    tmp_path: Path, status: str
+) -> None:
+    from dsh_policy.policy.hooks.gemini_cli.settings import hook_command
+
+    stand_in = tmp_path / "dsh-policy"
+    stand_in.write_text(f"#!/bin/sh\n{status}\n")
+    stand_in.chmod(0o755)
+    done = subprocess.run(
+        ["/bin/sh", "-c", hook_command("gemini-cli", "/dev/null", announce=False, program=str(stand_in))],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 2 and "dsh-policy failed closed" in done.stderr
 
 
 def test_init_refuses_settings_that_do_not_parse(tmp_path: Path) -> None:

@@ -1,10 +1,10 @@
 """The ``.gemini/settings.json`` hooks of Gemini CLI, and of its fork Qwen Code (``.qwen/``).
 
-Gemini CLI reads a hook's JSON stdout whatever its exit code, takes exit 1 as a warning (the call
-runs) and a timeout or a hook that cannot start as no answer (the call runs too), so the command is
-wrapped as the Claude Code one is (``trap ...; ... || exit 2``): a missing ``dsh-policy`` (127) or
-an interpreter that dies before our code runs becomes a refusal, and the hook's own deadline
-(``DSH_POLICY_HOOK_TIMEOUT``, below :data:`TIMEOUT_SECONDS`) answers before the client gives up.
+Measured in the real Gemini CLI 0.61 and Qwen Code 0.24.4: a hook that exits 1 or 3, is killed,
+prints what does not parse, or runs past its ``timeout`` lets the call run, and so does exit 2 with
+an *empty* stderr. So the command is wrapped to turn every non-zero exit and every signal into
+exit 2 *with a reason on stderr* (:data:`REFUSE`), and the hook's own deadline answers before
+:data:`TIMEOUT_SECONDS`.
 The deployment path is absolute: Gemini CLI substitutes ``$GEMINI_PROJECT_DIR`` already quoted,
 which cannot sit inside the quotes another path would need.
 """
@@ -14,9 +14,12 @@ from __future__ import annotations
 import shlex
 from typing import Any, Final
 
-from dsh_policy.policy.hooks.install.settings_files import SHELL_TRAP
-
 TIMEOUT_SECONDS: Final[int] = 30
+#: A failure that says so on stderr: both clients ignore an exit 2 that gives no reason.
+REFUSE: Final[str] = '{ echo "dsh-policy failed closed (exit $?)" >&2; exit 2; }'
+TRAP: Final[str] = (
+    "trap '[ $? -eq 0 ] || { echo \"dsh-policy failed closed (signal)\" >&2; exit 2; }' HUP INT TERM PIPE; "
+)
 #: (client, event, announce packs?, matcher) per wired event. Gemini CLI's ``AfterAgent`` is not
 #: wired: Stop decides nothing, and its exit 2 would make the client retry the turn.
 WIRED: Final[dict[str, tuple[tuple[str, bool, str | None], ...]]] = {
@@ -40,8 +43,8 @@ FOLDERS: Final[dict[str, str]] = {"gemini-cli": ".gemini", "qwen-code": ".qwen"}
 
 def hook_command(harness: str, deployment: str, *, announce: bool, program: str = "dsh-policy") -> str:
     """One hook's command line (see the module docstring for the wrapping)."""
-    words = f"{SHELL_TRAP}{program} hook {harness} --config {shlex.quote(deployment)}"
-    return words + (" --announce-packs" if announce else "") + " || exit 2"
+    words = f"{TRAP}{program} hook {harness} --config {shlex.quote(deployment)}"
+    return words + (" --announce-packs" if announce else "") + f" || {REFUSE}"
 
 
 def settings_hooks(
