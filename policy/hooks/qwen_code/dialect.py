@@ -9,10 +9,10 @@ fields, exit 2 blocks with stderr as the reason, any other non-zero exit is a no
   ask, refuse the call;
 - ``redact`` is not possible: a PostToolUse answer cannot change what the model sees (neither
   ``decision: "block"`` nor exit 2 withholds the output, and there is no ``updatedToolOutput``).
-  The Claude Code workaround (rewrite a shell call naming a secret file with ``updatedInput`` so
-  its output streams through our redactor) is requested, but 0.24.4 applies ``updatedInput`` only
-  beside ``permissionDecision: "allow"``, which would skip the user's own approval prompts, so we
-  do not send it and the output reaches the model; the block after the fact says so.
+  The Claude Code workaround is sent (a shell call naming a file that holds a secret is
+  rewritten with ``updatedInput`` to stream its output through our redactor), but 0.24.4 does not
+  apply ``updatedInput`` at all (measured with and without ``permissionDecision: "allow"``), so
+  the output reaches the model; the block after the fact says so.
   A ``read_file`` of a file that holds a secret is refused before it runs.
 """
 
