@@ -48,7 +48,17 @@ def scenarios(work: str) -> dict[str, str]:
         "deny_sentinel": f"touch {work}/SENTINEL && python3 -c 'print(\"rm -rf /\")'",
         "allow_ls": f"ls {proj}",
         "redact_cat": f"cat {proj}/deploy-notes.txt",
+        # The same secret printed by a command that names no file: no PreToolUse workaround can
+        # see it coming, so only a PostToolUse answer the client applies keeps it from the model.
+        "redact_indirect": f"cd {proj} && python3 -c 'print(open(\"deploy-notes.txt\").read())'",
     }
+
+
+#: Claude Code's own file tools, called on the file that holds the fake key (redaction cases).
+CLAUDE_TOOL_SCENARIOS: dict[str, tuple[str, Any]] = {
+    "redact_read": ("Read", lambda proj: {"file_path": f"{proj}/deploy-notes.txt"}),
+    "redact_grep": ("Grep", lambda proj: {"pattern": "aws", "path": proj, "output_mode": "content"}),
+}
 
 
 class Server:
@@ -99,7 +109,7 @@ def text_of(value: Any) -> str:
 def scenario_in(texts: list[str]) -> str | None:
     for text in texts:
         m = SCENARIO.search(text)
-        if m and m.group(1) in SRV.scenarios:
+        if m and (m.group(1) in SRV.scenarios or m.group(1) in CLAUDE_TOOL_SCENARIOS):
             return m.group(1)
     return None
 
@@ -140,6 +150,12 @@ def anthropic(body: dict[str, Any], rec: dict[str, Any]) -> tuple[bytes, str]:
             rec, [(r.get("tool_use_id"), text_of(r.get("content")), bool(r.get("is_error"))) for r in results]
         )
         blocks, stop = [{"type": "text", "text": "Noted."}], "end_turn"
+    elif last < 0 and scen in CLAUDE_TOOL_SCENARIOS and CLAUDE_TOOL_SCENARIOS[scen][0] in tools:
+        cid = SRV.call_id(scen)
+        name, make = CLAUDE_TOOL_SCENARIOS[scen]
+        rec.update(reply="tool_call", call_id=cid, command=f"{name} {scen}")
+        blocks = [{"type": "tool_use", "id": cid, "name": name, "input": make(f"{SRV.work}/proj")}]
+        stop = "tool_use"
     elif last < 0 and scen and tool:
         cid = SRV.call_id(scen)
         rec.update(reply="tool_call", call_id=cid, command=SRV.scenarios[scen])
