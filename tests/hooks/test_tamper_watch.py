@@ -139,7 +139,7 @@ def test_a_resident_gateway_fails_closed_when_its_hooks_are_taken_out(tmp_path: 
         settings = fresh.root / ".claude" / "settings.json"
         settings.write_text('{"hooks": {}}')  # the operator's own edit, outside the agent's tools
         log = fresh.root / ".dsh" / "audit" / "hooks.jsonl"
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # a loaded machine: the watch ticks every 2 s
         while time.monotonic() < deadline and not Path(str(log) + ".tamper").exists():
             time.sleep(0.2)
         code, err = _hook(fresh.root, fresh.home, str(runtime), "ls")
