@@ -131,10 +131,11 @@ def _stripped(statements: list[str]) -> list[str]:
     return [s.strip() for s in statements if s.strip()]
 
 
-def _unread(rest: str, inside: str) -> dict[str, str] | None:
+def _unread(rest: str, inside: str, out: list[dict[str, str]]) -> dict[str, str] | None:
     """The ``too-deep`` entry for statements past :data:`MAX_STATEMENTS` (None when what is left
-    holds no statement: only blanks or comments)."""
-    if not _split(rest)[0]:
+    holds no statement, only blanks or comments, or when ``out`` already ends in a ``too-deep``
+    entry that stands for it: :data:`MAX_ENTRIES` was reached)."""
+    if (out and out[-1]["kind"] == "too-deep") or not _split(rest)[0]:
         return None
     return _too_deep(rest.strip(), inside)
 
@@ -264,7 +265,7 @@ def sql_statements(text: str) -> list[dict[str, str]]:
     statements, rest = _split(text)
     for statement in statements:
         _with_inner(statement, 0, out)
-    if rest and (unread := _unread(rest, "")) is not None:
+    if rest and (unread := _unread(rest, "", out)) is not None:
         out.append(unread)
     return out
 
@@ -322,7 +323,7 @@ def _with_inner(statement: str, depth: int, out: list[dict[str, str]], inside: s
             body = _without_control(piece) if procedural else piece
             if body:
                 _with_inner(body, depth + 1, out, inside or wrapper)
-        if rest and (unread := _unread(rest, inside or wrapper)) is not None:
+        if rest and (unread := _unread(rest, inside or wrapper, out)) is not None:
             out.append(unread)
 
 
