@@ -55,7 +55,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "init": ("dsh_policy.policy.cli.init", "write hook settings and a deployment file into a project"),
     "doctor": ("dsh_policy.policy.cli.doctor", "check a hook installation end to end"),
     "redact-output": (
-        "dsh_policy.policy.hooks.review.output_filter",
+        "dsh_policy.policy.hooks.gateway.output_filter",
         "filter a command's output (used by hooks)",
     ),
     "replay": ("dsh_policy.policy.cli.replay", "re-decide an audit log's decisions under a candidate policy"),

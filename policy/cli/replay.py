@@ -17,7 +17,7 @@ from typing import TextIO
 
 from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command, print_errors, print_json
 from dsh_policy.policy.command_line import CommandParser, add_policy_options, sources_from
-from dsh_policy.policy.compile import CompiledPolicy
+from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.config import policy_sources
 from dsh_policy.policy.loading import LoadFailure
 from dsh_policy.policy.review.outcomes import Outcome

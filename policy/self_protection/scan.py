@@ -9,7 +9,7 @@ import fnmatch
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 from dsh_policy.cmdline.programs import (
     COPIERS,
@@ -47,17 +47,37 @@ from dsh_policy.policy.self_protection.refusals import (
     refusal,
 )
 
-if TYPE_CHECKING:  # the protected set hands itself to each scan
-    from dsh_policy.policy.self_protection.protection import SelfProtection
-
 _GLOB_CHARS: Final[frozenset[str]] = frozenset("*?[")
 _OUR_NAMES: Final[frozenset[str]] = frozenset({"dsh-policy", "dsh_policy", "dsh.policy"})
+
+
+class ProtectedSet(Protocol):
+    """What a scan checks a call against: the protected set
+    (:class:`~.protection.SelfProtection`, which hands itself to each scan). Declared here so the
+    scan receives it rather than importing the module that builds it."""
+
+    @property
+    def entries(self) -> tuple[Protected, ...]: ...
+    @property
+    def home(self) -> str: ...
+    @property
+    def project_dirs(self) -> tuple[str, ...]: ...
+    @property
+    def component_names(self) -> frozenset[str]: ...
+    @property
+    def name_prefixes(self) -> tuple[str, ...]: ...
+    @property
+    def mentions(self) -> re.Pattern[str]: ...
+    @property
+    def secrets(self) -> tuple[Protected, ...]: ...
+    def protected(self, path: str, extra: Sequence[Protected] = ()) -> Protected | None: ...
+    def holds_protected(self, folder: str, extra: Sequence[Protected] = ()) -> Protected | None: ...
 
 
 class CallScan:
     """One call's check: resolves the words it names against its working directory."""
 
-    def __init__(self, protection: SelfProtection, cwd: str) -> None:
+    def __init__(self, protection: ProtectedSet, cwd: str) -> None:
         self.protection = protection
         self.cwd = cwd
         self.bases = [cwd]

@@ -22,6 +22,7 @@ from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks.dialects import DIALECTS
+from dsh_policy.policy.hooks.gateway.output_filter import redact_output_argv
 from dsh_policy.policy.hooks.gateway.runtime_paths import spec_from
 from dsh_policy.policy.hooks.hook_command import hook_parser
 from dsh_policy.policy.hooks.in_process import failsafe
@@ -43,7 +44,7 @@ from dsh_policy.policy.hooks.protocol.messages import (
     parse_hook_input,
     render_safely,
 )
-from dsh_policy.policy.hooks.review.secret_reads import OutputFilter, redact_output_argv
+from dsh_policy.policy.hooks.review.secret_reads import OutputFilter, secret_reads_review
 from dsh_policy.policy.loading import LoadFailure
 from dsh_policy.policy.runtime.delivery import recording_delivery
 
@@ -148,7 +149,9 @@ def _decide_and_record(
             else:
                 output_filter = OutputFilter(redact_output_argv(spec_from(args)), args.redact_bash_output)
                 text = announcement(policy) if args.announce_packs else None
-                decision = decide_hook(policy, args.harness, payload, SessionContext(text, output_filter))
+                decision = decide_hook(
+                    policy, args.harness, payload, SessionContext(text, secret_reads_review(output_filter))
+                )
     configured = not isinstance(sources, list) and sources.config is not None and sources.config.audit
     if args.audit is not None or configured:
         # Imported only when recording: the audit writer is a noticeable share of a hook's start-up,
