@@ -45,6 +45,26 @@ def _stop_gateways(folder: Path) -> None:
                 os.kill(pid, signal.SIGTERM)
 
 
+#: The system files ``init --managed`` writes and ``doctor`` reads: never the machine's own in tests.
+SYSTEM_FILE_VARIABLES = ("DSH_POLICY_CLAUDE_MANAGED_SETTINGS", "DSH_POLICY_MANAGED_DEPLOYMENT")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_system_files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    folder = tmp_path_factory.mktemp("etc")
+    saved = {name: os.environ.get(name) for name in SYSTEM_FILE_VARIABLES}
+    os.environ["DSH_POLICY_CLAUDE_MANAGED_SETTINGS"] = str(folder / "claude-code" / "managed-settings.json")
+    os.environ["DSH_POLICY_MANAGED_DEPLOYMENT"] = str(folder / "dsh-policy" / "gateway.yaml")
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 # --- the order xdist hands files out in -----------------------------------------------------------
 
 #: The slowest files (seconds of one worker, measured on 2 cores), handed out first: ``--dist
