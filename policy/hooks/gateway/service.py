@@ -24,7 +24,7 @@ from dsh_policy import __version__
 from dsh_policy.audit.writer import AuditWriter
 from dsh_policy.policy.approvals import ApprovalChannel
 from dsh_policy.policy.decide import Policy
-from dsh_policy.policy.hooks.dialects import DIALECTS
+from dsh_policy.policy.hooks.dialects import DIALECTS, parse_for
 from dsh_policy.policy.hooks.gateway.approvals import gate_ask
 from dsh_policy.policy.hooks.gateway.audit import record_decision
 from dsh_policy.policy.hooks.gateway.output_filter import redact_output_argv
@@ -38,7 +38,6 @@ from dsh_policy.policy.hooks.protocol.messages import (
     deny_reply,
     event_of,
     failure_verdict,
-    parse_hook_input,
     render_safely,
 )
 from dsh_policy.policy.hooks.review.output_review import (
@@ -153,7 +152,7 @@ class GatewayService:
         dialect = DIALECTS.get(harness)
         if dialect is None:
             return Answered(deny_reply(f"dsh-policy: unknown harness {harness!r}"), None)
-        payload = parse_hook_input(raw)
+        payload = parse_for(harness, raw)
         event = event_of(payload)
         self._count(f"hook:{event}")
         try:

@@ -22,7 +22,7 @@ from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks import project_scope
-from dsh_policy.policy.hooks.dialects import DIALECTS
+from dsh_policy.policy.hooks.dialects import DIALECTS, parse_for
 from dsh_policy.policy.hooks.gateway.output_filter import redact_output_argv
 from dsh_policy.policy.hooks.gateway.runtime_paths import spec_from
 from dsh_policy.policy.hooks.hook_command import hook_parser
@@ -42,7 +42,6 @@ from dsh_policy.policy.hooks.protocol.messages import (
     deny_reply,
     event_of,
     failure_verdict,
-    parse_hook_input,
     render_safely,
 )
 from dsh_policy.policy.hooks.review.secret_reads import OutputFilter, secret_reads_review
@@ -81,7 +80,7 @@ def _run(argv: list[str]) -> int:
 def _reply_for(args: argparse.Namespace, raw: bytes) -> HookReply:
     """Decide one event and spell the answer; every failure is the event's safe answer."""
     dialect = DIALECTS[args.harness]
-    payload = parse_hook_input(raw)
+    payload = parse_for(args.harness, raw)
     event = event_of(payload)
     try:
         verdict = _decide_and_record(args, raw, payload)

@@ -13,6 +13,7 @@ the new one, never half of each.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import tomllib
 from collections.abc import Mapping
