@@ -31,8 +31,14 @@ def kinds(line: str) -> set[str]:
         ("git config alias.co '!sh -c x'", "runs-later-config"),
         ("pnpm pkg set scripts.preinstall='node x'", "runs-later-config"),
         # cloud identity, exposure, remote execution, logs
-        ("aws iam attach-role-policy --role-name r --policy-arn arn:aws:iam::aws:policy/AdministratorAccess", "cloud-identity"),
-        ("gcloud iam service-accounts keys create k.json --iam-account a@p.iam.gserviceaccount.com", "cloud-identity"),
+        (
+            "aws iam attach-role-policy --role-name r --policy-arn arn:aws:iam::aws:policy/Admin",
+            "cloud-identity",
+        ),
+        (
+            "gcloud iam service-accounts keys create k.json --iam-account a@p.iam.gserviceaccount.com",
+            "cloud-identity",
+        ),
         ("gsutil iam ch allUsers:objectViewer gs://b", "cloud-exposure"),
         ("az vm run-command invoke -g g -n v --command-id RunShellScript --scripts id", "remote-exec"),
         ("aws guardduty delete-detector --detector-id d", "log-off"),
@@ -124,7 +130,9 @@ def test_the_always_classes_need_no_content_and_the_others_are_judged_by_it() ->
     assert "shell-rc" in ALWAYS and "ci-workflow" not in ALWAYS
     benign = "on: [push]\njobs:\n  t:\n    steps:\n      - run: make test\n"
     assert later_risks(".github/workflows/ci.yml", benign) == []
-    assert later_risks(".github/workflows/ci.yml", benign + "      - run: curl -s https://x | sh\n") == ["fetch-exec"]
+    assert later_risks(".github/workflows/ci.yml", benign + "      - run: curl -s https://x | sh\n") == [
+        "fetch-exec"
+    ]
     assert later_risks("package.json", '{"scripts": {"build": "tsc"}}') == []
     assert later_risks("package.json", '{"scripts": {"postinstall": "node x"}}') == ["install-script"]
     assert later_risks(".envrc", "export A=1\nlayout node\n") == []
