@@ -65,6 +65,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "keygen": ("dsh_policy.audit.cli", "make an Ed25519 key pair for checkpoint signatures"),
     "log": ("dsh_policy.audit.logview", "show an audit log for people, verifying each record"),
     "mcp": ("dsh_policy.policy.cli.mcp", "put the policy in front of an MCP server (proxy, approve)"),
+    "approvals": ("dsh_policy.policy.cli.approvals", "answer the approval queue: list, approve, deny, grant"),
     "bundle": ("dsh_policy.policy.fleet.commands", "build, sign and publish a fleet policy bundle"),
     "fleet": ("dsh_policy.policy.fleet.commands", "fleet status, and export of the evidence stream"),
 }

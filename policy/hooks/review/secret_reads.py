@@ -29,7 +29,7 @@ import glob
 import os
 import shlex
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal, TypeAlias
 
@@ -60,6 +60,14 @@ class OutputFilter:
     mode: BashOutputMode = "when-secret"
 
 
+#: Harnesses whose file reads are guarded before they run: (shell tool, file-read tool, the
+#: client's name) in their own spelling. Qwen Code lets no PostToolUse answer change an output.
+GUARDED_TOOLS: Final[Mapping[str, tuple[str, str, str]]] = {
+    "claude-code": ("Bash", "Read", "Claude Code"),
+    "qwen-code": ("run_shell_command", "read_file", "Qwen Code"),
+}
+
+
 def secret_reads_review(output_filter: OutputFilter | None) -> PreToolReview:
     """The review a hook hands :func:`..protocol.events.decide_hook` (in its ``SessionContext``):
     :func:`guard_secret_reads` with this deployment's output filter."""
@@ -77,18 +85,22 @@ def guard_secret_reads(
 ) -> HookVerdict:
     """The PreToolUse verdict for a Claude Code call that policy lets through, adjusted so no
     secret it is known to print reaches the model. Other verdicts are returned unchanged."""
-    if verdict.action != "pass" or call.harness != "claude-code":
+    tools = GUARDED_TOOLS.get(call.harness)
+    if verdict.action != "pass" or tools is None:
         return verdict
-    if call.name == "read_file" and call.original_name == "Read":
+    shell_tool, read_tool, client = tools
+    if call.name == "read_file" and call.original_name == read_tool:
         path = call.args.get("path")
         found = _secret_file(policy, event, resolve_path(path, cwd)) if isinstance(path, str) else None
         if found is None:
             return verdict
-        return replace(verdict, action="deny", reason=_read_refusal(found, path or found.path))
-    if call.name == "Grep" and call.original_name == "Grep":
+        return replace(
+            verdict, action="deny", reason=_read_refusal(found, path or found.path, client, shell_tool)
+        )
+    if call.name == "Grep" and call.original_name == "Grep" and call.harness == "claude-code":
         refusal = grep_refusal(policy, event, call.args, cwd)
         return verdict if refusal is None else replace(verdict, action="deny", reason=refusal)
-    if call.name != "shell" or call.original_name != "Bash":
+    if call.name != "shell" or call.original_name != shell_tool:
         return verdict
     command = call.args.get("command")
     if not isinstance(command, str) or output_filter is None or output_filter.mode == "never":
@@ -103,13 +115,13 @@ def guard_secret_reads(
     return replace(verdict, action="rewrite", updated_input={**tool_input, "command": rewritten})
 
 
-def _read_refusal(found: SecretFile, shown: str) -> str:
+def _read_refusal(found: SecretFile, shown: str, client: str = "Claude Code", shell: str = "Bash") -> str:
     what = ", ".join(found.types) if found.types else "secret"
     verb = "would withhold" if found.action == "block" else "redacts"
     return (
         f"dsh-policy withheld the contents of {shown}: it holds {what} material that policy {verb}, "
-        "and Claude Code cannot pass on a redacted copy of a Read. To see the rest of the file, "
-        f"read it with Bash (for example `cat {shlex.quote(shown)}`): dsh-policy passes that "
+        f"and {client} cannot pass on a redacted copy of a file read. To see the rest of the file, "
+        f"read it with {shell} (for example `cat {shlex.quote(shown)}`): dsh-policy passes that "
         "output through its redactor."
     )
 
