@@ -130,11 +130,62 @@ def _pydantic_ai_adapter(policy: Any, auditor: Any) -> Any:
     return PolicyCapability(policy, auditor=auditor)
 
 
+def _adk_session(calls: int, plugin: Any) -> Callable[[], None]:
+    import asyncio
+    from collections.abc import AsyncGenerator
+
+    from google.adk.agents import LlmAgent
+    from google.adk.apps import App
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_request import LlmRequest
+    from google.adk.models.llm_response import LlmResponse
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    no_tokens = types.GenerateContentResponseUsageMetadata(prompt_token_count=0, candidates_token_count=0,
+                                                           total_token_count=0)
+    script = [types.Content(role="model", parts=[types.Part(function_call=types.FunctionCall(
+        id=f"c{i}", name="shell", args={"command": "pytest -q"}))]) for i in range(calls)]
+    script.append(types.Content(role="model", parts=[types.Part(text="done")]))
+
+    class ScriptedModel(BaseLlm):
+        async def generate_content_async(
+            self, llm_request: LlmRequest, stream: bool = False
+        ) -> AsyncGenerator[LlmResponse, None]:
+            yield LlmResponse(content=script.pop(0), usage_metadata=no_tokens)
+
+    def shell(command: str) -> str:
+        """A canned shell (nothing is executed)."""
+        return "4 passed in 0.12s"
+
+    agent = LlmAgent(name="bench", model=ScriptedModel(model="scripted"), tools=[shell])
+    runner = InMemoryRunner(app=App(name="bench", root_agent=agent,
+                                    plugins=[plugin] if plugin is not None else []))
+
+    async def session() -> None:
+        created = await runner.session_service.create_session(app_name="bench", user_id="u")
+        message = types.Content(role="user", parts=[types.Part(text="go")])
+        async for _ in runner.run_async(user_id="u", session_id=created.id, new_message=message):
+            pass
+
+    def run() -> None:
+        asyncio.run(session())
+
+    return run
+
+
+def _adk_adapter(policy: Any, auditor: Any) -> Any:
+    from dsh_policy.policy.adapters.adk import PolicyPlugin
+
+    return PolicyPlugin(policy, auditor=auditor)
+
+
 #: framework -> (module its extra installs, session factory, adapter factory)
 FRAMEWORKS: dict[str, tuple[str, Session, Callable[[Any, Any], Any]]] = {
     "langgraph": ("langchain.agents", _langgraph_session, _langgraph_adapter),
     "openai-agents": ("agents.testing", _openai_agents_session, _openai_agents_adapter),
     "pydantic-ai": ("pydantic_ai.models.function", _pydantic_ai_session, _pydantic_ai_adapter),
+    "adk": ("google.adk.runners", _adk_session, _adk_adapter),
 }
 
 

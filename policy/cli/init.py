@@ -33,7 +33,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from dsh_policy.policy.cli import init_machine
+from dsh_policy.policy.cli import init_clients, init_machine
 from dsh_policy.policy.cli.init_managed import merge_managed
 from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command
 from dsh_policy.policy.command_line import CommandParser
@@ -59,7 +59,7 @@ def _parser() -> CommandParser:
         prog="dsh-policy init",
         description="Write hook settings and a deployment file into a project (merging, never clobbering).",
     )
-    parser.add_argument("harness", choices=["claude-code", "codex"])
+    parser.add_argument("harness", choices=["claude-code", "codex", *init_clients.CLIENTS])
     parser.add_argument("--project", default=".", metavar="DIR", help="the project folder (default: .)")
     parser.add_argument(
         "--pack",
@@ -164,7 +164,11 @@ def main(argv: list[str]) -> int:
     _say("checked", f"{program} runs ({said})")
     problems = 0
     machine = args.user or (args.harness == "claude-code" and args.managed is not None)
-    if args.harness == "claude-code" and machine:
+    if args.harness in init_clients.CLIENTS:
+        deployment = os.path.join(project, ".dsh", "gateway.yaml")
+        problems += _write_deployment(deployment, project, packs)
+        problems += init_clients.install(args.harness, project, deployment, _say)
+    elif args.harness == "claude-code" and machine:
         problems += init_machine.install_claude_code(args, packs, program, _write_deployment)
     elif args.harness == "claude-code":
         deployment = os.path.join(project, ".dsh", "gateway.yaml")

@@ -17,7 +17,7 @@ from os import PathLike
 from typing import Any, Final
 
 from dsh_policy.core.frozen import thaw
-from dsh_policy.policy.compile import CompiledPack, CompiledPolicy, CompiledRule
+from dsh_policy.policy.compiled import CompiledPack, CompiledPolicy, CompiledRule
 from dsh_policy.policy.config import PolicySources, policy_sources
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.loading import LoadFailure

@@ -25,7 +25,7 @@ from dsh_policy.audit.losses import ReopeningWriter
 from dsh_policy.audit.record import DEPTH_MARKER, MAX_RECORD_DEPTH, MAX_SAFE_INTEGER, fit_to_domain
 from dsh_policy.audit.writer import AuditError, AuditRecordError, AuditWriteError, AuditWriter
 from dsh_policy.core.frozen import thaw
-from dsh_policy.policy.compile import CompiledPolicy
+from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.events import (
     GuardVerdict,
@@ -322,6 +322,12 @@ class DecisionAuditor:
             fields["harness"] = harness
         self._append("tool_dispatch", fields, stamp)
 
+    def approval_event(self, kind: str, fields: dict[str, Any]) -> None:
+        """An approval queue event (``approval_requested``, ``approval_decided``, ``approval_used``,
+        ``approval_closed``, ``grant_made``, ``grant_used``, ``grant_revoked``: docs/approvals.md).
+        Their arguments and messages were redacted before they reached the queue."""
+        self._append(kind, canonical_domain(dict(fields)))
+
     def tool_result(self, outcome: CallOutcome) -> None:
         """Every call's final result with every decision that shaped it."""
         call = outcome.call
@@ -464,13 +470,14 @@ class DecisionAuditor:
     def hook_told(self, fields: Mapping[str, Any]) -> None:
         """What a hook told the agent when that was not its gateway's answer (the answer was
         lost, late or broken, and the hook gave the safe answer instead)."""
-        self._append("hook_told", {key: canonical_domain(value) for key, value in fields.items()})
+        self.adapter_event("hook_told", fields)
 
     def adapter_event(self, kind: str, fields: Mapping[str, Any]) -> None:
-        """A record of an adapter's own kind (the MCP proxy's ``mcp_tool`` pins and quarantines),
-        every value fitted to the log's domain and the policy in force stamped on it."""
+        """A record of an adapter's own kind (the MCP proxy's ``mcp_tool`` pins and quarantines,
+        the hooks' ``hook_told`` and ``hook_event``), every value fitted to the log's domain and
+        the policy in force stamped on it."""
         self._append(kind, {key: canonical_domain(value) for key, value in fields.items()})
 
     def hook_event(self, fields: Mapping[str, Any]) -> None:
         """A harness hook event with no tool decision of its own (session start, stop)."""
-        self._append("hook_event", {key: canonical_domain(value) for key, value in fields.items()})
+        self.adapter_event("hook_event", fields)

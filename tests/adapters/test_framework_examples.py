@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: example file -> (a module the framework's extra installs, the extra)
 EXAMPLES = {
+    "adk.py": ("google.adk.runners", "adk"),
     "langgraph.py": ("langchain.agents", "langgraph"),
     "openai_agents.py": ("agents.testing", "openai-agents"),
     "pydantic_ai.py": ("pydantic_ai.models.function", "pydantic-ai"),

@@ -22,7 +22,8 @@ from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks import project_scope
-from dsh_policy.policy.hooks.dialects import DIALECTS
+from dsh_policy.policy.hooks.dialects import DIALECTS, parse_for
+from dsh_policy.policy.hooks.gateway.output_filter import redact_output_argv
 from dsh_policy.policy.hooks.gateway.runtime_paths import spec_from
 from dsh_policy.policy.hooks.hook_command import hook_parser
 from dsh_policy.policy.hooks.in_process import failsafe
@@ -41,10 +42,9 @@ from dsh_policy.policy.hooks.protocol.messages import (
     deny_reply,
     event_of,
     failure_verdict,
-    parse_hook_input,
     render_safely,
 )
-from dsh_policy.policy.hooks.review.secret_reads import OutputFilter, redact_output_argv
+from dsh_policy.policy.hooks.review.secret_reads import OutputFilter, secret_reads_review
 from dsh_policy.policy.loading import LoadFailure
 from dsh_policy.policy.runtime.delivery import recording_delivery
 
@@ -80,7 +80,7 @@ def _run(argv: list[str]) -> int:
 def _reply_for(args: argparse.Namespace, raw: bytes) -> HookReply:
     """Decide one event and spell the answer; every failure is the event's safe answer."""
     dialect = DIALECTS[args.harness]
-    payload = parse_hook_input(raw)
+    payload = parse_for(args.harness, raw)
     event = event_of(payload)
     try:
         verdict = _decide_and_record(args, raw, payload)
@@ -132,6 +132,7 @@ def _decide_and_record(
     event = event_of(payload)
     sources = sources_from(args, unprotected=bool(args.no_self_protection))
     policy: Policy | None = None
+    answer: HookVerdict | None = None  # differs from the recorded verdict when an approval admits
     if isinstance(sources, list):
         decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(sources)))
     else:
@@ -149,7 +150,19 @@ def _decide_and_record(
             else:
                 output_filter = OutputFilter(redact_output_argv(spec_from(args)), args.redact_bash_output)
                 text = announcement(policy) if args.announce_packs else None
-                decision = decide_hook(policy, args.harness, payload, SessionContext(text, output_filter))
+                decision = decide_hook(
+                    policy, args.harness, payload, SessionContext(text, secret_reads_review(output_filter))
+                )
+                approvals = sources.config.approvals if sources.config is not None else None
+                if approvals is not None and decision.verdict.action == "ask":
+                    # No waiting here (the gateway was unreachable: the budget is spent); queue
+                    # events reach the log when the resident gateway next consults the queue.
+                    from dsh_policy.policy.approvals import ApprovalChannel
+                    from dsh_policy.policy.hooks.gateway.approvals import gate_ask
+
+                    channel = ApprovalChannel(approvals)
+                    gated = gate_ask(channel, policy, args.harness, decision, None, wait_limit=0)
+                    decision, answer = gated.recorded, gated.answer
     configured = not isinstance(sources, list) and sources.config is not None and sources.config.audit
     if args.audit is not None or configured:
         # Imported only when recording: the audit writer is a noticeable share of a hook's start-up,
@@ -157,7 +170,7 @@ def _decide_and_record(
         from dsh_policy.policy.hooks.gateway.audit import record_invocation
 
         record_invocation(args.audit, sources, policy, args.harness, payload, raw, decision)
-    return decision.verdict
+    return answer if answer is not None else decision.verdict
 
 
 def _weakening_refused(args: argparse.Namespace, sources: PolicySources, policy: Policy) -> str | None:

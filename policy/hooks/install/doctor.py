@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
-from dsh_policy.policy.hooks.install.settings_files import HOOK_EVENTS, read_text
+from dsh_policy.policy.hooks.harness_files import read_text
+from dsh_policy.policy.hooks.install.settings_files import HOOK_EVENTS
 
 Level = Literal["ok", "warn", "fail"]
 PROBE_SESSION: Final[str] = "dsh-policy-doctor"

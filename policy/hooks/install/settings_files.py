@@ -12,7 +12,6 @@ the new one, never half of each.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shlex
@@ -20,6 +19,13 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
+
+# Reading and rewriting a harness's files is shared with the per-harness folders (codex/): the
+# names moved to harness_files and stay importable from here (`X as X`: an explicit re-export).
+from dsh_policy.policy.hooks.harness_files import SettingsError as SettingsError
+from dsh_policy.policy.hooks.harness_files import configured_commands as configured_commands
+from dsh_policy.policy.hooks.harness_files import read_text as read_text
+from dsh_policy.policy.hooks.harness_files import write_atomically as write_atomically
 
 #: (event, announce packs?, matcher) for every event the adapter handles.
 HOOK_EVENTS: Final[tuple[tuple[str, bool, str | None], ...]] = (
@@ -33,10 +39,6 @@ HOOK_TIMEOUT_SECONDS: Final[int] = 30
 CLAUDE_CODE_DEPLOYMENT: Final[str] = '"$CLAUDE_PROJECT_DIR/.dsh/gateway.yaml"'
 CODEX_DEPLOYMENT: Final[str] = ".codex/dsh-gateway.yaml"
 CODEX_STATUS_MESSAGE: Final[str] = "Checking the call against policy"
-
-
-class SettingsError(Exception):
-    """A settings file cannot be merged (it does not parse, or has an incompatible shape)."""
 
 
 #: Keeps the wrapping ``sh -c`` alive when a harness signals the hook's whole process group: it
@@ -226,47 +228,3 @@ def merge_codex_config(existing: str | None, tables: str) -> MergeResult:
     if missing:
         raise SettingsError(f"merged file lost hooks for {missing}; add them by hand")
     return MergeResult(merged, tuple(added))
-
-
-def configured_commands(config: Mapping[str, Any]) -> dict[str, set[str]]:
-    """Every command hook per event in a parsed Codex config (or Claude Code settings)."""
-    out: dict[str, set[str]] = {}
-    hooks = config.get("hooks")
-    if not isinstance(hooks, Mapping):
-        return out
-    for event, groups in hooks.items():
-        if not isinstance(groups, list):
-            continue
-        for group in groups:
-            entries = group.get("hooks", []) if isinstance(group, Mapping) else []
-            for hook in entries if isinstance(entries, list) else []:
-                if isinstance(hook, Mapping) and isinstance(hook.get("command"), str):
-                    out.setdefault(event, set()).add(hook["command"])
-    return out
-
-
-def read_text(path: str) -> str | None:
-    """The file's text, or None when it does not exist."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
-
-
-def write_atomically(path: str, text: str, mode: int = 0o644) -> None:
-    """Replace ``path`` with ``text`` in one rename (keeping the old file's mode)."""
-    with contextlib.suppress(FileNotFoundError):
-        mode = os.stat(path).st_mode & 0o7777
-    temporary = f"{path}.dsh-policy.{os.getpid()}.tmp"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise

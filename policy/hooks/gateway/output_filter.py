@@ -1,9 +1,9 @@
 """``dsh-policy redact-output``: the filter a rewritten Claude Code Bash call prints through.
 
-:func:`~.secret_reads.wrap_command` makes the call's shell write everything (stdout and stderr)
+:func:`~..review.secret_reads.wrap_command` makes the call's shell write everything (stdout and stderr)
 into a private FIFO and starts this filter on it. The filter reads the output as it comes, sends
 it to the deployment's resident gateway in chunks of whole lines for the post-execute review
-(:mod:`.output_review`), and prints what comes back: the chunk with secrets replaced and a notice,
+(:mod:`..review.output_review`), and prints what comes back: the chunk with secrets replaced and a notice,
 a notice in place of a withheld chunk, or the chunk unchanged. It never prints output that was
 not reviewed: when neither the gateway nor the in-process policy can review a chunk, a notice
 takes its place.
@@ -13,7 +13,8 @@ or :data:`CHUNK_BYTES` of whole lines, or everything at the end. A secret split 
 (rare: a multi-line key printed slowly) may escape a detector; the secrets pack withholds any
 chunk that holds a private-key marker.
 
-Standard library only until a chunk has to be reviewed in process.
+Standard library only until a chunk has to be reviewed in process. It lives with the gateway's
+client side because it is one: it asks the resident gateway over the same wire as the hook client.
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ MAX_LINE_BYTES = 1024 * 1024  # a "line" longer than this is cut anyway
 REVIEW_SECONDS = 20.0
 _READ = 64 * 1024
 _OWN_OPTIONS = {"--call": "call", "--session": "session", "--fifo": "fifo", "--harness": "harness"}
+
+
+def redact_output_argv(spec: DeploymentSpec) -> tuple[str, ...]:
+    """How a rewritten Bash call runs ``dsh-policy redact-output`` for ``spec`` (the same
+    interpreter and options as the hook, so it reaches the same gateway)."""
+    return (sys.executable, "-m", "dsh_policy.policy.cli", "redact-output", *spec.policy_argv())
 
 
 class FilterOptions:
