@@ -42,7 +42,7 @@ from typing import Any
 import yaml
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditWriter
-from dsh_policy.policy.compile import CompiledPolicy
+from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import StepEvent, StepMessage, ToolCallEvent, ToolResultEvent
 from dsh_policy.policy.loading import LoadFailure, build_policy

@@ -48,7 +48,7 @@ _EXPORTS: dict[str, str] = {
     "LoadFailure": ".loading",
     "PackInfo": ".loading",
     "build_policy": ".loading",
-    "CompiledPolicy": ".compile",
+    "CompiledPolicy": ".compiled",
     "PolicyError": ".errors",
     # events and verdicts
     "StepEvent": ".events",
@@ -94,7 +94,7 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:  # the names as static tools see them
     from .cel import available_engines, make_engine
-    from .compile import CompiledPolicy
+    from .compiled import CompiledPolicy
     from .config import GatewayConfig, PolicySources, load_gateway_config, policy_sources
     from .decide import DEFAULT_EVENT_SECONDS, DEFAULT_MAX_SCAN_BYTES, Decider, Policy
     from .errors import PolicyError

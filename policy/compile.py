@@ -10,302 +10,63 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Literal, cast
 
 import lark
 import re2
-import yaml
 from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.cel import EngineUnavailableError, make_engine
 from dsh_policy.policy.cel.celpy_ast import parse_checked
 from dsh_policy.policy.cel.checker import Branch, CheckEnvironment, CheckResult, VariableInfo, check
 from dsh_policy.policy.cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression, Reads
-from dsh_policy.policy.cel.types import (
-    BOOL,
-    ERROR,
-    STRING,
-    CelType,
-    from_notation,
-    record,
-    type_of_value,
-    unify,
+from dsh_policy.policy.cel.types import BOOL, ERROR, STRING, CelType, from_notation
+
+# The compiled values and the params merge have modules of their own; their names stay importable
+# from here for one release (``from dsh_policy.policy.compile import CompiledPolicy``).
+from dsh_policy.policy.compiled import (
+    CompiledExpr,
+    CompiledPack,
+    CompiledPolicy,
+    CompiledRule,
+    CompileResult,
+    Effect,
+    Redaction,
+    RuleSelection,
+    StageIndex,
 )
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.pack import LoadedPack, Mode, OnError, canonical_digest, re2_options
+from dsh_policy.policy.params import ParamOrigin, merge_params, params_type, parse_param_flags, with_article
 from dsh_policy.policy.source.yaml_source import Path as NodePath
 from dsh_policy.policy.stages import EVENT_NAMES, STAGE_TABLE, STAGES, Stage
+
+__all__ = [
+    "HELPER_NAMESPACES",
+    "STAGE_NAME_TYPES",
+    "CompileResult",
+    "CompiledExpr",
+    "CompiledPack",
+    "CompiledPolicy",
+    "CompiledRule",
+    "Effect",
+    "ParamOrigin",
+    "Redaction",
+    "RuleSelection",
+    "StageIndex",
+    "compile_policy",
+    "params_type",
+    "parse_param_flags",
+    "single_rule_policy",
+]
 
 # Namespaces of the gateway's helper functions; an engine may report them as identifiers.
 HELPER_NAMESPACES = frozenset({"path", "shell", "url", "secrets"})
 
 
-Effect = Literal["reject", "deny", "ask", "allow", "block", "accept", "enter"]
-
-
-@dataclass(frozen=True, slots=True)
-class CompiledExpr:
-    """One CEL program plus what it reads: activation names and (transitively) pack variables in
-    evaluation order. ``source_path`` locates it in its pack for error messages."""
-
-    program: CompiledExpression
-    names: frozenset[str]
-    variables: tuple[str, ...]
-    #: ``matches`` calls and comprehensions, for ``check --coverage`` (from the type checker).
-    branches: tuple[Branch, ...] = ()
-
-    @property
-    def source(self) -> str:
-        """The expression as written."""
-        return self.program.source
-
-
-@dataclass(frozen=True, slots=True)
-class Redaction:
-    """One redaction step: a named detector (``preset``) or an RE2 pattern with replacement."""
-
-    preset: str | None
-    pattern: Any  # compiled re2 pattern, or None for a preset
-    replace: str
-
-    @property
-    def label(self) -> str:
-        """How the trace names this step."""
-        return f"preset:{self.preset}" if self.preset is not None else f"pattern:{self.pattern.pattern}"
-
-
-@dataclass(frozen=True, slots=True)
-class CompiledRule:
-    """A rule ready to evaluate. ``mode`` is effective (pack default and shadow applied);
-    ``effect`` is what a match does (``accept`` for post-execute redact/context rules, ``enter``
-    for pre-step context rules)."""
-
-    id: str
-    pack_index: int
-    ordinal: int
-    stage: Stage
-    mode: Mode
-    on_error: OnError
-    effect: Effect
-    tools: tuple[str, ...] | None
-    when: CompiledExpr | None
-    message: str | None
-    message_expression: CompiledExpr | None
-    redactions: tuple[Redaction, ...]
-    context: str | None
-    description: str | None
-    # Activation names (``vars`` aside) its expressions read, directly or through its variables.
-    reads: frozenset[str] = frozenset()
-    # ``match.programs`` globs as one regex a program name must fully match (None: any program).
-    programs: re.Pattern[str] | None = None
-
-    @property
-    def enforced(self) -> bool:
-        """Whether a match changes the outcome (``warn``/``audit`` only record)."""
-        return self.mode == "enforce"
-
-
-@dataclass(frozen=True, slots=True)
-class CompiledPack:
-    """Per-pack data rules read: merged params and compiled variables."""
-
-    name: str
-    path: str
-    digest: str
-    params: Mapping[str, Any]
-    variables: Mapping[str, CompiledExpr]
-    default_decision: Literal["allow", "ask", "deny"]
-    # The params as plain dict/list, built once here so no event pays for converting them.
-    activation_params: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-
-
-@dataclass(frozen=True, slots=True)
-class RuleSelection:
-    """The rules of one stage that apply to one tool, in pack/rule order, and the activation
-    names they read per pack (``reads[pack_index]``), so an event builds one activation per pack
-    holding exactly those names."""
-
-    rules: tuple[CompiledRule, ...]
-    reads: Mapping[int, frozenset[str]]
-
-    @classmethod
-    def of(cls, rules: tuple[CompiledRule, ...]) -> RuleSelection:
-        """Select ``rules`` (already ordered) and gather what they read."""
-        reads: dict[int, frozenset[str]] = {}
-        for rule in rules:
-            reads[rule.pack_index] = reads.get(rule.pack_index, frozenset()) | rule.reads
-        return cls(rules, MappingProxyType(reads))
-
-
-@dataclass(frozen=True, slots=True)
-class StageIndex:
-    """Rules of one stage, indexed by tool: exact names in a dict, globs in a short list, rules
-    without ``match`` for every tool. ``select`` returns them in pack/rule order and memoizes
-    per tool name (bounded, since tool names come from the model)."""
-
-    exact: Mapping[str, tuple[CompiledRule, ...]]
-    globs: tuple[tuple[re.Pattern[str], CompiledRule], ...]
-    every: tuple[CompiledRule, ...]
-    all_rules: tuple[CompiledRule, ...]
-    _memo: dict[str, RuleSelection] = field(default_factory=dict, compare=False, repr=False)
-    _everything: list[RuleSelection] = field(default_factory=list, compare=False, repr=False)
-
-    def for_tool(self, name: str) -> tuple[CompiledRule, ...]:
-        """Rules of this stage that apply to tool ``name``, in order."""
-        return self.select(name).rules
-
-    def select(self, name: str) -> RuleSelection:
-        """:meth:`for_tool` with the names those rules read."""
-        found = self._memo.get(name)
-        if found is not None:
-            return found
-        picked = {rule.ordinal: rule for rule in self.every}
-        for rule in self.exact.get(name, ()):
-            picked[rule.ordinal] = rule
-        for pattern, rule in self.globs:
-            if pattern.fullmatch(name):
-                picked[rule.ordinal] = rule
-        result = RuleSelection.of(tuple(picked[ordinal] for ordinal in sorted(picked)))
-        if len(self._memo) < 4096:
-            self._memo[name] = result
-        return result
-
-    def select_all(self) -> RuleSelection:
-        """Every rule of the stage (pre-step rules have no tool)."""
-        if not self._everything:
-            self._everything.append(RuleSelection.of(self.all_rules))
-        return self._everything[0]
-
-
-@dataclass(frozen=True, slots=True)
-class CompiledPolicy:
-    """Everything needed to decide events; immutable and shareable across threads."""
-
-    packs: tuple[CompiledPack, ...]
-    rules: tuple[CompiledRule, ...]
-    stages: Mapping[str, StageIndex]
-    engine_name: str
-    shadow: bool
-    digest: str
-    default_decision: Literal["allow", "ask", "deny"]
-    #: What the type checker found suspicious but legal (``check`` prints them; ``--strict`` fails).
-    warnings: tuple[PolicyError, ...] = ()
-    # The deployment's self-protection (``policy.self_protection``), checked at guard level
-    # before any rule; ``None`` for packs compiled without a deployment (``Policy.load``, cases).
-    protection: Any = None
-    converting: bool = True
-    """Some program converts its activation (python, native): the decider then hands each pack's
-    expressions one shared :class:`~dsh_policy.policy.cel.engine.EventActivation` to keep the
-    conversion on. False when every program reads plain values as they are (closure)."""
-
-
 def _converts(expr: CompiledExpr | None) -> bool:
     return expr is not None and getattr(expr.program, "converts_activation", True)
-
-
-@dataclass(frozen=True, slots=True)
-class CompileResult:
-    """A compiled policy, or every error found; warnings either way."""
-
-    policy: CompiledPolicy | None
-    errors: tuple[PolicyError, ...]
-    warnings: tuple[PolicyError, ...] = ()
-
-
-# --- params ---------------------------------------------------------------------------------------
-
-
-def parse_param_flags(flags: Sequence[str]) -> tuple[dict[str, Any], list[PolicyError]]:
-    """``--param KEY=VALUE`` flags; VALUE is read as a YAML scalar (``10`` is an int, ``[a, b]`` a
-    list, ``'10'`` a string)."""
-    params: dict[str, Any] = {}
-    errors: list[PolicyError] = []
-    for flag in flags:
-        key, sep, raw = flag.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            errors.append(PolicyError("--param", 0, 0, f"{flag!r}: expected KEY=VALUE"))
-            continue
-        try:
-            params[key] = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError as exc:
-            errors.append(PolicyError("--param", 0, 0, f"{key}: value is not valid YAML: {exc}"))
-    return params, errors
-
-
-def params_type(declared: Mapping[str, Any]) -> CelType:
-    """The type rules see as ``params``: a map whose keys are the pack's declared params, each
-    typed from its declared value (``5`` an int, ``[a, b]`` a list(string))."""
-    return record("params", ((key, type_of_value(value)) for key, value in declared.items()))
-
-
-def _keeping_type(declared: CelType, value: Any) -> Any:
-    """``value`` with its integers made doubles where the declaration holds doubles (``ratio: 0.5``
-    overridden with ``1``), so the param keeps its declared type at run time."""
-    if declared.kind == "double" and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if declared.kind == "list" and isinstance(value, list):
-        return [_keeping_type(declared.args[0], item) for item in value]
-    if declared.kind == "map" and isinstance(value, dict):
-        return {key: _keeping_type(declared.args[1], item) for key, item in value.items()}
-    return value
-
-
-def _override_fits(declared: CelType, value: Any) -> bool:
-    """Whether an override has the declared param's type (a declared ``null`` takes anything)."""
-    if declared.kind == "dyn":
-        return True
-    actual = type_of_value(value)
-    if value is None or actual.kind == "dyn":
-        return False
-    return unify(declared, actual, {})
-
-
-def _a(t: CelType) -> str:
-    text = str(t)
-    return f"an {text}" if text[:1] in "aeio" else f"a {text}"
-
-
-@dataclass(frozen=True, slots=True)
-class ParamOrigin:
-    """Where a param override was given, for error messages (``--param`` has no line: 0)."""
-
-    file: str = "--param"
-    line: int = 0
-    col: int = 0
-
-    def error(self, message: str) -> PolicyError:
-        """A :class:`PolicyError` at this origin."""
-        return PolicyError(self.file, self.line, self.col, message)
-
-
-def _merge_params(
-    packs: Sequence[LoadedPack], overrides: Mapping[str, Any], origins: Mapping[str, ParamOrigin]
-) -> tuple[list[dict[str, Any]], list[PolicyError]]:
-    errors: list[PolicyError] = []
-    merged = [dict(pack.model.spec.params) for pack in packs]
-    for key, value in overrides.items():
-        declaring = [index for index, pack in enumerate(packs) if key in pack.model.spec.params]
-        if not declaring:
-            origin = origins.get(key, ParamOrigin())
-            errors.append(origin.error(f"param {key!r} is not declared by any loaded pack"))
-            continue
-        for index in declaring:
-            default = packs[index].model.spec.params[key]
-            declared = type_of_value(default)
-            kept = _keeping_type(declared, value)
-            if not _override_fits(declared, kept):
-                given = "null" if value is None else _a(type_of_value(value))
-                errors.append(
-                    origins.get(key, ParamOrigin()).error(
-                        f"param {key!r}: pack {packs[index].name} declares {_a(declared)} ({default!r}); "
-                        f"the override {value!r} is {given}"
-                    )
-                )
-                continue
-            merged[index][key] = kept
-    return merged, errors
 
 
 # --- compiling ----------------------------------------------------------------------------------
@@ -474,7 +235,10 @@ class _PackCompiler:
         wrong = expect is not None and not (result.type.lenient or result.type == expect.type)
         if expect is not None and wrong and not result.errors:
             start = len(pending.source) - len(pending.source.lstrip())
-            message = f"{expect.label} must give {_a(expect.type)}; this expression gives {_a(result.type)}"
+            message = (
+                f"{expect.label} must give {with_article(expect.type)}; "
+                f"this expression gives {with_article(result.type)}"
+            )
             self._expression_error(pending.path, start, message)
         return result
 
@@ -795,7 +559,7 @@ def _compile_all(
     param_origins: Mapping[str, ParamOrigin],
     shadow: bool,
 ) -> CompileResult:
-    merged, errors = _merge_params(packs, params, param_origins)
+    merged, errors = merge_params(packs, params, param_origins)
     warnings: list[PolicyError] = []
     compiled_packs: list[CompiledPack] = []
     rules: list[CompiledRule] = []

@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from dsh_policy.policy.compile import CompiledPolicy, ParamOrigin, parse_param_flags
+from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.loading import LoadFailure, build_policy
+from dsh_policy.policy.params import ParamOrigin, parse_param_flags
 from dsh_policy.policy.self_protection import SelfProtection, protection_for
 from dsh_policy.policy.source.schema import schema_errors
 from dsh_policy.policy.source.yaml_source import read_yaml_file

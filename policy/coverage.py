@@ -21,7 +21,7 @@ from dsh_policy.policy.cases import Case, CaseOutcome, run_case
 from dsh_policy.policy.cel.checker import Branch
 from dsh_policy.policy.cel.engine import CelCompileIssue
 from dsh_policy.policy.cel.python_engine import PythonCelEngine
-from dsh_policy.policy.compile import CompiledExpr, CompiledPolicy, CompiledRule
+from dsh_policy.policy.compiled import CompiledExpr, CompiledPolicy, CompiledRule
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.examples import run_examples
 from dsh_policy.policy.pack import LoadedPack, load_packs

@@ -204,3 +204,12 @@ def _json_safe(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_json_safe(item) for item in value]
     return str(value)
+
+
+# --- wording every adapter shares -----------------------------------------------------------------
+
+
+def with_rules(message: str, rules: tuple[str, ...]) -> str:
+    """A refusal names the rules that made it, so the model and the user can see it is policy. The
+    hooks and the MCP proxy word every refusal so: one wording, whichever adapter refused."""
+    return f"{message} [policy: {', '.join(rules)}]" if rules else message

@@ -32,7 +32,8 @@ from typing import Any
 
 import orjson
 from dsh_policy.policy.cases import Case, CaseOutcome, event_case, run_case
-from dsh_policy.policy.compile import CompiledPolicy, CompiledRule, single_rule_policy
+from dsh_policy.policy.compile import single_rule_policy
+from dsh_policy.policy.compiled import CompiledPolicy, CompiledRule
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.pack import LoadedPack, RuleSpec

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 import orjson
 from dsh_policy.core.frozen import thaw
-from dsh_policy.policy.compile import CompiledPack, CompiledPolicy, CompiledRule
+from dsh_policy.policy.compiled import CompiledPack, CompiledPolicy, CompiledRule
 
 __all__ = ["condition_reads", "match_fingerprint", "rule_fingerprints"]
 

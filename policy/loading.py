@@ -12,9 +12,11 @@ from os import PathLike
 from typing import Any
 
 from dsh_policy.policy.cel.engine import CelEngine
-from dsh_policy.policy.compile import CompiledPolicy, ParamOrigin, compile_policy
+from dsh_policy.policy.compile import compile_policy
+from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.pack import canonical_digest, load_packs
+from dsh_policy.policy.params import ParamOrigin
 
 
 @dataclass(frozen=True, slots=True)

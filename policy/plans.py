@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dsh_policy.policy.compile import CompiledExpr, CompiledRule, RuleSelection
+from dsh_policy.policy.compiled import CompiledExpr, CompiledRule, RuleSelection
 from dsh_policy.policy.events import RuleTrace
 
 MAX_PLANS_PER_STAGE = 4096

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from dsh_policy.policy.compile import Redaction
+from dsh_policy.policy.compiled import Redaction
 from dsh_policy.policy.detectors import DETECTORS
 from dsh_policy.policy.detectors import redact as detector_redact
 

@@ -5,10 +5,17 @@ A log renamed on its way to an auditor (``laptop42-2026-12.jsonl``) no longer si
 the verifier reads the log id from the first record and looks at every ``*.anchor`` beside the log:
 one of this log wins (the newest, by seq, if several); the file under the log's own anchor name is
 used even when it is another log's, so that a foreign anchor there is reported as foreign.
+
+Anchors are read only from regular files (:func:`read_regular`): a named pipe (FIFO) under an
+anchor's name would block the verifier forever on its first read. One under the log's own anchor
+name is handed on to be refused as unreadable; others beside the log are passed over.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -23,6 +30,35 @@ _PEEK_BYTES: Final = 1 << 16
 _MAX_CANDIDATES: Final = 10_000
 
 
+#: What a file that is not a regular file is, for the error that refuses it.
+_KINDS: Final = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def read_regular(path: Path, limit: int = -1) -> bytes:
+    """Up to ``limit`` bytes (all with -1) of ``path``, which must be a regular file. Opened without
+    blocking and checked on the open descriptor, so a FIFO (whose open or read would wait for a
+    writer) is refused at once, and a file swapped after a check cannot slip in. Raises
+    ``OSError`` (``EINVAL`` with a message naming what the file is, for a file that is not regular)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+            raise OSError(errno.EINVAL, f"{kind}, not a regular file: an anchor is read only from a file")
+        with os.fdopen(fd, "rb", closefd=True) as handle:
+            fd = -1
+            return handle.read(limit)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 @dataclass(frozen=True, slots=True)
 class FoundAnchor:
     """An anchor found beside the log: ``by`` says whether its name or the log id matched."""
@@ -34,8 +70,7 @@ class FoundAnchor:
 def first_log_id(path: Path) -> str | None:
     """The ``log_id`` of the first line of ``path``, or None when it cannot be read."""
     try:
-        with path.open("rb") as handle:
-            head = handle.read(_PEEK_BYTES)
+        head = read_regular(path, _PEEK_BYTES)
     except OSError:
         return None
     return _log_id_and_seq(head.split(b"\n", 1)[0])[0]
@@ -44,7 +79,9 @@ def first_log_id(path: Path) -> str | None:
 def find_anchor(active: Path, log_id: str | None) -> FoundAnchor | None:
     """The anchor beside the log at ``active`` (see the module docstring), or None."""
     by_name = anchor_path(active)
-    named = by_name if by_name.is_file() else None
+    # Whatever file sits under the log's own anchor name is its anchor: a FIFO there is handed on
+    # (and refused as unreadable), never silently taken for "no anchor".
+    named = by_name if by_name.exists() and not by_name.is_dir() else None
     if log_id is not None:
         best: tuple[int, Path] | None = None
         for index, candidate in enumerate(sorted(active.parent.glob("*.anchor"))):
@@ -62,9 +99,8 @@ def find_anchor(active: Path, log_id: str | None) -> FoundAnchor | None:
 
 def _read_anchor(path: Path) -> tuple[str | None, int]:
     try:
-        with path.open("rb") as handle:
-            data = handle.read(_PEEK_BYTES)
-    except OSError:
+        data = read_regular(path, _PEEK_BYTES)
+    except OSError:  # unreadable, or not a regular file (a FIFO would block): not this log's
         return None, -1
     log_id, seq = _log_id_and_seq(data.split(b"\n", 1)[0])
     return log_id, seq if seq is not None else -1

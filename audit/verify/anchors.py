@@ -12,6 +12,7 @@ from pathlib import Path
 import orjson
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from .anchor_lookup import read_regular
 from .chain import Chain
 from .checkpoints import Checkpoints
 from .findings import Findings, Reason
@@ -60,9 +61,10 @@ class Anchor:
         self.require = False
 
     def read(self, path: Path, unreadable: list[str]) -> bytes | None:
-        """The anchor file's bytes (noting which seq to keep while walking), or None if unreadable."""
+        """The anchor file's bytes (noting which seq to keep while walking), or None if unreadable
+        (or not a regular file: a FIFO given as the anchor would block the read forever)."""
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except OSError as error:
             unreadable.append(f"{path}: {error.strerror or error}")
             return None

@@ -13,7 +13,9 @@ their framework when they are imported, never before, so this package needs none
 | ``pydantic_ai``       | PydanticAI (``pydantic-ai``)                  | ``PolicyCapability``        |
 | ``adk``               | Google ADK (``adk``)                          | ``PolicyPlugin``            |
 
-The user's guide is ``docs/frameworks.md``.
+The Claude Agent SDK answers Claude Code's own hooks, so its adapter is the Claude Code hook run in
+process: ``policy.hooks.in_process.agent_sdk.PolicyHooks``. The user's guide is
+``docs/frameworks.md``.
 """
 
 from __future__ import annotations

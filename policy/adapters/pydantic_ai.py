@@ -111,15 +111,15 @@ class PolicyCapability(AbstractCapability[Any]):
         """``DeferredToolResults`` for every approval in ``requests``; a call without a reply is
         refused (no answer is not an approval)."""
         return DeferredToolResults(
-            approvals={part.tool_call_id: self.answer(part.tool_call_id, replies.get(part.tool_call_id))
-                       for part in requests.approvals}
+            approvals={
+                part.tool_call_id: self.answer(part.tool_call_id, replies.get(part.tool_call_id))
+                for part in requests.approvals
+            }
         )
 
     # --- the hook ------------------------------------------------------------------------------------
 
-    async def wrap_tool_execute(
-        self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any
-    ) -> Any:
+    async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any) -> Any:
         gated = self._before(ctx, call, args)
         try:
             result = await handler(args)
@@ -199,8 +199,9 @@ class PolicyCapability(AbstractCapability[Any]):
         return _replacement(shown)
 
     def _failed(self, call: GatedCall, message: str, code: str) -> None:
-        self.gate.finish(call, text=f"Error: {message}", is_error=True, error_message=message,
-                         error_code=code)
+        self.gate.finish(
+            call, text=f"Error: {message}", is_error=True, error_message=message, error_code=code
+        )
 
 
 def _plain_args(args: Any) -> Any:

@@ -67,6 +67,7 @@ _QUALIFIED_TYPES: Final = {
     "google.protobuf.Duration": TYPES["google.protobuf.Duration"],
 }
 
+
 def _helper(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     """A gateway helper as a CEL function: its arguments as they are (plain values: a ``uint``
     is an ``int``), its ``TypeError``/``ValueError`` as an evaluation error."""

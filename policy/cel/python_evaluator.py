@@ -24,7 +24,6 @@ class StepBudgetExceededError(BaseException):
     cel-python's own ``except Exception`` handlers cannot turn it into a value and carry on."""
 
 
-
 class StepCounter:
     __slots__ = ("deadline", "limit", "steps")
 

@@ -24,7 +24,7 @@ from dsh_policy.policy.cases import Case, CaseOutcome, load_cases, run_case, unk
 from dsh_policy.policy.cel import available_engines
 from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command, print_errors, print_json
 from dsh_policy.policy.command_line import CommandParser, add_policy_options, sources_from
-from dsh_policy.policy.compile import CompiledPolicy
+from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.coverage import CoverageReport, measure_coverage
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.errors import PolicyError

@@ -13,18 +13,20 @@ from dsh_policy.policy.cli.options import parse_command
 from dsh_policy.policy.command_line import CommandParser
 from dsh_policy.policy.hooks.codex import managed as codex_managed
 from dsh_policy.policy.hooks.codex import trust as codex_trust
-from dsh_policy.policy.hooks.install import doctor, doctor_codex, doctor_http, doctor_mcp
+from dsh_policy.policy.hooks.install import doctor, doctor_clients, doctor_codex, doctor_http, doctor_mcp
 
 
 def _parser() -> CommandParser:
     parser = CommandParser(prog="dsh-policy doctor", description="Check a hook installation end to end.")
-    parser.add_argument("harness", choices=["claude-code", "codex"])
+    parser.add_argument("harness", choices=["claude-code", "codex", *doctor_clients.PROBE_SPELLING])
     parser.add_argument("--project", default=".", metavar="DIR", help="the project folder (default: .)")
     return parser
 
 
 def findings(harness: str, project: str) -> list[doctor.Finding]:
     """Every check, in order (later checks are skipped when there is nothing to check)."""
+    if harness in doctor_clients.PROBE_SPELLING:
+        return doctor_clients.findings(harness, project)
     home = os.environ.get("HOME") or os.path.expanduser("~")
     if harness == "claude-code":
         files = doctor.claude_code_settings_files(project, home)

@@ -16,7 +16,7 @@ from dsh_policy.audit.terminal import Painter
 from dsh_policy.policy.cases import CaseOutcome, load_event, run_case
 from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command, print_errors, print_json
 from dsh_policy.policy.command_line import CommandParser, add_policy_options, sources_from
-from dsh_policy.policy.compile import CompiledPolicy, CompiledRule
+from dsh_policy.policy.compiled import CompiledPolicy, CompiledRule
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.events import StepEvent, ToolResultEvent

@@ -17,7 +17,7 @@ from typing import TextIO
 
 from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command, print_errors, print_json
 from dsh_policy.policy.command_line import CommandParser, add_policy_options, sources_from
-from dsh_policy.policy.compile import CompiledPolicy
+from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.config import policy_sources
 from dsh_policy.policy.loading import LoadFailure
 from dsh_policy.policy.review.outcomes import Outcome
@@ -233,8 +233,10 @@ def _render_item(title: str, item: ReplayedDecision, say: Callable[..., None]) -
         say(f"  note      {note}")
     if item.told is not None:
         told = item.told
-        say(f"  told      the agent was told {told.action}, not this decision (hook_told seq {told.seq}):"
-            f" {told.why}")
+        say(
+            f"  told      the agent was told {told.action}, not this decision (hook_told seq {told.seq}):"
+            f" {told.why}"
+        )
 
 
 def _outcome_text(outcome: Outcome, item: ReplayedDecision) -> str:
@@ -263,8 +265,10 @@ def _render_summary(report: ReplayReport, say: Callable[..., None]) -> None:
     for reason, count in sorted(summary.skipped.items()):
         say(f"  skipped {count}: {SKIP_REASONS.get(reason, reason)}")
     if summary.told:
-        say(f"  told {summary.told}: hook_told record(s), the agent was told a safe answer instead of the"
-            " decision recorded for that request (the recorded decision is the one replayed)")
+        say(
+            f"  told {summary.told}: hook_told record(s), the agent was told a safe answer instead of the"
+            " decision recorded for that request (the recorded decision is the one replayed)"
+        )
     if summary.in_process:
         say(f"  in process {summary.in_process}: decided by the hook itself, its gateway did not answer")
     for rule, counts in sorted(summary.by_rule.items()):

@@ -11,6 +11,7 @@ JSON and exits 0, or exits 1 when none answers; ``--stop`` asks it to leave clea
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
@@ -49,6 +50,9 @@ def _parser() -> CommandParser:
     )
     parser.add_argument("--as", dest="approver", metavar="NAME", help="the console's approver")
     parser.add_argument("--key", metavar="FILE", help="the console approver's private key")
+    from dsh_policy.policy.fleet.serving import add_fleet_options
+
+    add_fleet_options(parser)
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--status", action="store_true", help="print the running gateway's status and exit")
     action.add_argument("--stop", action="store_true", help="ask the running gateway to stop")
@@ -72,6 +76,20 @@ def main(argv: list[str]) -> int:
     args = parse_command(_parser(), argv)
     if isinstance(args, int):
         return args
+    if not args.fleet or args.status or args.stop:
+        return _serve(args)
+    from dsh_policy.policy.fleet.serving import start_fleet
+
+    agent = start_fleet(args)  # points args.config at the last good bundle on disk
+    if isinstance(agent, int):
+        return agent
+    try:
+        return _serve(args)
+    finally:
+        agent.stop()
+
+
+def _serve(args: argparse.Namespace) -> int:
     spec = spec_from(args)
     if args.status or args.stop:
         return _query(spec, "stop" if args.stop else "status")

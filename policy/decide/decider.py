@@ -17,7 +17,7 @@ from typing import Any
 
 import structlog
 from dsh_policy.cmdline.deadline import stage_deadline
-from dsh_policy.policy.compile import CompiledPolicy, Redaction, RuleSelection
+from dsh_policy.policy.compiled import CompiledPolicy, Redaction, RuleSelection
 from dsh_policy.policy.decide.bindings import CALL_BUILDERS, RESULT_BUILDERS, STEP_BUILDERS
 from dsh_policy.policy.decide.combine import (
     combine_guard,

@@ -11,7 +11,7 @@ from os import PathLike
 from typing import Any
 
 from dsh_policy.policy.cel.engine import CelEngine
-from dsh_policy.policy.compile import CompiledPolicy, ParamOrigin
+from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.decide.decider import DEFAULT_EVENT_SECONDS, DEFAULT_MAX_SCAN_BYTES, Decider
 from dsh_policy.policy.events import (
     GuardVerdict,
@@ -23,6 +23,7 @@ from dsh_policy.policy.events import (
     ToolResultEvent,
 )
 from dsh_policy.policy.loading import LoadFailure, PackInfo, build_policy
+from dsh_policy.policy.params import ParamOrigin
 
 
 class Policy:

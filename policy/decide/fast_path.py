@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from dsh_policy.policy.compile import CompiledPack
+from dsh_policy.policy.compiled import CompiledPack
 from dsh_policy.policy.decide.bindings import CALL_BUILDERS
 from dsh_policy.policy.events import ToolCallEvent
 from dsh_policy.policy.plans import StagePlan

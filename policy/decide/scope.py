@@ -17,7 +17,7 @@ from typing import Any
 
 from dsh_policy.cmdline.shell import shell_argv0s
 from dsh_policy.policy.cel.engine import CelEvalError, EventActivation
-from dsh_policy.policy.compile import CompiledExpr, CompiledPolicy
+from dsh_policy.policy.compiled import CompiledExpr, CompiledPolicy
 
 _VARS = frozenset({"vars"})
 _NO_NAMES: frozenset[str] = frozenset()

@@ -17,7 +17,7 @@ from typing import Any
 import structlog
 from dsh_policy.cmdline.deadline import stage_deadline
 from dsh_policy.policy.cel.engine import CelEvalError
-from dsh_policy.policy.compile import CompiledRule
+from dsh_policy.policy.compiled import CompiledRule
 from dsh_policy.policy.decide.scope import EventScope
 from dsh_policy.policy.events import RuleTrace
 from dsh_policy.policy.plans import Match, RulePlan, StagePlan, plan_rule

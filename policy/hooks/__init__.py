@@ -8,6 +8,8 @@
 - ``gateway/``: the resident gateway of a deployment, the fast client every hook event runs, and
   the hook audit records;
 - ``install/``: the settings ``dsh-policy init`` writes and ``dsh-policy doctor``'s checks;
+- :mod:`.harness_files`: reading and atomically rewriting a harness's own files (install and
+  codex/ share it);
 - ``review/``: keeping secrets out of the output a harness shows the model.
 
 Every ``__init__`` here stays free of imports: the fast hook client imports only the modules it

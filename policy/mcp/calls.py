@@ -25,6 +25,7 @@ from dsh_policy.policy.events import (
     ToolCallEvent,
     ToolCallVerdict,
     ToolResultEvent,
+    with_rules,
 )
 from dsh_policy.policy.runtime.auditing import CallOutcome, DecisionAuditor, ResultFacts, canonical_domain
 
@@ -33,11 +34,6 @@ APPROVAL_NEEDED = "approval needed: {message}. This MCP proxy has no approval pa
 CONTEXT_PREFIX = "[dsh-policy] "
 #: The fields of a result that carry the tool's output (a blocked result keeps none of them).
 _RESULT_PAYLOAD = frozenset({"content", "structuredContent", "isError"})
-
-
-def with_rules(message: str, rules: tuple[str, ...]) -> str:
-    """A refusal names the rules that made it, as the hooks' refusals do."""
-    return f"{message} [policy: {', '.join(rules)}]" if rules else message
 
 
 def utc_now() -> datetime.datetime:

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from dsh_policy.core.frozen import NotJsonError, freeze_json
-from dsh_policy.policy.compile import CompiledPolicy, CompiledRule
+from dsh_policy.policy.compiled import CompiledPolicy, CompiledRule
 from dsh_policy.policy.decide import Decider
-from dsh_policy.policy.events import ToolCallEvent, ToolResultEvent
+from dsh_policy.policy.events import ToolCallEvent, ToolResultEvent, with_rules
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,4 +104,4 @@ def scan(decider: Decider, server: str, definition: Mapping[str, Any], session_i
     if verdict.decision != "block":
         return None
     message = verdict.message or "the tool definition was refused by policy"
-    return f"{message} [policy: {', '.join(verdict.rules)}]" if verdict.rules else message
+    return with_rules(message, verdict.rules)

@@ -115,15 +115,23 @@ class StdioProxy:
         except Exception as error:  # a bug must refuse, not kill the relay
             return self.gate.failed(message, from_client, error)
 
-    def _pump_server(self) -> None:
-        assert self.process is not None and self.process.stdout is not None
-        next_message = read_messages(self.process.stdout, self.limit)
+    def _relay(self, stream: IO[bytes], *, from_client: bool) -> None:
+        """Route every message of one side until its stream ends: a line that is not a message
+        to that side's garbage handling, a message through the gate (a bug in it refuses)."""
+        gate = self.gate
+        garbage = gate.client_garbage if from_client else gate.server_garbage
+        route = gate.from_client if from_client else gate.from_server
+        next_message = read_messages(stream, self.limit)
         while (item := next_message()) is not None:
             raw, message = item
             if isinstance(message, jsonrpc.FramingError):
-                self._send(self.gate.server_garbage(message))
+                self._send(garbage(message))
             else:
-                self._send(self._guarded(self.gate.from_server, message, raw, from_client=False))
+                self._send(self._guarded(route, message, raw, from_client=from_client))
+
+    def _pump_server(self) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        self._relay(self.process.stdout, from_client=False)
         try:
             status = self.process.wait(timeout=_EXIT_WAIT_SECONDS)
             reason = f"it exited with status {status}"
@@ -140,13 +148,7 @@ class StdioProxy:
             pump.start()
         previous = signal.signal(signal.SIGTERM, self._on_sigterm) if _main_thread() else None
         try:
-            next_message = read_messages(self.client_in, self.limit)
-            while (item := next_message()) is not None:
-                raw, message = item
-                if isinstance(message, jsonrpc.FramingError):
-                    self._send(self.gate.client_garbage(message))
-                else:
-                    self._send(self._guarded(self.gate.from_client, message, raw, from_client=True))
+            self._relay(self.client_in, from_client=True)
         finally:
             self._stop()
             if pump is not None:

@@ -27,7 +27,6 @@ under its own key. A blocking thread per exchange (stdlib ``ThreadingHTTPServer`
 from __future__ import annotations
 
 import http.client
-import ipaddress
 import itertools
 import socket
 import threading
@@ -38,6 +37,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import structlog
+from dsh_policy.policy.loopback import is_loopback_ip
 from dsh_policy.policy.mcp import jsonrpc
 from dsh_policy.policy.mcp.gate import McpGate, Route
 from dsh_policy.policy.mcp.stdio import DEFAULT_MAX_MESSAGE_BYTES
@@ -77,11 +77,10 @@ def listen_address(text: str) -> tuple[str, int] | str:
         return f"--listen {text!r}: give HOST:PORT, e.g. 127.0.0.1:8765"
     if host == "localhost":
         host = "127.0.0.1"
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
+    loopback = is_loopback_ip(host)
+    if loopback is None:
         return f"--listen {text!r}: the host must be a loopback IP address (127.0.0.1 or ::1)"
-    if not address.is_loopback:
+    if not loopback:
         return f"--listen {text!r}: the proxy listens on loopback addresses only (127.0.0.1 or ::1)"
     return host, int(port_text)
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from dsh_policy.policy.compile import CompiledPack, CompiledRule
+from dsh_policy.policy.compiled import CompiledPack, CompiledRule
 from dsh_policy.policy.fingerprint import condition_reads
 from dsh_policy.policy.review.records import GateEvidence, RecordedVerdict
 from dsh_policy.policy.stages import STAGE_TABLE

@@ -167,8 +167,13 @@ class ToldRecord:
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON."""
-        return {"seq": self.seq, "request": self.request, "action": self.action,
-                "exit_code": self.exit_code, "why": self.why}
+        return {
+            "seq": self.seq,
+            "request": self.request,
+            "action": self.action,
+            "exit_code": self.exit_code,
+            "why": self.why,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from typing import Any, Final, Literal
 from dsh_policy.audit.keys import KeyFileError
 from dsh_policy.audit.verify import PublicKeySource, verify_log
 from dsh_policy.core.frozen import thaw
-from dsh_policy.policy.compile import CompiledPolicy
+from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.fingerprint import rule_fingerprints
 from dsh_policy.policy.review.outcomes import RANKS, Outcome

@@ -25,7 +25,7 @@ from typing import Any, Final, Literal
 import orjson
 import structlog
 from dsh_policy.core.frozen import thaw
-from dsh_policy.policy.compile import CompiledPolicy
+from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.events import StepEvent, ToolCallEvent, ToolResultEvent
 from dsh_policy.policy.fingerprint import rule_fingerprints

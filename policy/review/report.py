@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from dsh_policy.audit.verify import VerificationReport
-from dsh_policy.policy.compile import CompiledPolicy
+from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.review.outcomes import RANKS, Outcome
 from dsh_policy.policy.review.records import SKIP_REASONS, RecordedDecision, ToldRecord
 

@@ -25,7 +25,7 @@ from dsh_policy.audit.losses import ReopeningWriter
 from dsh_policy.audit.record import DEPTH_MARKER, MAX_RECORD_DEPTH, MAX_SAFE_INTEGER, fit_to_domain
 from dsh_policy.audit.writer import AuditError, AuditRecordError, AuditWriteError, AuditWriter
 from dsh_policy.core.frozen import thaw
-from dsh_policy.policy.compile import CompiledPolicy
+from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.events import (
     GuardVerdict,
@@ -470,13 +470,14 @@ class DecisionAuditor:
     def hook_told(self, fields: Mapping[str, Any]) -> None:
         """What a hook told the agent when that was not its gateway's answer (the answer was
         lost, late or broken, and the hook gave the safe answer instead)."""
-        self._append("hook_told", {key: canonical_domain(value) for key, value in fields.items()})
+        self.adapter_event("hook_told", fields)
 
     def adapter_event(self, kind: str, fields: Mapping[str, Any]) -> None:
-        """A record of an adapter's own kind (the MCP proxy's ``mcp_tool`` pins and quarantines),
-        every value fitted to the log's domain and the policy in force stamped on it."""
+        """A record of an adapter's own kind (the MCP proxy's ``mcp_tool`` pins and quarantines,
+        the hooks' ``hook_told`` and ``hook_event``), every value fitted to the log's domain and
+        the policy in force stamped on it."""
         self._append(kind, {key: canonical_domain(value) for key, value in fields.items()})
 
     def hook_event(self, fields: Mapping[str, Any]) -> None:
         """A harness hook event with no tool decision of its own (session start, stop)."""
-        self._append("hook_event", {key: canonical_domain(value) for key, value in fields.items()})
+        self.adapter_event("hook_event", fields)

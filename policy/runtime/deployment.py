@@ -18,7 +18,7 @@ from typing import Any
 import structlog
 from dsh_policy.audit.losses import ReopeningWriter
 from dsh_policy.audit.writer import AuditWriteError, AuditWriter
-from dsh_policy.policy.compile import CompiledPolicy
+from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError

@@ -24,11 +24,12 @@ from typing import Any
 
 import structlog
 from dsh_policy.policy.cel.engine import CelEngine
-from dsh_policy.policy.compile import CompiledPolicy, ParamOrigin
+from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.config import policy_sources
 from dsh_policy.policy.decide import DEFAULT_EVENT_SECONDS, DEFAULT_MAX_SCAN_BYTES, Decider, Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.loading import LoadFailure, build_policy, with_protection
+from dsh_policy.policy.params import ParamOrigin
 from dsh_policy.policy.runtime.policy_changes import PolicyChanges, diff_summaries, policy_summary
 from dsh_policy.policy.self_protection import protection_for
 

@@ -60,7 +60,14 @@ def test_codex_cannot_ask_so_it_denies_and_says_so() -> None:
     assert (reply.exit_code, reply.stderr) == (2, "needs a human" + ASK_DEGRADED_SUFFIX + "\n")
 
 
-def test_claude_redaction_of_a_builtin_tool_blocks_and_names_the_types() -> None:
+def test_claude_redaction_of_a_builtin_tool_replaces_its_output_in_the_tools_own_shape() -> None:
+    redacted = {"stdout": "key [REDACTED:aws-access-key]", "stderr": "", "interrupted": False}
+    verdict = HookVerdict("PostToolUse", "redact", redacted_output=redacted, tool_name="Bash")
+    document = json.loads(ClaudeCodeDialect().render(verdict).stdout)
+    assert document == {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": redacted}}
+
+
+def test_claude_redaction_without_the_tools_shape_blocks_and_names_the_types() -> None:
     verdict = HookVerdict(
         "PostToolUse", "redact", redacted_types=("aws-access-key", "github-token"), tool_name="Read"
     )

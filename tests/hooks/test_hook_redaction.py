@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from dsh_policy.policy.gateway_folders import RUNTIME_DIR_VARIABLE
-from dsh_policy.policy.hooks.review.output_filter import Reviewer, parse_filter_options, split_chunk
+from dsh_policy.policy.hooks.gateway.output_filter import Reviewer, parse_filter_options, split_chunk
 from dsh_policy.policy.hooks.review.secret_reads import files_named
 from resident_kit import hook_argv, run_client
 

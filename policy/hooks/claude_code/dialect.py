@@ -12,11 +12,14 @@ Choices made here:
   not object", not "skip the user's own permission prompts"; emitting ``permissionDecision:
   allow`` would widen what the user configured, and a guard must only ever narrow it.
 - ``ask`` is ``permissionDecision: ask`` with the reason shown in the prompt.
-- ``redact``: Claude Code can replace the output of MCP tools only (``updatedMCPToolOutput``). For
-  built-in tools a PostToolUse answer comes too late: the model already has the output, and a
-  ``decision: "block"`` is only feedback beside it. So every PostToolUse block of a built-in tool
-  says exactly that (:data:`ALREADY_SEEN_NOTE`) instead of claiming the output was withheld; the
-  real protection for built-in tools happens in PreToolUse (``hooks.review.secret_reads``).
+- ``redact`` replaces the output: ``updatedMCPToolOutput`` for MCP tools, ``updatedToolOutput``
+  for built-in tools. Measured in the real 2.1.332: ``updatedToolOutput`` is honoured for Bash,
+  Read and Grep when it has the tool's own response shape (the redacted ``tool_response``), and
+  silently ignored when it is a string, so a redaction without that shape still blocks and says
+  the output could not be withheld (:data:`ALREADY_SEEN_NOTE`). The PreToolUse workarounds
+  (``hooks.review.secret_reads``) stay: they also keep secrets out of Claude Code's own
+  transcript on disk, which no PostToolUse answer reaches, and out of older clients that ignore
+  the field.
 - ``rewrite`` is ``updatedInput`` with no ``permissionDecision``: the call runs as rewritten and
   still goes through the user's own permission rules.
 - ``halt`` is ``continue: false`` with ``stopReason`` (shown to the user).
@@ -24,6 +27,7 @@ Choices made here:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Final
 
@@ -75,6 +79,10 @@ class ClaudeCodeDialect:
         if verdict.action == "redact" and event == "PostToolUse":
             if verdict.tool_name is not None and verdict.tool_name.startswith("mcp__"):
                 specific = {"hookEventName": event, "updatedMCPToolOutput": verdict.redacted_output}
+                return _reply({"hookSpecificOutput": self._with_context(specific, verdict)})
+            if isinstance(verdict.redacted_output, Mapping):
+                # The tool's own response shape, redacted: the only form the client applies.
+                specific = {"hookEventName": event, "updatedToolOutput": dict(verdict.redacted_output)}
                 return _reply({"hookSpecificOutput": self._with_context(specific, verdict)})
             notice = already_seen(RedactionNotice(verdict.redacted_types).found_text())
             return self._block(HookVerdict(event, "block", notice, verdict.contexts))

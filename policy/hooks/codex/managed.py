@@ -23,7 +23,7 @@ import tomllib
 from collections.abc import Mapping
 from typing import Final
 
-from dsh_policy.policy.hooks.install.settings_files import SettingsError, configured_commands
+from dsh_policy.policy.hooks.harness_files import SettingsError, configured_commands
 
 CODEX_REQUIREMENTS: Final[str] = "/etc/codex/requirements.toml"
 REQUIREMENTS_VARIABLE: Final[str] = "DSH_POLICY_CODEX_REQUIREMENTS"

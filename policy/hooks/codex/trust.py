@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from dsh_policy import __version__
-from dsh_policy.policy.hooks.install.settings_files import read_text, write_atomically
+from dsh_policy.policy.hooks.harness_files import read_text, write_atomically
 
 LIST_SECONDS: Final[float] = 30.0
 TRUST_HINT: Final[str] = (

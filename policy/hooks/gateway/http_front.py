@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import ipaddress
 import json
 import os
 import secrets
@@ -39,6 +38,7 @@ from dsh_policy.policy.hooks.gateway.safe_answers import FAIL_CLOSED_PREFIX
 from dsh_policy.policy.hooks.gateway.service import GatewayService
 from dsh_policy.policy.hooks.gateway.workers import Workers
 from dsh_policy.policy.hooks.protocol.messages import EXIT_BLOCK, MAX_INPUT_BYTES, EventName, HookReply
+from dsh_policy.policy.loopback import is_loopback_ip
 
 _log = structlog.get_logger("dsh_policy.gateway.http")
 
@@ -79,11 +79,10 @@ def start_http(
     service: GatewayService | None, host: str, port: int, token_file: str, backlog: int = 4096
 ) -> HttpBinding | str:
     """A bound, listening (not yet serving) HTTP socket, or an error message."""
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
+    loopback = is_loopback_ip(host)
+    if loopback is None:
         return f"{host!r} is not an IP address (use 127.0.0.1 or ::1)"
-    if not address.is_loopback:
+    if not loopback:
         return f"{host} is not a loopback address; the gateway listens on loopback only"
     token = load_or_make_token(token_file)
     if isinstance(token, str):
@@ -91,7 +90,7 @@ def start_http(
     owner = port_owner(port) if port else None
     if owner is not None and owner != os.geteuid():
         return f"port {port} on {host} is held by uid {owner}; refusing to share it"
-    sock = socket.socket(socket.AF_INET6 if address.version == 6 else socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))

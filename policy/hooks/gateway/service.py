@@ -24,9 +24,10 @@ from dsh_policy import __version__
 from dsh_policy.audit.writer import AuditWriter
 from dsh_policy.policy.approvals import ApprovalChannel
 from dsh_policy.policy.decide import Policy
-from dsh_policy.policy.hooks.dialects import DIALECTS
+from dsh_policy.policy.hooks.dialects import DIALECTS, parse_for
 from dsh_policy.policy.hooks.gateway.approvals import gate_ask
 from dsh_policy.policy.hooks.gateway.audit import record_decision
+from dsh_policy.policy.hooks.gateway.output_filter import redact_output_argv
 from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec
 from dsh_policy.policy.hooks.protocol.events import HookDecision, SessionContext, announcement, decide_hook
 from dsh_policy.policy.hooks.protocol.messages import (
@@ -37,7 +38,6 @@ from dsh_policy.policy.hooks.protocol.messages import (
     deny_reply,
     event_of,
     failure_verdict,
-    parse_hook_input,
     render_safely,
 )
 from dsh_policy.policy.hooks.review.output_review import (
@@ -50,7 +50,7 @@ from dsh_policy.policy.hooks.review.secret_reads import (
     BASH_OUTPUT_MODES,
     BashOutputMode,
     OutputFilter,
-    redact_output_argv,
+    secret_reads_review,
 )
 from dsh_policy.policy.runtime.auditing import DecisionAuditor
 from dsh_policy.policy.runtime.delivery import recording_delivery
@@ -152,7 +152,7 @@ class GatewayService:
         dialect = DIALECTS.get(harness)
         if dialect is None:
             return Answered(deny_reply(f"dsh-policy: unknown harness {harness!r}"), None)
-        payload = parse_hook_input(raw)
+        payload = parse_for(harness, raw)
         event = event_of(payload)
         self._count(f"hook:{event}")
         try:
@@ -174,7 +174,8 @@ class GatewayService:
         else:
             mode: BashOutputMode = next((m for m in BASH_OUTPUT_MODES if m == bash_output), "when-secret")
             session = SessionContext(
-                announcement(self.policy) if announce else None, OutputFilter(self._filter_argv, mode)
+                announcement(self.policy) if announce else None,
+                secret_reads_review(OutputFilter(self._filter_argv, mode)),
             )
             decision = decide_hook(self.policy, harness, payload, session)  # type: ignore[arg-type]
             if decision.verdict.action == "rewrite" and decision.tool_event is not None:

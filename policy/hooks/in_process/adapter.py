@@ -21,7 +21,9 @@ from dsh_policy.policy.command_line import UsageError, sources_from
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.hooks.dialects import DIALECTS
+from dsh_policy.policy.hooks import project_scope
+from dsh_policy.policy.hooks.dialects import DIALECTS, parse_for
+from dsh_policy.policy.hooks.gateway.output_filter import redact_output_argv
 from dsh_policy.policy.hooks.gateway.runtime_paths import spec_from
 from dsh_policy.policy.hooks.hook_command import hook_parser
 from dsh_policy.policy.hooks.in_process import failsafe
@@ -40,10 +42,9 @@ from dsh_policy.policy.hooks.protocol.messages import (
     deny_reply,
     event_of,
     failure_verdict,
-    parse_hook_input,
     render_safely,
 )
-from dsh_policy.policy.hooks.review.secret_reads import OutputFilter, redact_output_argv
+from dsh_policy.policy.hooks.review.secret_reads import OutputFilter, secret_reads_review
 from dsh_policy.policy.loading import LoadFailure
 from dsh_policy.policy.runtime.delivery import recording_delivery
 
@@ -65,7 +66,7 @@ def main(argv: list[str], *, delivery: Mapping[str, str] | None = None) -> int:
 
 def _run(argv: list[str]) -> int:
     try:
-        args = hook_parser().parse_args(argv)
+        args = hook_parser().parse_args(project_scope.expand(argv))
     except UsageError as error:
         # We cannot know the protocol yet; exit 2 with a reason refuses in every harness.
         _emit(deny_reply(str(error)))
@@ -79,7 +80,7 @@ def _run(argv: list[str]) -> int:
 def _reply_for(args: argparse.Namespace, raw: bytes) -> HookReply:
     """Decide one event and spell the answer; every failure is the event's safe answer."""
     dialect = DIALECTS[args.harness]
-    payload = parse_hook_input(raw)
+    payload = parse_for(args.harness, raw)
     event = event_of(payload)
     try:
         verdict = _decide_and_record(args, raw, payload)
@@ -100,7 +101,7 @@ def process_main(
     failsafe.install_signal_handlers()
     try:
         try:
-            args = hook_parser().parse_args(argv)
+            args = hook_parser().parse_args(project_scope.expand(argv))
         except UsageError as error:
             return failsafe.emit(_plain(deny_reply(str(error))))
         raw = failsafe.stdin_bytes(MAX_INPUT_BYTES + 1)
@@ -149,7 +150,9 @@ def _decide_and_record(
             else:
                 output_filter = OutputFilter(redact_output_argv(spec_from(args)), args.redact_bash_output)
                 text = announcement(policy) if args.announce_packs else None
-                decision = decide_hook(policy, args.harness, payload, SessionContext(text, output_filter))
+                decision = decide_hook(
+                    policy, args.harness, payload, SessionContext(text, secret_reads_review(output_filter))
+                )
                 approvals = sources.config.approvals if sources.config is not None else None
                 if approvals is not None and decision.verdict.action == "ask":
                     # No waiting here (the gateway was unreachable: the budget is spent); queue

@@ -17,8 +17,9 @@ from collections.abc import Iterator, Sequence
 
 from dsh_policy.policy.hooks.codex import managed as codex_managed
 from dsh_policy.policy.hooks.codex import trust as codex_trust
+from dsh_policy.policy.hooks.harness_files import read_text
 from dsh_policy.policy.hooks.install.doctor import Finding, InstalledHook
-from dsh_policy.policy.hooks.install.settings_files import HOOK_EVENTS, read_text
+from dsh_policy.policy.hooks.install.settings_files import HOOK_EVENTS
 
 SUBJECT = "codex trust"
 

@@ -10,7 +10,6 @@ back as Claude Code will read them; then the gateway's ``/status`` behind that U
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import os
 import re
@@ -29,6 +28,7 @@ from dsh_policy.policy.hooks.install.doctor import (
     InstalledHook,
     probe_payload,
 )
+from dsh_policy.policy.loopback import is_loopback_ip
 
 _ENV_REFERENCE: Final = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
@@ -93,10 +93,7 @@ def is_loopback_url(url: str) -> bool:
         return False
     if parts.hostname == "localhost":
         return True
-    try:
-        return parts.hostname is not None and ipaddress.ip_address(parts.hostname).is_loopback
-    except ValueError:
-        return False
+    return parts.hostname is not None and is_loopback_ip(parts.hostname) is True
 
 
 def request(url: str, headers: Mapping[str, str], body: bytes | None) -> tuple[int, Any, float]:

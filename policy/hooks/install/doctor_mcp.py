@@ -20,9 +20,9 @@ import tomllib
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from dsh_policy.policy.hooks.harness_files import read_text
 from dsh_policy.policy.hooks.install.doctor import Finding
 from dsh_policy.policy.hooks.install.mcp_servers import describe, wrapped_command
-from dsh_policy.policy.hooks.install.settings_files import read_text
 
 PROBE_SECONDS: Final[float] = 60.0
 _HANDSHAKE_VERSION: Final[str] = "2025-11-25"

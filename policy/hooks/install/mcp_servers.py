@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dsh_policy.policy.hooks.install.settings_files import SettingsError
+from dsh_policy.policy.hooks.harness_files import SettingsError
 
 _PROXY_ARGS = ("mcp", "proxy")
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")

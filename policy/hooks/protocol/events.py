@@ -20,9 +20,9 @@ from __future__ import annotations
 import datetime
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, TypeAlias
 
 from dsh_policy.core.frozen import NotJsonError, freeze_json, thaw
 from dsh_policy.policy.decide import Policy
@@ -34,6 +34,7 @@ from dsh_policy.policy.events import (
     ToolCallEvent,
     ToolCallVerdict,
     ToolResultEvent,
+    with_rules,
 )
 from dsh_policy.policy.hooks.protocol.messages import (
     HookInput,
@@ -47,8 +48,13 @@ from dsh_policy.policy.hooks.protocol.messages import (
 )
 from dsh_policy.policy.hooks.protocol.vocabulary import CanonicalCall, Harness, ToolInputError, canonicalize
 
-if TYPE_CHECKING:
-    from dsh_policy.policy.hooks.review.secret_reads import OutputFilter
+PreToolReview: TypeAlias = Callable[
+    [Policy, ToolCallEvent, CanonicalCall, HookVerdict, str | None, dict[str, object]], HookVerdict
+]
+"""A second look at a PreToolUse call policy let through (policy, event, call, verdict, cwd, tool
+input -> verdict): how Claude Code's built-in tools are kept from printing a secret
+(:func:`..review.secret_reads.secret_reads_review`). Handed in by the caller, so this module does
+not import the review it serves."""
 
 MAIN_AGENT: Final[str] = "main"
 
@@ -74,11 +80,12 @@ class HookDecision:
 @dataclass(frozen=True, slots=True)
 class SessionContext:
     """What one hook invocation adds to the policy: text a SessionStart hook gives the model
-    (``--announce-packs``), and how Claude Code Bash output can be routed through the redactor
-    (``hooks.review.secret_reads``; None = never rewrite a call)."""
+    (``--announce-packs``), and the review of a call policy lets through (``hooks.review``'s
+    secret reads: refusing Reads and Greps that would print a secret, routing Bash output through
+    the redactor; None = the policy's verdict as it is)."""
 
     text: str | None = None
-    output_filter: OutputFilter | None = None
+    pre_tool_review: PreToolReview | None = None
 
 
 def announcement(policy: Policy) -> str:
@@ -95,7 +102,7 @@ def decide_hook(
 ) -> HookDecision:
     """Decide one validated payload. Never raises for bad input: it becomes a fail-closed verdict."""
     if isinstance(payload, PreToolUseInput):
-        return _pre_tool_use(policy, harness, payload, session.output_filter if session else None)
+        return _pre_tool_use(policy, harness, payload, session.pre_tool_review if session else None)
     if isinstance(payload, PostToolUseInput):
         return _post_tool_use(policy, harness, payload)
     if isinstance(payload, UserPromptSubmitInput):
@@ -140,7 +147,7 @@ def _canonical(harness: Harness, payload: PreToolUseInput | PostToolUseInput) ->
 
 
 def _pre_tool_use(
-    policy: Policy, harness: Harness, payload: PreToolUseInput, output_filter: OutputFilter | None
+    policy: Policy, harness: Harness, payload: PreToolUseInput, review: PreToolReview | None
 ) -> HookDecision:
     call = _canonical(harness, payload)
     if isinstance(call, str):
@@ -167,19 +174,9 @@ def _pre_tool_use(
         )
     else:
         mapped = HookVerdict("PreToolUse", "pass", rules=verdict.rules, tool_name=payload.tool_name)
-        if harness == "claude-code":
-            # Imported here: secret_reads builds on this module (with_rules, redacted_types).
-            from dsh_policy.policy.hooks.review.secret_reads import guard_secret_reads
-
-            mapped = guard_secret_reads(
-                policy, event, call, mapped, payload.cwd, dict(payload.tool_input), output_filter
-            )
+        if review is not None:
+            mapped = review(policy, event, call, mapped, payload.cwd, dict(payload.tool_input))
     return HookDecision(mapped, verdict, call, tool_event=event)
-
-
-def with_rules(message: str, rules: tuple[str, ...]) -> str:
-    """A refusal names the rules that made it, so the model and the user can see it is policy."""
-    return f"{message} [policy: {', '.join(rules)}]" if rules else message
 
 
 def response_text(response: Any) -> str:

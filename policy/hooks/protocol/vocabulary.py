@@ -24,8 +24,8 @@ from typing import Any, Final, Literal, TypeAlias
 
 from dsh_policy.core.frozen import FrozenDict, NotJsonError, freeze_json
 
-Harness: TypeAlias = Literal["claude-code", "codex", "dsh"]
-HARNESSES: Final[tuple[Harness, ...]] = ("claude-code", "codex", "dsh")
+Harness: TypeAlias = Literal["claude-code", "codex", "gemini-cli", "qwen-code", "opencode", "dsh"]
+HARNESSES: Final[tuple[Harness, ...]] = ("claude-code", "codex", "gemini-cli", "qwen-code", "opencode", "dsh")
 
 # The canonical tools and the argument fields a rule may rely on (others may be present too).
 CANONICAL_TOOLS: Final[Mapping[str, tuple[str, ...]]] = {
@@ -213,9 +213,43 @@ _CODEX: Final[Mapping[str, ToolAlias]] = {
     "Read": ToolAlias("read_file", renames=(("file_path", "path"),), required=("path",)),
 }
 
+# Gemini CLI and its fork Qwen Code share their built-in tool names and fields.
+_GEMINI_FAMILY: Final[Mapping[str, ToolAlias]] = {
+    "run_shell_command": ToolAlias("shell", required=("command",), normalise=_shell_command),
+    "read_file": ToolAlias(
+        "read_file", renames=(("file_path", "path"), ("absolute_path", "path")), required=("path",)
+    ),
+    "write_file": ToolAlias("write_file", renames=(("file_path", "path"),), required=("path", "content")),
+    "replace": ToolAlias(
+        "edit_file", renames=(("file_path", "path"),), required=("path", "old_string", "new_string")
+    ),
+    "edit": ToolAlias(
+        "edit_file", renames=(("file_path", "path"),), required=("path", "old_string", "new_string")
+    ),
+    "list_directory": ToolAlias("list_dir", renames=(("dir_path", "path"),), required=("path",)),
+    # Their web_fetch takes a free-text ``prompt`` naming URLs, not a ``url``: it keeps its name.
+}
+
+# OpenCode's built-in tools (camelCase fields).
+_OPENCODE: Final[Mapping[str, ToolAlias]] = {
+    "bash": ToolAlias("shell", required=("command",), normalise=_shell_command),
+    "read": ToolAlias("read_file", renames=(("filePath", "path"),), required=("path",)),
+    "write": ToolAlias("write_file", renames=(("filePath", "path"),), required=("path", "content")),
+    "edit": ToolAlias(
+        "edit_file",
+        renames=(("filePath", "path"), ("oldString", "old_string"), ("newString", "new_string")),
+        required=("path", "old_string", "new_string"),
+    ),
+    "list": ToolAlias("list_dir", required=("path",)),
+    "webfetch": ToolAlias("web_fetch", required=("url",)),
+}
+
 ALIASES: Final[Mapping[Harness, Mapping[str, ToolAlias]]] = {
     "claude-code": _CLAUDE_CODE,
     "codex": _CODEX,
+    "gemini-cli": _GEMINI_FAMILY,
+    "qwen-code": _GEMINI_FAMILY,
+    "opencode": _OPENCODE,
     "dsh": {},  # our own loop already speaks the canonical vocabulary
 }
 

@@ -24,7 +24,7 @@ from typing import Final
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallEvent
 from dsh_policy.policy.hooks.review.output_review import review_chunk
-from dsh_policy.policy.hooks.review.secret_reads import MAX_SCAN_BYTES, SecretFile, resolve_path, text_head
+from dsh_policy.policy.hooks.review.secret_files import MAX_SCAN_BYTES, SecretFile, resolve_path, text_head
 
 MAX_GREP_FILES: Final[int] = 200  # files searched per call, at most
 MAX_GREP_BYTES: Final[int] = 8 * 1024 * 1024  # bytes read per call, at most

@@ -24,11 +24,11 @@ then says exactly that instead of pretending the output was withheld.
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import shlex
 import stat
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal, TypeAlias
@@ -36,41 +36,42 @@ from typing import Final, Literal, TypeAlias
 from dsh_policy.cmdline.shell import ShellLineTooComplexError, shell_commands, shell_redirects
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallEvent
-from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec
+from dsh_policy.policy.hooks.protocol.events import PreToolReview
 from dsh_policy.policy.hooks.protocol.messages import HookVerdict
 from dsh_policy.policy.hooks.protocol.vocabulary import CanonicalCall
 from dsh_policy.policy.hooks.review.output_review import review_chunk
+from dsh_policy.policy.hooks.review.secret_files import MAX_SCAN_BYTES, SecretFile, resolve_path, text_head
+from dsh_policy.policy.hooks.review.secret_greps import grep_refusal
 
 BashOutputMode: TypeAlias = Literal["when-secret", "always", "never"]
 BASH_OUTPUT_MODES: Final[tuple[BashOutputMode, ...]] = ("when-secret", "always", "never")
 
 MAX_FILES: Final[int] = 16  # candidate files looked at per call
-MAX_SCAN_BYTES: Final[int] = 1024 * 1024  # the head of each file that is reviewed
 _GLOB_CHARS: Final[str] = "*?["
-
-
-def redact_output_argv(spec: DeploymentSpec) -> tuple[str, ...]:
-    """How a rewritten Bash call runs ``dsh-policy redact-output`` for ``spec`` (the same
-    interpreter and options as the hook, so it reaches the same gateway)."""
-    return (sys.executable, "-m", "dsh_policy.policy.cli", "redact-output", *spec.policy_argv())
 
 
 @dataclass(frozen=True, slots=True)
 class OutputFilter:
     """How to run ``dsh-policy redact-output`` for this deployment (argv before the per-call
-    options), and when Bash calls are routed through it."""
+    options: :func:`..gateway.output_filter.redact_output_argv`), and when Bash calls are routed
+    through it."""
 
     argv: tuple[str, ...]
     mode: BashOutputMode = "when-secret"
 
 
-@dataclass(frozen=True, slots=True)
-class SecretFile:
-    """A file a call reads that the policy would redact or withhold."""
+#: Harnesses whose file reads are guarded before they run: (shell tool, file-read tool, the
+#: client's name) in their own spelling. Qwen Code lets no PostToolUse answer change an output.
+GUARDED_TOOLS: Final[Mapping[str, tuple[str, str, str]]] = {
+    "claude-code": ("Bash", "Read", "Claude Code"),
+    "qwen-code": ("run_shell_command", "read_file", "Qwen Code"),
+}
 
-    path: str
-    types: tuple[str, ...]
-    action: str
+
+def secret_reads_review(output_filter: OutputFilter | None) -> PreToolReview:
+    """The review a hook hands :func:`..protocol.events.decide_hook` (in its ``SessionContext``):
+    :func:`guard_secret_reads` with this deployment's output filter."""
+    return functools.partial(guard_secret_reads, output_filter=output_filter)
 
 
 def guard_secret_reads(
@@ -84,18 +85,22 @@ def guard_secret_reads(
 ) -> HookVerdict:
     """The PreToolUse verdict for a Claude Code call that policy lets through, adjusted so no
     secret it is known to print reaches the model. Other verdicts are returned unchanged."""
-    if verdict.action != "pass" or call.harness != "claude-code":
+    tools = GUARDED_TOOLS.get(call.harness)
+    if verdict.action != "pass" or tools is None:
         return verdict
-    if call.name == "read_file" and call.original_name == "Read":
+    shell_tool, read_tool, client = tools
+    if call.name == "read_file" and call.original_name == read_tool:
         path = call.args.get("path")
         found = _secret_file(policy, event, resolve_path(path, cwd)) if isinstance(path, str) else None
         if found is None:
             return verdict
-        return replace(verdict, action="deny", reason=_read_refusal(found, path or found.path))
-    if call.name == "Grep" and call.original_name == "Grep":
+        return replace(
+            verdict, action="deny", reason=_read_refusal(found, path or found.path, client, shell_tool)
+        )
+    if call.name == "Grep" and call.original_name == "Grep" and call.harness == "claude-code":
         refusal = grep_refusal(policy, event, call.args, cwd)
         return verdict if refusal is None else replace(verdict, action="deny", reason=refusal)
-    if call.name != "shell" or call.original_name != "Bash":
+    if call.name != "shell" or call.original_name != shell_tool:
         return verdict
     command = call.args.get("command")
     if not isinstance(command, str) or output_filter is None or output_filter.mode == "never":
@@ -110,36 +115,15 @@ def guard_secret_reads(
     return replace(verdict, action="rewrite", updated_input={**tool_input, "command": rewritten})
 
 
-def grep_refusal(
-    policy: Policy, event: ToolCallEvent, args: Mapping[str, object], cwd: str | None
-) -> str | None:
-    """See :func:`.secret_greps.grep_refusal` (imported here: that module builds on this one)."""
-    from dsh_policy.policy.hooks.review.secret_greps import grep_refusal as refusal
-
-    return refusal(policy, event, args, cwd)
-
-
-def _read_refusal(found: SecretFile, shown: str) -> str:
+def _read_refusal(found: SecretFile, shown: str, client: str = "Claude Code", shell: str = "Bash") -> str:
     what = ", ".join(found.types) if found.types else "secret"
     verb = "would withhold" if found.action == "block" else "redacts"
     return (
         f"dsh-policy withheld the contents of {shown}: it holds {what} material that policy {verb}, "
-        "and Claude Code cannot pass on a redacted copy of a Read. To see the rest of the file, "
-        f"read it with Bash (for example `cat {shlex.quote(shown)}`): dsh-policy passes that "
+        f"and {client} cannot pass on a redacted copy of a file read. To see the rest of the file, "
+        f"read it with {shell} (for example `cat {shlex.quote(shown)}`): dsh-policy passes that "
         "output through its redactor."
     )
-
-
-def resolve_path(path: str | None, cwd: str | None) -> str | None:
-    """``path`` as an absolute, normalised path (``~`` expanded; relative to ``cwd``), or None."""
-    if not path:
-        return None
-    expanded = os.path.expanduser(path)
-    if not os.path.isabs(expanded):
-        if not cwd:
-            return None
-        expanded = os.path.join(cwd, expanded)
-    return os.path.normpath(expanded)
 
 
 def files_named(command: str, cwd: str | None) -> list[str]:
@@ -183,19 +167,6 @@ def _is_regular_file(path: str) -> bool:
         return stat.S_ISREG(os.stat(path).st_mode)
     except (OSError, ValueError):
         return False
-
-
-def text_head(path: str, size: int) -> str | None:
-    """The first ``size`` bytes of ``path`` as text; None when unreadable or binary (no text
-    secret detector reads a binary file, and the tools print noise for one)."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(size)
-    except OSError:
-        return None
-    if b"\0" in data[:8192]:
-        return None
-    return data.decode("utf-8", "replace")
 
 
 def _secret_file(policy: Policy, event: ToolCallEvent, path: str | None) -> SecretFile | None:

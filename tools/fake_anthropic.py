@@ -1,8 +1,9 @@
 """A scripted model on 127.0.0.1 speaking just enough of the Anthropic Messages API to drive the
-real ``claude -p`` offline, calling one MCP tool per conversation (after /work/shared/realclient's
-``fake_model.py``, which only calls Bash).
+real ``claude -p`` offline (the CLI itself, or through the Claude Agent SDK), one tool call per
+conversation.
 
-The prompt carries ``scenario=NAME``; :data:`SCRIPT` maps it to one tool call. The first request
+The prompt carries ``scenario=NAME``; the script (:data:`SCRIPT` unless another is given) maps it
+to one tool call. The first request
 that offers that tool gets the call; the request carrying its result gets a plain answer. Every
 request body is kept (``bodies``), which is how a test proves what the model was and was not sent.
 """
@@ -40,7 +41,8 @@ def _text(content: Any) -> str:
 class FakeModel:
     """The server, its thread, and what it saw."""
 
-    def __init__(self) -> None:
+    def __init__(self, script: dict[str, tuple[str, dict[str, Any]]] | None = None) -> None:
+        self.script = SCRIPT if script is None else script
         self.bodies: list[str] = []
         self.tool_results: dict[str, list[dict[str, Any]]] = {}
         self.tools_offered: list[list[str]] = []
@@ -86,11 +88,11 @@ class FakeModel:
                 )
             return [{"type": "text", "text": f"Noted {scenario}."}], "end_turn"
         if (
-            scenario in SCRIPT
-            and SCRIPT[scenario][0] in tools
+            scenario in self.script
+            and self.script[scenario][0] in tools
             and not any(m.get("role") == "assistant" for m in messages)
         ):
-            tool, arguments = SCRIPT[scenario]
+            tool, arguments = self.script[scenario]
             call = {
                 "type": "tool_use",
                 "id": f"toolu_fake_{next(self.ids):04d}",

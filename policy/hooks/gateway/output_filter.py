@@ -1,9 +1,9 @@
 """``dsh-policy redact-output``: the filter a rewritten Claude Code Bash call prints through.
 
-:func:`~.secret_reads.wrap_command` makes the call's shell write everything (stdout and stderr)
+:func:`~..review.secret_reads.wrap_command` makes the call's shell write everything (stdout and stderr)
 into a private FIFO and starts this filter on it. The filter reads the output as it comes, sends
 it to the deployment's resident gateway in chunks of whole lines for the post-execute review
-(:mod:`.output_review`), and prints what comes back: the chunk with secrets replaced and a notice,
+(:mod:`..review.output_review`), and prints what comes back: the chunk with secrets replaced and a notice,
 a notice in place of a withheld chunk, or the chunk unchanged. It never prints output that was
 not reviewed: when neither the gateway nor the in-process policy can review a chunk, a notice
 takes its place.
@@ -13,7 +13,8 @@ or :data:`CHUNK_BYTES` of whole lines, or everything at the end. A secret split 
 (rare: a multi-line key printed slowly) may escape a detector; the secrets pack withholds any
 chunk that holds a private-key marker.
 
-Standard library only until a chunk has to be reviewed in process.
+Standard library only until a chunk has to be reviewed in process. It lives with the gateway's
+client side because it is one: it asks the resident gateway over the same wire as the hook client.
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ MAX_LINE_BYTES = 1024 * 1024  # a "line" longer than this is cut anyway
 REVIEW_SECONDS = 20.0
 _READ = 64 * 1024
 _OWN_OPTIONS = {"--call": "call", "--session": "session", "--fifo": "fifo", "--harness": "harness"}
+
+
+def redact_output_argv(spec: DeploymentSpec) -> tuple[str, ...]:
+    """How a rewritten Bash call runs ``dsh-policy redact-output`` for ``spec`` (the same
+    interpreter and options as the hook, so it reaches the same gateway)."""
+    return (sys.executable, "-m", "dsh_policy.policy.cli", "redact-output", *spec.policy_argv())
 
 
 class FilterOptions:
@@ -226,8 +233,24 @@ def pump(source: int, reviewer: Reviewer) -> None:
         _write(reviewer.review(chunk))
 
 
+USAGE = """\
+usage: dsh-policy redact-output [--harness claude-code|codex] [--call ID] [--session ID] [--fifo PATH]
+                                [the hook's options: --config FILE, --pack PACK, --param K=V, ...]
+
+Filter a command's output through the deployment's post-execute review (secrets redacted, blocked
+output withheld) and print what may reach the model. Hooks start it: a Claude Code Bash call whose
+command names a file holding a secret is rewritten to print through it. Reads --fifo PATH (else
+stdin); output that could not be reviewed is never printed. Exit 0 after the output ended, 2 when
+it could not be filtered at all.
+"""
+
+
 def main(argv: list[str]) -> int:
-    """Entry point; exit 0 after the output ended, 2 when it could not be filtered at all."""
+    """Entry point; exit 0 after the output ended, 2 when it could not be filtered at all
+    (``--help``: the usage, exit 0)."""
+    if argv[:1] in (["-h"], ["--help"]):
+        sys.stdout.write(USAGE)
+        return 0
     for name in ("SIGTERM", "SIGHUP", "SIGINT", "SIGPIPE"):
         # Dying here prints nothing more: unreviewed output never reaches the model.
         signal.signal(getattr(signal, name), lambda *_: os._exit(2))

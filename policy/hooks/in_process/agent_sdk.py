@@ -1,0 +1,146 @@
+"""The Claude Code hook in process, for applications built on the Claude Agent SDK.
+
+The Claude Agent SDK (``claude-agent-sdk``) drives the Claude Code CLI and lets the application
+answer Claude Code's hooks with Python callbacks instead of commands. The events, their payloads
+and the answers are Claude Code's own, so this module decides them with exactly the pieces the
+command hook uses (:func:`~..protocol.events.decide_hook`, :class:`~.dialect.ClaudeCodeDialect`,
+:func:`~..gateway.audit.record_decision`), only without a process per event::
+
+    from claude_agent_sdk import ClaudeAgentOptions, query
+    from dsh_policy.policy.hooks.in_process.agent_sdk import PolicyHooks
+
+    hooks = PolicyHooks(policy, auditor=auditor)
+    options = ClaudeAgentOptions(hooks=hooks.matchers(), ...)
+    async for message in query(prompt="...", options=options): ...
+
+What holds, event by event, is what HOOKS.md says of the Claude Code command hook: PreToolUse
+denies (the tool never runs; the model reads the reason), asks (Claude Code's permission request,
+which the SDK hands to the application's ``can_use_tool`` callback; without one a headless run
+refuses), or passes; PostToolUse redacts MCP output (``updatedMCPToolOutput``) and blocks what it
+cannot rewrite; UserPromptSubmit rejects a prompt. Records name the harness ``claude-code``: the
+SDK runs the Claude Code CLI, and its records are that client's.
+
+Fail closed: the matchers are registered with ``on_failure="block"``, and a callback never raises:
+any error while deciding becomes the event's safe answer (a refusal for PreToolUse, a withheld
+result for PostToolUse, a rejected prompt, or a halted session). Bash output is not routed through
+``dsh-policy redact-output`` here (that needs the command-line deployment), so a secret in Bash
+output is handled by PostToolUse alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+import structlog
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.hooks.claude_code.dialect import ClaudeCodeDialect
+from dsh_policy.policy.hooks.gateway.audit import record_decision
+from dsh_policy.policy.hooks.protocol.events import HookDecision, SessionContext, decide_hook
+from dsh_policy.policy.hooks.protocol.messages import (
+    FAIL_CLOSED_PREFIX,
+    EventName,
+    HookInputError,
+    HookReply,
+    HookVerdict,
+    event_of,
+    failure_verdict,
+    joined_contexts,
+    parse_hook_input,
+    render_safely,
+)
+from dsh_policy.policy.runtime.auditing import DecisionAuditor
+
+__all__ = ["EVENTS", "PolicyHooks"]
+
+_log = structlog.get_logger("dsh_policy.hooks")
+
+#: The Claude Code events the gateway decides (SessionStart and Stop carry nothing to decide).
+EVENTS: Final[tuple[EventName, ...]] = ("PreToolUse", "PostToolUse", "UserPromptSubmit")
+
+_DIALECT = ClaudeCodeDialect()
+
+
+class PolicyHooks:
+    """Claude Code's hook events decided in process for the Claude Agent SDK.
+
+    ``auditor`` (optional) records every decision, as the resident gateway does; ``timeout`` is
+    the seconds the CLI waits for a callback before the matcher's ``on_failure`` refuses."""
+
+    def __init__(
+        self, policy: Policy, *, auditor: DecisionAuditor | None = None, timeout: float = 60.0
+    ) -> None:
+        self.policy = policy
+        self.auditor = auditor
+        self.timeout = timeout
+
+    def matchers(self) -> dict[str, list[Any]]:
+        """``ClaudeAgentOptions(hooks=...)``: one matcher per decided event, for every tool, that
+        blocks when the callback fails."""
+        from claude_agent_sdk import HookMatcher  # the SDK is the application's; import it late
+
+        # The SDK types a callback's input as its own TypedDicts; a Mapping is what we read.
+        callback: Any = self.__call__
+        return {
+            event: [HookMatcher(matcher=None, hooks=[callback], timeout=self.timeout, on_failure="block")]
+            for event in EVENTS
+        }
+
+    async def __call__(
+        self, hook_input: Mapping[str, Any], tool_use_id: str | None, context: Any
+    ) -> dict[str, Any]:
+        """One hook event, as the SDK calls a hook callback: the answer Claude Code reads."""
+        return self.answer(hook_input)
+
+    def answer(self, hook_input: Mapping[str, Any]) -> dict[str, Any]:
+        """Decide and record one event. Never raises: a failure is the event's safe answer."""
+        event: EventName | None = None
+        try:
+            raw = json.dumps(dict(hook_input), ensure_ascii=False).encode("utf-8")
+            payload = parse_hook_input(raw)
+            event = event_of(payload)
+            if isinstance(payload, HookInputError):
+                decision = HookDecision(failure_verdict(payload.event, str(payload)))
+            else:
+                decision = decide_hook(self.policy, "claude-code", payload, SessionContext(None, None))
+            if self.auditor is not None:
+                record_decision(self.auditor, "claude-code", payload, raw, decision)
+            verdict = decision.verdict
+            if verdict.action == "redact" and verdict.event == "PostToolUse":
+                return _replaced_output(verdict)
+            return sdk_answer(render_safely(_DIALECT, verdict), event)
+        except Exception as error:  # a bug or an unwritable fail-closed log: the safe answer
+            _log.error("hook callback failed closed", hook_event=event, error=repr(error))
+            failed = failure_verdict(event, f"{type(error).__name__}: {error}")
+            return sdk_answer(render_safely(_DIALECT, failed), event)
+
+
+def _replaced_output(verdict: HookVerdict) -> dict[str, Any]:
+    """A redaction as Claude Code's ``updatedToolOutput``: the tool's output, secrets replaced,
+    before the model reads it (for every tool; MCP output too)."""
+    specific: dict[str, Any] = {"hookEventName": "PostToolUse", "updatedToolOutput": verdict.redacted_output}
+    text = joined_contexts(verdict.contexts)
+    if text:
+        specific["additionalContext"] = text
+    return {"hookSpecificOutput": specific}
+
+
+def sdk_answer(reply: HookReply, event: EventName | None) -> dict[str, Any]:
+    """A command hook's reply as a callback's return value. A command hook blocks by exiting 2
+    with the reason on stderr; a callback has no exit code, so that becomes the JSON answer with
+    the same effect for the event. ``continue`` is spelled ``continue_`` for the SDK."""
+    if reply.exit_code != 0:
+        reason = reply.stderr.strip() or FAIL_CLOSED_PREFIX
+        if event is None or event == "PreToolUse":
+            return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                           "permissionDecisionReason": reason}}
+        if event in ("PostToolUse", "UserPromptSubmit"):
+            return {"decision": "block", "reason": reason}
+        return {"continue_": False, "stopReason": reason}
+    if not reply.stdout.strip():
+        return {}
+    document: dict[str, Any] = json.loads(reply.stdout)
+    if "continue" in document:
+        document["continue_"] = document.pop("continue")
+    return document

@@ -1,0 +1,1 @@
+"""Qwen Code: how it reads a command hook's answer (:mod:`.dialect`)."""

@@ -1,0 +1,210 @@
+"""The coding clients the real-client suite drives: how each is installed, wired and run.
+
+Every client is installed from npm at a pinned version into its own folder of the cache (never
+into the repository), wired with ``dsh-policy init <client>`` exactly as a user would, pointed at
+the scripted model on 127.0.0.1, and run headless in the throwaway workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Client:
+    name: str
+    package: str
+    version: str
+    binary: str  # path below the install folder
+
+    def folder(self, cache: Path) -> Path:
+        return cache / "npm" / f"{self.package.replace('/', '+')}@{self.version}"
+
+    def executable(self, cache: Path) -> Path:
+        return self.folder(cache) / self.binary
+
+
+CLIENTS: dict[str, Client] = {
+    c.name: c
+    for c in (
+        Client("claude-code", "@anthropic-ai/claude-code", "2.1.332", "node_modules/.bin/claude"),
+        Client("codex", "@openai/codex", "0.171.0", "node_modules/.bin/codex"),
+        Client("gemini-cli", "@google/gemini-cli", "0.61.0", "node_modules/.bin/gemini"),
+        Client("qwen-code", "@qwen-code/qwen-code", "0.24.4", "node_modules/.bin/qwen"),
+        Client("opencode", "opencode-ai", "1.18.33", "node_modules/opencode-linux-x64/bin/opencode"),
+    )
+}
+
+
+def install(client: Client, cache: Path) -> None:
+    """``npm install`` the pinned version into the cache (skipped when already there)."""
+    if client.executable(cache).exists():
+        return
+    folder = client.folder(cache)
+    folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [
+            "npm",
+            "install",
+            "--prefix",
+            str(folder),
+            "--no-fund",
+            "--no-audit",
+            "--loglevel=error",
+            f"{client.package}@{client.version}",
+        ],
+        check=True,
+    )
+
+
+class Setup:
+    """Wires every client into ``proj`` (hooks) and gives each a plain twin in ``plain``."""
+
+    def __init__(self, work: Path, venv_bin: Path, cache: Path, port: int) -> None:
+        self.work, self.venv_bin, self.cache, self.port = work, venv_bin, cache, port
+        self.proj, self.plain, self.home = work / "proj", work / "plain", work / "home"
+
+    def dsh(self, *args: str, env: dict[str, str] | None = None) -> None:
+        subprocess.run(
+            [str(self.venv_bin / "dsh-policy"), *args],
+            check=True,
+            capture_output=True,
+            env=env or self.env(),
+            text=True,
+        )
+
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = {
+            "PATH": f"{self.venv_bin}:/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "TERM": "dumb",
+            "HOME": str(self.home),
+            "NO_COLOR": "1",
+        }
+        env.update(extra or {})
+        return env
+
+    def wire(self, name: str) -> None:
+        """``dsh-policy init`` for one client, plus what the client needs to reach the model."""
+        port = self.port
+        if name == "claude-code":
+            self.dsh("init", "claude-code", "--project", str(self.proj))
+        elif name == "codex":
+            for home, _hooks in ((self.work / "codex-hooks", True), (self.work / "codex-plain", False)):
+                home.mkdir(parents=True, exist_ok=True)
+                (home / "config.toml").write_text(
+                    'model = "scripted"\nmodel_provider = "scripted"\napproval_policy = "never"\n'
+                    'sandbox_mode = "danger-full-access"\n\n[model_providers.scripted]\nname = "scripted"\n'
+                    f'base_url = "http://127.0.0.1:{port}/v1"\nwire_api = "responses"\n'
+                    'env_key = "SCRIPTED_KEY"\n'
+                )
+            codex_bin = str(CLIENTS["codex"].executable(self.cache).parent)
+            env = self.env(
+                {
+                    "CODEX_HOME": str(self.work / "codex-hooks"),
+                    "PATH": f"{codex_bin}:{self.venv_bin}:/usr/bin:/bin",
+                }
+            )
+            self.dsh("init", "codex", "--project", str(self.proj), "--user", "--trust", env=env)
+        elif name in ("gemini-cli", "qwen-code"):
+            folder = ".gemini" if name == "gemini-cli" else ".qwen"
+            auth = "gemini-api-key" if name == "gemini-cli" else "openai"
+            user = self.home / folder
+            user.mkdir(parents=True, exist_ok=True)
+            (user / "settings.json").write_text(
+                json.dumps(
+                    {
+                        "security": {"auth": {"selectedType": auth}},
+                        "general": {"disableAutoUpdate": True},
+                        "privacy": {"usageStatisticsEnabled": False},
+                        "telemetry": {"enabled": False},
+                    }
+                )
+            )
+            # Both clients load project hooks only in a trusted folder: trust the two workspaces.
+            (user / "trustedFolders.json").write_text(
+                json.dumps({str(self.proj): "TRUST_FOLDER", str(self.plain): "TRUST_FOLDER"})
+            )
+            self.dsh("init", name, "--project", str(self.proj))
+        elif name == "opencode":
+            config = {
+                "$schema": "https://opencode.ai/config.json",
+                "autoupdate": False,
+                "share": "disabled",
+                "provider": {
+                    "scripted": {
+                        "npm": "@ai-sdk/openai-compatible",
+                        "name": "scripted",
+                        "options": {"baseURL": f"http://127.0.0.1:{port}/v1", "apiKey": "dummy"},
+                        "models": {"scripted": {"name": "scripted", "tool_call": True}},
+                    }
+                },
+                "model": "scripted/scripted",
+                "permission": {"bash": "allow", "edit": "allow", "external_directory": "allow"},
+            }
+            for folder in (self.proj, self.plain):
+                (folder / "opencode.json").write_text(json.dumps(config, indent=1))
+            self.dsh("init", "opencode", "--project", str(self.proj))
+
+    def command(self, name: str, scenario: str, hooks: bool) -> tuple[list[str], dict[str, str]]:
+        """argv and environment of one headless run."""
+        exe = str(CLIENTS[name].executable(self.cache))
+        prompt = f"scenario={scenario}"
+        base = f"http://127.0.0.1:{self.port}"
+        if name == "claude-code":
+            return [exe, "-p", prompt, "--allowedTools", "Bash", "--output-format", "json"], self.env(
+                {
+                    "ANTHROPIC_BASE_URL": base,
+                    "ANTHROPIC_API_KEY": "dummy",
+                    "DISABLE_TELEMETRY": "1",
+                    "DISABLE_AUTOUPDATER": "1",
+                    "DISABLE_ERROR_REPORTING": "1",
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                }
+            )
+        if name == "codex":
+            home = self.work / ("codex-hooks" if hooks else "codex-plain")
+            return [exe, "exec", "--skip-git-repo-check", prompt], self.env(
+                {"CODEX_HOME": str(home), "SCRIPTED_KEY": "dummy"}
+            )
+        if name == "gemini-cli":
+            return [exe, "-p", prompt, "--yolo", "-m", "gemini-2.5-flash"], self.env(
+                {"GEMINI_API_KEY": "dummy", "GOOGLE_GEMINI_BASE_URL": base}
+            )
+        if name == "qwen-code":
+            return [exe, "-p", prompt, "--yolo"], self.env(
+                {
+                    "OPENAI_API_KEY": "dummy",
+                    "OPENAI_BASE_URL": f"{base}/v1",
+                    "OPENAI_MODEL": "scripted",
+                    "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
+                }
+            )
+        if name == "opencode":
+            return [exe, "run", prompt], self.env({"OPENCODE_DISABLE_AUTOUPDATE": "1"})
+        raise KeyError(name)
+
+
+def kill_strays(work: Path) -> list[int]:
+    """End processes whose command line names the throwaway folder (a client's helper or daemon
+    left behind), one by one by pid; never anything outside it."""
+    killed = []
+    mine = str(work).encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if mine in argv and b"scripted_model.py" not in argv:
+            try:
+                os.kill(int(entry.name), 15)
+                killed.append(int(entry.name))
+            except OSError:
+                pass
+    return killed
