@@ -50,11 +50,17 @@ TOOL_ARGUMENTS: Final[dict[str, frozenset[str]]] = {
     ),
     "list_dir": frozenset(("path", "ignore")),
     "web_fetch": frozenset(("url", "prompt")),
-    "http_request": frozenset(("url", "method", "headers", "body")),
+    # A request body arrives under the name the tool's client library uses (requests: data, json,
+    # files; form posts: form); the baseline's egress rule reads each to see what can leave.
+    "http_request": frozenset(("url", "method", "headers", "body", "data", "json", "form", "files")),
     "send_message": frozenset(("channel", "text")),
     "apply_patch": frozenset(("patch", "paths")),
 }
-ALL_ARGUMENTS: Final[frozenset[str]] = frozenset().union(*TOOL_ARGUMENTS.values())
+#: Names tools outside the vocabulary use for the same things (MCP file servers and harness tools
+#: that are not canonicalized: ``file_path``, an edit's ``new``, a patch's ``input``). An unscoped
+#: rule that reads them, to judge every tool's writes alike, is not warned about.
+OTHER_TOOL_ARGUMENTS: Final[frozenset[str]] = frozenset(("file_path", "new", "input"))
+ALL_ARGUMENTS: Final[frozenset[str]] = frozenset().union(*TOOL_ARGUMENTS.values(), OTHER_TOOL_ARGUMENTS)
 
 
 def known_arguments(tools: Sequence[str] | None) -> frozenset[str] | None:
