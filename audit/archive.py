@@ -1,10 +1,12 @@
 """Move a whole log (every segment, its anchor and torn-tail side files) to a new name, intact.
 
 ``dsh-policy run`` starts each scripted session on a fresh log, so following the README twice gives
-what the README shows; the previous log is kept, never truncated or deleted, under
-``PATH.previous-<UTC time>`` (its rotated segments become ``PATH.previous-<time>.NNNNNN``, which is
-where ``verify`` looks for them, so the moved log still verifies as it did). A log another process
-holds open (its lock is taken) is not moved.
+what the README shows; the previous log is kept, never truncated or deleted, as
+``PATH.previous/NAME.previous-<UTC time>`` (its rotated segments become ``...previous-<time>.NNNNNN``
+beside it, which is where ``verify`` looks for them, so the moved log still verifies as it did).
+One folder beside the log holds them all: re-runs do not pile files up where the log lives (the
+README's demo writes into the repository root). A log another process holds open (its lock is
+taken) is not moved.
 """
 
 from __future__ import annotations
@@ -39,13 +41,14 @@ def log_files(active: Path) -> list[Path]:
 
 
 def move_log_aside(active: Path, now: datetime.datetime | None = None) -> MovedLog | str | None:
-    """Rename the log at ``active`` to ``PATH.previous-<time>``: the new name, None when there is
-    no log, or an error message (another process holds the log, a rename failed)."""
+    """Rename the log at ``active`` to ``PATH.previous/NAME.previous-<time>``: the new name, None
+    when there is no log, or an error message (another process holds the log, a rename failed)."""
     files = log_files(active)
     if not files:
         return None
     stamp = (now or datetime.datetime.now(datetime.UTC)).strftime("%Y%m%dT%H%M%S%fZ")
-    target = active.with_name(f"{active.name}.previous-{stamp}")
+    folder = previous_folder(active)
+    target = folder / f"{active.name}.previous-{stamp}"
     lock = lock_path(active)
     try:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
@@ -56,6 +59,10 @@ def move_log_aside(active: Path, now: datetime.datetime | None = None) -> MovedL
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             return f"{active}: another process is writing this log"
+        try:
+            folder.mkdir(mode=0o700, exist_ok=True)
+        except OSError as error:
+            return f"{folder}: cannot make the folder for previous logs: {error.strerror or error}"
         moved = 0
         for path in files:
             new = target.with_name(target.name + path.name[len(active.name) :])
@@ -67,6 +74,11 @@ def move_log_aside(active: Path, now: datetime.datetime | None = None) -> MovedL
         return MovedLog(target, moved)
     finally:
         os.close(fd)
+
+
+def previous_folder(active: Path) -> Path:
+    """The one folder, beside the log, that holds every log moved aside from ``active``."""
+    return active.with_name(f"{active.name}.previous")
 
 
 def _glob_escape(name: str) -> str:

@@ -235,12 +235,29 @@ def keygen_main(argv: Sequence[str]) -> int:
         default=DEFAULT_KEY_NAME,
         help="file prefix (default %(default)s); DIR/ (with the slash) writes DIR/audit-signing.key and .pub",
     )
+    parser.add_argument(
+        "--approver",
+        metavar="NAME",
+        help="make NAME's approval key instead (default prefix approver-NAME): PREFIX.pub goes into the"
+        " deployment's approvers file, PREFIX.key stays with NAME (docs/approvals.md)",
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text")
     args = parse_command(parser, argv)
     if isinstance(args, int):
         return args
+    out = str(args.out)
+    if args.approver is not None:
+        if not args.approver or not all(c.isalnum() or c in "_.@-" for c in args.approver):
+            problem = f"--approver {args.approver!r}: letters, digits and _.@- only"
+            print(f"dsh-policy keygen: {problem}", file=sys.stderr)
+            return EXIT_USAGE
+        if out == DEFAULT_KEY_NAME:
+            out = f"approver-{args.approver}"
+        elif out.endswith(("/", os.sep)):
+            Path(out).mkdir(mode=0o700, parents=True, exist_ok=True)
+            out = f"{out}approver-{args.approver}"
     try:
-        files = write_key_pair(key_prefix(str(args.out)))
+        files = write_key_pair(key_prefix(out))
     except (KeyFileError, OSError) as error:
         print(f"dsh-policy keygen: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -259,9 +276,16 @@ def keygen_main(argv: Sequence[str]) -> int:
             "key_id": files.key_id,
             "unignored_in_work_tree": str(exposed) if exposed is not None else None,
         }
+        if args.approver is not None:
+            payload["approver"] = args.approver
         print(json.dumps(payload, indent=2))
     else:
         print(f"private key  {files.private_path} (mode 0600; keep it away from the agent process)")
-        print(f"public key   {files.public_path} (give this to auditors: dsh-policy verify --key)")
+        if args.approver is not None:
+            print(f"public key   {files.public_path} (list it in the approvers file:)")
+            entry = f"{{name: {args.approver}, public_key: {files.public_path}, rules: ['*']}}"
+            print(f"               - {entry}")
+        else:
+            print(f"public key   {files.public_path} (give this to auditors: dsh-policy verify --key)")
         print(f"key id       {files.key_id}")
     return EXIT_INTACT

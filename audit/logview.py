@@ -192,6 +192,12 @@ def describe(record: dict[str, Any], file: str, line: int, failures: tuple[str, 
             )
         if record.get("input_error"):
             message = f"malformed hook input: {record['input_error']}"
+        if isinstance(answer.get("approval"), str):  # asked, and the approval queue admitted it
+            decision, message = "ASK>OK", f"{answer['approval']}: {message or ''}".rstrip(": ")
+    elif kind.startswith(("approval_", "grant_")):
+        stage, decision, message = "approval", *_approval_event(kind, record)
+        rules = _strings(record.get("rules"))
+        tool, args = record.get("tool"), record.get("args")
     elif kind == "hook_told":
         hook, told = _mapping(record.get("hook")), _mapping(record.get("told"))
         stage = _HOOK_STAGES.get(str(hook.get("event")), str(hook.get("event") or "hook"))
@@ -245,6 +251,25 @@ def describe(record: dict[str, Any], file: str, line: int, failures: tuple[str, 
         harness=_harness(record),
         defines=defines,
     )
+
+
+def _approval_event(kind: str, record: dict[str, Any]) -> tuple[str, str]:
+    """Decision word and message of an approval queue record (docs/approvals.md)."""
+    request, grant = record.get("request"), record.get("grant")
+    if kind == "approval_decided":
+        verdict = "APPROVED" if record.get("verdict") == "approve" else "DENIED"
+        return verdict, f"{request} by {record.get('approver')} ({record.get('key_id')})"
+    if kind == "approval_used":
+        return "APPROVAL-USED", f"{request} approved by {', '.join(_strings(record.get('approvers')))}"
+    if kind == "approval_closed":
+        return str(record.get("status") or "closed").upper(), f"{request}: {record.get('why')}"
+    if kind == "grant_made":
+        return "GRANTED", f"{grant} by {record.get('approver')} until {record.get('until')}"
+    if kind == "grant_used":
+        return "GRANT-USED", f"{grant} by {record.get('approver')}"
+    if kind == "grant_revoked":
+        return "REVOKED", f"{grant} by {record.get('by')}"
+    return "REQUESTED", f"{request}: {record.get('message')}"
 
 
 def _harness(record: dict[str, Any]) -> str | None:

@@ -130,6 +130,10 @@ READERS: Final[frozenset[str]] = frozenset(
         "zcat",
         "zless",
         "view",
+        "pgrep",
+        "pidof",
+        "ps",
+        "pstree",
     }
 )
 # Readers that can also write files named in their script or expression (sed ``w``, awk
@@ -157,9 +161,15 @@ GIT_READERS: Final[frozenset[str]] = frozenset(
         "version",
     }
 )
+# Package-manager subcommands that only ask about installed packages (``pip show dsh-policy``,
+# ``uv pip list``): naming a package there changes nothing.
+PACKAGE_QUERIES: Final[frozenset[str]] = frozenset(
+    {"show", "list", "freeze", "check", "inspect", "index", "help", "search", "debug", "tree"}
+    | {"--version", "-V"}
+)
 # Our own command's subcommands that only read.
 DSH_READERS: Final[frozenset[str]] = frozenset(
-    {"check", "explain", "verify", "policy-log", "--help", "-h", "--version"}
+    {"check", "explain", "verify", "policy-log", "log", "doctor", "diff", "--help", "-h", "--version"}
 )
 # Programs that act on whole folders: naming a folder that holds a protected path is refused too
 # (``rm -rf .dsh``, ``mv .claude x``, ``chmod -R 000 .dsh``, ``find .dsh -delete``).
@@ -217,6 +227,11 @@ def only_reads(argv: Sequence[str]) -> bool:
     options that make it write (``sed -i``, ``sort -o``, ``yq -i``, ``find -delete``/``-exec``, a
     git subcommand that is not in :data:`GIT_READERS`, ...)."""
     program = argv[0]
+    if PYTHON.fullmatch(program) and list(argv[1:3]) == ["-m", "pip"]:
+        return only_reads(["pip", *argv[3:]])
+    if PIP.fullmatch(program) or (program == "uv" and argv[1:2] == ["pip"]):
+        words = [w for w in argv[1:] if not w.startswith("-") and w != "pip"]
+        return bool(words) and words[0] in PACKAGE_QUERIES
     if program not in READERS:
         return False
     options = [word for word in argv[1:] if word.startswith("-")]
@@ -231,6 +246,9 @@ def only_reads(argv: Sequence[str]) -> bool:
         return not any(o in ("-i", "--inplace") or o.startswith("--inplace") for o in options)
     if program == "find":
         return not any(word in FIND_WRITES for word in argv[1:])
+    if program in ("xxd", "uniq"):  # ``xxd -r IN OUT`` and ``uniq IN OUT`` write their second operand
+        operands = [word for word in argv[1:] if not word.startswith("-")]
+        return len(operands) < 2
     if program == "git":
         sub = git_subcommand(argv)
         return (

@@ -23,7 +23,7 @@ spec:
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -70,6 +70,16 @@ class ReloadSettings(_Model):
     refuse_weakening: bool = False
 
 
+class ApprovalSettings(_Model):
+    """``approvals:``; an ``ask`` goes to this queue instead of a terminal prompt (docs/approvals.md).
+    Paths are resolved against the deployment file's directory."""
+
+    folder: str
+    approvers: str | None = None
+    wait_seconds: float = Field(default=5.0, ge=0, le=60)
+    pending_seconds: int = Field(default=3600, ge=1)
+
+
 class _GatewaySpec(_Model):
     packs: tuple[str, ...]
     params: dict[str, Any] = Field(default_factory=dict)
@@ -78,6 +88,7 @@ class _GatewaySpec(_Model):
     audit: AuditSettings | None = None
     self_protection: SelfProtectionSettings = SelfProtectionSettings()
     reload: ReloadSettings = ReloadSettings()
+    approvals: ApprovalSettings | None = None
 
 
 class _GatewayMetadata(_Model):
@@ -106,6 +117,7 @@ class GatewayConfig:
     audit: AuditSettings | None
     self_protection: SelfProtectionSettings = field(default_factory=SelfProtectionSettings)
     reload: ReloadSettings = field(default_factory=ReloadSettings)
+    approvals: ApprovalSettings | None = None
 
 
 def load_gateway_config(path: str | Path) -> GatewayConfig | list[PolicyError]:
@@ -152,7 +164,17 @@ def load_gateway_config(path: str | Path) -> GatewayConfig | list[PolicyError]:
             }
         ),
         reload=model.spec.reload,
+        approvals=_resolved_approvals(model.spec.approvals, resolve),
     )
+
+
+def _resolved_approvals(
+    approvals: ApprovalSettings | None, resolve: Callable[[str], str]
+) -> ApprovalSettings | None:
+    if approvals is None:
+        return None
+    approvers = resolve(approvals.approvers) if approvals.approvers else None
+    return approvals.model_copy(update={"folder": resolve(approvals.folder), "approvers": approvers})
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,12 +214,16 @@ class PolicySources:
         config = self.config
         audit = config.audit if config is not None else None
         settings = config.self_protection if config is not None else SelfProtectionSettings()
+        # The approval queue and the approvers file: an agent that could write them could
+        # unmark a used approval or list its own key.
+        approvals = config.approvals if config is not None else None
+        queue = () if approvals is None else (approvals.folder, *filter(None, (approvals.approvers,)))
         return protection_for(
             packs=self.packs,
             deployment=config.path if config is not None else None,
             audit_log=audit_path or (audit.path if audit else None),
             signing_key=signing_key or (audit.checkpoint_key if audit else None),
-            extra=settings.paths,
+            extra=(*settings.paths, *queue),
             extra_secret=settings.secret_paths,
             enabled=settings.enabled and not self.unprotected,
         )

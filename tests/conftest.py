@@ -43,3 +43,23 @@ def _stop_gateways(folder: Path) -> None:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if pid > 0 else []
             if b"serve" in argv and any(b"dsh_policy" in word for word in argv):
                 os.kill(pid, signal.SIGTERM)
+
+
+#: The system files ``init --managed`` writes and ``doctor`` reads: never the machine's own in tests.
+SYSTEM_FILE_VARIABLES = ("DSH_POLICY_CLAUDE_MANAGED_SETTINGS", "DSH_POLICY_MANAGED_DEPLOYMENT")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_system_files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    folder = tmp_path_factory.mktemp("etc")
+    saved = {name: os.environ.get(name) for name in SYSTEM_FILE_VARIABLES}
+    os.environ["DSH_POLICY_CLAUDE_MANAGED_SETTINGS"] = str(folder / "claude-code" / "managed-settings.json")
+    os.environ["DSH_POLICY_MANAGED_DEPLOYMENT"] = str(folder / "dsh-policy" / "gateway.yaml")
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

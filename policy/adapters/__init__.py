@@ -14,7 +14,7 @@ their framework when they are imported, never before, so this package needs none
 | ``adk``               | Google ADK (``adk``)                          | ``PolicyPlugin``            |
 
 The Claude Agent SDK answers Claude Code's own hooks, so its adapter is the Claude Code hook run in
-process: ``policy.hooks.claude_code.agent_sdk.PolicyHooks``. The user's guide is
+process: ``policy.hooks.in_process.agent_sdk.PolicyHooks``. The user's guide is
 ``docs/frameworks.md``.
 """
 

@@ -65,7 +65,13 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "keygen": ("dsh_policy.audit.cli", "make an Ed25519 key pair for checkpoint signatures"),
     "log": ("dsh_policy.audit.logview", "show an audit log for people, verifying each record"),
     "mcp": ("dsh_policy.policy.cli.mcp", "put the policy in front of an MCP server (proxy, approve)"),
+    "approvals": ("dsh_policy.policy.cli.approvals", "answer the approval queue: list, approve, deny, grant"),
+    "bundle": ("dsh_policy.policy.fleet.commands", "build, sign and publish a fleet policy bundle"),
+    "fleet": ("dsh_policy.policy.fleet.commands", "fleet status, and export of the evidence stream"),
 }
+#: ``verify --fleet`` verifies every host's log from the fleet's stream (the audit package, which
+#: imports nothing else of ours, verifies local files).
+FLEET_VERIFY = "dsh_policy.policy.fleet.fleet_verify"
 
 USAGE_EXIT = 2
 #: 128 + SIGPIPE: what the shell reports for a command whose reader went away (``... | head -1``).
@@ -140,7 +146,8 @@ def _dispatch(args: list[str], *, console: bool = False) -> int:
         print(f"dsh-policy: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return USAGE_EXIT
     try:
-        module = importlib.import_module(SUBCOMMANDS[name][0])
+        fleet = name == "verify" and any(arg == "--fleet" or arg.startswith("--fleet=") for arg in rest)
+        module = importlib.import_module(FLEET_VERIFY if fleet else SUBCOMMANDS[name][0])
         # The console script's hook decides in a watched child process (``failsafe``); called
         # with an explicit argv (tests, embedding) it decides in this process.
         process_entry = getattr(module, "process_main", None) if console else None

@@ -1,8 +1,10 @@
 """``dsh-policy diff OLD NEW``: what changes between two rule packs or deployment files.
 
 Exit codes: 0 both sides are the same effective policy (same digest), 1 they differ, 2 invalid
-input (either side fails to load, or usage). With ``dsh-policy replay``, reviewing a pack change in
-CI is: ``diff`` says what changed in the rules, ``replay`` what it would have changed in traffic.
+input (either side fails to load, or usage). A change that may let through what OLD stopped is
+marked ``WEAKENED`` with why, judged as ``policy-log`` judges a reload. With ``dsh-policy replay``,
+reviewing a pack change in CI is: ``diff`` says what changed in the rules, ``replay`` what it
+would have changed in traffic.
 """
 
 from __future__ import annotations
@@ -105,6 +107,8 @@ def render_text(diff: PolicyDiff, out: TextIO) -> None:
         say(f"variables changed ({len(diff.variables)}):")
         for name, before, after in diff.variables:
             say(f"  ~ vars {name}: {_value(before)} -> {_value(after)}")
+    for why in diff.weakened:
+        say(f"WEAKENED  {why}")
     summary = diff.to_json()["summary"]
     say("summary: " + ", ".join(f"{count} {name.replace('_', ' ')}" for name, count in summary.items()))
 

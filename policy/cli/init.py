@@ -1,5 +1,6 @@
 """``dsh-policy init claude-code|codex [--project DIR] [--pack PACK]... [--user] [--trust]``,
-``dsh-policy init codex --managed [FILE] [--managed-only] [--config FILE]``.
+``dsh-policy init codex --managed [FILE] [--managed-only] [--config FILE]``,
+``dsh-policy init claude-code --user|--managed [FILE] [--managed-only] [--config FILE]``.
 
 Writes into a project what the hooks need, merging with what is there and never clobbering it:
 
@@ -17,6 +18,11 @@ hashes Codex itself computes (``codex app-server``), exactly as its "Trust all a
 without it, init says how to trust them. ``--managed`` writes the hooks into Codex's system
 ``requirements.toml`` instead, where Codex runs them as managed hooks, with no trust at all
 (:mod:`.init_managed`). Run ``dsh-policy doctor`` afterwards to check it all.
+
+Every hook command names this installation's ``dsh-policy`` by absolute path, and init runs it
+first (:mod:`dsh_policy.policy.hooks.install.program`); where it is missing, each hook's refusal
+says what to install. ``--user`` (both clients) and ``--managed`` (Claude Code) write one
+deployment for every project instead (:mod:`.init_machine`).
 """
 
 from __future__ import annotations
@@ -27,13 +33,14 @@ import shlex
 import sys
 from pathlib import Path
 
-from dsh_policy.policy.cli import init_clients
+from dsh_policy.policy.cli import init_clients, init_machine
 from dsh_policy.policy.cli.init_managed import merge_managed
 from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command
 from dsh_policy.policy.command_line import CommandParser
 from dsh_policy.policy.hooks.codex import managed as codex_managed
 from dsh_policy.policy.hooks.codex import trust as codex_trust
 from dsh_policy.policy.hooks.install import mcp_servers
+from dsh_policy.policy.hooks.install.program import checked_program
 from dsh_policy.policy.hooks.install.settings_files import (
     SettingsError,
     claude_code_hooks,
@@ -65,7 +72,9 @@ def _parser() -> CommandParser:
     parser.add_argument(
         "--user",
         action="store_true",
-        help="codex: write the hooks to $CODEX_HOME/config.toml instead of the project's .codex/config.toml",
+        help="one deployment for every project: the hooks go to ~/.claude/settings.json (claude-code) or "
+        "$CODEX_HOME/config.toml (codex) and name $XDG_CONFIG_HOME/dsh-policy/gateway.yaml; each "
+        "event's project is its workspace",
     )
     parser.add_argument("--trust", action="store_true", help="codex: record trust for the hooks written")
     parser.add_argument(
@@ -83,35 +92,44 @@ def _parser() -> CommandParser:
         const="",
         default=None,
         metavar="FILE",
-        help="codex: write the hooks as managed hooks into a requirements.toml (default: the one "
-        f"Codex reads, {codex_managed.CODEX_REQUIREMENTS}); they then need no trust",
+        help="write the hooks as managed hooks: codex into a requirements.toml (default: the one "
+        f"Codex reads, {codex_managed.CODEX_REQUIREMENTS}; they then need no trust), claude-code into "
+        "its managed-settings.json (default: the one Claude Code reads, "
+        "/etc/claude-code/managed-settings.json on Linux), for every project",
     )
     parser.add_argument(
         "--managed-only",
         action="store_true",
-        help="codex, with --managed: also set allow_managed_hooks_only = true "
-        "(Codex then ignores user and project hooks)",
+        help="with --managed: also set allow_managed_hooks_only = true (codex) or "
+        "allowManagedHooksOnly: true (claude-code): the client then ignores user and project hooks",
     )
     parser.add_argument(
         "--config",
         metavar="FILE",
-        help="codex: the deployment file the hooks name (default: .codex/dsh-gateway.yaml in the project); "
-        "written when missing",
+        help="the deployment file the hooks name (default: .codex/dsh-gateway.yaml in the project; with "
+        "--user, $XDG_CONFIG_HOME/dsh-policy/gateway.yaml; claude-code --managed, "
+        f"{init_machine.MANAGED_DEPLOYMENT}); written when missing",
     )
     return parser
 
 
-def deployment_yaml(name: str, packs: list[str], workspace: str) -> str:
-    """A new deployment file (paths absolute, so it can be copied)."""
+def deployment_yaml(name: str, packs: list[str], workspace: str | None, *, audit: bool = True) -> str:
+    """A new deployment file (paths absolute, so it can be copied). Without ``workspace`` (a
+    machine-wide deployment) the hooks' ``--project`` supplies it per event."""
     listed = ", ".join(_yaml_string(pack) for pack in packs)
-    return (
-        "# Written by `dsh-policy init`; see examples/hooks/README.md.\n"
+    text = (
+        "# Written by `dsh-policy init`; see docs/deployment.md.\n"
         "apiVersion: dsh-policy/v1\nkind: Gateway\n"
         f"metadata:\n  name: {_yaml_string(name)}\n"
         f"spec:\n  packs: [{listed}]\n"
-        f"  params:\n    workspace: {_yaml_string(workspace)}\n"
-        "  audit:\n    path: audit/hooks.jsonl\n    fsync: batch\n    fail_closed: true\n"
     )
+    if workspace is not None:
+        text += f"  params:\n    workspace: {_yaml_string(workspace)}\n"
+    else:
+        text += "  # params.workspace: each hook's --project (the project of the event)\n"
+    if audit:
+        text += "  audit:\n    path: audit/hooks.jsonl\n    fsync: batch\n    fail_closed: true\n"
+    return text
 
 
 def _yaml_string(text: str) -> str:
@@ -139,27 +157,39 @@ def main(argv: list[str]) -> int:
         print(f"dsh-policy init: {project} is not a folder", file=sys.stderr)
         return 1
     packs = [os.path.realpath(pack) for pack in args.packs] or _shipped_packs()
+    program, said = checked_program()
+    if program is None:
+        _say("FAIL", f"{said}; no hook was written")
+        return 1
+    _say("checked", f"{program} runs ({said})")
     problems = 0
+    machine = args.user or (args.harness == "claude-code" and args.managed is not None)
     if args.harness in init_clients.CLIENTS:
         deployment = os.path.join(project, ".dsh", "gateway.yaml")
         problems += _write_deployment(deployment, project, packs)
         problems += init_clients.install(args.harness, project, deployment, _say)
+    elif args.harness == "claude-code" and machine:
+        problems += init_machine.install_claude_code(args, packs, program, _write_deployment)
     elif args.harness == "claude-code":
         deployment = os.path.join(project, ".dsh", "gateway.yaml")
         problems += _write_deployment(deployment, project, packs)
-        problems += _merge_claude_code(project)
+        problems += _merge_claude_code(project, program)
         if args.mcp is not None:
             problems += wrap_mcp_servers(
                 os.path.join(project, ".mcp.json"), deployment, args.mcp, codex=False
             )
     else:
-        deployment = os.path.abspath(args.config or os.path.join(project, ".codex", "dsh-gateway.yaml"))
-        problems += _write_deployment(deployment, project, packs)
+        if args.user:
+            deployment = init_machine.deployment_for(args)
+            problems += _write_deployment(deployment, None, packs)
+        else:
+            deployment = os.path.abspath(args.config or os.path.join(project, ".codex", "dsh-gateway.yaml"))
+            problems += _write_deployment(deployment, project, packs)
         if args.managed is not None:
             path = os.path.abspath(args.managed or codex_managed.requirements_path())
             problems += merge_managed(path, project, deployment, managed_only=args.managed_only)
         else:
-            problems += _merge_codex(args, project, deployment)
+            problems += _merge_codex(args, project, deployment, program)
         if args.mcp is not None:
             config = os.path.join(
                 codex_trust.codex_home() if args.user else os.path.join(project, ".codex"), "config.toml"
@@ -188,10 +218,11 @@ def wrap_mcp_servers(path: str, deployment: str, mode: str, *, codex: bool) -> i
 
 def _conflicting_options(args: argparse.Namespace) -> str | None:
     """Why the options do not go together, or None."""
-    codex_only = [name for name in ("managed", "config") if getattr(args, name) is not None]
-    codex_only += [name for name in ("user", "trust", "managed_only") if getattr(args, name)]
-    if args.harness != "codex" and codex_only:
-        return f"--{codex_only[0].replace('_', '-')} is for codex only"
+    if args.harness != "codex" and args.trust:
+        return "--trust is for codex only"
+    machine = args.user or args.managed is not None
+    if args.harness == "claude-code" and args.config is not None and not machine:
+        return "claude-code: --config goes with --user or --managed (a project's is .dsh/gateway.yaml)"
     if args.managed_only and args.managed is None:
         return "--managed-only needs --managed"
     if args.managed is not None and (args.user or args.trust):
@@ -203,8 +234,19 @@ def _say(status: str, message: str) -> None:
     print(f"{status:<7} {message}")
 
 
-def _write_deployment(path: str, project: str, packs: list[str]) -> int:
-    _make_audit_folder(os.path.join(os.path.dirname(path), "audit"), project)
+def _write_deployment(path: str, project: str | None, packs: list[str], audit: bool = True) -> int:
+    """Write a new deployment file (``project`` None: a machine-wide one, no workspace)."""
+    try:
+        if project is None:
+            os.makedirs(
+                os.path.join(os.path.dirname(path), "audit") if audit else os.path.dirname(path),
+                exist_ok=True,
+            )
+        else:
+            _make_audit_folder(os.path.join(os.path.dirname(path), "audit"), project)
+    except OSError as error:
+        _say("FAIL", f"cannot make the folder of {path}: {error}")
+        return 1
     if os.path.exists(path):
         _say("kept", f"{path} (an existing deployment file is never overwritten)")
         return 0
@@ -212,7 +254,12 @@ def _write_deployment(path: str, project: str, packs: list[str]) -> int:
     if missing:
         _say("FAIL", f"no such pack: {', '.join(missing)}")
         return 1
-    write_atomically(path, deployment_yaml(os.path.basename(project) or "project", packs, project))
+    name = "machine" if project is None else os.path.basename(project) or "project"
+    try:
+        write_atomically(path, deployment_yaml(name, packs, project, audit=audit))
+    except OSError as error:
+        _say("FAIL", f"cannot write {path}: {error}")
+        return 1
     _say("wrote", path)
     return 0
 
@@ -238,11 +285,11 @@ def _make_audit_folder(folder: str, project: str) -> None:
         _say("owner", f"{', '.join(reversed(inside))} given to uid {owner.st_uid}, who owns {project}")
 
 
-def _merge_claude_code(project: str) -> int:
+def _merge_claude_code(project: str, program: str) -> int:
     path = os.path.join(project, ".claude", "settings.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     try:
-        merged = merge_claude_code_settings(read_text(path), claude_code_hooks())
+        merged = merge_claude_code_settings(read_text(path), claude_code_hooks(program=program))
     except SettingsError as error:
         _say("FAIL", f"{path}: {error}")
         return 1
@@ -254,12 +301,13 @@ def _merge_claude_code(project: str) -> int:
     return 0
 
 
-def _merge_codex(args: argparse.Namespace, project: str, deployment: str) -> int:
+def _merge_codex(args: argparse.Namespace, project: str, deployment: str, program: str) -> int:
     home = codex_trust.codex_home()
     path = os.path.join(home, "config.toml") if args.user else os.path.join(project, ".codex", "config.toml")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     try:
-        merged = merge_codex_config(read_text(path), codex_hooks_toml(deployment))
+        extra = init_machine.PROJECT_OPTION if args.user else ""
+        merged = merge_codex_config(read_text(path), codex_hooks_toml(deployment, program, extra))
     except SettingsError as error:
         _say("FAIL", f"{path}: {error}")
         return 1

@@ -11,6 +11,7 @@ JSON and exits 0, or exits 1 when none answers; ``--stop`` asks it to leave clea
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
@@ -41,6 +42,9 @@ def _parser() -> CommandParser:
     parser.add_argument(
         "--idle-exit", type=float, metavar="SECONDS", help="leave after this long without requests"
     )
+    from dsh_policy.policy.fleet.serving import add_fleet_options
+
+    add_fleet_options(parser)
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--status", action="store_true", help="print the running gateway's status and exit")
     action.add_argument("--stop", action="store_true", help="ask the running gateway to stop")
@@ -64,6 +68,20 @@ def main(argv: list[str]) -> int:
     args = parse_command(_parser(), argv)
     if isinstance(args, int):
         return args
+    if not args.fleet or args.status or args.stop:
+        return _serve(args)
+    from dsh_policy.policy.fleet.serving import start_fleet
+
+    agent = start_fleet(args)  # points args.config at the last good bundle on disk
+    if isinstance(agent, int):
+        return agent
+    try:
+        return _serve(args)
+    finally:
+        agent.stop()
+
+
+def _serve(args: argparse.Namespace) -> int:
     spec = spec_from(args)
     if args.status or args.stop:
         return _query(spec, "stop" if args.stop else "status")

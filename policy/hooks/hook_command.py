@@ -21,6 +21,13 @@ def hook_parser() -> CommandParser:
     )
     parser.add_argument("harness", choices=list(DIALECTS), help="whose hook protocol to speak")
     add_policy_options(parser, positional_packs=False)
+    parser.add_argument(
+        "--project",
+        metavar="DIR|auto",
+        help="the project the event comes from: params.workspace is DIR, and DIR/.dsh/rules/*.yaml add "
+        "rules (auto: $CLAUDE_PROJECT_DIR, else the folder holding .git or .dsh above the working "
+        "directory); for one deployment that covers every project",
+    )
     parser.add_argument("--audit", metavar="LOG", help="append every hook decision to this audit log")
     parser.add_argument(
         "--no-self-protection",

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dsh_policy.core.frozen import NotJsonError, freeze_json
+from dsh_policy.policy.approvals import ApprovalChannel, CallBinding
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.events import (
     GuardVerdict,
@@ -26,9 +27,9 @@ from dsh_policy.policy.events import (
     ToolResultEvent,
     with_rules,
 )
-from dsh_policy.policy.runtime.auditing import CallOutcome, ResultFacts
+from dsh_policy.policy.runtime.auditing import CallOutcome, DecisionAuditor, ResultFacts, canonical_domain
 
-#: What a headless proxy answers when a rule asks for approval (issue 31 adds an approval path).
+#: What a proxy without an approval queue answers when a rule asks (docs/approvals.md adds one).
 APPROVAL_NEEDED = "approval needed: {message}. This MCP proxy has no approval path, so the call was not run"
 CONTEXT_PREFIX = "[dsh-policy] "
 #: The fields of a result that carry the tool's output (a blocked result keeps none of them).
@@ -90,10 +91,13 @@ def call_event(qualified: str, arguments: Any, *, call_id: str, session_id: str)
     )
 
 
-def gate(state: CallState) -> None:
+def gate(
+    state: CallState, approvals: ApprovalChannel | None = None, auditor: DecisionAuditor | None = None
+) -> None:
     """Pre-execute and guard on the call; sets ``state.refusal`` (the text the model reads) when it
     must not run. A guard that matches is the stronger statement and is named, whatever
-    pre-execute said; ``ask`` is refused, since a headless proxy has nobody to ask."""
+    pre-execute said; ``ask`` goes to the deployment's approval queue when it has one (a bounded
+    wait, then a refusal naming the request), and is refused otherwise."""
     decider, event = state.decider, state.event
     pre = state.pre_execute = decider.pre_execute(event)
     guard = state.guard = decider.guard(event)
@@ -105,10 +109,44 @@ def gate(state: CallState) -> None:
     elif pre.decision == "deny":
         state.denied_by = "tools/pre-execute"
         state.refusal = with_rules(pre.message or f'tool "{event.tool}" denied by policy', pre.rules)
+    elif pre.decision == "ask" and approvals is not None:
+        _ask_queue(state, pre, approvals, auditor)
     elif pre.decision == "ask":
         state.denied_by, state.approval = "approval", "no-service"
         message = APPROVAL_NEEDED.format(message=pre.message or f'tool "{event.tool}" needs approval')
         state.refusal = with_rules(message, pre.rules)
+
+
+def _ask_queue(
+    state: CallState, pre: ToolCallVerdict, approvals: ApprovalChannel, auditor: DecisionAuditor | None
+) -> None:
+    """The same wait as every channel's (:meth:`ApprovalChannel.admit`), bound to this call."""
+    event = state.event
+    binding = CallBinding(
+        harness="mcp",
+        session=event.session_id,
+        agent=event.agent_id,
+        tool=event.tool,
+        args=event.args,
+        policy_digest=pre.policy.digest or state.decider.stamp.digest,
+        rules=tuple(pre.rules),
+    )
+    message = pre.message or f'tool "{event.tool}" needs approval'
+    if auditor is not None:
+        shown, message = auditor.redacted(event.args), str(auditor.redacted(message))
+    else:
+        shown = canonical_domain(state.decider.redact_arguments(event.args)[0])
+        message = str(canonical_domain(state.decider.redact_arguments(message)[0]))
+    admitted = approvals.admit(
+        binding,
+        message=message,
+        shown_args=shown,
+        record=auditor.approval_event if auditor is not None else None,
+    )
+    state.approval = admitted.approval
+    if not admitted.allowed:
+        state.denied_by = "approval"
+        state.refusal = with_rules(admitted.message, pre.rules)
 
 
 def result_text(content: list[Any]) -> str:

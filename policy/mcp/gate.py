@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
+from dsh_policy.policy.approvals import ApprovalChannel
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.mcp import calls, jsonrpc, listing
 from dsh_policy.policy.mcp.jsonrpc import FramingError, Message, RequestId
@@ -78,6 +79,9 @@ class McpGate:
         self.auditor = auditor
         self.pins = pins
         self.unavailable = unavailable if policy is None else None
+        #: The deployment's approval queue (``approvals:``; set by ``open_gate``), else None: an
+        #: ``ask`` is refused.
+        self.approvals: ApprovalChannel | None = None
         self.session_id = f"mcp-{server}-{os.getpid()}-{time.time_ns() // 1_000_000}"
         # Keyed by request id on stdio; the HTTP transport keys by (exchange, id), since its
         # clients' ids need not be unique across connections.
@@ -143,7 +147,7 @@ class McpGate:
             state.denied_by = "mcp/quarantine"
             state.refusal = _quarantine_message(self.server, quarantined)
         else:
-            calls.gate(state)
+            calls.gate(state, self.approvals, self.auditor)
         if state.refusal is None and self.auditor is not None and self.auditor.fail_closed:
             try:
                 self.auditor.tool_dispatch(state.event, state.decider.stamp)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dsh_policy.policy.approvals import ApprovalChannel
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.mcp.gate import McpGate
@@ -83,7 +84,10 @@ def open_gate(
     deployed = deploy(sources, audit=plan, watch=watch)
     if not isinstance(deployed, Deployment):
         return ProxySetup(McpGate(server, None, None, book, unavailable=_first(deployed)), None)
-    return ProxySetup(McpGate(server, deployed.policy, deployed.auditor, book), deployed)
+    gate = McpGate(server, deployed.policy, deployed.auditor, book)
+    if sources.config is not None and sources.config.approvals is not None:
+        gate.approvals = ApprovalChannel(sources.config.approvals)
+    return ProxySetup(gate, deployed)
 
 
 class _OperatorFacts:

@@ -21,6 +21,7 @@ from dsh_policy.policy.compiled import CompiledPack, CompiledPolicy, CompiledRul
 from dsh_policy.policy.config import PolicySources, policy_sources
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.loading import LoadFailure
+from dsh_policy.policy.runtime.policy_changes import diff_summaries, policy_summary
 from dsh_policy.policy.source.yaml_source import read_yaml_file
 
 __all__ = ["PolicyDiff", "RuleChange", "diff_policies", "load_policy_file"]
@@ -95,6 +96,9 @@ class PolicyDiff:
     params: tuple[tuple[str, Any, Any], ...]  #: ("pack.key", old, new); None where absent
     variables: tuple[tuple[str, str | None, str | None], ...]  #: ("pack.name", old, new)
     settings: tuple[tuple[str, Any, Any], ...]  #: engine, shadow, default decision
+    #: Why the change may let through what ``old`` stopped: the same judgement ``policy-log`` makes
+    #: of a reload (:mod:`dsh_policy.policy.runtime.policy_changes`); empty when it does not weaken.
+    weakened: tuple[str, ...] = ()
 
     @property
     def identical(self) -> bool:
@@ -121,6 +125,8 @@ class PolicyDiff:
             "params": [{"param": name, "old": old, "new": new} for name, old, new in self.params],
             "variables": [{"variable": name, "old": old, "new": new} for name, old, new in self.variables],
             "settings": [{"setting": name, "old": old, "new": new} for name, old, new in self.settings],
+            "weakening": bool(self.weakened),
+            "weakened": list(self.weakened),
             "summary": {
                 "rules_added": len(self.rules_added),
                 "rules_removed": len(self.rules_removed),
@@ -212,7 +218,16 @@ def diff_policies(old: CompiledPolicy, new: CompiledPolicy) -> PolicyDiff:
         params=tuple(params),
         variables=tuple(variables),
         settings=tuple(settings),
+        weakened=_weakened(old, new),
     )
+
+
+def _weakened(old: CompiledPolicy, new: CompiledPolicy) -> tuple[str, ...]:
+    """``policy-log``'s judgement of the change. The protected paths are left out: they are where
+    each side's files live (two files compared always differ there), not what the rules enforce."""
+    before, after = policy_summary(old), policy_summary(new)
+    before["self_protection"] = after["self_protection"] = None
+    return diff_summaries(before, after).weakened
 
 
 def _param_changes(

@@ -322,6 +322,12 @@ class DecisionAuditor:
             fields["harness"] = harness
         self._append("tool_dispatch", fields, stamp)
 
+    def approval_event(self, kind: str, fields: dict[str, Any]) -> None:
+        """An approval queue event (``approval_requested``, ``approval_decided``, ``approval_used``,
+        ``approval_closed``, ``grant_made``, ``grant_used``, ``grant_revoked``: docs/approvals.md).
+        Their arguments and messages were redacted before they reached the queue."""
+        self._append(kind, canonical_domain(dict(fields)))
+
     def tool_result(self, outcome: CallOutcome) -> None:
         """Every call's final result with every decision that shaped it."""
         call = outcome.call

@@ -153,3 +153,7 @@ def package_locations() -> Iterator[Protected]:
     for folder in filter(None, {scripts, os.path.dirname(sys.executable)}):
         yield Protected(os.path.join(folder, "dsh-policy"), "gateway-package")
     yield Protected(os.path.realpath(sys.executable), "gateway-package")
+    if sys.prefix != sys.base_prefix:
+        # The gateway's virtual environment: its interpreter link, ``pyvenv.cfg`` and every
+        # package the gateway imports (a stand-in ``pydantic`` is a stand-in gateway).
+        yield Protected(absolute(sys.prefix), "gateway-package", tree=True)

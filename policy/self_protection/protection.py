@@ -75,7 +75,12 @@ class SelfProtection:
         for entry in (*self.entries, *extra):
             if entry.covers(path):
                 return entry
-        parts = path.split("/")
+        folded = path.lower()
+        if folded != path:  # a case-insensitive filesystem opens ``.Claude/Settings.json`` too
+            for entry, lowered in self.folded_entries:
+                if lowered.covers(folded):
+                    return entry
+        parts = folded.split("/")
         for suffix, tree in HARNESS_SUFFIXES:
             if has_suffix(parts, suffix, tree):
                 return Protected(path, "harness-settings")
@@ -115,6 +120,18 @@ class SelfProtection:
         return frozenset(names)
 
     @cached_property
+    def folded_names(self) -> frozenset[str]:
+        return frozenset(name.lower() for name in self.component_names)
+
+    @cached_property
+    def folded_entries(self) -> tuple[tuple[Protected, Protected], ...]:
+        """Each entry with its path in lower case (for filesystems that ignore letter case)."""
+        return tuple(
+            (entry, Protected(entry.path.lower(), entry.kind, entry.tree, entry.prefix, entry.secret))
+            for entry in self.entries
+        )
+
+    @cached_property
     def name_prefixes(self) -> tuple[str, ...]:
         return tuple(os.path.basename(entry.path) for entry in self.entries if entry.prefix)
 
@@ -146,7 +163,9 @@ class SelfProtection:
             for project in self.project_dirs:
                 if entry.path.startswith(project.rstrip("/") + "/"):
                     forms.add(entry.path[len(project.rstrip("/")) + 1 :])
-            if entry.secret:
+            if entry.secret and entry.kind != "gateway-runtime":
+                # A key's file name is its own; the runtime folder's (``dsh-policy``) is the
+                # gateway's name, which commit messages and searches use.
                 forms.add(parts[-1])
         forms.discard("")
         return re.compile("|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True)))
@@ -207,6 +226,10 @@ def protection_for(
         folder = os.path.dirname(path)
         if os.path.basename(folder) in (".dsh", ".codex", ".claude", ".dsh-policy"):
             project_dirs.append(os.path.dirname(folder))
+        if os.path.basename(folder) in (".dsh", ".dsh-policy"):
+            # A folder of the deployment's own: nothing in it is the agent's to write (a new
+            # file there is a new key, anchor or pack beside the real ones).
+            entries.append(Protected(folder, "deployment", tree=True))
     if audit_log is not None:
         entries.append(Protected(absolute(audit_log), "audit-log", prefix=True))
     if signing_key is not None:

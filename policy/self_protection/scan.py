@@ -30,6 +30,7 @@ from dsh_policy.cmdline.shell import (
     shell_commands,
     shell_redirects,
 )
+from dsh_policy.policy.self_protection import tactics
 from dsh_policy.policy.self_protection.locations import (
     HARNESS_SUFFIXES,
     SHADOW_ENV,
@@ -48,6 +49,7 @@ from dsh_policy.policy.self_protection.refusals import (
 )
 
 _GLOB_CHARS: Final[frozenset[str]] = frozenset("*?[")
+_PROC_CWD: Final[re.Pattern[str]] = re.compile(r"^/proc/(?:self|thread-self|[0-9]+)/cwd(/|$)")
 _OUR_NAMES: Final[frozenset[str]] = frozenset({"dsh-policy", "dsh_policy", "dsh.policy"})
 
 
@@ -64,6 +66,8 @@ class ProtectedSet(Protocol):
     def project_dirs(self) -> tuple[str, ...]: ...
     @property
     def component_names(self) -> frozenset[str]: ...
+    @property
+    def folded_names(self) -> frozenset[str]: ...
     @property
     def name_prefixes(self) -> tuple[str, ...]: ...
     @property
@@ -120,6 +124,14 @@ class CallScan:
             word = word.replace("${" + name + "}", value).replace("$" + name, value)
         return word
 
+    def nested(self) -> CallScan:
+        """A fresh scan of the same call's folder (for a command the call hands another program)."""
+        return CallScan(self.protection, self.cwd)
+
+    def expand(self, word: str) -> str:
+        """``word`` with ``~`` and the variables we know replaced."""
+        return self._expand(word)
+
     def _project(self) -> str:
         dirs = self.protection.project_dirs
         return os.environ.get("CLAUDE_PROJECT_DIR") or (dirs[0] if dirs else self.cwd)
@@ -130,13 +142,19 @@ class CallScan:
         word = self._expand(word)
         if not word or "\n" in word or "\0" in word or len(word) > 4096:
             return []
+        # The agent's process view, not ours: ``/proc/self/cwd`` is the folder the line runs in.
+        word = _PROC_CWD.sub(lambda m: self.cwd + m.group(1), word)
         bases = [""] if word.startswith("/") else self.bases
         out: list[str] = []
         for base in bases:
             path = os.path.normpath(os.path.join(base, word))
             out.append(path)
-            if not _GLOB_CHARS.intersection(path) and os.path.islink(path):
-                out.append(os.path.realpath(path))
+            if not _GLOB_CHARS.intersection(path):
+                # Links anywhere on the way (a linked folder, a linked file) are judged where
+                # they lead, as the kernel will open them.
+                real = _real(path)
+                if real != path:
+                    out.append(real)
         return out
 
     def _plausible(self, word: str) -> bool:
@@ -145,10 +163,18 @@ class CallScan:
             return True
         last = word.rstrip("/").rsplit("/", 1)[-1]
         protection = self.protection
-        return (
+        if (
             last in protection.component_names
+            or last.lower() in protection.folded_names
             or last.endswith(SHADOW_SUFFIXES)
             or last.startswith(protection.name_prefixes)
+            or word.startswith("/proc/")
+        ):
+            return True
+        # A name we do not know may still lead to a protected path through a link on the way.
+        return any(
+            _real(os.path.join(base, word)) != os.path.normpath(os.path.join(base, word))
+            for base in self.bases[:2]
         )
 
     def hit(self, word: str, *, folders: bool) -> Protected | None:
@@ -200,7 +226,7 @@ class CallScan:
             found = self.protection.protected(candidate, self.local) or self._same_file(candidate)
             if found is not None:
                 return refusal(found, f"{tool} would {verb} {path}")
-        return None
+        return tactics.mcp_file(self, path, content, tool) if content else None
 
     def _same_file(self, path: str) -> Protected | None:
         """A hard link to a protected file is the file: compare device and inode."""
@@ -261,6 +287,9 @@ class CallScan:
             refusal = self._redirect(redirect, tool)
             if refusal is not None:
                 return refusal
+        refusal = tactics.whole_line(self, commands, line, tool)
+        if refusal is not None:
+            return refusal
         if SHADOW_ENV.search(line):
             refusal = self._startup_write(commands, redirects, tool)
             if refusal is not None:
@@ -339,12 +368,19 @@ class CallScan:
         if not argv:
             return None
         program = argv[0]
-        special = self._special(argv, tool)
+        special = (
+            self._special(argv, tool)
+            or tactics.nested_agent(self, argv, tool)
+            or tactics.secret_trees(self, argv)
+        )
         if special is not None:
             return special
         words = argv[1:]
         if only_reads(argv):
             return self._reader_words(argv, tool, mentioned)
+        special = tactics.option_writes(self, argv)
+        if special is not None:
+            return special
         written = words
         if program in COPIERS or program == "mv":
             return self._copy(argv, tool, mentioned)
@@ -352,7 +388,8 @@ class CallScan:
             return self._find(argv)
         folders = program in FOLDER_ACTORS
         if program == "git":
-            folders = git_subcommand(argv) in ("clean", "rm", "mv")
+            # Subcommands that move, delete or roll back what they are given (a folder: all in it).
+            folders = git_subcommand(argv) in ("clean", "rm", "mv", "checkout", "restore", "stash", "reset")
             written = [word for word in words if word != git_subcommand(argv)]
             if git_subcommand(argv) == "clean" and not [w for w in written if not w.startswith("-")]:
                 written = [*written, "."]
@@ -441,6 +478,8 @@ class CallScan:
             found = self.hit(start, folders=True)
             if found is None:
                 continue
+            if found.tree and any(found.covers(c) for c in self.candidates(start)):
+                return refusal(found, f"find would delete or run commands inside {start}")
             candidates = [e for e in (*self.protection.entries, *self.local) if self._under(e.path, start)]
             if (
                 not names
@@ -478,7 +517,8 @@ class CallScan:
                 if self._holds_secret(word):
                     return refusal(secrets[0], f"{program} would read the folder holding {word}")
                 if mentioned and any(
-                    s.path in self._expand(word) or os.path.basename(s.path) in word for s in secrets
+                    s.path in self._expand(word) or ("/" in word and os.path.basename(s.path) in word)
+                    for s in secrets
                 ):
                     return refusal(secrets[0], f"{program} is given {word}")
         if mentioned and program in SCRIPTED_READERS:
@@ -555,6 +595,15 @@ class CallScan:
         return None
 
 
+def _real(path: str) -> str:
+    """Where ``path`` leads through links (itself, normalised, when it cannot be resolved: a
+    name no filesystem can hold cannot lead anywhere)."""
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return os.path.normpath(path)
+
+
 def _glob_matches(pattern: Sequence[str], parts: Sequence[str]) -> bool:
     for want, have in zip(pattern, parts, strict=True):
         if have.startswith(".") and not want.startswith(".") and want != have:
@@ -565,7 +614,11 @@ def _glob_matches(pattern: Sequence[str], parts: Sequence[str]) -> bool:
 
 
 def _normal_name(word: str) -> str:
-    """A package requirement's name, PEP 503-normalised (``DSH_Policy==0.1`` is ``dsh-policy``)."""
+    """A package requirement's name, PEP 503-normalised (``DSH_Policy==0.1`` is ``dsh-policy``);
+    a wheel or source archive's file name gives its project's name (``dsh_policy-9.9-py3...``)."""
+    base = word.strip().rstrip("/").rsplit("/", 1)[-1]
+    if base.endswith((".whl", ".tar.gz", ".zip", ".tgz", ".egg")):
+        word = base.split("-", 1)[0]
     name = re.split(r"[\[=<>!~;@ ]", word.strip(), maxsplit=1)[0]
     return re.sub(r"[-_.]+", "-", name).lower()
 

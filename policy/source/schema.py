@@ -132,7 +132,9 @@ def schema_issues(
         else:
             message = f"{where}: {error.message}"
         errors.append((path, PolicyError(file, line, col, message)))
-    return errors
+    # One fault can fail several branches of a schema (a case's ``stage`` is required by the case
+    # and by each stage's own branch): report it once.
+    return list(dict.fromkeys(errors))
 
 
 def _leaf_errors(errors: Iterable[Any]) -> Iterable[Any]:

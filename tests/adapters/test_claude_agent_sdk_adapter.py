@@ -22,7 +22,7 @@ pytest.importorskip("claude_agent_sdk", reason="pip install -e '.[claude-agent-s
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditWriter
 from dsh_policy.policy import DecisionAuditor, LoadFailure, Policy
-from dsh_policy.policy.hooks.claude_code.agent_sdk import PolicyHooks
+from dsh_policy.policy.hooks.in_process.agent_sdk import PolicyHooks
 from fake_anthropic import FakeModel
 
 ROOT = Path(__file__).resolve().parents[2]

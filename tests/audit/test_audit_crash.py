@@ -103,7 +103,9 @@ def test_sigkill_at_random_points_always_leaves_a_log_that_recovers_with_every_a
     acknowledged: dict[int, str] = {}
     started = time.monotonic()
     iterations = torn_tails = 0
-    while iterations < 40 and time.monotonic() - started < 12:
+    # 40 crashes take about 8 s on a quiet machine; the wall-clock cap only bounds a pathological
+    # run, and is loose enough that a loaded machine still reaches the 25 the test requires.
+    while iterations < 40 and time.monotonic() - started < 60:
         pid, pipe = _forked_appender(path, rng.choice(["always", "batch", "off"]), key_pair.private_path)
         assert os.read(pipe, 6) == b"ready\n"
         time.sleep(rng.uniform(0.0, 0.05))

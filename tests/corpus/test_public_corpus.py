@@ -62,10 +62,10 @@ class Entry:
         return self.args["command"] if self.tool == "shell" else f"{self.tool} {self.args}"
 
 
-def load_entries(side: str) -> list[Entry]:
-    """Every entry of one side, each checked for a known source."""
+def load_entries(side: str, root: Path = PUBLIC) -> list[Entry]:
+    """Every entry of one side of a corpus folder, each checked for a known source."""
     found = []
-    for path in sorted((PUBLIC / side).glob("*.yaml")):
+    for path in sorted((root / side).glob("*.yaml")):
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
         sources = document["sources"]
         for raw in document["entries"]:
@@ -92,21 +92,21 @@ def decide(entry: Entry, engine: str) -> tuple[str, tuple[str, ...]]:
 
 
 @cache
-def outcomes(side: str, engine: str) -> tuple[tuple[Entry, str, tuple[str, ...]], ...]:
-    return tuple((entry, *decide(entry, engine)) for entry in load_entries(side))
+def outcomes(side: str, engine: str, root: Path = PUBLIC) -> tuple[tuple[Entry, str, tuple[str, ...]], ...]:
+    return tuple((entry, *decide(entry, engine)) for entry in load_entries(side, root))
 
 
 def correct(entry: Entry, decision: str) -> bool:
     return decision in ("deny", "ask") if entry.side == "dangerous" else decision == "allow"
 
 
-def report(side: str, engine: str) -> tuple[str, dict[str, float], float]:
+def report(side: str, engine: str, root: Path = PUBLIC) -> tuple[str, dict[str, float], float]:
     """The per-category table (counted entries only), the misses and the debatable ones."""
     totals: Counter[str] = Counter()
     right: Counter[str] = Counter()
     misses: dict[str, list[str]] = defaultdict(list)
     debatable: list[str] = []
-    for entry, decision, rules in outcomes(side, engine):
+    for entry, decision, rules in outcomes(side, engine, root):
         if entry.debatable is not None:
             debatable.append(f"  DEBATABLE [{entry.category}] {decision} {list(rules)} :: {entry.subject}")
             continue

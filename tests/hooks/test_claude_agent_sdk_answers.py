@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from dsh_policy.policy import LoadFailure, Policy
-from dsh_policy.policy.hooks.claude_code.agent_sdk import PolicyHooks, sdk_answer
+from dsh_policy.policy.hooks.in_process.agent_sdk import PolicyHooks, sdk_answer
 from dsh_policy.policy.hooks.protocol.messages import HookReply
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -47,6 +47,10 @@ def test_examples_wire_all_five_events_to_the_adapter(harness: str, commands: di
         # The wrapping sh must outlive a signal sent to the whole process group and keep the
         # answer: it waits for the hook, then exits 2 unless the hook answered with 0.
         assert shlex.split(trap) == ["trap", "[ $? -eq 0 ] || exit 2", "HUP", "INT", "TERM", "PIPE"]
+        # Then the guard that answers with what to install when dsh-policy is missing
+        # (tests/hooks/test_hook_machine_wide.py runs it).
+        guard, _, command = command.partition(" }; ")
+        assert guard.startswith("command -v dsh-policy >/dev/null 2>&1 || { printf ")
         words = shlex.split(command)
         assert words[:3] == ["dsh-policy", "hook", harness]
         # Any other non-zero exit (127 when dsh-policy is not on PATH, 1 on a crash before our
@@ -86,7 +90,7 @@ def test_example_commands_run_against_the_example_gateway(
     run_hook, tmp_path, harness: str, commands: dict[str, list[str]], name: str, code: int
 ) -> None:
     document = payload(harness, name)
-    argv = shlex.split(commands[document["hook_event_name"]][0].partition("; ")[2])[:-3]
+    argv = shlex.split(commands[document["hook_event_name"]][0].partition(" }; ")[2])[:-3]
     config_at = argv.index("--config")
     gateway = (
         (EXAMPLES / "gateway.yaml")

@@ -304,7 +304,8 @@ def test_init_codex_managed_refuses_what_it_would_clobber_or_double(tools: Path,
     assert requirements.read_text() == other
     for mixed in (("--managed", "--trust"), ("--managed-only",)):
         assert _cli(capsys, *base, *mixed)[0] == 2
-    assert _cli(capsys, "init", "claude-code", "--project", str(project), "--managed")[0] == 2
+    assert _cli(capsys, "init", "claude-code", "--project", str(project), "--trust")[0] == 2
+    assert _cli(capsys, "init", "claude-code", "--project", str(project), "--config", "x.yaml")[0] == 2
 
 
 def test_init_codex_managed_into_another_file_says_where_codex_reads(tools: Path, capsys) -> None:

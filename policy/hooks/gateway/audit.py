@@ -158,15 +158,17 @@ def record_decision(
     payload: HookInput | HookInputError,
     raw: bytes,
     decision: HookDecision,
+    approval: str | None = None,
 ) -> None:
     """Append the record for one hook decision through an open auditor (the resident gateway
-    keeps one for its whole life; a hook process opens one per event)."""
+    keeps one for its whole life; a hook process opens one per event). ``approval`` is what the
+    approval queue said about an asked call (``hooks.gateway.approvals``)."""
     if isinstance(payload, HookInputError):
         auditor.hook_event(_input_error_fields(auditor, harness, payload, raw, decision.verdict))
         return
     verdict, decided, event = decision.verdict, decision.decided, decision.tool_event
     if isinstance(decided, ToolCallVerdict) and event is not None and verdict.action == "deny":
-        auditor.tool_result(_denied_call(event, decided, verdict, harness))
+        auditor.tool_result(_denied_call(event, decided, verdict, harness, approval))
         return
     if isinstance(decided, ResultVerdict) and event is not None and isinstance(payload, PostToolUseInput):
         auditor.tool_result(_reviewed_call(event, decided, verdict, payload, harness))
@@ -174,18 +176,26 @@ def record_decision(
     if isinstance(decided, StepVerdict) and decision.step is not None and decided.decision == "reject":
         auditor.step_rejected(decision.step, decided)
         return
-    auditor.hook_event(_hook_event_fields(auditor, harness, payload, decision))
+    fields = _hook_event_fields(auditor, harness, payload, decision)
+    if approval is not None:
+        fields["answer"]["approval"] = approval  # the policy asked; the queue admitted the call
+    auditor.hook_event(fields)
 
 
 def _denied_call(
-    event: ToolCallEvent, decided: ToolCallVerdict, verdict: HookVerdict, harness: Harness
+    event: ToolCallEvent,
+    decided: ToolCallVerdict,
+    verdict: HookVerdict,
+    harness: Harness,
+    approval: str | None = None,
 ) -> CallOutcome:
+    denied_by = "guard" if decided.guard else "tools/pre-execute"
     return CallOutcome(
         call=event,
         pre_execute=decided,
         guard=None,
-        approval=None,
-        denied_by="guard" if decided.guard else "tools/pre-execute",
+        approval=approval,
+        denied_by="approval" if approval is not None and decided.decision == "ask" else denied_by,
         review=None,
         post_action=None,
         result=ResultFacts(is_error=True, text=f"Error: {verdict.reason}", error_message=verdict.reason),

@@ -244,7 +244,7 @@ def hook_main(argv: list[str]) -> int:
     script) is :func:`process_main`."""
     from dsh_policy.policy.hooks.in_process import adapter
 
-    return adapter.main(_without_client_flags(argv))
+    return adapter.main(_without_client_flags(_with_project(argv)))
 
 
 def main(argv: list[str], *, console: bool = False) -> int:
@@ -269,6 +269,7 @@ def main(argv: list[str], *, console: bool = False) -> int:
 
 
 def _run(argv: list[str], timeout: float) -> int:
+    argv = _with_project(argv)
     options = parse_options(argv)
     if options is None or options.in_process or os.environ.get(GATEWAY_VARIABLE, "").lower() == "off":
         return decide_in_process(_without_client_flags(argv), None)
@@ -330,6 +331,16 @@ def _leave_note(files: GatewayFiles, request: str, answer: safe_answers.Answer, 
     delivery_notes.leave_note(
         files.folder, files.key, request, _RUN.harness, safe_answers.event_of(_RUN.raw), told, why
     )
+
+
+def _with_project(argv: list[str]) -> list[str]:
+    """``--project`` expanded into the workspace and packs of this event's project (imported only
+    when used: most hooks name a project's own deployment file)."""
+    if not any(word.startswith("--project") for word in argv):
+        return argv
+    from dsh_policy.policy.hooks import project_scope
+
+    return project_scope.expand(argv)
 
 
 def _without_client_flags(argv: list[str]) -> list[str]:

@@ -233,8 +233,24 @@ def pump(source: int, reviewer: Reviewer) -> None:
         _write(reviewer.review(chunk))
 
 
+USAGE = """\
+usage: dsh-policy redact-output [--harness claude-code|codex] [--call ID] [--session ID] [--fifo PATH]
+                                [the hook's options: --config FILE, --pack PACK, --param K=V, ...]
+
+Filter a command's output through the deployment's post-execute review (secrets redacted, blocked
+output withheld) and print what may reach the model. Hooks start it: a Claude Code Bash call whose
+command names a file holding a secret is rewritten to print through it. Reads --fifo PATH (else
+stdin); output that could not be reviewed is never printed. Exit 0 after the output ended, 2 when
+it could not be filtered at all.
+"""
+
+
 def main(argv: list[str]) -> int:
-    """Entry point; exit 0 after the output ended, 2 when it could not be filtered at all."""
+    """Entry point; exit 0 after the output ended, 2 when it could not be filtered at all
+    (``--help``: the usage, exit 0)."""
+    if argv[:1] in (["-h"], ["--help"]):
+        sys.stdout.write(USAGE)
+        return 0
     for name in ("SIGTERM", "SIGHUP", "SIGINT", "SIGPIPE"):
         # Dying here prints nothing more: unreviewed output never reaches the model.
         signal.signal(getattr(signal, name), lambda *_: os._exit(2))

@@ -162,6 +162,10 @@ def _serve_locked(
             writer=deployed.writer,
             audit_path=plan.path if plan is not None else None,
         )
+        if sources.config is not None and sources.config.approvals is not None:
+            from dsh_policy.policy.approvals import ApprovalChannel
+
+            service.approvals = ApprovalChannel(sources.config.approvals)
         http = None
         if settings.http_port is not None:
             from dsh_policy.policy.hooks.gateway.http_front import start_http

@@ -22,8 +22,10 @@ from typing import Any
 import structlog
 from dsh_policy import __version__
 from dsh_policy.audit.writer import AuditWriter
+from dsh_policy.policy.approvals import ApprovalChannel
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.hooks.dialects import DIALECTS, parse_for
+from dsh_policy.policy.hooks.gateway.approvals import gate_ask
 from dsh_policy.policy.hooks.gateway.audit import record_decision
 from dsh_policy.policy.hooks.gateway.output_filter import redact_output_argv
 from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec
@@ -85,6 +87,9 @@ class GatewayService:
         self.http_address = http_address
         self.load_report: Callable[[], dict[str, Any]] | None = None  # set by the front ends
         self.pending = PendingCalls()
+        #: The deployment's approval queue (``approvals:``), set by the server; None: asks go to
+        #: the client's prompt.
+        self.approvals: ApprovalChannel | None = None
         self._filter_argv = redact_output_argv(spec)
         self._started_wall = time.time()
         self._started = time.monotonic()
@@ -175,9 +180,14 @@ class GatewayService:
             decision = decide_hook(self.policy, harness, payload, session)  # type: ignore[arg-type]
             if decision.verdict.action == "rewrite" and decision.tool_event is not None:
                 self.pending.remember(decision.tool_event)
+        approval: str | None = None
+        answer = decision.verdict
+        if self.approvals is not None:
+            gated = gate_ask(self.approvals, self.policy, harness, decision, self.auditor)
+            decision, answer, approval = gated.recorded, gated.answer, gated.approval
         if self.auditor is not None:
-            record_decision(self.auditor, harness, payload, raw, decision)  # type: ignore[arg-type]
-        return decision.verdict
+            record_decision(self.auditor, harness, payload, raw, decision, approval)  # type: ignore[arg-type]
+        return answer
 
     # --- output of rewritten calls -------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from dsh_policy.policy.command_line import UsageError, sources_from
 from dsh_policy.policy.config import PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.hooks import project_scope
 from dsh_policy.policy.hooks.dialects import DIALECTS, parse_for
 from dsh_policy.policy.hooks.gateway.output_filter import redact_output_argv
 from dsh_policy.policy.hooks.gateway.runtime_paths import spec_from
@@ -65,7 +66,7 @@ def main(argv: list[str], *, delivery: Mapping[str, str] | None = None) -> int:
 
 def _run(argv: list[str]) -> int:
     try:
-        args = hook_parser().parse_args(argv)
+        args = hook_parser().parse_args(project_scope.expand(argv))
     except UsageError as error:
         # We cannot know the protocol yet; exit 2 with a reason refuses in every harness.
         _emit(deny_reply(str(error)))
@@ -100,7 +101,7 @@ def process_main(
     failsafe.install_signal_handlers()
     try:
         try:
-            args = hook_parser().parse_args(argv)
+            args = hook_parser().parse_args(project_scope.expand(argv))
         except UsageError as error:
             return failsafe.emit(_plain(deny_reply(str(error))))
         raw = failsafe.stdin_bytes(MAX_INPUT_BYTES + 1)
@@ -131,6 +132,7 @@ def _decide_and_record(
     event = event_of(payload)
     sources = sources_from(args, unprotected=bool(args.no_self_protection))
     policy: Policy | None = None
+    answer: HookVerdict | None = None  # differs from the recorded verdict when an approval admits
     if isinstance(sources, list):
         decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(sources)))
     else:
@@ -151,6 +153,16 @@ def _decide_and_record(
                 decision = decide_hook(
                     policy, args.harness, payload, SessionContext(text, secret_reads_review(output_filter))
                 )
+                approvals = sources.config.approvals if sources.config is not None else None
+                if approvals is not None and decision.verdict.action == "ask":
+                    # No waiting here (the gateway was unreachable: the budget is spent); queue
+                    # events reach the log when the resident gateway next consults the queue.
+                    from dsh_policy.policy.approvals import ApprovalChannel
+                    from dsh_policy.policy.hooks.gateway.approvals import gate_ask
+
+                    channel = ApprovalChannel(approvals)
+                    gated = gate_ask(channel, policy, args.harness, decision, None, wait_limit=0)
+                    decision, answer = gated.recorded, gated.answer
     configured = not isinstance(sources, list) and sources.config is not None and sources.config.audit
     if args.audit is not None or configured:
         # Imported only when recording: the audit writer is a noticeable share of a hook's start-up,
@@ -158,7 +170,7 @@ def _decide_and_record(
         from dsh_policy.policy.hooks.gateway.audit import record_invocation
 
         record_invocation(args.audit, sources, policy, args.harness, payload, raw, decision)
-    return decision.verdict
+    return answer if answer is not None else decision.verdict
 
 
 def _weakening_refused(args: argparse.Namespace, sources: PolicySources, policy: Policy) -> str | None:

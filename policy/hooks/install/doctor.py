@@ -86,11 +86,14 @@ def is_gateway_http_hook(hook: Mapping[str, Any]) -> bool:
 
 
 def claude_code_settings_files(project: str, home: str) -> list[str]:
-    """Where Claude Code reads hooks from, project first."""
+    """Where Claude Code reads hooks from, project first, then the user's and the managed ones."""
+    from dsh_policy.policy.hooks.claude_code.managed import managed_settings_path
+
     return [
         os.path.join(project, ".claude", "settings.json"),
         os.path.join(project, ".claude", "settings.local.json"),
         os.path.join(home, ".claude", "settings.json"),
+        managed_settings_path(),
     ]
 
 
@@ -163,17 +166,29 @@ def check_settings(harness: str, hooks: list[InstalledHook]) -> Iterator[Finding
 
 
 def hook_argv(command: str, project: str) -> list[str] | None:
-    """The dsh-policy arguments of a hook command (before ``||``), variables expanded."""
-    expanded = command.replace("$CLAUDE_PROJECT_DIR", project).replace("${CLAUDE_PROJECT_DIR}", project)
+    """The dsh-policy arguments of a hook command (from ``hook`` to the last ``||``), variables
+    expanded as the hook's shell will and ``--project`` as the hook will for ``project``."""
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    expanded = command
+    for name, value in (("CLAUDE_PROJECT_DIR", project), ("HOME", home)):
+        expanded = expanded.replace("${" + name + "}", value).replace("$" + name, value)
     try:
         words = shlex.split(expanded)
     except ValueError:
         return None
+    # Skip a leading ``trap ... ;`` and the missing-program guard (the shipped settings have both).
+    start = next(
+        (i for i, word in enumerate(words[:-1]) if word.endswith("dsh-policy") and words[i + 1] == "hook"),
+        None,
+    )
+    if start is None:
+        return None
+    words = words[start + 1 :]
     if "||" in words:
         words = words[: words.index("||")]
-    # Skip a leading ``trap ... ;`` (the shipped settings start with one).
-    start = next((i for i, word in enumerate(words) if word.endswith("dsh-policy")), None)
-    return words[start + 1 :] if start is not None else None
+    from dsh_policy.policy.hooks.project_scope import expand
+
+    return expand(words, {"CLAUDE_PROJECT_DIR": project, "HOME": home}, project)
 
 
 def check_deployment(argv: list[str], project: str) -> tuple[list[Finding], Any, str | None]:
@@ -210,6 +225,11 @@ def check_deployment(argv: list[str], project: str) -> tuple[list[Finding], Any,
         findings.append(
             Finding("ok", "packs", f"{names} load ({built.digest[:19]}, {built.engine_name} engine)")
         )
+    workspace = sources.params.get("workspace")
+    if workspace is not None:
+        origin = sources.param_origins.get("workspace")
+        whence = "the hook's --project" if origin is not None and origin.file == "--param" else "the file"
+        findings.append(Finding("ok", "workspace", f"{workspace} (from {whence})"))
     plan = audit_target(args.audit, sources)
     if plan is None:
         findings.append(Finding("warn", "audit", "no audit log configured: decisions are not recorded"))

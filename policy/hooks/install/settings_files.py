@@ -13,6 +13,7 @@ the new one, never half of each.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import tomllib
 from collections.abc import Mapping
@@ -45,33 +46,88 @@ CODEX_STATUS_MESSAGE: Final[str] = "Checking the call against policy"
 SHELL_TRAP: Final[str] = "trap '[ $? -eq 0 ] || exit 2' HUP INT TERM PIPE; "
 
 
-def hook_command(harness: str, deployment: str, *, announce: bool, program: str = "dsh-policy") -> str:
-    """The command line of one hook. ``|| exit 2`` turns "dsh-policy not found" (127) and a
-    crash before our code runs (1), both non-blocking errors in the harness, into refusals.
-    ``program`` is found on the harness's PATH unless it is an absolute path."""
-    words = f"{SHELL_TRAP}{program} hook {harness} --config {deployment}"
+def hook_command(
+    harness: str,
+    deployment: str,
+    *,
+    announce: bool,
+    program: str = "dsh-policy",
+    event: str | None = None,
+    extra: str = "",
+) -> str:
+    """The command line of one hook. ``|| exit 2`` turns a crash before our code runs (exit 1, a
+    non-blocking error in the harness) into a refusal. ``program`` is found on the harness's PATH
+    unless it is an absolute path; when it cannot be found at all, :func:`missing_program_guard`
+    answers ``event`` with its refusal, saying what to install. ``extra`` (already quoted) goes
+    after ``--config``: ``--project auto`` for a machine-wide deployment."""
+    guard = missing_program_guard(harness, program, event) if event is not None else ""
+    words = f"{SHELL_TRAP}{guard}{program} hook {harness} --config {deployment}"
+    words += f" {extra}" if extra else ""
     return words + (" --announce-packs" if announce else "") + " || exit 2"
 
 
-def claude_code_hooks(deployment: str = CLAUDE_CODE_DEPLOYMENT) -> dict[str, list[dict[str, Any]]]:
+def install_hint(harness: str, program: str) -> str:
+    """What a machine without ``program`` must do: the refusal every hook gives there. No version
+    in it: the shipped example settings are exactly what this writes, and must not change with it."""
+    wheel = "dsh_policy-*.whl"
+    if os.path.isabs(program) and os.path.basename(os.path.dirname(program)) == "bin":
+        prefix = os.path.dirname(os.path.dirname(program))
+        where = f"{program} is not installed"
+        then = ""
+    else:
+        prefix = "~/.dsh-policy"
+        where = f"{program} is not installed (not found on the PATH hooks start with)"
+        then = f", and {prefix}/bin/dsh-policy init {harness} --user"
+    return (
+        f"{where}: this {harness} set-up refuses every call until it is. Install dsh-policy "
+        f"(Linux, Python 3.11+) from its wheel or checkout: python3 -m venv {prefix} && "
+        f"{prefix}/bin/pip install {wheel}{then}; then run `dsh-policy doctor {harness}`"
+    )
+
+
+def installed_version() -> str | None:
+    """This installation's version (None from a checkout that was never installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dsh-policy")
+    except PackageNotFoundError:
+        return None
+
+
+def missing_program_guard(harness: str, program: str, event: str) -> str:
+    """A shell prefix that, when ``program`` cannot be run, gives ``event``'s safe answer (the
+    refusal ``dsh-policy hook`` itself gives when it fails) with :func:`install_hint` as the
+    reason, instead of the shell's bare "not found": the answer the harness shows is what to do."""
+    from dsh_policy.policy.hooks.gateway.safe_answers import safe_answer
+
+    answer = safe_answer(event, install_hint(harness, program), harness)
+    prints = [f"printf '%s\\n' {shlex.quote(answer.stdout.rstrip())}"] if answer.stdout else []
+    if answer.stderr:
+        prints.append(f"printf '%s\\n' {shlex.quote(answer.stderr.rstrip())} >&2")
+    return f"command -v {program} >/dev/null 2>&1 || {{ {'; '.join(prints)}; exit {answer.exit_code}; }}; "
+
+
+def claude_code_hooks(
+    deployment: str = CLAUDE_CODE_DEPLOYMENT, program: str = "dsh-policy", extra: str = ""
+) -> dict[str, list[dict[str, Any]]]:
     """The ``hooks`` object of Claude Code settings. ``onFailure: "block"`` (Claude Code 2.1.295
     and later) makes a hook that cannot start, times out or crashes block the action."""
+    program = program if program == "dsh-policy" else shlex.quote(program)
     hooks: dict[str, list[dict[str, Any]]] = {}
     for event, announce, matcher in HOOK_EVENTS:
         group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+        command = hook_command(
+            "claude-code", deployment, announce=announce, program=program, event=event, extra=extra
+        )
         group["hooks"] = [
-            {
-                "type": "command",
-                "command": hook_command("claude-code", deployment, announce=announce),
-                "timeout": HOOK_TIMEOUT_SECONDS,
-                "onFailure": "block",
-            }
+            {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS, "onFailure": "block"}
         ]
         hooks[event] = [group]
     return hooks
 
 
-def codex_hooks_toml(deployment: str = CODEX_DEPLOYMENT, program: str = "dsh-policy") -> str:
+def codex_hooks_toml(deployment: str = CODEX_DEPLOYMENT, program: str = "dsh-policy", extra: str = "") -> str:
     """The ``[[hooks.<Event>]]`` tables of a Codex config (the same tables serve a
     ``requirements.toml``). No ``matcher``: the guard must see every tool (shell, apply_patch and
     MCP tools alike)."""
@@ -79,11 +135,12 @@ def codex_hooks_toml(deployment: str = CODEX_DEPLOYMENT, program: str = "dsh-pol
     program = program if program == "dsh-policy" else shlex.quote(program)
     blocks = []
     for event, announce, _matcher in HOOK_EVENTS:
+        command = hook_command("codex", words, announce=announce, program=program, event=event, extra=extra)
         lines = [
             f"[[hooks.{event}]]",
             f"[[hooks.{event}.hooks]]",
             'type = "command"',
-            f"command = {json.dumps(hook_command('codex', words, announce=announce, program=program))}",
+            f"command = {json.dumps(command)}",
             f"timeout = {HOOK_TIMEOUT_SECONDS}",
         ]
         if event == "PreToolUse":

@@ -7,7 +7,7 @@ command hook uses (:func:`~..protocol.events.decide_hook`, :class:`~.dialect.Cla
 :func:`~..gateway.audit.record_decision`), only without a process per event::
 
     from claude_agent_sdk import ClaudeAgentOptions, query
-    from dsh_policy.policy.hooks.claude_code.agent_sdk import PolicyHooks
+    from dsh_policy.policy.hooks.in_process.agent_sdk import PolicyHooks
 
     hooks = PolicyHooks(policy, auditor=auditor)
     options = ClaudeAgentOptions(hooks=hooks.matchers(), ...)

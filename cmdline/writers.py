@@ -1,0 +1,307 @@
+"""Which options of common programs write files, and where programs that unpack write: a table
+read from each program's manual, so that a reader knows ``curl -oFILE``, ``wget -O FILE``,
+``tar -x -C DIR`` or ``patch -d DIR`` writes without knowing any one spelling of them.
+
+:func:`written_operands` answers for one argv: the words it writes as files, and the folders it
+writes into (a whole tree: what lands there is named by an archive or a diff nobody has read).
+Everything a program's table does not mention is left to the caller (a program that is not a
+reader is taken to write every operand it names).
+
+Sources: GNU tar, cpio, coreutils (``sort``, ``install``, ``ln``, ``split``), GNU patch, Info-ZIP
+``unzip``, p7zip, curl, GNU Wget, rsync, pip, git and util-linux ``mount`` manuals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+Target = Literal["file", "folder"]
+
+# Options whose value is written: as a file, or as a folder things are written into. Short ones
+# also take their value attached (``-oFILE``), long ones after ``=`` (``--output=FILE``).
+WRITE_OPTIONS: Final[dict[str, dict[str, Target]]] = {
+    "curl": {
+        "-o": "file",
+        "--output": "file",
+        "--output-dir": "folder",
+        "-D": "file",
+        "--dump-header": "file",
+        "-c": "file",
+        "--cookie-jar": "file",
+        "--trace": "file",
+        "--trace-ascii": "file",
+        "--stderr": "file",
+        "--libcurl": "file",
+        "--etag-save": "file",
+        "--hsts": "file",
+        "--alt-svc": "file",
+    },
+    "wget": {
+        "-O": "file",
+        "--output-document": "file",
+        "-P": "folder",
+        "--directory-prefix": "folder",
+        "-o": "file",
+        "--output-file": "file",
+        "-a": "file",
+        "--append-output": "file",
+        "--save-cookies": "file",
+        "--warc-file": "file",
+    },
+    "tar": {"-C": "folder", "--directory": "folder"},
+    "bsdtar": {"-C": "folder", "--directory": "folder"},
+    "unzip": {"-d": "folder"},
+    "cpio": {"-D": "folder", "--directory": "folder"},
+    "patch": {
+        "-d": "folder",
+        "--directory": "folder",
+        "-o": "file",
+        "--output": "file",
+        "-r": "file",
+        "--reject-file": "file",
+        "-B": "folder",
+        "--prefix": "folder",
+    },
+    "7z": {"-o": "folder"},
+    "7za": {"-o": "folder"},
+    "7zr": {"-o": "folder"},
+    "sort": {"-o": "file", "--output": "file"},
+    "install": {"-t": "folder", "--target-directory": "folder"},
+    "cp": {"-t": "folder", "--target-directory": "folder", "--backup": "file"},
+    "mv": {"-t": "folder", "--target-directory": "folder"},
+    "ln": {"-t": "folder", "--target-directory": "folder"},
+    "rsync": {
+        "--backup-dir": "folder",
+        "--log-file": "file",
+        "--temp-dir": "folder",
+        "--partial-dir": "folder",
+    },
+    "pip": {
+        "-t": "folder",
+        "--target": "folder",
+        "--prefix": "folder",
+        "--root": "folder",
+        "--src": "folder",
+    },
+    "split": {},
+    "openssl": {"-out": "file", "-keyout": "file"},
+    "gpg": {"-o": "file", "--output": "file"},
+    "ssh-keygen": {"-f": "file"},
+    "gcc": {"-o": "file"},
+    "cc": {"-o": "file"},
+    "go": {"-o": "file"},
+    "git": {"-o": "file", "--output": "file", "--output-directory": "folder"},
+    "zip": {"-O": "file", "--output-file": "file"},
+    "xz": {},
+}
+
+# Options that take a value which is not written (so the word after them is not an operand).
+VALUE_OPTIONS: Final[dict[str, frozenset[str]]] = {
+    "tar": frozenset(
+        {"-f", "--file", "-T", "--files-from", "-X", "--exclude-from", "-I", "--use-compress-program"}
+    ),
+    "bsdtar": frozenset({"-f", "--file", "-T", "-X"}),
+    "unzip": frozenset({"-x"}),
+    "patch": frozenset({"-i", "--input", "-p", "-F", "--fuzz", "-D", "-V", "-z", "--suffix", "-Y"}),
+    "cpio": frozenset({"-F", "--file", "-H", "--format", "-E", "-I", "-O"}),
+}
+
+# Programs that unpack or apply into a folder: with no folder option they write into the one they
+# are run in.
+UNPACKERS: Final[frozenset[str]] = frozenset({"tar", "bsdtar", "unzip", "cpio", "7z", "7za", "7zr", "patch"})
+
+# Programs that copy or pack whole folders they are given (their source operands are read in
+# full, secrets included): ``cp -r``, ``rsync``, ``scp -r``, archivers.
+TREE_COPIERS: Final[frozenset[str]] = frozenset(
+    {
+        "cp",
+        "rsync",
+        "scp",
+        "tar",
+        "bsdtar",
+        "zip",
+        "7z",
+        "7za",
+        "7zr",
+        "cpio",
+        "rclone",
+        "pax",
+        "ditto",
+        "sftp",
+    }
+)
+
+# Readers that read every file under a folder they are given, when recursive.
+RECURSIVE_READERS: Final[frozenset[str]] = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff"})
+
+
+@dataclass
+class Written:
+    """What one argv writes: files, and folders written into as whole trees."""
+
+    files: list[str] = field(default_factory=list)
+    folders: list[str] = field(default_factory=list)
+    unpacks_here: bool = False
+
+
+def _option_value(
+    word: str, following: str | None, options: dict[str, Target]
+) -> tuple[str, Target, bool] | None:
+    """``(value, target, consumed_next)`` when ``word`` is one of ``options`` (separate, attached
+    or after ``=``)."""
+    if word in options and following is not None:
+        return following, options[word], True
+    if word.startswith("--") and "=" in word:
+        name, value = word.split("=", 1)
+        if name in options:
+            return value, options[name], False
+        return None
+    for name, target in options.items():
+        if not name.startswith("--") and word.startswith(name) and len(word) > len(name):
+            return word[len(name) :], target, False
+    return None
+
+
+def _tar_mode(words: Sequence[str]) -> str:
+    """``x``, ``c`` (create, append, update) or ``t``: from the first bundle or any mode option."""
+    for index, word in enumerate(words):
+        if word in ("--extract", "--get", "-x"):
+            return "x"
+        if word in ("--create", "--append", "--update", "--concatenate", "-c", "-r", "-u", "-A"):
+            return "c"
+        if word in ("--list", "-t"):
+            return "t"
+        bundle = (
+            word[1:] if word.startswith("-") and not word.startswith("--") else (word if index == 0 else "")
+        )
+        for letter in bundle:
+            if letter == "x":
+                return "x"
+            if letter in "cruA":
+                return "c"
+            if letter == "t":
+                return "t"
+    return ""
+
+
+def written_operands(argv: Sequence[str]) -> Written:
+    """What ``argv`` writes according to the table (empty for programs it does not describe)."""
+    out = Written()
+    if not argv:
+        return out
+    program = argv[0].rsplit("/", 1)[-1]
+    if program.startswith("pip"):
+        program = "pip"
+    words = list(argv[1:])
+    options = WRITE_OPTIONS.get(program, {})
+    skip = False
+    for index, word in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        following = words[index + 1] if index + 1 < len(words) else None
+        found = _option_value(word, following, options) if word.startswith("-") else None
+        if found is not None:
+            value, target, skip = found
+            (out.files if target == "file" else out.folders).append(value)
+    if program in ("tar", "bsdtar"):
+        mode = _tar_mode(words)
+        if mode == "x":
+            out.unpacks_here = not out.folders
+        elif mode == "c":
+            out.files.extend(_tar_archive(words))
+    elif program == "unzip":
+        out.unpacks_here = not out.folders and "-l" not in words and "-t" not in words
+    elif program == "cpio":
+        bundle = "".join(w[1:] for w in words if w.startswith("-") and not w.startswith("--"))
+        if "i" in bundle or "--extract" in words:
+            out.unpacks_here = not out.folders
+        elif "p" in bundle or "--pass-through" in words:
+            out.folders.extend(w for w in words if not w.startswith("-"))
+    elif program in ("7z", "7za", "7zr"):
+        command = next((w for w in words if not w.startswith("-")), "")
+        if command in ("x", "e"):
+            out.unpacks_here = not out.folders
+        elif command in ("a", "u", "d", "rn"):
+            operands = [w for w in words if not w.startswith("-")]
+            out.files.extend(operands[1:2])
+    elif program == "patch":
+        operands = _operands(words, VALUE_OPTIONS["patch"])
+        out.files.extend(operands[:1])
+        out.unpacks_here = not operands and not out.folders
+    elif program == "mount" or program == "umount":
+        operands = _operands(words, frozenset({"-t", "-o", "-L", "-U", "--bind", "-B"}))
+        out.folders.extend(operands[-1:])
+    return out
+
+
+def _tar_archive(words: Sequence[str]) -> list[str]:
+    for index, word in enumerate(words):
+        if word in ("-f", "--file") and index + 1 < len(words):
+            return [words[index + 1]]
+        if word.startswith("--file="):
+            return [word.split("=", 1)[1]]
+        if (
+            word.startswith("-")
+            and not word.startswith("--")
+            and word.endswith("f")
+            and index + 1 < len(words)
+        ):
+            return [words[index + 1]]
+        if index == 0 and not word.startswith("-") and "f" in word and index + 1 < len(words):
+            return [words[index + 1]]
+    return []
+
+
+def _operands(words: Sequence[str], value_options: frozenset[str]) -> list[str]:
+    """The words that are neither options nor an option's value."""
+    out: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        if word.startswith("-"):
+            skip = word in value_options
+            continue
+        out.append(word)
+    return out
+
+
+def copies_trees(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` copies or packs whole folders it names (``cp -r``, ``tar c``, ``zip -r``)."""
+    program = argv[0].rsplit("/", 1)[-1] if argv else ""
+    words = argv[1:]
+    if program in ("cp", "scp"):
+        return any(
+            w in ("--recursive", "--archive")
+            or (w.startswith("-") and not w.startswith("--") and any(c in w for c in "rRa"))
+            for w in words
+        )
+    if program == "zip":
+        return (
+            any(w.startswith("-") and not w.startswith("--") and "r" in w for w in words)
+            or "--recurse-paths" in words
+        )
+    if program in ("tar", "bsdtar"):
+        return _tar_mode(words) == "c"
+    if program in ("7z", "7za", "7zr"):
+        return next((w for w in words if not w.startswith("-")), "") in ("a", "u")
+    return program in TREE_COPIERS
+
+
+def reads_recursively(argv: Sequence[str]) -> bool:
+    """Whether a reader reads every file under the folders it is given (``grep -r``, ``rg``)."""
+    program = argv[0].rsplit("/", 1)[-1] if argv else ""
+    words = argv[1:]
+    if program in ("rg", "ag", "ack"):
+        return True
+    if program in ("grep", "egrep", "fgrep", "diff"):
+        return any(
+            w in ("--recursive", "--dereference-recursive")
+            or (w.startswith("-") and not w.startswith("--") and ("r" in w or "R" in w))
+            for w in words
+        )
+    return False

@@ -1,0 +1,1 @@
+"""The approvals web console (docs/approvals.md): loopback only, session sign-in, CSRF tokens."""

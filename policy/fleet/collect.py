@@ -1,0 +1,92 @@
+"""Pull the evidence stream (or read an exported archive) into lines per host and log.
+
+An archive is a folder with one file per log, ``HOST/LOG_ID.jsonl``, holding the lines in stream
+order, duplicates included: exactly what the stream held, so verifying the archive later gives the
+verdict verifying the stream gave.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from dsh_policy.policy.fleet.bus import EVIDENCE, EVIDENCE_SUBJECTS, REPORT_SUBJECTS, REPORTS, connect
+
+Shipped = dict[tuple[str, str], list[bytes]]
+
+
+async def pull_stream(js: Any, stream: str, subjects: str, timeout: float = 5.0) -> list[tuple[str, bytes]]:
+    """Every message in ``stream`` as it stood when the pull began: (subject, payload)."""
+    from nats.errors import TimeoutError as NatsTimeout
+    from nats.js.api import DeliverPolicy
+
+    info = await js.stream_info(stream)
+    last = info.state.last_seq
+    if info.state.messages == 0:
+        return []
+    out: list[tuple[str, bytes]] = []
+    subscription = await js.subscribe(subjects, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL)
+    try:
+        while True:
+            try:
+                message = await subscription.next_msg(timeout=timeout)
+            except (TimeoutError, NatsTimeout):
+                break
+            out.append((message.subject, message.data))
+            if message.metadata.sequence.stream >= last:
+                break
+    finally:
+        await subscription.unsubscribe()
+    return out
+
+
+def group_evidence(messages: list[tuple[str, bytes]]) -> Shipped:
+    """Lines per (host, log id), from subjects ``dsh.audit.HOST.LOG_ID``."""
+    grouped: Shipped = defaultdict(list)
+    for subject, data in messages:
+        parts = subject.split(".", 3)
+        if len(parts) == 4:
+            grouped[(parts[2], parts[3])].append(data)
+    return dict(grouped)
+
+
+async def pull_fleet(url: str) -> tuple[Shipped, list[dict[str, Any]]]:
+    """The evidence and the reports streams."""
+    import orjson
+
+    connection = await connect(url, max_reconnect_attempts=3)
+    try:
+        js = connection.jetstream()
+        evidence = group_evidence(await pull_stream(js, EVIDENCE, EVIDENCE_SUBJECTS))
+        reports: list[dict[str, Any]] = []
+        try:
+            for _, data in await pull_stream(js, REPORTS, REPORT_SUBJECTS):
+                try:
+                    reports.append(orjson.loads(data))
+                except orjson.JSONDecodeError:
+                    continue
+        except Exception:  # no reports stream yet: no gateway reported anything
+            reports = []
+        return evidence, reports
+    finally:
+        await connection.close()
+
+
+def write_archive(folder: Path, shipped: Shipped) -> int:
+    """Write ``shipped`` as an archive; the number of lines written."""
+    total = 0
+    for (host, log_id), lines in shipped.items():
+        target = folder / host
+        target.mkdir(parents=True, exist_ok=True)
+        (target / f"{log_id}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+        total += len(lines)
+    return total
+
+
+def read_archive(folder: Path) -> dict[tuple[str, str], Path]:
+    """The logs of an archive: (host, log id) -> file."""
+    return {
+        (path.parent.name, path.name.removesuffix(".jsonl")): path
+        for path in sorted(folder.glob("*/*.jsonl"))
+    }

@@ -1,0 +1,296 @@
+"""The resident gateway as a process: which lines would stop, freeze, starve or stand in for it,
+and which would fill the disk its audit log is written to.
+
+Judged by method, not by spelling: the gateway's own processes are found at check time (the PIDs
+its lock files name, the deciding process itself) and a signal sender's target is matched against
+them the way the sender matches (``pkill``'s pattern against their names and command lines, a PID
+against their PIDs); a PID computed when the line runs (``$(pgrep ...)``, ``| xargs kill``) is
+judged by what computes it. A write's size is compared with the free space of the log's
+filesystem.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+# Programs that send signals or otherwise stop, freeze or starve a process they are given.
+SIGNAL_SENDERS: Final[frozenset[str]] = frozenset(
+    {
+        "kill",
+        "pkill",
+        "killall",
+        "skill",
+        "snice",
+        "killall5",
+        "fuser",
+        "cpulimit",
+        "renice",
+        "ionice",
+        "taskset",
+        "chrt",
+        "prlimit",
+        "gdb",
+        "strace",
+        "ltrace",
+        "gcore",
+        "kill.exe",
+        "tkill",
+        "xkill",
+    }
+)
+# Programs whose matching is a pattern over process names (and with -f, command lines).
+PATTERN_SENDERS: Final[frozenset[str]] = frozenset({"pkill", "killall", "skill", "snice"})
+# systemctl/launchctl verbs that stop a service.
+SERVICE_STOPS: Final[frozenset[str]] = frozenset(
+    {
+        "stop",
+        "kill",
+        "disable",
+        "mask",
+        "restart",
+        "reload",
+        "freeze",
+        "unload",
+        "bootout",
+        "remove",
+        "isolate",
+    }
+)
+# Words that name the gateway itself wherever they appear in a command that finds processes.
+OWN_NAMES: Final[re.Pattern[str]] = re.compile(r"dsh[-_.]?policy|policy\.cli|\bserve\b")
+# Environment variables that decide where the hook client looks for its gateway, or whether a
+# nested harness's hooks apply at all.
+REDIRECTING_ENV: Final[re.Pattern[str]] = re.compile(
+    r"(?:^|[\s;&|(`]|\benv\s+(?:-\S+\s+)*)(?:export\s+|declare\s+-x\s+|setenv\s+)?"
+    r"(DSH_POLICY_[A-Z_]+|XDG_RUNTIME_DIR|TMPDIR|HOME|XDG_CONFIG_HOME|CLAUDE_CONFIG_DIR|CODEX_HOME"
+    r"|GEMINI_CLI_HOME|CLAUDE_CODE_[A-Z_]+|CODEX_[A-Z_]+)="
+)
+# Variables that move the gateway's runtime folder: set anywhere, the next harness started from
+# that shell talks to whoever listens there.
+RUNTIME_ENV: Final[re.Pattern[str]] = re.compile(
+    r"(?:^|[\s;&|(`])(?:export\s+|declare\s+-x\s+|setenv\s+)(DSH_POLICY_RUNTIME_DIR|XDG_RUNTIME_DIR)="
+)
+SIZE: Final[re.Pattern[str]] = re.compile(r"^(\d+(?:\.\d+)?)([KMGTPE]?)(i?B?)?$", re.IGNORECASE)
+_UNITS: Final[str] = "KMGTPE"
+
+
+@dataclass(frozen=True)
+class GatewayProcess:
+    pid: int
+    name: str
+    command_line: str
+
+
+def gateway_processes(runtime_folders: Iterable[str]) -> tuple[GatewayProcess, ...]:
+    """The gateway's processes now: the PIDs the runtime folders' lock files hold and this one
+    (the process deciding is the gateway, or the hook deciding in process)."""
+    pids = {os.getpid()}
+    for folder in runtime_folders:
+        with contextlib.suppress(OSError):
+            for name in os.listdir(folder):
+                if name.endswith(".lock"):
+                    with contextlib.suppress(OSError, ValueError):
+                        with open(os.path.join(folder, name), encoding="ascii") as handle:
+                            pid = int(handle.read(32).strip() or 0)
+                        if pid > 0:
+                            pids.add(pid)
+    found = []
+    for pid in sorted(pids):
+        found.append(
+            GatewayProcess(pid, _read(f"/proc/{pid}/comm"), _read(f"/proc/{pid}/cmdline").replace("\0", " "))
+        )
+    return tuple(found)
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(65536).decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+def _pattern_hits(pattern: str, processes: Sequence[GatewayProcess], full: bool) -> bool:
+    if OWN_NAMES.search(pattern):
+        return True
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        compiled = re.compile(re.escape(pattern))
+    for process in processes:
+        texts = [process.name, process.command_line] if full else [process.name]
+        texts.append(os.path.basename(process.command_line.split(" ", 1)[0]))
+        if any(text and compiled.search(text) for text in texts):
+            return True
+    return False
+
+
+def stops_gateway(
+    commands: Sequence[Sequence[str]], line: str, processes: Sequence[GatewayProcess]
+) -> str | None:
+    """Why this line would stop, freeze or starve the gateway, or ``None``."""
+    pids = {str(p.pid) for p in processes}
+    senders = [argv for argv in commands if argv and os.path.basename(argv[0]) in SIGNAL_SENDERS]
+    services = ("systemctl", "launchctl", "service", "rc-service", "sv")
+    for argv in commands:
+        program = os.path.basename(argv[0]) if argv else ""
+        stops = SERVICE_STOPS & set(argv[1:]) or (program in services[2:] and {"stop", "restart"} & set(argv))
+        if program in services and stops and OWN_NAMES.search(" ".join(argv[1:])):
+            return f"{program} would stop the gateway's service"
+    for argv in senders:
+        program = os.path.basename(argv[0])
+        operands = [w for w in argv[1:] if not w.startswith("-") or w.lstrip("-").isdigit()]
+        for word in operands:
+            bare = word.lstrip("-")
+            if bare in pids:
+                return f"{program} would signal the gateway (pid {bare})"
+            if ("$(" in word or "`" in word) and (OWN_NAMES.search(word) or any(p in word for p in pids)):
+                return f"{program} would signal the processes {word} finds (the gateway among them)"
+        if program in PATTERN_SENDERS:
+            full = any(
+                w in ("-f", "--full")
+                or (w.startswith("-") and not w.startswith("--") and "f" in w[1:] and len(w) <= 4)
+                for w in argv[1:]
+            )
+            for word in _patterns(argv):
+                if _pattern_hits(word, processes, full or program != "pkill"):
+                    return f"{program} {word} would match the gateway's process"
+    # A PID computed elsewhere in the line (a pipe into ``xargs kill``, a variable, a loop):
+    # refused when the line finds processes by a pattern that matches the gateway.
+    if senders or re.search(r"\bxargs\b[^|;&]*\bkill\b", line):
+        for argv in commands:
+            program = os.path.basename(argv[0]) if argv else ""
+            if program in ("pgrep", "pidof", "ps", "awk", "grep", "egrep", "sed", "lsof", "fuser"):
+                for word in argv[1:]:
+                    if (
+                        not word.startswith("-")
+                        and len(word) >= 3
+                        and _pattern_hits(word.strip("/"), processes, True)
+                    ):
+                        return f"{program} {word} picks the gateway's process for a signal"
+        if OWN_NAMES.search(line):
+            return "the line signals processes it finds by the gateway's name"
+    return None
+
+
+def _patterns(argv: Sequence[str]) -> list[str]:
+    """``pkill``/``killall`` patterns: operands that are not options or their values."""
+    valued = {
+        "-s",
+        "--signal",
+        "-u",
+        "-U",
+        "-g",
+        "-G",
+        "-P",
+        "-t",
+        "-F",
+        "--pidfile",
+        "-n",
+        "--ns",
+        "--nslist",
+        "-o",
+        "-y",
+        "-e",
+    }
+    out: list[str] = []
+    skip = False
+    for word in argv[1:]:
+        if skip:
+            skip = False
+            continue
+        if word.startswith("-"):
+            skip = word in valued
+            continue
+        out.append(word)
+    return out
+
+
+def redirects_nested(line: str, starts_harness: bool) -> str | None:
+    """An environment override that points a hook client (or a nested harness) elsewhere."""
+    moved = RUNTIME_ENV.search(line)
+    if moved:
+        return f"{moved.group(1)} set for later commands would point the hook client at another gateway"
+    if starts_harness:
+        found = REDIRECTING_ENV.search(line)
+        if found:
+            return f"a harness started with {found.group(1)} changed would not run this gateway's hooks"
+    return None
+
+
+def size_in_bytes(text: str) -> int | None:
+    """``500T``, ``9000G``, ``1MiB``, ``1048576``: a size in bytes (powers of 1024)."""
+    match = SIZE.match(text.strip())
+    if not match:
+        return None
+    number, unit = float(match.group(1)), match.group(2).upper()
+    return int(number * (1024 ** (_UNITS.index(unit) + 1 if unit else 0)))
+
+
+def fills_disk(argv: Sequence[str], free: int | None) -> str | None:
+    """A write of at least half the free space of the log's filesystem (or unbounded from an
+    endless source): the next audit write fails, and a fail-open deployment stops recording."""
+    if free is None or not argv:
+        return None
+    program = os.path.basename(argv[0])
+    words = list(argv[1:])
+    size: int | None = None
+    if program in ("fallocate", "truncate", "xfs_mkfile", "mkfile"):
+        for index, word in enumerate(words):
+            value = None
+            if word in ("-l", "--length", "-s", "--size") and index + 1 < len(words):
+                value = words[index + 1]
+            elif word.startswith(("--length=", "--size=")):
+                value = word.split("=", 1)[1]
+            elif word.startswith(("-l", "-s")) and len(word) > 2:
+                value = word[2:]
+            elif program in ("xfs_mkfile", "mkfile") and not word.startswith("-"):
+                value = word
+            if value is not None:
+                size = size_in_bytes(value.lstrip("+"))
+                break
+    elif program == "dd":
+        settings = dict(w.split("=", 1) for w in words if "=" in w)
+        source = settings.get("if", "")
+        block = size_in_bytes(settings.get("bs") or settings.get("obs") or "512") or 512
+        if "count" in settings:
+            count = size_in_bytes(settings["count"]) or 0
+            size = block * count
+        elif (
+            source.startswith("/dev/")
+            and source not in ("/dev/null", "/dev/stdin")
+            and settings.get("of", "/dev/null") != "/dev/null"
+        ):
+            return "dd would copy an endless device into a file until the disk is full"
+    elif program == "head":
+        for index, word in enumerate(words):
+            if word == "-c" and index + 1 < len(words):
+                size = size_in_bytes(words[index + 1])
+            elif word.startswith("-c") and len(word) > 2:
+                size = size_in_bytes(word[2:])
+            elif word.startswith("--bytes="):
+                size = size_in_bytes(word.split("=", 1)[1])
+    if size is not None and size >= max(free // 2, 1 << 30):
+        return f"{program} would write {size} bytes, filling the disk the audit log is written to"
+    return None
+
+
+def free_bytes(folder: str | None) -> int | None:
+    """Free bytes on the filesystem holding ``folder`` (``None`` when unknown)."""
+    if not folder:
+        return None
+    while folder and not os.path.isdir(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    try:
+        info = os.statvfs(folder)
+    except (OSError, ValueError):
+        return None
+    return info.f_bavail * info.f_frsize

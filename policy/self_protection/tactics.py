@@ -1,0 +1,199 @@
+"""Techniques judged over a whole call rather than one path: the options that write (the
+programs' table in :mod:`dsh_policy.cmdline.writers`), copies and recursive reads of a folder that
+holds the signing key, nested harnesses without their hooks, MCP server entries (judged as the
+commands they run), the resident gateway's processes and environment, and filling its log's disk.
+
+Each function takes the call's :class:`~.scan.CallScan` (paths resolved against the line's working
+folders, links and letter case) and returns a refusal or ``None``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Sequence
+from typing import Protocol
+
+from dsh_policy.cmdline.writers import copies_trees, reads_recursively, written_operands
+from dsh_policy.policy.self_protection import agents, processes
+from dsh_policy.policy.self_protection.locations import Protected
+from dsh_policy.policy.self_protection.refusals import KIND_TEXT, RULE_PREFIX, Refusal, message, refusal
+
+
+class ProtectedSet(Protocol):
+    """What the techniques read of the protected set (:class:`.protection.SelfProtection`)."""
+
+    @property
+    def entries(self) -> tuple[Protected, ...]: ...
+    @property
+    def secrets(self) -> tuple[Protected, ...]: ...
+    def protected(self, path: str, extra: Sequence[Protected] = ()) -> Protected | None: ...
+    def holds_protected(self, folder: str, extra: Sequence[Protected] = ()) -> Protected | None: ...
+
+
+class CallScan(Protocol):
+    """What the techniques use of one call's scan (:class:`.scan.CallScan`; typed here so that
+    this module does not import the scan that calls it)."""
+
+    @property
+    def protection(self) -> ProtectedSet: ...
+    @property
+    def cwd(self) -> str: ...
+    @property
+    def bases(self) -> list[str]: ...
+    @property
+    def local(self) -> list[Protected]: ...
+    def hit(self, word: str, *, folders: bool) -> Protected | None: ...
+    def candidates(self, word: str) -> list[str]: ...
+    def expand(self, word: str) -> str: ...
+    def shell(self, line: str, tool: str) -> Refusal | None: ...
+    def nested(self) -> CallScan: ...
+
+
+_MAX_NESTED = 8
+_INSTALL_VERBS = re.compile(r"\b(?:install|uninstall|remove|sync|add|upgrade)\b")
+_INSTALLER_PATH = re.compile(
+    r"""(?:^|[\s;&|('"`])([^\s;&|('"`]*/(?:pip|python|uv|poetry|pdm|conda)[0-9.]*)(?=[\s'"]|$)"""
+)  # MCP entries judged inside one call (each is a whole check)
+
+
+def _refuse(kind: str, action: str) -> Refusal:
+    return Refusal(f"{RULE_PREFIX}/{kind}", message(action, KIND_TEXT[kind]))
+
+
+def option_writes(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
+    """Files and folders the program's documented options write (``curl -oFILE``, ``tar -C``,
+    ``patch -d``), and unpacking into a protected folder the line moved into."""
+    written = written_operands(argv)
+    program = os.path.basename(argv[0])
+    for word in written.files:
+        found = scan.hit(word, folders=False)
+        if found is not None:
+            return refusal(found, f"{program} would write {word}")
+    for word in written.folders:
+        found = scan.hit(word, folders=True)
+        if found is not None:
+            return refusal(found, f"{program} would write into {word}")
+    if written.unpacks_here:
+        # The folder the line runs in, once it moved (``cd ~/.claude && tar x``); the session's
+        # own folder is the project, where unpacking is ordinary work.
+        for base in scan.bases[1:]:
+            found = scan.protection.protected(base, scan.local) or scan.protection.holds_protected(
+                base, scan.local
+            )
+            if found is not None:
+                return refusal(found, f"{program} would unpack into {base}")
+    return None
+
+
+def secret_trees(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
+    """Copying, packing or recursively reading a folder that holds the signing key, at any depth
+    (its own folder, the deployment's, home): with the key, a rewritten log can be re-signed."""
+    secrets = scan.protection.secrets
+    if not secrets:
+        return None
+    copying, reading = copies_trees(argv), reads_recursively(argv)
+    if not (copying or reading):
+        return None
+    program = os.path.basename(argv[0])
+    if program in ("rg", "ag") and not any(w in ("--hidden", "-uu", "-uuu", "-.") for w in argv[1:]):
+        return None  # they skip dot folders, where keys live, unless told otherwise
+    bases = [scan.cwd]
+    words = list(argv[1:])
+    for index, word in enumerate(words):
+        if word in ("-C", "--directory") and index + 1 < len(words):
+            bases.extend(scan.candidates(words[index + 1])[:1])
+    operands = [w for w in words if not w.startswith("-")] or ["."]
+    keys = [s for s in secrets if s.kind == "signing-key"] or list(secrets)
+    for word in operands:
+        for base in bases:
+            joined = word if os.path.isabs(scan.expand(word)) else os.path.join(base, word)
+            for candidate in scan.candidates(joined):
+                for key in keys:
+                    if _ancestor(candidate, key.path) and (copying or candidate != scan.cwd):
+                        verb = "copy" if copying else "read"
+                        return refusal(key, f"{program} would {verb} {word}, which holds the signing key")
+    return None
+
+
+def _ancestor(folder: str, path: str) -> bool:
+    if folder in ("/", ""):
+        return False
+    return path.startswith(folder.rstrip("/") + "/")
+
+
+def nested_agent(scan: CallScan, argv: Sequence[str], tool: str) -> Refusal | None:
+    """A harness started without its hooks, or given an MCP server whose command is refused."""
+    why = agents.unhooks(argv)
+    if why is not None:
+        return _refuse("harness-settings", f"{tool} would start {why}, without this gateway's hooks")
+    for count, command in enumerate(agents.server_commands(argv)):
+        if count >= _MAX_NESTED:
+            return _refuse("harness-settings", f"{tool} adds too many MCP servers to judge")
+        found = server_refusal(scan, command, f"{tool} adds an MCP server that")
+        if found is not None:
+            return found
+    return None
+
+
+def server_refusal(scan: CallScan, command: Sequence[str], said: str) -> Refusal | None:
+    """An MCP server entry, judged as the shell line it runs (the client will run it)."""
+    line = command[0] if len(command) == 1 and " " in command[0] else shlex.join(command)
+    found = scan.nested().shell(line, "mcp-server")
+    if found is None:
+        return None
+    return Refusal(found.rule, found.message.replace("mcp-server", f"{said} runs `{line[:120]}`:", 1))
+
+
+def mcp_file(scan: CallScan, path: str, content: str, tool: str) -> Refusal | None:
+    """A client configuration with MCP server entries: each entry's command is judged."""
+    if not agents.is_mcp_file(path):
+        return None
+    for count, command in enumerate(agents.file_commands(content)):
+        if count >= _MAX_NESTED:
+            return _refuse("harness-settings", f"{tool} writes too many MCP servers to judge")
+        found = server_refusal(scan, command, f"{tool} writes an MCP server into {path} that")
+        if found is not None:
+            return found
+    return None
+
+
+def whole_line(scan: CallScan, commands: Sequence[Sequence[str]], line: str, tool: str) -> Refusal | None:
+    """The line as a whole: the gateway's processes, where its hook client looks, its disk."""
+    found = gateway_installer(scan, line, tool)
+    if found is not None:
+        return found
+    starts_harness = any(argv and agents.harness_of(argv) for argv in commands)
+    why = processes.redirects_nested(line, starts_harness)
+    if why is not None:
+        return _refuse("gateway-runtime", f"{tool}: {why}")
+    names = {os.path.basename(argv[0]) for argv in commands if argv}
+    if names & (
+        processes.SIGNAL_SENDERS | {"systemctl", "launchctl", "service", "rc-service", "sv", "xargs"}
+    ):
+        runtime = [e.path for e in scan.protection.entries if e.kind == "gateway-runtime"]
+        why = processes.stops_gateway(commands, line, processes.gateway_processes(runtime))
+        if why is not None:
+            return _refuse("gateway-runtime", f"{tool}: {why}")
+    if names & {"fallocate", "truncate", "dd", "head", "xfs_mkfile", "mkfile"}:
+        logs = [e.path for e in scan.protection.entries if e.kind == "audit-log"]
+        free = processes.free_bytes(os.path.dirname(logs[0])) if logs else None
+        for argv in commands:
+            why = processes.fills_disk(argv, free)
+            if why is not None:
+                return _refuse("audit-log", f"{tool}: {why}")
+    return None
+
+
+def gateway_installer(scan: CallScan, line: str, tool: str) -> Refusal | None:
+    """An installer run from the gateway's own environment (``VENV/bin/pip install``): the
+    shell reader names programs by their base name, so their paths are read from the line."""
+    if not _INSTALL_VERBS.search(line):
+        return None
+    for match in _INSTALLER_PATH.finditer(line):
+        for candidate in scan.candidates(match.group(1)):
+            found = scan.protection.protected(candidate, scan.local)
+            if found is not None and found.kind == "gateway-package":
+                return refusal(found, f"{tool} would change the gateway's environment with {match.group(1)}")
+    return None

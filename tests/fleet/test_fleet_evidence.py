@@ -1,0 +1,112 @@
+"""Evidence on a real JetStream server: two hosts ship their audit logs; the bus is killed and
+restarted mid-stream and the stream ends with every line exactly once; a host whose log was cut
+back and written again is flagged by ``verify --fleet``, its own shipper reports the cut, and the
+honest host verifies intact (from the stream and from an exported archive)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dsh_policy.audit.keys import KeyPairFiles
+from dsh_policy.audit.segments import discover_segments as segments
+from dsh_policy.audit.writer import AuditWriter
+from dsh_policy.policy.cli import main as cli
+from dsh_policy.policy.fleet.bus import EVIDENCE, EVIDENCE_SUBJECTS, connect, ensure_evidence
+from dsh_policy.policy.fleet.collect import pull_stream
+from dsh_policy.policy.fleet.evidence import seq_and_hash
+from dsh_policy.policy.fleet.local_server import LocalServer
+from dsh_policy.policy.fleet.shipper import Shipper
+
+
+def write(log: Path, key: Path, count: int) -> None:
+    with AuditWriter.open(
+        log, fsync="off", checkpoint_every=40, rotate_bytes=16_384, signing_key=key
+    ) as writer:
+        for n in range(count):
+            writer.append("hook_event", {"n": n, "note": "x" * 40})
+
+
+async def ship(url: str, shippers: list[Shipper], *, kill: Callable[[], None] | None = None) -> None:
+    """Ship everything; ``kill`` is called once, after the first batch was acknowledged."""
+    connection = await connect(url)
+    try:
+        js = connection.jetstream()
+        await ensure_evidence(js)
+        if kill is not None:
+            await shippers[0].ship_once(js)
+            kill()  # the bus dies (SIGKILL) and comes back on the same port and store
+        for _ in range(200):
+            results = [await shipper.ship_all(js, timeout=2.0) for shipper in shippers]
+            if not any(results) and all(s.state.last_error is None and not s.pending(1) for s in shippers):
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"shipping never finished: {[s.state for s in shippers]}")
+    finally:
+        await connection.close()
+
+
+async def stream(url: str) -> list[tuple[str, bytes]]:
+    connection = await connect(url, max_reconnect_attempts=2)
+    try:
+        return await pull_stream(connection.jetstream(), EVIDENCE, EVIDENCE_SUBJECTS)
+    finally:
+        await connection.close()
+
+
+def run_cli(argv: list[str]) -> tuple[int, Any]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli(argv)
+    return code, json.loads(out.getvalue())
+
+
+def test_evidence_survives_a_killed_bus_and_a_cut_log_is_flagged(
+    nats_server: LocalServer, keys: dict[str, KeyPairFiles], tmp_path: Path
+) -> None:
+    url, key = nats_server.url, keys["audit"].private_path
+    logs = {host: tmp_path / host / "audit.jsonl" for host in ("honest", "cut")}
+    for log in logs.values():
+        write(log, key, 300)
+    findings: list[dict[str, Any]] = []
+    shippers = [Shipper(log, host, batch=128, on_finding=findings.append) for host, log in logs.items()]
+    asyncio.run(ship(url, shippers, kill=nats_server.restart))
+
+    lines = asyncio.run(stream(url))
+    per_record = Counter((subject, seq_and_hash(data)) for subject, data in lines)
+    on_disk = sum(len(p.read_bytes().splitlines()) for log in logs.values() for p in segments(log))
+    assert len(lines) == on_disk and set(per_record.values()) == {1}  # none lost, none twice
+
+    # Cut the second host's active segment back to its first half and let the writer go on.
+    active = logs["cut"]
+    content = active.read_bytes().splitlines(keepends=True)
+    active.write_bytes(b"".join(content[: len(content) // 2]))
+    write(active, key, 20)
+    asyncio.run(ship(url, shippers))
+    assert len(findings) == 1 and findings[0]["reason"] in {"TRUNCATED", "REWRITTEN"}
+    # The cut log goes on past the seq shipped: those lines do ship, and do not chain.
+    write(active, key, 300)
+    asyncio.run(ship(url, shippers))
+
+    code, report = run_cli(
+        ["verify", "--fleet", url, "--key", str(keys["audit"].public_path), "--format", "json"]
+    )
+    assert code == 1
+    by_host = {entry["host"]: entry for entry in report["logs"]}
+    assert by_host["honest"]["intact"] and by_host["honest"]["duplicates"] == 0
+    assert not by_host["cut"]["intact"] and by_host["cut"]["verify"]["reason_counts"].get("PREV_MISMATCH")
+    assert report["flagged_hosts"] == ["cut"]
+
+    archive = tmp_path / "archive"
+    assert cli(["fleet", "export", "--fleet", url, "--out", str(archive)]) == 0
+    code, offline = run_cli(
+        ["verify", "--fleet", str(archive), "--key", str(keys["audit"].public_path), "--format", "json"]
+    )
+    assert code == 1 and offline["flagged_hosts"] == ["cut"]
+    assert [entry["intact"] for entry in offline["logs"]] == [entry["intact"] for entry in report["logs"]]

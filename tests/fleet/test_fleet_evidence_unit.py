@@ -1,0 +1,45 @@
+"""Central verification of shipped lines, without a server: the stream's order and re-sends do
+not matter, a fork is named, a forged segment boundary inside a record's fields is not one."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from dsh_policy.audit.keys import KeyPairFiles
+from dsh_policy.audit.segments import discover_segments
+from dsh_policy.audit.writer import AuditWriter
+from dsh_policy.policy.fleet.evidence import verify_shipped, verify_shipped_bytes
+
+
+def shipped_lines(folder: Path, key: Path, count: int = 120) -> list[bytes]:
+    log = folder / "audit.jsonl"
+    with AuditWriter.open(
+        log, fsync="off", checkpoint_every=25, rotate_bytes=4096, signing_key=key
+    ) as writer:
+        for n in range(count):
+            # A record whose own fields spell a segment boundary must not cut the log.
+            writer.append("hook_event", {"n": n, "args": {"kind": "segment_start"}})
+    return [line for segment in discover_segments(log) for line in segment.read_bytes().splitlines()]
+
+
+def test_order_and_resends_do_not_matter_and_a_fork_is_named(
+    keys: dict[str, KeyPairFiles], tmp_path: Path
+) -> None:
+    public = str(keys["audit"].public_path)
+    lines = shipped_lines(tmp_path, keys["audit"].private_path)
+    in_order = verify_shipped_bytes("h", "l", b"\n".join(lines), public_key=public, live=False)
+    assert in_order.intact and in_order.lines == len(lines) and len(in_order.report["files"]) > 1
+
+    shuffled = [*lines, *lines[10:30]]
+    random.Random(7).shuffle(shuffled)
+    resent = verify_shipped_bytes("h", "l", b"\n".join(shuffled), public_key=public, live=False)
+    assert resent.intact and resent.duplicates == 20 and not resent.forks
+
+    victim = next(line for line in lines[40:] if b'"kind":"hook_event"' in line)
+    forked = [*lines, victim.replace(b'"n":', b'"m":')]
+    verdict = verify_shipped("h", "l", forked, public_key=public, live=False)
+    assert not verdict.intact and verdict.forks == (int(victim.split(b'"seq":')[1].split(b",")[0]),)
+
+    cut = verify_shipped_bytes("h", "l", b"\n".join(lines[:50] + lines[60:]), public_key=public, live=False)
+    assert not cut.intact and "SEQ_GAP" in cut.report["reason_counts"]
