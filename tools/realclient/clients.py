@@ -153,7 +153,7 @@ class Setup:
     def doctor(self, name: str) -> str:
         """``dsh-policy doctor`` for one client: its probes also start the resident gateway, so the
         first real event does not pay for that start (on a loaded machine it can pass the hook's
-        deadline, and the event then fails closed). The last line, for the log."""
+        deadline, and the event then fails closed). What was not OK, and the last line."""
         env = self.env()
         if name == "codex":
             env["CODEX_HOME"] = str(self.work / "codex-hooks")
@@ -164,7 +164,8 @@ class Setup:
             env=env,
             timeout=300,
         )
-        return (done.stdout.strip().splitlines() or ["(no output)"])[-1]
+        lines = done.stdout.strip().splitlines() or ["(no output)"]
+        return "; ".join([line for line in lines[:-1] if not line.startswith("OK")] + lines[-1:])
 
     def command(self, name: str, scenario: str, hooks: bool) -> tuple[list[str], dict[str, str]]:
         """argv and environment of one headless run."""
