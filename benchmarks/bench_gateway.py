@@ -667,9 +667,7 @@ def main(argv: list[str] | None = None) -> int:
             profile = profile_breakdown(prepared[CONFIGS.index((100, 1))].functions["auto_call"])
 
     targets = _targets(rows, engines) + _shipped_targets(shipped, engines)
-    _print_table(rows, engines, targets, shipped)
     loading = shipped_load(engines, rounds=max(rounds, 5))
-    targets = _targets(rows, engines)
     for engine in engines:
         ratio = loading[f"{engine}_checked_x_unchecked"]
         targets.append({

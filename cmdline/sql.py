@@ -29,8 +29,9 @@ import shlex
 __all__ = ["MAX_STATEMENTS", "MAX_TEXT", "mongo_statements", "redis_statements", "sql_statements"]
 
 MAX_STATEMENTS = 256
-"""Most statements read from one text; the rest are ignored (their text is still scanned: the
-last statement holds it all)."""
+"""Most statements read from one text (and from one wrapper's body). Past it the text is not read
+statement by statement: whatever statements follow are one ``too-deep`` entry, which the rules
+treat as destructive, so a ``DROP`` placed after 256 harmless statements fails closed."""
 
 MAX_TEXT = 512
 """Longest ``text`` reported per statement."""
@@ -55,8 +56,9 @@ _SKIPPED_WORDS = frozenset({"if", "exists", "not", "temporary", "temp", "concurr
 _CLIENT_ESCAPE = re.compile(r"^\s*(?:\\!|\.(?:shell|system)\b|system\b)\s*(.*)$", re.DOTALL)
 
 
-def _split(text: str) -> list[str]:
-    """Statements of ``text``, with comments removed and quoted text kept."""
+def _split(text: str) -> tuple[list[str], str]:
+    """Statements of ``text``, with comments removed and quoted text kept, and what follows the
+    :data:`MAX_STATEMENTS`-th of them, unread (``""`` when the text was read to its end)."""
     text = text[:MAX_SQL_CHARS]
     statements: list[str] = []
     current: list[str] = []
@@ -65,7 +67,7 @@ def _split(text: str) -> list[str]:
     line_start = True
     while i < n:
         ch = text[i]
-        if line_start and ch in "\\." and len(statements) < MAX_STATEMENTS:
+        if line_start and ch in "\\.":
             end = text.find("\n", i)
             end = n if end < 0 else end
             if "".join(current).strip():
@@ -73,6 +75,8 @@ def _split(text: str) -> list[str]:
                 current = []
             statements.append(text[i:end])  # a client meta-command: \dt, .tables, \! cmd
             i = end
+            if len(statements) >= MAX_STATEMENTS:
+                return _stripped(statements), text[i:]
             continue
         if ch in " \t\r":
             current.append(ch)
@@ -109,15 +113,31 @@ def _split(text: str) -> list[str]:
                 current.append(text[i:end])
                 i = end
                 continue
-        if ch == ";" and len(statements) < MAX_STATEMENTS - 1:
-            statements.append("".join(current))
+        if ch == ";":
+            if "".join(current).strip():  # empty statements (;;) do not count towards the cap
+                statements.append("".join(current))
             current = []
             i += 1
+            if len(statements) >= MAX_STATEMENTS:
+                return _stripped(statements), text[i:]
             continue
         current.append(ch)
         i += 1
     statements.append("".join(current))
+    return _stripped(statements), ""
+
+
+def _stripped(statements: list[str]) -> list[str]:
     return [s.strip() for s in statements if s.strip()]
+
+
+def _unread(rest: str, inside: str, out: list[dict[str, str]]) -> dict[str, str] | None:
+    """The ``too-deep`` entry for statements past :data:`MAX_STATEMENTS` (None when what is left
+    holds no statement, only blanks or comments, or when ``out`` already ends in a ``too-deep``
+    entry that stands for it: :data:`MAX_ENTRIES` was reached)."""
+    if (out and out[-1]["kind"] == "too-deep") or not _split(rest)[0]:
+        return None
+    return _too_deep(rest.strip(), inside)
 
 
 def _top_level(statement: str) -> str:
@@ -242,8 +262,11 @@ def sql_statements(text: str) -> list[dict[str, str]]:
     if not isinstance(text, str):
         raise TypeError(f"sql.statements expects a string, got {type(text).__name__}")
     out: list[dict[str, str]] = []
-    for statement in _split(text):
+    statements, rest = _split(text)
+    for statement in statements:
         _with_inner(statement, 0, out)
+    if rest and (unread := _unread(rest, "", out)) is not None:
+        out.append(unread)
     return out
 
 
@@ -295,10 +318,13 @@ def _with_inner(statement: str, depth: int, out: list[dict[str, str]], inside: s
         out.append(_too_deep(statement, inside))
         return
     for wrapper, text, procedural in inner:
-        for piece in _split(text) if procedural else [text]:
+        pieces, rest = _split(text) if procedural else ([text], "")
+        for piece in pieces:
             body = _without_control(piece) if procedural else piece
             if body:
                 _with_inner(body, depth + 1, out, inside or wrapper)
+        if rest and (unread := _unread(rest, inside or wrapper, out)) is not None:
+            out.append(unread)
 
 
 def _too_deep(statement: str, inside: str) -> dict[str, str]:

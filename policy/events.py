@@ -213,3 +213,22 @@ def with_rules(message: str, rules: tuple[str, ...]) -> str:
     """A refusal names the rules that made it, so the model and the user can see it is policy. The
     hooks and the MCP proxy word every refusal so: one wording, whichever adapter refused."""
     return f"{message} [policy: {', '.join(rules)}]" if rules else message
+
+
+def all_strings_text(value: Any) -> str:
+    """Every string in a JSON value, in document order, one per line (a string is itself): the text
+    a rule's ``result.text`` sees of a structured result (a hook's tool response, an MCP tool's
+    definition), so a secret or an injection anywhere in it is visible."""
+    if isinstance(value, str):
+        return value
+    parts: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
+        elif isinstance(item, Mapping):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list | tuple):
+            stack.extend(reversed(item))
+    return "\n".join(parts)

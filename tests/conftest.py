@@ -63,3 +63,50 @@ def private_system_files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+# --- the order xdist hands files out in -----------------------------------------------------------
+
+#: The slowest files (seconds of one worker, measured on 2 cores), handed out first: ``--dist
+#: loadfile`` gives each worker a file as it frees up, so one of these started last would leave
+#: the other worker idle until it ends. Order only: a stale or missing entry costs a few seconds
+#: of tail, never a test. Re-measure with ``pytest --durations=60`` (docs/testing.md).
+SLOWEST_FILES = (
+    "tests/mcp_proxy/test_proxy_sdk.py",
+    "tests/rules/test_shipped_packs.py",
+    "tests/adversarial/test_adv_resource_limits.py",
+    "tests/adversarial/test_adv_pack_mutations.py",
+    "tests/corpus/test_bypass_corpus.py",
+    "tests/hooks/test_gateway_load.py",
+    "tests/hooks/test_hook_gateway.py",
+    "tests/gateway/test_gateway_dry_run_parity.py",
+    "tests/cli/test_cli_day_one.py",
+    "tests/corpus/test_public_corpus.py",
+    "tests/cli/test_readme_commands.py",
+    "tests/mcp_proxy/test_proxy_http.py",
+    "tests/core/test_core_hostile_properties.py",
+    "tests/adversarial/test_adv_fault_injection.py",
+    "tests/policy/test_policy_type_check.py",
+    "tests/adapters/test_framework_examples.py",
+    "tests/audit/test_audit_crash.py",
+    "tests/hooks/test_hook_client.py",
+    "tests/hooks/test_hook_install.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Files in longest-first order: the slowest files above, then files with a ``slow`` test,
+    then the rest by their number of tests (what xdist's own reordering did, turned off in
+    ``addopts`` so that this order is the one it follows). Every worker computes the same order."""
+    rank = {path: index for index, path in enumerate(SLOWEST_FILES)}
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+
+    def weight(path: str) -> tuple[int, int, int]:
+        if path in rank:
+            return (0, rank[path], 0)
+        slow = any(item.get_closest_marker("slow") for item in files[path])
+        return (1 if slow else 2, 0, -len(files[path]))
+
+    items[:] = [item for path in sorted(files, key=weight) for item in files[path]]

@@ -10,7 +10,9 @@ The engines register them under these CEL names (see :data:`CEL_FUNCTIONS`):
 ``path.normalize``, ``path.within``, ``path.base``, ``path.ext``, ``shell.commands``,
 ``shell.argv0s``, ``shell.programs``, ``shell.redirects``, ``shell.effects`` (what interpreter code does),
 ``shell.sql`` (statements database clients send), ``shell.cli`` (infrastructure CLIs read with
-their grammars), ``sql.statements``, ``url.host``, ``glob``, ``secrets.scan`` and ``matches``
+their grammars), ``shell.acts`` (a line's effects on trust, identity, defences and the network),
+``path.later`` and ``path.later_risks`` (files that run later, and what in their text makes a
+write a technique), ``sql.statements``, ``url.host``, ``glob``, ``secrets.scan`` and ``matches``
 (RE2, cached).
 """
 
@@ -26,6 +28,7 @@ from typing import Any
 
 import re2
 from dsh_policy.cmdline.cli_grammars import shell_cli
+from dsh_policy.cmdline.effects import later_class, later_risks, shell_acts
 from dsh_policy.cmdline.shell import (
     shell_argv0s,
     shell_commands,
@@ -388,6 +391,9 @@ CEL_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "shell.programs": shell_programs,
     "shell.sql": shell_sql,
     "shell.cli": shell_cli,
+    "shell.acts": shell_acts,
+    "path.later": later_class,
+    "path.later_risks": later_risks,
     "sql.statements": sql_statements,
     "url.host": url_host,
     "glob": glob_match,
@@ -408,6 +414,9 @@ CEL_SIGNATURES: Mapping[str, tuple[str, ...]] = {
     "shell.programs": ("shell.programs(string) -> string",),
     "shell.sql": ("shell.sql(string) -> list(map(string, string))",),
     "shell.cli": ("shell.cli(string) -> list(map(string, dyn))",),
+    "shell.acts": ("shell.acts(string) -> list(map(string, string))",),
+    "path.later": ("path.later(string) -> string",),
+    "path.later_risks": ("path.later_risks(string, string) -> list(string)",),
     "sql.statements": ("sql.statements(string) -> list(map(string, string))",),
     "url.host": ("url.host(string) -> string",),
     "glob": ("glob(string, string) -> bool",),

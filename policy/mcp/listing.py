@@ -21,7 +21,7 @@ from typing import Any
 from dsh_policy.core.frozen import NotJsonError, freeze_json
 from dsh_policy.policy.compiled import CompiledPolicy, CompiledRule
 from dsh_policy.policy.decide import Decider
-from dsh_policy.policy.events import ToolCallEvent, ToolResultEvent, with_rules
+from dsh_policy.policy.events import ToolCallEvent, ToolResultEvent, all_strings_text, with_rules
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,17 +70,7 @@ DEFINITION_TOOL = "mcp_tool_definition"
 def definition_text(definition: Mapping[str, Any]) -> str:
     """Every string of a definition (description, titles, schema descriptions, enum values), one
     per line: poisoning hides in schema descriptions as often as in the tool's own."""
-    parts: list[str] = []
-    stack: list[Any] = [definition]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            parts.append(item)
-        elif isinstance(item, Mapping):
-            stack.extend(reversed(list(item.values())))
-        elif isinstance(item, list | tuple):
-            stack.extend(reversed(item))
-    return "\n".join(parts)
+    return all_strings_text(definition)
 
 
 def scan(decider: Decider, server: str, definition: Mapping[str, Any], session_id: str) -> str | None:

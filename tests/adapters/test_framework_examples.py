@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: example file -> (a module the framework's extra installs, the extra)
 EXAMPLES = {
     "adk.py": ("google.adk.runners", "adk"),
+    "claude_agent_sdk.py": ("claude_agent_sdk", "claude-agent-sdk"),
     "langgraph.py": ("langchain.agents", "langgraph"),
     "openai_agents.py": ("agents.testing", "openai-agents"),
     "pydantic_ai.py": ("pydantic_ai.models.function", "pydantic-ai"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -279,12 +280,17 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make fi
 
 @needs_root
 def test_a_socket_owned_by_another_user_is_never_used(tmp_path: Path) -> None:
-    spec = spec_for()
+    # A deployment of its own: with the shared pack, a gateway an earlier test left serving it
+    # holds the lock, so no gateway of ours could take the path back and the hook would wait out
+    # client.START_SECONDS (10 s) before deciding in process: the outcome alike, the time not.
+    pack = tmp_path / "pack.yaml"
+    shutil.copy(PACK, pack)
+    spec = spec_for(pack=pack)
     path = files_for(spec).socket
     with FakeGateway(path, _answers(b'{"exit_code": 0, "stdout": "", "stderr": ""}\n')) as fake:
         os.chown(path, 54321, -1)
         ran = run_client(
-            hook_argv("claude-code"),
+            hook_argv("claude-code", pack=pack),
             payload("claude-code", "pre_tool_use_bash_rm_root"),
             env={"DSH_POLICY_GATEWAY_IDLE": "5"},
         )

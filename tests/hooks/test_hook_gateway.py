@@ -358,7 +358,9 @@ def test_a_gateway_that_left_on_purpose_unanswered_is_retried_not_refused(tmp_pa
         ran = run_client(
             hook_argv("claude-code", pack=pack),
             payload("claude-code", "pre_tool_use_bash_rm_root"),
-            env={"DSH_POLICY_GATEWAY_IDLE": "5"},
+            # Short: the test waits below for the gateway to leave by itself. Should it leave
+            # before the hook's request, the hook decides in process, with the same answer.
+            env={"DSH_POLICY_GATEWAY_IDLE": "1"},
         )
     finally:
         fake.sock.close()

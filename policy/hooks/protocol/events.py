@@ -36,6 +36,7 @@ from dsh_policy.policy.events import (
     ToolResultEvent,
     with_rules,
 )
+from dsh_policy.policy.events import all_strings_text as response_text  # the hooks' name for it
 from dsh_policy.policy.hooks.protocol.messages import (
     HookInput,
     HookVerdict,
@@ -177,24 +178,6 @@ def _pre_tool_use(
         if review is not None:
             mapped = review(policy, event, call, mapped, payload.cwd, dict(payload.tool_input))
     return HookDecision(mapped, verdict, call, tool_event=event)
-
-
-def response_text(response: Any) -> str:
-    """The text a rule's ``result.text`` sees: a string response as is; otherwise every string in
-    the response, in document order, one per line, so a secret anywhere in it is visible."""
-    if isinstance(response, str):
-        return response
-    parts: list[str] = []
-    stack: list[Any] = [response]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            parts.append(item)
-        elif isinstance(item, Mapping):
-            stack.extend(reversed(list(item.values())))
-        elif isinstance(item, list | tuple):
-            stack.extend(reversed(item))
-    return "\n".join(parts)
 
 
 def _is_error(response: Any) -> bool:

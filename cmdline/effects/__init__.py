@@ -1,0 +1,12 @@
+"""Effects: what a command or a file write *does* (schedules code to run later, changes trust,
+identity or defences, talks to the network), derived from the readers' output so that rules judge
+the effect and not the spelling.
+
+Modules: ``later`` (files that run later: :func:`later_class`, :func:`later_risks`) and ``acts``
+(a shell line's effects on trust, identity, defences and the network: :func:`shell_acts`).
+"""
+
+from dsh_policy.cmdline.effects.acts import KINDS, shell_acts
+from dsh_policy.cmdline.effects.later import ALWAYS, later_class, later_risks
+
+__all__ = ["ALWAYS", "KINDS", "later_class", "later_risks", "shell_acts"]

@@ -1,0 +1,434 @@
+"""What a shell line's commands do to trust, identity, defences and the network, as *effects*.
+
+The rules once named programs and flags one technique at a time; a new spelling of an old
+technique walked past them. Here every command the shell reader finds (already unwrapped from
+sudo, env, bash -c, find -exec, ...) is mapped to the effect it has, and the rules judge the
+effect: ``tls-off`` is one effect whether it is ``curl -k``, ``npm config set strict-ssl false``,
+``git -c http.sslVerify=false`` or ``NODE_TLS_REJECT_UNAUTHORIZED=0``.
+
+Each effect is a map ``{"kind", "what", "target"}``: ``kind`` is one of :data:`KINDS`, ``what``
+a short phrase for the message, ``target`` the host, URL, path or key acted on (``""`` when
+none). The tables are the whole knowledge; the functions only walk argv. This module reads
+package managers, git and cloud control planes; ``host`` reads what commands do to the machine.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+
+from dsh_policy.cmdline.effects.host import host_command_acts, killed_daemons
+from dsh_policy.cmdline.effects.model import Effect, Handler
+from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.effects.model import option_value as _value
+from dsh_policy.cmdline.effects.model import words as _words
+from dsh_policy.cmdline.shell import shell_commands
+
+__all__ = ["KINDS", "command_acts", "shell_acts"]
+
+KINDS = frozenset(
+    {
+        "runs-later-config",
+        "registry",
+        "tls-off",
+        "cloud-identity",
+        "cloud-exposure",
+        "remote-exec",
+        "log-off",
+        "defense-off",
+        "account",
+        "memory-access",
+        "secret-hunt",
+        "keychain",
+        "tunnel",
+        "miner",
+        "x-display",
+        "secret-store",
+        "persistence",
+    }
+)
+"""Every effect kind :func:`shell_acts` reports."""
+
+# ----------------------------------------------------------------- package managers and git
+_TLS_KEYS = re.compile(
+    r"(?i)^(?:strict-ssl|enableStrictSsl|ssl_verify|sslverify|http\.sslVerify|http\.[^ ]*\.sslVerify"
+    r"|global\.trusted-host|[\w.]*trusted-host|verify_ssl|ssl-verify|cafile|ca-file|insecure)$"
+)
+_REGISTRY_KEYS = re.compile(
+    r"(?i)^(?:registry|@[\w-]+:registry|npmRegistryServer|[\w.]*index-url|[\w.]*extra-index-url"
+    r"|[\w.]*find-links|global\.index|channels|default_channels|mirror\..*|source|sources)$"
+)
+_FALSE = re.compile(r"(?i)^(?:false|0|no|off)$")
+_LATER_GIT_KEYS = re.compile(
+    r"(?i)^(?:core\.(?:hookspath|fsmonitor|sshcommand|pager|editor|askpass|gitproxy)|alias\.[\w-]+"
+    r"|include(?:if\.[^=]*)?\.path|filter\.[\w-]+\.(?:clean|smudge|process)"
+    r"|diff\.[\w-]+\.(?:textconv|command)|credential\.helper|gpg\.program|uploadpack\.packobjectshook"
+    r"|sequence\.editor|merge\.[\w-]+\.driver|submodule\.[\w-]+\.update)$"
+)
+
+
+def _config_pairs(argv: list[str], verbs: tuple[str, ...]) -> Iterator[tuple[str, str]]:
+    """(key, value) pairs a ``config set``-style command writes: ``set k v``, ``set k=v``."""
+    words = [a for a in argv[1:] if not a.startswith("-") or a[1:2].isdigit()]
+    for i, word in enumerate(words):
+        if word in verbs:
+            rest = words[i + 1 :]
+            while rest:
+                key = rest[0]
+                if "=" in key:
+                    k, _, v = key.partition("=")
+                    yield k, v
+                    rest = rest[1:]
+                else:
+                    yield key, rest[1] if len(rest) > 1 else ""
+                    rest = rest[2:]
+            return
+
+
+def _package_config(argv: list[str]) -> Iterator[Effect]:
+    tool = argv[0]
+    pairs = (
+        list(_config_pairs(argv, ("set", "add", "--set", "--add")))
+        if any(a in ("config", "set", "sources") for a in argv[1:3])
+        else []
+    )
+    if tool == "conda":
+        i = next((j for j, a in enumerate(argv) if a in ("--set", "--add")), -1)
+        if i >= 0 and i + 2 < len(argv):
+            pairs.append((argv[i + 1], argv[i + 2]))
+    if tool == "gem" and "sources" in argv:
+        url = _value(argv, "--add", "-a")
+        if url:
+            yield _fx("registry", "adds a gem source", url)
+    for key, value in pairs:
+        if _TLS_KEYS.match(key) and (
+            _FALSE.match(value) or "trusted-host" in key.lower() or key.lower() in ("cafile", "ca-file")
+        ):
+            yield _fx("tls-off", f"turns off TLS verification ({key})", key)
+        elif _REGISTRY_KEYS.match(key):
+            yield _fx("registry", f"changes the package registry ({key})", value)
+        elif tool in ("npm", "pnpm", "yarn", "bun") and re.match(
+            r"^scripts\.(?:pre|post)?(?:install|uninstall)$|^scripts\.prepare$", key
+        ):
+            yield _fx("runs-later-config", f"adds an install script ({key})", key)
+
+
+def _npm_pkg(argv: list[str]) -> Iterator[Effect]:
+    if len(argv) > 2 and argv[1] == "pkg" and argv[2] == "set":
+        for key, _ in _config_pairs(argv, ("set",)):
+            if re.match(r"^scripts\.(?:pre|post)?(?:install|uninstall)$|^scripts\.prepare$", key):
+                yield _fx("runs-later-config", f"adds an install script ({key})", key)
+
+
+def _installer_flags(argv: list[str]) -> Iterator[Effect]:
+    tool = argv[0]
+    for opt in (
+        "--index-url",
+        "-i",
+        "--extra-index-url",
+        "--find-links",
+        "-f",
+        "--registry",
+        "--source",
+        "--index",
+        "--default-index",
+    ):
+        if tool in ("gem",) and opt in ("-i", "-f"):
+            continue
+        if tool in ("npm", "pnpm", "yarn", "bun", "npx") and opt not in ("--registry",):
+            continue
+        value = _value(argv, opt)
+        if value and re.match(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+\.[a-z]{2,}(?::\d+)?/)", value, re.I):
+            yield _fx("registry", f"installs from another index ({opt})", value)
+    if _value(argv, "--trusted-host") is not None or any(
+        a.startswith("--strict-ssl=false") or a in ("--no-strict-ssl", "--insecure", "--no-verify-ssl")
+        for a in argv
+    ):
+        yield _fx("tls-off", "turns off TLS verification for an install")
+
+
+def _git(argv: list[str]) -> Iterator[Effect]:
+    settings: list[tuple[str, str]] = []
+    for i, arg in enumerate(argv):
+        if arg == "-c" and i + 1 < len(argv):
+            k, _, v = argv[i + 1].partition("=")
+            settings.append((k, v))
+    if "config" in argv[1:4]:
+        words = [a for a in argv[argv.index("config") + 1 :] if not a.startswith("-")]
+        if words and words[0] in ("set", "unset"):
+            words = words[1:] if words[0] == "set" else []
+        if len(words) >= 2:
+            settings.append((words[0], words[1]))
+    for key, value in settings:
+        if re.match(r"(?i)^http\.(?:[^ ]*\.)?sslverify$", key) and _FALSE.match(value):
+            yield _fx("tls-off", "turns off git's TLS verification", key)
+        elif _LATER_GIT_KEYS.match(key) and (not key.lower().startswith("alias.") or value.startswith("!")):
+            yield _fx("runs-later-config", f"git config {key} runs a program later", key)
+
+
+def _go(argv: list[str]) -> Iterator[Effect]:
+    if len(argv) > 2 and argv[1] == "env" and "-w" in argv:
+        for arg in argv[2:]:
+            key, _, value = arg.partition("=")
+            if (
+                key in ("GOINSECURE", "GONOSUMDB", "GONOSUMCHECK", "GONOSUMDB")
+                or (key == "GOSUMDB" and value == "off")
+                or (key == "GOFLAGS" and "insecure" in value)
+            ):
+                yield _fx("tls-off", f"turns off Go module verification ({key})", key)
+            elif key in ("GOPROXY", "GOPRIVATE", "GONOPROXY"):
+                yield _fx("registry", f"changes the Go module proxy ({key})", value)
+
+
+def _poetry(argv: list[str]) -> Iterator[Effect]:
+    if "source" in argv and "add" in argv:
+        urls = [a for a in argv if "://" in a]
+        yield _fx("registry", "adds a package source", urls[0] if urls else "")
+
+
+def _bundle(argv: list[str]) -> Iterator[Effect]:
+    if "config" in argv and any(a.startswith("mirror.") for a in argv):
+        yield _fx(
+            "registry",
+            "mirrors the gem source",
+            next((a for a in argv if "://" in a and not a.startswith("mirror.")), ""),
+        )
+
+
+def _fetcher(argv: list[str]) -> Iterator[Effect]:
+    tool = argv[0]
+    insecure = (
+        tool == "curl" and any(a == "--insecure" or re.match(r"^-[a-zA-Z]*k[a-zA-Z]*$", a) for a in argv[1:])
+    ) or (tool == "wget" and "--no-check-certificate" in argv)
+    if insecure:
+        urls = [a for a in argv[1:] if "://" in a]
+        yield _fx("tls-off", f"{tool} without certificate checks", urls[0] if urls else "")
+
+
+# ----------------------------------------------------------------- cloud control planes
+_AWS_IDENTITY = re.compile(
+    r"^(?:create-access-key|create-user|create-login-profile|update-login-profile|attach-(?:user|role"
+    r"|group)-policy|put-(?:user|role|group)-policy"
+    r"|add-user-to-group|update-assume-role-policy|create-role|create-policy-version"
+    r"|set-default-policy-version|create-service-specific-credential"
+    r"|upload-ssh-public-key|create-virtual-mfa-device|deactivate-mfa-device"
+    r"|delete-account-password-policy|update-account-password-policy)$"
+)
+_OPEN_CIDR = re.compile(r"(?:^|[^0-9])0\.0\.0\.0/0|::/0|^\*$|^Internet$|^Any$|allUsers|allAuthenticatedUsers")
+
+
+def _aws(argv: list[str]) -> Iterator[Effect]:
+    words = _words(argv)
+    if len(words) < 2:
+        return
+    service, op = words[0], words[1]
+    if service == "iam" and _AWS_IDENTITY.match(op):
+        yield _fx("cloud-identity", f"aws iam {op}", op)
+    elif (
+        service == "ec2"
+        and op in ("authorize-security-group-ingress", "authorize-security-group-egress")
+        and any(_OPEN_CIDR.search(a) for a in argv)
+    ):
+        yield _fx("cloud-exposure", "opens a security group to the internet", op)
+    elif (
+        service in ("ec2", "rds")
+        and op
+        in (
+            "modify-snapshot-attribute",
+            "modify-image-attribute",
+            "modify-db-snapshot-attribute",
+            "modify-db-cluster-snapshot-attribute",
+        )
+        and any(
+            a in ("add", "--values-to-add", "--launch-permission")
+            or a.startswith("--values-to-add")
+            or a.startswith("--launch-permission")
+            for a in argv
+        )
+    ):
+        yield _fx("cloud-exposure", "shares a snapshot or image with other accounts", op)
+    elif service == "s3api" and (
+        op in ("delete-public-access-block", "put-bucket-policy")
+        or (
+            op in ("put-bucket-acl", "put-object-acl")
+            and any(a.startswith("public") or "AllUsers" in a for a in argv)
+        )
+    ):
+        yield _fx("cloud-exposure", f"aws s3api {op}", op)
+    elif service == "lambda" and op == "add-permission" and _value(argv, "--principal") == "*":
+        yield _fx("cloud-exposure", "lets anyone invoke a function", op)
+    elif (
+        (service == "ssm" and op in ("send-command", "start-session"))
+        or (service == "ecs" and op == "execute-command")
+        or (service == "ec2-instance-connect")
+    ):
+        yield _fx("remote-exec", f"aws {service} {op} runs commands on other machines", op)
+    elif service == "ec2" and op == "get-password-data":
+        yield _fx("cloud-identity", "reads an instance's administrator password", op)
+    elif (
+        (
+            service == "cloudtrail"
+            and op in ("stop-logging", "delete-trail", "put-event-selectors", "update-trail")
+        )
+        or (
+            service == "guardduty"
+            and op in ("delete-detector", "disassociate-from-master-account", "update-detector")
+        )
+        or (
+            service == "config"
+            and op
+            in ("stop-configuration-recorder", "delete-configuration-recorder", "delete-delivery-channel")
+        )
+        or (service == "securityhub" and op == "disable-security-hub")
+        or (service == "logs" and op in ("delete-log-group", "delete-log-stream"))
+    ):
+        yield _fx("log-off", f"aws {service} {op}", op)
+
+
+def _gcloud(argv: list[str]) -> Iterator[Effect]:
+    words = _words(argv)
+    text = " ".join(words)
+    if re.search(
+        r"\biam service-accounts keys create\b|\biam service-accounts create\b"
+        r"|\badd-iam-policy-binding\b|\bset-iam-policy\b|\biam roles (?:create|update)\b",
+        text,
+    ):
+        kind = (
+            "cloud-exposure"
+            if any(re.search(r"allUsers|allAuthenticatedUsers", a) for a in argv)
+            else "cloud-identity"
+        )
+        yield _fx(kind, "gcloud " + " ".join(words[:4]), text)
+    elif re.search(r"\bcompute firewall-rules (?:create|update)\b", text) and any(
+        _OPEN_CIDR.search(a) for a in argv
+    ):
+        yield _fx("cloud-exposure", "opens a firewall rule to the internet", text)
+    elif re.search(
+        r"\bcompute ssh\b|\bcompute instances add-metadata\b.*startup-script|\bcompute scp\b"
+        r"|\bcloud-shell ssh\b",
+        text + " " + " ".join(argv),
+    ):
+        yield _fx("remote-exec", "gcloud runs commands on another machine", text)
+    elif re.search(
+        r"\blogging (?:sinks (?:delete|update)|logs delete|buckets delete)\b|\bscc\b.*\bdisable\b", text
+    ):
+        yield _fx("log-off", "gcloud " + " ".join(words[:3]), text)
+
+
+def _gsutil(argv: list[str]) -> Iterator[Effect]:
+    if "iam" in argv and "ch" in argv and any(re.search(r"allUsers|allAuthenticatedUsers", a) for a in argv):
+        yield _fx("cloud-exposure", "makes a bucket public", "")
+    elif "acl" in argv and any(re.search(r"AllUsers|public-read", a) for a in argv):
+        yield _fx("cloud-exposure", "makes objects public", "")
+
+
+def _az(argv: list[str]) -> Iterator[Effect]:
+    text = " ".join(_words(argv))
+    if re.search(
+        r"\brole assignment create\b|\bad (?:sp|app) credential reset\b|\bad sp create-for-rbac\b"
+        r"|\bad user create\b|\bad group member add\b|\bad app (?:permission grant|credential reset)\b",
+        text,
+    ):
+        yield _fx("cloud-identity", "az " + text[:60], text)
+    elif re.search(r"\bnetwork nsg rule (?:create|update)\b", text) and any(
+        _OPEN_CIDR.search(a) for a in argv
+    ):
+        yield _fx("cloud-exposure", "opens a network security group to the internet", text)
+    elif re.search(r"\bstorage (?:container set-permission|account update)\b", text) and any(
+        a in ("blob", "container", "true") for a in argv
+    ):
+        yield _fx("cloud-exposure", "makes storage public", text)
+    elif re.search(r"\bvm run-command (?:invoke|create)\b|\bvm extension set\b|\bvmss run-command\b", text):
+        yield _fx("remote-exec", "az runs commands on a virtual machine", text)
+    elif re.search(r"\bmonitor (?:diagnostic-settings|log-profiles) delete\b", text):
+        yield _fx("log-off", "az " + text[:60], text)
+
+
+def _kubectl(argv: list[str]) -> Iterator[Effect]:
+    words = _words(argv)
+    if (
+        words[:2] in (["create", "clusterrolebinding"], ["create", "rolebinding"])
+        or words[:2] == ["create", "token"]
+        or words[:2] == ["certificate", "approve"]
+    ):
+        yield _fx("cloud-identity", "kubectl " + " ".join(words[:2]), " ".join(words))
+    elif words[:1] in (["run"], ["debug"]) and any(
+        re.search(
+            r"privileged\W*:\s*true|hostPID\W*:\s*true|hostNetwork\W*:\s*true|--profile=sysadmin|node/", a
+        )
+        for a in argv
+    ):
+        yield _fx("remote-exec", "kubectl starts a privileged pod on a node", " ".join(words))
+    elif (
+        words[:1] == ["get"]
+        and any(w in ("secret", "secrets") or w.startswith("secret/") for w in words)
+        and (_value(argv, "-o", "--output") or "").split("=")[0]
+        in ("yaml", "json", "jsonpath", "go-template", "custom-columns")
+    ):
+        yield _fx("cloud-identity", "kubectl prints secret values", " ".join(words))
+
+
+_HANDLERS: dict[str, tuple[Handler, ...]] = {}
+for _names, _handler in (
+    (("npm", "pnpm", "yarn", "bun", "pip", "pip3", "uv", "conda", "mamba", "gem"), _package_config),
+    (("npm", "pnpm"), _npm_pkg),
+    (("pip", "pip3", "uv", "npm", "pnpm", "yarn", "bun", "gem", "cargo", "poetry", "pipx"), _installer_flags),
+    (("git",), _git),
+    (("go",), _go),
+    (("poetry",), _poetry),
+    (("bundle", "bundler"), _bundle),
+    (("curl", "wget"), _fetcher),
+    (("aws",), _aws),
+    (("gcloud",), _gcloud),
+    (("gsutil",), _gsutil),
+    (("az",), _az),
+    (("kubectl", "oc"), _kubectl),
+):
+    for _name in _names:
+        _HANDLERS[_name] = (*_HANDLERS.get(_name, ()), _handler)
+
+_ENV_SWITCHES = re.compile(
+    r"(?:^|[\s;&|(])(?:export\s+|env\s+|set\s+-x\s+)?(NODE_TLS_REJECT_UNAUTHORIZED=[\"']?0"
+    r"|GIT_SSL_NO_VERIFY=\S+|PYTHONHTTPSVERIFY=[\"']?0|PIP_TRUSTED_HOST=\S+|GOINSECURE=\S+"
+    r"|GONOSUMDB=\S+|GOSUMDB=[\"']?off|GOFLAGS=\S*insecure|CURL_CA_BUNDLE=[\"']{2}"
+    r"|REQUESTS_CA_BUNDLE=[\"']{2}|NPM_CONFIG_STRICT_SSL=[\"']?false|YARN_ENABLE_STRICT_SSL=[\"']?false"
+    r"|(?:PIP_INDEX_URL|PIP_EXTRA_INDEX_URL|UV_INDEX_URL|UV_EXTRA_INDEX_URL|UV_DEFAULT_INDEX"
+    r"|NPM_CONFIG_REGISTRY|YARN_NPM_REGISTRY_SERVER|GOPROXY|CARGO_REGISTRIES_\w+_INDEX)=\S+)"
+)
+
+
+def command_acts(argv: list[str]) -> list[Effect]:
+    """The effects of one unwrapped command (argv[0] is a basename)."""
+    if not argv:
+        return []
+    found: list[Effect] = []
+    for handler in _HANDLERS.get(argv[0], ()):
+        found.extend(handler(argv))
+    found.extend(host_command_acts(argv))
+    return found
+
+
+@lru_cache(maxsize=1024)
+def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
+    found: list[Effect] = []
+    commands = shell_commands(line)
+    for argv in commands:
+        found.extend(command_acts(argv))
+    found.extend(killed_daemons(commands))
+    if "=" in line:
+        for match in _ENV_SWITCHES.finditer(line):
+            setting = match.group(1)
+            name = setting.split("=", 1)[0]
+            kind = "registry" if re.search(r"INDEX|REGISTRY|GOPROXY", name) else "tls-off"
+            found.append(_fx(kind, f"sets {name}", setting.split("=", 1)[1].strip("\"'")))
+    return tuple(tuple(sorted(effect.items())) for effect in found)
+
+
+def shell_acts(line: str) -> list[dict[str, str]]:
+    """Every effect of the line's commands on trust, identity, defences and the network (see
+    :data:`KINDS`), as ``{"kind", "what", "target"}`` maps. Same limits and errors as
+    ``shell.commands``."""
+    if not isinstance(line, str):
+        raise TypeError("shell.acts expects a string")
+    return [dict(effect) for effect in _acts(line)]

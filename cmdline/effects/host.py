@@ -1,0 +1,435 @@
+"""Effects of commands on the host itself: defences and accounts (Linux and macOS), other
+processes' memory and secrets, machine-wide secret hunts, secret stores, and network paths that
+carry no URL (tunnels, display forwarding, miners). The tables are the knowledge; see ``acts``
+for how a line is walked."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.effects.model import option_value as _value
+
+__all__ = ["HOST_HANDLERS", "host_command_acts", "killed_daemons"]
+
+# ----------------------------------------------------------------- host defences and accounts
+_KERNEL_GUARDS = re.compile(
+    r"^(?:kernel\.(?:randomize_va_space|yama\.ptrace_scope|kptr_restrict|dmesg_restrict|modules_disabled"
+    r"|unprivileged_bpf_disabled|perf_event_paranoid"
+    r"|kexec_load_disabled|sysrq|core_pattern|unprivileged_userns_clone)|fs\.(?:protected_\w+"
+    r"|suid_dumpable)|user\.max_user_namespaces|vm\.mmap_min_addr|net\.core\.bpf_jit_harden)="
+)
+
+
+def _sysctl(argv: list[str]) -> Iterator[Effect]:
+    for arg in argv[1:]:
+        if _KERNEL_GUARDS.match(arg.replace("/", ".")):
+            yield _fx("defense-off", f"changes a kernel security switch ({arg.split('=')[0]})", arg)
+
+
+def _chattr(argv: list[str]) -> Iterator[Effect]:
+    if any(re.match(r"^[+-=][a-zA-Z]*[ia]", a) for a in argv[1:]):
+        yield _fx("defense-off", "changes immutable or append-only bits", " ".join(argv[1:]))
+
+
+def _touch(argv: list[str]) -> Iterator[Effect]:
+    stamped = any(
+        a in ("-r", "-d", "-t", "--date")
+        or (a.startswith(("--reference", "--date=", "-d", "-t")) and len(a) > 2)
+        or a == "--reference"
+        for a in argv[1:]
+    )
+    targets = [a for a in argv[1:] if re.match(r"^(?:/(?!tmp/)|~|\$HOME)", a)]
+    if stamped and targets and not any(a.startswith("/tmp") for a in targets):
+        yield _fx("defense-off", "back-dates files outside the workspace (timestomp)", targets[-1])
+
+
+def _macos(argv: list[str]) -> Iterator[Effect]:
+    tool, rest = argv[0], argv[1:]
+    joined = " ".join(rest)
+    if tool == "spctl" and re.search(r"--(?:master|global)-disable|--disable\b|--add\b", joined):
+        yield _fx("defense-off", "turns off Gatekeeper")
+    elif tool == "csrutil" and re.search(r"\bdisable\b|authenticated-root\s+disable|clear\b", joined):
+        yield _fx("defense-off", "turns off System Integrity Protection")
+    elif tool == "fdesetup" and re.search(r"\bdisable\b|\bremove\b", joined):
+        yield _fx("defense-off", "turns off FileVault")
+    elif tool == "tmutil" and re.search(
+        r"\b(?:disable|delete|deletelocalsnapshots|thinlocalsnapshots|disablelocal|removedestination"
+        r"|addexclusion)\b",
+        joined,
+    ):
+        yield _fx("defense-off", "disables or deletes Time Machine backups")
+    elif tool == "log" and rest[:1] == ["erase"]:
+        yield _fx("log-off", "erases the unified log")
+    elif tool == "launchctl" and re.search(r"\b(?:unload|bootout|remove|disable)\b", joined):
+        yield _fx("defense-off", "unloads a launch agent or daemon", joined)
+    elif tool in ("kextload", "kextutil") or (tool == "kmutil" and rest[:1] in (["load"], ["create"])):
+        yield _fx("defense-off", "loads a kernel extension", joined)
+    elif (
+        tool == "defaults"
+        and rest[:1] == ["write"]
+        and re.search(
+            r"LoginHook|LogoutHook|com\.apple\.alf|LSQuarantine|com\.apple\.security|GKAutoRearm"
+            r"|AutomaticCheckEnabled|com\.apple\.SoftwareUpdate|DisableRegistration",
+            joined,
+        )
+    ):
+        yield _fx("defense-off", "changes login hooks, the firewall, quarantine or updates", joined)
+    elif tool == "socketfilterfw" and re.search(
+        r"--set(?:globalstate|stealthmode|blockall)\s+off|--add\b", joined
+    ):
+        yield _fx("defense-off", "turns off the application firewall")
+    elif (
+        tool == "xattr"
+        and re.search(r"com\.apple\.quarantine|(?:^|\s)-[a-z]*c", joined)
+        and not re.search(r"(?:^|\s)-[a-z]*[lp]\b", joined)
+    ):
+        yield _fx("defense-off", "removes the quarantine attribute (Gatekeeper bypass)", joined)
+    elif tool == "tccutil" and rest[:1] == ["reset"]:
+        yield _fx("defense-off", "resets privacy (TCC) permissions")
+    elif tool == "nvram" and re.search(r"boot-args|csr-active-config|-c\b|-d\b", joined):
+        yield _fx("defense-off", "changes firmware boot arguments")
+    elif tool == "systemsetup" and re.search(
+        r"-setremote(?:login|appleevents)\s+on|-setwakeonnetworkaccess", joined
+    ):
+        yield _fx("defense-off", "turns on remote access")
+    elif tool == "kickstart" and re.search(r"-activate|-configure", joined):
+        yield _fx("defense-off", "turns on Apple Remote Desktop")
+    elif (
+        (tool == "dscl" and re.search(r"-(?:create|append|passwd|delete|change|merge)\b", joined))
+        or (
+            tool == "sysadminctl"
+            and re.search(r"-(?:addUser|deleteUser|resetPasswordFor|secureTokenOn|adminUser)", joined)
+        )
+        or (tool == "dseditgroup" and re.search(r"-o\s+(?:edit|create)", joined))
+        or (tool == "pwpolicy" and "-set" in joined)
+        or tool == "createhomedir"
+    ):
+        yield _fx("account", f"{tool} changes macOS accounts or groups", joined)
+    elif tool == "security" and re.search(
+        r"\b(?:dump-keychain|export|find-(?:generic|internet)-password\b.*-[a-z]*[wg][a-z]*"
+        r"|set-keychain-settings|delete-keychain|add-trusted-cert|authorizationdb\s+write)\b",
+        joined,
+    ):
+        yield _fx("keychain", f"security {rest[0] if rest else ''} reads or changes the keychain", joined)
+
+
+def _secret_tool(argv: list[str]) -> Iterator[Effect]:
+    if (
+        (argv[0] == "secret-tool" and argv[1:2] in (["search"], ["lookup"]))
+        or argv[0] in ("kwallet-query", "kwalletcli")
+        or (argv[0] == "pass" and argv[1:2] in (["show"], ["-c"]))
+    ):
+        yield _fx("keychain", f"{argv[0]} reads stored secrets", " ".join(argv[1:]))
+
+
+# ----------------------------------------------------------------- credential access
+_PROC_SECRET = re.compile(
+    r"^/proc/+(?:[0-9]+|self|\*|\$\w+|\$\(.*\))/+(?:mem|environ|maps)$|^if=/proc/+[^/]+/+mem$"
+    r"|^/dev/+(?:k?mem|crash)$|^/proc/+kcore$"
+)
+
+
+def _debugger(argv: list[str]) -> Iterator[Effect]:
+    tool = argv[0]
+    attaches = tool in ("gdb", "lldb") and (
+        any(
+            a in ("-p", "--pid", "--attach-pid", "-n", "--attach-name")
+            or a.startswith("--pid=")
+            or a.startswith("--attach-pid")
+            for a in argv
+        )
+        or any(re.search(r"^attach\s+\S|^process attach", a) for a in argv)
+    )
+    attaches = attaches or (
+        tool in ("strace", "ltrace", "perf-trace")
+        and any(a == "-p" or a.startswith("--attach") or re.match(r"^-p\S", a) for a in argv)
+    )
+    attaches = attaches or tool in ("gcore", "procdump", "memdump", "pmemsave", "avml", "LiME", "dumpcap-mem")
+    if attaches:
+        yield _fx("memory-access", f"{tool} attaches to or dumps another process", " ".join(argv[1:]))
+    for arg in argv[1:]:
+        if _PROC_SECRET.match(arg):
+            yield _fx("memory-access", "reads another process's memory or environment", arg)
+
+
+_SECRET_NAME = re.compile(
+    r"(?i)(?:\*?\.(?:pem|key|p12|pfx|ppk|kdbx|keychain|jks|ovpn|env)\b|\bid_(?:rsa|dsa|ecdsa|ed25519)"
+    r"|\.env\b|credentials|\.git-credentials|\.netrc|\.npmrc|\.pypirc|\.pgpass|secret|passw|\.aws|\.ssh"
+    r"|wallet|shadow|\*key\*)"
+)
+_SECRET_TEXT = re.compile(
+    r"(?i)passw|secret|api[_-]?key|token|AKIA|ASIA|PRIVATE KEY|BEGIN [A-Z ]*KEY|aws_access|ghp_|xox[bp]-"
+    r"|sk-[a-z]|credential"
+)
+_WIDE_ROOT = re.compile(
+    r"^(?:/+proc/+\*/.*|/+|/+(?:home|root|Users|etc|var|opt|srv|mnt|media|proc)(?:/+[^/]*)?/*"
+    r"|~[A-Za-z0-9._-]*/*|\$HOME/*|\$\{HOME\}/*)$"
+)
+
+
+def _search(argv: list[str]) -> Iterator[Effect]:
+    tool = argv[0]
+    if tool == "find":
+        roots: list[str] = []
+        for arg in argv[1:]:
+            if arg.startswith(("-", "(", "!")):
+                break
+            roots.append(arg)
+        patterns = [
+            argv[i + 1]
+            for i, a in enumerate(argv[:-1])
+            if a in ("-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-wholename", "-iwholename")
+        ]
+        if any(_WIDE_ROOT.match(r) for r in roots) and any(_SECRET_NAME.search(p) for p in patterns):
+            yield _fx("secret-hunt", "searches the machine for secret files", " ".join(patterns))
+    elif tool in ("grep", "egrep", "fgrep", "rg", "ag", "ack", "ugrep", "git-grep"):
+        recursive = tool in ("rg", "ag", "ack", "ugrep") or any(
+            re.match(r"^-[a-zA-Z]*[rR]|^--recursive|^--dereference-recursive", a) for a in argv[1:]
+        )
+        operands = [a for a in argv[1:] if not a.startswith("-")]
+        pattern_opt = _value(argv, "-e", "--regexp")
+        patterns = [pattern_opt] if pattern_opt else operands[:1]
+        paths = operands if pattern_opt else operands[1:]
+        every_process = any(p.startswith("/proc/") and "*" in p for p in paths)
+        if (
+            (recursive or every_process)
+            and any(_WIDE_ROOT.match(p) for p in paths)
+            and any(
+                _SECRET_TEXT.search(p) or _SECRET_NAME.search(p)
+                for p in patterns + [a for a in argv if a.startswith("--include")]
+            )
+        ):
+            yield _fx("secret-hunt", "searches the machine for secrets", " ".join(patterns))
+    elif tool in ("locate", "mlocate", "plocate", "mdfind") and any(_SECRET_NAME.search(a) for a in argv[1:]):
+        yield _fx("secret-hunt", "searches the file index for secret files", " ".join(argv[1:]))
+
+
+# ----------------------------------------------------------------- network without a URL
+_TUNNELS = frozenset(
+    {
+        "ngrok",
+        "cloudflared",
+        "chisel",
+        "frpc",
+        "frps",
+        "bore",
+        "lt",
+        "localtunnel",
+        "iodine",
+        "iodined",
+        "dnscat",
+        "dnscat2",
+        "tor",
+        "proxychains",
+        "proxychains4",
+        "gost",
+        "sshuttle",
+        "inlets",
+        "zrok",
+        "pinggy",
+        "localxpose",
+        "loclx",
+        "serveo",
+        "telebit",
+        "rathole",
+        "nps",
+        "npc",
+        "ligolo",
+        "ligolo-ng",
+        "revsocks",
+        "dns2tcp",
+        "dns2tcpc",
+        "udp2raw",
+        "ptunnel",
+        "ptunnel-ng",
+        "hans",
+    }
+)
+_MINERS = frozenset(
+    {
+        "xmrig",
+        "xmr-stak",
+        "xmr-stak-cpu",
+        "minerd",
+        "cpuminer",
+        "cpuminer-multi",
+        "cpuminer-opt",
+        "ccminer",
+        "t-rex",
+        "nbminer",
+        "lolminer",
+        "phoenixminer",
+        "ethminer",
+        "nanominer",
+        "srbminer",
+        "srbminer-multi",
+        "teamredminer",
+        "gminer",
+        "bfgminer",
+        "cgminer",
+        "xmrig-notls",
+    }
+)
+
+
+def _network(argv: list[str]) -> Iterator[Effect]:
+    tool = argv[0]
+    if tool in _MINERS or any(
+        re.match(
+            r"(?i)^(?:stratum\+?(?:tcp|ssl|tls)?://|.*pool\.[\w.-]+:\d+$|.*\.(?:nanopool|supportxmr"
+            r"|moneroocean|minexmr|2miners|f2pool|nicehash)\.)",
+            a,
+        )
+        for a in argv[1:]
+    ):
+        yield _fx("miner", f"{tool} mines cryptocurrency", next((a for a in argv[1:] if ":" in a), ""))
+    elif tool in _TUNNELS:
+        yield _fx("tunnel", f"{tool} opens a tunnel or proxy", " ".join(argv[1:3]))
+    elif tool in ("ssh", "autossh"):
+        if any(
+            re.match(r"^-[a-zA-Z]*[RLDw]", a)
+            or re.match(r"(?i)^-o\s*(?:Remote|Local|Dynamic)Forward|^(?:Remote|Local|Dynamic)Forward", a)
+            for a in argv[1:]
+        ):
+            yield _fx("tunnel", "ssh forwards ports", " ".join(argv[1:]))
+        elif any(
+            re.match(r"^-[a-zA-Z]*[XY]", a) or re.match(r"(?i)^-oForwardX11|ForwardX11\s*=?\s*yes", a)
+            for a in argv[1:]
+        ):
+            yield _fx("x-display", "ssh forwards the X display", " ".join(argv[1:]))
+    elif tool == "xhost" and any(a.startswith("+") for a in argv[1:]):
+        yield _fx("x-display", "opens the X display to other hosts", " ".join(argv[1:]))
+    elif (tool == "code" and argv[1:2] == ["tunnel"]) or (
+        tool == "tailscale" and argv[1:2] in (["funnel"], ["serve"])
+    ):
+        yield _fx("tunnel", f"{tool} exposes this machine", " ".join(argv[1:3]))
+    elif (
+        tool == "socat"
+        and any(re.match(r"(?i)^(?:tcp|tcp4|tcp6|openssl|udp)(?:-listen)?:", a) for a in argv[1:])
+        and any(re.match(r"(?i)^(?:exec|system|tcp|openssl):", a) for a in argv[2:])
+    ):
+        yield _fx("tunnel", "socat relays a connection", " ".join(argv[1:]))
+
+
+_SECRET_STORES = re.compile(
+    r"(?i)(?:google-chrome|chromium|chrome|brave|BraveSoftware|microsoft-edge|Edge|vivaldi|opera"
+    r"|yandex)[^\n]*/(?:Cookies|Login Data|Web Data|Local State|Network/+Cookies)(?:-journal)?$"
+    r"|/(?:cookies\.sqlite|logins\.json|key[34]\.db|signons\.sqlite|cert9\.db|formhistory\.sqlite)$"
+    r"|Cookies\.binarycookies$"
+    r"|/Library/+Keychains/|\.keychain(?:-db)?$|/\.local/+share/+keyrings/|/kwalletd?/|\.kwl$"
+    r"|/com\.apple\.TCC/+TCC\.db$|/TCC\.db$"
+    r"|/\.config/+(?:gh/+hosts\.yml|hub|op/+config|Bitwarden[^/]*/+data\.json)$|\.kdbx$|/Library/+Cookies/"
+)
+_SECURITY_DAEMONS = re.compile(
+    r"^(?:auditd|auditbeat|falcon-sensor|falcond|falcon|osqueryd|wazuh-agentd?|ossec\w*|sysmon|clamd"
+    r"|freshclam|rsyslogd|syslog-ng|systemd-journald|filebeat|elastic-agent"
+    r"|elastic-endpoint|sentinel\w*|SentinelAgent|cbagentd|cbdaemon|mdatp|wdavdaemon|santad?|jamf\w*"
+    r"|ESets\w*|sophos\w*|aide|tripwire|fail2ban-server|apparmor|setroubleshootd)$"
+)
+
+
+def _stores(argv: list[str]) -> Iterator[Effect]:
+    for arg in argv[1:]:
+        path = arg[5:] if arg.startswith("file:") else arg
+        path = path.split("?", 1)[0]
+        if "/" in path and _SECRET_STORES.search(path):
+            yield _fx("secret-store", f"{argv[0]} touches a browser, keychain or privacy store", path)
+            return
+
+
+def _host_guards(argv: list[str]) -> Iterator[Effect]:
+    tool, rest = argv[0], argv[1:]
+    if tool in ("mount", "umount") and any(
+        re.match(r"^/+(?:sys/+fs/+selinux|sys/+kernel/+security|proc/+sys)(?:/|$)", a) for a in rest
+    ):
+        yield _fx("defense-off", f"{tool} of a kernel security file system", " ".join(rest))
+    elif tool == "osascript" and any(
+        re.search(r"(?i)login item|LaunchAgents|do shell script[^\n]*(?:sudo|administrator privileges)", a)
+        for a in rest
+    ):
+        yield _fx(
+            "persistence", "AppleScript adds a login item or runs a privileged shell", " ".join(rest)[:80]
+        )
+    elif tool == "sfltool" and rest[:1] in (["add-item"], ["resetbtm"], ["clear"]):
+        yield _fx("persistence", "sfltool changes login items", " ".join(rest))
+
+
+def killed_daemons(commands: list[list[str]]) -> Iterator[Effect]:
+    """``kill $(pgrep auditd)``: a kill on a line that looks up a security daemon's process."""
+    if any(c[0] in ("kill", "pkill", "killall") for c in commands):
+        for argv in commands:
+            if argv[0] in ("pgrep", "pidof", "pkill", "killall") and any(
+                _SECURITY_DAEMONS.match(a) for a in argv[1:] if not a.startswith("-")
+            ):
+                yield _fx("defense-off", "kills a security or logging daemon", " ".join(argv[1:]))
+                return
+
+
+HOST_HANDLERS = {
+    "sysctl": _sysctl,
+    "chattr": _chattr,
+    "touch": _touch,
+    **dict.fromkeys(
+        (
+            "spctl",
+            "csrutil",
+            "fdesetup",
+            "tmutil",
+            "log",
+            "launchctl",
+            "kextload",
+            "kextutil",
+            "kmutil",
+            "defaults",
+            "socketfilterfw",
+            "xattr",
+            "tccutil",
+            "nvram",
+            "systemsetup",
+            "kickstart",
+            "dscl",
+            "sysadminctl",
+            "dseditgroup",
+            "pwpolicy",
+            "createhomedir",
+            "security",
+        ),
+        _macos,
+    ),
+    **dict.fromkeys(("secret-tool", "kwallet-query", "kwalletcli", "pass"), _secret_tool),
+    **dict.fromkeys(
+        (
+            "find",
+            "grep",
+            "egrep",
+            "fgrep",
+            "rg",
+            "ag",
+            "ack",
+            "ugrep",
+            "locate",
+            "mlocate",
+            "plocate",
+            "mdfind",
+        ),
+        _search,
+    ),
+}
+"""The host effect readers by program name (argv[0] basename)."""
+
+
+def host_command_acts(argv: list[str]) -> list[Effect]:
+    """The host effects of one command: its program's table plus the readers that look at every
+    command's arguments (debuggers and /proc, network tools, secret stores, kernel file systems)."""
+    found: list[Effect] = []
+    handler = HOST_HANDLERS.get(argv[0])
+    if handler is not None:
+        found.extend(handler(argv))
+    found.extend(_debugger(argv))
+    found.extend(_network(argv))
+    found.extend(_stores(argv))
+    found.extend(_host_guards(argv))
+    return found

