@@ -1,6 +1,6 @@
 """The fleet plane on a real nats-server (JetStream, loopback): ingest, lag, propagation, verify.
 
-Run: ``python benchmarks/bench_fleet.py [--gateways 200] [--records 500] [--rate 4000] [--seconds 5]``
+Run: ``python benchmarks/bench_fleet.py [--gateways 200] [--records 500] [--rate 1000] [--seconds 5]``
 (needs the ``fleet`` extra). Prints a table and writes ``benchmarks/results/fleet.json``. One run
 measures, with ``--gateways`` simulated gateways (each its own audit log, signed checkpoints, and
 its own connection to the server, all in this process):
@@ -30,6 +30,7 @@ import asyncio
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import sys
@@ -66,6 +67,18 @@ _TS = re.compile(rb'"ts":"([^"]+)"')
 PACK = ROOT / "rules" / "baseline.yaml"
 
 
+SERVER_PID: list[int] = []
+
+
+def server_cpu() -> float:
+    """The nats-server's user+system CPU seconds so far (Linux /proc), 0 where unreadable."""
+    try:
+        fields = Path(f"/proc/{SERVER_PID[0]}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
@@ -83,26 +96,42 @@ def write_logs(folder: Path, gateways: int, records: int, key: Path, prefix: str
 
 
 async def ingest(url: str, logs: list[Path]) -> dict[str, Any]:
-    shippers = [Shipper(log, f"gw{n:03d}", batch=1024) for n, log in enumerate(logs)]
+    shippers = [Shipper(log, f"gw{n:03d}", batch=256) for n, log in enumerate(logs)]
     backlog = sum(len(seg.read_bytes().splitlines()) for log in logs for seg in discover_segments(log))
     connections = [await connect(url) for _ in shippers]
     streams = [c.jetstream() for c in connections]
     await ensure_evidence(streams[0])
     started = time.perf_counter()
     cpu = time.process_time()
-    shipped = await asyncio.gather(
-        *(s.ship_all(js, timeout=30.0) for s, js in zip(shippers, streams, strict=True))
-    )
+    served = server_cpu()
+    errors: list[str] = []
+
+    async def drain(shipper: Shipper, js: Any) -> int:
+        done = 0
+        while True:  # an interrupted batch resumes from the cursor, as after any outage
+            done += await shipper.ship_all(js, timeout=30.0)
+            if shipper.state.last_error is None:
+                return done
+            errors.append(shipper.state.last_error)
+
+    shipped = await asyncio.gather(*(drain(s, js) for s, js in zip(shippers, streams, strict=True)))
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu
+    served = server_cpu() - served
     for connection in connections:
         await connection.close()
     assert sum(shipped) == backlog, (sum(shipped), backlog)
     return {
         "records": backlog,
+        "interrupted_batches": len(errors),
+        "first_interruption": errors[0] if errors else None,
         "seconds": round(elapsed, 3),
         "records_per_s": round(backlog / elapsed),
         "client_cpu_s": round(cpu, 3),
+        "server_cpu_s": round(served, 3),
+        # What the two sides' CPU alone allows: the rate on an otherwise idle machine with a core each.
+        "records_per_cpu_s_client": round(backlog / cpu) if cpu else None,
+        "records_per_cpu_s_server": round(backlog / served) if served else None,
     }
 
 
@@ -244,26 +273,38 @@ async def pull(url: str) -> tuple[dict[tuple[str, str], list[bytes]], float]:
     return group_evidence(messages), elapsed
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def verify_ratio(logs: list[Path], archive: Path, public: Path, rounds: int) -> dict[str, Any]:
+    """Wall time, best of interleaved rounds, and CPU time: single-process verify runs here,
+    ``verify --fleet``'s work in its worker processes (their CPU is counted once they exit)."""
     single: list[float] = []
     fleet: list[float] = []
+    single_cpu: list[float] = []
+    fleet_cpu: list[float] = []
     records = 0
     for _ in range(rounds):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         records = 0
         for log in logs:
             report = verify_log([log], public_key=public)
             assert report.intact, report.to_json()
             records += report.records_checked
         single.append(time.perf_counter() - started)
-        started = time.perf_counter()
+        single_cpu.append(time.process_time() - cpu)
+        started, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
         result = verify_archive(archive, key=str(public), live=False)
         fleet.append(time.perf_counter() - started)
+        fleet_cpu.append(time.process_time() - cpu + _children_cpu() - children)
         assert result.ok, [v.to_json() for v in result.logs if not v.intact][:1]
+    workers = os.cpu_count() or 1
     return {
         "records": records,
         "rounds": rounds,
-        "workers": os.cpu_count(),
+        "workers": workers,
         "single_process_s": round(min(single), 3),
         "fleet_s": round(min(fleet), 3),
         "single_records_per_s": round(records / min(single)),
@@ -271,6 +312,12 @@ def verify_ratio(logs: list[Path], archive: Path, public: Path, rounds: int) -> 
         "ratio": round(min(single) / min(fleet), 2),
         "single_median_s": round(statistics.median(single), 3),
         "fleet_median_s": round(statistics.median(fleet), 3),
+        "single_cpu_s": round(min(single_cpu), 3),
+        "fleet_cpu_s": round(min(fleet_cpu), 3),
+        # What the wall-time ratio would be with every core free: the workers' total CPU spread
+        # over the cores, against the single process's CPU. On a loaded machine the wall ratio
+        # measures the scheduler more than the code; this one does not move with load.
+        "ratio_if_cores_free": round(workers * min(single_cpu) / min(fleet_cpu), 2),
     }
 
 
@@ -278,12 +325,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--gateways", type=int, default=200)
     parser.add_argument("--records", type=int, default=500, help="backlog per gateway for ingest and verify")
-    parser.add_argument("--rate", type=float, default=4000, help="records/s in total for the lag phase")
+    parser.add_argument("--rate", type=float, default=1000, help="records/s in total for the lag phase")
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="dsh-bench-fleet-"))
     server = LocalServer(folder / "store").start()
+    SERVER_PID.append(server.pid or 0)
     load_before = os.getloadavg()
     try:
         keys = write_key_pair(folder / "audit")

@@ -41,6 +41,7 @@ from dsh_policy.policy.pack import LoadedPack, Mode, OnError, canonical_digest, 
 from dsh_policy.policy.params import ParamOrigin, merge_params, params_type, parse_param_flags, with_article
 from dsh_policy.policy.source.yaml_source import Path as NodePath
 from dsh_policy.policy.stages import EVENT_NAMES, STAGE_TABLE, STAGES, Stage
+from dsh_policy.policy.tool_arguments import argument_problem
 
 __all__ = [
     "HELPER_NAMESPACES",
@@ -143,9 +144,11 @@ class _PackCompiler:
         *,
         expect: _Expect | None = None,
         variable: str | None = None,
+        tools: Sequence[str] | None = None,
     ) -> CompiledExpr | None:
         """Compile one expression; None (with errors recorded) when it is not valid here. The
-        type check runs later (:meth:`check_types`), once every variable is compiled."""
+        type check runs later (:meth:`check_types`), once every variable is compiled. ``tools``:
+        the rule's ``match.tools``, whose argument names ``args.<name>`` must be."""
         try:
             compiled = self.engine.compile(source)
         except Exception as exc:  # an engine bug must still surface as an error on this expression
@@ -174,12 +177,25 @@ class _PackCompiler:
         for name, offset in direct.unknown:
             if name not in self.declared:
                 self._expression_error(path, offset, f"unknown variable {name!r}")
+        self._check_arguments(path, reads, tools)
         expr = CompiledExpr(compiled, names & frozenset(EVENT_NAMES), direct.names)
         if tree is None and expect is not None:
             problem = _constant_type_error(expr, bool if expect.type == BOOL else str, expect.field)
             if problem is not None:
                 self.errors.append(self.pack.error(path, f"rule {expect.rule!r}: {problem}"))
         return expr
+
+    def _check_arguments(self, path: NodePath, reads: Reads, tools: Sequence[str] | None) -> None:
+        """``args.<name>`` against the arguments of the rule's tools (:mod:`.tool_arguments`)."""
+        seen: set[str] = set()
+        for read in reads.members_of("args"):
+            if read.member in seen:  # one report per name and expression
+                continue
+            seen.add(read.member)
+            problem = argument_problem(tools, read.member)
+            if problem is not None:
+                warning, message = problem
+                self._expression_error(path, read.offset, message, warning=warning)
 
     def _check_names(self, path: NodePath, source: str, names: frozenset[str], stage: Stage | None) -> None:
         for name in sorted(names - HELPER_NAMESPACES):
@@ -375,10 +391,11 @@ def _compile_pack(
     compiled_rules: list[tuple[int, Any, CompiledExpr | None, CompiledExpr | None]] = []
     for index, rule in enumerate(spec.rules):
         base: NodePath = pack.rule_path(index)
+        tools = list(rule.match.tools) if rule.match is not None and rule.match.tools else None
         when = None
         if rule.when is not None:
             expect = _Expect(BOOL, rule.id, "when")
-            when = compiler.compile((*base, "when"), rule.when, rule.stage, expect=expect)
+            when = compiler.compile((*base, "when"), rule.when, rule.stage, expect=expect, tools=tools)
         message_expression = None
         if rule.message_expression is not None:
             message_expression = compiler.compile(
@@ -386,6 +403,7 @@ def _compile_pack(
                 rule.message_expression,
                 rule.stage,
                 expect=_Expect(STRING, rule.id, "message_expression"),
+                tools=tools,
             )
         compiled_rules.append((index, rule, when, message_expression))
     compiler.check_types()
@@ -407,6 +425,7 @@ def _compile_pack(
                 pack, pack_index, first_ordinal + index, rule, when, message_expression, shadow, reads
             )
         )
+    compiler.warnings += _refuses_everything(pack, rules)
     compiled = CompiledPack(
         name=pack.name,
         path=pack.path,
@@ -417,6 +436,39 @@ def _compile_pack(
         default_decision=spec.defaults.decision,
     )
     return compiled, rules, [], compiler.warnings
+
+
+#: The effect that refuses an event at each stage, and its verb.
+_REFUSALS: dict[str, str] = {
+    "pre-step": "reject",
+    "pre-execute": "deny",
+    "guard": "deny",
+    "post-execute": "block",
+}
+_REFUSES: dict[str, str] = {"reject": "rejects", "deny": "denies", "block": "blocks"}
+
+
+def _refuses_everything(pack: LoadedPack, rules: Sequence[CompiledRule]) -> list[PolicyError]:
+    """Warnings for a pack that refuses every event of a stage: an enforced rule with no
+    ``match`` and no condition (or ``when: true``) whose decision refuses, or a pack whose
+    default decision is deny with no rule that allows. Legal, and sometimes meant (a lock-down
+    pack), but far more often a rule whose scope was forgotten."""
+    found: list[PolicyError] = []
+    for index, rule in enumerate(rules):
+        unconditional = rule.when is None or rule.when.source.strip() == "true"
+        unscoped = rule.tools is None and rule.programs is None
+        if unconditional and unscoped and rule.mode == "enforce" and rule.effect == _REFUSALS[rule.stage]:
+            message = (
+                f"rule {rule.id!r} {_REFUSES[rule.effect]} every event at stage {rule.stage} "
+                "(no match and no condition); scope it with match or when"
+            )
+            found.append(pack.error(pack.rule_path(index), message))
+    spec = pack.model.spec
+    allows = any(rule.stage == "pre-execute" and rule.effect == "allow" for rule in rules)
+    if spec.defaults.decision == "deny" and not allows:
+        message = "defaults.decision is deny and no rule allows: every tool call is denied"
+        found.append(pack.error(("spec", "defaults", "decision"), message))
+    return found
 
 
 def _build_rule(

@@ -72,6 +72,7 @@ def private_system_files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
 #: the other worker idle until it ends. Order only: a stale or missing entry costs a few seconds
 #: of tail, never a test. Re-measure with ``pytest --durations=60`` (docs/testing.md).
 SLOWEST_FILES = (
+    "tests/test_release.py",
     "tests/mcp_proxy/test_proxy_sdk.py",
     "tests/rules/test_shipped_packs.py",
     "tests/adversarial/test_adv_resource_limits.py",

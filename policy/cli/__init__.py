@@ -140,6 +140,13 @@ def _dispatch(args: list[str], *, console: bool = False) -> int:
         print(f"dsh-policy {version()}")
         return 0
     name, rest = args[0], args[1:]
+    if not sys.platform.startswith("linux"):  # cheap on Linux: the hook's path imports nothing here
+        from dsh_policy.policy.platform_support import platform_problem
+
+        problem = platform_problem(name)
+        if problem is not None:
+            print(problem, file=sys.stderr)
+            return USAGE_EXIT  # 2: also a refusal for a hook
     if name not in FAST_COMMANDS:
         configure_logging("info" if name in VERBOSE_COMMANDS else "warning")
     if name not in SUBCOMMANDS:

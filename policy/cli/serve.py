@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command, print_errors
 from dsh_policy.policy.command_line import CommandParser, add_policy_options, sources_from
@@ -42,6 +43,13 @@ def _parser() -> CommandParser:
     parser.add_argument(
         "--idle-exit", type=float, metavar="SECONDS", help="leave after this long without requests"
     )
+    parser.add_argument(
+        "--approvals-console",
+        metavar="[HOST:]PORT",
+        help="also serve the approvals web console on loopback (needs --as and --key; docs/approvals.md)",
+    )
+    parser.add_argument("--as", dest="approver", metavar="NAME", help="the console's approver")
+    parser.add_argument("--key", metavar="FILE", help="the console approver's private key")
     from dsh_policy.policy.fleet.serving import add_fleet_options
 
     add_fleet_options(parser)
@@ -95,6 +103,11 @@ def _serve(args: argparse.Namespace) -> int:
         return 1
     from dsh_policy.policy.hooks.gateway.server import ServeSettings, serve
 
+    console = _start_console(args, sources) if args.approvals_console is not None else None
+    if isinstance(console, str):
+        print(f"dsh-policy serve: {console}", file=sys.stderr)
+        return USAGE_EXIT
+
     settings = ServeSettings(
         idle_exit=args.idle_exit,
         http_host=http[0] if http else None,
@@ -106,6 +119,40 @@ def _serve(args: argparse.Namespace) -> int:
     except RuntimeDirError as error:
         print(f"dsh-policy serve: {error}", file=sys.stderr)
         return 1
+    finally:
+        if console is not None:
+            console.shutdown()
+            console.server_close()
+
+
+def _start_console(args: Any, sources: Any) -> Any:
+    """The approvals console on its own thread beside the gateway, or why it cannot start."""
+    from dsh_policy.audit.keys import KeyFileError, load_private_key
+    from dsh_policy.policy.approvals import ApprovalChannel
+    from dsh_policy.policy.approvals.console.server import start_console
+
+    approvals = sources.config.approvals if sources.config is not None else None
+    if approvals is None:
+        return "--approvals-console needs a deployment file (--config) with approvals:"
+    if args.approver is None or args.key is None:
+        return "--approvals-console needs --as NAME and --key FILE (the approver who signs)"
+    address = _http_address(args.approvals_console)
+    if isinstance(address, str):
+        return address.replace("--http", "--approvals-console")
+    try:
+        key = load_private_key(args.key)
+    except KeyFileError as error:
+        return str(error)
+    queue = ApprovalChannel(approvals).queue()
+    if isinstance(queue, str):
+        return queue
+    started = start_console(queue, args.approver, key, address[0], address[1])
+    if isinstance(started, str):
+        return started
+    server, console, _ = started
+    link = f"{console.origin}/login?token={console.sessions.login_secret}"
+    print(f"approvals console for {args.approver}: {link}", flush=True)
+    return server
 
 
 def _query(spec: DeploymentSpec, op: str) -> int:

@@ -73,6 +73,12 @@ def _verify_file(host: str, log_id: str, path: str, key: str | None, live: bool,
     )
 
 
+def _verify_files(
+    jobs: list[tuple[str, str, str]], key: str | None, live: bool, scratch: str
+) -> list[LogVerdict]:
+    return [_verify_file(host, log_id, path, key, live, scratch) for host, log_id, path in jobs]
+
+
 def verify_archive(
     folder: Path, *, key: str | None, live: bool = True, workers: int | None = None
 ) -> FleetReport:
@@ -91,12 +97,13 @@ def verify_archive(
                 _verify_file(host, log_id, str(path), key, live, scratch) for (host, log_id), path in order
             ]
         else:
+            # A few large tasks rather than one per log: each task costs a round trip to a worker.
+            chunks: list[list[tuple[str, str, str]]] = [[] for _ in range(count * 2)]
+            for index, ((host, log_id), path) in enumerate(order):
+                chunks[index % len(chunks)].append((host, log_id, str(path)))
             with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
-                futures = [
-                    pool.submit(_verify_file, host, log_id, str(path), key, live, scratch)
-                    for (host, log_id), path in order
-                ]
-                verdicts = [future.result() for future in futures]
+                futures = [pool.submit(_verify_files, chunk, key, live, scratch) for chunk in chunks if chunk]
+                verdicts = [verdict for future in futures for verdict in future.result()]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     verdicts.sort(key=lambda verdict: (verdict.host, verdict.log_id))

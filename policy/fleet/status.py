@@ -4,7 +4,8 @@ Each gateway puts one JSON document under its own key of the :data:`~.bus.STATUS
 few seconds: host, user, the revision and digest in force, the digest the resident gateway
 actually decides with, health, decision counts, what is shipped and what waits, the last bundle
 refused. ``fleet status`` reads the bucket and says which hosts run which revision and which are
-stale (behind the newest bundle) or silent (no report for ``--silent-after`` seconds).
+stale (behind the newest bundle), refused (the newest bundle is one it would not take) or silent
+(no report for ``--silent-after`` seconds).
 """
 
 from __future__ import annotations
@@ -84,11 +85,14 @@ def summarize(statuses: list[dict[str, Any]], newest: int | None, silent_after: 
     gateways = []
     for status in statuses:
         revision = status.get("revision")
-        state = (
-            "silent"
-            if (status.get("host"), status.get("gateway")) in silent
-            else ("stale" if newest is not None and (revision is None or revision < newest) else "current")
-        )
+        refused = status.get("last_refusal") or {}
+        behind = newest is not None and (revision is None or revision < newest)
+        if (status.get("host"), status.get("gateway")) in silent:
+            state = "silent"
+        elif behind and refused.get("revision") == newest:
+            state = "refused"  # the newest bundle on the bus is one this gateway would not take
+        else:
+            state = "stale" if behind else "current"
         if state == "current" and not status.get("healthy", False):
             state = "unhealthy"
         gateways.append(
@@ -99,7 +103,7 @@ def summarize(statuses: list[dict[str, Any]], newest: int | None, silent_after: 
         "gateways": gateways,
         "counts": {
             state: sum(1 for g in gateways if g["state"] == state)
-            for state in ("current", "stale", "silent", "unhealthy")
+            for state in ("current", "stale", "refused", "silent", "unhealthy")
         },
     }
 
@@ -140,4 +144,5 @@ def status_main(argv: Sequence[str]) -> int:
         return 2
     summary = summarize(statuses, newest, args.silent_after)
     print(json.dumps(summary, indent=2) if args.format == "json" else render_text(summary))
-    return 0 if not summary["counts"]["silent"] and not summary["counts"]["unhealthy"] else 1
+    counts = summary["counts"]
+    return 1 if counts["silent"] or counts["unhealthy"] or counts["refused"] else 0

@@ -69,3 +69,16 @@ def test_previous_logs_go_into_one_folder_beside_the_log(tmp_path: Path) -> None
     assert beside == ["demo-audit.jsonl.lock", "demo-audit.jsonl.previous"]
     kept = sorted((tmp_path / "demo-audit.jsonl.previous").iterdir())
     assert [p.read_text() for p in kept] == ["run 0\n", "run 1\n", "run 2\n"]
+
+
+def test_enforcing_commands_refuse_off_linux_and_readers_run_anywhere(monkeypatch) -> None:
+    from dsh_policy.policy.platform_support import OVERRIDE_VARIABLE, platform_problem
+
+    monkeypatch.delenv(OVERRIDE_VARIABLE, raising=False)
+    assert platform_problem("hook", "linux") is None
+    problem = platform_problem("hook", "darwin")
+    assert problem is not None and "SO_PEERCRED" in problem and "Linux" in problem
+    assert platform_problem("serve", "win32") is not None
+    assert platform_problem("verify", "darwin") is None and platform_problem("check", "win32") is None
+    monkeypatch.setenv(OVERRIDE_VARIABLE, "allow")
+    assert platform_problem("hook", "darwin") is None

@@ -5,6 +5,9 @@ reported, and change nothing."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -145,6 +148,25 @@ def test_two_gateways_follow_signed_bundles_and_refuse_rollback_forgery_and_fore
             ]  # nothing of a refused bundle was written where the gateway reads
         status = agents[0].status()
         assert status["revision"] == 2 and status["last_refusal"]["reason"] == "FOREIGN_PUBLISHER"
+
+        def fleet_status() -> dict[str, Any]:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                # 1: the newest bundle on the bus is the foreign one, which both refused
+                assert cli(["fleet", "status", "--fleet", url, "--format", "json"]) == 1
+            return json.loads(out.getvalue())
+
+        seen: list[dict[str, Any]] = [{}]
+
+        def both_current() -> bool:
+            seen[0] = fleet_status()
+            states = {(g["host"], g["revision"], g["state"]) for g in seen[0]["gateways"]}
+            return states == {("host1", 2, "refused"), ("host2", 2, "refused")}
+
+        try:
+            wait_until(both_current, what="fleet status: both at revision 2, the newest refused")
+        except AssertionError:
+            raise AssertionError(seen[0]) from None
     finally:
         for agent in agents:
             agent.stop()

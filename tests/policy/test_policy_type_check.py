@@ -238,6 +238,7 @@ SUSPICIOUS = """
 rules:
   - id: r
     stage: pre-execute
+    match: {tools: [configure]}
     decision: deny
     when: 'args.mode == 1 || args.mode == "1"'
 """
@@ -251,13 +252,13 @@ def test_warnings_print_but_do_not_fail_unless_strict(
     assert code == 0
     assert "1 warning(s)" in out
     assert err.startswith(
-        f"warning: {path}:10:32: args.mode is used as a string here but as a number in `args.mode == 1`; "
+        f"warning: {path}:11:32: args.mode is used as a string here but as a number in `args.mode == 1`; "
         "it cannot be both\n"
     )
     code, out, _ = check(capsys, path, "--engine", "python", "--strict", "--format", "json")
     report = json.loads(out)
     assert code == 2 and report["ok"] is False
-    assert [(w["line"], w["col"]) for w in report["warnings"]] == [(10, 32)]
+    assert [(w["line"], w["col"]) for w in report["warnings"]] == [(11, 32)]
 
 
 # -- params --------------------------------------------------------------------------------------

@@ -150,6 +150,23 @@ class Setup:
                 (folder / "opencode.json").write_text(json.dumps(config, indent=1))
             self.dsh("init", "opencode", "--project", str(self.proj))
 
+    def doctor(self, name: str) -> str:
+        """``dsh-policy doctor`` for one client: its probes also start the resident gateway, so the
+        first real event does not pay for that start (on a loaded machine it can pass the hook's
+        deadline, and the event then fails closed). What was not OK, and the last line."""
+        env = self.env()
+        if name == "codex":
+            env["CODEX_HOME"] = str(self.work / "codex-hooks")
+        done = subprocess.run(
+            [str(self.venv_bin / "dsh-policy"), "doctor", name, "--project", str(self.proj)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        lines = done.stdout.strip().splitlines() or ["(no output)"]
+        return "; ".join([line for line in lines[:-1] if not line.startswith("OK")] + lines[-1:])
+
     def command(self, name: str, scenario: str, hooks: bool) -> tuple[list[str], dict[str, str]]:
         """argv and environment of one headless run."""
         exe = str(CLIENTS[name].executable(self.cache))

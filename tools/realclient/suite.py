@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -246,6 +247,8 @@ def main() -> int:
     parser.add_argument("--only", default="", help="comma-separated client names (default: all)")
     args = parser.parse_args()
     names = [n for n in (args.only.split(",") if args.only else CLIENTS) if n]
+    # A stop (SIGTERM) still runs the finally below: the model server and strays are ended by pid.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     suite = Suite(args)
     suite.prepare()
     suite.start_model()
@@ -259,6 +262,7 @@ def main() -> int:
             try:
                 install(client, suite.cache)
                 setup.wire(name)
+                print(f"  {name} doctor: {setup.doctor(name)}", flush=True)
                 results[name] = client_suite(suite, setup, name)
                 results[name]["audit"] = audit_ok(suite, name)
             except (subprocess.CalledProcessError, OSError) as error:
