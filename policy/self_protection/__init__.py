@@ -20,7 +20,11 @@ encoded paths, and anything done with the same OS user outside the guarded tools
 
 The package: :mod:`.locations` (which paths and names are protected, and where a deployment's
 harness, package and runtime files are), :mod:`.protection` (the protected set of one deployment
-and its check), :mod:`.scan` (reading one call, its shell line included, for tampering) and
+and its check), :mod:`.scan` (reading one call, its shell line included, for tampering; paths
+judged where links and letter case lead), :mod:`.tactics` (techniques judged over a whole call:
+the options that write, copies of the key's folders, nested agents and MCP entries, the gateway's
+process and disk), :mod:`.agents` (harness starts and MCP server entries), :mod:`.processes` (the
+live gateway's processes, signal senders, environment overrides, disk filling) and
 :mod:`.refusals` (the pseudo-rule ids and messages). What programs do (which only read, which act
 on whole folders) is the readers' shared table, :mod:`dsh_policy.cmdline.programs`.
 """

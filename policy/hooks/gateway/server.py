@@ -47,6 +47,7 @@ from dsh_policy.policy.hooks.gateway.delivery_notes import pending_notes, remove
 from dsh_policy.policy.hooks.gateway.front_limits import FrontLimits
 from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec, GatewayFiles, gateway_files
 from dsh_policy.policy.hooks.gateway.service import GatewayService
+from dsh_policy.policy.hooks.gateway.tamper_watch import TamperWatch, watched_from
 from dsh_policy.policy.hooks.gateway.unix_front import bind_unix
 from dsh_policy.policy.runtime.audit_plan import AuditPlan
 from dsh_policy.policy.runtime.deployment import Deployment, deploy
@@ -190,6 +191,7 @@ def _serve_locked(
             return 1
         from dsh_policy.policy.hooks.gateway.fronts import Fronts
 
+        service.tamper = _start_tamper_watch(service, sources, plan)
         _record_notes(service, files)  # notes a hook left while no gateway served
         fronts = Fronts(service, limits, unix_sock, http, stop.set)
         flags = stack.enter_context(_signal_flags())
@@ -221,6 +223,20 @@ def _serve_locked(
             _close_policy_only(deployed)
         else:
             deployed.close()
+
+
+def _start_tamper_watch(
+    service: GatewayService, sources: PolicySources, plan: AuditPlan | None
+) -> TamperWatch:
+    """Fingerprint what keeps this deployment in force (:mod:`.tamper_watch`) and record what
+    changed since the last gateway of this log looked."""
+    protection = sources.protection(audit_path=plan.path if plan is not None else None)
+    project = os.environ.get("CLAUDE_PROJECT_DIR")
+    projects = [*protection.project_dirs, *([project] if project else [])]
+    watch = TamperWatch(watched_from(protection.entries, projects), plan.path if plan is not None else None)
+    for observed in watch.start():
+        service.record_tamper(observed)
+    return watch
 
 
 def _weakening_refused(sources: PolicySources, plan: AuditPlan | None, policy: Policy) -> str | None:
@@ -326,6 +342,9 @@ def _run_until_stopped(
         if time.monotonic() >= notes_due:
             notes_due = time.monotonic() + _NOTES_SECONDS
             _record_notes(service, files)
+        if service.tamper is not None:
+            for observed in service.tamper.tick(service.decisions()):
+                service.record_tamper(observed)
         if _log_was_removed(service):
             missing_since = missing_since or time.monotonic()
             if time.monotonic() - missing_since >= LOG_GONE_SECONDS:

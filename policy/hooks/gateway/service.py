@@ -29,6 +29,7 @@ from dsh_policy.policy.hooks.gateway.approvals import gate_ask
 from dsh_policy.policy.hooks.gateway.audit import record_decision
 from dsh_policy.policy.hooks.gateway.output_filter import redact_output_argv
 from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec
+from dsh_policy.policy.hooks.gateway.tamper_watch import TamperWatch
 from dsh_policy.policy.hooks.protocol.events import HookDecision, SessionContext, announcement, decide_hook
 from dsh_policy.policy.hooks.protocol.messages import (
     EventName,
@@ -86,6 +87,7 @@ class GatewayService:
         self.audit_path = audit_path
         self.http_address = http_address
         self.load_report: Callable[[], dict[str, Any]] | None = None  # set by the front ends
+        self.tamper: TamperWatch | None = None  # set by the server: fails closed while it says so
         self.pending = PendingCalls()
         #: The deployment's approval queue (``approvals:``), set by the server; None: asks go to
         #: the client's prompt.
@@ -103,6 +105,21 @@ class GatewayService:
         with self._lock:
             self._counts[what] += 1
             self._last_request = time.monotonic()
+
+    def decisions(self) -> int:
+        """Hook events decided so far."""
+        with self._lock:
+            return sum(n for key, n in self._counts.items() if key.startswith("hook:"))
+
+    def record_tamper(self, fields: dict[str, Any]) -> None:
+        """Append a ``tamper_observed`` record (and say so on the gateway's own log)."""
+        _log.error("tamper observed", **{k: v for k, v in fields.items() if k != "kind"})
+        if self.auditor is None:
+            return
+        try:
+            self.auditor.adapter_event("tamper_observed", fields)
+        except Exception as exc:  # a fail-closed log that cannot write refuses calls anyway
+            _log.error("cannot record a tamper observation", error=f"{type(exc).__name__}: {exc}")
 
     def idle_seconds(self) -> float:
         """Seconds since the last request."""
@@ -169,8 +186,11 @@ class GatewayService:
     def _decide_and_record(
         self, harness: str, raw: bytes, payload: Any, announce: bool, bash_output: str
     ) -> HookVerdict:
+        tampered = self.tamper.failing_closed() if self.tamper is not None else None
         if isinstance(payload, HookInputError):
             decision = HookDecision(failure_verdict(payload.event, str(payload)))
+        elif tampered is not None:
+            decision = HookDecision(failure_verdict(event_of(payload), tampered))
         else:
             mode: BashOutputMode = next((m for m in BASH_OUTPUT_MODES if m == bash_output), "when-secret")
             session = SessionContext(

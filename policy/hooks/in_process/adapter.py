@@ -177,14 +177,16 @@ def _weakening_refused(args: argparse.Namespace, sources: PolicySources, policy:
     """Why this run must refuse: the deployment refuses weakening changes, and the policy differs
     from the last one recorded in its log in a way that weakens enforcement."""
     config = sources.config
-    if config is None or not config.reload.refuse_weakening:
-        return None
     from dsh_policy.policy.hooks.gateway.audit import audit_target
     from dsh_policy.policy.hooks.gateway.policy_state import state_path, transition
+    from dsh_policy.policy.hooks.gateway.tamper_watch import TamperWatch
 
     target = audit_target(args.audit, sources)
     if target is None:
         return None
+    tampered = TamperWatch((), target.path).failing_closed()  # the resident gateway's verdict
+    if tampered is not None or config is None or not config.reload.refuse_weakening:
+        return tampered
     change = transition(target.path, policy.compiled)
     if not change.refused(True):
         return None
