@@ -35,7 +35,7 @@ def _edit(_: str, document: dict[str, Any]) -> None:
             continue  # removed
         if rule["id"] == "ask-web-egress-outside-allow-list":
             rule["decision"], rule["mode"] = "deny", "warn"
-            rule["match"] = {"tools": ["web_fetch"]}
+            rule["match"] = {"tools": ["http_request"]}  # every argument it reads is http_request's
         rules.append(rule)
     rules.append({"id": "no-chmod-777", "stage": "pre-execute", "match": {"tools": ["shell"]},
                   "when": 'has(args.command) && args.command.contains("chmod 777")', "decision": "deny"})
@@ -60,7 +60,7 @@ def test_diff_names_every_rule_param_and_variable_change(edited: Path) -> None:
     egress = changed["baseline/ask-web-egress-outside-allow-list"]["changes"]
     assert egress["decision"] == {"old": "ask", "new": "deny"}
     assert egress["mode"] == {"old": "enforce", "new": "warn"}
-    assert egress["match"]["new"] == ["web_fetch"]
+    assert egress["match"]["new"] == ["http_request"]
     # Unchanged rules whose condition reads what changed are named, with what they read.
     assert "params.max_turns" in changed["baseline/turn-budget"]["via"]
     assert changed["baseline/turn-budget"]["changes"] == {}
