@@ -5,7 +5,8 @@ that writes one line into the test's own folder, hook settings calling ``dsh-pol
 
 Opt in (needs ``claude`` on PATH, or its path in ``DSH_CLAUDE``; the Claude Code npm package):
 
-    DSH_TEST_REALCLIENT=1 .venv/bin/python -m pytest tests/approvals/test_approvals_realclient_claude_code.py -n 0
+    DSH_TEST_REALCLIENT=1 .venv/bin/python -m pytest -n 0 \
+        tests/approvals/test_approvals_realclient_claude_code.py
 """
 
 from __future__ import annotations
