@@ -204,7 +204,12 @@ def client_suite(suite: Suite, setup: Setup, name: str) -> dict[str, Any]:
 
 
 def audit_ok(suite: Suite, name: str) -> bool:
-    folder = suite.work / "proj" / (".codex" if name == "codex" else ".dsh") / "audit"
+    # Codex is wired with `init codex --user` (its hooks live in CODEX_HOME), which names the
+    # machine-wide deployment, so its log is under the suite's HOME; the others write the project's.
+    if name == "codex":
+        folder = suite.work / "home" / ".config" / "dsh-policy" / "audit"
+    else:
+        folder = suite.work / "proj" / ".dsh" / "audit"
     logs = sorted(folder.glob("*.jsonl")) if folder.exists() else []
     if not logs:
         return False
