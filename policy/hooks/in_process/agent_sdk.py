@@ -16,8 +16,9 @@ command hook uses (:func:`~..protocol.events.decide_hook`, :class:`~.dialect.Cla
 What holds, event by event, is what HOOKS.md says of the Claude Code command hook: PreToolUse
 denies (the tool never runs; the model reads the reason), asks (Claude Code's permission request,
 which the SDK hands to the application's ``can_use_tool`` callback; without one a headless run
-refuses), or passes; PostToolUse redacts MCP output (``updatedMCPToolOutput``) and blocks what it
-cannot rewrite; UserPromptSubmit rejects a prompt. Records name the harness ``claude-code``: the
+refuses), or passes; PostToolUse redacts the output (``updatedMCPToolOutput`` for MCP tools,
+``updatedToolOutput`` in the tool's own response shape for built-in ones) and blocks what it cannot
+rewrite; UserPromptSubmit rejects a prompt. Records name the harness ``claude-code``: the
 SDK runs the Claude Code CLI, and its records are that client's.
 
 Fail closed: the matchers are registered with ``on_failure="block"``, and a callback never raises:
@@ -43,10 +44,8 @@ from dsh_policy.policy.hooks.protocol.messages import (
     EventName,
     HookInputError,
     HookReply,
-    HookVerdict,
     event_of,
     failure_verdict,
-    joined_contexts,
     parse_hook_input,
     render_safely,
 )
@@ -106,24 +105,11 @@ class PolicyHooks:
                 decision = decide_hook(self.policy, "claude-code", payload, SessionContext(None, None))
             if self.auditor is not None:
                 record_decision(self.auditor, "claude-code", payload, raw, decision)
-            verdict = decision.verdict
-            if verdict.action == "redact" and verdict.event == "PostToolUse":
-                return _replaced_output(verdict)
-            return sdk_answer(render_safely(_DIALECT, verdict), event)
+            return sdk_answer(render_safely(_DIALECT, decision.verdict), event)
         except Exception as error:  # a bug or an unwritable fail-closed log: the safe answer
             _log.error("hook callback failed closed", hook_event=event, error=repr(error))
             failed = failure_verdict(event, f"{type(error).__name__}: {error}")
             return sdk_answer(render_safely(_DIALECT, failed), event)
-
-
-def _replaced_output(verdict: HookVerdict) -> dict[str, Any]:
-    """A redaction as Claude Code's ``updatedToolOutput``: the tool's output, secrets replaced,
-    before the model reads it (for every tool; MCP output too)."""
-    specific: dict[str, Any] = {"hookEventName": "PostToolUse", "updatedToolOutput": verdict.redacted_output}
-    text = joined_contexts(verdict.contexts)
-    if text:
-        specific["additionalContext"] = text
-    return {"hookSpecificOutput": specific}
 
 
 def sdk_answer(reply: HookReply, event: EventName | None) -> dict[str, Any]:
