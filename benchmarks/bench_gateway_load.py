@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "gateway_load.json"
 PACK = ROOT / "tests" / "hooks" / "packs" / "hook-guard.yaml"
 PAYLOADS = ROOT / "tests" / "hooks" / "payloads" / "claude-code"
-SCRIPT = Path(sys.executable).parent / "dsh-policy"
+SCRIPT = Path(sys.executable).parent / "dsh-policy"  # replaced in main() unless --script is given
 CLI = [sys.executable, "-m", "dsh_policy.policy.cli"]
 EVENTS = {  # payload -> (expected exit code over the socket, expected HTTP body check)
     "pre_tool_use_bash_ls": 0,
@@ -120,7 +120,19 @@ class Gateway:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [*CLI, "serve", *self.argv(), "--http", "127.0.0.1:0", "--idle-exit", "300"],
+            # the hook command's own installation: the gateway's key names it, so hooks of another
+            # installation would start (and talk to) a gateway of their own
+            [
+                str(SCRIPT.parent / "python"),
+                "-m",
+                "dsh_policy.policy.cli",
+                "serve",
+                *self.argv(),
+                "--http",
+                "127.0.0.1:0",
+                "--idle-exit",
+                "300",
+            ],
             env=self.env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -288,6 +300,45 @@ def concurrent_clients(gateway: Gateway, levels: list[int]) -> list[dict[str, An
 
 
 # --- real hook processes ---------------------------------------------------------------------------
+
+
+def installed_script(folder: Path) -> Path:
+    """This checkout built as a wheel and installed into a fresh venv under ``folder``: the hook
+    command as a deployment runs it. The development venv is an editable install, whose import
+    finder alone costs each hook process more CPU than the hook client itself, and where
+    ``PYTHONDONTWRITEBYTECODE`` is set no bytecode is cached, so every process compiles the
+    client again; pip byte-compiles a wheel's modules when it installs them."""
+    wheels = folder / "wheel"
+    venv = folder / "venv"
+    pip_env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)],
+        check=True,
+        env=pip_env,
+    )
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    wheel = next(wheels.glob("dsh_policy-*.whl"))
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "-q",
+            "--no-deps",
+            str(wheel),
+        ],
+        check=True,
+        env=pip_env,
+    )
+    # The dependencies (for the gateway's start and the in-process path) are this venv's own:
+    # a path entry, after the venv's site-packages, so the installed wheel is the one imported.
+    site_packages = next((venv / "lib").glob("python3*/site-packages"))
+    here = next(path for path in sys.path if path.endswith("site-packages"))
+    (site_packages / "zz-bench-dependencies.pth").write_text(here + "\n")
+    return venv / "bin" / "dsh-policy"
 
 
 def _hook(gateway: Gateway, name: str) -> tuple[float, int, str]:
@@ -481,6 +532,12 @@ def main() -> int:
     parser.add_argument("--hooks", type=int, default=50)
     parser.add_argument("--slow", type=int, default=200)
     parser.add_argument("--idle", type=int, default=1000)
+    parser.add_argument(
+        "--script",
+        type=Path,
+        help="the dsh-policy command the hook rows run (default: this checkout's wheel, installed "
+        "into a temporary venv, as a deployment runs it)",
+    )
     args = parser.parse_args()
     levels = [int(word) for word in args.levels.split(",") if word]
     report: dict[str, Any] = {
@@ -490,7 +547,10 @@ def main() -> int:
             "load_before": os.getloadavg(),
         },
     }
+    global SCRIPT
     with tempfile.TemporaryDirectory(prefix="dsh-gw-load-") as folder:
+        SCRIPT = args.script or installed_script(Path(folder) / "installed")
+        report["machine"]["hook_command"] = str(SCRIPT)
         gateway = Gateway(Path(folder))
         try:
             gateway.start()
