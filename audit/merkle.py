@@ -9,21 +9,40 @@ each checkpoint stores it and a reopening writer resumes from it without rereadi
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+import importlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 _LEAF = b"\x00"
 _NODE = b"\x01"
 
 
+def _small_input_sha256() -> Callable[[bytes], Any]:
+    """SHA-256 for the tree's one- and two-block inputs: CPython's own implementation, which has
+    none of OpenSSL's per-object context setup (measured: about half the cost a leaf and a node
+    add per record); OpenSSL's where the interpreter was built without it. Same function, same
+    digests (tests compare them)."""
+    for module in ("_sha2", "_sha256"):  # Python 3.12+, 3.11
+        try:
+            return importlib.import_module(module).sha256
+        except (ImportError, AttributeError):
+            continue
+    return hashlib.sha256
+
+
+#: ``sha256(data)`` with ``.digest()``, for inputs of a block or two (leaves and nodes).
+small_sha256: Callable[[bytes], Any] = _small_input_sha256()
+
+
 def leaf_hash(record_hash: bytes) -> bytes:
     """RFC 6962 leaf hash of one record (its 32-byte chain hash)."""
-    return hashlib.sha256(_LEAF + record_hash).digest()
+    return small_sha256(_LEAF + record_hash).digest()
 
 
 def node_hash(left: bytes, right: bytes) -> bytes:
     """RFC 6962 interior node hash."""
-    return hashlib.sha256(_NODE + left + right).digest()
+    return small_sha256(_NODE + left + right).digest()
 
 
 def empty_root() -> bytes:
@@ -48,7 +67,7 @@ class MerkleFrontier:
     def append(self, record_hash: bytes) -> None:
         """Add one record; merge equal-sized subtrees like a binary counter increments."""
         # leaf_hash and node_hash inlined: this runs once per appended or verified record.
-        sha256 = hashlib.sha256
+        sha256 = small_sha256
         node = sha256(_LEAF + record_hash).digest()
         size = self.size
         roots = self.roots

@@ -25,6 +25,7 @@ from typing import Final, cast
 
 import orjson
 
+from ..merkle import small_sha256
 from ..record_hash import RECORD_HASH_TAG_V2, V2_HASH_MEMBER, V2_TRAILER_LENGTH
 from .anchors import Anchor
 from .chain import Chain
@@ -38,6 +39,7 @@ _WRITER_KINDS: Final = tuple(
     for kind in ("checkpoint", "segment_start", "recovery", "key_handover", "records_lost", "hook_told")
 )
 _DIGEST: Final = type(hashlib.sha256()).digest
+_SMALL_DIGEST: Final = type(small_sha256(b"")).digest
 _BODY: Final = slice(0, -V2_TRAILER_LENGTH)
 _STATED: Final = slice(-66, -2)
 _LEAF: Final = b"\x00"
@@ -130,17 +132,17 @@ class FastPathV2:
         good = _count_true(map(bytes.__eq__, map(hexlify, digests), stated))
         if not good:
             return 0
-        self._extend_tree(digests[:good])
+        self.extend_tree(digests[:good])
         self._settle(good, stated[good - 1].decode(), next_seq + good)
         return good
 
-    def _extend_tree(self, digests: list[bytes]) -> None:
+    def extend_tree(self, digests: list[bytes]) -> None:
         """Append the records' leaves to the RFC 6962 frontier, a perfect subtree at a time: each
         level of a subtree is hashed in one pass of C calls, and the subtree's root merges into
         the frontier as one leaf of its height would."""
         frontier = self._chain.frontier
-        sha256, size, roots = hashlib.sha256, frontier.size, frontier.roots
-        leaves = list(map(_DIGEST, map(sha256, map(_LEAF.__add__, digests))))
+        sha256, size, roots = small_sha256, frontier.size, frontier.roots
+        leaves = list(map(_SMALL_DIGEST, map(sha256, map(_LEAF.__add__, digests))))
         at, total = 0, len(leaves)
         while at < total:
             # The largest perfect subtree that fits both the rest and the frontier's alignment.
@@ -151,7 +153,8 @@ class FastPathV2:
             while len(level) > 1:
                 level = list(
                     map(
-                        _DIGEST, map(sha256, map(_NODE.__add__, map(bytes.__add__, level[0::2], level[1::2])))
+                        _SMALL_DIGEST,
+                        map(sha256, map(_NODE.__add__, map(bytes.__add__, level[0::2], level[1::2]))),
                     )
                 )
             node = level[0]

@@ -13,10 +13,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from ..keys import load_public_key
 from ..segments import active_path_of, anchor_path, discover_segments
 from .anchor_lookup import find_anchor, first_log_id
+from .parallel import replay_segment, segment_scans, usable_cores
 from .report import VerificationReport
 from .walker import ChainWalker
 
 PublicKeySource = str | os.PathLike[str] | Ed25519PublicKey | Ed25519PrivateKey
+#: Below this many bytes of segments, one process verifies them (forking workers costs more).
+PARALLEL_FROM_BYTES = 8 << 20
 
 
 def verify_log(
@@ -27,6 +30,7 @@ def verify_log(
     live: bool = False,
     require_anchor: bool = False,
     on_segment: Callable[[int, int, str], None] | None = None,
+    workers: int | None = None,
 ) -> VerificationReport:
     """Verify a log given its segments.
 
@@ -44,6 +48,10 @@ def verify_log(
     a warning instead of ``UNSIGNED_TAIL``, and nothing proves them. Raises ``KeyFileError`` if
     the key cannot be loaded. ``on_segment(done, total, file)`` is called after each segment (for
     a progress display).
+
+    ``workers``: processes that verify segments in parallel (:mod:`.parallel`; the report is the
+    one a single walk gives). ``None``: every usable core when the segments hold at least
+    :data:`PARALLEL_FROM_BYTES`, else one (starting processes costs more than small logs take).
     """
     key = load_public_key(public_key) if public_key is not None else None
     given = [Path(p) for p in paths]
@@ -72,10 +80,19 @@ def verify_log(
     # The anchor is read before the log: a writer still running may export a newer one meanwhile,
     # which must not make the log we read look truncated.
     anchor_bytes = walker.anchor.read(Path(anchor), walker.unreadable) if anchor is not None else None
-    for position, path in enumerate(files):
-        walker.walk_file(path, is_last=position == len(files) - 1)
-        if on_segment is not None:
-            on_segment(position + 1, len(files), str(path))
+    if workers is None:
+        workers = usable_cores() if _total_size(files) >= PARALLEL_FROM_BYTES else 1
+    if workers > 1 and len(files) > 1:
+        with segment_scans(files, walker.anchor.seq, min(workers, len(files))) as scans:
+            for position, (path, scan) in enumerate(zip(files, scans, strict=True)):
+                replay_segment(walker, path, scan.result(), is_last=position == len(files) - 1)
+                if on_segment is not None:
+                    on_segment(position + 1, len(files), str(path))
+    else:
+        for position, path in enumerate(files):
+            walker.walk_file(path, is_last=position == len(files) - 1)
+            if on_segment is not None:
+                on_segment(position + 1, len(files), str(path))
     walker.judge_not_a_log()
     if anchor is not None and anchor_bytes is not None:
         walker.check_anchor(Path(anchor), anchor_bytes, on_host=anchor_kind == "on-host")
@@ -85,6 +102,16 @@ def verify_log(
     return walker.report(
         [str(p) for p in files], str(anchor) if anchor is not None else None, anchor_kind, found_by
     )
+
+
+def _total_size(files: Sequence[Path]) -> int:
+    total = 0
+    for path in files:
+        try:
+            total += path.stat().st_size
+        except OSError:
+            continue
+    return total
 
 
 def _same_file(first: Path, second: Path) -> bool:

@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from ..keys import key_id as key_id_of
 from ..segments import active_path_of
 from .anchors import Anchor
+from .block_path_v2 import BlockPathV2
 from .chain import Chain, SegmentState
 from .checkpoints import Checkpoints
 from .fast_path import FastPath
@@ -39,7 +40,9 @@ class ChainWalker:
         self.checkpoints = Checkpoints(key, chain, findings, tally)
         self.anchor = Anchor(key, live=live, chain=chain, checkpoints=self.checkpoints, findings=findings)
         self._fast_path = FastPath(chain, tally, self.anchor, self.check_line)
-        self._fast_path_v2 = FastPathV2(chain, tally, self.anchor, self.check_line)
+        self._block_path_v2 = BlockPathV2(
+            chain, tally, self.anchor, self.check_line, FastPathV2(chain, tally, self.anchor, self.check_line)
+        )
         self.recoveries: list[Recovery] = []
         self.unreadable: list[str] = []
         self.records_lost = 0
@@ -47,37 +50,47 @@ class ChainWalker:
         self.hook_told = 0
         self.last_file = ""
         self.last_file_lines = 0
+        self.last_torn = b""
         self.not_a_log: str | None = None
         #: The last segment is the full one under its active name too (a rotation cut short).
         self.rotation_cut_short = False
 
     # ------------------------------------------------------------------------------- per file
 
-    def walk_file(self, path: Path, *, is_last: bool) -> None:
-        """Check every line of one segment, reading it in bounded chunks."""
+    def walk_file(self, path: Path, *, is_last: bool, first_line_done: bool = False) -> None:
+        """Check every line of one segment, reading it in bounded chunks. ``first_line_done``: the
+        segment was begun and its first line checked already (:mod:`.parallel`)."""
         name = str(path)
-        previous_segment = self.chain.begin_segment()
+        previous_segment = None if first_line_done else self.chain.begin_segment()
         count = 0
         reader = SegmentLines(path)
-        version_2 = False  # the segment's format, as its first line says (format 2 has its own hot loop)
         try:
-            for lines, suspects in reader.batches():
-                first = 0
-                if count == 0 and lines:
-                    version_2 = lines[0].startswith(b'{"v":2,')
-                    self.check_line(lines[0], name, 1, previous_segment)
-                    first = 1
-                if version_2:
-                    count = self._fast_path_v2.check_lines(lines, first, name, count)
-                else:
+            if reader.format_2():  # the segment's format, as its first line says: its own hot loop
+                for block in reader.blocks():
+                    if count == 0:
+                        if not first_line_done:
+                            self.check_line(bytes(block)[:-1], name, 1, previous_segment)
+                        count = 1
+                    else:
+                        count = self._block_path_v2.check_block(block, name, count)
+            else:
+                for lines, suspects in reader.batches():
+                    first = 0
+                    if count == 0 and lines:
+                        if not first_line_done:
+                            self.check_line(lines[0], name, 1, previous_segment)
+                        first = 1
                     count = self._fast_path.check_lines(lines, first, suspects, name, count)
         except OSError as error:
             self.unreadable.append(f"{path}: {error.strerror or error}")
             return
         finally:
             self.tally.bytes_checked += reader.bytes_read
-        torn = reader.torn
-        self.last_file, self.last_file_lines = name, count
+        self.end_file(path, name, count, reader.torn, is_last=is_last)
+
+    def end_file(self, path: Path, name: str, count: int, torn: bytes, *, is_last: bool) -> None:
+        """What a segment's end says: an empty file, a torn last line, a rotation without successor."""
+        self.last_file, self.last_file_lines, self.last_torn = name, count, torn
         self.tally.lines_total += count + (1 if torn else 0)
         findings, segment = self.findings, self.chain.segment
         if not count and not torn:
