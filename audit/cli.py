@@ -30,9 +30,17 @@ SIGNATURE_WORDS: Final = {
 }
 
 
+def _positive(text: str) -> int:
+    """A count of at least 1 (``--jobs``)."""
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
 def verify_main(argv: Sequence[str]) -> int:
     """``dsh-policy verify LOG... [--key PUB] [--live] [--anchor FILE] [--require-anchor]
-    [--format text|json]``."""
+    [--jobs N] [--format text|json]``."""
     parser = CommandParser(
         prog="dsh-policy verify",
         description="Verify a hash-chained audit log. One LOG: its rotated siblings (LOG.NNNNNN) and "
@@ -74,6 +82,13 @@ def verify_main(argv: Sequence[str]) -> int:
         help="fail (exit 1) when no anchor is given or found: without one INTACT proves a valid"
         " prefix of the log, and a cut tail cannot be excluded",
     )
+    parser.add_argument(
+        "--jobs",
+        type=_positive,
+        metavar="N",
+        help="processes verifying segments in parallel (the report is the same as with 1); default:"
+        " every usable core when the segments hold 8 MiB or more, else 1",
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text")
     args = parse_command(parser, argv)
     if isinstance(args, int):
@@ -87,6 +102,7 @@ def verify_main(argv: Sequence[str]) -> int:
                 anchor=args.anchor,
                 live=args.live,
                 require_anchor=args.require_anchor,
+                workers=args.jobs,
                 on_segment=lambda done, total, file: progress.advance(detail=file) if total > 1 else None,
             )
     except KeyFileError as error:
