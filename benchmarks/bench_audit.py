@@ -14,7 +14,10 @@ moves both sides together), because absolute rates depend on the host far more t
 - ``batch`` appends >= 35% of raw ``write`` + group ``fsync`` of the same lines (one ``write`` per
   line, one ``fsync`` per ``batch_records`` lines, as the writer does), in CPU time (wall beside it:
   on a loaded host the fsync's wait moves it more than our code does);
-- ``verify --key`` within 5x of raw SHA-256 of the same file, in CPU time (wall beside it).
+- ``verify --key`` within 5x of raw SHA-256 of the same file, in CPU time (wall beside it), on one
+  core (a single segment: one process);
+- and, beside them, a log of several segments verified on one process and on every usable core
+  (wall speed-up, and the CPU time of all processes against one's; the reports must be equal).
 
 Two floors, measured in the same interleaved runs, say how far each target is from what the format
 itself costs in CPython, whatever the code around it:
@@ -66,6 +69,7 @@ from dsh_policy.audit.record import (
 )
 from dsh_policy.audit.record_hash import RECORD_HASHER
 from dsh_policy.audit.verify import verify_log
+from dsh_policy.audit.verify.parallel import usable_cores
 from dsh_policy.audit.writer import AuditWriter, FsyncMode
 
 RESULTS = Path(__file__).resolve().parent / "results" / "audit.json"
@@ -391,6 +395,52 @@ def bench_format(
     }
 
 
+def measure_with_children(action: Callable[[], object]) -> Timing:
+    """Like :func:`measure`, with the CPU time of child processes waited for meanwhile (the
+    verifier's segment workers) added to this process's."""
+    wall, cpu, before = time.perf_counter(), time.process_time(), os.times()
+    action()
+    after = os.times()
+    children = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return Timing(time.perf_counter() - wall, time.process_time() - cpu + children)
+
+
+def bench_parallel_verify(
+    directory: Path, key: Path, records: list[dict[str, Any]], count: int
+) -> tuple[list[Row], dict[str, Any]]:
+    """``verify --key`` of a log of several segments on one process and on every usable core,
+    interleaved; the reports must be equal (the parallel walk's promise)."""
+    path = directory / "parallel.jsonl"
+    rotate_bytes = max(1 << 20, count * 1100 // 8)  # about eight segments
+    with AuditWriter.open(
+        path, fsync="off", signing_key=key, checkpoint_every=1000, rotate_bytes=rotate_bytes
+    ) as writer:
+        for index in range(count):
+            writer.append("tool_result", records[index % len(records)])
+    public = directory / "signer.pub"
+    cores = usable_cores()
+    serial_report = verify_log([path], public_key=public, workers=1)
+    assert serial_report.intact and verify_log([path], public_key=public, workers=cores) == serial_report
+    segments = len(serial_report.files)
+    serial, parallel = [], []
+    for _ in range(3):
+        serial.append(measure_with_children(lambda: verify_log([path], public_key=public, workers=1)))
+        parallel.append(measure_with_children(lambda: verify_log([path], public_key=public, workers=cores)))
+    megabytes = serial_report.bytes_checked / 1e6
+    records_checked = serial_report.records_checked
+    rows = [
+        Row(f"v2 verify {segments} seg x1", records_checked, tuple(serial), megabytes),
+        Row(f"v2 verify {segments} seg x{cores}", records_checked, tuple(parallel), megabytes),
+    ]
+    facts = {
+        "segments": segments,
+        "workers": cores,
+        "wall_speedup": rows[0].best("wall") / rows[1].best("wall"),
+        "cpu_ratio_parallel_vs_serial": rows[1].best("cpu") / rows[0].best("cpu"),
+    }
+    return rows, facts
+
+
 def machine_facts() -> dict[str, Any]:
     """What decides the absolute figures: CPU model and SHA extensions, Python build, OpenSSL."""
     import ssl
@@ -460,6 +510,8 @@ def main(argv: list[str] | None = None) -> int:
             found = bench_format(directory, key, records, count, version)
             rows += found.pop("rows")
             per_format[version] = found
+        parallel_rows, parallel = bench_parallel_verify(directory, key, records, count)
+        rows += parallel_rows
         rows += bench_serializers(records)
         if args.processes:
             per_process = 300
@@ -490,8 +542,15 @@ def main(argv: list[str] | None = None) -> int:
                 f" verify floor {verify['floor_vs_raw_sha256_cpu']:.1f}x raw sha256,"
                 f" verify --key = {verify['verify_key_vs_floor_cpu']:.1f}x the floor"
             )
+        print(
+            f"parallel verify --key: {parallel['segments']} segments on {parallel['workers']} processes,"
+            f" wall {parallel['wall_speedup']:.2f}x faster than one process"
+            f" (CPU of all processes {parallel['cpu_ratio_parallel_vs_serial']:.2f}x one process's;"
+            " the same report)"
+        )
         summary = {
             "machine": {**machine_facts(), "load_average_1m": load},
+            "parallel_verify": parallel,
             "rows": [row.to_json() for row in rows],
             "formats": {str(version): found for version, found in per_format.items()},
         }
