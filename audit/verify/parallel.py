@@ -25,6 +25,7 @@ import multiprocessing
 import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,8 +128,13 @@ def scan_segment(path: str, anchor_seq: int | None, is_last: bool) -> SegmentSca
     return scan
 
 
-def replay_segment(walker: ChainWalker, path: Path, scan: SegmentScan, *, is_last: bool) -> None:
-    """Take one segment into ``walker`` from a worker's scan, exactly as walking it would."""
+def replay_segment(walker: ChainWalker, path: Path, future: Future[SegmentScan], *, is_last: bool) -> None:
+    """Take one segment into ``walker`` from a worker's scan, exactly as walking it would; walk it
+    here when there is no scan (the worker died: killed, out of memory)."""
+    try:
+        scan = future.result()
+    except (BrokenProcessPool, OSError):
+        scan = SegmentScan()
     if scan.first_line is None or scan.last is None:
         walker.walk_file(path, is_last=is_last)
         return

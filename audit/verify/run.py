@@ -30,7 +30,7 @@ def verify_log(
     live: bool = False,
     require_anchor: bool = False,
     on_segment: Callable[[int, int, str], None] | None = None,
-    workers: int | None = None,
+    workers: int | None = 1,
 ) -> VerificationReport:
     """Verify a log given its segments.
 
@@ -52,6 +52,8 @@ def verify_log(
     ``workers``: processes that verify segments in parallel (:mod:`.parallel`; the report is the
     one a single walk gives). ``None``: every usable core when the segments hold at least
     :data:`PARALLEL_FROM_BYTES`, else one (starting processes costs more than small logs take).
+    Workers are forked, so the default is one: a caller with threads of its own (the gateway)
+    must not fork; the ``verify`` command, which has none, asks for ``None``.
     """
     key = load_public_key(public_key) if public_key is not None else None
     given = [Path(p) for p in paths]
@@ -85,7 +87,7 @@ def verify_log(
     if workers > 1 and len(files) > 1:
         with segment_scans(files, walker.anchor.seq, min(workers, len(files))) as scans:
             for position, (path, scan) in enumerate(zip(files, scans, strict=True)):
-                replay_segment(walker, path, scan.result(), is_last=position == len(files) - 1)
+                replay_segment(walker, path, scan, is_last=position == len(files) - 1)
                 if on_segment is not None:
                     on_segment(position + 1, len(files), str(path))
     else:

@@ -4,14 +4,17 @@ dropped, doubled, swapped, two lines joined, a foreign line), read in blocks of 
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from audit_helpers import WriteLog
+from dsh_policy.audit.cli import verify_main
 from dsh_policy.audit.keys import KeyPairFiles
-from dsh_policy.audit.verify import VerificationReport, verify_log
+from dsh_policy.audit.verify import VerificationReport, parallel, verify_log
 from dsh_policy.audit.verify import lines as verify_lines
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -129,3 +132,31 @@ def test_a_segment_left_out_is_reported_alike_in_parallel(
     serial = verify_log(named, public_key=key_pair.public_path, workers=1)
     assert not serial.intact
     assert verify_log(named, public_key=key_pair.public_path, workers=2) == serial
+
+
+def _worker_dies(path: str, anchor_seq: int | None, is_last: bool) -> None:
+    os._exit(3)  # a worker killed (out of memory, a signal) mid-scan
+
+
+def test_a_worker_that_dies_leaves_its_segments_to_the_main_process(
+    write_log: WriteLog, key_pair: KeyPairFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = _segments(write_log, key_pair)
+    serial = verify_log(paths, public_key=key_pair.public_path, workers=1)
+    monkeypatch.setattr(parallel, "scan_segment", _worker_dies)
+    assert verify_log(paths, public_key=key_pair.public_path, workers=2) == serial
+
+
+def test_verify_jobs_gives_the_same_report(
+    write_log: WriteLog, key_pair: KeyPairFiles, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = _segments(write_log, key_pair)
+    outputs = []
+    for jobs in ("1", "2"):
+        code = verify_main(
+            [str(paths[-1]), "--key", str(key_pair.public_path), "--jobs", jobs, "--format", "json"]
+        )
+        assert code == 0
+        outputs.append(json.loads(capsys.readouterr().out))
+    assert outputs[0] == outputs[1]
+    assert verify_main([str(paths[-1]), "--jobs", "0"]) == 2
