@@ -110,18 +110,27 @@ def test_any_byte_changed_anywhere_is_reported_alike(
     assert fast == slow
 
 
-@pytest.mark.parametrize("segment", [0, 1, -1])
-@pytest.mark.parametrize("damage", list(_DAMAGE), ids=list(_DAMAGE))
+_PARALLEL_CASES = [
+    ("intact", 1),
+    ("byte changed", 0),
+    ("byte changed", -1),
+    ("line dropped", 1),
+    ("lines joined", 1),
+    ("foreign line", 1),
+    ("checkpoint dropped", 1),
+]
+
+
+@pytest.mark.parametrize(("damage", "segment"), _PARALLEL_CASES)
 def test_segments_verified_in_parallel_give_the_serial_report(
     write_log: WriteLog, key_pair: KeyPairFiles, damage: str, segment: int
 ) -> None:
     paths = _segments(write_log, key_pair)
     target = paths[segment]
     target.write_bytes(b"".join(_DAMAGE[damage](target.read_bytes().splitlines(keepends=True))))
-    for named in (paths, [paths[-1]]):  # the segments named, or found from the active one
-        serial = verify_log(named, public_key=key_pair.public_path, workers=1)
-        assert verify_log(named, public_key=key_pair.public_path, workers=2) == serial
-        assert verify_log(named, workers=3) == verify_log(named, workers=1)
+    serial = verify_log([paths[-1]], public_key=key_pair.public_path, workers=1)  # siblings found
+    assert verify_log([paths[-1]], public_key=key_pair.public_path, workers=3) == serial
+    assert serial.intact == (damage == "intact")
 
 
 def test_a_segment_left_out_is_reported_alike_in_parallel(
