@@ -5,10 +5,11 @@ inside the gateway fails closed.
 The SDK here is the real pinned library (``query``, its ``Query`` control protocol, the
 ``HookMatcher``s :meth:`PolicyHooks.matchers` registers, its ``HookContext``, its
 ``can_use_tool`` plumbing); Claude Code's side of the protocol is scripted
-(:mod:`claude_code_double`), so the whole shared set runs in well under a second. The same
-comparison on the real bundled CLI is ``test_claude_agent_sdk_adapter.py`` (a subset, in the
-default suite when the extra is installed) and, for every shared call whose command is harmless,
-the opt-in ``DSH_TEST_SDK_CLI=1`` run there.
+(:mod:`claude_code_double`), so the whole shared set runs in about a second. The same
+comparison on the real bundled CLI is in ``test_claude_agent_sdk_adapter.py``: a deny, an allow,
+an ask rejected and one approved, and a redaction, with commands that touch only a temporary
+folder (the packs' cases are destructive commands by design, so they are never given to a CLI
+that would run what a hook let through).
 """
 
 from __future__ import annotations
