@@ -32,7 +32,7 @@ from typing import Any
 
 from adapter_parity_kit import Call, Run, _kind
 from dsh_policy.core.frozen import thaw
-from dsh_policy.policy.events import all_strings_text, with_rules
+from dsh_policy.policy.events import with_rules
 from dsh_policy.policy.hooks.claude_code.dialect import already_seen
 from dsh_policy.policy.hooks.protocol.vocabulary import ALIASES, canonicalize
 
@@ -71,21 +71,6 @@ def tool_response(name: str, args: Mapping[str, Any], output: str) -> Any:
     if name.startswith("mcp__"):
         return [{"type": "text", "text": output}]
     return output
-
-
-def model_text(name: str, output: Any) -> str:
-    """The part of a tool's response the model reads: Bash its stdout and stderr, Read the file's
-    content, WebFetch its result, MCP tools their text blocks, any other tool every string."""
-    if isinstance(output, Mapping):
-        if name == "Bash":
-            return "\n".join(part for part in (output.get("stdout"), output.get("stderr")) if part)
-        if name == "Read" and isinstance(output.get("file"), Mapping):
-            return str(output["file"].get("content", ""))
-        if name == "WebFetch" and "result" in output:
-            return str(output["result"])
-    if isinstance(output, list) and all(isinstance(b, Mapping) and b.get("type") == "text" for b in output):
-        return "\n".join(str(b.get("text", "")) for b in output)
-    return all_strings_text(output)
 
 
 def hook_records(log: Path) -> dict[str, list[dict[str, Any]]]:

@@ -16,7 +16,8 @@ plays what the CLI does around one tool call, per call of a script, all in one s
    ``additionalContext`` follows.
 
 What the model would read is kept per call (``shown``). This is a stand-in for the CLI inside a
-unit test; the proof on the real CLI is the opt-in variant of the parity test.
+unit test (and the Python-side half of ``benchmarks/bench_frameworks.py``'s SDK row); the proof on
+the real CLI is ``tests/adapters/test_claude_agent_sdk_adapter.py``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 
 import anyio
 from claude_agent_sdk import Transport
-from hook_parity_kit import model_text
+from dsh_policy.policy.events import all_strings_text
 
 SESSION = "sdk-parity-session"
 
@@ -53,6 +54,9 @@ class ScriptedClaudeCode(Transport):
     uses: list[ToolUse]
     run: Callable[[ToolUse], None]
     cwd: str
+    #: Also stream the messages the CLI streams around each call (the model's tool use, the tool
+    #: result), which the SDK parses: its own per-call work in the application's process.
+    transcript: bool = False
     shown: dict[str, str] = field(default_factory=dict)
     answers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     hooks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -122,7 +126,11 @@ class ScriptedClaudeCode(Transport):
         assert self._prompted is not None
         await self._prompted.wait()
         for use in self.uses:
-            self.shown[use.tool_use_id] = await self._tool_call(use)
+            if self.transcript:
+                await self._outbox.send(_assistant(use))
+            shown = self.shown[use.tool_use_id] = await self._tool_call(use)
+            if self.transcript:
+                await self._outbox.send(_tool_result(use, shown))
         await self._outbox.send({
             "type": "result", "subtype": "success", "duration_ms": 1, "duration_api_ms": 1,
             "is_error": False, "num_turns": len(self.uses) + 1, "session_id": SESSION, "result": "done"})
@@ -182,8 +190,38 @@ class ScriptedClaudeCode(Transport):
         return self._responses.pop(request_id)
 
 
+def model_text(tool_name: str, output: Any) -> str:
+    """The part of a tool's response the model reads: Bash its stdout and stderr, Read the file's
+    content, WebFetch its result, MCP tools their text blocks, any other tool every string."""
+    if isinstance(output, Mapping):
+        if tool_name == "Bash":
+            return "\n".join(part for part in (output.get("stdout"), output.get("stderr")) if part)
+        if tool_name == "Read" and isinstance(output.get("file"), Mapping):
+            return str(output["file"].get("content", ""))
+        if tool_name == "WebFetch" and "result" in output:
+            return str(output["result"])
+    if isinstance(output, list) and all(isinstance(b, Mapping) and b.get("type") == "text" for b in output):
+        return "\n".join(str(b.get("text", "")) for b in output)
+    return all_strings_text(output)
+
+
 def _with(text: str, contexts: list[str]) -> str:
     return "\n\n".join((text, *contexts)) if contexts else text
+
+
+def _assistant(use: ToolUse) -> dict[str, Any]:
+    block = {"type": "tool_use", "id": use.tool_use_id, "name": use.tool_name, "input": dict(use.tool_input)}
+    message = {"id": f"msg-{use.tool_use_id}", "type": "message", "role": "assistant", "model": "claude",
+               "content": [block], "stop_reason": "tool_use",
+               "usage": {"input_tokens": 12, "output_tokens": 20}}
+    return {"type": "assistant", "parent_tool_use_id": None, "session_id": SESSION,
+            "uuid": f"a-{use.tool_use_id}", "message": message}
+
+
+def _tool_result(use: ToolUse, shown: str) -> dict[str, Any]:
+    block = {"type": "tool_result", "tool_use_id": use.tool_use_id, "content": shown, "is_error": False}
+    return {"type": "user", "parent_tool_use_id": None, "session_id": SESSION, "uuid": f"u-{use.tool_use_id}",
+            "message": {"role": "user", "content": [block]}, "tool_use_result": use.tool_response}
 
 
 def _success(request_id: str, response: dict[str, Any]) -> dict[str, Any]:
