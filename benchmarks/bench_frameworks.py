@@ -1,16 +1,31 @@
 """What a framework adapter costs per tool call, over the framework's own per-call cost, in one run.
 
-Run: ``python benchmarks/bench_frameworks.py [--calls N] [--rounds N] [--only NAME]``. For every
-framework whose extra is installed (or each ``--only`` one), an agent driven by the framework's own
-scripted/fake model makes ``--calls`` allowed tool calls (one per model turn, a canned tool body),
-once without the adapter and once with it twice: ``gated`` (the shipped packs deciding, every call
-recorded in an audit log with ``fsync=off``: what a deployment pays) and ``glue`` (a pack with no
-rules and no audit log: the adapter's own translation, without the policy's work, which the
-in-process gateway pays too). Times are CPU time of the benchmark process, medians over rounds that
-alternate the variants. Per call: the framework alone, each variant's added cost, and its ratio to
-the framework's. Target: the glue adds at most 10% of the framework's own per-call cost or 50 us,
-whichever is larger (the policy's own cost is ``bench_gateway.py``'s subject). Writes
-``benchmarks/results/frameworks.json``.
+Run: ``python benchmarks/bench_frameworks.py [--calls N] [--rounds N] [--only NAME] [--cli]``. For
+every framework whose extra is installed (or each ``--only`` one), an agent driven by the
+framework's own scripted/fake model makes ``--calls`` allowed tool calls (one per model turn, a
+canned tool body) in four variants, alternating round by round:
+
+- ``alone``: the framework with no hook at all;
+- ``noop``: the framework's own hook mechanism with a do-nothing hook of the kind the adapter uses
+  (a middleware, capability, guardrails + ``needs_approval``, plugin, hook callbacks): what having
+  any hook costs in that framework, which is not ours to cut;
+- ``glue``: the adapter on a pack with no rules and no audit log: our translation (plus the empty
+  policy's own stages, which the in-process gateway pays too);
+- ``gated``: the adapter with the shipped packs, every call recorded (``fsync=off``): what a
+  deployment pays (the policy's own cost is ``bench_gateway.py``'s subject).
+
+Times are CPU time of the benchmark process per call, medians over the rounds. The glue is also
+timed inside the adapter's hooks (thread CPU time, the framework's handler excluded), which a busy
+machine disturbs far less than a difference of two session times. Target: the glue adds at most
+10% of the framework's own per-call cost or 50 us, whichever is larger.
+
+The Claude Agent SDK runs the Claude Code CLI in a subprocess; its row drives the real SDK with
+Claude Code's side of the protocol scripted in process (``tools/claude_code_double.py``), so it
+measures the SDK's own per-call work in the application's process and the hook callbacks' cost
+over it. ``--cli`` adds the real bundled CLI, offline (``tools/fake_anthropic.py``, harmless
+commands in a temporary folder): wall and CPU time (this process and the CLI's) per tool call,
+alone and with ``PolicyHooks`` (shipped packs, audit log). Writes
+``benchmarks/results/frameworks.json`` with the load average.
 """
 
 from __future__ import annotations
