@@ -24,7 +24,7 @@ Claude Code's side of the protocol scripted in process (``tools/claude_code_doub
 measures the SDK's own per-call work in the application's process and the hook callbacks' cost
 over it. ``--cli`` adds the real bundled CLI, offline (``tools/fake_anthropic.py``, harmless
 commands in a temporary folder): wall and CPU time (this process and the CLI's) per tool call,
-alone and with ``PolicyHooks`` (shipped packs, audit log). Writes
+alone, with do-nothing hook callbacks and with ``PolicyHooks`` (shipped packs, audit log). Writes
 ``benchmarks/results/frameworks.json`` with the load average.
 """
 
@@ -565,7 +565,8 @@ def _cpu_with_children() -> float:
 
 
 def measure_cli(calls: int, rounds: int) -> dict[str, Any]:
-    """The real CLI, alone and with :class:`PolicyHooks` (shipped packs, audit log): per tool call,
+    """The real CLI, alone, with do-nothing hook callbacks and with :class:`PolicyHooks` (shipped
+    packs, audit log): per tool call,
     from a session of ``calls`` calls minus a session of one (the CLI's start-up cancels out)."""
     from dsh_policy.audit import AuditWriter
     from dsh_policy.policy import DecisionAuditor, LoadFailure, Policy
@@ -573,25 +574,26 @@ def measure_cli(calls: int, rounds: int) -> dict[str, Any]:
 
     policy = Policy.load(PACKS)
     assert not isinstance(policy, LoadFailure), str(policy)
-    samples: dict[str, list[tuple[float, float]]] = {"alone": [], "gated": []}
+    samples: dict[str, list[tuple[float, float]]] = {"alone": [], "noop": [], "gated": []}
     with tempfile.TemporaryDirectory(prefix="bench-sdk-cli-") as folder:
         writer = AuditWriter.open(Path(folder) / "bench.jsonl", fsync="off")
         hooks = PolicyHooks(policy, auditor=DecisionAuditor(writer, policy))
         for _ in range(rounds):
-            for variant, adapter in (("alone", None), ("gated", hooks)):
+            for variant, adapter in (("alone", None), ("noop", _sdk_noop()), ("gated", hooks)):
                 many = _cli_session(calls, adapter, Path(folder))
                 one = _cli_session(1, adapter, Path(folder))
                 samples[variant].append(((many[0] - one[0]) / (calls - 1), (many[1] - one[1]) / (calls - 1)))
         writer.close()
     row: dict[str, Any] = {"framework": "claude-agent-sdk (real CLI)", "calls_per_session": calls,
                            "rounds": rounds}
-    for variant in ("alone", "gated"):
+    for variant in ("alone", "noop", "gated"):
         row[f"{variant}_wall_ms_per_call"] = round(statistics.median(w for w, _ in samples[variant]) * 1e3, 2)
         row[f"{variant}_cpu_ms_per_call"] = round(statistics.median(c for _, c in samples[variant]) * 1e3, 2)
-    for kind in ("wall", "cpu"):
-        base = row[f"alone_{kind}_ms_per_call"]
-        added = row[f"gated_{kind}_ms_per_call"] - base
-        row[f"gated_{kind}_ratio"] = round(added / base, 3) if base > 0 else None
+    for variant in ("noop", "gated"):
+        for kind in ("wall", "cpu"):
+            base = row[f"alone_{kind}_ms_per_call"]
+            added = row[f"{variant}_{kind}_ms_per_call"] - base
+            row[f"{variant}_{kind}_ratio"] = round(added / base, 3) if base > 0 else None
     return row
 
 
@@ -604,7 +606,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cli", action="store_true",
                         help="also run the real bundled Claude Code CLI (claude-agent-sdk extra), offline")
     parser.add_argument("--cli-calls", type=int, default=10)
-    parser.add_argument("--cli-rounds", type=int, default=3)
+    parser.add_argument("--cli-rounds", type=int, default=5)
     options = parser.parse_args(argv)
     load = os.getloadavg()
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; CPU time of this process, median of "
@@ -632,7 +634,9 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(cli)
         print(f"{'claude-agent-sdk':<16} real CLI per tool call: alone "
               f"{cli['alone_wall_ms_per_call']:.1f} ms wall, {cli['alone_cpu_ms_per_call']:.1f} ms CPU "
-              f"(CLI + this process) | with PolicyHooks (packs, audit) "
+              f"(CLI + this process) | do-nothing hook callbacks {cli['noop_wall_ms_per_call']:.1f} ms wall "
+              f"({cli['noop_wall_ratio']:+.3f}), {cli['noop_cpu_ms_per_call']:.1f} ms CPU "
+              f"({cli['noop_cpu_ratio']:+.3f}) | with PolicyHooks (packs, audit) "
               f"{cli['gated_wall_ms_per_call']:.1f} ms wall ({cli['gated_wall_ratio']:+.3f}), "
               f"{cli['gated_cpu_ms_per_call']:.1f} ms CPU ({cli['gated_cpu_ratio']:+.3f})")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
