@@ -9,8 +9,8 @@ whole lists: the seqs are compared with the expected numbers as one string, the 
 SHA-256 per line, through ``map``) with the stated ones as one hex string, and the Merkle tree is
 extended a level at a time. The first line of a block is checked by a separate match of its header.
 
-The checks are exactly :mod:`.fast_path_v2`'s (which :mod:`.fast_path_v2` states per line); only how
-they are computed differs. A block whose shape the split does not recognise (a line without the
+The checks are exactly those :mod:`.fast_path_v2` makes line by line; only how they are computed
+differs. A block whose shape the split does not recognise (a line without the
 trailer, a header that is not the writer's) goes whole to :class:`.fast_path_v2.FastPathV2`, which
 finds the line and hands it to the slow path. Inside a recognised block, a line that fails a check,
 a writer's kind and the anchor's seq end the run: that line goes to the slow path (rebuilt exactly
