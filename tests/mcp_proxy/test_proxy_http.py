@@ -88,9 +88,15 @@ class Upstream:
 class Proxy:
     """``dsh-policy mcp proxy --upstream URL --listen 127.0.0.1:0`` as its own process."""
 
-    def __init__(self, upstream: str, audit: Path | None, extra: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        upstream: str,
+        audit: Path | None,
+        extra: list[str] | None = None,
+        packs: list[Path] | None = None,
+    ) -> None:
         argv = [sys.executable, "-m", "dsh_policy.policy.cli", "mcp", "proxy", "--name", "demo"]
-        argv += ["--pack", *map(str, [TEST_PACK, *SHIPPED])]
+        argv += ["--pack", *map(str, packs if packs is not None else [TEST_PACK, *SHIPPED])]
         argv += ["--audit", str(audit)] if audit is not None else []
         argv += ["--upstream", upstream, "--listen", "127.0.0.1:0", *(extra or [])]
         self.process = subprocess.Popen(argv, stderr=subprocess.PIPE)
@@ -207,6 +213,31 @@ def test_an_upstream_that_dies_is_an_error_for_each_call(
     assert "could not be reached" in errors[1]
     assert _calls(audit_log, "mcp__demo__crash")[0]["result"]["is_error"] is True
     assert _calls(audit_log, "mcp__demo__echo")[0]["result"]["is_error"] is True
+
+
+def test_a_10_mib_result_over_http(tmp_path: Path, audit_log: Path) -> None:
+    """The SDK client (stateless revision, a JSON answer) gets a 10 MiB result through the proxy
+    whole, in about a second and a half. (In the 2025-11-25 revision the server answers on an SSE
+    stream, and the SDK client refuses any event over 1 MiB, directly to the server too.) Only the
+    test pack: the secrets pack would withhold a result over its 1 MiB scan limit."""
+    upstream = Upstream(tmp_path / "marker")
+    try:
+        proxy = Proxy(upstream.url, audit_log, packs=[TEST_PACK])
+        try:
+            size = 10 * 1024 * 1024
+
+            async def scenario(client: Client) -> Any:
+                return await client.call_tool("big", {"size": size})
+
+            result = _drive(proxy.url, scenario, mode="2026-07-28")
+        finally:
+            _stop(proxy.process)
+    finally:
+        _stop(upstream.process)
+    assert not result.is_error and _text(result) == "x" * size
+    assert result.structured_content == {"result": "x" * size}
+    record = _calls(audit_log, "mcp__demo__big")[0]
+    assert record["result"]["is_error"] is False and record["decision"]["post_execute"]["action"] == "accept"
 
 
 def _post(port: int, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
