@@ -324,6 +324,67 @@ def test_origin_host_and_credentials(tmp_path: Path) -> None:
         setup.close()
 
 
+class _KeepAlive(BaseHTTPRequestHandler):
+    """An HTTP/1.1 upstream that notes the client port of each POST (one port: one connection) and
+    closes the connection after an answer when told to."""
+
+    protocol_version = "HTTP/1.1"
+    ports: ClassVar[list[int]] = []
+    close_after: ClassVar[set[int]] = set()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).ports.append(self.client_address[1])
+        answer = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": {"content": []}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        if len(type(self).ports) in type(self).close_after:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        self.wfile.write(answer)
+
+
+def test_the_upstream_connection_is_kept_alive_only_while_it_can_be(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """POSTs of one client connection share one upstream connection; one the server closed, or
+    one idle too long, is replaced before the next POST (never retried after it was sent)."""
+    from dsh_policy.policy.mcp import streamable_http
+
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), _KeepAlive)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    setup = open_gate("demo", policy_sources([str(TEST_PACK)]), audit=str(tmp_path / "audit.jsonl"))
+    proxy = HttpProxy(setup.gate, f"http://127.0.0.1:{upstream.server_address[1]}/mcp", ("127.0.0.1", 0))
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    _KeepAlive.close_after = {3}  # the third answer closes its connection
+    client = http.client.HTTPConnection("127.0.0.1", proxy.address[1], timeout=30)
+    try:
+        for number in range(1, 6):
+            if number == 5:
+                monkeypatch.setattr(streamable_http, "UPSTREAM_IDLE_SECONDS", 0.0)
+            body = {"jsonrpc": "2.0", "id": number, "method": "ping"}
+            client.request(
+                "POST", "/mcp", body=json.dumps(body), headers={"Content-Type": "application/json"}
+            )
+            response = client.getresponse()
+            assert response.status == 200 and json.loads(response.read())["id"] == number
+    finally:
+        client.close()
+        proxy.shutdown()
+        upstream.shutdown()
+        upstream.server_close()
+        setup.close()
+    ports = _KeepAlive.ports
+    assert ports[0] == ports[1] == ports[2]  # kept alive
+    assert ports[3] != ports[2]  # the server closed it after the third: a new one
+    assert ports[4] != ports[3]  # idle longer than allowed: a new one
+
+
 def test_listen_is_loopback_only() -> None:
     assert listen_address("127.0.0.1:8765") == ("127.0.0.1", 8765)
     assert listen_address("[::1]:8765") == ("::1", 8765)
