@@ -56,6 +56,9 @@ PROTOCOL_META = {
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 ECHO = {"name": "echo", "arguments": {"text": "hello"}}
+#: Issue 27's targets: the proxy's p50 overhead over a direct connection, per transport.
+TARGET_P50_OVERHEAD_MS = {"stdio": 1.0, "http": 2.0}
+RESULTS = ROOT / "benchmarks" / "results" / "mcp.json"
 _SERVING = re.compile(r"serving http://([\d.]+):(\d+)/")
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 #: A relay that copies lines both ways and nothing else (``--floor``).
@@ -282,13 +285,19 @@ class Bench:
             _stop(process)
 
 
-def _report(timings: dict[str, list[float]], cpu: dict[str, float], samples: int) -> None:
+def _report(timings: dict[str, list[float]], cpu: dict[str, float], samples: int) -> dict[str, object]:
+    rows: dict[str, dict[str, float]] = {}
     for name, values in timings.items():
+        rows[name] = {
+            "p50_ms": statistics.median(values) * 1e3,
+            "p99_ms": percentile(values, 0.99) * 1e3,
+            "cpu_ms_per_call": cpu[name] / samples * 1e3,
+        }
         print(
-            f"{name:>14}: p50 {statistics.median(values) * 1e3:7.3f} ms  "
-            f"p99 {percentile(values, 0.99) * 1e3:7.3f} ms  "
-            f"CPU {cpu[name] / samples * 1e3:6.3f} ms/call  ({len(values)} calls)"
+            f"{name:>14}: p50 {rows[name]['p50_ms']:7.3f} ms  p99 {rows[name]['p99_ms']:7.3f} ms  "
+            f"CPU {rows[name]['cpu_ms_per_call']:6.3f} ms/call  ({len(values)} calls)"
         )
+    print("(CPU: of the process the client talks to, the server itself on a direct path)")
     for name in timings:
         transport, _, role = name.partition(" ")
         direct = timings.get(f"{transport} direct")
@@ -296,7 +305,16 @@ def _report(timings: dict[str, list[float]], cpu: dict[str, float], samples: int
             continue
         p50 = statistics.median(timings[name]) - statistics.median(direct)
         p99 = percentile(timings[name], 0.99) - percentile(direct, 0.99)
-        print(f"{name} overhead over {transport} direct: p50 {p50 * 1e3:.3f} ms  p99 {p99 * 1e3:.3f} ms")
+        rows[name] |= {"p50_overhead_ms": p50 * 1e3, "p99_overhead_ms": p99 * 1e3}
+        target = TARGET_P50_OVERHEAD_MS.get(transport)
+        verdict = (
+            "" if role != "proxy" or target is None else (" (met)" if p50 * 1e3 <= target else " (MISSED)")
+        )
+        goal = f", target p50 at most {target:g} ms{verdict}" if role == "proxy" and target else ""
+        print(
+            f"{name} overhead over {transport} direct: p50 {p50 * 1e3:.3f} ms  p99 {p99 * 1e3:.3f} ms{goal}"
+        )
+    return rows
 
 
 def main() -> int:
@@ -309,6 +327,7 @@ def main() -> int:
     )
     parser.add_argument("--floor", action="store_true", help="also time a stdio relay that only copies lines")
     args = parser.parse_args()
+    start_load = os.getloadavg()
     print(f"load average at start: {load_average()}  ({os.cpu_count()} CPUs)")
     with tempfile.TemporaryDirectory() as folder:
         bench = Bench(Path(folder), args.baseline_src)
@@ -338,10 +357,21 @@ def main() -> int:
                 memory.append((name, before, rss_kib(pid)))
         finally:
             bench.close()
-    _report(timings, cpu, args.samples)
+    rows = _report(timings, cpu, args.samples)
     for name, before, after in memory:
         print(f"{name} memory: {before:,} KiB before, {after:,} KiB after {args.calls:,} more calls")
     print(f"load average at end: {load_average()}")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    document = {
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+        "load_average": {"start": start_load, "end": os.getloadavg()},
+        "samples": args.samples,
+        "paths": rows,
+        "memory_kib": {
+            name: {"before": before, "after": after, "calls": args.calls} for name, before, after in memory
+        },
+    }
+    RESULTS.write_text(json.dumps(document, indent=2) + "\n")
     return 0
 
 
