@@ -1,4 +1,4 @@
-"""Effects the held-out evaluation of issue 24 found unread, each read as a class rather than a
+"""Effects a held-out evaluation found unread (tests/corpus/heldout), each read as a class rather than a
 spelling:
 
 - ``agent-unsafe``: an AI agent started with its approvals or sandbox switched off (any agent CLI,
@@ -97,7 +97,7 @@ def _gh(argv: list[str]) -> Iterator[Effect]:
     words = _words(argv)
     public = "--public" in argv
     if words[:2] == ["repo", "create"] and public:
-        yield _fx("publish", "gh creates a public repository", " ".join(words[2:3]))
+        yield _fx("publish", f"{argv[0]} creates a public repository", " ".join(words[2:3]))
     elif words[:2] == ["gist", "create"] and public:
         yield _fx("publish", "gh publishes a public gist", " ".join(words[2:]))
     elif (
@@ -186,6 +186,7 @@ _HANDLERS = {
     **dict.fromkeys(_AGENTS, _agent),
     "git": _git,
     "gh": _gh,
+    "glab": _gh,
     **dict.fromkeys(_SCANNERS, _scanner),
     **dict.fromkeys(("aws", "gcloud", "az"), _cloud),
     **dict.fromkeys(("systemctl", "service", "modprobe", "rmmod", "date", "timedatectl", "hwclock"), _host),

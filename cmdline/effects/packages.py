@@ -76,7 +76,14 @@ def _in_range(version: str, span: dict[str, str]) -> bool:
 
 def malicious(ecosystem: str, name: str, version: str | None) -> str:
     """The advisory id listing ``name`` at ``version`` (``None``: no version named), or ``""``."""
-    entry = _load()["packages"].get(ecosystem, {}).get(normalize(ecosystem, name))
+    known = _load()["packages"].get(ecosystem, {})
+    entry = known.get(normalize(ecosystem, name))
+    if not entry and ecosystem == "go":
+        # a package path inside a module (module/cmd/tool) belongs to the module
+        parts = name.split("/")
+        entry = next(
+            (known[p] for i in range(len(parts) - 1, 2, -1) if (p := "/".join(parts[:i])) in known), None
+        )
     if not entry:
         return ""
     ids = entry.get("ids", [""])
@@ -96,6 +103,11 @@ _PY_SPEC = re.compile(r"^([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*(?:===?\s*([\w.!+
 _RUNNER = re.compile(
     r"(?:^|[\s;&|(])(?:npx|bunx|pnpx|(?:pnpm|yarn)\s+dlx|npm\s+exec)\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*"
     r"(@[\w.-]+/[\w.-]+@[\w.^~-]+|[\w.-]+@[\w.^~-]+)"
+)
+
+
+_PY_RUNNER = re.compile(
+    r"(?:^|[\s;&|(])(?:uvx|pipx\s+run|uv\s+tool\s+run)\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*([A-Za-z0-9][\w.\[\]=@-]*)"
 )
 
 
@@ -127,8 +139,10 @@ def _python(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
     words = argv[1:]
     if argv[0].startswith("python") and words[:2] == ["-m", "pip"]:
         words = words[2:]
-    elif argv[0] == "uv" and words[:1] == ["pip"]:
-        words = words[1:]
+    elif (argv[0] == "uv" and words[:1] in (["pip"], ["tool"])) or (
+        argv[0] == "pipx" and words[:1] == ["run"]
+    ):
+        words = words[1:] if argv[0] == "uv" else ["install", *words[1:]]
     if not words or words[0] not in ("install", "add"):
         return
     value_opts = frozenset(
@@ -235,7 +249,16 @@ def install_acts(argv: list[str]) -> Iterator[Effect]:
 
 
 def runner_acts(line: str) -> Iterator[Effect]:
-    """``npx pkg@1.2.3``: package runners whose pinned spec the shell reader folds into a bin name."""
+    """``npx pkg@1.2.3``, ``uvx pkg==1.0``: package runners, whose package the shell reader folds
+    into the bin it runs (dropping the version)."""
+    for match in _PY_RUNNER.finditer(line):
+        spec = _PY_SPEC.match(match.group(1))
+        if spec:
+            found = _effect(
+                "pypi", spec.group(1), spec.group(2) or (match.group(1).partition("@")[2] or None)
+            )
+            if found:
+                yield found
     if "@" not in line:
         return
     for match in _RUNNER.finditer(line):

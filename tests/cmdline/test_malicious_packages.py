@@ -56,6 +56,9 @@ def kinds(line: str) -> list[str]:
         "cargo install replit_ruspty --version 1.0.0",
         "go get github.com/boltdb-go/bolt@latest",
         "sudo npm install -g nx@21.8.0",
+        "uv tool install 3web-py",
+        "pipx run 3web-py",
+        "go install github.com/boltdb-go/bolt/cmd/bolt@latest",
     ],
 )
 def test_installs_of_listed_versions_are_malicious(line: str) -> None:

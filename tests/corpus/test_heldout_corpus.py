@@ -10,7 +10,9 @@ It was written and measured *before* the rules that now cover it (``docs/coverag
 figures before and after), in the format of ``public/`` and judged the same way: every shipped
 pack with default params, blocked = deny or ask. The split by tool kind (shell against file and
 web tools) is reported too, because a held-out measure once found the non-shell side weakest.
-Run with ``-s`` for the tables and every miss.
+``probe/`` holds new spellings of the same classes written *after* the fixes and measured once
+before any further change (its first figures are in ``docs/coverage.md``); it is judged here by the
+same bars. Run with ``-s`` for the tables and every miss.
 """
 
 from __future__ import annotations
@@ -18,19 +20,21 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from test_public_corpus import ENGINE, correct, load_entries, outcomes, report
 
 HELDOUT = Path(__file__).resolve().parent / "heldout"
+PROBE = Path(__file__).resolve().parent / "probe"
 MIN_BLOCKED = 0.95
 MIN_BLOCKED_PER_CATEGORY = 0.90
 MAX_FALSE_POSITIVES = 0.02
 
 
-def by_tool_kind(side: str) -> tuple[str, dict[str, float]]:
+def by_tool_kind(side: str, root: Path = HELDOUT) -> tuple[str, dict[str, float]]:
     """Counted entries of one side split into shell and non-shell tool calls."""
     totals: Counter[str] = Counter()
     right: Counter[str] = Counter()
-    for entry, decision, _rules in outcomes(side, ENGINE, HELDOUT):
+    for entry, decision, _rules in outcomes(side, ENGINE, root):
         if entry.debatable is not None:
             continue
         kind = "shell" if entry.tool == "shell" else "non-shell"
@@ -51,18 +55,20 @@ def test_every_heldout_entry_is_sourced_and_unique() -> None:
         assert len(subjects) == len(set(subjects)), f"{side}: duplicate entries"
 
 
-def test_shipped_packs_block_the_heldout_corpus() -> None:
-    text, rates, overall = report("dangerous", ENGINE, HELDOUT)
-    kinds, kind_rates = by_tool_kind("dangerous")
+@pytest.mark.parametrize("root", [HELDOUT, PROBE], ids=["heldout", "probe"])
+def test_shipped_packs_block_the_heldout_corpus(root: Path) -> None:
+    text, rates, overall = report("dangerous", ENGINE, root)
+    kinds, kind_rates = by_tool_kind("dangerous", root)
     print(text + "\n" + kinds)
     assert overall >= MIN_BLOCKED, text
     assert min(rates.values()) >= MIN_BLOCKED_PER_CATEGORY, text
     assert min(kind_rates.values()) >= MIN_BLOCKED, kinds
 
 
-def test_shipped_packs_allow_the_everyday_side_of_the_heldout_corpus() -> None:
-    text, _rates, overall = report("benign", ENGINE, HELDOUT)
-    kinds, kind_rates = by_tool_kind("benign")
+@pytest.mark.parametrize("root", [HELDOUT, PROBE], ids=["heldout", "probe"])
+def test_shipped_packs_allow_the_everyday_side_of_the_heldout_corpus(root: Path) -> None:
+    text, _rates, overall = report("benign", ENGINE, root)
+    kinds, kind_rates = by_tool_kind("benign", root)
     print(text + "\n" + kinds)
     assert 1 - overall <= MAX_FALSE_POSITIVES, text
     assert max(1 - rate for rate in kind_rates.values()) <= MAX_FALSE_POSITIVES * 2, kinds
