@@ -281,8 +281,8 @@ def _run(argv: list[str], timeout: float) -> int:
     spec = options.spec()
     try:
         files = gateway_files(spec)
-    except RuntimeDirError:
-        return decide_in_process(argv, raw)
+    except RuntimeDirError as error:  # the record says why no gateway decided (a socket path too long...)
+        return decide_in_process(argv, raw, {"path": "in-process", "why": f"resident gateway: {error}"})
     deadline = time.monotonic() + timeout
     request = os.urandom(8).hex()
     frame = wire.encode_request(
