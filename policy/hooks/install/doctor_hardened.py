@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dsh_policy.policy.hooks.install import hardened
 from dsh_policy.policy.hooks.install.doctor import Finding
 from dsh_policy.policy.hooks.install.hardened import Layout, Record
-from dsh_policy.policy.hooks.install.hardened_install import install_problems
+from dsh_policy.policy.hooks.install.hardened_install import install_problems, unusable_install
 from dsh_policy.policy.hooks.install.ownership import Trusted, readable_by_others, writable_by_others
 
 
@@ -49,7 +49,11 @@ def findings(agent_user: str | None = None) -> list[Finding]:
     out += _unchangeable("record", [layout.record], trusted)
     out += _unchangeable("deployment", [record.deployment], trusted)
     out += _unchangeable("packs", _packs(record.deployment), trusted)
+    unusable = unusable_install(record, service.pw_name, service.pw_uid, service.pw_gid)
+    if agent is not None:
+        unusable += unusable_install(record, agent.pw_name, agent.pw_uid, agent.pw_gid)
     out += _listed("install", install_problems(record, trusted), f"{record.package} and {record.prefix}")
+    out += [Finding("fail", "install", why) for why in unusable]
     out += _unchangeable("unit", [record.unit], trusted)
     out += list(_unit(record))
     for client, path in sorted(record.clients.items()):

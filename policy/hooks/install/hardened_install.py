@@ -24,7 +24,13 @@ from collections.abc import Callable
 from dsh_policy.policy.hooks.codex import managed as codex_managed
 from dsh_policy.policy.hooks.install import hardened
 from dsh_policy.policy.hooks.install.hardened import Layout, Record
-from dsh_policy.policy.hooks.install.ownership import Trusted, tree_writable_by_others, writable_by_others
+from dsh_policy.policy.hooks.install.ownership import (
+    Trusted,
+    groups_of,
+    tree_writable_by_others,
+    unusable_by,
+    writable_by_others,
+)
 from dsh_policy.policy.hooks.install.settings_files import (
     SettingsError,
     claude_code_hooks,
@@ -57,6 +63,18 @@ def install_problems(record: Record, trusted: Trusted) -> list[str]:
         if os.path.isdir(folder):
             problems += writable_by_others(folder, trusted)
     return list(dict.fromkeys(problems))
+
+
+def unusable_install(record: Record, name: str, uid: int, gid: int) -> list[str]:
+    """Why user ``name`` cannot run the installation (the gateway's user, and the agent's, whose
+    hooks run the same command): an interpreter under a home folder others cannot enter, say."""
+    gids = groups_of(name, gid)
+    found = [
+        unusable_by(record.program, uid, gids, run=True),
+        unusable_by(record.python, uid, gids, run=True),
+        unusable_by(os.path.join(record.package, "__init__.py"), uid, gids, run=False),
+    ]
+    return [f"{name}: {why}" for why in found if why is not None]
 
 
 def _site_folders(prefix: str) -> list[str]:
@@ -101,10 +119,15 @@ def install(client: str, service_user: str, project: str, packs: list[str], prog
         clients=dict(previous.clients) if isinstance(previous, Record) else {},
     )
     problems = install_problems(record, Trusted.of(uid, gid))
+    problems += unusable_install(record, service_user, uid, gid)
     if problems:
         for problem in problems[:10]:
             say("FAIL", f"the installation is not root's alone: {problem}")
-        say("hint", "install dsh-policy into a root-owned environment (sudo python3 -m venv /opt/dsh-policy)")
+        say(
+            "hint",
+            "install dsh-policy into a root-owned environment every user may run "
+            "(sudo /usr/bin/python3 -m venv /opt/dsh-policy)",
+        )
         return 1
     try:
         _folders(layout, uid, gid)

@@ -131,3 +131,37 @@ def readable_by_others(path: str, owner_uid: int) -> str | None:
         if mode & 0o077:
             problems.append(f"{item} has mode {mode:04o}: others may read it")
     return "; ".join(problems) or None
+
+
+def unusable_by(path: str, uid: int, gids: frozenset[int], *, run: bool) -> str | None:
+    """Why user ``uid`` (in groups ``gids``) cannot read ``path`` (``run``: and run it), following
+    links and entering every folder on the way; None when it can. Root can always."""
+    if uid == 0:
+        return None
+    real = os.path.realpath(path)
+    for folder in reversed(list(_folders_above(real))):
+        if not _allows(folder, uid, gids, 0o1):
+            return f"uid {uid} cannot enter {folder}"
+    if not _allows(real, uid, gids, 0o5 if run else 0o4):
+        return f"uid {uid} cannot {'run' if run else 'read'} {real}"
+    return None
+
+
+def _allows(path: str, uid: int, gids: frozenset[int], want: int) -> bool:
+    """Whether the mode bits of ``path`` grant ``want`` (r=4, w=2, x=1) to that user."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    if info.st_uid == uid:
+        granted = info.st_mode >> 6
+    elif info.st_gid in gids:
+        granted = info.st_mode >> 3
+    else:
+        granted = info.st_mode
+    return granted & want == want
+
+
+def groups_of(name: str, gid: int) -> frozenset[int]:
+    """Every group of user ``name`` (primary ``gid`` included)."""
+    return frozenset({gid, *os.getgrouplist(name, gid)})
