@@ -19,6 +19,8 @@ import pytest
 from dsh_policy.policy.hooks.install.hardened import Layout, Record, read_record
 from hardened_kit import (
     Installed,
+    as_user,
+    gateway_pid,
     hook,
     install,
     pre_tool_use,
@@ -88,6 +90,8 @@ def test_a_fresh_install_is_clean_and_each_missing_property_is_named(installed: 
         answer = hook(record, pre_tool_use(Path(layout.root), "Bash", {"command": "ls"}))
         assert answer[0] == 0, answer
         assert len(records(record)) > before
+        if _user_exists(AGENT) and _runs_for_others():
+            _another_user_may_only_ask_for_decisions(installed)
         key_folder = os.path.dirname(record.key)
         settings = record.clients["claude-code"]
         removals: list[tuple[str, Callable[[], None], Callable[[], None]]] = [
@@ -145,6 +149,31 @@ def test_a_fresh_install_is_clean_and_each_missing_property_is_named(installed: 
         stop_gateway(record, process)
     code, failed = _doctor()
     assert code == 1 and [line.split(":")[0] for line in failed] == ["FAIL  gateway"]
+
+
+def _another_user_may_only_ask_for_decisions(installed: Installed) -> None:
+    """As the agent's user: ``stop``, ``status`` and a signal to the gateway are all refused."""
+    record = installed.record
+    plan = Path(installed.layout.root).parent / "plan.json"
+    pid = gateway_pid(record)
+    plan.write_text(
+        json.dumps(
+            [
+                {"name": "stop", "op": "gateway-op", "path": record.socket, "request": "stop"},
+                {"name": "status", "op": "gateway-op", "path": record.socket, "request": "status"},
+                {"name": "signal", "op": "signal", "pid": pid, "signal": "SIGTERM"},
+            ]
+        )
+    )
+    plan.chmod(0o644)
+    attempts = Path(__file__).with_name("agent_attempts.py")
+    done = subprocess.run(
+        as_user(AGENT, [record.python, str(attempts), str(plan)]), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+    assert results["stop"].startswith("refused") and results["status"].startswith("refused"), results
+    assert results["signal"] == "denied: EPERM" and gateway_pid(record) == pid
 
 
 def _chattr(flag: str, path: str) -> None:
