@@ -100,6 +100,10 @@ def _serve(args: argparse.Namespace) -> int:
     if args.status or args.stop:
         return _query(spec, "stop" if args.stop else "status", args.socket)
     http = _http_address(args.http) if args.http is not None else None
+    if args.socket is not None and http is not None:
+        http = (
+            "--http goes without --socket: another local user who takes the port first would get the events"
+        )
     if isinstance(http, str):
         print(f"dsh-policy serve: {http}", file=sys.stderr)
         return USAGE_EXIT

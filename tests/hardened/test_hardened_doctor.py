@@ -192,3 +192,24 @@ def _managed_only(path: str, value: bool) -> None:
     document = json.loads(Path(path).read_text())
     document["allowManagedHooksOnly"] = value
     Path(path).write_text(json.dumps(document, indent=2) + "\n")
+
+
+def test_init_again_keeps_the_key_and_deployment_and_a_missing_user_is_named(installed: Installed) -> None:
+    record = installed.record
+    key = Path(record.key).read_bytes()
+    deployment = Path(record.deployment).read_text()
+    project = str(Path(installed.layout.root).parent / "project")
+    again = subprocess.run(
+        [record.program, "init", "claude-code", "--system", "--service-user", "root", "--project", project],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "kept" in again.stdout and "never replaced" in again.stdout
+    assert Path(record.key).read_bytes() == key and Path(record.deployment).read_text() == deployment
+    code, out = run_cli(
+        ["init", "codex", "--system", "--service-user", "no-such-user-dsh", "--project", project]
+    )
+    assert code == 1 and "useradd --system" in out
