@@ -139,13 +139,13 @@ def test_a_resident_gateway_fails_closed_when_its_hooks_are_taken_out(tmp_path: 
     try:
         code, err = _hook(fresh.root, fresh.home, str(runtime), "ls")
         assert code == 0, err
-        records = [json.loads(line) for line in (fresh.root / ".dsh" / "audit" / "hooks.jsonl").open()]
-        assert not any((r.get("delivery") or {}).get("path") == "in-process" for r in records), records
         settings = fresh.root / ".claude" / "settings.json"
         log = fresh.root / ".dsh" / "audit" / "hooks.jsonl"
         deadline = time.monotonic() + 60  # a loaded machine: the gateway may still be starting
         while time.monotonic() < deadline and not Path(str(log) + ".watch").exists():
             time.sleep(0.2)  # the watch has taken its first fingerprints
+        whys = [(json.loads(line).get("delivery") or {}).get("why") for line in log.open()]
+        assert Path(str(log) + ".watch").exists(), f"no resident gateway watches: {whys}"
         settings.write_text('{"hooks": {}}')  # the operator's own edit, outside the agent's tools
         while time.monotonic() < deadline and not Path(str(log) + ".tamper").exists():
             time.sleep(0.2)
