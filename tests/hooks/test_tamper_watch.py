@@ -115,6 +115,9 @@ def _hook(project: Path, home: Path, runtime: str, command: str) -> tuple[int, s
         "CLAUDE_PROJECT_DIR": str(project),
         "HOME": str(home),
         "DSH_POLICY_RUNTIME_DIR": runtime,
+        # The first hook starts the gateway; on a loaded machine waiting for it and then deciding
+        # in process can pass the default 20 s budget (the hook then refuses, by design).
+        "DSH_POLICY_HOOK_TIMEOUT": "60",
     }
     done = subprocess.run(
         ["dsh-policy", "hook", "claude-code", "--config", str(project / ".dsh" / "gateway.yaml")],
