@@ -80,7 +80,8 @@ class ApprovalChannel:
         wait_seconds: float | None = None,
     ) -> Gate:
         """Admit the call if an approval or a grant holds it, else wait up to ``wait_seconds``
-        (the deployment's by default) for one; never raises."""
+        (the deployment's by default) for one; never raises. ``record`` takes the queue's journaled
+        events (an audit log); without one they stay journaled for the next channel that records."""
         wait = self.settings.wait_seconds if wait_seconds is None else wait_seconds
         try:
             return self._admit(binding, message, shown_args, record, wait)
@@ -99,7 +100,8 @@ class ApprovalChannel:
             consulted = queue.consult(
                 binding, message=message, shown_args=shown_args, pending_seconds=self.settings.pending_seconds
             )
-            queue.drain_journal(record)
+            if record is not None:  # else the events wait for a channel that records them
+                queue.drain_journal(record)
             if isinstance(consulted, Admitted):
                 kind = "approved" if consulted.via == "approval" else "granted"
                 who = ", ".join(consulted.approvers)
