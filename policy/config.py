@@ -78,6 +78,10 @@ class ApprovalSettings(_Model):
     approvers: str | None = None
     wait_seconds: float = Field(default=5.0, ge=0, le=60)
     pending_seconds: int = Field(default=3600, ge=1)
+    #: Where an ``ask`` of an embedded channel goes (the framework adapters, the embedded gateway,
+    #: the Claude Agent SDK hooks): their own interrupt or approval service (``native``: a person
+    #: in the loop), or this queue (``queue``: headless runs). Hooks and the MCP proxy always queue.
+    embedded: Literal["native", "queue"] = "native"
 
 
 class _GatewaySpec(_Model):
