@@ -230,3 +230,50 @@ def test_without_the_setting_the_framework_interrupt_stays_the_path(
     state = agent.run("call-1")
     assert state.get("__interrupt__") and agent.ran == []
     assert not (deployment.folder / "queue" / "queue.json").exists()
+
+
+def test_pydantic_ai_headless_agent_waits_on_the_queue(
+    policy: Policy, deployment: Deployment, queued: QueueApprover, tmp_path: Path
+) -> None:
+    """An agent with no deferred-tools output (natively an ask there fails the run) runs the
+    asked call once it is approved, in the same run."""
+    pydantic_ai = pytest.importorskip("pydantic_ai.models.function")
+    from dsh_policy.policy.adapters.pydantic_ai import PolicyCapability
+    from pydantic_ai import Agent as PydanticAgent
+    from pydantic_ai import Tool
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+
+    turns = iter(
+        [
+            ModelResponse(parts=[ToolCallPart("web_fetch", {"url": URL}, tool_call_id="c1")]),
+            ModelResponse(parts=[TextPart("done")]),
+        ]
+    )
+    ran: list[dict[str, Any]] = []
+
+    async def fetch(**kwargs: Any) -> str:
+        ran.append(kwargs)
+        return "page text"
+
+    log = tmp_path / "audit.jsonl"
+    writer = AuditWriter.open(log, fsync="off")
+    capability = PolicyCapability(policy, auditor=DecisionAuditor(writer, policy), approver=queued)
+    agent: Any = PydanticAgent(
+        pydantic_ai.FunctionModel(lambda messages, info: next(turns)),
+        tools=[Tool.from_schema(fetch, name="web_fetch", description="fetch", json_schema=_ANY_ARGS)],
+        output_type=str,
+        capabilities=[capability],
+    )
+    stop, answered = threading.Event(), []
+    approver = threading.Thread(target=answer_when_asked, args=(deployment, "approve", stop, answered, False))
+    approver.start()
+    try:
+        result = agent.run_sync("go")
+    finally:
+        stop.set()
+        approver.join(timeout=150)
+    writer.close()
+    assert result.output == "done" and ran == [{"url": URL}]
+    assert verify_log([log]).intact
+    (call,) = [r for r in records(log) if r["kind"] == "tool_result"]
+    assert call["harness"] == "pydantic-ai" and call["decision"]["approval"].startswith("approved:apr-")
