@@ -2,8 +2,8 @@
 LangGraph library with a scripted model, an asked tool call becomes a request, an approver answers
 it with the real ``dsh-policy approvals`` command (signed with a test key), and the call runs
 exactly once when approved and never when denied; the audit log verifies and names the approver.
-PydanticAI, the OpenAI Agents SDK and Google ADK, headless, run an asked call once it is approved
-during the wait. Without the setting the framework's own interrupt stays the path."""
+Without the setting the framework's own interrupt stays the path. (PydanticAI, the OpenAI Agents
+SDK and Google ADK on the queue: their files in tests/adapters/, where their imports are paid.)"""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 pytest.importorskip("langchain.agents", reason="the langgraph extra is not installed")
@@ -233,165 +232,3 @@ def test_without_the_setting_the_framework_interrupt_stays_the_path(
     assert state.get("__interrupt__") and agent.ran == []
     assert not (deployment.folder / "queue" / "queue.json").exists()
 
-
-def test_pydantic_ai_headless_agent_waits_on_the_queue(
-    policy: Policy, deployment: Deployment, queued: QueueApprover, tmp_path: Path
-) -> None:
-    """An agent with no deferred-tools output (natively an ask there fails the run) runs the
-    asked call once it is approved, in the same run."""
-    pydantic_ai = pytest.importorskip("pydantic_ai.models.function")
-    from dsh_policy.policy.adapters.pydantic_ai import PolicyCapability
-    from pydantic_ai import Agent as PydanticAgent
-    from pydantic_ai import Tool
-    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
-
-    turns = iter(
-        [
-            ModelResponse(parts=[ToolCallPart("web_fetch", {"url": URL}, tool_call_id="c1")]),
-            ModelResponse(parts=[TextPart("done")]),
-        ]
-    )
-    ran: list[dict[str, Any]] = []
-
-    async def fetch(**kwargs: Any) -> str:
-        ran.append(kwargs)
-        return "page text"
-
-    log = tmp_path / "audit.jsonl"
-    writer = AuditWriter.open(log, fsync="off")
-    capability = PolicyCapability(policy, auditor=DecisionAuditor(writer, policy), approver=queued)
-    agent: Any = PydanticAgent(
-        pydantic_ai.FunctionModel(lambda messages, info: next(turns)),
-        tools=[Tool.from_schema(fetch, name="web_fetch", description="fetch", json_schema=_ANY_ARGS)],
-        output_type=str,
-        capabilities=[capability],
-    )
-    stop, answered = threading.Event(), []
-    approver = threading.Thread(target=answer_when_asked, args=(deployment, "approve", stop, answered, False))
-    approver.start()
-    try:
-        result = agent.run_sync("go")
-    finally:
-        stop.set()
-        approver.join(timeout=150)
-    writer.close()
-    assert result.output == "done" and ran == [{"url": URL}]
-    assert verify_log([log]).intact
-    (call,) = [r for r in records(log) if r["kind"] == "tool_result"]
-    assert call["harness"] == "pydantic-ai" and call["decision"]["approval"].startswith("approved:apr-")
-
-
-def approved_while_waiting(deployment: Deployment, run: Any) -> Any:
-    """Run ``run()`` while an approver (the command's entry point in this process) approves the
-    first request that shows."""
-    stop, answered = threading.Event(), []
-    approver = threading.Thread(target=answer_when_asked, args=(deployment, "approve", stop, answered, False))
-    approver.start()
-    try:
-        return run()
-    finally:
-        stop.set()
-        approver.join(timeout=150)
-
-
-def test_openai_agents_headless_run_waits_on_the_queue(
-    policy: Policy, deployment: Deployment, queued: QueueApprover, tmp_path: Path
-) -> None:
-    """No interruption for the caller to answer: the asked call waits on the queue while the SDK
-    plans it, and runs once approved."""
-    pytest.importorskip("agents.testing")
-    from agents import Agent as OpenAIAgent
-    from agents import FunctionTool, Runner, set_tracing_disabled
-    from agents.testing import ScriptedModel, assistant_message, function_call
-    from dsh_policy.policy.adapters.openai_agents import PolicyGuardrails
-
-    set_tracing_disabled(True)
-    ran: list[str] = []
-
-    async def invoke(context: Any, arguments: str) -> str:
-        ran.append(arguments)
-        return "page text"
-
-    log = tmp_path / "audit.jsonl"
-    writer = AuditWriter.open(log, fsync="off")
-    guardrails = PolicyGuardrails(policy, auditor=DecisionAuditor(writer, policy), approver=queued)
-    tool = FunctionTool(
-        name="web_fetch",
-        description="fetch",
-        params_json_schema=_ANY_ARGS,
-        on_invoke_tool=invoke,
-        strict_json_schema=False,
-    )
-    model = ScriptedModel(
-        [[function_call("web_fetch", {"url": URL}, call_id="c1")], [assistant_message("done")]]
-    )
-    agent = OpenAIAgent(name="headless", model=model, tools=guardrails.govern_all([tool]))
-    result = approved_while_waiting(deployment, lambda: Runner.run_sync(agent, "go", max_turns=5))
-    writer.close()
-    assert not result.interruptions and len(ran) == 1 and json.loads(ran[0]) == {"url": URL}
-    assert verify_log([log]).intact
-    (call,) = [r for r in records(log) if r["kind"] == "tool_result"]
-    assert call["harness"] == "openai-agents" and call["decision"]["approval"].startswith("approved:apr-")
-
-
-def test_adk_headless_run_waits_on_the_queue(
-    policy: Policy, deployment: Deployment, queued: QueueApprover, tmp_path: Path
-) -> None:
-    """No confirmation round trip: the asked call waits on the queue in the plugin and runs once
-    approved."""
-    pytest.importorskip("google.adk.runners")
-    from dsh_policy.policy.adapters.adk import PolicyPlugin
-    from google.adk.agents import LlmAgent
-    from google.adk.apps import App
-    from google.adk.models.base_llm import BaseLlm
-    from google.adk.runners import InMemoryRunner
-    from google.genai import types
-    from pydantic import Field
-
-    usage = types.GenerateContentResponseUsageMetadata(
-        prompt_token_count=0, candidates_token_count=0, total_token_count=0
-    )
-
-    class OneCallLlm(BaseLlm):
-        turns: list[Any] = Field(default_factory=list)
-
-        async def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
-            from google.adk.models.llm_response import LlmResponse
-
-            done = types.Content(role="model", parts=[types.Part(text="done")])
-            yield LlmResponse(content=self.turns.pop(0) if self.turns else done, usage_metadata=usage)
-
-    ran: list[dict[str, Any]] = []
-
-    def web_fetch(url: str) -> str:
-        """Fetch a page."""
-        ran.append({"url": url})
-        return "page text"
-
-    call = types.FunctionCall(id="c1", name="web_fetch", args={"url": URL})
-    model = OneCallLlm(
-        model="scripted", turns=[types.Content(role="model", parts=[types.Part(function_call=call)])]
-    )
-    log = tmp_path / "audit.jsonl"
-    writer = AuditWriter.open(log, fsync="off")
-    plugin = PolicyPlugin(policy, auditor=DecisionAuditor(writer, policy), approver=queued)
-    runner = InMemoryRunner(
-        app=App(
-            name="governed",
-            root_agent=LlmAgent(name="agent", model=model, tools=[web_fetch]),
-            plugins=[plugin],
-        )
-    )
-
-    def run() -> list[Any]:
-        session = anyio.run(lambda: runner.session_service.create_session(app_name="governed", user_id="u"))
-        message = types.Content(role="user", parts=[types.Part(text="go")])
-        return list(runner.run(user_id="u", session_id=session.id, new_message=message))
-
-    events = approved_while_waiting(deployment, run)
-    writer.close()
-    assert ran == [{"url": URL}]
-    assert not [fc for e in events for fc in e.get_function_calls() if fc.name == "adk_request_confirmation"]
-    assert verify_log([log]).intact
-    (record,) = [r for r in records(log) if r["kind"] == "tool_result"]
-    assert record["harness"] == "google-adk" and record["decision"]["approval"].startswith("approved:apr-")
