@@ -56,6 +56,9 @@ def _parser() -> CommandParser:
     )
     parser.add_argument("--as", dest="approver", metavar="NAME", help="the console's approver")
     parser.add_argument("--key", metavar="FILE", help="the console approver's private key")
+    parser.add_argument(
+        "--totp-secret", metavar="FILE", help="base32 TOTP secret: a console login also needs a code"
+    )
     from dsh_policy.policy.fleet.serving import add_fleet_options
 
     add_fleet_options(parser)
@@ -141,6 +144,8 @@ def _start_console(args: Any, sources: Any) -> Any:
     from dsh_policy.audit.keys import KeyFileError, load_private_key
     from dsh_policy.policy.approvals import ApprovalChannel
     from dsh_policy.policy.approvals.console.server import start_console
+    from dsh_policy.policy.approvals.console.sessions import Sessions
+    from dsh_policy.policy.approvals.console.totp import totp_option
 
     approvals = sources.config.approvals if sources.config is not None else None
     if approvals is None:
@@ -157,7 +162,11 @@ def _start_console(args: Any, sources: Any) -> Any:
     queue = ApprovalChannel(approvals).queue()
     if isinstance(queue, str):
         return queue
-    started = start_console(queue, args.approver, key, address[0], address[1])
+    totp = totp_option(args.totp_secret)
+    if isinstance(totp, str):
+        return totp
+    sessions = Sessions(totp=totp)
+    started = start_console(queue, args.approver, key, address[0], address[1], sessions=sessions)
     if isinstance(started, str):
         return started
     server, console, _ = started

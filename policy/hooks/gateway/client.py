@@ -636,5 +636,5 @@ def decide_in_process(
         return safe_answers.EXIT_BLOCK
     # The watchdog stays armed: a slow path that hangs past the budget is refused (SIGALRM)
     # rather than left to the harness's timeout, which Codex counts as a hook that let it run.
-    code = adapter.main(argv, delivery=delivery)
+    code = adapter.main(argv, delivery=delivery, deadline=deadline)
     return code if code in (safe_answers.EXIT_OK, safe_answers.EXIT_BLOCK) else safe_answers.EXIT_BLOCK
