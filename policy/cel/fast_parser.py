@@ -46,8 +46,8 @@ PATTERNS: Final[dict[str, str]] = {
 _IGNORED: Final = re.compile(r"(?:[\t\n\f\r ]+|//.*)+", re.M)
 # An operand: a literal or a name, tried in lark's order (the lexer's "first match wins").
 _OPERAND: Final = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in PATTERNS.items()), re.M)
-_PUNCTUATION: Final = re.compile(r"\|\||&&|<=|>=|==|!=|[!:,.{<(\[\-%+?}>)\]/*]")
-_IN: Final = re.compile(r"in(?![_a-zA-Z0-9])")
+# What may come next when it is not an operand: an operator, punctuation, or the word ``in``.
+_PUNCTUATION: Final = re.compile(r"\|\||&&|<=|>=|==|!=|[!:,.{<(\[\-%+?}>)\]/*]|in(?![_a-zA-Z0-9])")
 _KEYWORDS: Final = {"true": "BOOL_LIT", "false": "BOOL_LIT", "null": "NULL_LIT"}
 # ``in`` is the operator wherever it stands (lark's lexer makes the word its keyword): declined as
 # a name, so cel-python words whatever it makes of it.
@@ -58,6 +58,19 @@ _RELATIONS: Final = {
 }  # fmt: skip
 _ADDITIONS: Final = {"+": "addition_add", "-": "addition_sub"}
 _MULTIPLICATIONS: Final = {"*": "multiplication_mul", "/": "multiplication_div", "%": "multiplication_mod"}
+#: Binary operators by precedence level (1 binds loosest), and the grammar rule of each level.
+_LEVELS: Final = {
+    "||": 1, "&&": 2, **dict.fromkeys(_RELATIONS, 3), **dict.fromkeys(_ADDITIONS, 4),
+    **dict.fromkeys(_MULTIPLICATIONS, 5),
+}  # fmt: skip
+_LEVEL_RULES: Final = {
+    1: "conditionalor",
+    2: "conditionaland",
+    3: "relation",
+    4: "addition",
+    5: "multiplication",
+}
+_OPERATOR_RULES: Final = {**_RELATIONS, **_ADDITIONS, **_MULTIPLICATIONS}
 MAX_DEPTH: Final = 50
 """Deepest nesting this parser follows before declining (cel-python's own limit then applies)."""
 
@@ -103,14 +116,19 @@ class _Parser:
         self.line = 1
         self.line_start = 0
         self.depth = 0
+        self.next = ""
         self.skip()
 
     # -- tokens --
 
     def skip(self) -> None:
+        """Past whitespace and comments, then note the punctuation that comes next (``peek``
+        is asked at every precedence level, so it is worked out once per token)."""
         found = _IGNORED.match(self.text, self.pos)
         if found is not None:
             self.advance(found.end())
+        following = _PUNCTUATION.match(self.text, self.pos)
+        self.next = following.group() if following is not None else ""
 
     def advance(self, end: int) -> None:
         newlines = self.text.count("\n", self.pos, end)
@@ -130,14 +148,11 @@ class _Parser:
 
     def peek(self) -> str:
         """The punctuation (or ``in``) that comes next, ``""`` at the end or before a word."""
-        found = _PUNCTUATION.match(self.text, self.pos)
-        if found is not None:
-            return found.group()
-        return "in" if _IN.match(self.text, self.pos) else ""
+        return self.next
 
     def take(self, punctuation: str) -> _Span:
         """Consume ``punctuation`` (else decline); where it lay."""
-        if self.peek() != punctuation:
+        if self.next != punctuation:
             raise _Decline
         start, column = self.pos, self.pos - self.line_start + 1
         self.pos += len(punctuation)
@@ -159,39 +174,30 @@ class _Parser:
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise _Decline
-        condition = self.logical("conditionalor", "||")
-        if self.peek() != "?":
+        condition = self.binary(1)
+        if self.next != "?":
             self.depth -= 1
             return condition
         self.take("?")
-        yes = self.logical("conditionalor", "||")
+        yes = self.binary(1)
         self.take(":")
         no = self.expr()
         self.depth -= 1
         return _tree("expr", [condition, yes, no])
 
-    def logical(self, rule: str, operator: str) -> lark.Tree:
-        left = self.logical("conditionaland", "&&") if rule == "conditionalor" else self.relation()
-        while self.peek() == operator:
-            self.take(operator)
-            right = self.logical("conditionaland", "&&") if rule == "conditionalor" else self.relation()
-            left = _tree(rule, [left, right])
-        return left
-
-    def relation(self) -> lark.Tree:
-        left = self.binary("addition", _ADDITIONS)
-        while (operator := self.peek()) in _RELATIONS:
+    def binary(self, lowest: int) -> lark.Tree:
+        """Operators of precedence ``lowest`` and above, left to right (precedence climbing over
+        the grammar's ``conditionalor`` ... ``multiplication`` levels, each building its node)."""
+        left = self.unary()
+        while (level := _LEVELS.get(self.next, 0)) >= lowest:
+            operator = self.next
             span = self.take(operator)
-            right = self.binary("addition", _ADDITIONS)
-            left = _tree("relation", [_tree(_RELATIONS[operator], [left], end=span), right])
-        return left
-
-    def binary(self, rule: str, operators: dict[str, str]) -> lark.Tree:
-        left = self.binary("multiplication", _MULTIPLICATIONS) if rule == "addition" else self.unary()
-        while (operator := self.peek()) in operators:
-            span = self.take(operator)
-            right = self.binary("multiplication", _MULTIPLICATIONS) if rule == "addition" else self.unary()
-            left = _tree(rule, [_tree(operators[operator], [left], end=span), right])
+            right = self.binary(level + 1)
+            rule = _LEVEL_RULES[level]
+            if level <= 2:
+                left = _tree(rule, [left, right])
+            else:
+                left = _tree(rule, [_tree(_OPERATOR_RULES[operator], [left], end=span), right])
         return left
 
     def unary(self) -> lark.Tree:
