@@ -99,6 +99,9 @@ class Decider:
         )
         self._max_scan_bytes = max_scan_bytes
         self._event_seconds = event_seconds
+        if any(rule.mode == "warn" for rule in policy.rules):
+            # A warn-mode match logs through structlog; imported here, never inside a timed stage.
+            import structlog  # noqa: F401
         self._recent: dict[int, tuple[ToolCallEvent, EventScope]] = {}
         # Per stage, per tool: the rules planned once (see policy/plans.py).
         self._plans = {stage: StagePlans(self._planner(stage)) for stage in STAGE_TABLE}
