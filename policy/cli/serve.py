@@ -44,6 +44,12 @@ def _parser() -> CommandParser:
         "--idle-exit", type=float, metavar="SECONDS", help="leave after this long without requests"
     )
     parser.add_argument(
+        "--socket",
+        metavar="PATH",
+        help="hardened mode: listen at PATH (NAME.sock, in a folder of this user that no other may "
+        "write) and answer other users' hooks, decisions only (docs/hardened.md)",
+    )
+    parser.add_argument(
         "--approvals-console",
         metavar="[HOST:]PORT",
         help="also serve the approvals web console on loopback (needs --as and --key; docs/approvals.md)",
@@ -92,8 +98,12 @@ def main(argv: list[str]) -> int:
 def _serve(args: argparse.Namespace) -> int:
     spec = spec_from(args)
     if args.status or args.stop:
-        return _query(spec, "stop" if args.stop else "status")
+        return _query(spec, "stop" if args.stop else "status", args.socket)
     http = _http_address(args.http) if args.http is not None else None
+    if args.socket is not None and http is not None:
+        http = (
+            "--http goes without --socket: another local user who takes the port first would get the events"
+        )
     if isinstance(http, str):
         print(f"dsh-policy serve: {http}", file=sys.stderr)
         return USAGE_EXIT
@@ -113,6 +123,7 @@ def _serve(args: argparse.Namespace) -> int:
         http_host=http[0] if http else None,
         http_port=http[1] if http else None,
         token_file=args.token_file,
+        socket=args.socket,
     )
     try:
         return serve(spec, sources, args.audit, settings)
@@ -155,8 +166,13 @@ def _start_console(args: Any, sources: Any) -> Any:
     return server
 
 
-def _query(spec: DeploymentSpec, op: str) -> int:
-    answer = query_gateway(spec, op)
+def _query(spec: DeploymentSpec, op: str, socket: str | None) -> int:
+    if socket is not None:
+        from dsh_policy.policy.hooks.gateway import system_gateway
+
+        answer = system_gateway.query(socket, op)
+    else:
+        answer = query_gateway(spec, op)
     if isinstance(answer, str):
         print(f"dsh-policy serve: {answer}", file=sys.stderr)
         return 1
