@@ -36,6 +36,7 @@ CLIENTS: dict[str, Client] = {
         Client("gemini-cli", "@google/gemini-cli", "0.61.0", "node_modules/.bin/gemini"),
         Client("qwen-code", "@qwen-code/qwen-code", "0.24.4", "node_modules/.bin/qwen"),
         Client("opencode", "opencode-ai", "1.18.33", "node_modules/opencode-linux-x64/bin/opencode"),
+        Client("copilot-cli", "@github/copilot", "1.0.102", "node_modules/.bin/copilot"),
     )
 }
 
@@ -149,6 +150,15 @@ class Setup:
             for folder in (self.proj, self.plain):
                 (folder / "opencode.json").write_text(json.dumps(config, indent=1))
             self.dsh("init", "opencode", "--project", str(self.proj))
+        elif name == "copilot-cli":
+            # Copilot runs repository hooks only in a folder the user trusted; its trust prompt
+            # records the folder here, which is what this does.
+            user = self.home / ".copilot"
+            user.mkdir(parents=True, exist_ok=True)
+            (user / "config.json").write_text(
+                json.dumps({"trustedFolders": [str(self.proj), str(self.plain)]})
+            )
+            self.dsh("init", "copilot-cli", "--project", str(self.proj))
 
     def doctor(self, name: str) -> str:
         """``dsh-policy doctor`` for one client: its probes also start the resident gateway, so the
@@ -203,6 +213,19 @@ class Setup:
             )
         if name == "opencode":
             return [exe, "run", prompt], self.env({"OPENCODE_DISABLE_AUTOUPDATE": "1"})
+        if name == "copilot-cli":
+            # Offline mode with a BYOK provider: no GitHub login, no telemetry, no update check.
+            return [exe, "-p", prompt, "--allow-all-tools", "--allow-all-paths"], self.env(
+                {
+                    "COPILOT_OFFLINE": "true",
+                    "COPILOT_PROVIDER_BASE_URL": f"{base}/v1",
+                    "COPILOT_PROVIDER_API_KEY": "dummy",
+                    "COPILOT_MODEL": "scripted",
+                    "COPILOT_AUTO_UPDATE": "false",
+                    # The binary unpacks itself once per cache folder: keep that out of the workspace.
+                    "COPILOT_CACHE_HOME": str(self.cache / "copilot-cache"),
+                }
+            )
         raise KeyError(name)
 
 

@@ -60,6 +60,11 @@ CLAUDE_TOOL_SCENARIOS: dict[str, tuple[str, Any]] = {
     "redact_grep": ("Grep", lambda proj: {"pattern": "aws", "path": proj, "output_mode": "content"}),
 }
 
+#: GitHub Copilot CLI's own file tools (OpenAI Chat Completions), on the same file.
+CHAT_TOOL_SCENARIOS: dict[str, tuple[str, Any]] = {
+    "redact_view": ("view", lambda proj: {"path": f"{proj}/deploy-notes.txt"}),
+}
+
 
 class Server:
     def __init__(self, args: argparse.Namespace) -> None:
@@ -109,7 +114,8 @@ def text_of(value: Any) -> str:
 def scenario_in(texts: list[str]) -> str | None:
     for text in texts:
         m = SCENARIO.search(text)
-        if m and (m.group(1) in SRV.scenarios or m.group(1) in CLAUDE_TOOL_SCENARIOS):
+        known = (SRV.scenarios, CLAUDE_TOOL_SCENARIOS, CHAT_TOOL_SCENARIOS)
+        if m and any(m.group(1) in names for names in known):
             return m.group(1)
     return None
 
@@ -339,7 +345,20 @@ def chat(body: dict[str, Any], rec: dict[str, Any]) -> tuple[bytes, str]:
     if results:
         SRV.results(rec, [(m.get("tool_call_id"), text_of(m.get("content")), False) for m in results])
         message["content"] = "Noted."
-    elif last < 0 and scen and tool:
+    elif last < 0 and scen in CHAT_TOOL_SCENARIOS and CHAT_TOOL_SCENARIOS[scen][0] in tools:
+        cid = SRV.call_id(scen)
+        name, make = CHAT_TOOL_SCENARIOS[scen]
+        arguments = json.dumps(make(f"{SRV.work}/proj"))
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": cid, "type": "function", "function": {"name": name, "arguments": arguments}}
+            ],
+        }
+        finish = "tool_calls"
+        rec.update(reply="tool_call", call_id=cid, command=f"{name} {scen}")
+    elif last < 0 and scen in SRV.scenarios and tool:
         cid = SRV.call_id(scen)
         message = {
             "role": "assistant",

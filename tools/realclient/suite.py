@@ -9,6 +9,7 @@ Per client (``clients.py``), in a throwaway workspace under /tmp wired with ``ds
   redact_cat     ``cat`` of a file holding a fake AWS key: the key never reaches the model
   redact_indirect the same file printed by a command that names no file (python3 -c): only the
                  PostToolUse answer can keep the key from the model
+  redact_view    (Copilot CLI) the same file read with the client's own file tool
   control        deny_sentinel in a folder with no hooks: the sentinel appears (the check works)
   latency        allow_ls N times with hooks and N times without; the median gap between the
                  model sending the call and receiving its result, with minus without
@@ -35,6 +36,8 @@ from clients import CLIENTS, Setup, install, kill_strays
 HERE = Path(__file__).resolve().parent
 #: Clients whose hooks cannot change what the model sees of a shell call's output (docs/clients.md).
 CANNOT_REDACT = ("qwen-code",)
+#: Extra redaction cases with a client's own file-read tool (scripted_model.CHAT_TOOL_SCENARIOS).
+EXTRA_REDACT: dict[str, tuple[str, ...]] = {"copilot-cli": ("redact_view",)}
 FAKE_KEY = "AKIAZ7QK3M5N2P4R6T8V"  # shaped like an AWS access key id; not a credential
 
 
@@ -166,7 +169,14 @@ def texts(run: dict[str, Any]) -> list[str]:
 
 def client_suite(suite: Suite, setup: Setup, name: str) -> dict[str, Any]:
     res: dict[str, Any] = {}
-    for case in ("deny_rm", "deny_sentinel", "allow_ls", "redact_cat", "redact_indirect"):
+    for case in (
+        "deny_rm",
+        "deny_sentinel",
+        "allow_ls",
+        "redact_cat",
+        "redact_indirect",
+        *EXTRA_REDACT.get(name, ()),
+    ):
         run = suite.run(setup, name, case, hooks=True)
         fx = suite.effects()
         if fx["workspace_deleted"]:
@@ -225,7 +235,7 @@ def summary(name: str, version: str, r: dict[str, Any]) -> str:
         return f"{name} {version}: not run ({r['error']})"
     word = lambda ok: "ok" if ok else "FAIL"  # noqa: E731
     ms = r["latency"]["hook_ms_per_tool_call"]
-    cases = [r["redact_cat"], r["redact_indirect"]]
+    cases = [r["redact_cat"], r["redact_indirect"], *(r[c] for c in EXTRA_REDACT.get(name, ()))]
     redact = (
         "ok"
         if all(c["ok"] for c in cases)
