@@ -7,9 +7,14 @@ the scripted model on 127.0.0.1, and run headless in the throwaway workspace.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import secrets
+import socket
+import statistics
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +37,8 @@ CLIENTS: dict[str, Client] = {
     c.name: c
     for c in (
         Client("claude-code", "@anthropic-ai/claude-code", "2.1.332", "node_modules/.bin/claude"),
+        # The same binary with http hooks to a gateway the suite starts (`dsh-policy serve --http`).
+        Client("claude-code-http", "@anthropic-ai/claude-code", "2.1.332", "node_modules/.bin/claude"),
         Client("codex", "@openai/codex", "0.171.0", "node_modules/.bin/codex"),
         Client("gemini-cli", "@google/gemini-cli", "0.61.0", "node_modules/.bin/gemini"),
         Client("qwen-code", "@qwen-code/qwen-code", "0.24.4", "node_modules/.bin/qwen"),
@@ -39,6 +46,11 @@ CLIENTS: dict[str, Client] = {
         Client("copilot-cli", "@github/copilot", "1.0.102", "node_modules/.bin/copilot"),
     )
 }
+
+
+def harness_of(name: str) -> str:
+    """The ``dsh-policy`` harness a suite client speaks (the http variant is Claude Code's)."""
+    return "claude-code" if name == "claude-code-http" else name
 
 
 def install(client: Client, cache: Path) -> None:
@@ -68,6 +80,8 @@ class Setup:
     def __init__(self, work: Path, venv_bin: Path, cache: Path, port: int) -> None:
         self.work, self.venv_bin, self.cache, self.port = work, venv_bin, cache, port
         self.proj, self.plain, self.home = work / "proj", work / "plain", work / "home"
+        self.servers: list[subprocess.Popen[bytes]] = []
+        self.http_hook: dict[str, object] = {}
 
     def dsh(self, *args: str, env: dict[str, str] | None = None) -> None:
         subprocess.run(
@@ -94,6 +108,8 @@ class Setup:
         port = self.port
         if name == "claude-code":
             self.dsh("init", "claude-code", "--project", str(self.proj))
+        elif name == "claude-code-http":
+            self.wire_claude_code_http()
         elif name == "codex":
             for home, _hooks in ((self.work / "codex-hooks", True), (self.work / "codex-plain", False)):
                 home.mkdir(parents=True, exist_ok=True)
@@ -160,6 +176,116 @@ class Setup:
             )
             self.dsh("init", "copilot-cli", "--project", str(self.proj))
 
+    def wire_claude_code_http(self) -> None:
+        """``init claude-code``, then every dsh-policy command hook in ``.claude/settings.json``
+        replaced by an http hook to ``dsh-policy serve --http`` on a free loopback port (started
+        here, stopped by :meth:`stop_servers`), as docs/hooks.md describes.
+
+        The gateway serves a deployment of its own (``gateway-http.yaml``, audit log under
+        ``audit-http/``): a project wired for http from the start. On the command-hook deployment
+        the swap would be seen by its tamper watch as hook settings that no longer run
+        ``dsh-policy hook``, which fails closed until an operator acknowledges it."""
+        self.dsh("init", "claude-code", "--project", str(self.proj))
+        deployment = self.proj / ".dsh" / "gateway-http.yaml"
+        deployment.write_text(
+            (self.proj / ".dsh" / "gateway.yaml").read_text().replace("path: audit/", "path: audit-http/")
+        )
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        token_file = self.home / "http.token"
+        token_file.write_text(secrets.token_urlsafe(32) + "\n")
+        token_file.chmod(0o600)
+        hook = {
+            "type": "http",
+            "url": f"http://127.0.0.1:{port}/hook/claude-code",
+            "headers": {"Authorization": f"Bearer {token_file.read_text().strip()}"},
+            "timeout": 30,
+            "onFailure": "block",
+        }
+        self.http_hook = hook
+        path = self.proj / ".claude" / "settings.json"
+        settings = json.loads(path.read_text())
+        for groups in settings["hooks"].values():
+            for group in groups:
+                group["hooks"] = [
+                    hook if "dsh-policy" in str(h.get("command", "")) else h for h in group["hooks"]
+                ]
+        path.write_text(json.dumps(settings, indent=2))
+        log = (self.work / "logs" / "serve-http.out").open("wb")
+        server = subprocess.Popen(
+            [
+                str(self.venv_bin / "dsh-policy"),
+                "serve",
+                "--config",
+                str(deployment),
+                "--http",
+                f"127.0.0.1:{port}",
+                "--token-file",
+                str(token_file),
+            ],
+            cwd=self.proj,
+            env=self.env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        self.servers.append(server)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and server.poll() is None:
+            with socket.socket() as conn:
+                if conn.connect_ex(("127.0.0.1", port)) == 0:
+                    return
+            time.sleep(0.2)
+        raise OSError(f"dsh-policy serve --http did not listen on {port} (exit {server.poll()})")
+
+    def http_round_trip_ms(self, rounds: int = 20) -> float | None:
+        """The median time the http gateway takes to answer one tool call's two events (PreToolUse
+        and PostToolUse of an ``ls``, one new connection each, as a hook client without keep-alive
+        would): the cost of the hook itself, without the client's own run-to-run variance."""
+        if not self.http_hook:
+            return None
+        url = str(self.http_hook["url"])
+        port = int(url.split(":")[2].split("/")[0])
+        headers = {**self.http_hook["headers"], "Content-Type": "application/json"}  # type: ignore[dict-item]
+        common = {"session_id": "suite-rtt", "cwd": str(self.proj), "transcript_path": None}
+        tool = {"tool_name": "Bash", "tool_input": {"command": f"ls {self.proj}"}}
+        bodies = [
+            json.dumps({**common, **tool, "hook_event_name": "PreToolUse"}),
+            json.dumps(
+                {
+                    **common,
+                    **tool,
+                    "hook_event_name": "PostToolUse",
+                    "tool_response": {"stdout": "KEEP\ndeploy-notes.txt", "stderr": "", "interrupted": False},
+                }
+            ),
+        ]
+        totals = []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            for body in bodies:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                conn.request("POST", "/hook/claude-code", body=body, headers=headers)
+                answer = conn.getresponse()
+                answer.read()
+                conn.close()
+                if answer.status != 200:
+                    return None
+            totals.append((time.perf_counter() - start) * 1000)
+        return statistics.median(totals)
+
+    def stop_servers(self) -> None:
+        """Stop the gateways :meth:`wire_claude_code_http` started, by pid."""
+        for server in self.servers:
+            if server.poll() is None:
+                server.terminate()
+                try:
+                    server.wait(10)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+        self.servers.clear()
+        self.http_hook = {}
+
     def doctor(self, name: str) -> str:
         """``dsh-policy doctor`` for one client: its probes also start the resident gateway, so the
         first real event does not pay for that start (on a loaded machine it can pass the hook's
@@ -168,7 +294,7 @@ class Setup:
         if name == "codex":
             env["CODEX_HOME"] = str(self.work / "codex-hooks")
         done = subprocess.run(
-            [str(self.venv_bin / "dsh-policy"), "doctor", name, "--project", str(self.proj)],
+            [str(self.venv_bin / "dsh-policy"), "doctor", harness_of(name), "--project", str(self.proj)],
             capture_output=True,
             text=True,
             env=env,
@@ -182,7 +308,7 @@ class Setup:
         exe = str(CLIENTS[name].executable(self.cache))
         prompt = f"scenario={scenario}"
         base = f"http://127.0.0.1:{self.port}"
-        if name == "claude-code":
+        if name in ("claude-code", "claude-code-http"):
             return [exe, "-p", prompt, "--allowedTools", "Bash", "--output-format", "json"], self.env(
                 {
                     "ANTHROPIC_BASE_URL": base,
