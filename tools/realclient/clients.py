@@ -48,6 +48,12 @@ CLIENTS: dict[str, Client] = {
 }
 
 
+def notes_mcp_server(work: Path) -> dict[str, object]:
+    """The suite's stdio MCP server entry (``notes_mcp.py``), for Claude Code's MCP case."""
+    here = Path(__file__).resolve().parent
+    return {"command": "/usr/bin/python3", "args": [str(here / "notes_mcp.py"), "--work", str(work)]}
+
+
 def harness_of(name: str) -> str:
     """The ``dsh-policy`` harness a suite client speaks (the http variant is Claude Code's)."""
     return "claude-code" if name == "claude-code-http" else name
@@ -108,6 +114,7 @@ class Setup:
         port = self.port
         if name == "claude-code":
             self.dsh("init", "claude-code", "--project", str(self.proj))
+            self.skip_webfetch_preflight()
         elif name == "claude-code-http":
             self.wire_claude_code_http()
         elif name == "codex":
@@ -176,6 +183,14 @@ class Setup:
             )
             self.dsh("init", "copilot-cli", "--project", str(self.proj))
 
+    def skip_webfetch_preflight(self) -> None:
+        """WebFetch first asks claude.ai whether a domain is safe, which fails offline: the
+        documented ``skipWebFetchPreflight`` setting lets it fetch the scripted model's page."""
+        path = self.proj / ".claude" / "settings.json"
+        settings = json.loads(path.read_text())
+        settings["skipWebFetchPreflight"] = True
+        path.write_text(json.dumps(settings, indent=2))
+
     def wire_claude_code_http(self) -> None:
         """``init claude-code``, then every dsh-policy command hook in ``.claude/settings.json``
         replaced by an http hook to ``dsh-policy serve --http`` on a free loopback port (started
@@ -212,6 +227,7 @@ class Setup:
                     hook if "dsh-policy" in str(h.get("command", "")) else h for h in group["hooks"]
                 ]
         path.write_text(json.dumps(settings, indent=2))
+        self.skip_webfetch_preflight()
         log = (self.work / "logs" / "serve-http.out").open("wb")
         server = subprocess.Popen(
             [
@@ -309,7 +325,12 @@ class Setup:
         prompt = f"scenario={scenario}"
         base = f"http://127.0.0.1:{self.port}"
         if name in ("claude-code", "claude-code-http"):
-            return [exe, "-p", prompt, "--allowedTools", "Bash", "--output-format", "json"], self.env(
+            mcp = self.work / "mcp.json"
+            mcp.write_text(json.dumps({"mcpServers": {"notes": notes_mcp_server(self.work)}}))
+            tools = "Bash,Read,Grep,WebFetch,mcp__notes__read_notes"
+            argv = [exe, "-p", prompt, "--allowedTools", tools, "--mcp-config", str(mcp)]
+            argv.append("--strict-mcp-config")
+            return [*argv, "--output-format", "json"], self.env(
                 {
                     "ANTHROPIC_BASE_URL": base,
                     "ANTHROPIC_API_KEY": "dummy",
@@ -317,6 +338,10 @@ class Setup:
                     "DISABLE_AUTOUPDATER": "1",
                     "DISABLE_ERROR_REPORTING": "1",
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                    # Every tool in the first request (WebFetch and MCP tools are otherwise deferred
+                    # behind ToolSearch), so the scripted model can call them directly.
+                    "ENABLE_TOOL_SEARCH": "false",
+                    "NODE_EXTRA_CA_CERTS": str(self.work / "tls.pem"),
                 }
             )
         if name == "codex":

@@ -37,7 +37,11 @@ HERE = Path(__file__).resolve().parent
 #: Clients whose hooks cannot change what the model sees of a shell call's output (docs/clients.md).
 CANNOT_REDACT = ("qwen-code",)
 #: Extra redaction cases with a client's own file-read tool (scripted_model.CHAT_TOOL_SCENARIOS).
-EXTRA_REDACT: dict[str, tuple[str, ...]] = {"copilot-cli": ("redact_view",)}
+EXTRA_REDACT: dict[str, tuple[str, ...]] = {
+    "copilot-cli": ("redact_view",),
+    "claude-code": ("redact_read", "redact_grep", "redact_webfetch", "redact_mcp"),
+    "claude-code-http": ("redact_read", "redact_grep", "redact_webfetch", "redact_mcp"),
+}
 FAKE_KEY = "AKIAZ7QK3M5N2P4R6T8V"  # shaped like an AWS access key id; not a credential
 
 
@@ -52,6 +56,7 @@ class Suite:
         self.venv_bin = Path(args.venv) / "bin"
         self.runs, self.timeout = args.runs, args.timeout
         self.server: subprocess.Popen[bytes] | None = None
+        self.tls_pem = self.work / "tls.pem"
         self.port = 0
 
     def prepare(self) -> None:
@@ -59,6 +64,30 @@ class Suite:
             shutil.rmtree(self.work)
         for d in (self.work / "proj", self.work / "plain", self.logs, self.work / "home"):
             d.mkdir(parents=True)
+        # A throwaway certificate for 127.0.0.1, so WebFetch (which only fetches https) can reach
+        # the scripted model's page; Claude Code trusts it through NODE_EXTRA_CA_CERTS.
+        subprocess.run(
+            [
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "1",
+                "-subj",
+                "/CN=127.0.0.1",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1",
+                "-keyout",
+                str(self.tls_pem),
+                "-out",
+                str(self.tls_pem),
+            ],
+            check=True,
+            capture_output=True,
+        )
         self.reset_files()
 
     def reset_files(self) -> None:
@@ -83,6 +112,8 @@ class Suite:
                 str(self.logs / "bodies"),
                 "--work",
                 str(self.work),
+                "--tls-cert",
+                str(self.tls_pem),
             ],
             stdout=(self.logs / "model.out").open("wb"),
             stderr=subprocess.STDOUT,
@@ -187,6 +218,12 @@ def client_suite(suite: Suite, setup: Setup, name: str) -> dict[str, Any]:
             ok = bool(said) and any("[policy: baseline/" in t for t in said) and not any(fx.values())
         elif case == "allow_ls":
             ok = any("KEEP" in t and "deploy-notes.txt" in t for t in said)
+        elif case == "redact_webfetch":
+            # WebFetch hands the fetched page to a model inside the tool, before any hook runs
+            # (recorded, docs/clients.md); what the hooks decide is what the conversation gets.
+            run["page_sent_to_model_by_the_tool"] = run["secret_reached_model"]
+            run["secret_reached_model"] = any(FAKE_KEY in t for t in said)
+            ok = bool(said) and "[REDACTED:" in " ".join(said) and not run["secret_reached_model"]
         else:
             ok = bool(said) and not run["secret_reached_model"]
         run["ok"] = ok
