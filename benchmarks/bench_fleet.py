@@ -106,15 +106,15 @@ async def ingest(url: str, logs: list[Path]) -> dict[str, Any]:
     served = server_cpu()
     errors: list[str] = []
 
-    async def drain(shipper: Shipper, js: Any) -> int:
+    async def drain(shipper: Shipper, connection: Any) -> int:
         done = 0
         while True:  # an interrupted batch resumes from the cursor, as after any outage
-            done += await shipper.ship_all(js, timeout=30.0)
+            done += await shipper.ship_all(connection, timeout=30.0)
             if shipper.state.last_error is None:
                 return done
             errors.append(shipper.state.last_error)
 
-    shipped = await asyncio.gather(*(drain(s, js) for s, js in zip(shippers, streams, strict=True)))
+    shipped = await asyncio.gather(*(drain(s, c) for s, c in zip(shippers, connections, strict=True)))
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu
     served = server_cpu() - served
@@ -175,19 +175,19 @@ async def lag(
         written[0] = n
         stop.set()
 
-    async def ship_loop(shipper: Shipper, stream: Any) -> None:
+    async def ship_loop(shipper: Shipper, connection: Any) -> None:
         while not stop.is_set() or shipper.pending(1):
-            await shipper.ship_all(stream, timeout=30.0)
+            await shipper.ship_all(connection, timeout=30.0)
             await asyncio.sleep(0.1)
 
     producer = threading.Thread(target=produce)
     producer.start()
-    await asyncio.gather(*(ship_loop(s, c.jetstream()) for s, c in zip(shippers, connections, strict=True)))
+    await asyncio.gather(*(ship_loop(s, c) for s, c in zip(shippers, connections, strict=True)))
     producer.join()
     for writer in writers:
         writer.close()
     await asyncio.gather(
-        *(s.ship_all(c.jetstream(), timeout=30.0) for s, c in zip(shippers, connections, strict=True))
+        *(s.ship_all(c, timeout=30.0) for s, c in zip(shippers, connections, strict=True))
     )
     deadline = time.monotonic() + 10
     while len(lags) < written[0] and time.monotonic() < deadline:

@@ -190,7 +190,7 @@ class FleetAgent:
             js = connection.jetstream()
             tasks = [
                 asyncio.create_task(self._follow(js)),
-                asyncio.create_task(self._ship(js)),
+                asyncio.create_task(self._ship(connection, js)),
                 asyncio.create_task(self._report(js)),
             ]
             await self._stopping.wait()
@@ -200,7 +200,7 @@ class FleetAgent:
             # Leaving: ship what the log holds now and say so, if the bus lets us.
             if self.shipper is not None:
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(self.shipper.ship_all(js), 5.0)
+                    await asyncio.wait_for(self.shipper.ship_all(connection), 5.0)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._put_status(js), 2.0)
         finally:
@@ -233,7 +233,7 @@ class FleetAgent:
                 _log.debug("fleet bundle watch interrupted; retrying", error=str(error))
                 await asyncio.sleep(0.5)
 
-    async def _ship(self, js: Any) -> None:
+    async def _ship(self, connection: Any, js: Any) -> None:
         ready = False
         while True:
             try:
@@ -242,7 +242,7 @@ class FleetAgent:
                     ready = True
                 await self._flush_reports(js)
                 if self.shipper is not None:
-                    shipped = await self.shipper.ship_once(js)
+                    shipped = await self.shipper.ship_once(connection)
                     if shipped:
                         continue  # a backlog: keep going
             except asyncio.CancelledError:

@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 from dsh_policy.audit.segments import discover_segments
+from dsh_policy.policy.fleet.acks import AckInbox
 from dsh_policy.policy.fleet.bus import evidence_subject, message_id
 
 CURSOR_SUFFIX = ".shipped"
@@ -129,6 +130,8 @@ class Shipper:
             self._positions[self.cursor.inode] = self.cursor.offset
         self._on_finding = on_finding
         self._reported: set[str] = set()
+        self._acks: AckInbox | None = None
+        self._subjects: dict[str, str] = {}
 
     # --- reading the outbox ----------------------------------------------------------------------
 
@@ -211,33 +214,37 @@ class Shipper:
 
     # --- shipping ------------------------------------------------------------------------------
 
-    async def ship_once(self, js: Any, timeout: float = 5.0) -> int:
-        """Ship one batch; the number of lines acknowledged (the cursor moved that far). A line
+    async def ship_once(self, connection: Any, timeout: float = 5.0) -> int:
+        """Ship one batch over the NATS ``connection``; the number of lines acknowledged (the
+        cursor moved that far: up to the first line not acknowledged within ``timeout``). A line
         whose log id differs from the cursor's starts that log's cursor afresh (a new log)."""
         lines = self.pending(self.batch)
         self.state.backlog = len(lines)
         if not lines:
             return 0
-        futures = []
-        for line in lines:
-            futures.append(
-                await js.publish_async(
-                    evidence_subject(self.host, line.log_id),
-                    line.data,
-                    headers={"Nats-Msg-Id": message_id(line.log_id, line.seq, line.hash)},
-                )
-            )
+        if self._acks is None or self._acks.connection is not connection:
+            self._acks = AckInbox(connection)
+        acks = self._acks
+        futures: list[asyncio.Future[None]] = []
         done = 0
         try:
+            for line in lines:
+                subject = self._subjects.get(line.log_id)
+                if subject is None:
+                    subject = self._subjects[line.log_id] = evidence_subject(self.host, line.log_id)
+                line_id = message_id(line.log_id, line.seq, line.hash)
+                futures.append(await acks.publish(subject, line.data, line_id))
+            await asyncio.wait(futures, timeout=timeout)
             for line, future in zip(lines, futures, strict=True):
-                await asyncio.wait_for(future, timeout)
+                if not future.done():
+                    raise TimeoutError(f"no acknowledgement within {timeout:g} s")
+                future.result()  # AckRefused: the bus answered "not stored"
                 self._advance(line)
                 done += 1
-        except Exception as error:  # the bus went away: resume from the cursor next time
-            for future in futures[done:]:
-                future.cancel()
+        except Exception as error:  # the bus went away or refused: resume from the cursor next time
             self.state.last_error = f"{type(error).__name__}: {error}"
         finally:
+            acks.forget(futures[done:])
             if done:
                 self.cursor.save(self.cursor_path)
         self.state.shipped += done
@@ -258,11 +265,11 @@ class Shipper:
         cursor.length = len(line.data) + 1
         self._positions[line.inode] = line.end
 
-    async def ship_all(self, js: Any, *, timeout: float = 5.0) -> int:
+    async def ship_all(self, connection: Any, *, timeout: float = 5.0) -> int:
         """Ship until nothing is pending or the bus fails; the number shipped."""
         total = 0
         while True:
-            count = await self.ship_once(js, timeout)
+            count = await self.ship_once(connection, timeout)
             total += count
             if count == 0 or self.state.last_error is not None:
                 return total

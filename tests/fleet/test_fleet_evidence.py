@@ -40,10 +40,10 @@ async def ship(url: str, shippers: list[Shipper], *, kill: Callable[[], None] | 
         js = connection.jetstream()
         await ensure_evidence(js)
         if kill is not None:
-            await shippers[0].ship_once(js)
+            await shippers[0].ship_once(connection)
             kill()  # the bus dies (SIGKILL) and comes back on the same port and store
         for _ in range(200):
-            results = [await shipper.ship_all(js, timeout=2.0) for shipper in shippers]
+            results = [await shipper.ship_all(connection, timeout=2.0) for shipper in shippers]
             if not any(results) and all(s.state.last_error is None and not s.pending(1) for s in shippers):
                 return
             await asyncio.sleep(0.05)
