@@ -88,6 +88,7 @@ class Setup:
         self.proj, self.plain, self.home = work / "proj", work / "plain", work / "home"
         self.servers: list[subprocess.Popen[bytes]] = []
         self.http_hook: dict[str, object] = {}
+        self.restore: dict[Path, str] = {}  # files a client's wiring changed, and their text before
 
     def dsh(self, *args: str, env: dict[str, str] | None = None) -> None:
         subprocess.run(
@@ -220,6 +221,9 @@ class Setup:
         }
         self.http_hook = hook
         path = self.proj / ".claude" / "settings.json"
+        # Put back after this client: the other clients share the project's command-hook
+        # deployment, whose tamper watch would count the http hooks as a weakening.
+        self.restore[path] = path.read_text()
         settings = json.loads(path.read_text())
         for groups in settings["hooks"].values():
             for group in groups:
@@ -291,7 +295,8 @@ class Setup:
         return statistics.median(totals)
 
     def stop_servers(self) -> None:
-        """Stop the gateways :meth:`wire_claude_code_http` started, by pid."""
+        """Stop the gateways :meth:`wire_claude_code_http` started, by pid, and put back the
+        settings it changed."""
         for server in self.servers:
             if server.poll() is None:
                 server.terminate()
@@ -301,6 +306,9 @@ class Setup:
                     server.kill()
         self.servers.clear()
         self.http_hook = {}
+        for path, text in self.restore.items():
+            path.write_text(text)
+        self.restore.clear()
 
     def doctor(self, name: str) -> str:
         """``dsh-policy doctor`` for one client: its probes also start the resident gateway, so the

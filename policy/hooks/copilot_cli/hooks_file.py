@@ -81,6 +81,7 @@ def hooks_document(deployment: str, program: str = "dsh-policy") -> dict[str, An
 
 
 def hooks_text(deployment: str, program: str = "dsh-policy") -> str:
+    """:func:`hooks_document` as the file's text."""
     return json.dumps(hooks_document(deployment, program), indent=2) + "\n"
 
 
