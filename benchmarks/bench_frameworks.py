@@ -1,16 +1,31 @@
 """What a framework adapter costs per tool call, over the framework's own per-call cost, in one run.
 
-Run: ``python benchmarks/bench_frameworks.py [--calls N] [--rounds N] [--only NAME]``. For every
-framework whose extra is installed (or each ``--only`` one), an agent driven by the framework's own
-scripted/fake model makes ``--calls`` allowed tool calls (one per model turn, a canned tool body),
-once without the adapter and once with it twice: ``gated`` (the shipped packs deciding, every call
-recorded in an audit log with ``fsync=off``: what a deployment pays) and ``glue`` (a pack with no
-rules and no audit log: the adapter's own translation, without the policy's work, which the
-in-process gateway pays too). Times are CPU time of the benchmark process, medians over rounds that
-alternate the variants. Per call: the framework alone, each variant's added cost, and its ratio to
-the framework's. Target: the glue adds at most 10% of the framework's own per-call cost or 50 us,
-whichever is larger (the policy's own cost is ``bench_gateway.py``'s subject). Writes
-``benchmarks/results/frameworks.json``.
+Run: ``python benchmarks/bench_frameworks.py [--calls N] [--rounds N] [--only NAME] [--cli]``. For
+every framework whose extra is installed (or each ``--only`` one), an agent driven by the
+framework's own scripted/fake model makes ``--calls`` allowed tool calls (one per model turn, a
+canned tool body) in four variants, alternating round by round:
+
+- ``alone``: the framework with no hook at all;
+- ``noop``: the framework's own hook mechanism with a do-nothing hook of the kind the adapter uses
+  (a middleware, capability, guardrails + ``needs_approval``, plugin, hook callbacks): what having
+  any hook costs in that framework, which is not ours to cut;
+- ``glue``: the adapter on a pack with no rules and no audit log: our translation (plus the empty
+  policy's own stages, which the in-process gateway pays too);
+- ``gated``: the adapter with the shipped packs, every call recorded (``fsync=off``): what a
+  deployment pays (the policy's own cost is ``bench_gateway.py``'s subject).
+
+Times are CPU time of the benchmark process per call, medians over the rounds. The glue is also
+timed inside the adapter's hooks (thread CPU time, the framework's handler excluded), which a busy
+machine disturbs far less than a difference of two session times. Target: the glue adds at most
+10% of the framework's own per-call cost or 50 us, whichever is larger.
+
+The Claude Agent SDK runs the Claude Code CLI in a subprocess; its row drives the real SDK with
+Claude Code's side of the protocol scripted in process (``tools/claude_code_double.py``), so it
+measures the SDK's own per-call work in the application's process and the hook callbacks' cost
+over it. ``--cli`` adds the real bundled CLI, offline (``tools/fake_anthropic.py``, harmless
+commands in a temporary folder): wall and CPU time (this process and the CLI's) per tool call,
+alone, with do-nothing hook callbacks and with ``PolicyHooks`` (shipped packs, audit log). Writes
+``benchmarks/results/frameworks.json`` with the load average.
 """
 
 from __future__ import annotations
@@ -18,20 +33,25 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import platform
+import resource
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))  # claude_code_double, fake_anthropic
 RESULTS = ROOT / "benchmarks" / "results" / "frameworks.json"
 PACKS = [ROOT / "rules" / f"{name}.yaml" for name in ("baseline", "secrets", "injection")]
 TARGET_RATIO = 0.10
 TARGET_FLOOR_US = 50.0
+VARIANTS = ("alone", "noop", "glue", "gated")
 
 #: A session factory: (calls, adapter or None) -> a function running the whole session once.
 Session = Callable[[int, Any], Callable[[], None]]
@@ -70,6 +90,19 @@ def _langgraph_adapter(policy: Any, auditor: Any) -> Any:
     return PolicyMiddleware(policy, auditor=auditor)
 
 
+def _langgraph_noop() -> Any:
+    from langchain.agents.middleware import AgentMiddleware
+
+    class NoopMiddleware(AgentMiddleware):  # the hook PolicyMiddleware uses, doing nothing
+        def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+            return handler(request)
+
+        async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+            return await handler(request)
+
+    return NoopMiddleware()
+
+
 def _openai_agents_session(calls: int, guardrails: Any) -> Callable[[], None]:
     from agents import Agent, Runner, function_tool, set_tracing_disabled
     from agents.testing import ScriptedModel, assistant_message, function_call
@@ -97,6 +130,30 @@ def _openai_agents_adapter(policy: Any, auditor: Any) -> Any:
     from dsh_policy.policy.adapters.openai_agents import PolicyGuardrails
 
     return PolicyGuardrails(policy, auditor=auditor)
+
+
+def _openai_agents_noop() -> Any:
+    import dataclasses
+
+    from agents import ToolGuardrailFunctionOutput
+    from agents.tool_guardrails import ToolInputGuardrail, ToolOutputGuardrail
+
+    class NoopGuardrails:  # what PolicyGuardrails.govern adds to a tool, each doing nothing
+        def __init__(self) -> None:
+            allow = ToolGuardrailFunctionOutput.allow
+            self.before: ToolInputGuardrail[Any] = ToolInputGuardrail(guardrail_function=lambda d: allow(),
+                                                                      name="noop")
+            self.after: ToolOutputGuardrail[Any] = ToolOutputGuardrail(guardrail_function=lambda d: allow(),
+                                                                       name="noop")
+
+        def govern(self, tool: Any) -> Any:
+            async def needs_approval(context: Any, params: dict[str, Any], call_id: str) -> bool:
+                return False
+
+            guarded = {"tool_input_guardrails": [self.before], "tool_output_guardrails": [self.after]}
+            return dataclasses.replace(tool, needs_approval=needs_approval, **guarded)
+
+    return NoopGuardrails()
 
 
 def _pydantic_ai_session(calls: int, capability: Any) -> Callable[[], None]:
@@ -128,6 +185,20 @@ def _pydantic_ai_adapter(policy: Any, auditor: Any) -> Any:
     from dsh_policy.policy.adapters.pydantic_ai import PolicyCapability
 
     return PolicyCapability(policy, auditor=auditor)
+
+
+def _pydantic_ai_noop() -> Any:
+    from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering
+
+    class NoopCapability(AbstractCapability[Any]):  # the hook PolicyCapability uses, doing nothing
+        def get_ordering(self) -> CapabilityOrdering:
+            return CapabilityOrdering(position="innermost")
+
+        async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any,
+                                    handler: Any) -> Any:
+            return await handler(args)
+
+    return NoopCapability()
 
 
 def _adk_session(calls: int, plugin: Any) -> Callable[[], None]:
@@ -180,12 +251,84 @@ def _adk_adapter(policy: Any, auditor: Any) -> Any:
     return PolicyPlugin(policy, auditor=auditor)
 
 
-#: framework -> (module its extra installs, session factory, adapter factory)
-FRAMEWORKS: dict[str, tuple[str, Session, Callable[[Any, Any], Any]]] = {
-    "langgraph": ("langchain.agents", _langgraph_session, _langgraph_adapter),
-    "openai-agents": ("agents.testing", _openai_agents_session, _openai_agents_adapter),
-    "pydantic-ai": ("pydantic_ai.models.function", _pydantic_ai_session, _pydantic_ai_adapter),
-    "adk": ("google.adk.runners", _adk_session, _adk_adapter),
+def _adk_noop() -> Any:
+    from google.adk.plugins.base_plugin import BasePlugin
+
+    class NoopPlugin(BasePlugin):  # the callbacks PolicyPlugin uses, doing nothing
+        async def before_tool_callback(self, *, tool: Any, tool_args: Any, tool_context: Any) -> Any:
+            return None
+
+        async def after_tool_callback(self, *, tool: Any, tool_args: Any, tool_context: Any,
+                                      result: Any) -> Any:
+            return None
+
+    return NoopPlugin(name="noop")
+
+
+def _sdk_session(calls: int, hooks: Any) -> Callable[[], None]:
+    """The real SDK (``query``, its control protocol, hook dispatch, message parsing) with Claude
+    Code's side scripted in process (``tools/claude_code_double.py``, also streaming the messages
+    the CLI streams per call): what the SDK costs per tool call in the application's process. The
+    CLI itself runs in its own process; ``--cli`` measures it."""
+    import anyio
+    from claude_agent_sdk import ClaudeAgentOptions, query
+    from claude_code_double import ScriptedClaudeCode, ToolUse
+
+    response = {"stdout": "4 passed in 0.12s", "stderr": "", "interrupted": False, "isImage": False}
+    uses = [ToolUse(f"c{i}", "Bash", {"command": "pytest -q"}, response) for i in range(calls)]
+    options = ClaudeAgentOptions(hooks=hooks.matchers() if hooks is not None else None)
+
+    async def session() -> None:
+        transport = ScriptedClaudeCode(uses, lambda use: None, tempfile.gettempdir(), transcript=True)
+        async for _ in query(prompt="go", options=options, transport=transport):
+            pass
+
+    def run() -> None:
+        anyio.run(session)
+
+    return run
+
+
+def _sdk_adapter(policy: Any, auditor: Any) -> Any:
+    from dsh_policy.policy.hooks.in_process.agent_sdk import PolicyHooks
+
+    return PolicyHooks(policy, auditor=auditor)
+
+
+def _sdk_noop() -> Any:
+    from claude_agent_sdk import HookMatcher
+
+    class NoopHooks:  # the matchers PolicyHooks registers, each callback answering "no opinion"
+        def matchers(self) -> dict[str, list[Any]]:
+            async def callback(hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+                return {}
+
+            return {event: [HookMatcher(matcher=None, hooks=[callback], timeout=60.0, on_failure="block")]
+                    for event in ("PreToolUse", "PostToolUse", "UserPromptSubmit")}
+
+    return NoopHooks()
+
+
+class Framework(NamedTuple):
+    """The module its extra installs, a session factory, the adapter and a do-nothing hook."""
+
+    module: str
+    extra: str
+    session: Session
+    adapter: Callable[[Any, Any], Any]
+    noop: Callable[[], Any]
+
+
+FRAMEWORKS: dict[str, Framework] = {
+    "langgraph": Framework("langchain.agents", "langgraph", _langgraph_session, _langgraph_adapter,
+                           _langgraph_noop),
+    "openai-agents": Framework("agents.testing", "openai-agents", _openai_agents_session,
+                               _openai_agents_adapter, _openai_agents_noop),
+    "pydantic-ai": Framework("pydantic_ai.models.function", "pydantic-ai", _pydantic_ai_session,
+                             _pydantic_ai_adapter, _pydantic_ai_noop),
+    "adk": Framework("google.adk.runners", "adk", _adk_session, _adk_adapter, _adk_noop),
+    "claude-agent-sdk": Framework("claude_agent_sdk", "claude-agent-sdk", _sdk_session, _sdk_adapter,
+                                  _sdk_noop),
 }
 
 
@@ -194,6 +337,109 @@ def _installed(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except ModuleNotFoundError:
         return False
+
+
+class Meter:
+    """CPU seconds spent inside the adapter's own hook code (the tool body and whatever the
+    framework runs inside a wrapping hook excluded), on whichever thread the hook runs: our glue,
+    measured where it runs rather than as a difference of two noisy session times."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._lock = threading.Lock()
+
+    def add(self, seconds: float) -> None:
+        with self._lock:
+            self.seconds += seconds
+
+    def plain(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.add(time.thread_time() - start)
+
+        return timed
+
+    def coroutine(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """An async hook that awaits nothing of the framework's (it answers at once)."""
+
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.thread_time()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                self.add(time.thread_time() - start)
+
+        return timed
+
+    def wrapping(self, fn: Callable[..., Any], *, handler: str, asynchronous: bool) -> Callable[..., Any]:
+        """A hook that calls the framework's ``handler`` (keyword or second argument) inside."""
+
+        def split(args: tuple[Any, ...], kwargs: dict[str, Any], inner: list[float]) -> tuple[Any, Any]:
+            original = kwargs[handler] if handler in kwargs else args[1]
+
+            def timed_handler(*a: Any, **k: Any) -> Any:
+                start = time.thread_time()
+                try:
+                    return original(*a, **k)
+                finally:
+                    inner[0] += time.thread_time() - start
+
+            async def timed_async_handler(*a: Any, **k: Any) -> Any:
+                start = time.thread_time()
+                try:
+                    return await original(*a, **k)
+                finally:
+                    inner[0] += time.thread_time() - start
+
+            wrapped = timed_async_handler if asynchronous else timed_handler
+            if handler in kwargs:
+                return args, {**kwargs, handler: wrapped}
+            return (args[0], wrapped, *args[2:]), kwargs
+
+        if asynchronous:
+            async def timed_async(*args: Any, **kwargs: Any) -> Any:
+                inner = [0.0]
+                args, kwargs = split(args, kwargs, inner)
+                start = time.thread_time()
+                try:
+                    return await fn(*args, **kwargs)
+                finally:
+                    self.add(time.thread_time() - start - inner[0])
+
+            return timed_async
+
+        def timed_sync(*args: Any, **kwargs: Any) -> Any:
+            inner = [0.0]
+            args, kwargs = split(args, kwargs, inner)
+            start = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.add(time.thread_time() - start - inner[0])
+
+        return timed_sync
+
+
+def metered(name: str, adapter: Any, meter: Meter) -> Any:
+    """``adapter`` with its hook entry points timed by ``meter`` (before the framework sees it)."""
+    if name == "langgraph":
+        adapter.wrap_tool_call = meter.wrapping(adapter.wrap_tool_call, handler="handler", asynchronous=False)
+    elif name == "pydantic-ai":
+        adapter.wrap_tool_execute = meter.wrapping(adapter.wrap_tool_execute, handler="handler",
+                                                   asynchronous=True)
+    elif name == "openai-agents":
+        adapter._plan = meter.plain(adapter._plan)
+        for guardrail in (adapter.input_guardrail, adapter.output_guardrail):
+            guardrail.guardrail_function = meter.plain(guardrail.guardrail_function)
+    elif name == "adk":
+        adapter.before_tool_callback = meter.coroutine(adapter.before_tool_callback)
+        adapter.after_tool_callback = meter.coroutine(adapter.after_tool_callback)
+    elif name == "claude-agent-sdk":
+        adapter.__call__ = meter.coroutine(adapter.__call__)
+    return adapter
 
 
 def _time_session(make: Callable[[], Callable[[], None]]) -> float:
@@ -216,10 +462,11 @@ def measure(name: str, calls: int, rounds: int) -> dict[str, Any]:
     from dsh_policy.audit import AuditWriter
     from dsh_policy.policy import DecisionAuditor, LoadFailure, Policy
 
-    _, session, adapter = FRAMEWORKS[name]
+    framework = FRAMEWORKS[name]
+    session, adapter = framework.session, framework.adapter
     policy = Policy.load(PACKS)
     assert not isinstance(policy, LoadFailure), str(policy)
-    samples: dict[str, list[float]] = {"alone": [], "glue": [], "gated": []}
+    samples: dict[str, list[float]] = {variant: [] for variant in VARIANTS}
     with tempfile.TemporaryDirectory() as folder:
         empty_path = Path(folder) / "empty.yaml"
         empty_path.write_text(_EMPTY_PACK)
@@ -229,54 +476,173 @@ def measure(name: str, calls: int, rounds: int) -> dict[str, Any]:
         auditor = DecisionAuditor(writer, policy)
         variants: dict[str, Callable[[], Callable[[], None]]] = {
             "alone": lambda: session(calls, None),
+            "noop": lambda: session(calls, framework.noop()),
             "glue": lambda: session(calls, adapter(empty, None)),
             "gated": lambda: session(calls, adapter(policy, auditor)),
         }
+        direct: list[float] = []
+
+        def glue_metered() -> Callable[[], None]:
+            meter = Meter()
+            run = session(calls, metered(name, adapter(empty, None), meter))
+
+            def timed() -> None:
+                run()
+                direct.append(meter.seconds / calls)
+
+            return timed
+
         for make in variants.values():  # warm every path (imports, compiled caches)
             _time_session(make)
         for _ in range(rounds):
             for variant, make in variants.items():
                 samples[variant].append(_time_session(make) / calls)
+            glue_metered()()
         writer.close()
-    base_us, glue_us, gated_us = (statistics.median(samples[v]) * 1e6 for v in ("alone", "glue", "gated"))
-    budget_us = max(TARGET_RATIO * base_us, TARGET_FLOOR_US)
+    base, noop, glue, gated = (statistics.median(samples[v]) * 1e6 for v in VARIANTS)
+    own = statistics.median(direct) * 1e6
+    budget_us = max(TARGET_RATIO * base, TARGET_FLOOR_US)
     return {
         "framework": name,
         "calls_per_session": calls,
         "rounds": rounds,
-        "framework_alone_us_per_call": round(base_us, 1),
-        "glue_added_us_per_call": round(glue_us - base_us, 1),
-        "glue_ratio": round((glue_us - base_us) / base_us, 3),
-        "gated_added_us_per_call": round(gated_us - base_us, 1),
-        "gated_ratio": round((gated_us - base_us) / base_us, 3),
+        "framework_alone_us_per_call": round(base, 1),
+        "noop_hook_added_us_per_call": round(noop - base, 1),
+        "noop_hook_ratio": round((noop - base) / base, 3),
+        "glue_added_us_per_call": round(glue - base, 1),
+        "glue_ratio": round((glue - base) / base, 3),
+        "glue_over_noop_us_per_call": round(glue - noop, 1),
+        "glue_over_noop_ratio": round((glue - noop) / base, 3),
+        "glue_own_us_per_call": round(own, 1),
+        "glue_own_ratio": round(own / base, 3),
+        "glue_own_within_target": own <= budget_us,
+        "gated_added_us_per_call": round(gated - base, 1),
+        "gated_ratio": round((gated - base) / base, 3),
         "budget_us": round(budget_us, 1),
-        "glue_within_target": glue_us - base_us <= budget_us,
+        "glue_within_target": glue - base <= budget_us,
+        "glue_over_noop_within_target": glue - noop <= budget_us,
     }
+
+
+def _cli_session(calls: int, hooks: Any, folder: Path) -> tuple[float, float]:
+    """One conversation of the real bundled Claude Code CLI (scripted model on 127.0.0.1) making
+    ``calls`` harmless Bash calls in ``folder``: (wall seconds, CPU seconds of this process and of
+    the CLI process, which exits and is reaped inside the session)."""
+    import anyio
+    from claude_agent_sdk import ClaudeAgentOptions, query
+    from fake_anthropic import FakeModel
+
+    home = folder / "home"
+    home.mkdir(exist_ok=True)
+    script: dict[str, Any] = {"bench": [("Bash", {"command": f"echo ok-{i}"}) for i in range(calls)]}
+    with FakeModel(script) as model:
+        options = ClaudeAgentOptions(
+            cwd=str(folder), hooks=hooks.matchers() if hooks is not None else None, allowed_tools=["Bash"],
+            setting_sources=[], max_turns=calls + 5,
+            env={"HOME": str(home), "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "dummy",
+                 "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
+                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+
+        async def prompt() -> Any:
+            yield {"type": "user", "message": {"role": "user", "content": "scenario=bench"}}
+
+        async def session() -> None:
+            async for _ in query(prompt=prompt(), options=options):
+                pass
+
+        wall, cpu = time.perf_counter(), _cpu_with_children()
+        anyio.run(session)
+        wall, cpu = time.perf_counter() - wall, _cpu_with_children() - cpu
+        made = len(model.tool_results.get("bench", []))
+    if made != calls:
+        raise RuntimeError(f"the CLI made {made} of {calls} tool calls")
+    return wall, cpu
+
+
+def _cpu_with_children() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def measure_cli(calls: int, rounds: int) -> dict[str, Any]:
+    """The real CLI, alone, with do-nothing hook callbacks and with :class:`PolicyHooks` (shipped
+    packs, audit log): per tool call,
+    from a session of ``calls`` calls minus a session of one (the CLI's start-up cancels out)."""
+    from dsh_policy.audit import AuditWriter
+    from dsh_policy.policy import DecisionAuditor, LoadFailure, Policy
+    from dsh_policy.policy.hooks.in_process.agent_sdk import PolicyHooks
+
+    policy = Policy.load(PACKS)
+    assert not isinstance(policy, LoadFailure), str(policy)
+    samples: dict[str, list[tuple[float, float]]] = {"alone": [], "noop": [], "gated": []}
+    with tempfile.TemporaryDirectory(prefix="bench-sdk-cli-") as folder:
+        writer = AuditWriter.open(Path(folder) / "bench.jsonl", fsync="off")
+        hooks = PolicyHooks(policy, auditor=DecisionAuditor(writer, policy))
+        for _ in range(rounds):
+            for variant, adapter in (("alone", None), ("noop", _sdk_noop()), ("gated", hooks)):
+                many = _cli_session(calls, adapter, Path(folder))
+                one = _cli_session(1, adapter, Path(folder))
+                samples[variant].append(((many[0] - one[0]) / (calls - 1), (many[1] - one[1]) / (calls - 1)))
+        writer.close()
+    row: dict[str, Any] = {"framework": "claude-agent-sdk (real CLI)", "calls_per_session": calls,
+                           "rounds": rounds}
+    for variant in ("alone", "noop", "gated"):
+        row[f"{variant}_wall_ms_per_call"] = round(statistics.median(w for w, _ in samples[variant]) * 1e3, 2)
+        row[f"{variant}_cpu_ms_per_call"] = round(statistics.median(c for _, c in samples[variant]) * 1e3, 2)
+    for variant in ("noop", "gated"):
+        for kind in ("wall", "cpu"):
+            base = row[f"alone_{kind}_ms_per_call"]
+            added = row[f"{variant}_{kind}_ms_per_call"] - base
+            row[f"{variant}_{kind}_ratio"] = round(added / base, 3) if base > 0 else None
+    return row
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=25)
     parser.add_argument("--only", action="append", choices=sorted(FRAMEWORKS),
                         help="measure only this framework (repeatable)")
+    parser.add_argument("--cli", action="store_true",
+                        help="also run the real bundled Claude Code CLI (claude-agent-sdk extra), offline")
+    parser.add_argument("--cli-calls", type=int, default=10)
+    parser.add_argument("--cli-rounds", type=int, default=5)
     options = parser.parse_args(argv)
+    load = os.getloadavg()
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; CPU time of this process, median of "
+          f"{options.rounds} rounds x {options.calls} calls; ratios are over the framework alone")
     rows = []
-    for name, (module, _, _) in FRAMEWORKS.items():
+    for name, framework in FRAMEWORKS.items():
         if options.only and name not in options.only:
             continue
-        if not _installed(module):
-            print(f"{name:<12} skipped: pip install -e '.[{name}]'")
+        if not _installed(framework.module):
+            print(f"{name:<16} skipped: pip install -e '.[{framework.extra}]'")
             continue
         row = measure(name, options.calls, options.rounds)
         rows.append(row)
-        print(f"{name:<12} framework {row['framework_alone_us_per_call']:>9.1f} us/call   "
-              f"glue +{row['glue_added_us_per_call']:>8.1f} us (ratio {row['glue_ratio']:.3f}, "
-              f"{'within' if row['glue_within_target'] else 'OVER'} {row['budget_us']:.0f} us)   "
-              f"gated +{row['gated_added_us_per_call']:>8.1f} us (ratio {row['gated_ratio']:.3f})")
+        print(f"{name:<16} framework {row['framework_alone_us_per_call']:>8.1f} us/call | "
+              f"noop hook +{row['noop_hook_added_us_per_call']:>6.1f} ({row['noop_hook_ratio']:.3f}) | "
+              f"glue +{row['glue_added_us_per_call']:>6.1f} ({row['glue_ratio']:.3f}), "
+              f"over noop +{row['glue_over_noop_us_per_call']:>6.1f} ({row['glue_over_noop_ratio']:.3f}, "
+              f"{'within' if row['glue_over_noop_within_target'] else 'OVER'} {row['budget_us']:.0f} us) | "
+              f"glue measured inside the hooks {row['glue_own_us_per_call']:>6.1f} "
+              f"({row['glue_own_ratio']:.3f}, "
+              f"{'within' if row['glue_own_within_target'] else 'OVER'}) | "
+              f"gated +{row['gated_added_us_per_call']:>7.1f} ({row['gated_ratio']:.3f})")
+    if options.cli and _installed("claude_agent_sdk"):
+        cli = measure_cli(options.cli_calls, options.cli_rounds)
+        rows.append(cli)
+        print(f"{'claude-agent-sdk':<16} real CLI per tool call: alone "
+              f"{cli['alone_wall_ms_per_call']:.1f} ms wall, {cli['alone_cpu_ms_per_call']:.1f} ms CPU "
+              f"(CLI + this process) | do-nothing hook callbacks {cli['noop_wall_ms_per_call']:.1f} ms wall "
+              f"({cli['noop_wall_ratio']:+.3f}), {cli['noop_cpu_ms_per_call']:.1f} ms CPU "
+              f"({cli['noop_cpu_ratio']:+.3f}) | with PolicyHooks (packs, audit) "
+              f"{cli['gated_wall_ms_per_call']:.1f} ms wall ({cli['gated_wall_ratio']:+.3f}), "
+              f"{cli['gated_cpu_ms_per_call']:.1f} ms CPU ({cli['gated_cpu_ratio']:+.3f})")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"python": sys.version.split()[0], "machine": platform.machine(),
-                                   "results": rows}, indent=2) + "\n")
+    report = {"python": sys.version.split()[0], "machine": platform.machine(),
+              "load_average": [round(x, 2) for x in load], "results": rows}
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
     return 0
 
 

@@ -3,8 +3,8 @@ real ``claude -p`` offline (the CLI itself, or through the Claude Agent SDK), on
 conversation.
 
 The prompt carries ``scenario=NAME``; the script (:data:`SCRIPT` unless another is given) maps it
-to one tool call. The first request
-that offers that tool gets the call; the request carrying its result gets a plain answer. Every
+to one tool call (or to a list of calls, made one per model turn). The first request
+that offers that tool gets the call; the request carrying its (last) result gets a plain answer. Every
 request body is kept (``bodies``), which is how a test proves what the model was and was not sent.
 """
 
@@ -18,8 +18,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
 SCENARIO = re.compile(r"scenario=([A-Za-z0-9_]+)")
-#: scenario -> (tool, input)
-SCRIPT: dict[str, tuple[str, dict[str, Any]]] = {
+#: scenario -> (tool, input), or a list of them: one call per model turn, in order
+Step = tuple[str, dict[str, Any]]
+SCRIPT: dict[str, Step | list[Step]] = {
     "deny": ("mcp__demo__echo", {"text": "say forbidden"}),
     "allow": ("mcp__demo__echo", {"text": "hello from claude"}),
     "redact": ("mcp__demo__leak_text", {}),
@@ -41,11 +42,12 @@ def _text(content: Any) -> str:
 class FakeModel:
     """The server, its thread, and what it saw."""
 
-    def __init__(self, script: dict[str, tuple[str, dict[str, Any]]] | None = None) -> None:
+    def __init__(self, script: dict[str, Step | list[Step]] | None = None) -> None:
         self.script = SCRIPT if script is None else script
         self.bodies: list[str] = []
         self.tool_results: dict[str, list[dict[str, Any]]] = {}
         self.tools_offered: list[list[str]] = []
+        self.seen_results: set[str] = set()
         self.lock = threading.Lock()
         self.ids = itertools.count(1)
         handler = type("Handler", (_Handler,), {"model": self})
@@ -81,18 +83,24 @@ class FakeModel:
             for block in message["content"]
             if isinstance(block, dict) and block.get("type") == "tool_result"
         ]
+        planned = self.script.get(scenario) if scenario else None
+        steps = planned if isinstance(planned, list) else [planned] if planned else []
         if results and scenario:
-            with self.lock:
+            with self.lock:  # each result once, though every later request repeats it
+                new = [r for r in results if r.get("tool_use_id") not in self.seen_results]
+                self.seen_results.update(str(r.get("tool_use_id")) for r in new)
                 self.tool_results.setdefault(scenario, []).extend(
-                    {"is_error": bool(r.get("is_error")), "text": _text(r.get("content"))} for r in results
+                    {"is_error": bool(r.get("is_error")), "text": _text(r.get("content"))} for r in new
                 )
-            return [{"type": "text", "text": f"Noted {scenario}."}], "end_turn"
+            if len(results) >= len(steps):
+                return [{"type": "text", "text": f"Noted {scenario}."}], "end_turn"
         if (
-            scenario in self.script
-            and self.script[scenario][0] in tools
-            and not any(m.get("role") == "assistant" for m in messages)
+            steps
+            and len(results) < len(steps)
+            and steps[len(results)][0] in tools
+            and (len(steps) > 1 or not any(m.get("role") == "assistant" for m in messages))
         ):
-            tool, arguments = self.script[scenario]
+            tool, arguments = steps[len(results)]
             call = {
                 "type": "tool_use",
                 "id": f"toolu_fake_{next(self.ids):04d}",

@@ -27,7 +27,7 @@ from __future__ import annotations
 import datetime
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import orjson
@@ -141,8 +141,23 @@ class GatedCall:
         return self.event.tool
 
 
+_now = datetime.datetime.now
+_UTC = datetime.UTC
+
+
 def _utc_now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)
+    return _now(_UTC)
+
+
+#: The fields a call event is built from (all of them are ``__init__`` fields), for :func:`_at`.
+_CALL_FIELDS = tuple(f.name for f in fields(ToolCallEvent) if f.name != "now")
+assert all(f.init for f in fields(ToolCallEvent))
+
+
+def _at(event: ToolCallEvent, now: datetime.datetime) -> ToolCallEvent:
+    """``dataclasses.replace(event, now=now)`` without its per-call field introspection, which was
+    the largest single cost of reviewing a result."""
+    return ToolCallEvent(**{name: getattr(event, name) for name in _CALL_FIELDS}, now=now)
 
 
 def _describe(error: BaseException) -> str:
@@ -218,6 +233,8 @@ class ToolGate:
 
     def forget(self, call_id: str) -> GatedCall | None:
         """Stop keeping a call (it settled, or the framework dropped it)."""
+        if call_id not in self._open:  # most calls were never kept: no lock to take
+            return None
         with self._lock:
             return self._open.pop(call_id, None)
 
@@ -384,7 +401,7 @@ class ToolGate:
         call.review_now = _utc_now()
         review = call.review = call.decider.review_tool_result(
             ToolResultEvent(
-                call=replace(call.event, now=call.review_now),
+                call=_at(call.event, call.review_now),
                 is_error=is_error,
                 text=text,
                 value=value,
@@ -423,11 +440,15 @@ class ToolGate:
         error_message: str | None = None,
         error_code: str | None = None,
     ) -> CallOutcome | None:
-        """Write the call's audit record (once) and notify observers. Never raises."""
+        """Write the call's audit record (once) and notify observers. Never raises. Returns the
+        outcome, or None when the call had settled already or nobody records or observes it (the
+        audit-free path builds no outcome)."""
         if call.settled:
             return None
         call.settled = True
         self.forget(call.event.call_id)
+        if self.auditor is None and not self.observers:
+            return None
         if shown.action == "block":
             error_message, error_code = shown.text, shown.error_code
         outcome = CallOutcome(

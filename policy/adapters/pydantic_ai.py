@@ -205,8 +205,39 @@ class PolicyCapability(AbstractCapability[Any]):
 
 
 def _plain_args(args: Any) -> Any:
-    """Validated arguments as JSON values (what rules see); models and dates become their JSON."""
-    return to_jsonable_python(args, fallback=repr)
+    """Validated arguments as JSON values (what rules see); models and dates become their JSON.
+    Arguments that are JSON already (the common case) are copied without pydantic's serializer,
+    which gives an equal copy of them."""
+    copied = _json_copy(args, 0)
+    return copied if copied is not _NOT_JSON else to_jsonable_python(args, fallback=repr)
+
+
+_NOT_JSON: Any = object()
+#: Leaf types ``to_jsonable_python`` returns as they are (floats are left to it: it turns NaN and
+#: the infinities into null).
+_LEAVES = frozenset({str, int, bool, type(None)})
+
+
+def _json_copy(value: Any, depth: int) -> Any:
+    """A deep copy of a value made of dicts with string keys, lists, strings, ints, booleans and
+    None; ``_NOT_JSON`` for anything else (or nested deeper than 16)."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return value
+    if depth > 16:
+        return _NOT_JSON
+    if kind is dict:
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            copied = _json_copy(item, depth + 1)
+            if type(key) is not str or copied is _NOT_JSON:
+                return _NOT_JSON
+            out[key] = copied
+        return out
+    if kind is list:
+        items = [_json_copy(item, depth + 1) for item in value]
+        return _NOT_JSON if any(item is _NOT_JSON for item in items) else items
+    return _NOT_JSON
 
 
 def _content_text(part: Any) -> str:

@@ -19,11 +19,13 @@ import pytest
 
 pytest.importorskip("claude_agent_sdk", reason="pip install -e '.[claude-agent-sdk]'")
 
+from adapter_parity_kit import Call, reference_run
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditWriter
 from dsh_policy.policy import DecisionAuditor, LoadFailure, Policy
 from dsh_policy.policy.hooks.in_process.agent_sdk import PolicyHooks
 from fake_anthropic import FakeModel
+from hook_parity_kit import assert_hook_parity, hook_records
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKS = [ROOT / "rules" / f"{name}.yaml" for name in ("baseline", "secrets", "injection")]
@@ -125,8 +127,39 @@ def test_a_secret_in_bash_output_never_reaches_the_model(runs: dict[str, Any]) -
     assert not any(FAKE_ACCESS_KEY in body for body in runs["bodies"])
 
 
+#: What each scenario's command prints when it runs (Claude Code trims the trailing newline), and
+#: whether the application approves it when the policy asks.
+_RAN = {"allow": "", "approved": "", "redact": f"AWS_ACCESS_KEY_ID={FAKE_ACCESS_KEY}"}
+_APPROVE = {"ask": False, "approved": True}
+#: How Claude Code frames what it shows the model: a Bash call that printed nothing, a refusal.
+_NO_OUTPUT = "(Bash completed with no output)"
+_REFUSED_BY_HOOK = "PreToolUse:Bash hook error: "
+
+
+def test_parity_with_the_in_process_gateway(runs: dict[str, Any], tmp_path: Path) -> None:
+    """The calls the real CLI made, decided again by the in-process gateway on the same canonical
+    calls: the same gate, post-execute verdicts, model-visible text, bodies run and records."""
+    records = hook_records(runs["log"])
+    scenario_of = {command: name for name, (_, args) in _script(runs["project"]).items()
+                   for command in [args["command"]]}
+    calls, shown, ran = [], {}, []
+    for call_id, found in records.items():
+        scenario = scenario_of[found[0]["call"]["args"]["command"]]
+        calls.append(Call(call_id, "shell", {"command": found[0]["call"]["args"]["command"]},
+                          _RAN.get(scenario, "ok"), approve=_APPROVE.get(scenario, True), label=scenario))
+        (result, *_) = runs["results"][scenario]
+        text = "" if result["text"] == _NO_OUTPUT else result["text"]
+        shown[call_id] = text.removeprefix(_REFUSED_BY_HOOK)
+        if scenario in _RAN:
+            ran.append(call_id)
+    assert sorted(c.label for c in calls) == sorted(_script(runs["project"]))
+    reference = anyio.run(reference_run, _policy(), calls, tmp_path / "ref.jsonl")
+    assert_hook_parity(reference, records, shown, ran, calls, "the reviewer said no", every_path=False)
+
+
 def test_every_decision_is_recorded_and_the_log_verifies(runs: dict[str, Any]) -> None:
     assert verify_log([runs["log"]]).intact
     records = [json.loads(line) for line in runs["log"].read_text().splitlines()]
     denied = [r for r in records if r["kind"] == "tool_result" and r["decision"].get("denied_by")]
     assert denied and all(r.get("harness") == "claude-code" for r in denied)
+

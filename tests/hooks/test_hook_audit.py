@@ -65,7 +65,8 @@ def test_a_redacted_result_is_recorded_without_its_secret(run_hook, tmp_path) ->
     )
     (record,) = [r for r in _records(log) if r["kind"] == "tool_result"]
     post = record["decision"]["post_execute"]
-    assert (post["decision"], post["action"], post["redactions"]) == ("accept", "block-redacted", 2)
+    # Claude Code takes the redacted response object as the Read's output (updatedToolOutput)
+    assert (post["decision"], post["action"], post["redactions"]) == ("accept", "redact-value", 2)
     assert record["call"]["original_name"] == "Read"
     assert record["result"]["content_digest"].startswith("sha256:")
 

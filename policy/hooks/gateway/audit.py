@@ -20,7 +20,7 @@ digests only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from typing import Any
 
@@ -214,7 +214,11 @@ def _reviewed_call(
     harness: Harness,
 ) -> CallOutcome:
     action = _POST_ACTIONS.get(verdict.action, verdict.action)
-    if verdict.action == "redact" and verdict.tool_name is not None and verdict.tool_name.startswith("mcp__"):
+    if verdict.action == "redact" and (
+        (verdict.tool_name is not None and verdict.tool_name.startswith("mcp__"))
+        # Claude Code takes a redacted response object as the tool's output (updatedToolOutput)
+        or (harness == "claude-code" and isinstance(verdict.redacted_output, Mapping))
+    ):
         action = "redact-value"  # the dialect may still block; the record says what policy decided
     return CallOutcome(
         call=event,
