@@ -36,6 +36,9 @@ class Client:
 CLIENTS: dict[str, Client] = {
     c.name: c
     for c in (
+        # First: Copilot CLI also runs the hooks of .claude/settings.json (measured), so it runs
+        # before Claude Code's are wired into the shared workspace.
+        Client("copilot-cli", "@github/copilot", "1.0.102", "node_modules/.bin/copilot"),
         Client("claude-code", "@anthropic-ai/claude-code", "2.1.332", "node_modules/.bin/claude"),
         # The same binary with http hooks to a gateway the suite starts (`dsh-policy serve --http`).
         Client("claude-code-http", "@anthropic-ai/claude-code", "2.1.332", "node_modules/.bin/claude"),
@@ -43,7 +46,6 @@ CLIENTS: dict[str, Client] = {
         Client("gemini-cli", "@google/gemini-cli", "0.61.0", "node_modules/.bin/gemini"),
         Client("qwen-code", "@qwen-code/qwen-code", "0.24.4", "node_modules/.bin/qwen"),
         Client("opencode", "opencode-ai", "1.18.33", "node_modules/opencode-linux-x64/bin/opencode"),
-        Client("copilot-cli", "@github/copilot", "1.0.102", "node_modules/.bin/copilot"),
     )
 }
 
@@ -316,7 +318,9 @@ class Setup:
         deadline, and the event then fails closed). What was not OK, and the last line."""
         env = self.env()
         if name == "codex":
+            # Its trust check asks the codex binary itself, as `init codex --trust` did.
             env["CODEX_HOME"] = str(self.work / "codex-hooks")
+            env["PATH"] = f"{CLIENTS['codex'].executable(self.cache).parent}:{env['PATH']}"
         done = subprocess.run(
             [str(self.venv_bin / "dsh-policy"), "doctor", harness_of(name), "--project", str(self.proj)],
             capture_output=True,

@@ -325,7 +325,9 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=180.0)
     parser.add_argument("--only", default="", help="comma-separated client names (default: all)")
     args = parser.parse_args()
-    names = [n for n in (args.only.split(",") if args.only else CLIENTS) if n]
+    # In CLIENTS' order whatever --only lists (Copilot CLI must run before Claude Code is wired).
+    wanted = [n for n in args.only.split(",") if n] if args.only else list(CLIENTS)
+    names = [n for n in CLIENTS if n in wanted] + [n for n in wanted if n not in CLIENTS]
     # A stop (SIGTERM) still runs the finally below: the model server and strays are ended by pid.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     suite = Suite(args)
