@@ -1,7 +1,9 @@
 """Our decision API beside a peer and hand-written Python, in one process, for 1 to 1,000 rules.
 
 Run: ``python benchmarks/bench_peers.py [--quick]``. Prints a table and writes
-``benchmarks/results/peers.json``. The peer is Microsoft's Agent Governance Toolkit
+``benchmarks/results/peers.json``; then the load table of ``bench_load.py`` (load time and memory
+held for the same sizes and the shipped packs, each cell a fresh process; ``--load-rounds 0``
+skips it). The peer is Microsoft's Agent Governance Toolkit
 (``PolicyEvaluator`` from ``agent_os.policies``), installed by the optional benchmark extra
 (``pip install -e '.[bench]'``); without it the AGT column is skipped with a message.
 
@@ -210,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=0.7, help="measuring time per cell")
     parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES), help="rule counts to measure")
     parser.add_argument("--engines", nargs="*", default=None, help="our engines (default: auto + installed)")
+    parser.add_argument(
+        "--load-rounds", type=int, default=None, help="fresh processes per load cell (bench_load.py; 0: skip)"
+    )
     options = parser.parse_args(argv)
     rounds = 3 if options.quick else options.rounds
     budget = 0.1 if options.quick else options.seconds
@@ -240,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
     targets = _targets(rows, has_agt)
     _print(rows, sides, targets)
+    load_rounds = options.load_rounds if options.load_rounds is not None else (1 if options.quick else 3)
+    load = _load_table(load_rounds) if load_rounds > 0 else None
     report = {
         "benchmark": "peers",
         "python": sys.version.split()[0],
@@ -250,11 +257,23 @@ def main(argv: list[str] | None = None) -> int:
         "seconds_per_cell": budget,
         "rows": rows,
         "targets": targets,
+        "load": load,
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {RESULTS}")
     return 0
+
+
+def _load_table(rounds: int) -> dict[str, Any]:
+    """Load time and memory held for 1 to 1,000 rules and the shipped packs, each in a fresh
+    process (``bench_load.py``), printed after the decision table."""
+    import bench_load
+
+    result = bench_load.measure(rounds)
+    bench_load.print_table(result)
+    result["targets"] = bench_load.targets(result)
+    return result
 
 
 def _targets(rows: list[dict[str, Any]], has_agt: bool) -> list[dict[str, Any]]:

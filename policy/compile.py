@@ -16,6 +16,7 @@ from typing import Any, Literal, cast
 
 import lark
 import re2
+from dsh_policy.cmdline.effects.packages import snapshot as malicious_packages_snapshot
 from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.cel import EngineUnavailableError, make_engine
 from dsh_policy.policy.cel.celpy_ast import parse_checked
@@ -642,6 +643,8 @@ def _compile_all(
             "params": [dict(pack.params) for pack in compiled_packs],
             "engine": engine.name,
             "shadow": shadow,
+            # data the readers decide with: a refreshed advisory snapshot is a different policy
+            "data": {"malicious_packages": malicious_packages_snapshot()},
         }
     )
     policy = CompiledPolicy(

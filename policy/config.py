@@ -70,6 +70,17 @@ class ReloadSettings(_Model):
     refuse_weakening: bool = False
 
 
+class WebhookSettings(_Model):
+    """``approvals.webhook:``; a new request is POSTed to ``url`` as JSON signed with HMAC-SHA256
+    under the key in the file ``secret`` (docs/approvals.md). ``console`` is the console's address,
+    put in the body so the notice links to it. Paths are resolved against the deployment file."""
+
+    url: str = Field(pattern=r"^https?://[^\s/]+(/\S*)?$")
+    secret: str = Field(min_length=1)
+    timeout_seconds: float = Field(default=2.0, gt=0, le=10)
+    console: str | None = None
+
+
 class ApprovalSettings(_Model):
     """``approvals:``; an ``ask`` goes to this queue instead of a terminal prompt (docs/approvals.md).
     Paths are resolved against the deployment file's directory."""
@@ -78,6 +89,11 @@ class ApprovalSettings(_Model):
     approvers: str | None = None
     wait_seconds: float = Field(default=5.0, ge=0, le=60)
     pending_seconds: int = Field(default=3600, ge=1)
+    #: Where an ``ask`` of an embedded channel goes (the framework adapters, the embedded gateway,
+    #: the Claude Agent SDK hooks): their own interrupt or approval service (``native``: a person
+    #: in the loop), or this queue (``queue``: headless runs). Hooks and the MCP proxy always queue.
+    embedded: Literal["native", "queue"] = "native"
+    webhook: WebhookSettings | None = None
 
 
 class _GatewaySpec(_Model):
@@ -174,7 +190,12 @@ def _resolved_approvals(
     if approvals is None:
         return None
     approvers = resolve(approvals.approvers) if approvals.approvers else None
-    return approvals.model_copy(update={"folder": resolve(approvals.folder), "approvers": approvers})
+    webhook = approvals.webhook
+    if webhook is not None:
+        webhook = webhook.model_copy(update={"secret": resolve(webhook.secret)})
+    return approvals.model_copy(
+        update={"folder": resolve(approvals.folder), "approvers": approvers, "webhook": webhook}
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -133,9 +133,8 @@ DETECTORS: Mapping[str, Detector] = MappingProxyType({d.name: d for d in _TABLE}
 def find(text: str, names: Iterable[str] | None = None) -> list[Match]:
     """Every secret in ``text`` (of the named detectors, or all), sorted by position, without
     overlaps. Raises ``KeyError`` for an unknown detector name (the loader validates names)."""
-    chosen = list(DETECTORS.values()) if names is None else [DETECTORS[n] for n in names]
-    chosen.sort(key=lambda d: _PRIORITY[d.name])
-    if not chosen or _screen(tuple(d.name for d in chosen)).search(text) is None:
+    chosen, screen = _chosen(None if names is None else tuple(names))
+    if screen is None or screen.search(text) is None:
         return []  # most texts hold no secret: one scan instead of one per detector
     # Accepted spans are disjoint, so kept sorted by start they are sorted by end too: an overlap
     # check looks at the two neighbours only. (Checking every accepted span made a tool output
@@ -171,6 +170,17 @@ def redact(text: str, names: Iterable[str] | None = None) -> tuple[str, int]:
 
 
 _PRIORITY = {name: index for index, name in enumerate(DETECTORS)}
+
+
+@functools.cache
+def _chosen(names: tuple[str, ...] | None) -> tuple[tuple[Detector, ...], re2._Regexp | None]:
+    """The named detectors (all for ``None``) in priority order, and their screen (``None`` when
+    there are none). Cached: every string of every call and result asks for the same few sets."""
+    chosen = sorted(
+        DETECTORS.values() if names is None else (DETECTORS[n] for n in names),
+        key=lambda d: _PRIORITY[d.name],
+    )
+    return tuple(chosen), (_screen(tuple(d.name for d in chosen)) if chosen else None)
 
 
 @functools.cache

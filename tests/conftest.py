@@ -45,8 +45,13 @@ def _stop_gateways(folder: Path) -> None:
                 os.kill(pid, signal.SIGTERM)
 
 
-#: The system files ``init --managed`` writes and ``doctor`` reads: never the machine's own in tests.
-SYSTEM_FILE_VARIABLES = ("DSH_POLICY_CLAUDE_MANAGED_SETTINGS", "DSH_POLICY_MANAGED_DEPLOYMENT")
+#: The system files ``init --managed`` and ``init --system`` write and ``doctor`` reads: never the
+#: machine's own in tests (``DSH_POLICY_SYSTEM_ROOT`` moves every path of the hardened mode).
+SYSTEM_FILE_VARIABLES = (
+    "DSH_POLICY_CLAUDE_MANAGED_SETTINGS",
+    "DSH_POLICY_MANAGED_DEPLOYMENT",
+    "DSH_POLICY_SYSTEM_ROOT",
+)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -55,6 +60,7 @@ def private_system_files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
     saved = {name: os.environ.get(name) for name in SYSTEM_FILE_VARIABLES}
     os.environ["DSH_POLICY_CLAUDE_MANAGED_SETTINGS"] = str(folder / "claude-code" / "managed-settings.json")
     os.environ["DSH_POLICY_MANAGED_DEPLOYMENT"] = str(folder / "dsh-policy" / "gateway.yaml")
+    os.environ["DSH_POLICY_SYSTEM_ROOT"] = str(folder / "system-root")
     try:
         yield
     finally:

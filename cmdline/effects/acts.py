@@ -18,11 +18,13 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
+from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
 from dsh_policy.cmdline.effects.host import host_command_acts, killed_daemons
 from dsh_policy.cmdline.effects.model import Effect, Handler
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
+from dsh_policy.cmdline.effects.packages import install_acts, runner_acts
 from dsh_policy.cmdline.shell import shell_commands
 
 __all__ = ["KINDS", "command_acts", "shell_acts"]
@@ -46,6 +48,9 @@ KINDS = frozenset(
         "x-display",
         "secret-store",
         "persistence",
+        "malicious-package",
+        "agent-unsafe",
+        "publish",
     }
 )
 """Every effect kind :func:`shell_acts` reports."""
@@ -53,7 +58,7 @@ KINDS = frozenset(
 # ----------------------------------------------------------------- package managers and git
 _TLS_KEYS = re.compile(
     r"(?i)^(?:strict-ssl|enableStrictSsl|ssl_verify|sslverify|http\.sslVerify|http\.[^ ]*\.sslVerify"
-    r"|global\.trusted-host|[\w.]*trusted-host|verify_ssl|ssl-verify|cafile|ca-file|insecure)$"
+    r"|global\.trusted-host|[\w.]*trusted-host|verify_ssl|ssl-verify|cafile|ca-file|ca|insecure)$"
 )
 _REGISTRY_KEYS = re.compile(
     r"(?i)^(?:registry|@[\w-]+:registry|npmRegistryServer|[\w.]*index-url|[\w.]*extra-index-url"
@@ -103,7 +108,7 @@ def _package_config(argv: list[str]) -> Iterator[Effect]:
             yield _fx("registry", "adds a gem source", url)
     for key, value in pairs:
         if _TLS_KEYS.match(key) and (
-            _FALSE.match(value) or "trusted-host" in key.lower() or key.lower() in ("cafile", "ca-file")
+            _FALSE.match(value) or "trusted-host" in key.lower() or key.lower() in ("cafile", "ca-file", "ca")
         ):
             yield _fx("tls-off", f"turns off TLS verification ({key})", key)
         elif _REGISTRY_KEYS.match(key):
@@ -406,6 +411,8 @@ def command_acts(argv: list[str]) -> list[Effect]:
     for handler in _HANDLERS.get(argv[0], ()):
         found.extend(handler(argv))
     found.extend(host_command_acts(argv))
+    found.extend(install_acts(argv))
+    found.extend(channel_acts(argv))
     return found
 
 
@@ -416,6 +423,8 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     for argv in commands:
         found.extend(command_acts(argv))
     found.extend(killed_daemons(commands))
+    found.extend(runner_acts(line))
+    found.extend(line_acts(commands))
     if "=" in line:
         for match in _ENV_SWITCHES.finditer(line):
             setting = match.group(1)

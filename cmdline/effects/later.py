@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from dsh_policy.cmdline.effects.packages import manifest_hits
+
 __all__ = ["ALWAYS", "later_class", "later_risks"]
 
 _HOME = r"(?:~[A-Za-z0-9._-]*|\$HOME|\$\{HOME\}|/+root|/+home/+[^/]+|/+Users/+[^/]+)"
@@ -123,6 +125,12 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|(?:^|/)\.docker/+config\.json$|(?:^|/)nuget\.config$",
         ),
         ("direnv", r"(?:^|/)\.envrc$|(?:^|/)\.env\.sh$|(?:^|/)\.config/+direnv/"),
+        # what an install step installs later: a pinned dependency is code the next install runs
+        (
+            "dependency-list",
+            r"(?:^|/)(?:requirements[\w.-]*\.(?:txt|in)|constraints\.txt|pyproject\.toml|Gemfile|Cargo\.toml"
+            r"|go\.mod)$",
+        ),
     )
 )
 """Every class with the pattern of the normalized paths it holds, most specific first (the first
@@ -183,11 +191,10 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|GIT_SSL_NO_VERIFY|PYTHONHTTPSVERIFY\s*=\s*[\"']?0|GOINSECURE|GOFLAGS\s*=.*-insecure"
         r"|check-revoke\s*=\s*false|\binsecure\s*=\s*true|ca-?file\s*=\s*/dev/null"
     ),
-    # an editor task that runs when the folder is opened
-    "folder-open": re.compile(
-        r"[\"']runOn[\"']\s*:\s*[\"']folderOpen[\"']|postCreateCommand|postStartCommand"
-        r"|postAttachCommand|initializeCommand|onCreateCommand"
-    ),
+    # an editor task that runs when the folder is opened, or a dev container command run on the host
+    # (initializeCommand); the container's own lifecycle commands run inside it and are judged by
+    # what they run (fetch-exec, sends)
+    "folder-open": re.compile(r"[\"']runOn[\"']\s*:\s*[\"']folderOpen[\"']|initializeCommand"),
     # editor or git settings that name a program the tool will run
     "runs-program": re.compile(
         r"(?im)terminal\.integrated\.(?:profiles|shell|automationProfile|env)|(?:executable|interpreter"
@@ -220,7 +227,8 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "editor-task": ("folder-open", "fetch-exec", "sends"),
     "editor-settings": ("runs-program", "fetch-exec"),
     "agent-config": ("starts-command", "fetch-exec", "sends"),
-    "package-manifest": ("install-script", "build-exec", "fetch-exec", "sends"),
+    "package-manifest": ("install-script", "build-exec", "fetch-exec", "sends", "known-malicious"),
+    "dependency-list": ("known-malicious",),
     "package-config": ("registry", "tls-off"),
     "direnv": ("runs-command", "fetch-exec", "sends"),
 }
@@ -268,4 +276,8 @@ def later_risks(path: str, text: str) -> list[str]:
     if kind in ALWAYS:
         return ["always"]
     sample = text[:200_000]
-    return [signal for signal in _JUDGED_BY.get(kind, ()) if _SIGNALS[signal].search(sample)]
+    return [
+        signal
+        for signal in _JUDGED_BY.get(kind, ())
+        if (manifest_hits(path, sample) if signal == "known-malicious" else _SIGNALS[signal].search(sample))
+    ]

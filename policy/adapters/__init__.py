@@ -2,8 +2,9 @@
 
 Every adapter maps its framework's tool call onto the same decision API and audit records as the
 harness plugins, through :class:`~.gate.ToolGate` (pre-execute and guards before the tool runs,
-post-execute on its result, ``ask`` onto the framework's own approval mechanism, one compiled
-policy per call, fail closed, the framework named in every record). The framework modules import
+post-execute on its result, ``ask`` onto the framework's own approval mechanism, or with
+``approver=`` onto the deployment's approval queue for headless runs, one compiled policy per
+call, fail closed, the framework named in every record). The framework modules import
 their framework when they are imported, never before, so this package needs none of them:
 
 | module                | framework (extra)                             | entry point                 |

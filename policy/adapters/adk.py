@@ -38,6 +38,7 @@ from typing import Any
 
 from dsh_policy.policy.adapters.gate import GatedCall, PolicySource, Shown, ToolGate
 from dsh_policy.policy.adapters.support import json_value, missing, text_of
+from dsh_policy.policy.approvals.calls import QueueApprover
 from dsh_policy.policy.runtime.auditing import DecisionAuditor
 
 try:
@@ -63,10 +64,13 @@ class PolicyPlugin(BasePlugin):
         auditor: DecisionAuditor | None = None,
         observers: Sequence[Any] = (),
         tool_names: Mapping[str, str] | None = None,
+        approver: QueueApprover | None = None,
         name: str = "dsh_policy",
     ) -> None:
         super().__init__(name=name)
-        self.gate = ToolGate(policy, framework=FRAMEWORK, auditor=auditor, observers=observers)
+        self.gate = ToolGate(
+            policy, framework=FRAMEWORK, auditor=auditor, observers=observers, approver=approver
+        )
         self.tool_names = dict(tool_names or {})
         #: Calls allowed to run, by call id, until their result (or error) is reviewed.
         self._running: dict[str, GatedCall] = {}
@@ -79,7 +83,7 @@ class PolicyPlugin(BasePlugin):
         call = self._resumed(call_id, tool_args) if confirmation is not None else None
         if call is None:
             call = self._open(tool, tool_args, tool_context, call_id)
-            answer = self.gate.check(call)
+            answer = await self.gate.acheck(call)
             if answer.action == "ask" and confirmation is not None:  # answered in another process
                 answer = self.gate.resolve_ask(call, _outcome(confirmation))
         else:

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+import anyio.to_thread
 import orjson
 import structlog
 from dsh_policy.policy.events import (
@@ -48,6 +49,7 @@ from dsh_policy.policy.runtime.auditing import (
 )
 
 if TYPE_CHECKING:
+    from dsh_policy.policy.approvals.calls import QueueApprover
     from dsh_policy.policy.decide import Decider
     from dsh_policy.policy.runtime.gateway import GatewayObserver
 
@@ -167,7 +169,10 @@ def _describe(error: BaseException) -> str:
 class ToolGate:
     """The gateway for one framework. ``framework`` names it in every audit record (``harness``);
     ``auditor`` (optional) writes the records; ``observers`` get every settled call (the same
-    :class:`~..runtime.gateway.GatewayObserver` the harness plugin notifies)."""
+    :class:`~..runtime.gateway.GatewayObserver` the harness plugin notifies). ``approver`` (the
+    deployment's approval queue, ``approvals.calls.queue_approver``) answers every ``ask`` in
+    :meth:`check` itself: the call waits a bounded time for an approver, then is allowed (once) or
+    refused naming the request, so the framework's own interrupt is never raised."""
 
     def __init__(
         self,
@@ -176,11 +181,13 @@ class ToolGate:
         framework: str,
         auditor: DecisionAuditor | None = None,
         observers: Sequence[GatewayObserver] = (),
+        approver: QueueApprover | None = None,
     ) -> None:
         self.policy = policy
         self.framework = framework
         self.auditor = auditor
         self.observers = tuple(observers)
+        self.approver = approver
         self._open: dict[str, GatedCall] = {}
         self._lock = threading.Lock()
 
@@ -262,11 +269,32 @@ class ToolGate:
             else:
                 reason = verdict.message or f'tool "{call.name}" denied by policy'
             return self._deny(call, reason, "tools/pre-execute")
+        if verdict.decision == "ask" and self.approver is not None:
+            return self._queued(call, verdict)
         if verdict.decision == "ask":
             call.pending_ask = verdict.message
             call.denied_by = "approval"  # until an approval clears it, as the pipeline traces it
             return Answer("ask", verdict.message)
         return self._guard(call)
+
+    def _queued(self, call: GatedCall, verdict: ToolCallVerdict) -> Answer:
+        """The ask answered by the approval queue: approved (or granted) runs the guards,
+        anything else refuses with the queue's message (which names the request)."""
+        assert self.approver is not None and call.decider is not None
+        gate = self.approver.admit_call(
+            call.event, verdict, harness=self.framework, redactor=call.decider, auditor=self.auditor
+        )
+        call.approval = gate.approval
+        if not gate.allowed:
+            return self._deny(call, gate.message, "approval")
+        return self._guard(call)
+
+    async def acheck(self, call: GatedCall) -> Answer:
+        """:meth:`check` for async frameworks: with an approver it runs on a worker thread, since
+        waiting for an approver must not stall the event loop (other calls, other runs)."""
+        if self.approver is None:
+            return self.check(call)
+        return await anyio.to_thread.run_sync(self.check, call)
 
     def _guard(self, call: GatedCall) -> Answer:
         decider = call.decider

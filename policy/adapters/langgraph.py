@@ -27,8 +27,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+import anyio.to_thread
 from dsh_policy.policy.adapters.gate import Answer, GatedCall, PolicySource, Shown, ToolGate
 from dsh_policy.policy.adapters.support import approval_outcome, json_value, missing, text_of
+from dsh_policy.policy.approvals.calls import QueueApprover
 from dsh_policy.policy.runtime.auditing import DecisionAuditor
 
 try:
@@ -59,9 +61,12 @@ class PolicyMiddleware(AgentMiddleware):
         auditor: DecisionAuditor | None = None,
         observers: Sequence[Any] = (),
         tool_names: Mapping[str, str] | None = None,
+        approver: QueueApprover | None = None,
     ) -> None:
         super().__init__()
-        self.gate = ToolGate(policy, framework=FRAMEWORK, auditor=auditor, observers=observers)
+        self.gate = ToolGate(
+            policy, framework=FRAMEWORK, auditor=auditor, observers=observers, approver=approver
+        )
         self.tool_names = dict(tool_names or {})
 
     # --- the two hooks -----------------------------------------------------------------------------
@@ -80,7 +85,10 @@ class PolicyMiddleware(AgentMiddleware):
         return self._after(request, call, result)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        call, refusal = self._before(request)
+        if self.gate.approver is not None:  # waiting for an approver must not stall the loop
+            call, refusal = await anyio.to_thread.run_sync(self._before, request)
+        else:
+            call, refusal = self._before(request)
         if refusal is not None:
             return refusal
         try:

@@ -33,8 +33,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import anyio.to_thread
 from dsh_policy.policy.adapters.gate import Answer, GatedCall, PolicySource, ToolGate
 from dsh_policy.policy.adapters.support import json_value, missing, text_of
+from dsh_policy.policy.approvals.calls import QueueApprover
 from dsh_policy.policy.runtime.auditing import DecisionAuditor
 
 try:
@@ -61,8 +63,11 @@ class PolicyGuardrails:
         auditor: DecisionAuditor | None = None,
         observers: Sequence[Any] = (),
         tool_names: Mapping[str, str] | None = None,
+        approver: QueueApprover | None = None,
     ) -> None:
-        self.gate = ToolGate(policy, framework=FRAMEWORK, auditor=auditor, observers=observers)
+        self.gate = ToolGate(
+            policy, framework=FRAMEWORK, auditor=auditor, observers=observers, approver=approver
+        )
         self.tool_names = dict(tool_names or {})
         self.input_guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(
             guardrail_function=self._before, name="dsh-policy"
@@ -78,6 +83,8 @@ class PolicyGuardrails:
         name = tool.name
 
         async def needs_approval(context: Any, params: dict[str, Any], call_id: str) -> bool:
+            if self.gate.approver is not None:  # waiting for an approver must not stall the loop
+                return await anyio.to_thread.run_sync(self._plan, name, params, call_id)
             return self._plan(name, params, call_id)
 
         return dataclasses.replace(

@@ -36,8 +36,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import anyio.to_thread
 from dsh_policy.policy.adapters.gate import Answer, GatedCall, PolicySource, Shown, ToolGate
 from dsh_policy.policy.adapters.support import approval_outcome, json_value, missing, text_of
+from dsh_policy.policy.approvals.calls import QueueApprover
 from dsh_policy.policy.runtime.auditing import DecisionAuditor
 
 try:
@@ -77,11 +79,14 @@ class PolicyCapability(AbstractCapability[Any]):
         auditor: DecisionAuditor | None = None,
         observers: Sequence[Any] = (),
         tool_names: Mapping[str, str] | None = None,
+        approver: QueueApprover | None = None,
     ) -> None:
         self.id = "dsh_policy"
         self.description = None
         self.defer_loading = False
-        self.gate = ToolGate(policy, framework=FRAMEWORK, auditor=auditor, observers=observers)
+        self.gate = ToolGate(
+            policy, framework=FRAMEWORK, auditor=auditor, observers=observers, approver=approver
+        )
         self.tool_names = dict(tool_names or {})
 
     @classmethod
@@ -120,7 +125,10 @@ class PolicyCapability(AbstractCapability[Any]):
     # --- the hook ------------------------------------------------------------------------------------
 
     async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any) -> Any:
-        gated = self._before(ctx, call, args)
+        if self.gate.approver is not None:  # waiting for an approver must not stall the loop
+            gated = await anyio.to_thread.run_sync(self._before, ctx, call, args)
+        else:
+            gated = self._before(ctx, call, args)
         try:
             result = await handler(args)
         except _CONTROL:

@@ -13,6 +13,7 @@ Anything that goes wrong (an unreadable queue or approvers file) refuses the cal
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +22,8 @@ from typing import Any
 import structlog
 from dsh_policy.policy.approvals.approvers import Approvers, load_approvers
 from dsh_policy.policy.approvals.binding import CallBinding
-from dsh_policy.policy.approvals.queue import Admitted, ApprovalQueue, Refused
+from dsh_policy.policy.approvals.notify import Notifier
+from dsh_policy.policy.approvals.queue import Admitted, ApprovalQueue, Refused, iso
 from dsh_policy.policy.approvals.store import ApprovalStore, ApprovalStoreError
 from dsh_policy.policy.config import ApprovalSettings
 
@@ -58,6 +60,7 @@ class ApprovalChannel:
         self.settings = settings
         self.store = ApprovalStore(settings.folder)
         self.clock, self.monotonic, self.sleep = clock, monotonic, sleep
+        self.notifier = Notifier(settings.webhook) if settings.webhook is not None else None
 
     def queue(self) -> ApprovalQueue | str:
         """The queue judged by the approvers file as it is now (edits count from the next call);
@@ -80,16 +83,27 @@ class ApprovalChannel:
         wait_seconds: float | None = None,
     ) -> Gate:
         """Admit the call if an approval or a grant holds it, else wait up to ``wait_seconds``
-        (the deployment's by default) for one; never raises."""
+        (the deployment's by default) for one; never raises. ``record`` takes the queue's journaled
+        events (an audit log); without one they stay journaled for the next channel that records."""
         wait = self.settings.wait_seconds if wait_seconds is None else wait_seconds
+        notices: list[threading.Thread] = []
         try:
-            return self._admit(binding, message, shown_args, record, wait)
+            return self._admit(binding, message, shown_args, record, wait, notices)
         except ApprovalStoreError as error:
             _log.error("approval queue unusable", error=str(error))
             return Gate(False, f"{message} (approval queue unusable, refusing: {error})", "unavailable")
+        finally:
+            for notice in notices:  # mostly sent while the call waited; bounded by its timeout
+                notice.join(self.notifier.timeout if self.notifier is not None else 0)
 
     def _admit(
-        self, binding: CallBinding, message: str, shown_args: Any, record: Recorder | None, wait: float
+        self,
+        binding: CallBinding,
+        message: str,
+        shown_args: Any,
+        record: Recorder | None,
+        wait: float,
+        notices: list[threading.Thread],
     ) -> Gate:
         deadline = self.monotonic() + wait
         while True:
@@ -99,7 +113,8 @@ class ApprovalChannel:
             consulted = queue.consult(
                 binding, message=message, shown_args=shown_args, pending_seconds=self.settings.pending_seconds
             )
-            queue.drain_journal(record)
+            if record is not None:  # else the events wait for a channel that records them
+                queue.drain_journal(record)
             if isinstance(consulted, Admitted):
                 kind = "approved" if consulted.via == "approval" else "granted"
                 who = ", ".join(consulted.approvers)
@@ -115,6 +130,10 @@ class ApprovalChannel:
                     (consulted.approver,),
                 )
             assert consulted is not None  # consult opens a request when none exists
+            if consulted.created and self.notifier is not None:
+                notices.append(
+                    self.notifier.announce(self._notice(consulted.request, binding, message, shown_args))
+                )
             if self.monotonic() >= deadline:
                 return Gate(
                     False,
@@ -124,6 +143,22 @@ class ApprovalChannel:
                     f"pending:{consulted.request}",
                 )
             self._wait_for_change(deadline)
+
+    def _notice(self, request: str, binding: CallBinding, message: str, shown_args: Any) -> dict[str, Any]:
+        """What the webhook says of a new request (the arguments as people may see them)."""
+        return {
+            "request": request,
+            "binding": binding.digest(),
+            "client": binding.harness,
+            "session": binding.session,
+            "agent": binding.agent,
+            "tool": binding.tool,
+            "args": shown_args,
+            "rules": sorted(binding.rules),
+            "message": message,
+            "expires": iso(int(self.clock()) + self.settings.pending_seconds),
+            "approve": f"dsh-policy approvals approve {request}",
+        }
 
     def _wait_for_change(self, deadline: float) -> None:
         """Sleep until the queue file changes, the deadline passes, or ``RECHECK_SECONDS`` (a

@@ -65,8 +65,9 @@ def make_engine(name: EngineName = "auto") -> CelEngine:
     if name == "auto":
         from dsh_policy.policy.cel.auto_engine import AutoCelEngine
 
-        native = make_engine("native") if "native" in available_engines() else None
-        return AutoCelEngine(make_engine("closure"), native)
+        # The native engine is made on first need (see AutoCelEngine): most loads never need it.
+        make_native = (lambda: make_engine("native")) if "native" in available_engines() else None
+        return AutoCelEngine(make_engine("closure"), make_native=make_native)
     if name == "closure":
         from dsh_policy.policy.cel.closure_engine import ClosureCelEngine
 

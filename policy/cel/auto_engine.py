@@ -14,26 +14,42 @@ identical values and error kinds, so which one runs an expression never changes 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dsh_policy.policy.cel.engine import CelCompileIssue, CelEngine, CompiledExpression
 
 
 class AutoCelEngine:
-    """The closure compiler, with a native fallback for what only the C++ grammar accepts."""
+    """The closure compiler, with a native fallback for what only the C++ grammar accepts.
 
-    def __init__(self, closure: CelEngine, native: CelEngine | None) -> None:
+    ``make_native`` (instead of ``native``) makes the native engine on the first expression the
+    closure compiler refuses, so a load that needs no fallback (the shipped packs) never loads
+    the C++ runtime, whose import alone cost more CPU than compiling those packs."""
+
+    def __init__(
+        self,
+        closure: CelEngine,
+        native: CelEngine | None = None,
+        make_native: Callable[[], CelEngine] | None = None,
+    ) -> None:
         self._closure = closure
         self._native = native
+        self._make_native = make_native
 
     @property
     def name(self) -> str:
         """``closure+native`` with the fast extra installed, else ``closure``."""
-        return "closure+native" if self._native is not None else "closure"
+        return "closure+native" if self._native is not None or self._make_native is not None else "closure"
 
     def compile(self, expression: str) -> CompiledExpression | CelCompileIssue:
         """The closure program; the native one when only the native runtime compiles it; else
         the closure compiler's issue (its messages and offsets are the ones users see)."""
         compiled = self._closure.compile(expression)
-        if not isinstance(compiled, CelCompileIssue) or self._native is None:
+        if not isinstance(compiled, CelCompileIssue):
+            return compiled
+        if self._native is None and self._make_native is not None:
+            self._native = self._make_native()
+        if self._native is None:
             return compiled
         fallback = self._native.compile(expression)
         return compiled if isinstance(fallback, CelCompileIssue) else fallback

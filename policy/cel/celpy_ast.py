@@ -21,6 +21,7 @@ import lark
 from celpy.celparser import CELParseError
 from celpy.evaluation import base_functions, celstr
 from dsh_policy.policy.cel.engine import MAX_EXPRESSION_CHARS, CelCompileIssue, MemberRead, Reads
+from dsh_policy.policy.cel.fast_parser import parse_collapsed
 from dsh_policy.policy.cel.functions import CEL_FUNCTIONS, FUNCTION_NAMESPACES, compile_re2
 
 MAX_COMPREHENSION_NESTING = 4
@@ -305,14 +306,32 @@ def _syntax_message(expression: str, offset: int | None) -> str:
 _PARSER: list[celpy.Environment] = []
 
 
-def parse_checked(expression: str) -> lark.Tree | None:
-    """cel-python's parse tree of ``expression`` with namespaced calls rewritten (as the engines
-    hold it), for load-time work on an engine that keeps no tree; None when cel-python's grammar
-    does not accept it (syntax only another engine has) or it nests too deeply."""
+def _environment() -> celpy.Environment:
+    """cel-python's parser, built on first use (building its LALR tables costs about as much as
+    parsing a whole pack with :mod:`.fast_parser`, which needs it only for what it declines)."""
     if not _PARSER:
         _PARSER.append(celpy.Environment())
+    return _PARSER[0]
+
+
+def parse_lean(expression: str) -> lark.Tree | CelCompileIssue:
+    """:func:`parse` for engines that walk the tree only at load time (closure, native, the type
+    checker): the tree with its single-child precedence chains collapsed
+    (:func:`~.fast_parser.parse_collapsed`), or cel-python's whole tree, or its issue, for what
+    the fast parser declines."""
+    if len(expression) > MAX_EXPRESSION_CHARS:
+        return CelCompileIssue(f"expression longer than {MAX_EXPRESSION_CHARS} characters", 0)
+    tree = parse_collapsed(expression)
+    return tree if tree is not None else parse(_environment(), expression)
+
+
+def parse_checked(expression: str) -> lark.Tree | None:
+    """cel-python's parse tree of ``expression`` (collapsed where the fast parser takes it) with
+    namespaced calls rewritten (as the engines hold it), for load-time work on an engine that
+    keeps no tree; None when cel-python's grammar does not accept it (syntax only another engine
+    has) or it nests too deeply."""
     try:
-        tree = _PARSER[0].compile(expression)
+        tree = parse_collapsed(expression) or _environment().compile(expression)
         analyze(tree, expression)
     except (CELParseError, RecursionError):
         return None

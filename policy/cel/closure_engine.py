@@ -29,8 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import celpy
-from dsh_policy.policy.cel.celpy_ast import MAX_COMPREHENSION_NESTING, analyze, parse
+from dsh_policy.policy.cel.celpy_ast import MAX_COMPREHENSION_NESTING, analyze, parse_lean
 from dsh_policy.policy.cel.closure_compiler import CompileError, Compiler
 from dsh_policy.policy.cel.closure_nodes import BUDGET_SLOT, DEADLINE_SLOT, FIRST_VARIABLE_SLOT, Fn, Locals
 from dsh_policy.policy.cel.closure_values import CelError, to_output
@@ -122,7 +121,6 @@ class ClosureCelEngine:
     def __init__(
         self, iteration_budget: int = DEFAULT_ITERATION_BUDGET, time_budget: float = DEFAULT_TIME_BUDGET
     ) -> None:
-        self._parser = celpy.Environment()
         self._iteration_budget = iteration_budget
         self._time_budget = time_budget
 
@@ -134,7 +132,7 @@ class ClosureCelEngine:
     def compile(self, expression: str) -> ClosureCompiledExpression | CelCompileIssue:
         """Parse, check and compile ``expression``; the first problem comes back as a
         :class:`CelCompileIssue` with its offset."""
-        tree = parse(self._parser, expression)
+        tree = parse_lean(expression)
         if isinstance(tree, CelCompileIssue):
             return tree
         try:

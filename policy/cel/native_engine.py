@@ -36,12 +36,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import celpy
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
-from celpy.celparser import CELParseError
 from dsh_policy.policy.cel import functions as fn
-from dsh_policy.policy.cel.celpy_ast import analyze, line_column_to_offset
+from dsh_policy.policy.cel.celpy_ast import analyze, line_column_to_offset, parse_lean
 from dsh_policy.policy.cel.engine import (
     MAX_EXPRESSION_CHARS,
     CelCompileIssue,
@@ -401,7 +399,6 @@ class NativeCelEngine:
 
     def __init__(self, cache_matches: bool = True, time_budget: float = DEFAULT_TIME_BUDGET) -> None:
         self._environments = _Environments()
-        self._parser = celpy.Environment()
         self._cache_matches = cache_matches
         self._time_budget = time_budget
 
@@ -414,9 +411,8 @@ class NativeCelEngine:
         """Check ``expression`` (shared load-time checks, then the C++ type checker)."""
         if len(expression) > MAX_EXPRESSION_CHARS:
             return CelCompileIssue(f"expression longer than {MAX_EXPRESSION_CHARS} characters", 0)
-        try:
-            tree = self._parser.compile(expression)
-        except (CELParseError, RecursionError):
+        tree = parse_lean(expression)
+        if isinstance(tree, CelCompileIssue):
             return self._compile_without_parse_tree(expression)
         try:
             analysis = analyze(tree, expression, check_functions=False)

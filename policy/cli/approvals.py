@@ -74,6 +74,9 @@ def _parser() -> CommandParser:
     revoke.add_argument("--reason", default="")
     console = command("console", "serve the web console on loopback (signs with your key)", signs=True)
     console.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT", help="loopback address")
+    console.add_argument(
+        "--totp-secret", metavar="FILE", help="base32 TOTP secret: a login also needs a code (RFC 6238)"
+    )
     return parser
 
 
@@ -145,8 +148,13 @@ def _run(args: Any, queue: ApprovalQueue) -> int:
         return USAGE_EXIT
     if args.command == "console":
         from dsh_policy.policy.approvals.console.server import run_console
+        from dsh_policy.policy.approvals.console.totp import totp_option
 
-        return run_console(queue, args.approver, key, args.listen)
+        totp = totp_option(args.totp_secret)
+        if isinstance(totp, str):
+            print(f"dsh-policy approvals console: {totp}", file=sys.stderr)
+            return USAGE_EXIT
+        return run_console(queue, args.approver, key, args.listen, totp=totp)
     valid = parse_duration(getattr(args, "valid", "15m") or "15m")
     if valid is None:
         print(f"dsh-policy approvals: --for {args.valid!r}: a duration (90s, 30m, 2h, 1d)", file=sys.stderr)

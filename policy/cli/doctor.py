@@ -8,8 +8,9 @@ configured hook command itself, so they also start the resident gateway when it 
 from __future__ import annotations
 
 import os
+import sys
 
-from dsh_policy.policy.cli.options import parse_command
+from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command
 from dsh_policy.policy.command_line import CommandParser
 from dsh_policy.policy.hooks.codex import managed as codex_managed
 from dsh_policy.policy.hooks.codex import trust as codex_trust
@@ -18,8 +19,19 @@ from dsh_policy.policy.hooks.install import doctor, doctor_clients, doctor_codex
 
 def _parser() -> CommandParser:
     parser = CommandParser(prog="dsh-policy doctor", description="Check a hook installation end to end.")
-    parser.add_argument("harness", choices=["claude-code", "codex", *doctor_clients.PROBE_SPELLING])
+    parser.add_argument(
+        "harness", nargs="?", choices=["claude-code", "codex", *doctor_clients.PROBE_SPELLING]
+    )
     parser.add_argument("--project", default=".", metavar="DIR", help="the project folder (default: .)")
+    parser.add_argument(
+        "--hardened",
+        action="store_true",
+        help="check the hardened mode on this machine (init --system): owners, modes, the key, the log, "
+        "who runs the gateway (docs/hardened.md)",
+    )
+    parser.add_argument(
+        "--agent-user", metavar="NAME", help="with --hardened: the user the agent runs as, checked by name"
+    )
     return parser
 
 
@@ -94,8 +106,15 @@ def main(argv: list[str]) -> int:
     args = parse_command(_parser(), argv)
     if isinstance(args, int):
         return args
-    project = os.path.realpath(args.project)
-    results = findings(args.harness, project)
+    if args.hardened:
+        from dsh_policy.policy.hooks.install import doctor_hardened
+
+        results = doctor_hardened.findings(args.agent_user)
+    elif args.harness is None:
+        print("dsh-policy doctor: name a client (claude-code, codex, ...) or --hardened", file=sys.stderr)
+        return USAGE_EXIT
+    else:
+        results = findings(args.harness, os.path.realpath(args.project))
     for finding in results:
         print(finding)
     failed = sum(finding.level == "fail" for finding in results)

@@ -78,6 +78,19 @@ def _parser() -> CommandParser:
     )
     parser.add_argument("--trust", action="store_true", help="codex: record trust for the hooks written")
     parser.add_argument(
+        "--system",
+        action="store_true",
+        help="the hardened mode (as root): deployment, packs, key and log owned by root and the service "
+        "user, the gateway run as that user, the client's managed hooks talking only to it "
+        "(docs/hardened.md); --project names the workspace",
+    )
+    parser.add_argument(
+        "--service-user",
+        default="dsh-policy",
+        metavar="NAME",
+        help="with --system: the system user the gateway runs as (default: dsh-policy; must exist)",
+    )
+    parser.add_argument(
         "--mcp",
         choices=["wrap", "unwrap"],
         nargs="?",
@@ -162,6 +175,10 @@ def main(argv: list[str]) -> int:
         _say("FAIL", f"{said}; no hook was written")
         return 1
     _say("checked", f"{program} runs ({said})")
+    if args.system:
+        from dsh_policy.policy.hooks.install import hardened_install
+
+        return hardened_install.install(args.harness, args.service_user, project, packs, program, _say)
     problems = 0
     machine = args.user or (args.harness == "claude-code" and args.managed is not None)
     if args.harness in init_clients.CLIENTS:
@@ -227,6 +244,10 @@ def _conflicting_options(args: argparse.Namespace) -> str | None:
         return "--managed-only needs --managed"
     if args.managed is not None and (args.user or args.trust):
         return "--managed hooks need no trust and live in no user config: drop --user/--trust"
+    if args.system and (args.user or args.managed is not None or args.trust or args.mcp or args.config):
+        return "--system writes its own hooks and deployment: drop --user/--managed/--trust/--mcp/--config"
+    if args.system and args.harness not in ("claude-code", "codex"):
+        return "--system is for claude-code and codex"
     return None
 
 

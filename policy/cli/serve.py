@@ -44,12 +44,21 @@ def _parser() -> CommandParser:
         "--idle-exit", type=float, metavar="SECONDS", help="leave after this long without requests"
     )
     parser.add_argument(
+        "--socket",
+        metavar="PATH",
+        help="hardened mode: listen at PATH (NAME.sock, in a folder of this user that no other may "
+        "write) and answer other users' hooks, decisions only (docs/hardened.md)",
+    )
+    parser.add_argument(
         "--approvals-console",
         metavar="[HOST:]PORT",
         help="also serve the approvals web console on loopback (needs --as and --key; docs/approvals.md)",
     )
     parser.add_argument("--as", dest="approver", metavar="NAME", help="the console's approver")
     parser.add_argument("--key", metavar="FILE", help="the console approver's private key")
+    parser.add_argument(
+        "--totp-secret", metavar="FILE", help="base32 TOTP secret: a console login also needs a code"
+    )
     from dsh_policy.policy.fleet.serving import add_fleet_options
 
     add_fleet_options(parser)
@@ -92,8 +101,12 @@ def main(argv: list[str]) -> int:
 def _serve(args: argparse.Namespace) -> int:
     spec = spec_from(args)
     if args.status or args.stop:
-        return _query(spec, "stop" if args.stop else "status")
+        return _query(spec, "stop" if args.stop else "status", args.socket)
     http = _http_address(args.http) if args.http is not None else None
+    if args.socket is not None and http is not None:
+        http = (
+            "--http goes without --socket: another local user who takes the port first would get the events"
+        )
     if isinstance(http, str):
         print(f"dsh-policy serve: {http}", file=sys.stderr)
         return USAGE_EXIT
@@ -113,6 +126,7 @@ def _serve(args: argparse.Namespace) -> int:
         http_host=http[0] if http else None,
         http_port=http[1] if http else None,
         token_file=args.token_file,
+        socket=args.socket,
     )
     try:
         return serve(spec, sources, args.audit, settings)
@@ -130,6 +144,8 @@ def _start_console(args: Any, sources: Any) -> Any:
     from dsh_policy.audit.keys import KeyFileError, load_private_key
     from dsh_policy.policy.approvals import ApprovalChannel
     from dsh_policy.policy.approvals.console.server import start_console
+    from dsh_policy.policy.approvals.console.sessions import Sessions
+    from dsh_policy.policy.approvals.console.totp import totp_option
 
     approvals = sources.config.approvals if sources.config is not None else None
     if approvals is None:
@@ -146,7 +162,11 @@ def _start_console(args: Any, sources: Any) -> Any:
     queue = ApprovalChannel(approvals).queue()
     if isinstance(queue, str):
         return queue
-    started = start_console(queue, args.approver, key, address[0], address[1])
+    totp = totp_option(args.totp_secret)
+    if isinstance(totp, str):
+        return totp
+    sessions = Sessions(totp=totp)
+    started = start_console(queue, args.approver, key, address[0], address[1], sessions=sessions)
     if isinstance(started, str):
         return started
     server, console, _ = started
@@ -155,8 +175,13 @@ def _start_console(args: Any, sources: Any) -> Any:
     return server
 
 
-def _query(spec: DeploymentSpec, op: str) -> int:
-    answer = query_gateway(spec, op)
+def _query(spec: DeploymentSpec, op: str, socket: str | None) -> int:
+    if socket is not None:
+        from dsh_policy.policy.hooks.gateway import system_gateway
+
+        answer = system_gateway.query(socket, op)
+    else:
+        answer = query_gateway(spec, op)
     if isinstance(answer, str):
         print(f"dsh-policy serve: {answer}", file=sys.stderr)
         return 1

@@ -15,7 +15,6 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from typing import Any
 
-import structlog
 from dsh_policy.cmdline.deadline import stage_deadline
 from dsh_policy.policy.compiled import CompiledPolicy, Redaction, RuleSelection
 from dsh_policy.policy.decide.bindings import CALL_BUILDERS, RESULT_BUILDERS, STEP_BUILDERS
@@ -44,14 +43,18 @@ from dsh_policy.policy.plans import StagePlan, StagePlans, plan_selection
 from dsh_policy.policy.redaction import all_detector_redactions, redact_value
 from dsh_policy.policy.stages import STAGE_TABLE
 
-_log = structlog.get_logger("dsh_policy.policy")
-
 _RECENT_CALLS = 64
 """Call events whose scope is kept (by identity), so pre-execute and guard of one call share it."""
 
 
 def _internal(exc: BaseException, where: str) -> str:
-    _log.error("policy evaluation failed; failing closed", stage=where, exc_info=exc)
+    # Imported on this failure path only: structlog (which pulls in rich) cost more CPU to import
+    # than loading the shipped packs, and every command that loads packs imports the decider.
+    import structlog
+
+    structlog.get_logger("dsh_policy.policy").error(
+        "policy evaluation failed; failing closed", stage=where, exc_info=exc
+    )
     return f"policy evaluation failed ({type(exc).__name__}: {exc}); failing closed"
 
 
@@ -96,6 +99,9 @@ class Decider:
         )
         self._max_scan_bytes = max_scan_bytes
         self._event_seconds = event_seconds
+        if any(rule.mode == "warn" for rule in policy.rules):
+            # A warn-mode match logs through structlog; imported here, never inside a timed stage.
+            import structlog  # noqa: F401
         self._recent: dict[int, tuple[ToolCallEvent, EventScope]] = {}
         # Per stage, per tool: the rules planned once (see policy/plans.py).
         self._plans = {stage: StagePlans(self._planner(stage)) for stage in STAGE_TABLE}

@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
 from dsh_policy.cmdline.deadline import stage_deadline
 from dsh_policy.policy.cel.engine import CelEvalError
 from dsh_policy.policy.compiled import CompiledRule
@@ -22,8 +21,6 @@ from dsh_policy.policy.decide.scope import EventScope
 from dsh_policy.policy.events import RuleTrace
 from dsh_policy.policy.plans import Match, RulePlan, StagePlan, plan_rule
 from dsh_policy.policy.stages import STAGE_TABLE
-
-_log = structlog.get_logger("dsh_policy.policy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +116,7 @@ class StageRun:
         if not rule.enforced:
             self.shadow.append(rule.id)
             if rule.mode == "warn":
-                _log.warning(
+                _warn(
                     "policy rule matched in warn mode",
                     rule=rule.id,
                     stage=rule.stage,
@@ -172,3 +169,11 @@ def default_message(rule: CompiledRule, effect: str, subject: str) -> str:
     if effect == "block":
         return f"output of {subject} withheld by policy rule {rule.id}"
     return f"{subject} allowed by policy rule {rule.id}"
+
+
+def _warn(message: str, **fields: object) -> None:
+    # structlog is imported on the first warn-mode match, not with the decider: importing it
+    # (it pulls in rich) cost more CPU than loading the shipped packs.
+    import structlog
+
+    structlog.get_logger("dsh_policy.policy").warning(message, **fields)

@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import http.client
 import itertools
+import select
 import socket
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -65,6 +67,10 @@ _PARAM_HEADER_PREFIX = "mcp-param-"
 _RELAYED_RESPONSE_HEADERS = ("content-type", "mcp-session-id", "mcp-protocol-version")
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 DEFAULT_UPSTREAM_TIMEOUT = 300.0
+#: A kept-alive upstream connection idle longer than this is not reused: servers close idle ones
+#: (uvicorn and Node after 5 s, gunicorn after 2 s), and a POST sent as the server closes would
+#: fail with no way to tell whether the server ran it (so it is never retried).
+UPSTREAM_IDLE_SECONDS = 1.0
 
 
 def listen_address(text: str) -> tuple[str, int] | str:
@@ -247,13 +253,73 @@ class _V6Server(ThreadingHTTPServer):
     address_family = socket.AF_INET6
 
 
+class _UpstreamLink:
+    """The upstream connection of one client connection, kept alive between its POSTs (a TCP
+    connect and the server's connection set-up per call cost more than the decision). Only an
+    answer read to its end, on a connection neither side means to close, is left for the next."""
+
+    __slots__ = ("connection", "idle_since", "proxy")
+
+    def __init__(self, proxy: HttpProxy) -> None:
+        self.proxy = proxy
+        self.connection: http.client.HTTPConnection | None = None
+        self.idle_since = 0.0
+
+    def take(self) -> http.client.HTTPConnection:
+        connection, self.connection = self.connection, None
+        if connection is not None and (
+            time.monotonic() - self.idle_since > UPSTREAM_IDLE_SECONDS or _closed_by_peer(connection)
+        ):
+            connection.close()
+            connection = None
+        return connection or self.proxy.connect()
+
+    def give_back(
+        self, connection: http.client.HTTPConnection, response: http.client.HTTPResponse | None
+    ) -> None:
+        if response is None or response.will_close or not response.isclosed() or self.connection is not None:
+            connection.close()
+            return
+        self.connection, self.idle_since = connection, time.monotonic()
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+
+def _closed_by_peer(connection: http.client.HTTPConnection) -> bool:
+    """Whether a kept-alive connection can no longer carry a request: no socket, or one with
+    something to read between answers (the server's close, or bytes nobody asked for)."""
+    sock = connection.sock
+    if sock is None:
+        return True
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
+
+
 class _Handler(BaseHTTPRequestHandler):
     proxy: HttpProxy
     protocol_version = "HTTP/1.1"
     server_version = "dsh-policy-mcp"
+    # Headers and body leave in one segment (the server flushes after each request; streams flush
+    # per event), and no small write waits for the client's delayed ACK (Nagle): 40 ms per answer.
+    wbufsize = 1 << 16
+    disable_nagle_algorithm = True
+    _link: _UpstreamLink | None = None
 
     def log_message(self, format: str, *args: Any) -> None:
-        _log.debug("mcp http", request=format % args)
+        pass  # (a format per request on the hot path; failures are logged where they are handled)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            if self._link is not None:
+                self._link.close()
 
     # --- checks every request passes -----------------------------------------------------------------
 
@@ -334,7 +400,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _relay_post(self, message: jsonrpc.Message, raw: bytes, key: tuple[int, Any]) -> None:
         proxy = self.proxy
-        connection = proxy.connect()
+        if self._link is None:
+            self._link = _UpstreamLink(proxy)
+        connection = self._link.take()
+        response: http.client.HTTPResponse | None = None
         try:
             try:
                 connection.request("POST", proxy.path(), body=raw, headers=upstream_headers(self.headers))
@@ -344,7 +413,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self._relay_answer(message, key, response)
         finally:
-            connection.close()
+            self._link.give_back(connection, response)
 
     def _upstream_failed(self, message: jsonrpc.Message, key: tuple[int, Any], why: str, status: int) -> None:
         reason = f"the MCP server {self.proxy.gate.server!r} is not available: {why}"
@@ -431,6 +500,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         try:
+            self.wfile.flush()  # the client learns the stream is open before its first event
             for event in read_events(response, self.proxy.limit):
                 if isinstance(event, str):
                     break

@@ -25,7 +25,7 @@ from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.loading import LoadFailure
 from dsh_policy.policy.runtime.audit_plan import AuditPlan, audit_plan, open_audit_writer
 from dsh_policy.policy.runtime.auditing import AuditUnavailableError, DecisionAuditor
-from dsh_policy.policy.runtime.gateway import GatewayObserver, PolicyGateway
+from dsh_policy.policy.runtime.gateway import CallApprover, GatewayObserver, PolicyGateway
 from dsh_policy.policy.runtime.policy_changes import PolicyChanges, diff_summaries, policy_summary
 from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
@@ -150,13 +150,16 @@ def deploy(
     watch: bool = True,
     observers: Sequence[GatewayObserver] = (),
     on_reloaded: Callable[[dict[str, Any]], None] | None = None,
+    approver: CallApprover | None = None,
 ) -> Deployment | list[PolicyError]:
     """Build the policy (following edits when ``watch``), open the audit log and the gateway.
 
     ``on_reloaded`` is told the summary of every reloaded policy once it is in force (the resident
     hook gateway keeps ``LOG.policy`` current with it). Errors come back as values: every pack
     error, or one error naming an audit log that cannot be opened (a gateway that was asked to
-    keep a log must not run without one)."""
+    keep a log must not run without one). ``approver`` answers the gateway's asks from the
+    approval queue (``approvals.calls.queue_approver(sources.config)``: None unless the deployment
+    file routes embedded asks there)."""
     recorder = _ReloadRecorder(in_force=on_reloaded)
     policy: Policy | LoadFailure
     if watch:
@@ -196,7 +199,7 @@ def deploy(
             writer.close()
             _close_policy(policy)
             return [PolicyError(audit.path, 0, 0, f"cannot write the audit log: {error}")]
-    gateway = PolicyGateway(policy, auditor=auditor, observers=observers)
+    gateway = PolicyGateway(policy, auditor=auditor, observers=observers, approver=approver)
     return Deployment(policy=policy, gateway=gateway, writer=writer, auditor=auditor, log=log)
 
 

@@ -19,6 +19,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+import anyio
+import anyio.to_thread
 import orjson
 import structlog
 from dsh_policy.core import (
@@ -77,6 +79,35 @@ __all__ = [
 ]
 
 
+class ApprovalGate(Protocol):
+    """An approval queue's answer for one asked call (``approvals.channel.Gate``)."""
+
+    @property
+    def allowed(self) -> bool: ...
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def approval(self) -> str: ...
+
+
+class CallApprover(Protocol):
+    """Where an ``ask`` goes when the deployment routes embedded asks to the approval queue
+    (``approvals.calls.QueueApprover``, docs/approvals.md) instead of the harness's approval
+    service. ``admit_call`` blocks for up to its wait: the gateway calls it from a worker thread."""
+
+    def admit_call(
+        self,
+        event: ToolCallEvent,
+        verdict: ToolCallVerdict,
+        *,
+        harness: str,
+        redactor: Decider,
+        auditor: DecisionAuditor | None,
+    ) -> ApprovalGate: ...
+
+
 class GatewayObserver(Protocol):
     """Something that wants every settled decision (a narrator, metrics); failures are logged."""
 
@@ -105,6 +136,10 @@ class _CallState:
     review: ResultVerdict | None = None
     post_action: str | None = None
     review_now: datetime.datetime | None = None
+    #: What the approval queue said (``approved:apr-...``, ``pending:apr-...``; a queued ask only)
+    #: and ``approval`` when it refused the call; the harness's trace says it otherwise.
+    approval: str | None = None
+    denied_by: str | None = None
 
 
 def _utc_now() -> datetime.datetime:
@@ -154,7 +189,11 @@ def result_event(call: ToolCallEvent, result: ToolResult) -> ToolResultEvent:
 
 class PolicyGateway:
     """The gateway plugin. ``harness.plugin(PolicyGateway(policy, auditor=auditor))`` is the whole
-    installation; disposing the returned fiber removes every listener and the guard."""
+    installation; disposing the returned fiber removes every listener and the guard.
+
+    ``approver`` (the deployment's approval queue, when it routes embedded asks there) answers an
+    ``ask`` instead of the harness's approval service: the call waits a bounded time for an
+    approver, then runs (once) or is refused naming the request."""
 
     name = PLUGIN_NAME
 
@@ -164,10 +203,12 @@ class PolicyGateway:
         *,
         auditor: DecisionAuditor | None = None,
         observers: Sequence[GatewayObserver] = (),
+        approver: CallApprover | None = None,
     ) -> None:
         self.policy = policy
         self.auditor = auditor
         self.observers = tuple(observers)
+        self.approver = approver
         self._calls: dict[int, _CallState] = {}
         self._tools: Any = None
 
@@ -251,7 +292,27 @@ class PolicyGateway:
             return deny(verdict.message or f'tool "{execution.name}" denied by policy')
         later = await next()
         if verdict.decision == "ask" and not isinstance(later, Deny):
+            if self.approver is not None:
+                return await self._queued(state, verdict, later)
             return ask(verdict.message)
+        return later
+
+    async def _queued(
+        self, state: _CallState, verdict: ToolCallVerdict, later: PreToolDecision
+    ) -> PreToolDecision:
+        """The ask answered by the approval queue (off the event loop: it waits): approved, the
+        later listeners' decision stands; otherwise the call is refused naming the request."""
+        approver = self.approver
+        assert approver is not None
+        gate = await anyio.to_thread.run_sync(
+            lambda: approver.admit_call(
+                state.event, verdict, harness=PLUGIN_NAME, redactor=state.decider, auditor=self.auditor
+            )
+        )
+        state.approval = gate.approval
+        if not gate.allowed:
+            state.denied_by = "approval"
+            return deny(gate.message)
         return later
 
     def guard(self, execution: ToolExecution) -> str | None:
@@ -377,8 +438,8 @@ class PolicyGateway:
             call=state.event,
             pre_execute=state.pre_execute,
             guard=state.guard,
-            approval=pipeline.get("approval"),
-            denied_by=pipeline.get("denied_by"),
+            approval=state.approval or pipeline.get("approval"),
+            denied_by=state.denied_by or pipeline.get("denied_by"),
             review=state.review,
             post_action=state.post_action,
             review_now=state.review_now,

@@ -9,6 +9,7 @@ import fnmatch
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from functools import cached_property
 from typing import Any, Final, Protocol
 
 from dsh_policy.cmdline.programs import (
@@ -86,9 +87,14 @@ class CallScan:
         self.cwd = cwd
         self.bases = [cwd]
         self.examined = 0
-        # The harness files of the working directory's project that exist: a glob or a folder
-        # operation there (``rm -rf .``, ``mv .c* /tmp``) reaches them.
-        self.local: list[Protected] = [
+
+    @cached_property
+    def local(self) -> list[Protected]:
+        """The harness files of the working directory's project that exist: a glob or a folder
+        operation there (``rm -rf .``, ``mv .c* /tmp``) reaches them. Looked up on first use: most
+        calls name no word that could be a protected path, and need none of these four lstats."""
+        cwd = self.cwd
+        return [
             Protected(path, "harness-settings", tree=tree)
             for path, tree in (
                 (os.path.join(cwd, ".claude", "settings.json"), False),

@@ -5,6 +5,12 @@ need both: every error is reported as FILE:LINE:COL, and a duplicated ``when:`` 
 replace the first one. So we compose the node tree ourselves, build the values from it, and record
 the mark of every key and value, plus the raw source of string scalars so that a column reported by
 the CEL compiler *inside* an expression can be mapped back into the file.
+
+The node tree is composed by libyaml (PyYAML's C parser) when PyYAML was built with it: its marks
+are the same character positions the pure-Python composer gives (``tests/policy/test_yaml_c_reader.py``
+compares both on every YAML file of the repository), at a fraction of the cost. A text libyaml
+refuses, or one holding a tab (where the two disagree: PyYAML refuses tabs libyaml accepts), is
+composed again by the pure-Python parser, so every error reads as it always has.
 """
 
 from __future__ import annotations
@@ -30,6 +36,11 @@ MAX_EXPANDED_CHARS = 32 * 1024 * 1024
 # Nothing we read from YAML (packs, cases, deployment files, sessions) comes near this.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_STR_TAG = "tag:yaml.org,2002:str"
+# libyaml's loader, when PyYAML was built with it (its wheels are); else the pure-Python one only.
+_C_LOADER: type | None = (
+    getattr(yaml, "CSafeLoader", None) if getattr(yaml, "__with_libyaml__", False) else None
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +204,7 @@ class YamlDocument:
 def read_yaml(text: str) -> YamlDocument | list[SourceIssue]:
     """Parse one YAML document into plain values with positions, or return every issue found."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = _compose(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
@@ -208,6 +219,17 @@ def read_yaml(text: str) -> YamlDocument | list[SourceIssue]:
     if builder.issues:
         return sorted(builder.issues, key=lambda issue: (issue.line, issue.col))
     return YamlDocument(value, builder.source)
+
+
+def _compose(text: str) -> Node | None:
+    """The node tree of ``text``: libyaml's when it accepts the text, else the pure-Python
+    composer's (whose errors are the ones reported, worded as they always were)."""
+    if _C_LOADER is not None and "\t" not in text:
+        try:
+            return yaml.compose(text, Loader=_C_LOADER)
+        except yaml.YAMLError:
+            pass
+    return yaml.compose(text, Loader=yaml.SafeLoader)
 
 
 class _Builder:
@@ -250,7 +272,8 @@ class _Builder:
 
     def scalar(self, node: ScalarNode, path: Path) -> Any:
         try:
-            value = self.constructor.construct_object(node, deep=True)
+            # A string is its node's value (what SafeConstructor would build, without its walk).
+            value = node.value if node.tag == _STR_TAG else self.constructor.construct_object(node, deep=True)
         except yaml.YAMLError as exc:
             self.issue(node, f"invalid value: {getattr(exc, 'problem', None) or exc}")
             return None
@@ -268,8 +291,9 @@ class _Builder:
                 self.issue(node, _LONE_SURROGATE_MESSAGE)
                 return None
             raw = self.text[node.start_mark.index : node.end_mark.index]
+            # libyaml marks a plain scalar's style "", the pure-Python parser None.
             self.source.scalars[path] = ScalarSpan(
-                node.start_mark.line + 1, node.start_mark.column + 1, node.style, raw, value
+                node.start_mark.line + 1, node.start_mark.column + 1, node.style or None, raw, value
             )
             return value
         if isinstance(value, datetime.date | datetime.datetime):
@@ -298,7 +322,11 @@ class _Builder:
             if not isinstance(key_node, ScalarNode):
                 self.issue(key_node, "mapping keys must be plain strings")
                 continue
-            key = self.constructor.construct_object(key_node, deep=True)
+            key = (
+                key_node.value
+                if key_node.tag == _STR_TAG
+                else self.constructor.construct_object(key_node, deep=True)
+            )
             if not isinstance(key, str):
                 self.issue(
                     key_node,

@@ -22,6 +22,7 @@ from adapter_parity_kit import (
     shared_calls,
     tool_records,
 )
+from approval_queue_kit import ASKED_URL, approved_while_waiting, queue_approver_in, tool_results
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditWriter
 from dsh_policy.policy import DecisionAuditor, Policy
@@ -255,3 +256,41 @@ def test_a_crash_inside_the_gateway_fails_closed(policy: Policy, tmp_path: Path)
     (record,) = tool_records(log, harness=FRAMEWORK).values()
     assert (record["decision"]["denied_by"], record["result"]["error_code"]) == ("gateway", "GATEWAY_FAILED")
     assert verify_log([log]).intact
+
+def _asking_policy() -> Policy:
+    """The hook-guard pack: a fetch from an unlisted host is asked about."""
+    loaded = Policy.load([Path(__file__).parents[1] / "hooks" / "packs" / "hook-guard.yaml"])
+    assert isinstance(loaded, Policy)
+    return loaded
+
+
+def test_a_headless_run_routed_to_the_approval_queue_runs_the_call_once_approved(tmp_path: Path) -> None:
+    """``approver=``: no confirmation round trip; the asked call waits on the queue in the plugin
+    and runs once approved (docs/approvals.md)."""
+    policy = _asking_policy()
+    ran: list[dict[str, Any]] = []
+
+    def web_fetch(url: str) -> str:
+        """Fetch a page."""
+        ran.append({"url": url})
+        return "page text"
+
+    model = _script([Call("c1", "web_fetch", {"url": ASKED_URL})])
+    log = tmp_path / "audit.jsonl"
+    writer = AuditWriter.open(log, fsync="off")
+    approver = queue_approver_in(tmp_path)
+    plugin = PolicyPlugin(policy, auditor=DecisionAuditor(writer, policy), approver=approver)
+    agent = LlmAgent(name="agent", model=model, tools=[web_fetch])
+    runner = InMemoryRunner(app=App(name="governed", root_agent=agent, plugins=[plugin]))
+
+    def run() -> list[Event]:
+        session = anyio.run(lambda: runner.session_service.create_session(app_name="governed", user_id="u"))
+        return list(runner.run(user_id="u", session_id=session.id, new_message=_message("go")))
+
+    events = approved_while_waiting(tmp_path, run)
+    writer.close()
+    assert ran == [{"url": ASKED_URL}]
+    assert not [fc for e in events for fc in e.get_function_calls() if fc.name == CONFIRMATION]
+    assert verify_log([log]).intact
+    (call,) = tool_results(log)
+    assert call["harness"] == FRAMEWORK and call["decision"]["approval"].startswith("approved:apr-")

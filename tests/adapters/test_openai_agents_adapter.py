@@ -26,6 +26,7 @@ from adapter_parity_kit import (
 from agents import Agent, FunctionTool, Runner, set_tracing_disabled
 from agents.items import ToolCallOutputItem
 from agents.testing import ScriptedModel, assistant_message, function_call
+from approval_queue_kit import ASKED_URL, approved_while_waiting, queue_approver_in, tool_results
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditWriter
 from dsh_policy.policy import DecisionAuditor, Policy
@@ -157,3 +158,37 @@ def test_a_crash_inside_the_gateway_fails_closed(policy: Policy, tmp_path: Path)
     (record,) = tool_records(log, harness=FRAMEWORK).values()
     assert (record["decision"]["denied_by"], record["result"]["error_code"]) == ("gateway", "GATEWAY_FAILED")
     assert json.loads(log.read_text().splitlines()[-1])["kind"] in {"tool_result", "checkpoint"}
+
+def _asking_policy() -> Policy:
+    """The hook-guard pack: a fetch from an unlisted host is asked about."""
+    loaded = Policy.load([Path(__file__).parents[1] / "hooks" / "packs" / "hook-guard.yaml"])
+    assert isinstance(loaded, Policy)
+    return loaded
+
+
+def test_a_headless_run_routed_to_the_approval_queue_runs_the_call_once_approved(tmp_path: Path) -> None:
+    """``approver=``: no interruption for the caller to answer; the asked call waits on the queue
+    while the SDK plans it, and runs once approved (docs/approvals.md)."""
+    policy = _asking_policy()
+    ran: list[str] = []
+
+    async def invoke(context: Any, arguments: str) -> str:
+        ran.append(arguments)
+        return "page text"
+
+    log = tmp_path / "audit.jsonl"
+    writer = AuditWriter.open(log, fsync="off")
+    guardrails = PolicyGuardrails(
+        policy, auditor=DecisionAuditor(writer, policy), approver=queue_approver_in(tmp_path)
+    )
+    tool = FunctionTool(name="web_fetch", description="fetch", params_json_schema=_ANY_ARGS,
+                        on_invoke_tool=invoke, strict_json_schema=False)
+    model = ScriptedModel([[function_call("web_fetch", {"url": ASKED_URL}, call_id="c1")],
+                           [assistant_message("done")]])
+    agent = Agent(name="headless", model=model, tools=guardrails.govern_all([tool]))
+    result = approved_while_waiting(tmp_path, lambda: Runner.run_sync(agent, "go", max_turns=5))
+    writer.close()
+    assert not result.interruptions and [json.loads(a) for a in ran] == [{"url": ASKED_URL}]
+    assert verify_log([log]).intact
+    (call,) = tool_results(log)
+    assert call["harness"] == FRAMEWORK and call["decision"]["approval"].startswith("approved:apr-")

@@ -24,6 +24,7 @@ from adapter_parity_kit import (
     shared_calls,
     tool_records,
 )
+from approval_queue_kit import ASKED_URL, approved_while_waiting, queue_approver_in, tool_results
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditWriter
 from dsh_policy.policy import DecisionAuditor, Policy
@@ -234,3 +235,40 @@ def test_a_crash_inside_the_gateway_fails_closed(policy: Policy, tmp_path: Path)
     (record,) = tool_records(log, harness=FRAMEWORK).values()
     assert (record["decision"]["denied_by"], record["result"]["error_code"]) == ("gateway", "GATEWAY_FAILED")
     assert verify_log([log]).intact
+
+def _asking_policy() -> Policy:
+    """The hook-guard pack: a fetch from an unlisted host is asked about."""
+    loaded = Policy.load([Path(__file__).parents[1] / "hooks" / "packs" / "hook-guard.yaml"])
+    assert isinstance(loaded, Policy)
+    return loaded
+
+
+def test_a_headless_agent_routed_to_the_approval_queue_runs_the_call_once_approved(tmp_path: Path) -> None:
+    """``approver=``: an agent with no deferred-tools output (natively an ask there fails the
+    run) runs the asked call once it is approved, in the same run (docs/approvals.md)."""
+    policy = _asking_policy()
+    turns = iter([ModelResponse(parts=[ToolCallPart("web_fetch", {"url": ASKED_URL}, tool_call_id="c1")]),
+                  ModelResponse(parts=[TextPart("done")])])
+    ran: list[dict[str, Any]] = []
+
+    async def fetch(**kwargs: Any) -> str:
+        ran.append(kwargs)
+        return "page text"
+
+    log = tmp_path / "audit.jsonl"
+    writer = AuditWriter.open(log, fsync="off")
+    capability = PolicyCapability(
+        policy, auditor=DecisionAuditor(writer, policy), approver=queue_approver_in(tmp_path)
+    )
+    agent: Agent[None, str] = Agent(
+        FunctionModel(lambda messages, info: next(turns)),
+        tools=[Tool.from_schema(fetch, name="web_fetch", description="fetch", json_schema=_ANY_ARGS)],
+        output_type=str,
+        capabilities=[capability],
+    )
+    result = approved_while_waiting(tmp_path, lambda: agent.run_sync("go"))
+    writer.close()
+    assert result.output == "done" and ran == [{"url": ASKED_URL}]
+    assert verify_log([log]).intact
+    (call,) = tool_results(log)
+    assert call["harness"] == FRAMEWORK and call["decision"]["approval"].startswith("approved:apr-")

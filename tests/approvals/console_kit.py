@@ -10,6 +10,7 @@ from typing import Any
 from approval_kit import Deployment, binding
 from dsh_policy.policy.approvals import ApprovalQueue, Waiting
 from dsh_policy.policy.approvals.console.server import Console, start_console
+from dsh_policy.policy.approvals.console.sessions import Sessions
 
 
 @dataclass
@@ -35,13 +36,13 @@ def pending(queue: ApprovalQueue, command: str) -> str:
 
 
 @contextmanager
-def running_console(deployment: Deployment) -> Iterator[RunningConsole]:
+def running_console(deployment: Deployment, sessions: Sessions | None = None) -> Iterator[RunningConsole]:
     import time
 
     deployment.clock.now = time.time()  # the console's pages read the real clock
     queue = deployment.queue()
     request = pending(queue, "git push origin feature")
-    started = start_console(queue, "alice", deployment.keys["alice"])
+    started = start_console(queue, "alice", deployment.keys["alice"], sessions=sessions)
     assert not isinstance(started, str), started
     server, console, thread = started
     try:

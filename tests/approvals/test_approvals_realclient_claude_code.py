@@ -93,7 +93,12 @@ def scripted_model(marker: Path) -> Any:
     return EveryPromptCallsTheTool()
 
 
-def test_a_headless_ask_is_approved_from_the_queue_and_the_resumed_call_runs_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("path", ["gateway", "in-process"])
+def test_a_headless_ask_is_approved_from_the_queue_and_the_resumed_call_runs_once(
+    tmp_path: Path, path: str
+) -> None:
+    """Through the resident gateway, and with the hook deciding in its own process (the fallback
+    when no gateway answers): the same queue, the same single use, the same records."""
     claude = os.environ.get("DSH_CLAUDE") or shutil.which("claude")
     if claude is None:
         pytest.skip("claude is not installed (npm install @anthropic-ai/claude-code)")
@@ -132,6 +137,8 @@ def test_a_headless_ask_is_approved_from_the_queue_and_the_resumed_call_runs_onc
             "DSH_POLICY_RUNTIME_DIR": os.environ["DSH_POLICY_RUNTIME_DIR"],  # the suite's own gateways
             "DSH_POLICY_HOOK_TIMEOUT": "50",  # a loaded machine: starting the gateway takes a while
         }
+        if path == "in-process":
+            env["DSH_POLICY_GATEWAY"] = "off"
 
         def run(*extra: str) -> subprocess.CompletedProcess[str]:
             command = [claude, "-p", "please deploy", *extra, "--strict-mcp-config"]
@@ -175,3 +182,7 @@ def test_a_headless_ask_is_approved_from_the_queue_and_the_resumed_call_runs_onc
     assert [(r["request"], r["approver"]) for r in decided] == [(request, "alice")]
     used = [r for r in records if r["kind"] == "approval_used"]
     assert [(r["request"], r["approvers"]) for r in used] == [(request, ["alice"])]
+    admitted = [r for r in records if r["kind"] == "hook_event" and r["answer"].get("approval")]
+    assert [r["answer"]["approval"] for r in admitted] == [f"approved:{request}"]
+    refusals = [r["decision"]["approval"] for r in records if r["kind"] == "tool_result"]
+    assert len(refusals) == 2 and all(a.startswith("pending:apr-") for a in refusals)

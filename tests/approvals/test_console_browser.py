@@ -1,6 +1,6 @@
 """The approvals console in a real headless browser (Debian's Chromium and chromedriver, driven
-by selenium): sign in, list, approve, deny, grant, revoke, and a CSRF attempt from another page
-refused. Opt-in (a browser start costs seconds):
+by selenium): sign in, list, approve, deny, grant, revoke, a CSRF attempt from another page
+refused, and a sign-in with a TOTP code (accepted once). Opt-in (a browser start costs seconds):
 
     apt-get install -y chromium chromium-driver && .venv/bin/pip install selenium
     DSH_TEST_BROWSER=1 .venv/bin/python -m pytest tests/approvals/test_console_browser.py -n 0
@@ -126,3 +126,29 @@ def test_list_approve_deny_grant_revoke_and_a_refused_csrf_attempt(
         refusal = shown(browser, By.ID, "refusal")
         assert "refused" in refusal
         assert running.queue.snapshot()["requests"][third]["decisions"] == []
+
+
+def test_sign_in_with_the_printed_link_and_a_totp_code(deployment: Deployment, browser: Any) -> None:
+    """With the second factor, the printed link fills the secret; the code typed from the
+    authenticator opens the session; the same code again is refused."""
+    import time
+
+    from dsh_policy.policy.approvals.console.sessions import Sessions
+    from dsh_policy.policy.approvals.console.totp import TotpCheck, totp
+    from selenium.webdriver.common.by import By
+
+    key = b"a-totp-key-of-twenty-b"
+    with running_console(deployment, Sessions(totp=TotpCheck(key))) as running:
+        browser.get(f"{running.origin}/login?token={running.secret}")
+        shown(browser, By.ID, "code")
+        assert browser.current_url.endswith(f"/login?token={running.secret}")  # no session yet
+        code = totp(key, time.time())
+        browser.find_element(By.ID, "code").send_keys(code)
+        browser.find_element(By.ID, "login").click()
+        shown(browser, By.ID, "grant-form")
+        assert running.request in browser.find_element(By.TAG_NAME, "body").text
+        browser.delete_all_cookies()
+        browser.get(f"{running.origin}/login?token={running.secret}")
+        browser.find_element(By.ID, "code").send_keys(code)
+        browser.find_element(By.ID, "login").click()
+        assert "not the login secret and a current code" in shown(browser, By.CSS_SELECTOR, ".error")

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -113,6 +115,9 @@ def _hook(project: Path, home: Path, runtime: str, command: str) -> tuple[int, s
         "CLAUDE_PROJECT_DIR": str(project),
         "HOME": str(home),
         "DSH_POLICY_RUNTIME_DIR": runtime,
+        # The first hook starts the gateway; on a loaded machine waiting for it and then deciding
+        # in process can pass the default 20 s budget (the hook then refuses, by design).
+        "DSH_POLICY_HOOK_TIMEOUT": "60",
     }
     done = subprocess.run(
         ["dsh-policy", "hook", "claude-code", "--config", str(project / ".dsh" / "gateway.yaml")],
@@ -126,17 +131,14 @@ def _hook(project: Path, home: Path, runtime: str, command: str) -> tuple[int, s
     return done.returncode, done.stderr.decode()
 
 
-@pytest.mark.skipif(
-    bool(os.environ.get("PYTEST_XDIST_WORKER")),
-    reason="passes serially (-n 0); under xdist the gateway does not see the edit yet: open, see docs",
-)
 def test_a_resident_gateway_fails_closed_when_its_hooks_are_taken_out(tmp_path: Path) -> None:
     sys.path.insert(0, str(Path(__file__).parents[1] / "self_protection"))
     from fresh_project import make_project
 
     fresh = make_project(tmp_path)
-    runtime = tmp_path / "runtime"
-    runtime.mkdir(mode=0o700)
+    # A short runtime folder: under xdist ``tmp_path`` is deep enough that the gateway's socket path
+    # would pass the 103 bytes a Unix socket allows, and the hook would decide in process instead.
+    runtime = Path(tempfile.mkdtemp(prefix="dsh-rt-"))
     try:
         code, err = _hook(fresh.root, fresh.home, str(runtime), "ls")
         assert code == 0, err
@@ -145,6 +147,8 @@ def test_a_resident_gateway_fails_closed_when_its_hooks_are_taken_out(tmp_path: 
         deadline = time.monotonic() + 60  # a loaded machine: the gateway may still be starting
         while time.monotonic() < deadline and not Path(str(log) + ".watch").exists():
             time.sleep(0.2)  # the watch has taken its first fingerprints
+        whys = [(json.loads(line).get("delivery") or {}).get("why") for line in log.open()]
+        assert Path(str(log) + ".watch").exists(), f"no resident gateway watches: {whys}"
         settings.write_text('{"hooks": {}}')  # the operator's own edit, outside the agent's tools
         while time.monotonic() < deadline and not Path(str(log) + ".tamper").exists():
             time.sleep(0.2)
@@ -160,3 +164,4 @@ def test_a_resident_gateway_fails_closed_when_its_hooks_are_taken_out(tmp_path: 
             pid = int(lock.read_text().strip() or 0)
             if pid > 0 and b"serve" in Path(f"/proc/{pid}/cmdline").read_bytes():
                 os.kill(pid, signal.SIGTERM)
+        shutil.rmtree(runtime, ignore_errors=True)

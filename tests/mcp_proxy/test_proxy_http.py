@@ -88,9 +88,15 @@ class Upstream:
 class Proxy:
     """``dsh-policy mcp proxy --upstream URL --listen 127.0.0.1:0`` as its own process."""
 
-    def __init__(self, upstream: str, audit: Path | None, extra: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        upstream: str,
+        audit: Path | None,
+        extra: list[str] | None = None,
+        packs: list[Path] | None = None,
+    ) -> None:
         argv = [sys.executable, "-m", "dsh_policy.policy.cli", "mcp", "proxy", "--name", "demo"]
-        argv += ["--pack", *map(str, [TEST_PACK, *SHIPPED])]
+        argv += ["--pack", *map(str, packs if packs is not None else [TEST_PACK, *SHIPPED])]
         argv += ["--audit", str(audit)] if audit is not None else []
         argv += ["--upstream", upstream, "--listen", "127.0.0.1:0", *(extra or [])]
         self.process = subprocess.Popen(argv, stderr=subprocess.PIPE)
@@ -209,6 +215,31 @@ def test_an_upstream_that_dies_is_an_error_for_each_call(
     assert _calls(audit_log, "mcp__demo__echo")[0]["result"]["is_error"] is True
 
 
+def test_a_10_mib_result_over_http(tmp_path: Path, audit_log: Path) -> None:
+    """The SDK client (stateless revision, a JSON answer) gets a 10 MiB result through the proxy
+    whole, in about a second and a half. (In the 2025-11-25 revision the server answers on an SSE
+    stream, and the SDK client refuses any event over 1 MiB, directly to the server too.) Only the
+    test pack: the secrets pack would withhold a result over its 1 MiB scan limit."""
+    upstream = Upstream(tmp_path / "marker")
+    try:
+        proxy = Proxy(upstream.url, audit_log, packs=[TEST_PACK])
+        try:
+            size = 10 * 1024 * 1024
+
+            async def scenario(client: Client) -> Any:
+                return await client.call_tool("big", {"size": size})
+
+            result = _drive(proxy.url, scenario, mode="2026-07-28")
+        finally:
+            _stop(proxy.process)
+    finally:
+        _stop(upstream.process)
+    assert not result.is_error and _text(result) == "x" * size
+    assert result.structured_content == {"result": "x" * size}
+    record = _calls(audit_log, "mcp__demo__big")[0]
+    assert record["result"]["is_error"] is False and record["decision"]["post_execute"]["action"] == "accept"
+
+
 def _post(port: int, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
@@ -291,6 +322,67 @@ def test_origin_host_and_credentials(tmp_path: Path) -> None:
         upstream.shutdown()
         upstream.server_close()
         setup.close()
+
+
+class _KeepAlive(BaseHTTPRequestHandler):
+    """An HTTP/1.1 upstream that notes the client port of each POST (one port: one connection) and
+    closes the connection after an answer when told to."""
+
+    protocol_version = "HTTP/1.1"
+    ports: ClassVar[list[int]] = []
+    close_after: ClassVar[set[int]] = set()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).ports.append(self.client_address[1])
+        answer = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": {"content": []}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        if len(type(self).ports) in type(self).close_after:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        self.wfile.write(answer)
+
+
+def test_the_upstream_connection_is_kept_alive_only_while_it_can_be(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """POSTs of one client connection share one upstream connection; one the server closed, or
+    one idle too long, is replaced before the next POST (never retried after it was sent)."""
+    from dsh_policy.policy.mcp import streamable_http
+
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), _KeepAlive)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    setup = open_gate("demo", policy_sources([str(TEST_PACK)]), audit=str(tmp_path / "audit.jsonl"))
+    proxy = HttpProxy(setup.gate, f"http://127.0.0.1:{upstream.server_address[1]}/mcp", ("127.0.0.1", 0))
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    _KeepAlive.close_after = {3}  # the third answer closes its connection
+    client = http.client.HTTPConnection("127.0.0.1", proxy.address[1], timeout=30)
+    try:
+        for number in range(1, 6):
+            if number == 5:
+                monkeypatch.setattr(streamable_http, "UPSTREAM_IDLE_SECONDS", 0.0)
+            body = {"jsonrpc": "2.0", "id": number, "method": "ping"}
+            client.request(
+                "POST", "/mcp", body=json.dumps(body), headers={"Content-Type": "application/json"}
+            )
+            response = client.getresponse()
+            assert response.status == 200 and json.loads(response.read())["id"] == number
+    finally:
+        client.close()
+        proxy.shutdown()
+        upstream.shutdown()
+        upstream.server_close()
+        setup.close()
+    ports = _KeepAlive.ports
+    assert ports[0] == ports[1] == ports[2]  # kept alive
+    assert ports[3] != ports[2]  # the server closed it after the third: a new one
+    assert ports[4] != ports[3]  # idle longer than allowed: a new one
 
 
 def test_listen_is_loopback_only() -> None:

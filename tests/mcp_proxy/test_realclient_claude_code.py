@@ -70,6 +70,11 @@ def test_claude_code_through_the_mcp_proxy(tmp_path: Path) -> None:
             "DISABLE_ERROR_REPORTING": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "ENABLE_TOOL_SEARCH": "false",  # offer the MCP tools to the model directly, not deferred
+            # In -p mode Claude Code (2.1.197) connects --mcp-config servers in the background and
+            # sends the first request without them, or waits 5 s at most with this set to false:
+            # the proxy and the SDK server start in more than that on a loaded machine.
+            "MCP_CONNECTION_NONBLOCKING": "false",
+            "MCP_CONNECT_TIMEOUT_MS": "120000",
         }
         runs = {}
         for scenario in ("deny", "allow", "redact"):

@@ -36,15 +36,22 @@ def _hidden(csrf: str, **fields: str) -> str:
     return "".join(inputs)
 
 
-def login_page(failed: bool = False) -> str:
-    """The form that takes the secret the console printed."""
-    note = '<p class="note error">That is not the login secret.</p>' if failed else ""
+def login_page(failed: bool = False, *, code: bool = False, token: str = "") -> str:
+    """The form that takes the secret the console printed (and, with TOTP, the current code)."""
+    wrong = "That is not the login secret and a current code." if code else "That is not the login secret."
+    note = f'<p class="note error">{wrong}</p>' if failed else ""
+    second = (
+        "<label>Code from your authenticator "
+        "<input name=code id=code inputmode=numeric autocomplete=one-time-code></label> "
+        if code
+        else ""
+    )
     return _page(
         "dsh-policy approvals: sign in",
         f"<h1>Approvals console</h1>{note}<form method=post action=/login>"
         "<label>Login secret (printed where the console was started) "
-        "<input type=password name=token id=token autocomplete=off></label> "
-        "<button type=submit id=login>Sign in</button></form>",
+        f'<input type=password name=token id=token autocomplete=off value="{escape(token)}"></label> '
+        f"{second}<button type=submit id=login>Sign in</button></form>",
     )
 
 

@@ -24,6 +24,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from dsh_policy.policy.approvals.console.pages import login_page, queue_page, refusal_page
 from dsh_policy.policy.approvals.console.sessions import COOKIE, Sessions, csrf_holds
+from dsh_policy.policy.approvals.console.totp import TotpCheck
 from dsh_policy.policy.approvals.queue import ApprovalQueue, QueueError
 from dsh_policy.policy.approvals.store import ApprovalStoreError
 from dsh_policy.policy.approvals.views import parse_duration, queue_view
@@ -148,6 +149,8 @@ def handler_for(console: Console) -> type[BaseHTTPRequestHandler]:
             query = parse_qs(url.query)
             if url.path == "/login":
                 token = (query.get("token") or [""])[0]
+                if console.sessions.totp is not None:  # the link fills the secret; the code is typed
+                    return self._send(HTTPStatus.OK, login_page(code=True, token=token))
                 session_id = console.sessions.log_in(token) if token else None
                 if session_id is not None:
                     return self._redirect("/", self._signed_in(session_id))
@@ -177,9 +180,10 @@ def handler_for(console: Console) -> type[BaseHTTPRequestHandler]:
                     HTTPStatus.FORBIDDEN, refusal_page(403, f"cross-origin request from {origin} refused")
                 )
             if url.path == "/login":
-                session_id = console.sessions.log_in(form.get("token", ""))
+                session_id = console.sessions.log_in(form.get("token", ""), form.get("code"))
                 if session_id is None:
-                    return self._send(HTTPStatus.FORBIDDEN, login_page(failed=True))
+                    totp = console.sessions.totp is not None
+                    return self._send(HTTPStatus.FORBIDDEN, login_page(failed=True, code=totp))
                 return self._redirect("/", self._signed_in(session_id))
             session = console.sessions.find(self._session_id())
             if session is None:
@@ -241,13 +245,16 @@ def run_console(
     listen: str,
     *,
     wait: Callable[[], None] | None = None,
+    totp: TotpCheck | None = None,
 ) -> int:
-    """``approvals console``: print the sign-in link and serve until interrupted."""
+    """``approvals console``: print the sign-in link and serve until interrupted; with ``totp``
+    a login also takes a fresh code from the approver's authenticator."""
     host, _, port = listen.rpartition(":")
     if not port.isdigit():
         print(f"dsh-policy approvals console: --listen {listen!r}: HOST:PORT", file=sys.stderr)
         return 2
-    started = start_console(queue, approver, key, host or "127.0.0.1", int(port))
+    sessions = Sessions(totp=totp)
+    started = start_console(queue, approver, key, host or "127.0.0.1", int(port), sessions=sessions)
     if isinstance(started, str):
         print(f"dsh-policy approvals console: {started}", file=sys.stderr)
         return 2

@@ -4,7 +4,8 @@ The console signs decisions with its approver's key, so a page that any local pr
 page in the approver's browser could drive would sign for them. Three things stop that:
 
 - **login**: the console prints a one-off secret when it starts (as Jupyter does); only someone
-  who can read the approver's terminal can start a session;
+  who can read the approver's terminal can start a session; with a TOTP secret configured
+  (:mod:`.totp`), also only someone holding the approver's authenticator;
 - **the session cookie** is random, ``HttpOnly`` and ``SameSite=Strict``, so another site's page
   cannot ride on it, and it lapses after ``IDLE_SECONDS`` without use;
 - **every form** carries the session's CSRF token, compared in constant time, and a request whose
@@ -19,6 +20,8 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Final
+
+from dsh_policy.policy.approvals.console.totp import TotpCheck
 
 IDLE_SECONDS: Final[float] = 8 * 3600
 COOKIE: Final[str] = "dsh_console"
@@ -35,14 +38,19 @@ class Session:
 class Sessions:
     """The console's login secret and live sessions (in memory: a restart signs everyone out)."""
 
-    def __init__(self, login_secret: str | None = None) -> None:
+    def __init__(self, login_secret: str | None = None, *, totp: TotpCheck | None = None) -> None:
         self.login_secret = login_secret or secrets.token_urlsafe(24)
+        #: The second factor, when configured: a login also needs a fresh code.
+        self.totp = totp
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
-    def log_in(self, offered: str) -> str | None:
-        """A new session id when ``offered`` is the login secret, else None."""
+    def log_in(self, offered: str, code: str | None = None) -> str | None:
+        """A new session id when ``offered`` is the login secret (and, with TOTP, ``code`` a
+        fresh code), else None."""
         if not hmac.compare_digest(offered.encode(), self.login_secret.encode()):
+            return None
+        if self.totp is not None and (code is None or not self.totp.accept(code)):
             return None
         session_id = secrets.token_urlsafe(32)
         with self._lock:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from dsh_policy.policy.approvals import ApprovalChannel, CallBinding
+from dsh_policy.policy.approvals.channel import Recorder
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallVerdict
 from dsh_policy.policy.hooks.protocol.events import HookDecision
@@ -46,8 +47,11 @@ def gate_ask(
     auditor: DecisionAuditor | None,
     *,
     wait_limit: float = HOOK_WAIT_LIMIT,
+    record: Recorder | None = None,
 ) -> GatedDecision:
-    """Send an asked PreToolUse call to the queue; anything else passes through unchanged."""
+    """Send an asked PreToolUse call to the queue; anything else passes through unchanged. The
+    queue's events go to ``auditor``, else to ``record`` (a hook deciding in process collects them
+    for the record it writes afterwards), else stay journaled."""
     verdict, decided, event = decision.verdict, decision.decided, decision.tool_event
     if verdict.action != "ask" or event is None or not isinstance(decided, ToolCallVerdict):
         return GatedDecision(decision, verdict, None)
@@ -69,7 +73,7 @@ def gate_ask(
         binding,
         message=message,
         shown_args=shown,
-        record=auditor.approval_event if auditor is not None else None,
+        record=auditor.approval_event if auditor is not None else record,
         wait_seconds=min(channel.settings.wait_seconds, wait_limit),
     )
     if gate.allowed:

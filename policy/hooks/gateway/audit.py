@@ -83,9 +83,13 @@ def record_invocation(
     payload: HookInput | HookInputError,
     raw: bytes,
     decision: HookDecision,
+    approval: str | None = None,
+    approval_events: Sequence[tuple[str, dict[str, Any]]] = (),
 ) -> None:
     """Record one ``dsh-policy hook`` run: where (``--audit`` and/or the deployment file) and
-    against which policy (an :class:`UnloadedPolicy` when it failed to load)."""
+    against which policy (an :class:`UnloadedPolicy` when it failed to load). ``approval`` and
+    ``approval_events`` are what the approval queue said and journaled while deciding it
+    (``hooks.gateway.approvals``): recorded before the decision, as the resident gateway does."""
     refuse = False
     if isinstance(sources, PolicySources):
         target = audit_target(flag, sources)
@@ -94,7 +98,17 @@ def record_invocation(
         target = AuditPlan(flag, fail_closed=True) if flag else None
     if target is not None:
         facts: PolicyFacts = policy if policy is not None else UnloadedPolicy()
-        record_hook_decision(target, facts, harness, payload, raw, decision, refuse_weakening=refuse)
+        record_hook_decision(
+            target,
+            facts,
+            harness,
+            payload,
+            raw,
+            decision,
+            refuse_weakening=refuse,
+            approval=approval,
+            approval_events=approval_events,
+        )
 
 
 def record_hook_decision(
@@ -106,6 +120,8 @@ def record_hook_decision(
     decision: HookDecision,
     *,
     refuse_weakening: bool = False,
+    approval: str | None = None,
+    approval_events: Sequence[tuple[str, dict[str, Any]]] = (),
 ) -> None:
     """Append the record for one hook decision. Raises :class:`AuditUnavailableError` when the log
     cannot take it and the target is fail-closed; otherwise a failure is logged and ignored."""
@@ -120,7 +136,9 @@ def record_hook_decision(
     try:
         auditor = DecisionAuditor(writer, policy, fail_closed=target.fail_closed)
         _record_policy_change(auditor, target, policy, refuse_weakening)
-        record_decision(auditor, harness, payload, raw, decision)
+        for kind, fields in approval_events:
+            auditor.approval_event(kind, fields)
+        record_decision(auditor, harness, payload, raw, decision, approval)
     finally:
         try:
             writer.close()

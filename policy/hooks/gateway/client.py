@@ -78,6 +78,8 @@ _VALUE_OPTIONS = {
     "--audit": "audit",
     "--format": "format",
     "--redact-bash-output": "bash_output",
+    "--gateway-socket": "gateway_socket",
+    "--gateway-user": "gateway_user",
 }
 _CHOICES = {
     "engine": ("auto", "python", "native"),
@@ -96,6 +98,8 @@ class HookOptions:
         "config",
         "engine",
         "format",
+        "gateway_socket",
+        "gateway_user",
         "harness",
         "in_process",
         "packs",
@@ -117,6 +121,8 @@ class HookOptions:
         self.in_process = False
         self.bash_output = "when-secret"
         self.unprotected = False
+        self.gateway_socket: str | None = None  # the hardened mode's system gateway (.system_gateway)
+        self.gateway_user: str | None = None
 
     def spec(self) -> DeploymentSpec:
         """The deployment these options name."""
@@ -271,6 +277,8 @@ def main(argv: list[str], *, console: bool = False) -> int:
 def _run(argv: list[str], timeout: float) -> int:
     argv = _with_project(argv)
     options = parse_options(argv)
+    if options is not None and options.gateway_socket is not None:
+        return _ask_system_gateway(options, timeout)
     if options is None or options.in_process or os.environ.get(GATEWAY_VARIABLE, "").lower() == "off":
         return decide_in_process(_without_client_flags(argv), None)
     _RUN.harness = options.harness
@@ -281,8 +289,8 @@ def _run(argv: list[str], timeout: float) -> int:
     spec = options.spec()
     try:
         files = gateway_files(spec)
-    except RuntimeDirError:
-        return decide_in_process(argv, raw)
+    except RuntimeDirError as error:  # the record says why no gateway decided (a socket path too long...)
+        return decide_in_process(argv, raw, {"path": "in-process", "why": f"resident gateway: {error}"})
     deadline = time.monotonic() + timeout
     request = os.urandom(8).hex()
     frame = wire.encode_request(
@@ -311,6 +319,29 @@ def _run(argv: list[str], timeout: float) -> int:
     answer = _checked_answer(reply)
     if answer.exit_code != reply.get("exit_code"):  # malformed: the gateway's answer is not given
         _leave_note(files, request, answer, "resident gateway sent a malformed answer")
+    _write_answer(answer)
+    return answer.exit_code
+
+
+def _ask_system_gateway(options: HookOptions, timeout: float) -> int:
+    """The hardened mode: the system gateway named on the command line answers, or the event
+    gets its safe answer; nothing else may (:mod:`.system_gateway`)."""
+    from dsh_policy.policy.hooks.gateway import system_gateway
+
+    _RUN.harness = options.harness
+    raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+    _RUN.raw = raw
+    if len(raw) > MAX_INPUT_BYTES:
+        answer = _RUN.safe_answer(f"the event is larger than {MAX_INPUT_BYTES} bytes")
+        _write_answer(answer)
+        return answer.exit_code
+    fields = {"harness": options.harness, "announce": options.announce, "bash_output": options.bash_output}
+    frame = wire.encode_request("hook", {**fields, "request": os.urandom(8).hex()}, raw)
+    socket_path = options.gateway_socket or ""
+    reply = system_gateway.ask(socket_path, options.gateway_user, frame, time.monotonic() + timeout)
+    answer = (
+        _RUN.safe_answer(f"system gateway: {reply}") if isinstance(reply, str) else _checked_answer(reply)
+    )
     _write_answer(answer)
     return answer.exit_code
 
@@ -605,5 +636,5 @@ def decide_in_process(
         return safe_answers.EXIT_BLOCK
     # The watchdog stays armed: a slow path that hangs past the budget is refused (SIGALRM)
     # rather than left to the harness's timeout, which Codex counts as a hook that let it run.
-    code = adapter.main(argv, delivery=delivery)
+    code = adapter.main(argv, delivery=delivery, deadline=deadline)
     return code if code in (safe_answers.EXIT_OK, safe_answers.EXIT_BLOCK) else safe_answers.EXIT_BLOCK

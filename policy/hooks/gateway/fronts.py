@@ -78,6 +78,8 @@ class Fronts:
         unix_sock: socket.socket,
         http: HttpBinding | None,
         on_stop: Callable[[], None],
+        *,
+        open_to_others: bool = False,
     ) -> None:
         self.service = service
         self.limits = limits
@@ -85,7 +87,12 @@ class Fronts:
         self.monitor = LoadMonitor(limits)
         self.workers = Workers(self.monitor)
         self.unix = UnixFront(
-            unix_sock, dispatcher(service, on_stop), service.status, self.table, self.workers
+            unix_sock,
+            dispatcher(service, on_stop),
+            service.status,
+            self.table,
+            self.workers,
+            open_to_others=open_to_others,
         )
         self.http = (
             HttpFront(http, service, service.status, self.table, self.workers) if http is not None else None

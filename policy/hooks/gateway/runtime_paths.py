@@ -295,6 +295,35 @@ def gateway_files(spec: DeploymentSpec, *, create: bool = True) -> GatewayFiles:
     return files
 
 
+def system_gateway_files(socket_path: str) -> GatewayFiles:
+    """The files of a gateway that serves other users (``serve --socket PATH``, the hardened
+    mode): the socket at ``PATH`` (its name ends in ``.sock``), its lock and log beside it. The
+    folder must be a real directory owned by this user that no other user may write to (they may
+    enter it, to connect); raises :class:`RuntimeDirError`."""
+    folder, name = os.path.split(os.path.abspath(socket_path))
+    if not name.endswith(".sock") or name == ".sock":
+        raise RuntimeDirError(f"--socket {socket_path}: the socket's name must end in .sock")
+    try:
+        info = os.lstat(folder)
+    except OSError as error:
+        raise RuntimeDirError(f"socket folder {folder}: {error.strerror}") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise RuntimeDirError(f"refusing socket folder {folder}: not a directory")
+    if info.st_uid != os.geteuid():
+        raise RuntimeDirError(
+            f"refusing socket folder {folder}: owned by uid {info.st_uid}, not {os.geteuid()}"
+        )
+    if info.st_mode & 0o022:
+        raise RuntimeDirError(
+            f"refusing socket folder {folder}: mode {stat.S_IMODE(info.st_mode):04o} lets other users "
+            "replace the socket"
+        )
+    files = GatewayFiles(folder, name[: -len(".sock")])
+    if len(os.fsencode(files.socket)) > MAX_SOCKET_PATH:
+        raise RuntimeDirError(f"socket path {files.socket} is too long for a Unix socket")
+    return files
+
+
 def check_own_socket(path: str) -> int:
     """The inode of ``path``; raises unless it is a socket owned by this user (checked before
     connecting). A missing socket raises ``FileNotFoundError`` (the gateway is not running)."""

@@ -7,7 +7,9 @@ Start-up, in this order so that a client never meets a half-ready gateway:
 2. load and compile the policy and open the audit log (the single writer of this deployment: group
    commit and checkpoints on the writer's own schedule); errors are printed and exit 1;
 3. bind the Unix socket under a temporary name, ``chmod 0600``, and rename it into place (a
-   client only ever sees a socket with the final permissions); optionally listen on loopback
+   client only ever sees a socket with the final permissions; ``--socket PATH``, the hardened
+   mode: at PATH, ``0666``, in a folder only this user may write, answering other users'
+   decisions only); optionally listen on loopback
    HTTP (:mod:`.http_front`); then serve both on an anyio event loop in a thread of its own
    (:mod:`.fronts`: bounded connections, deadlines, decisions on a worker per core).
 
@@ -45,7 +47,12 @@ from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks.gateway.audit import audit_target
 from dsh_policy.policy.hooks.gateway.delivery_notes import pending_notes, remove_note
 from dsh_policy.policy.hooks.gateway.front_limits import FrontLimits
-from dsh_policy.policy.hooks.gateway.runtime_paths import DeploymentSpec, GatewayFiles, gateway_files
+from dsh_policy.policy.hooks.gateway.runtime_paths import (
+    DeploymentSpec,
+    GatewayFiles,
+    gateway_files,
+    system_gateway_files,
+)
 from dsh_policy.policy.hooks.gateway.service import GatewayService
 from dsh_policy.policy.hooks.gateway.tamper_watch import TamperWatch, watched_from
 from dsh_policy.policy.hooks.gateway.unix_front import bind_unix
@@ -74,6 +81,8 @@ class ServeSettings:
     http_port: int | None = None
     token_file: str | None = None
     limits: FrontLimits = field(default_factory=FrontLimits)
+    #: ``--socket PATH``: serve other users too (the hardened mode; :func:`system_gateway_files`)
+    socket: str | None = None
 
 
 class _Lock:
@@ -108,7 +117,7 @@ def serve(
     spec: DeploymentSpec, sources: PolicySources, audit_flag: str | None, settings: ServeSettings
 ) -> int:
     """Run the gateway until SIGTERM/SIGINT, idle exit or a failed audit log; the exit code."""
-    files = gateway_files(spec)
+    files = system_gateway_files(settings.socket) if settings.socket else gateway_files(spec)
     lock = _Lock(files.lock)
     acquired = lock.try_acquire()
     _release_start_lock()
@@ -183,7 +192,10 @@ def _serve_locked(
                 f"{host}:{http.server_port}" if ":" not in host else f"[{host}]:{http.server_port}"
             )
         try:
-            unix_sock, inode = bind_unix(files.socket, limits.backlog)
+            # Other users connect to a system gateway's socket (its folder keeps them from
+            # replacing it); the front answers them decisions only.
+            mode = 0o666 if settings.socket else 0o600
+            unix_sock, inode = bind_unix(files.socket, limits.backlog, mode)
         except OSError as error:
             if http is not None:
                 http.sock.close()
@@ -193,7 +205,9 @@ def _serve_locked(
 
         service.tamper = _start_tamper_watch(service, sources, plan)
         _record_notes(service, files)  # notes a hook left while no gateway served
-        fronts = Fronts(service, limits, unix_sock, http, stop.set)
+        fronts = Fronts(
+            service, limits, unix_sock, http, stop.set, open_to_others=settings.socket is not None
+        )
         flags = stack.enter_context(_signal_flags())
         fronts.start()
         _log.info(

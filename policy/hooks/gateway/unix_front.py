@@ -8,7 +8,9 @@ heartbeats of every waiting request (a non-blocking write each; a request younge
 gets none), rather than a task per request: under a burst, per-request tasks and timers cost the
 loop more than the heartbeats themselves. A connection that
 breaks the framing, is too slow, or comes from another user is closed unanswered (which every
-client spells as a refusal). ``status`` is answered on the loop itself: the health check still
+client spells as a refusal). A gateway that serves other users (``serve --socket``, the hardened
+mode) accepts their connections but answers them decisions only (:data:`CLIENT_OPS`): no
+``status``, no ``stop``. ``status`` is answered on the loop itself: the health check still
 answers when every worker is busy.
 
 The socket is bound under a temporary name, made 0600 and renamed into place, so a client only
@@ -51,15 +53,20 @@ class _Waiting:
         self.broken = False
 
 
-def bind_unix(path: str, backlog: int) -> tuple[socket.socket, int]:
-    """A listening socket at ``path`` (0600, moved into place atomically) and its inode."""
+#: What a peer of another user may ask a gateway that serves other users (``serve --socket``):
+#: decisions only; never ``status``, ``stop`` or anything added later.
+CLIENT_OPS = frozenset({"hook", "redact"})
+
+
+def bind_unix(path: str, backlog: int, mode: int = 0o600) -> tuple[socket.socket, int]:
+    """A listening socket at ``path`` (``mode``, moved into place atomically) and its inode."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     temporary = f"{path}.{os.getpid()}.tmp"
     try:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         sock.bind(temporary)
-        os.chmod(temporary, 0o600)
+        os.chmod(temporary, mode)
         sock.listen(backlog)
         os.replace(temporary, path)
         return sock, os.lstat(path).st_ino
@@ -80,8 +87,11 @@ class UnixFront:
         status: Callable[[], dict[str, Any]],
         table: ConnectionTable,
         workers: Workers,
+        *,
+        open_to_others: bool = False,
     ) -> None:
         self.sock = sock
+        self.open_to_others = open_to_others
         self.dispatch = dispatch
         self.status = status
         self.table = table
@@ -146,8 +156,13 @@ class UnixFront:
             credentials = wire.peer_credentials(raw)
         except OSError:
             credentials = None
-        if credentials is not None and credentials[1] != os.geteuid():
+        own = credentials is not None and credentials[1] in (os.geteuid(), 0)
+        if credentials is not None and not own and not self.open_to_others:
             _log.warning("dropped a request", error=f"peer runs as uid {credentials[1]}, not {os.geteuid()}")
+            await stream.aclose()
+            return
+        if credentials is None and self.open_to_others:
+            _log.warning("dropped a request", error="the OS does not say which user the peer runs as")
             await stream.aclose()
             return
         connection = self.table.admit(credentials[0] if credentials is not None else "unknown")
@@ -164,7 +179,13 @@ class UnixFront:
                 connection.waiting = False
                 header, body = request
                 reply: bytes | None
-                if header.get("op") == "status":
+                if not own and header.get("op") not in CLIENT_OPS:
+                    uid = credentials[1] if credentials is not None else None
+                    _log.warning("refused a request", op=header.get("op"), uid=uid)
+                    reply = wire.encode_reply(
+                        {"error": f"op {header.get('op')!r} is for the gateway's own user"}
+                    )
+                elif header.get("op") == "status":
                     reply = wire.encode_reply(self.status())
                 else:
                     reply = await self._decide(raw, header, body)

@@ -15,10 +15,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+import time
 from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 from dsh_policy.policy.command_line import UsageError, sources_from
-from dsh_policy.policy.config import PolicySources
+from dsh_policy.policy.config import ApprovalSettings, PolicySources
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks import project_scope
@@ -48,10 +50,25 @@ from dsh_policy.policy.hooks.review.secret_reads import OutputFilter, secret_rea
 from dsh_policy.policy.loading import LoadFailure
 from dsh_policy.policy.runtime.delivery import recording_delivery
 
+#: Seconds of the decision's budget kept for recording and answering after waiting for an
+#: approver (an ``ask`` with ``approvals:`` configured, docs/approvals.md).
+APPROVAL_RESERVE_SECONDS: Final[float] = 3.0
 
-def main(argv: list[str], *, delivery: Mapping[str, str] | None = None) -> int:
+
+class _Budget:
+    """When this hook's decision must be answered (``time.monotonic``): a wait for an approver
+    ends early enough to record the call and answer before the watcher or the client gives up."""
+
+    end: float | None = None
+
+
+def main(
+    argv: list[str], *, delivery: Mapping[str, str] | None = None, deadline: float | None = None
+) -> int:
     """Entry point; returns 0 or 2, whatever happens. ``delivery`` (the hook client's: why it
-    decides in process instead of its gateway) goes into the record."""
+    decides in process instead of its gateway) goes into the record; ``deadline`` is when the
+    client needs the answer (``time.monotonic``; the default decision budget when None)."""
+    _Budget.end = deadline if deadline is not None else time.monotonic() + failsafe.deadline_seconds()
     try:
         with recording_delivery(delivery):
             return _run(argv)
@@ -99,6 +116,8 @@ def process_main(
     watched by this one, which gives the event's safe answer on any signal or failure
     (``failsafe``). Returns 0 or 2."""
     failsafe.install_signal_handlers()
+    budget = failsafe.deadline_seconds() if seconds is None else min(seconds, failsafe.deadline_seconds())
+    _Budget.end = time.monotonic() + budget  # the deciding child inherits it
     try:
         try:
             args = hook_parser().parse_args(project_scope.expand(argv))
@@ -133,6 +152,11 @@ def _decide_and_record(
     sources = sources_from(args, unprotected=bool(args.no_self_protection))
     policy: Policy | None = None
     answer: HookVerdict | None = None  # differs from the recorded verdict when an approval admits
+    approval: str | None = None  # what the approval queue said about an asked call
+    recording = args.audit is not None or (
+        not isinstance(sources, list) and sources.config is not None and sources.config.audit is not None
+    )
+    events: list[tuple[str, dict[str, Any]]] | None = [] if recording else None
     if isinstance(sources, list):
         decision = HookDecision(failure_verdict(event, "cannot load policy: " + _summary(sources)))
     else:
@@ -155,22 +179,40 @@ def _decide_and_record(
                 )
                 approvals = sources.config.approvals if sources.config is not None else None
                 if approvals is not None and decision.verdict.action == "ask":
-                    # No waiting here (the gateway was unreachable: the budget is spent); queue
-                    # events reach the log when the resident gateway next consults the queue.
-                    from dsh_policy.policy.approvals import ApprovalChannel
-                    from dsh_policy.policy.hooks.gateway.approvals import gate_ask
-
-                    channel = ApprovalChannel(approvals)
-                    gated = gate_ask(channel, policy, args.harness, decision, None, wait_limit=0)
-                    decision, answer = gated.recorded, gated.answer
+                    decision, answer, approval = _gate_ask(args, approvals, policy, decision, events)
     configured = not isinstance(sources, list) and sources.config is not None and sources.config.audit
     if args.audit is not None or configured:
         # Imported only when recording: the audit writer is a noticeable share of a hook's start-up,
         # and a hook pays its start-up on every tool call.
         from dsh_policy.policy.hooks.gateway.audit import record_invocation
 
-        record_invocation(args.audit, sources, policy, args.harness, payload, raw, decision)
+        record_invocation(
+            args.audit, sources, policy, args.harness, payload, raw, decision, approval, events or ()
+        )
     return answer if answer is not None else decision.verdict
+
+
+def _gate_ask(
+    args: argparse.Namespace,
+    approvals: ApprovalSettings,
+    policy: Policy,
+    decision: HookDecision,
+    events: list[tuple[str, dict[str, Any]]] | None,
+) -> tuple[HookDecision, HookVerdict, str | None]:
+    """The resident gateway's approval path, in this process: queue the call, wait a bounded
+    time for an approver (what is left of the decision's budget, less the time to record and
+    answer), admit it once when approved. The queue's events are collected into ``events`` for
+    the record this hook writes (None: no audit log, so they stay journaled for the gateway)."""
+    from dsh_policy.policy.approvals import ApprovalChannel
+    from dsh_policy.policy.hooks.gateway.approvals import HOOK_WAIT_LIMIT, gate_ask
+
+    left = (_Budget.end - time.monotonic()) if _Budget.end is not None else 0.0
+    wait = max(0.0, min(HOOK_WAIT_LIMIT, left - APPROVAL_RESERVE_SECONDS))
+    record = None if events is None else (lambda kind, fields: events.append((kind, fields)))
+    gated = gate_ask(
+        ApprovalChannel(approvals), policy, args.harness, decision, None, wait_limit=wait, record=record
+    )
+    return gated.recorded, gated.answer, gated.approval
 
 
 def _weakening_refused(args: argparse.Namespace, sources: PolicySources, policy: Policy) -> str | None:

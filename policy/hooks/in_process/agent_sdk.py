@@ -34,9 +34,12 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+import anyio.to_thread
 import structlog
+from dsh_policy.policy.approvals.calls import QueueApprover
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.hooks.claude_code.dialect import ClaudeCodeDialect
+from dsh_policy.policy.hooks.gateway.approvals import gate_ask
 from dsh_policy.policy.hooks.gateway.audit import record_decision
 from dsh_policy.policy.hooks.protocol.events import HookDecision, SessionContext, decide_hook
 from dsh_policy.policy.hooks.protocol.messages import (
@@ -59,20 +62,31 @@ _log = structlog.get_logger("dsh_policy.hooks")
 EVENTS: Final[tuple[EventName, ...]] = ("PreToolUse", "PostToolUse", "UserPromptSubmit")
 
 _DIALECT = ClaudeCodeDialect()
+#: Seconds of the CLI's callback timeout kept for recording and answering after a queued wait.
+APPROVAL_RESERVE_SECONDS: Final[float] = 5.0
 
 
 class PolicyHooks:
     """Claude Code's hook events decided in process for the Claude Agent SDK.
 
     ``auditor`` (optional) records every decision, as the resident gateway does; ``timeout`` is
-    the seconds the CLI waits for a callback before the matcher's ``on_failure`` refuses."""
+    the seconds the CLI waits for a callback before the matcher's ``on_failure`` refuses.
+    ``approver`` (the deployment's approval queue, ``approvals.calls.queue_approver``) takes an
+    asked PreToolUse instead of the application's ``can_use_tool``: the resident gateway's path
+    (queue, bounded wait, single use, the same records), for runs nobody watches."""
 
     def __init__(
-        self, policy: Policy, *, auditor: DecisionAuditor | None = None, timeout: float = 60.0
+        self,
+        policy: Policy,
+        *,
+        auditor: DecisionAuditor | None = None,
+        timeout: float = 60.0,
+        approver: QueueApprover | None = None,
     ) -> None:
         self.policy = policy
         self.auditor = auditor
         self.timeout = timeout
+        self.approver = approver
 
     def matchers(self) -> dict[str, list[Any]]:
         """``ClaudeAgentOptions(hooks=...)``: one matcher per decided event, for every tool, that
@@ -90,6 +104,8 @@ class PolicyHooks:
         self, hook_input: Mapping[str, Any], tool_use_id: str | None, context: Any
     ) -> dict[str, Any]:
         """One hook event, as the SDK calls a hook callback: the answer Claude Code reads."""
+        if self.approver is not None:  # waiting for an approver must not stall the SDK's loop
+            return await anyio.to_thread.run_sync(self.answer, hook_input)
         return self.answer(hook_input)
 
     def answer(self, hook_input: Mapping[str, Any]) -> dict[str, Any]:
@@ -103,13 +119,31 @@ class PolicyHooks:
                 decision = HookDecision(failure_verdict(payload.event, str(payload)))
             else:
                 decision = decide_hook(self.policy, "claude-code", payload, SessionContext(None, None))
+            answer, approval = decision.verdict, None
+            if self.approver is not None and decision.verdict.action == "ask":
+                gated = gate_ask(
+                    self.approver.channel,
+                    self.policy,
+                    "claude-code",
+                    decision,
+                    self.auditor,
+                    wait_limit=self._wait_limit(),
+                )
+                decision, answer, approval = gated.recorded, gated.answer, gated.approval
             if self.auditor is not None:
-                record_decision(self.auditor, "claude-code", payload, raw, decision)
-            return sdk_answer(render_safely(_DIALECT, decision.verdict), event)
+                record_decision(self.auditor, "claude-code", payload, raw, decision, approval)
+            return sdk_answer(render_safely(_DIALECT, answer), event)
         except Exception as error:  # a bug or an unwritable fail-closed log: the safe answer
             _log.error("hook callback failed closed", hook_event=event, error=repr(error))
             failed = failure_verdict(event, f"{type(error).__name__}: {error}")
             return sdk_answer(render_safely(_DIALECT, failed), event)
+
+
+    def _wait_limit(self) -> float:
+        """The approver's wait, ending early enough to answer before the CLI's callback timeout."""
+        assert self.approver is not None
+        limit = max(0.0, self.timeout - APPROVAL_RESERVE_SECONDS)
+        return limit if self.approver.wait_seconds is None else min(limit, self.approver.wait_seconds)
 
 
 def sdk_answer(reply: HookReply, event: EventName | None) -> dict[str, Any]:

@@ -141,6 +141,11 @@ def _limits() -> tuple[int, float]:
     return memory, deadline
 
 
+def deadline_seconds() -> float:
+    """The wall-clock budget of one deciding child (``DSH_POLICY_HOOK_DEADLINE`` or the default)."""
+    return _limits()[1]
+
+
 def supervise(decide: Callable[[], Reply], seconds: float | None = None) -> int:
     """Run ``decide`` in a child under the memory limit and the deadline (at most ``seconds``,
     when given); emit its reply, or the safe answer when it fails; return the exit code (0 or 2)."""

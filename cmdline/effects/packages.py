@@ -1,0 +1,324 @@
+"""Known-malicious packages: which install commands and dependency lists name a package version
+that a public malicious-package advisory lists.
+
+The data is a compact snapshot of the OpenSSF malicious-packages feed (OSV records with ``MAL-``
+ids), shipped as ``malicious_packages.json`` beside this module and rebuilt by
+``tools/update_malicious_packages.py`` from a checkout of that repository or from osv.dev's
+per-ecosystem exports. A package version is malicious when an advisory lists it, when it falls in
+an advisory's range, or when the advisory covers every version; an install that names no version
+is judged only by the last kind (a compromised popular package is clean again at its next
+release, so its name alone proves nothing).
+
+Readers: :func:`install_acts` (the ``malicious-package`` effects of one command's argv, for
+``shell.acts``) and :func:`manifest_hits` (the malicious pins a dependency file's new text names,
+for ``path.later_risks``). Lexical: nothing is resolved against a registry.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import fx as _fx
+
+__all__ = ["DATA", "install_acts", "malicious", "manifest_hits", "snapshot"]
+
+DATA = Path(__file__).with_name("malicious_packages.json")
+"""The shipped snapshot (``format``, ``source``, ``snapshot`` date, ``packages`` by ecosystem)."""
+
+
+@cache
+def _load(path: Path = DATA) -> dict[str, Any]:
+    """The snapshot, or an empty one when the file is missing (a stripped install): the readers
+    then find nothing, and ``snapshot()`` says so for the digest and the docs."""
+    try:
+        loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {"format": 1, "snapshot": "", "packages": {}}
+    return loaded
+
+
+def snapshot() -> str:
+    """The snapshot's identity (``source@date``), ``""`` when no data is installed."""
+    data = _load()
+    return f"{data.get('source', '')}@{data.get('snapshot', '')}" if data.get("snapshot") else ""
+
+
+def normalize(ecosystem: str, name: str) -> str:
+    """The name as the ecosystem compares it (PyPI: PEP 503; others: lower case except Go)."""
+    if ecosystem == "pypi":
+        return re.sub(r"[-_.]+", "-", name).lower()
+    return name if ecosystem == "go" else name.lower()
+
+
+def _version_key(version: str) -> tuple[tuple[int, str], ...]:
+    return tuple(
+        (int(part), "") if part.isdigit() else (-1, part) for part in re.split(r"[.+-]", version.lstrip("v"))
+    )
+
+
+def _in_range(version: str, span: dict[str, str]) -> bool:
+    key = _version_key(version)
+    low = span.get("introduced", "0")
+    if low not in ("0", "") and key < _version_key(low):
+        return False
+    if "fixed" in span:
+        return key < _version_key(span["fixed"])
+    if "last_affected" in span:
+        return key <= _version_key(span["last_affected"])
+    return True
+
+
+def malicious(ecosystem: str, name: str, version: str | None) -> str:
+    """The advisory id listing ``name`` at ``version`` (``None``: no version named), or ``""``."""
+    known = _load()["packages"].get(ecosystem, {})
+    entry = known.get(normalize(ecosystem, name))
+    if not entry and ecosystem == "go":
+        # a package path inside a module (module/cmd/tool) belongs to the module
+        parts = name.split("/")
+        entry = next(
+            (known[p] for i in range(len(parts) - 1, 2, -1) if (p := "/".join(parts[:i])) in known), None
+        )
+    if not entry:
+        return ""
+    ids = entry.get("ids", [""])
+    if entry.get("all"):
+        return str(ids[0])
+    if version is None:
+        return ""
+    clean = version.strip().lstrip("=v^~")
+    if clean in entry.get("versions", ()) or any(_in_range(clean, span) for span in entry.get("ranges", ())):
+        return str(ids[0])
+    return ""
+
+
+# ----------------------------------------------------------------- install commands
+_NPM_SPEC = re.compile(r"^(@[\w.-]+/[\w.-]+|[\w.-]+)(?:@([\w.^~<>=*+-]+))?$")
+_PY_SPEC = re.compile(r"^([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*(?:===?\s*([\w.!+-]+)|[<>~!]=?.*)?$")
+_RUNNER = re.compile(
+    r"(?:^|[\s;&|(])(?:npx|bunx|pnpx|(?:pnpm|yarn)\s+dlx|npm\s+exec)\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*"
+    r"(@[\w.-]+/[\w.-]+@[\w.^~-]+|[\w.-]+@[\w.^~-]+)"
+)
+
+
+_PY_RUNNER = re.compile(
+    r"(?:^|[\s;&|(])(?:uvx|pipx\s+run|uv\s+tool\s+run)\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*([A-Za-z0-9][\w.\[\]=@-]*)"
+)
+
+
+def _operands(argv: list[str], start: int, takes_value: frozenset[str]) -> list[str]:
+    found: list[str] = []
+    skip = False
+    for arg in argv[start:]:
+        if skip:
+            skip = False
+        elif arg.startswith("-"):
+            skip = arg in takes_value
+        else:
+            found.append(arg)
+    return found
+
+
+def _npm(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
+    verbs = {"install", "i", "add", "isntall", "in", "ins", "inst", "insta", "instal"}
+    i = next((j for j, a in enumerate(argv[1:3], 1) if a in verbs), 0)
+    if not i:
+        return
+    for spec in _operands(argv, i + 1, frozenset({"--registry", "--tag", "-w", "--workspace", "--filter"})):
+        match = _NPM_SPEC.match(spec)
+        if match:
+            yield "npm", match.group(1), match.group(2)
+
+
+def _python(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
+    words = argv[1:]
+    if argv[0].startswith("python") and words[:2] == ["-m", "pip"]:
+        words = words[2:]
+    elif (argv[0] == "uv" and words[:1] in (["pip"], ["tool"])) or (
+        argv[0] == "pipx" and words[:1] == ["run"]
+    ):
+        words = words[1:] if argv[0] == "uv" else ["install", *words[1:]]
+    if not words or words[0] not in ("install", "add"):
+        return
+    value_opts = frozenset(
+        {
+            "-r",
+            "--requirement",
+            "-c",
+            "--constraint",
+            "-e",
+            "--editable",
+            "-i",
+            "--index-url",
+            "--extra-index-url",
+            "-f",
+            "--find-links",
+            "--python",
+            "-p",
+            "--group",
+            "--optional",
+            "--target",
+            "-t",
+            "--prefix",
+        }
+    )
+    for spec in _operands(["_", *words], 2, value_opts):
+        match = _PY_SPEC.match(spec)
+        if match and "/" not in spec:
+            yield "pypi", match.group(1), match.group(2)
+
+
+def _gem(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
+    if argv[1:2] != ["install"]:
+        return
+    version = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-v", "--version")), None)
+    for name in _operands(argv, 2, frozenset({"-v", "--version", "--source", "-s", "-i", "--install-dir"})):
+        base, _, pinned = name.partition(":")
+        yield "rubygems", base, pinned or version
+
+
+def _cargo(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
+    if argv[1:2] not in (["add"], ["install"]):
+        return
+    version = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("--vers", "--version")), None)
+    for spec in _operands(
+        argv,
+        2,
+        frozenset(
+            {
+                "--vers",
+                "--version",
+                "--git",
+                "--path",
+                "--index",
+                "--registry",
+                "-F",
+                "--features",
+                "--branch",
+                "--tag",
+                "--rev",
+            }
+        ),
+    ):
+        name, _, pinned = spec.partition("@")
+        yield "crates", name, pinned or version
+
+
+def _go(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
+    if argv[1:2] not in (["get"], ["install"], ["run"]):
+        return
+    for spec in _operands(argv, 2, frozenset()):
+        module, _, version = spec.partition("@")
+        if "." in module.split("/", 1)[0]:
+            yield "go", module, None if version in ("", "latest", "upgrade", "patch") else version
+
+
+_READERS = {
+    **dict.fromkeys(("npm", "pnpm", "yarn", "bun"), _npm),
+    **dict.fromkeys(("pip", "pip3", "uv", "poetry", "pipx", "pdm", "python", "python3"), _python),
+    "gem": _gem,
+    "cargo": _cargo,
+    "go": _go,
+}
+
+
+def _effect(ecosystem: str, name: str, version: str | None) -> Effect | None:
+    advisory = malicious(ecosystem, name, version)
+    if not advisory:
+        return None
+    shown = f"{name}@{version}" if version else name
+    return _fx(
+        "malicious-package", f"installs {shown}, listed as malicious ({advisory})", f"{ecosystem}:{shown}"
+    )
+
+
+def install_acts(argv: list[str]) -> Iterator[Effect]:
+    """The ``malicious-package`` effects of one command (argv[0] a basename)."""
+    reader = _READERS.get(argv[0]) or (_python if argv[0].startswith("python") else None)
+    if reader is None or len(argv) < 2:
+        return
+    for ecosystem, name, version in reader(argv):
+        found = _effect(ecosystem, name, version)
+        if found:
+            yield found
+
+
+def runner_acts(line: str) -> Iterator[Effect]:
+    """``npx pkg@1.2.3``, ``uvx pkg==1.0``: package runners, whose package the shell reader folds
+    into the bin it runs (dropping the version)."""
+    for match in _PY_RUNNER.finditer(line):
+        spec = _PY_SPEC.match(match.group(1))
+        if spec:
+            found = _effect(
+                "pypi", spec.group(1), spec.group(2) or (match.group(1).partition("@")[2] or None)
+            )
+            if found:
+                yield found
+    if "@" not in line:
+        return
+    for match in _RUNNER.finditer(line):
+        spec = _NPM_SPEC.match(match.group(1))
+        if spec:
+            found = _effect("npm", spec.group(1), spec.group(2))
+            if found:
+                yield found
+
+
+# ----------------------------------------------------------------- dependency files
+_MANIFESTS: tuple[tuple[re.Pattern[str], str, re.Pattern[str]], ...] = (
+    (
+        re.compile(r"(?:^|/)package\.json$"),
+        "npm",
+        re.compile(r"\"(@?[\w./-]+)\"\s*:\s*\"[\^~=v]*([\w.+-]+)\""),
+    ),
+    (
+        re.compile(r"(?:^|/)(?:requirements[\w.-]*\.(?:txt|in)|constraints\.txt)$"),
+        "pypi",
+        re.compile(r"(?m)^\s*([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*===?\s*([\w.!+-]+)"),
+    ),
+    (
+        re.compile(r"(?:^|/)pyproject\.toml$"),
+        "pypi",
+        re.compile(r"[\"']([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*===?\s*([\w.!+-]+)[\"']"),
+    ),
+    (
+        re.compile(r"(?:^|/)Gemfile$"),
+        "rubygems",
+        re.compile(r"gem\s+[\"']([\w.-]+)[\"']\s*,\s*[\"']=?\s*([\w.]+)[\"']"),
+    ),
+    (
+        re.compile(r"(?:^|/)Cargo\.toml$"),
+        "crates",
+        re.compile(r"(?m)^\s*([\w-]+)\s*=\s*(?:\{[^}\n]*version\s*=\s*)?\"=?([\w.+-]+)\""),
+    ),
+    (
+        re.compile(r"(?:^|/)go\.mod$"),
+        "go",
+        re.compile(r"(?m)^\s*(?:require\s+)?([\w.-]+\.[\w.-]+/[\w./-]+)\s+(v[\w.+-]+)"),
+    ),
+)
+
+
+def manifest_class(path: str) -> bool:
+    """Whether ``path`` is a dependency file this module reads."""
+    return any(pattern.search(path) for pattern, _, _ in _MANIFESTS)
+
+
+def manifest_hits(path: str, text: str) -> list[str]:
+    """``ecosystem:name@version (MAL-...)`` for every malicious pin the new text names."""
+    hits: list[str] = []
+    for pattern, ecosystem, pin in _MANIFESTS:
+        if pattern.search(path):
+            for match in pin.finditer(text[:200_000]):
+                version = match.group(2)
+                advisory = malicious(
+                    ecosystem, match.group(1), version.lstrip("v") if ecosystem != "go" else version
+                )
+                if advisory:
+                    hits.append(f"{ecosystem}:{match.group(1)}@{version} ({advisory})")
+    return hits

@@ -1,0 +1,198 @@
+"""Known-malicious packages: the install readers, the dependency-file reader, the shipped snapshot
+and the script that rebuilds it from OSV records (run here on records written by the test, in the
+feed's own layouts: a folder tree and a zip export)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import zipfile
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from dsh_policy.cmdline.effects import shell_acts
+from dsh_policy.cmdline.effects.later import later_class, later_risks
+from dsh_policy.cmdline.effects.packages import DATA, malicious, manifest_hits, snapshot
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _update_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "update_malicious_packages", ROOT / "tools" / "update_malicious_packages.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def kinds(line: str) -> list[str]:
+    return [e["kind"] for e in shell_acts(line)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "npm install nx@21.7.0",
+        "npm i -D nx@20.12.0",
+        "pnpm add chalk@5.6.1",
+        "yarn add debug@4.4.2",
+        "bun add eslint-config-prettier@10.1.6",
+        "npm install --save @ctrl/tinycolor@4.1.2",
+        "npx nx@21.5.0 graph",
+        "pnpm dlx nx@21.6.0 init",
+        "pip install 0requests==0.0.1",
+        "python3 -m pip install 0requests==0.0.1",
+        "uv pip install 3web-py==1.0.0",
+        "pip3 install 3web-py",
+        "poetry add 3web-py",
+        "gem install 3scale-client -v 2.11.0",
+        "cargo add replit_ruspty@1.0.0",
+        "cargo install replit_ruspty --version 1.0.0",
+        "go get github.com/boltdb-go/bolt@latest",
+        "sudo npm install -g nx@21.8.0",
+        "uv tool install 3web-py",
+        "pipx run 3web-py",
+        "go install github.com/boltdb-go/bolt/cmd/bolt@latest",
+    ],
+)
+def test_installs_of_listed_versions_are_malicious(line: str) -> None:
+    assert kinds(line) == ["malicious-package"], line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "npm install chalk@5.6.2",
+        "npm install debug",
+        "npm install nx@21.4.1",
+        "npm install @ctrl/tinycolor@4.1.0",
+        "npm install @ctrl/tinycolor@4.1.3",
+        "pip install requests==2.32.3",
+        "pip install -r requirements.txt",
+        "go get github.com/boltdb/bolt@v1.3.1",
+        "gem install 3scale-client -v 2.10.0",
+        "npx prettier --write .",
+        "npm ls nx",
+    ],
+)
+def test_clean_versions_and_other_commands_are_not(line: str) -> None:
+    assert "malicious-package" not in kinds(line), line
+
+
+def test_the_verdict_names_the_advisory() -> None:
+    (effect,) = shell_acts("npm install nx@21.7.0")
+    assert "MAL-2025-41443" in effect["what"] and effect["target"] == "npm:nx@21.7.0"
+
+
+def test_pypi_names_compare_normalized() -> None:
+    assert malicious("pypi", "3WEB_py", "1.0.0") == "MAL-2024-9934"
+
+
+def test_dependency_files_pinning_a_listed_version_carry_the_signal() -> None:
+    assert later_class("requirements-dev.txt") == "dependency-list"
+    assert later_risks("requirements.txt", "flask==3.0.0\n0requests==0.0.1\n") == ["known-malicious"]
+    assert later_risks("web/package.json", '{"dependencies": {"nx": "^21.7.0"}}') == ["known-malicious"]
+    assert manifest_hits("go.mod", "require github.com/boltdb-go/bolt v1.3.1\n")
+    assert later_risks("package.json", '{"dependencies": {"nx": "21.9.0"}}') == []
+    assert later_risks("Cargo.toml", '[dependencies]\nserde = "1.0"\n') == []
+
+
+def test_the_shipped_snapshot_is_dated_and_sourced() -> None:
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    assert data["format"] == 1 and data["snapshot"] and "malicious-packages" in data["source"]
+    assert snapshot().endswith("@" + data["snapshot"])
+    for names in data["packages"].values():
+        for entry in names.values():
+            assert entry["ids"] and all(i.startswith("MAL-") for i in entry["ids"])
+            assert entry.get("all") or entry.get("versions") or entry.get("ranges")
+
+
+def _record(ident: str, ecosystem: str, name: str, **affected: Any) -> dict[str, Any]:
+    return {
+        "id": ident,
+        "modified": "2026-11-30T10:00:00Z",
+        "affected": [{"package": {"ecosystem": ecosystem, "name": name}, **affected}],
+    }
+
+
+RECORDS = [
+    _record("MAL-2099-1", "npm", "left-padd", versions=["1.0.0", "1.0.1"]),
+    _record(
+        "MAL-2099-2",
+        "npm",
+        "@acme/colors",
+        ranges=[
+            {"type": "SEMVER", "events": [{"introduced": "0"}]},
+            {"type": "SEMVER", "events": [{"introduced": "2.1.0"}, {"last_affected": "2.1.2"}]},
+        ],
+    ),
+    _record(
+        "MAL-2099-3",
+        "PyPI",
+        "Reqeusts_Toolbelt",
+        ranges=[{"type": "ECOSYSTEM", "events": [{"introduced": "0"}]}],
+    ),
+    _record("MAL-2099-4", "Maven", "org.example:x", versions=["1"]),
+    _record("GHSA-xxxx-yyyy-zzzz", "npm", "not-malware", versions=["1.0.0"]),
+    {
+        **_record("MAL-2099-5", "npm", "withdrawn-one", versions=["1.0.0"]),
+        "withdrawn": "2026-01-01T00:00:00Z",
+    },
+    {
+        **_record("MAL-2099-6", "PyPI", "typo-only", versions=["0.1"]),
+        "database_specific": {
+            "malicious-packages-origins": [
+                {"source": "kam193", "ranges": [{"type": "ECOSYSTEM", "events": [{"introduced": "0"}]}]}
+            ]
+        },
+    },
+]
+
+
+def _check(data: dict[str, Any]) -> None:
+    npm, pypi = data["packages"]["npm"], data["packages"]["pypi"]
+    assert npm["left-padd"] == {"ids": ["MAL-2099-1"], "versions": ["1.0.0", "1.0.1"]}
+    assert npm["@acme/colors"] == {
+        "ids": ["MAL-2099-2"],
+        "ranges": [{"introduced": "2.1.0", "last_affected": "2.1.2"}],
+    }
+    assert pypi["reqeusts-toolbelt"]["all"] is True
+    assert pypi["typo-only"]["all"] is True
+    assert "not-malware" not in npm and "withdrawn-one" not in npm and "maven" not in data["packages"]
+    assert data["snapshot"] == "2026-11-30"
+
+
+def test_the_update_script_reads_a_checkout_of_the_feed(tmp_path: Path) -> None:
+    script = _update_script()
+    for record in RECORDS:
+        name = record["affected"][0]["package"]["name"]
+        folder = tmp_path / "osv" / "malicious" / record["affected"][0]["package"]["ecosystem"] / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{record['id']}.json").write_text(json.dumps(record), encoding="utf-8")
+    out = tmp_path / "list.json"
+    assert script.main([str(tmp_path / "osv"), "--out", str(out)]) == 0
+    _check(json.loads(out.read_text(encoding="utf-8")))
+
+
+def test_the_update_script_reads_a_zip_export_and_refuses_an_empty_one(tmp_path: Path) -> None:
+    script = _update_script()
+    archive = tmp_path / "all.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for record in RECORDS:
+            zipped.writestr(f"{record['id']}.json", json.dumps(record))
+    out = tmp_path / "list.json"
+    assert script.main([str(archive), "--out", str(out), "--date", "2026-12-01"]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["snapshot"] == "2026-12-01"
+    data["snapshot"] = "2026-11-30"
+    _check(data)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert script.main([str(empty), "--out", str(out)]) == 1
+    assert script.main([str(tmp_path / "missing"), "--out", str(out)]) == 2

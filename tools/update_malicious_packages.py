@@ -1,0 +1,152 @@
+"""Rebuild the shipped known-malicious package list from OSV malicious-package advisories.
+
+Usage::
+
+    python tools/update_malicious_packages.py SOURCE [SOURCE ...] [--out PATH] [--date YYYY-MM-DD]
+
+Each SOURCE is a folder searched recursively for OSV JSON records (a checkout of
+github.com/ossf/malicious-packages, whose records live under ``osv/malicious/<ecosystem>/``) or a
+``.zip`` of OSV records (osv.dev's per-ecosystem ``all.zip`` exports; only ``MAL-`` records are
+kept). The output (default: ``cmdline/effects/malicious_packages.json``) is the compact form
+``dsh_policy.cmdline.effects.packages`` reads: per ecosystem and normalized name, the advisory ids,
+the listed versions, the version ranges and whether every version is malicious. Withdrawn records
+are dropped. The snapshot date is the newest ``modified`` time among the records kept, or
+``--date``. Nothing is fetched: getting the records is the caller's step (``git clone`` or a
+download), so the refresh is reviewable and repeatable.
+
+One reading needs saying: the feed merges several sources' reports, and a first report of "every
+version" (a bare ``introduced: 0`` range) is sometimes narrowed later by another range in the same
+record. Such a record counts only its bounded ranges; a record whose only range is unbounded, or
+whose listed versions come with an unbounded range in its origins and no bounded one, covers every
+version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from dsh_policy.cmdline.effects.packages import normalize
+
+ROOT = Path(__file__).resolve().parents[1]
+
+DEFAULT_OUT = ROOT / "cmdline" / "effects" / "malicious_packages.json"
+ECOSYSTEMS = {"npm": "npm", "PyPI": "pypi", "RubyGems": "rubygems", "crates.io": "crates", "Go": "go"}
+"""OSV ecosystem names to the keys the readers use; other ecosystems are not installed by the
+commands the readers know and are skipped."""
+
+
+def records(source: Path) -> Iterator[dict[str, Any]]:
+    """Every OSV record in a folder (recursively) or a zip archive."""
+    if source.suffix == ".zip":
+        with zipfile.ZipFile(source) as archive:
+            for name in archive.namelist():
+                if name.endswith(".json"):
+                    yield json.loads(archive.read(name))
+        return
+    for path in sorted(source.rglob("*.json")):
+        try:
+            yield json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as error:
+            print(f"skipped {path}: {error}", file=sys.stderr)
+
+
+def _bounded(span: dict[str, Any]) -> dict[str, str] | None:
+    """A range's bounds, or None for the unbounded ``introduced: 0``."""
+    bounds: dict[str, str] = {}
+    for event in span.get("events", ()):
+        for key in ("introduced", "fixed", "last_affected"):
+            if key in event:
+                bounds[key] = str(event[key])
+    if bounds.get("introduced", "0") in ("0", "") and len(bounds) <= 1:
+        return None
+    return bounds
+
+
+def _origins_say_all(record: dict[str, Any]) -> bool:
+    origins = (record.get("database_specific") or {}).get("malicious-packages-origins") or []
+    return any(
+        _bounded(span) is None
+        for origin in origins
+        for span in origin.get("ranges", ())
+        if span.get("events")
+    )
+
+
+def merge(into: dict[str, dict[str, Any]], record: dict[str, Any]) -> None:
+    """Add one record's affected packages to ``into`` (ecosystem -> name -> entry)."""
+    ident = str(record.get("id", ""))
+    if not ident.startswith("MAL-") or record.get("withdrawn"):
+        return
+    for affected in record.get("affected", ()):
+        package = affected.get("package", {})
+        ecosystem = ECOSYSTEMS.get(package.get("ecosystem", ""))
+        if ecosystem is None or not package.get("name"):
+            continue
+        spans = affected.get("ranges", ())
+        bounded = [b for span in spans if (b := _bounded(span)) is not None]
+        unbounded = any(_bounded(span) is None for span in spans)
+        versions = [str(v) for v in affected.get("versions", ())]
+        every = (unbounded and not bounded) or (not bounded and not versions and not spans)
+        if versions and not spans and not bounded:
+            every = every or _origins_say_all(record)
+        entry = into.setdefault(ecosystem, {}).setdefault(normalize(ecosystem, package["name"]), {"ids": []})
+        if ident not in entry["ids"]:
+            entry["ids"].append(ident)
+        if versions:
+            entry["versions"] = sorted(set(entry.get("versions", [])) | set(versions))
+        if bounded:
+            entry["ranges"] = entry.get("ranges", []) + [
+                b for b in bounded if b not in entry.get("ranges", [])
+            ]
+        if every:
+            entry["all"] = True
+
+
+def build(sources: list[Path], date: str | None) -> dict[str, Any]:
+    packages: dict[str, dict[str, Any]] = {}
+    newest = ""
+    for source in sources:
+        for record in records(source):
+            merge(packages, record)
+            if str(record.get("id", "")).startswith("MAL-") and not record.get("withdrawn"):
+                newest = max(newest, str(record.get("modified", ""))[:10])
+    for names in packages.values():
+        for entry in names.values():
+            entry["ids"].sort(key=lambda i: (i.startswith("MAL-0000"), i))
+    return {
+        "format": 1,
+        "source": "ossf/malicious-packages osv/malicious (OSV MAL- advisories)",
+        "snapshot": date or newest,
+        "scope": "the whole feed as read from: " + ", ".join(s.name for s in sources),
+        "packages": {eco: dict(sorted(names.items())) for eco, names in sorted(packages.items())},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sources", nargs="+", type=Path, help="folders or zip files of OSV records")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--date", help="the snapshot date to record (default: newest record)")
+    args = parser.parse_args(argv)
+    missing = [s for s in args.sources if not s.exists()]
+    if missing:
+        print(f"no such source: {', '.join(map(str, missing))}", file=sys.stderr)
+        return 2
+    data = build(args.sources, args.date)
+    count = sum(len(names) for names in data["packages"].values())
+    if not count:
+        print("no MAL- records found; the list is left as it was", file=sys.stderr)
+        return 1
+    args.out.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    print(f"{args.out}: {count} packages, snapshot {data['snapshot']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
