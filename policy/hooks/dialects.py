@@ -9,6 +9,7 @@ from typing import Final
 
 from dsh_policy.policy.hooks.claude_code.dialect import ClaudeCodeDialect
 from dsh_policy.policy.hooks.codex.dialect import CodexDialect
+from dsh_policy.policy.hooks.copilot_cli.dialect import CopilotCliDialect
 from dsh_policy.policy.hooks.gemini_cli.dialect import GeminiCliDialect
 from dsh_policy.policy.hooks.opencode.dialect import OpenCodeDialect
 from dsh_policy.policy.hooks.protocol.messages import HookDialect, HookInput, HookInputError, parse_hook_input
@@ -20,6 +21,7 @@ DIALECTS: Final[Mapping[str, HookDialect]] = {
     "gemini-cli": GeminiCliDialect(),
     "qwen-code": QwenCodeDialect(),
     "opencode": OpenCodeDialect(),
+    "copilot-cli": CopilotCliDialect(),
 }
 
 

@@ -25,6 +25,7 @@ import gzip
 import itertools
 import json
 import re
+import ssl
 import sys
 import threading
 import time
@@ -58,6 +59,17 @@ def scenarios(work: str) -> dict[str, str]:
 CLAUDE_TOOL_SCENARIOS: dict[str, tuple[str, Any]] = {
     "redact_read": ("Read", lambda proj: {"file_path": f"{proj}/deploy-notes.txt"}),
     "redact_grep": ("Grep", lambda proj: {"pattern": "aws", "path": proj, "output_mode": "content"}),
+    # The same notes served by this server (GET /notes) and by the suite's MCP server.
+    "redact_webfetch": (
+        "WebFetch",
+        lambda proj: {"url": f"https://127.0.0.1:{SRV.tls_port}/notes", "prompt": "Quote the page."},
+    ),
+    "redact_mcp": ("mcp__notes__read_notes", lambda proj: {}),
+}
+
+#: GitHub Copilot CLI's own file tools (OpenAI Chat Completions), on the same file.
+CHAT_TOOL_SCENARIOS: dict[str, tuple[str, Any]] = {
+    "redact_view": ("view", lambda proj: {"path": f"{proj}/deploy-notes.txt"}),
 }
 
 
@@ -68,6 +80,8 @@ class Server:
         self.lock = threading.Lock()
         self.ids = itertools.count(1)
         self.sent: dict[str, float] = {}  # call id -> when the call left
+        self.port = 0
+        self.tls_port = 0  # the same handler over TLS (--tls-cert): WebFetch upgrades http to https
         self.log_path = Path(args.log)
         self.bodies = Path(args.bodies)
         self.bodies.mkdir(parents=True, exist_ok=True)
@@ -109,7 +123,8 @@ def text_of(value: Any) -> str:
 def scenario_in(texts: list[str]) -> str | None:
     for text in texts:
         m = SCENARIO.search(text)
-        if m and (m.group(1) in SRV.scenarios or m.group(1) in CLAUDE_TOOL_SCENARIOS):
+        known = (SRV.scenarios, CLAUDE_TOOL_SCENARIOS, CHAT_TOOL_SCENARIOS)
+        if m and any(m.group(1) in names for names in known):
             return m.group(1)
     return None
 
@@ -156,7 +171,7 @@ def anthropic(body: dict[str, Any], rec: dict[str, Any]) -> tuple[bytes, str]:
         rec.update(reply="tool_call", call_id=cid, command=f"{name} {scen}")
         blocks = [{"type": "tool_use", "id": cid, "name": name, "input": make(f"{SRV.work}/proj")}]
         stop = "tool_use"
-    elif last < 0 and scen and tool:
+    elif last < 0 and scen in SRV.scenarios and tool:
         cid = SRV.call_id(scen)
         rec.update(reply="tool_call", call_id=cid, command=SRV.scenarios[scen])
         blocks = [
@@ -168,6 +183,11 @@ def anthropic(body: dict[str, Any], rec: dict[str, Any]) -> tuple[bytes, str]:
             }
         ]
         stop = "tool_use"
+    elif not tools and (page := _fetched_page(messages)) is not None:
+        # Claude Code's WebFetch asks a model to answer its prompt over the page: quote the page
+        # back, so the tool's result holds what the page held.
+        rec["reply"] = "webfetch_page"
+        blocks, stop = [{"type": "text", "text": page}], "end_turn"
     else:
         blocks, stop = [{"type": "text", "text": "ok"}], "end_turn"
     model = str(body.get("model", "scripted"))
@@ -214,6 +234,16 @@ def anthropic(body: dict[str, Any], rec: dict[str, Any]) -> tuple[bytes, str]:
         ("message_stop", {"type": "message_stop"}),
     ]
     return sse(events), "text/event-stream"
+
+
+def _fetched_page(messages: list[dict[str, Any]]) -> str | None:
+    """The page inside a WebFetch summarising request ("Web page content:\n---\n...\n---")."""
+    for message in messages:
+        text = text_of(message.get("content"))
+        if "Web page content:" in text:
+            parts = text.split("---")
+            return parts[1].strip() if len(parts) > 2 else text
+    return None
 
 
 # --------------------------------------------------------------------------- OpenAI Responses
@@ -339,7 +369,20 @@ def chat(body: dict[str, Any], rec: dict[str, Any]) -> tuple[bytes, str]:
     if results:
         SRV.results(rec, [(m.get("tool_call_id"), text_of(m.get("content")), False) for m in results])
         message["content"] = "Noted."
-    elif last < 0 and scen and tool:
+    elif last < 0 and scen in CHAT_TOOL_SCENARIOS and CHAT_TOOL_SCENARIOS[scen][0] in tools:
+        cid = SRV.call_id(scen)
+        name, make = CHAT_TOOL_SCENARIOS[scen]
+        arguments = json.dumps(make(f"{SRV.work}/proj"))
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": cid, "type": "function", "function": {"name": name, "arguments": arguments}}
+            ],
+        }
+        finish = "tool_calls"
+        rec.update(reply="tool_call", call_id=cid, command=f"{name} {scen}")
+    elif last < 0 and scen in SRV.scenarios and tool:
         cid = SRV.call_id(scen)
         message = {
             "role": "assistant",
@@ -421,7 +464,7 @@ def gemini(body: dict[str, Any], rec: dict[str, Any], stream: bool) -> tuple[byt
             ],
         )
         parts = [{"text": "Noted."}]
-    elif last < 0 and scen and tool:
+    elif last < 0 and scen in SRV.scenarios and tool:
         cid = SRV.call_id(scen)
         parts = [
             {
@@ -460,7 +503,11 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def do_GET(self) -> None:
-        if self.path.split("?")[0].rstrip("/").endswith("/models"):
+        if self.path.split("?")[0] == "/notes":
+            SRV.log({"n": next(SRV.ids), "t_recv": time.time(), "path": "GET /notes"})
+            page = (Path(SRV.work) / "proj" / "deploy-notes.txt").read_bytes()
+            self._send(200, page, "text/plain; charset=utf-8")
+        elif self.path.split("?")[0].rstrip("/").endswith("/models"):
             models = [{"id": "scripted", "object": "model", "created": 0, "owned_by": "scripted"}]
             self._send(
                 200, json.dumps({"object": "list", "data": models, "models": []}).encode(), "application/json"
@@ -509,6 +556,7 @@ def main() -> int:
     parser.add_argument("--bodies", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--max-seconds", type=float, default=3600.0)
+    parser.add_argument("--tls-cert", help="also serve over TLS with this certificate (PEM, key inside)")
     args = parser.parse_args()
     if not args.work.startswith("/tmp/"):
         print("refusing: --work must lie under /tmp/", file=sys.stderr)
@@ -517,6 +565,15 @@ def main() -> int:
     SRV = Server(args)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
+    SRV.port = server.server_address[1]
+    if args.tls_cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls_cert)
+        tls = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        tls.daemon_threads = True
+        tls.socket = context.wrap_socket(tls.socket, server_side=True)
+        SRV.tls_port = tls.server_address[1]
+        threading.Thread(target=tls.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
     Path(args.port_file).write_text(str(server.server_address[1]))
     threading.Timer(args.max_seconds, server.shutdown).start()
     try:

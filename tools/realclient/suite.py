@@ -9,6 +9,7 @@ Per client (``clients.py``), in a throwaway workspace under /tmp wired with ``ds
   redact_cat     ``cat`` of a file holding a fake AWS key: the key never reaches the model
   redact_indirect the same file printed by a command that names no file (python3 -c): only the
                  PostToolUse answer can keep the key from the model
+  redact_view    (Copilot CLI) the same file read with the client's own file tool
   control        deny_sentinel in a folder with no hooks: the sentinel appears (the check works)
   latency        allow_ls N times with hooks and N times without; the median gap between the
                  model sending the call and receiving its result, with minus without
@@ -30,11 +31,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clients import CLIENTS, Setup, install, kill_strays
+from clients import CLIENTS, Setup, harness_of, install, kill_strays
 
 HERE = Path(__file__).resolve().parent
 #: Clients whose hooks cannot change what the model sees of a shell call's output (docs/clients.md).
 CANNOT_REDACT = ("qwen-code",)
+#: Extra redaction cases with a client's own file-read tool (scripted_model.CHAT_TOOL_SCENARIOS).
+EXTRA_REDACT: dict[str, tuple[str, ...]] = {
+    "copilot-cli": ("redact_view",),
+    "claude-code": ("redact_read", "redact_grep", "redact_webfetch", "redact_mcp"),
+    "claude-code-http": ("redact_read", "redact_grep", "redact_webfetch", "redact_mcp"),
+}
 FAKE_KEY = "AKIAZ7QK3M5N2P4R6T8V"  # shaped like an AWS access key id; not a credential
 
 
@@ -49,6 +56,7 @@ class Suite:
         self.venv_bin = Path(args.venv) / "bin"
         self.runs, self.timeout = args.runs, args.timeout
         self.server: subprocess.Popen[bytes] | None = None
+        self.tls_pem = self.work / "tls.pem"
         self.port = 0
 
     def prepare(self) -> None:
@@ -56,6 +64,30 @@ class Suite:
             shutil.rmtree(self.work)
         for d in (self.work / "proj", self.work / "plain", self.logs, self.work / "home"):
             d.mkdir(parents=True)
+        # A throwaway certificate for 127.0.0.1, so WebFetch (which only fetches https) can reach
+        # the scripted model's page; Claude Code trusts it through NODE_EXTRA_CA_CERTS.
+        subprocess.run(
+            [
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "1",
+                "-subj",
+                "/CN=127.0.0.1",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1",
+                "-keyout",
+                str(self.tls_pem),
+                "-out",
+                str(self.tls_pem),
+            ],
+            check=True,
+            capture_output=True,
+        )
         self.reset_files()
 
     def reset_files(self) -> None:
@@ -80,6 +112,8 @@ class Suite:
                 str(self.logs / "bodies"),
                 "--work",
                 str(self.work),
+                "--tls-cert",
+                str(self.tls_pem),
             ],
             stdout=(self.logs / "model.out").open("wb"),
             stderr=subprocess.STDOUT,
@@ -166,7 +200,14 @@ def texts(run: dict[str, Any]) -> list[str]:
 
 def client_suite(suite: Suite, setup: Setup, name: str) -> dict[str, Any]:
     res: dict[str, Any] = {}
-    for case in ("deny_rm", "deny_sentinel", "allow_ls", "redact_cat", "redact_indirect"):
+    for case in (
+        "deny_rm",
+        "deny_sentinel",
+        "allow_ls",
+        "redact_cat",
+        "redact_indirect",
+        *EXTRA_REDACT.get(name, ()),
+    ):
         run = suite.run(setup, name, case, hooks=True)
         fx = suite.effects()
         if fx["workspace_deleted"]:
@@ -177,6 +218,12 @@ def client_suite(suite: Suite, setup: Setup, name: str) -> dict[str, Any]:
             ok = bool(said) and any("[policy: baseline/" in t for t in said) and not any(fx.values())
         elif case == "allow_ls":
             ok = any("KEEP" in t and "deploy-notes.txt" in t for t in said)
+        elif case == "redact_webfetch":
+            # WebFetch hands the fetched page to a model inside the tool, before any hook runs
+            # (recorded, docs/clients.md); what the hooks decide is what the conversation gets.
+            run["page_sent_to_model_by_the_tool"] = run["secret_reached_model"]
+            run["secret_reached_model"] = any(FAKE_KEY in t for t in said)
+            ok = bool(said) and "[REDACTED:" in " ".join(said) and not run["secret_reached_model"]
         else:
             ok = bool(said) and not run["secret_reached_model"]
         run["ok"] = ok
@@ -199,17 +246,33 @@ def client_suite(suite: Suite, setup: Setup, name: str) -> dict[str, Any]:
             into += [r["gap_ms"] for r in run["results"] if r.get("gap_ms") is not None]
     ms = statistics.median(with_h) - statistics.median(without) if with_h and without else None
     res["latency"] = {"with_hooks_ms": with_h, "without_ms": without, "hook_ms_per_tool_call": ms}
+    if name == "claude-code-http":
+        # One tool call's two events answered by the gateway over http, timed by the suite itself
+        # (docs/clients.md: the end-to-end gap above varies by more than this from run to run).
+        res["latency"]["http_round_trip_ms"] = setup.http_round_trip_ms()
     print(f"  {name} latency: {json.dumps(res['latency'])}", flush=True)
     return res
 
 
-def audit_ok(suite: Suite, name: str) -> bool:
+def audit_folder(suite: Suite, name: str) -> Path:
     # Codex is wired with `init codex --user` (its hooks live in CODEX_HOME), which names the
     # machine-wide deployment, so its log is under the suite's HOME; the others write the project's.
     if name == "codex":
-        folder = suite.work / "home" / ".config" / "dsh-policy" / "audit"
-    else:
-        folder = suite.work / "proj" / ".dsh" / "audit"
+        return suite.work / "home" / ".config" / "dsh-policy" / "audit"
+    if name == "claude-code-http":
+        return suite.work / "proj" / ".dsh" / "audit-http"
+    return suite.work / "proj" / ".dsh" / "audit"
+
+
+def audit_sizes(suite: Suite, name: str) -> dict[Path, int]:
+    """How long each audit log is before a client runs (clients may share a deployment's log)."""
+    folder = audit_folder(suite, name)
+    return {log: log.stat().st_size for log in folder.glob("*.jsonl")} if folder.exists() else {}
+
+
+def audit_ok(suite: Suite, name: str, before: dict[Path, int]) -> bool:
+    """Every audit log verifies, and what was appended while this client ran holds its records."""
+    folder = audit_folder(suite, name)
     logs = sorted(folder.glob("*.jsonl")) if folder.exists() else []
     if not logs:
         return False
@@ -217,7 +280,18 @@ def audit_ok(suite: Suite, name: str) -> bool:
         verify = subprocess.run([str(suite.venv_bin / "dsh-policy"), "verify", str(log)], capture_output=True)
         if verify.returncode != 0:
             return False
-    return any(f'"{name}"' in log.read_text("utf-8", "replace") for log in logs)
+    marker = f'"{harness_of(name)}"'.encode()
+    for log in logs:
+        with log.open("rb") as fh:
+            fh.seek(before.get(log, 0))
+            if marker in fh.read():
+                return True
+    return False
+
+
+def _round_trip(r: dict[str, Any]) -> str:
+    rtt = r["latency"].get("http_round_trip_ms")
+    return "" if rtt is None else f" (http round trip {rtt:.0f} ms)"
 
 
 def summary(name: str, version: str, r: dict[str, Any]) -> str:
@@ -225,7 +299,7 @@ def summary(name: str, version: str, r: dict[str, Any]) -> str:
         return f"{name} {version}: not run ({r['error']})"
     word = lambda ok: "ok" if ok else "FAIL"  # noqa: E731
     ms = r["latency"]["hook_ms_per_tool_call"]
-    cases = [r["redact_cat"], r["redact_indirect"]]
+    cases = [r["redact_cat"], r["redact_indirect"], *(r[c] for c in EXTRA_REDACT.get(name, ()))]
     redact = (
         "ok"
         if all(c["ok"] for c in cases)
@@ -236,7 +310,7 @@ def summary(name: str, version: str, r: dict[str, Any]) -> str:
     return (
         f"{name} {version}: deny {word(r['deny_rm']['ok'] and r['deny_sentinel']['ok'])}, "
         f"allow {word(r['allow_ls']['ok'])}, redact {redact}, "
-        f"hook ms {None if ms is None else round(ms)} per tool call, "
+        f"hook ms {None if ms is None else round(ms)} per tool call{_round_trip(r)}, "
         f"control {word(r['control']['ok'])}, "
         f"audit {word(r['audit'])}"
     )
@@ -251,7 +325,9 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=180.0)
     parser.add_argument("--only", default="", help="comma-separated client names (default: all)")
     args = parser.parse_args()
-    names = [n for n in (args.only.split(",") if args.only else CLIENTS) if n]
+    # In CLIENTS' order whatever --only lists (Copilot CLI must run before Claude Code is wired).
+    wanted = [n for n in args.only.split(",") if n] if args.only else list(CLIENTS)
+    names = [n for n in CLIENTS if n in wanted] + [n for n in wanted if n not in CLIENTS]
     # A stop (SIGTERM) still runs the finally below: the model server and strays are ended by pid.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     suite = Suite(args)
@@ -259,24 +335,27 @@ def main() -> int:
     suite.start_model()
     results: dict[str, Any] = {}
     lines: list[str] = []
+    setup = Setup(suite.work, suite.venv_bin, suite.cache, suite.port)
     try:
-        setup = Setup(suite.work, suite.venv_bin, suite.cache, suite.port)
         for name in names:
             client = CLIENTS[name]
             print(f"{name} {client.version}:", flush=True)
             try:
                 install(client, suite.cache)
+                before = audit_sizes(suite, name)
                 setup.wire(name)
                 print(f"  {name} doctor: {setup.doctor(name)}", flush=True)
                 results[name] = client_suite(suite, setup, name)
-                results[name]["audit"] = audit_ok(suite, name)
+                results[name]["audit"] = audit_ok(suite, name, before)
             except (subprocess.CalledProcessError, OSError) as error:
                 detail = getattr(error, "stderr", "") or ""
                 results[name] = {"error": f"{type(error).__name__}: {str(error)[:200]} {str(detail)[-300:]}"}
+            setup.stop_servers()
             kill_strays(suite.work)
             lines.append(summary(name, client.version, results[name]))
             print(f"  {lines[-1]}", flush=True)
     finally:
+        setup.stop_servers()
         suite.stop_model()
         kill_strays(suite.work)
         (suite.work / "results.json").write_text(json.dumps(results, indent=1, ensure_ascii=False))

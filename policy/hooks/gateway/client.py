@@ -68,7 +68,7 @@ START_LOCK_VARIABLE = "DSH_POLICY_START_LOCK_FD"  # the start lock a spawned gat
 IDLE_VARIABLE = "DSH_POLICY_GATEWAY_IDLE"  # seconds, for the gateways this client starts
 MAX_INPUT_BYTES = 32 * 1024 * 1024  # protocol.MAX_INPUT_BYTES
 EXIT_ALREADY_RUNNING = 3  # serve's exit code when another process serves this deployment
-HARNESSES = ("claude-code", "codex", "gemini-cli", "qwen-code", "opencode")
+HARNESSES = ("claude-code", "codex", "gemini-cli", "qwen-code", "opencode", "copilot-cli")
 _POLL_SECONDS = 0.02
 _VALUE_OPTIONS = {
     "--pack": "packs",

@@ -9,7 +9,9 @@ hand; a test checks both spellings agree for every event and harness:
 - ``PostToolUse`` and ``UserPromptSubmit``: exit 0, ``decision: "block"`` (withheld / dropped);
   under Claude Code a PostToolUse block cannot withhold a built-in tool's output, and the reason
   says so (the dialect's ``ALREADY_SEEN_NOTE``);
-- ``SessionStart`` and ``Stop``: exit 0, ``continue: false`` (the session stops).
+- ``SessionStart`` and ``Stop``: exit 0, ``continue: false`` (the session stops);
+- Copilot CLI, which ignores stderr and cannot be stopped: exit 2 with the refusal also in stdout,
+  for every event but PostToolUse.
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ def event_of(raw: bytes | None) -> str | None:
 def safe_answer(event: str | None, message: str, harness: str = "codex") -> Answer:
     """The refusal for ``event`` (None = unknown) with ``message`` as the reason."""
     reason = f"{FAIL_CLOSED_PREFIX}: {message}".strip()
+    if harness == "copilot-cli" and event != "PostToolUse":
+        return _copilot_refusal(reason)
     if event == "PostToolUse" and harness == "claude-code":
         return Answer(
             EXIT_OK, _line({"decision": "block", "reason": f"{reason}. {CLAUDE_CODE_ALREADY_SEEN}"})
@@ -77,6 +81,19 @@ def safe_answer(event: str | None, message: str, harness: str = "codex") -> Answ
     if event in ("SessionStart", "Stop"):
         return Answer(EXIT_OK, _line({"continue": False, "stopReason": reason}))
     return Answer(EXIT_BLOCK, "", reason.encode("utf-8", "backslashreplace").decode("utf-8") + "\n")
+
+
+def _copilot_refusal(reason: str) -> Answer:
+    """Copilot CLI ignores stderr: its refusal is also in stdout, readable before and after a call
+    (the copilot_cli dialect's ``refusal``)."""
+    document: dict[str, object] = {
+        "permissionDecision": "deny",
+        "permissionDecisionReason": reason,
+        "decision": "block",
+        "reason": reason,
+    }
+    stderr = reason.encode("utf-8", "backslashreplace").decode("utf-8") + "\n"
+    return Answer(EXIT_BLOCK, _line(document), stderr)
 
 
 def _line(document: dict[str, object]) -> str:

@@ -24,8 +24,18 @@ from typing import Any, Final, Literal, TypeAlias
 
 from dsh_policy.core.frozen import FrozenDict, NotJsonError, freeze_json
 
-Harness: TypeAlias = Literal["claude-code", "codex", "gemini-cli", "qwen-code", "opencode", "dsh"]
-HARNESSES: Final[tuple[Harness, ...]] = ("claude-code", "codex", "gemini-cli", "qwen-code", "opencode", "dsh")
+Harness: TypeAlias = Literal[
+    "claude-code", "codex", "gemini-cli", "qwen-code", "opencode", "copilot-cli", "dsh"
+]
+HARNESSES: Final[tuple[Harness, ...]] = (
+    "claude-code",
+    "codex",
+    "gemini-cli",
+    "qwen-code",
+    "opencode",
+    "copilot-cli",
+    "dsh",
+)
 
 # The canonical tools and the argument fields a rule may rely on (others may be present too).
 CANONICAL_TOOLS: Final[Mapping[str, tuple[str, ...]]] = {
@@ -244,12 +254,51 @@ _OPENCODE: Final[Mapping[str, ToolAlias]] = {
     "webfetch": ToolAlias("web_fetch", required=("url",)),
 }
 
+def _copilot_edit(args: dict[str, Any]) -> dict[str, Any]:
+    """Copilot's ``edit`` requires only ``path``: missing old/new text counts as empty."""
+    out = dict(args)
+    for name in ("old_string", "new_string"):
+        value = out.setdefault(name, "")
+        if not isinstance(value, str):
+            raise _ShapeError(f"{name!r} must be a string")
+    return out
+
+
+_COPILOT_READ = ToolAlias("read_file", renames=(("file_path", "path"),), required=("path",))
+_COPILOT_WRITE = ToolAlias(
+    "write_file", renames=(("file_path", "path"), ("file_text", "content")), required=("path", "content")
+)
+_COPILOT_EDIT = ToolAlias(
+    "edit_file",
+    renames=(("file_path", "path"), ("old_str", "old_string"), ("new_str", "new_string")),
+    required=("path",),
+    normalise=_copilot_edit,
+)
+_COPILOT_SHELL = ToolAlias("shell", required=("command",), normalise=_shell_command)
+
+# GitHub Copilot CLI: its Claude-style payloads name tools as Claude Code does (``Bash``, ``Read``)
+# but keep Copilot's own argument fields; its native names (``bash``, ``view``, ``create``...) are
+# mapped too, for the camelCase payloads and transcripts.
+_COPILOT_CLI: Final[Mapping[str, ToolAlias]] = {
+    "Bash": _COPILOT_SHELL,
+    "bash": _COPILOT_SHELL,
+    "Read": _COPILOT_READ,
+    "view": _COPILOT_READ,
+    "Write": _COPILOT_WRITE,
+    "create": _COPILOT_WRITE,
+    "Edit": _COPILOT_EDIT,
+    "edit": _COPILOT_EDIT,
+    "WebFetch": ToolAlias("web_fetch", required=("url",)),
+    "web_fetch": ToolAlias("web_fetch", required=("url",)),
+}
+
 ALIASES: Final[Mapping[Harness, Mapping[str, ToolAlias]]] = {
     "claude-code": _CLAUDE_CODE,
     "codex": _CODEX,
     "gemini-cli": _GEMINI_FAMILY,
     "qwen-code": _GEMINI_FAMILY,
     "opencode": _OPENCODE,
+    "copilot-cli": _COPILOT_CLI,
     "dsh": {},  # our own loop already speaks the canonical vocabulary
 }
 
