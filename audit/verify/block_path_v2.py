@@ -30,7 +30,7 @@ from ..record_hash import RECORD_HASHER_V2, V2_HASH_MEMBER
 from .anchors import Anchor
 from .chain import Chain
 from .fast_path import SlowPath
-from .fast_path_v2 import FastPathV2
+from .fast_path_v2 import FastPathV2, settle_run
 from .tally import Tally
 
 #: The writer's own kinds and ``hook_told`` (the slow path's to note), as a header's kind; the
@@ -158,18 +158,7 @@ class BlockPathV2:
 
     def _settle(self, settled: int, head: str) -> None:
         """Write back what a run proved for ``settled`` records."""
-        chain, tally = self._chain, self._tally
-        next_seq = (chain.next_seq or 0) + settled
-        tally.records_checked += settled
-        tally.records_seen += settled
-        tally.hashed_right += settled
-        tally.records_after_anchor += settled
-        chain.head, chain.next_seq = head, next_seq
-        last = next_seq - 1
-        if last > chain.seen_max_seq:
-            chain.seen_max_seq = last
-        segment = chain.segment
-        segment.last_seq, segment.last_hash, segment.ended_with_rotation = last, head, False
+        settle_run(self._tally, self._chain, settled, head, (self._chain.next_seq or 0) + settled)
 
     def _by_lines(self, block: bytes | memoryview, file: str, count: int) -> int:
         """A block of unexpected shape: line by line (:class:`.fast_path_v2.FastPathV2`)."""

@@ -169,17 +169,23 @@ class FastPathV2:
 
     def _settle(self, settled: int, head: str, next_seq: int) -> None:
         """Write back what :meth:`_run` proved for ``settled`` records."""
-        tally, chain = self._tally, self._chain
-        tally.records_checked += settled
-        tally.records_seen += settled
-        tally.hashed_right += settled
-        tally.records_after_anchor += settled
-        chain.head, chain.next_seq = head, next_seq
-        last = next_seq - 1
-        if last > chain.seen_max_seq:
-            chain.seen_max_seq = last
-        segment = chain.segment
-        segment.last_seq, segment.last_hash, segment.ended_with_rotation = last, head, False
+        settle_run(self._tally, self._chain, settled, head, next_seq)
+
+
+def settle_run(tally: Tally, chain: Chain, settled: int, head: str, next_seq: int) -> None:
+    """Write back a run of ``settled`` ordinary records proved in one go (every check a record
+    gets one by one), ending with ``head`` just before ``next_seq``: the counts, the chain's head
+    and the segment's last record. Shared by the line and block paths of format 2."""
+    tally.records_checked += settled
+    tally.records_seen += settled
+    tally.hashed_right += settled
+    tally.records_after_anchor += settled
+    chain.head, chain.next_seq = head, next_seq
+    last = next_seq - 1
+    if last > chain.seen_max_seq:
+        chain.seen_max_seq = last
+    segment = chain.segment
+    segment.last_seq, segment.last_hash, segment.ended_with_rotation = last, head, False
 
 
 def _count_true(flags: Iterator[bool]) -> int:

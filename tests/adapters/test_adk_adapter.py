@@ -17,9 +17,6 @@ from adapter_parity_kit import (
     Call,
     Run,
     assert_parity,
-    load_packs,
-    reference_run,
-    shared_calls,
     tool_records,
 )
 from approval_queue_kit import ASKED_URL, approved_while_waiting, queue_approver_in, tool_results
@@ -143,21 +140,6 @@ def _shown(events: list[Event]) -> dict[str, str]:
             value = body.get("result", body.get("error"))
             shown[response.id] = value if isinstance(value, str) else str(value)
     return shown
-
-
-@pytest.fixture(scope="module")
-def policy() -> Policy:
-    return load_packs()
-
-
-@pytest.fixture(scope="module")
-def calls() -> list[Call]:
-    return shared_calls()
-
-
-@pytest.fixture(scope="module")
-def reference(policy: Policy, calls: list[Call], tmp_path_factory: pytest.TempPathFactory) -> Run:
-    return anyio.run(reference_run, policy, calls, tmp_path_factory.mktemp("ref") / "ref.jsonl")
 
 
 @pytest.mark.parametrize("mode", ["run_async", "run"])

@@ -22,7 +22,7 @@ import pytest
 
 pytest.importorskip("claude_agent_sdk", reason="pip install -e '.[claude-agent-sdk]'")
 
-from adapter_parity_kit import Call, Run, load_packs, reference_run, shared_calls
+from adapter_parity_kit import Call, Run
 from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny, query
 from claude_code_double import ScriptedClaudeCode, ToolUse
 from dsh_policy.audit.verify import verify_log
@@ -68,21 +68,6 @@ def drive(policy: Any, calls: list[Call], folder: Path, auditor: DecisionAuditor
 
     anyio.run(session)
     return transport, ran
-
-
-@pytest.fixture(scope="module")
-def policy() -> Policy:
-    return load_packs()
-
-
-@pytest.fixture(scope="module")
-def calls() -> list[Call]:
-    return shared_calls()
-
-
-@pytest.fixture(scope="module")
-def reference(policy: Policy, calls: list[Call], tmp_path_factory: pytest.TempPathFactory) -> Run:
-    return anyio.run(reference_run, policy, calls, tmp_path_factory.mktemp("ref") / "ref.jsonl")
 
 
 def test_parity_with_the_in_process_gateway(policy: Policy, calls: list[Call], reference: Run,

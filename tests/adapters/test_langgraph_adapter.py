@@ -20,8 +20,6 @@ from adapter_parity_kit import (
     Run,
     assert_parity,
     load_packs,
-    reference_run,
-    shared_calls,
     tool_records,
 )
 from dsh_policy.audit.writer import AuditWriter
@@ -110,21 +108,6 @@ async def drive_async(agent: Any, script: Script) -> dict[str, Any]:
 
 def _shown(state: dict[str, Any]) -> dict[str, str]:
     return {m.tool_call_id: m.content for m in state["messages"] if isinstance(m, ToolMessage)}
-
-
-@pytest.fixture(scope="module")
-def policy() -> Policy:
-    return load_packs()
-
-
-@pytest.fixture(scope="module")
-def calls() -> list[Call]:
-    return shared_calls()
-
-
-@pytest.fixture(scope="module")
-def reference(policy: Policy, calls: list[Call], tmp_path_factory: pytest.TempPathFactory) -> Run:
-    return anyio.run(reference_run, policy, calls, tmp_path_factory.mktemp("ref") / "ref.jsonl")
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])

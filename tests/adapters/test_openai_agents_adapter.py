@@ -18,9 +18,6 @@ from adapter_parity_kit import (
     Call,
     Run,
     assert_parity,
-    load_packs,
-    reference_run,
-    shared_calls,
     tool_records,
 )
 from agents import Agent, FunctionTool, Runner, set_tracing_disabled
@@ -86,21 +83,6 @@ async def drive(agent: Agent, guardrails: PolicyGuardrails, calls: list[Call], *
         result = await once(state)
         _collect(result, shown)
     return shown
-
-
-@pytest.fixture(scope="module")
-def policy() -> Policy:
-    return load_packs()
-
-
-@pytest.fixture(scope="module")
-def calls() -> list[Call]:
-    return shared_calls()
-
-
-@pytest.fixture(scope="module")
-def reference(policy: Policy, calls: list[Call], tmp_path_factory: pytest.TempPathFactory) -> Run:
-    return anyio.run(reference_run, policy, calls, tmp_path_factory.mktemp("ref") / "ref.jsonl")
 
 
 @pytest.mark.parametrize("mode", ["run", "run_sync"])

@@ -19,9 +19,6 @@ from adapter_parity_kit import (
     Call,
     Run,
     assert_parity,
-    load_packs,
-    reference_run,
-    shared_calls,
     tool_records,
 )
 from approval_queue_kit import ASKED_URL, approved_while_waiting, queue_approver_in, tool_results
@@ -105,21 +102,6 @@ async def drive(agent: Agent[None, Any], capability: PolicyCapability, calls: li
         result = await once(message_history=result.all_messages(), deferred_tool_results=results)
     messages: list[ModelMessage] = result.all_messages()
     return messages
-
-
-@pytest.fixture(scope="module")
-def policy() -> Policy:
-    return load_packs()
-
-
-@pytest.fixture(scope="module")
-def calls() -> list[Call]:
-    return shared_calls()
-
-
-@pytest.fixture(scope="module")
-def reference(policy: Policy, calls: list[Call], tmp_path_factory: pytest.TempPathFactory) -> Run:
-    return anyio.run(reference_run, policy, calls, tmp_path_factory.mktemp("ref") / "ref.jsonl")
 
 
 @pytest.mark.parametrize(("mode", "sync_tools"), [("run", False), ("run_sync", True)])
