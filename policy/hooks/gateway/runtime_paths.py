@@ -271,19 +271,24 @@ def _is_private_dir(path: str) -> bool:
 
 def check_private_dir(path: str) -> None:
     """Raise unless ``path`` is a directory (not a symlink) owned by us with no group/world access."""
+    _check_own_dir(path, "runtime folder", 0o077, "lets other users in")
+
+
+def _check_own_dir(path: str, what: str, forbidden: int, consequence: str) -> None:
+    """Raise :class:`RuntimeDirError` unless ``path`` is a real directory (not a symlink) owned by
+    this user whose mode has none of the ``forbidden`` bits; ``what`` and ``consequence`` name the
+    folder and what those bits would allow, in the message."""
     try:
         info = os.lstat(path)
     except OSError as error:
-        raise RuntimeDirError(f"runtime folder {path}: {error.strerror}") from None
+        raise RuntimeDirError(f"{what} {path}: {error.strerror}") from None
     if not stat.S_ISDIR(info.st_mode):
-        raise RuntimeDirError(f"refusing runtime folder {path}: not a directory")
+        raise RuntimeDirError(f"refusing {what} {path}: not a directory")
     if info.st_uid != os.geteuid():
+        raise RuntimeDirError(f"refusing {what} {path}: owned by uid {info.st_uid}, not {os.geteuid()}")
+    if info.st_mode & forbidden:
         raise RuntimeDirError(
-            f"refusing runtime folder {path}: owned by uid {info.st_uid}, not {os.geteuid()}"
-        )
-    if info.st_mode & 0o077:
-        raise RuntimeDirError(
-            f"refusing runtime folder {path}: mode {stat.S_IMODE(info.st_mode):04o} lets other users in"
+            f"refusing {what} {path}: mode {stat.S_IMODE(info.st_mode):04o} {consequence}"
         )
 
 
@@ -303,21 +308,7 @@ def system_gateway_files(socket_path: str) -> GatewayFiles:
     folder, name = os.path.split(os.path.abspath(socket_path))
     if not name.endswith(".sock") or name == ".sock":
         raise RuntimeDirError(f"--socket {socket_path}: the socket's name must end in .sock")
-    try:
-        info = os.lstat(folder)
-    except OSError as error:
-        raise RuntimeDirError(f"socket folder {folder}: {error.strerror}") from None
-    if not stat.S_ISDIR(info.st_mode):
-        raise RuntimeDirError(f"refusing socket folder {folder}: not a directory")
-    if info.st_uid != os.geteuid():
-        raise RuntimeDirError(
-            f"refusing socket folder {folder}: owned by uid {info.st_uid}, not {os.geteuid()}"
-        )
-    if info.st_mode & 0o022:
-        raise RuntimeDirError(
-            f"refusing socket folder {folder}: mode {stat.S_IMODE(info.st_mode):04o} lets other users "
-            "replace the socket"
-        )
+    _check_own_dir(folder, "socket folder", 0o022, "lets other users replace the socket")
     files = GatewayFiles(folder, name[: -len(".sock")])
     if len(os.fsencode(files.socket)) > MAX_SOCKET_PATH:
         raise RuntimeDirError(f"socket path {files.socket} is too long for a Unix socket")
