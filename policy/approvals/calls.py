@@ -11,10 +11,11 @@ single use, same audit records). :func:`queue_approver` reads that choice from t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from dsh_policy.policy.approvals.binding import CallBinding
-from dsh_policy.policy.approvals.channel import ApprovalChannel, Gate
+from dsh_policy.policy.approvals.channel import ApprovalChannel, Gate, Recorder
 from dsh_policy.policy.config import GatewayConfig
 from dsh_policy.policy.events import ToolCallEvent, ToolCallVerdict
 from dsh_policy.policy.runtime.auditing import DecisionAuditor, canonical_domain
@@ -48,26 +49,15 @@ class QueueApprover:
         """Admit the asked call once an approver approved it (or a grant covers it), waiting a
         bounded time; otherwise refuse it naming the request. Blocks for up to the wait: async
         channels call it from a worker thread. Never raises."""
-        binding = CallBinding(
+        return admit_asked_call(
+            self.channel,
+            event,
             harness=harness,
-            session=event.session_id,
-            agent=event.agent_id,
-            tool=event.tool,
-            args=event.args,
             policy_digest=verdict.policy.digest,
-            rules=tuple(verdict.rules),
-        )
-        message = verdict.message or f'tool "{event.tool}" needs approval'
-        if auditor is not None:
-            shown, message = auditor.redacted(event.args), str(auditor.redacted(message))
-        else:
-            shown = canonical_domain(redactor.redact_arguments(event.args)[0])
-            message = str(canonical_domain(redactor.redact_arguments(message)[0]))
-        return self.channel.admit(
-            binding,
-            message=message,
-            shown_args=shown,
-            record=auditor.approval_event if auditor is not None else None,
+            rules=verdict.rules,
+            message=verdict.message or f'tool "{event.tool}" needs approval',
+            redactor=redactor,
+            auditor=auditor,
             wait_seconds=self.wait_seconds,
         )
 
@@ -78,3 +68,44 @@ def queue_approver(config: GatewayConfig | None) -> QueueApprover | None:
     if config is None or config.approvals is None or config.approvals.embedded != "queue":
         return None
     return QueueApprover(ApprovalChannel(config.approvals))
+
+
+def admit_asked_call(
+    channel: ApprovalChannel,
+    event: ToolCallEvent,
+    *,
+    harness: str,
+    policy_digest: str,
+    rules: Sequence[str],
+    message: str,
+    redactor: _Redacting,
+    auditor: DecisionAuditor | None,
+    record: Recorder | None = None,
+    wait_seconds: float | None = None,
+) -> Gate:
+    """What every channel does with an asked call: bind it (harness, session, agent, tool,
+    arguments, policy digest, asking rules), show approvers its arguments and message redacted
+    (by the audit log's redaction where there is one, else by ``redactor``), and wait on the
+    queue (:meth:`ApprovalChannel.admit`). The queue's events go to ``auditor``, else to
+    ``record``, else stay journaled. Never raises."""
+    binding = CallBinding(
+        harness=harness,
+        session=event.session_id,
+        agent=event.agent_id,
+        tool=event.tool,
+        args=event.args,
+        policy_digest=policy_digest,
+        rules=tuple(rules),
+    )
+    if auditor is not None:
+        shown, message = auditor.redacted(event.args), str(auditor.redacted(message))
+    else:
+        shown = canonical_domain(redactor.redact_arguments(event.args)[0])
+        message = str(canonical_domain(redactor.redact_arguments(message)[0]))
+    return channel.admit(
+        binding,
+        message=message,
+        shown_args=shown,
+        record=auditor.approval_event if auditor is not None else record,
+        wait_seconds=wait_seconds,
+    )

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dsh_policy.core.frozen import NotJsonError, freeze_json
-from dsh_policy.policy.approvals import ApprovalChannel, CallBinding
+from dsh_policy.policy.approvals import ApprovalChannel
+from dsh_policy.policy.approvals.calls import admit_asked_call
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.events import (
     GuardVerdict,
@@ -27,7 +28,7 @@ from dsh_policy.policy.events import (
     ToolResultEvent,
     with_rules,
 )
-from dsh_policy.policy.runtime.auditing import CallOutcome, DecisionAuditor, ResultFacts, canonical_domain
+from dsh_policy.policy.runtime.auditing import CallOutcome, DecisionAuditor, ResultFacts
 
 #: What a proxy without an approval queue answers when a rule asks (docs/approvals.md adds one).
 APPROVAL_NEEDED = "approval needed: {message}. This MCP proxy has no approval path, so the call was not run"
@@ -122,26 +123,15 @@ def _ask_queue(
 ) -> None:
     """The same wait as every channel's (:meth:`ApprovalChannel.admit`), bound to this call."""
     event = state.event
-    binding = CallBinding(
+    admitted = admit_asked_call(
+        approvals,
+        event,
         harness="mcp",
-        session=event.session_id,
-        agent=event.agent_id,
-        tool=event.tool,
-        args=event.args,
         policy_digest=pre.policy.digest or state.decider.stamp.digest,
-        rules=tuple(pre.rules),
-    )
-    message = pre.message or f'tool "{event.tool}" needs approval'
-    if auditor is not None:
-        shown, message = auditor.redacted(event.args), str(auditor.redacted(message))
-    else:
-        shown = canonical_domain(state.decider.redact_arguments(event.args)[0])
-        message = str(canonical_domain(state.decider.redact_arguments(message)[0]))
-    admitted = approvals.admit(
-        binding,
-        message=message,
-        shown_args=shown,
-        record=auditor.approval_event if auditor is not None else None,
+        rules=pre.rules,
+        message=pre.message or f'tool "{event.tool}" needs approval',
+        redactor=state.decider,
+        auditor=auditor,
     )
     state.approval = admitted.approval
     if not admitted.allowed:

@@ -16,13 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Final
 
-from dsh_policy.policy.approvals import ApprovalChannel, CallBinding
+from dsh_policy.policy.approvals import ApprovalChannel
+from dsh_policy.policy.approvals.calls import admit_asked_call
 from dsh_policy.policy.approvals.channel import Recorder
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallVerdict
 from dsh_policy.policy.hooks.protocol.events import HookDecision
 from dsh_policy.policy.hooks.protocol.messages import HookVerdict
-from dsh_policy.policy.runtime.auditing import DecisionAuditor, canonical_domain
+from dsh_policy.policy.runtime.auditing import DecisionAuditor
 
 #: Seconds a resident gateway holds a hook request waiting for an approver (the client waits
 #: ``ANSWER_SECONDS`` = 10 for a heartbeating gateway before deciding in process).
@@ -55,25 +56,16 @@ def gate_ask(
     verdict, decided, event = decision.verdict, decision.decided, decision.tool_event
     if verdict.action != "ask" or event is None or not isinstance(decided, ToolCallVerdict):
         return GatedDecision(decision, verdict, None)
-    binding = CallBinding(
+    gate = admit_asked_call(
+        channel,
+        event,
         harness=harness,
-        session=event.session_id,
-        agent=event.agent_id,
-        tool=event.tool,
-        args=event.args,
         policy_digest=decided.policy.digest or policy.digest,
-        rules=tuple(decided.rules),
-    )
-    if auditor is not None:
-        shown, message = auditor.redacted(event.args), str(auditor.redacted(verdict.reason))
-    else:
-        shown = canonical_domain(policy.redact_arguments(event.args)[0])
-        message = str(canonical_domain(policy.redact_arguments(verdict.reason)[0]))
-    gate = channel.admit(
-        binding,
-        message=message,
-        shown_args=shown,
-        record=auditor.approval_event if auditor is not None else record,
+        rules=decided.rules,
+        message=verdict.reason,
+        redactor=policy,
+        auditor=auditor,
+        record=record,
         wait_seconds=min(channel.settings.wait_seconds, wait_limit),
     )
     if gate.allowed:
