@@ -13,6 +13,8 @@ from dsh_policy.policy.hooks.in_process.agent_sdk import PolicyHooks, sdk_answer
 from dsh_policy.policy.hooks.protocol.messages import HookReply
 
 ROOT = Path(__file__).resolve().parents[2]
+#: Data for the policy engine only, never run (written with the file editor).
+ROOT_WIPE = "sudo rm -rf /"
 
 
 def _event(name: str, **fields: Any) -> dict[str, Any]:
@@ -28,7 +30,7 @@ def hooks() -> PolicyHooks:
 
 
 def test_a_pre_tool_use_deny_is_a_permission_decision(hooks: PolicyHooks) -> None:
-    answer = hooks.answer(_event("PreToolUse", tool_name="Bash", tool_input={"command": "sudo rm -rf /"},
+    answer = hooks.answer(_event("PreToolUse", tool_name="Bash", tool_input={"command": ROOT_WIPE},
                                  tool_use_id="t1"))
     specific = answer["hookSpecificOutput"]
     assert specific["permissionDecision"] == "deny" and "baseline/" in specific["permissionDecisionReason"]
