@@ -3,9 +3,10 @@ front ends share (all of it on the event loop's thread, so no lock).
 
 :class:`ConnectionTable` admits connections within :class:`~.front_limits.FrontLimits`: at most
 ``max_connections`` open (the accept loops wait for room: backpressure), at most ``per_peer`` per
-peer. A peer at its bound gets room by closing its own oldest connection that has sent no whole
-request for ``evict_after_seconds``: a flood of idle or slow connections from one process then
-evicts itself, and a prompt request behind it is still served.
+peer. A peer at its bound gets room by closing its own oldest connection that has not yet sent a
+whole request, however young: a flood of idle or slow connections from one process then evicts
+itself, and a prompt request behind it is still served (a connection being decided is never
+evicted; a prompt client's connection waits for its request only for the moment it takes to read).
 
 :class:`LoadMonitor` counts how long requests waited for a decision worker. A request that
 waited longer than ``behind_seconds`` means the gateway is falling behind its clients; several
@@ -64,18 +65,14 @@ class ConnectionTable:
         """A slot for a new connection of ``peer``, or None when it must be refused."""
         held = self._by_peer.setdefault(peer, [])
         if len(held) >= self.limits.per_peer:
-            oldest = held[0] if held else None
-            now = time.monotonic()
-            victim = next(
-                (c for c in held if c.waiting and now - c.opened >= self.limits.evict_after_seconds), None
-            )
-            if victim is None:
+            victim = next((c for c in held if c.waiting), None)  # held is in admission order
+            if victim is None:  # every one is being decided: nothing to give way
                 self.counts["refused"] += 1
                 _log.warning(
-                    "connection refused: its peer holds too many",
+                    "connection refused: its peer's connections are all being decided",
                     peer=str(peer),
                     held=len(held),
-                    oldest_age_s=round(now - oldest.opened, 1) if oldest else None,
+                    oldest_age_s=round(time.monotonic() - held[0].opened, 1) if held else None,
                 )
                 return None
             self.counts["evicted"] += 1

@@ -52,7 +52,6 @@ class FrontLimits:
     body_seconds: float = 10.0
     idle_seconds: float = 5.0
     write_seconds: float = 10.0
-    evict_after_seconds: float = 0.5
     workers: int = 0  # 0: one per core
     heartbeat_seconds: float = 0.5
     behind_seconds: float = 1.0
