@@ -37,10 +37,15 @@ class StepEvent:
     now: datetime.datetime | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, init=False)
 class ToolCallEvent:
     """A tool call. ``args`` is the (frozen or plain) JSON arguments; ``original_name`` is the
-    harness's own tool name when a hook adapter canonicalized it (rules see ``tool.original_name``)."""
+    harness's own tool name when a hook adapter canonicalized it (rules see ``tool.original_name``).
+
+    Built once per tool call, so its construction is on every decision's path: the ``__init__``
+    stores only the fields given a value other than their default (the rest read the class-level
+    default), straight into the instance dict. The generated frozen ``__init__`` set all twelve
+    fields through ``object.__setattr__``, which cost more than deciding the call."""
 
     tool: str
     args: Any = None
@@ -56,6 +61,47 @@ class ToolCallEvent:
     # The working directory the call runs in (hook payloads carry it); relative paths in the call
     # resolve against it for self-protection. ``None``: the gateway process's own.
     cwd: str | None = None
+
+    def __init__(
+        self,
+        tool: str,
+        args: Any = None,
+        call_id: str = "",
+        root_call_id: str = "",
+        nested: bool = False,
+        session_id: str = "",
+        agent_id: str | None = None,
+        turn: int = 0,
+        step: int = 0,
+        original_name: str | None = None,
+        now: datetime.datetime | None = None,
+        cwd: str | None = None,
+    ) -> None:
+        # Frozen: written here once, through the instance dict (``__setattr__`` refuses).
+        values = self.__dict__
+        values["tool"] = tool
+        if args is not None:
+            values["args"] = args
+        if call_id != "":
+            values["call_id"] = call_id
+        if root_call_id != "":
+            values["root_call_id"] = root_call_id
+        if nested is not False:
+            values["nested"] = nested
+        if session_id != "":
+            values["session_id"] = session_id
+        if agent_id is not None:
+            values["agent_id"] = agent_id
+        if turn != 0:
+            values["turn"] = turn
+        if step != 0:
+            values["step"] = step
+        if original_name is not None:
+            values["original_name"] = original_name
+        if now is not None:
+            values["now"] = now
+        if cwd is not None:
+            values["cwd"] = cwd
 
 
 @dataclass(frozen=True, slots=True)

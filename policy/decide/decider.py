@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from dsh_policy.cmdline.deadline import stage_deadline
-from dsh_policy.policy.compiled import CompiledPolicy, Redaction, RuleSelection
+from dsh_policy.policy.compiled import CompiledPolicy, Redaction, RuleSelection, StageIndex
 from dsh_policy.policy.decide.bindings import CALL_BUILDERS, RESULT_BUILDERS, STEP_BUILDERS
 from dsh_policy.policy.decide.combine import (
     combine_guard,
@@ -78,6 +78,9 @@ class Decider:
         "_event_seconds",
         "_max_scan_bytes",
         "_plans",
+        "_pre_named",
+        "_pre_plans",
+        "_pre_unruled",
         "_recent",
         "_stamp",
         "policy",
@@ -105,6 +108,10 @@ class Decider:
         self._recent: dict[int, tuple[ToolCallEvent, EventScope]] = {}
         # Per stage, per tool: the rules planned once (see policy/plans.py).
         self._plans = {stage: StagePlans(self._planner(stage)) for stage in STAGE_TABLE}
+        self._pre_plans = self._plans["pre-execute"]
+        pre_index = policy.stages["pre-execute"]
+        self._pre_named = frozenset(pre_index.exact)
+        self._pre_unruled = self._unruled_verdict(pre_index)
         # Everything a post-execute rule could redact plus every shipped detector, whatever the
         # rule's mode: the audit log must never hold a secret in clear.
         steps: list[Redaction] = [
@@ -137,22 +144,42 @@ class Decider:
     def pre_execute(self, event: ToolCallEvent) -> ToolCallVerdict:
         """``tools/pre-execute``: deny > ask > allow > the policy's default decision."""
         try:
-            oversized = self._oversized_call("pre-execute", event)
-            if oversized is not None:
-                return ToolCallVerdict("deny", (), oversized, policy=self._stamp)
-            plan = self._plans["pre-execute"].get(event.tool)
-            if plan.fast is not None:
-                found = plan.fast(event)
-                if found is not None:
-                    return found
+            tool = event.tool
+            # The tool index first: a tool no rule of the stage can apply to gets the verdict
+            # built at load, before anything is looked at or built (see ``_unruled_verdict``).
+            unruled = self._pre_unruled
+            if unruled is not None and tool not in self._pre_named:
+                return unruled
+            plan = self._pre_plans.get(tool)
+            if plan.rules:
+                limit = self._max_scan_bytes
+                size = strings_size(event.args, limit)
+                if size > limit:
+                    message = self._too_large(f'the arguments of tool "{tool}"', size)
+                    return ToolCallVerdict("deny", (), message, policy=self._stamp)
+                fast = plan.fast
+                if fast is not None:
+                    found = fast(event)
+                    if found is not None:
+                        return found
             run = self._run_tool_stage(plan, event)
             return plan.verdict(
                 run.key(),
-                lambda: combine_pre_execute(run, event.tool, self.policy.default_decision, self._stamp),
+                lambda: combine_pre_execute(run, tool, self.policy.default_decision, self._stamp),
             )
         except Exception as exc:
             message = _internal(exc, "pre-execute")
             return ToolCallVerdict("deny", (), message, internal_error=message, policy=self._stamp)
+
+    def pre_execute_call(self, tool: str, args: Any = None) -> ToolCallVerdict:
+        """:meth:`pre_execute` of ``ToolCallEvent(tool, args)``, for a caller holding only a tool
+        name and its arguments (a framework's tool hook): the event is built only when a rule of
+        the stage applies to ``tool``, so a call for a tool no rule names costs a dict lookup.
+        The verdict is the one ``pre_execute`` gives for that event."""
+        unruled = self._pre_unruled
+        if unruled is not None and tool.__class__ is str and tool not in self._pre_named:
+            return unruled
+        return self.pre_execute(ToolCallEvent(tool, args))
 
     def guard(self, event: ToolCallEvent) -> GuardVerdict:
         """``ctx.tools.guard``: any matching guard denies (errors count as matches)."""
@@ -292,6 +319,18 @@ class Decider:
         return RuleRun(tuple(run.trace), {match.rule.id: match.message for match in run.matches})
 
     # -- internals --
+
+    def _unruled_verdict(self, index: StageIndex) -> ToolCallVerdict | None:
+        """The pre-execute verdict of every tool no rule names, built once, when it is one object:
+        no rule applies to every tool or by a glob (then only the names in ``index.exact`` have
+        rules), and the default decision is ``allow`` (whose verdict names no tool). It is what
+        the full run gives for an empty selection (:func:`.combine.combine_pre_execute`: no
+        matches, no shadow rules, no trace), and the size limit does not apply to a call no rule
+        reads. None otherwise: every call then takes the plan path."""
+        if index.every or index.globs or self.policy.default_decision != "allow":
+            return None
+        return ToolCallVerdict("allow", (), None, (), (), policy=self._stamp)
+
 
     def _planner(self, stage: str) -> Callable[[str], StagePlan]:
         index = self.policy.stages[stage]

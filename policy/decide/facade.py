@@ -25,6 +25,17 @@ from dsh_policy.policy.events import (
 from dsh_policy.policy.loading import LoadFailure, PackInfo, build_policy
 from dsh_policy.policy.params import ParamOrigin
 
+_FORWARDED = (
+    "gate_step",
+    "pre_execute",
+    "pre_execute_call",
+    "guard",
+    "check_tool_call",
+    "review_tool_result",
+    "redact_arguments",
+)
+"""The decide methods a plain :class:`Policy` binds straight to its decider."""
+
 
 class Policy:
     """The decision API the gateway plugins and hook adapters hold: the decide methods of
@@ -39,6 +50,13 @@ class Policy:
         event_seconds: float = DEFAULT_EVENT_SECONDS,
     ) -> None:
         self._decider = Decider(compiled, max_scan_bytes=max_scan_bytes, event_seconds=event_seconds)
+        if type(self).current is Policy.current:
+            # The decider never changes here (a subclass that swaps it overrides ``current``):
+            # the decide methods are the decider's own, bound once, so a decision does not pay
+            # two more Python calls for forwarding (a third of deciding a call no rule names).
+            decider = self._decider
+            for name in _FORWARDED:
+                setattr(self, name, getattr(decider, name))
 
     @classmethod
     def load(
@@ -105,6 +123,10 @@ class Policy:
     def pre_execute(self, event: ToolCallEvent) -> ToolCallVerdict:
         """See :meth:`Decider.pre_execute`."""
         return self.current().pre_execute(event)
+
+    def pre_execute_call(self, tool: str, args: Any = None) -> ToolCallVerdict:
+        """See :meth:`Decider.pre_execute_call`."""
+        return self.current().pre_execute_call(tool, args)
 
     def guard(self, event: ToolCallEvent) -> GuardVerdict:
         """See :meth:`Decider.guard`."""

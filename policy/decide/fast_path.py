@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from dsh_policy.policy.compiled import CompiledPack
-from dsh_policy.policy.decide.bindings import CALL_BUILDERS
+from dsh_policy.policy.decide.bindings import CALL_BUILDERS, top_level
 from dsh_policy.policy.events import ToolCallEvent
 from dsh_policy.policy.plans import StagePlan
 
@@ -102,6 +102,22 @@ def shortcut(
         assert condition_one is not None
         evaluate_one: Callable[[Mapping[str, Any]], Any] = condition_one
         matched_key, unmatched_key = (True,), (False,)
+        if names.get(pack_one) == ("args",):
+            # The rule reads the arguments only (most rules): the activation is built inline, as
+            # ``activation_of`` builds it (``CALL_BUILDERS["args"]`` is ``top_level(args)``).
+            def decide_args(event: ToolCallEvent) -> Any:
+                args = event.args
+                try:
+                    result = evaluate_one({"args": args if type(args) is dict else top_level(args)})
+                except Exception:  # an error: the full run reports it as the rule says
+                    return None
+                if result is False:
+                    return verdicts.get(unmatched_key)
+                if result is True and plain_one:
+                    return verdicts.get(matched_key)
+                return None
+
+            return decide_args
 
         def decide_one(event: ToolCallEvent) -> Any:
             try:

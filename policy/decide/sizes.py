@@ -17,12 +17,25 @@ def utf8_size(text: str) -> int:
 
 
 def strings_size(value: Any, limit: int) -> int:
-    """UTF-8 bytes of the strings inside a JSON value, counted until ``limit`` is passed."""
+    """UTF-8 bytes of the strings inside a JSON value, counted until ``limit`` is passed.
+
+    Exact types are tested before the ``Mapping`` ABC: this runs on every tool call a rule reads,
+    and most arguments are a plain dict of strings, for which an ABC check cost more than the
+    counting."""
     total = 0
     stack = [value]
     while stack and total <= limit:
         item = stack.pop()
-        if isinstance(item, str):
+        kind = type(item)
+        if kind is str:
+            total += len(item) if item.isascii() else utf8_size(item)
+        elif kind is dict:
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif kind is int or kind is bool or kind is float or item is None:
+            continue
+        elif isinstance(item, str):
             total += utf8_size(item)
         elif isinstance(item, Mapping):
             stack.extend(item.values())
