@@ -93,24 +93,26 @@ class StagePlans:
     """Plans of one stage by tool name (or one plan for a stage without tools), built on first
     use and kept for :data:`MAX_PLANS_PER_STAGE` names."""
 
-    __slots__ = ("_lock", "_make", "_plans")
+    __slots__ = ("_lock", "_make", "plans")
 
     def __init__(self, make: Callable[[str], StagePlan]) -> None:
         self._make = make
-        self._plans: dict[str, StagePlan] = {}
+        self.plans: dict[str, StagePlan] = {}
+        """The plans built so far, by tool: a decider reads it first (one dict lookup), then
+        calls :meth:`get` for a tool not planned yet."""
         self._lock = threading.Lock()
 
     def get(self, tool: str) -> StagePlan:
         """The plan for ``tool``."""
-        found = self._plans.get(tool)
+        found = self.plans.get(tool)
         if found is not None:
             return found
         with self._lock:
-            found = self._plans.get(tool)
+            found = self.plans.get(tool)
             if found is None:
                 found = self._make(tool)
-                if len(self._plans) < MAX_PLANS_PER_STAGE:
-                    self._plans[tool] = found
+                if len(self.plans) < MAX_PLANS_PER_STAGE:
+                    self.plans[tool] = found
         return found
 
 

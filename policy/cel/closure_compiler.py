@@ -207,12 +207,12 @@ class Compiler:
 
             return Node(type_or_variable)
         self.references.add(name)
-        return Node(variable_fn(name))
+        return Node(variable_fn(name), variable=name)
 
     def dot_ident(self, tree: lark.Tree, scope: Mapping[str, int]) -> Node:
         token = tree.children[0]
         self.references.add(str(token))
-        return Node(variable_fn(str(token)))
+        return Node(variable_fn(str(token)), variable=str(token))
 
     def paren(self, tree: lark.Tree, scope: Mapping[str, int]) -> Node:
         return self.compile(tree.children[0], scope)

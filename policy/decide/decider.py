@@ -76,9 +76,12 @@ class Decider:
     __slots__ = (
         "_argument_redactions",
         "_event_seconds",
+        "_guard_named",
+        "_guard_unruled",
         "_max_scan_bytes",
         "_plans",
         "_pre_named",
+        "_pre_planned",
         "_pre_plans",
         "_pre_unruled",
         "_recent",
@@ -109,9 +112,13 @@ class Decider:
         # Per stage, per tool: the rules planned once (see policy/plans.py).
         self._plans = {stage: StagePlans(self._planner(stage)) for stage in STAGE_TABLE}
         self._pre_plans = self._plans["pre-execute"]
+        self._pre_planned = self._pre_plans.plans
         pre_index = policy.stages["pre-execute"]
         self._pre_named = frozenset(pre_index.exact)
         self._pre_unruled = self._unruled_verdict(pre_index)
+        guard_index = policy.stages["guard"]
+        self._guard_named = frozenset(guard_index.exact)
+        self._guard_unruled = self._unguarded_verdict(guard_index)
         # Everything a post-execute rule could redact plus every shipped detector, whatever the
         # rule's mode: the audit log must never hold a secret in clear.
         steps: list[Redaction] = [
@@ -150,7 +157,7 @@ class Decider:
             unruled = self._pre_unruled
             if unruled is not None and tool not in self._pre_named:
                 return unruled
-            plan = self._pre_plans.get(tool)
+            plan = self._pre_planned.get(tool) or self._pre_plans.get(tool)
             if plan.rules:
                 limit = self._max_scan_bytes
                 size = strings_size(event.args, limit)
@@ -184,6 +191,11 @@ class Decider:
     def guard(self, event: ToolCallEvent) -> GuardVerdict:
         """``ctx.tools.guard``: any matching guard denies (errors count as matches)."""
         try:
+            # The tool index first, when there is no self-protection to consult: a tool no guard
+            # rule can apply to gets the verdict built at load (see ``_unguarded_verdict``).
+            unguarded = self._guard_unruled
+            if unguarded is not None and event.tool not in self._guard_named:
+                return unguarded
             protected = self._self_protection(event)
             oversized = self._oversized_call("guard", event)
             if oversized is not None:
@@ -331,6 +343,14 @@ class Decider:
             return None
         return ToolCallVerdict("allow", (), None, (), (), policy=self._stamp)
 
+    def _unguarded_verdict(self, index: StageIndex) -> GuardVerdict | None:
+        """The guard verdict of every tool no guard rule names, built once, when the policy has
+        no self-protection (which is checked on every call before any rule) and no guard rule
+        applies to every tool or by a glob: what :func:`.combine.combine_guard` gives for an
+        empty run (no denial, no shadow rules, no trace). None otherwise."""
+        if self.policy.protection is not None or index.every or index.globs:
+            return None
+        return GuardVerdict(False, (), None, (), (), policy=self._stamp)
 
     def _planner(self, stage: str) -> Callable[[str], StagePlan]:
         index = self.policy.stages[stage]

@@ -23,6 +23,14 @@ def strings_size(value: Any, limit: int) -> int:
     and most arguments are a plain dict of strings, for which an ABC check cost more than the
     counting."""
     total = 0
+    if type(value) is dict:  # the usual arguments: a flat object of ASCII strings, counted inline
+        for item in value.values():
+            if type(item) is not str or not item.isascii():
+                break
+            total += len(item)
+        else:
+            return total
+        total = 0
     stack = [value]
     while stack and total <= limit:
         item = stack.pop()

@@ -49,6 +49,10 @@ EVENTS: list[dict[str, Any]] = [
     {"tool": "vars", "args": {"command": "x"}},
     {"tool": "vars", "args": {}},
     {"tool": "other", "args": {"command": "rm"}},
+    {"tool": "other", "args": None},
+    {"tool": "shell", "args": {"command": "rm -rf é"}},
+    {"tool": "shell", "args": {"command": ["rm"], "n": 1}},
+    {"tool": "shell", "args": None},
 ]
 
 
@@ -62,8 +66,10 @@ def policy(tmp_path: Path) -> Policy:
 
 
 def _without_shortcuts(decider: Decider) -> Decider:
-    """The same policy decided by the full run only."""
+    """The same policy decided by the full run only (no lean path, no verdict for unnamed tools)."""
     plain = Decider(decider.policy)
+    plain._pre_unruled = None
+    plain._guard_unruled = None
     for stage in ("pre-execute", "guard"):
         stage_plans = plain._plans[stage]
         make = stage_plans._make
