@@ -110,9 +110,7 @@ def test_a_plain_policy_binds_its_deciders_methods_and_a_reloading_one_does_not(
 
 def test_a_tool_call_event_keeps_its_dataclass_behaviour() -> None:
     now = datetime.datetime(2026, 1, 2, tzinfo=datetime.UTC)
-    full = ToolCallEvent(
-        "shell", {"command": "ls"}, "c1", "r1", True, "s1", "a1", 3, 4, "Bash", now, "/tmp"
-    )
+    full = ToolCallEvent("shell", {"command": "ls"}, "c1", "r1", True, "s1", "a1", 3, 4, "Bash", now, "/tmp")
     named = ToolCallEvent(
         tool="shell", args={"command": "ls"}, call_id="c1", root_call_id="r1", nested=True,
         session_id="s1", agent_id="a1", turn=3, step=4, original_name="Bash", now=now, cwd="/tmp",
