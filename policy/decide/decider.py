@@ -2,7 +2,10 @@
 
 The harness plugins, the command-hook adapters, ``check --cases`` and ``explain`` all call these
 methods, so a decision and its explanation come from one code path (OPA's ``--explain`` idea).
-Each decision goes: size limits (too much text to scan is refused unread), the deployment's
+Each call decision starts at the tool index: a tool no rule of the stage can apply to gets the
+verdict built at load, before anything is read or built (pre-execute: when no rule applies to
+every tool or by a glob and the default is ``allow``; guard: the same, without self-protection).
+Otherwise it goes: size limits (too much text to scan is refused unread), the deployment's
 self-protection (guard), the lean path where a plan has one (:mod:`.fast_path`), else a stage run
 (:mod:`.stage_run`) over the event's scope (:mod:`.scope`) combined into the stage's verdict
 (:mod:`.combine`). An evaluation error with ``on_error: deny`` (always for guards) fails closed;
