@@ -161,17 +161,17 @@ class Decider:
             if unruled is not None and tool not in self._pre_named:
                 return unruled
             plan = self._pre_planned.get(tool) or self._pre_plans.get(tool)
-            if plan.rules:
+            if plan.rules:  # the size limit guards what a rule reads (see ``_oversized_call``)
                 limit = self._max_scan_bytes
                 size = strings_size(event.args, limit)
                 if size > limit:
                     message = self._too_large(f'the arguments of tool "{tool}"', size)
                     return ToolCallVerdict("deny", (), message, policy=self._stamp)
-                fast = plan.fast
-                if fast is not None:
-                    found = fast(event)
-                    if found is not None:
-                        return found
+            fast = plan.fast
+            if fast is not None:
+                found = fast(event)
+                if found is not None:
+                    return found
             run = self._run_tool_stage(plan, event)
             return plan.verdict(
                 run.key(),
