@@ -1,29 +1,34 @@
 """``dsh-policy verify --fleet URL|ARCHIVE``: every host's chain, verified centrally and in parallel.
 
-The evidence stream is pulled once (or an exported archive read), each log is verified on its own
-(:mod:`.evidence`, which hands it to ``audit/verify``), one log per worker process so every core
-works, and the verdicts are joined with what the gateways reported themselves (a shipper that saw
-its log cut or rewritten) and with their status (a host silent beyond ``--silent-after``).
+The evidence stream is pulled once into memory (or an exported archive read), each log is verified
+on its own (:mod:`.evidence`, which hands it to ``audit/verify``), the logs shared out by size over
+one process per core (:mod:`.shares`: forked after the pull, so the lines are not copied to them),
+and the verdicts are joined with what the gateways reported themselves (a shipper that saw its log
+cut or rewritten) and with their status (a host silent beyond ``--silent-after``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import multiprocessing
 import os
-import shutil
 import sys
-import tempfile
 import time
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from dsh_policy.policy.fleet.collect import pull_fleet, read_archive, write_archive
+from dsh_policy.audit.keys import KeyFileError, load_public_key
+from dsh_policy.audit.verify import PublicKeySource
+from dsh_policy.policy.fleet.collect import pull_fleet, read_archive
 from dsh_policy.policy.fleet.evidence import LogVerdict, verify_shipped_bytes
+from dsh_policy.policy.fleet.shares import balance, run_shares
+
+#: One log to verify: its archive file (read by the process that verifies it) or the lines
+#: pulled from the stream.
+Source = Path | list[bytes]
 
 
 @dataclass(slots=True)
@@ -64,50 +69,42 @@ class FleetReport:
         }
 
 
-def _verify_file(host: str, log_id: str, path: str, key: str | None, live: bool, scratch: str) -> LogVerdict:
-    """One log, in a worker: its segments are rewritten in this process's own scratch folder."""
-    folder = Path(scratch) / str(os.getpid())
-    folder.mkdir(exist_ok=True)
-    return verify_shipped_bytes(
-        host, log_id, Path(path).read_bytes(), public_key=key, live=live, scratch=folder
-    )
+def _size(source: Source) -> int:
+    if isinstance(source, Path):
+        try:
+            return source.stat().st_size
+        except OSError:
+            return 0
+    return sum(map(len, source)) + len(source)
 
 
-def _verify_files(
-    jobs: list[tuple[str, str, str]], key: str | None, live: bool, scratch: str
-) -> list[LogVerdict]:
-    return [_verify_file(host, log_id, path, key, live, scratch) for host, log_id, path in jobs]
+def _verify_one(key: PublicKeySource | None, live: bool, job: tuple[tuple[str, str], Source]) -> LogVerdict:
+    (host, log_id), source = job
+    data = source.read_bytes() if isinstance(source, Path) else b"\n".join(source) + b"\n"
+    return verify_shipped_bytes(host, log_id, data, public_key=key, live=live)
+
+
+def verify_logs(
+    logs: Mapping[tuple[str, str], Source], *, key: str | None, live: bool = True, workers: int | None = None
+) -> FleetReport:
+    """Verify every log, ``workers`` processes at once (default: every core), each a share of
+    near-equal size. Raises ``KeyFileError`` for a key that cannot be loaded, ``OSError`` for an
+    archive file that cannot be read."""
+    started = time.perf_counter()
+    public = load_public_key(key) if key is not None else None  # once, not once per log
+    jobs = list(logs.items())
+    count = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
+    shares = balance([_size(source) for _, source in jobs], count)
+    verdicts = run_shares(jobs, shares, partial(_verify_one, public, live))
+    verdicts.sort(key=lambda verdict: (verdict.host, verdict.log_id))
+    return FleetReport(verdicts, seconds=time.perf_counter() - started, workers=len(shares) or 1)
 
 
 def verify_archive(
     folder: Path, *, key: str | None, live: bool = True, workers: int | None = None
 ) -> FleetReport:
-    """Verify every log of an archive, ``workers`` processes at once (default: every core)."""
-    started = time.perf_counter()
-    logs = read_archive(folder)
-    count = max(1, min(workers or os.cpu_count() or 1, len(logs) or 1))
-    # Largest first, so no worker is left with one big log at the end.
-    order = sorted(logs.items(), key=lambda item: -item[1].stat().st_size)
-    # Segments are rewritten there once per log: memory, where the machine offers it.
-    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    scratch = tempfile.mkdtemp(prefix="dsh-fleet-verify-", dir=shm)
-    try:
-        if count == 1:
-            verdicts = [
-                _verify_file(host, log_id, str(path), key, live, scratch) for (host, log_id), path in order
-            ]
-        else:
-            # A few large tasks rather than one per log: each task costs a round trip to a worker.
-            chunks: list[list[tuple[str, str, str]]] = [[] for _ in range(count * 2)]
-            for index, ((host, log_id), path) in enumerate(order):
-                chunks[index % len(chunks)].append((host, log_id, str(path)))
-            with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
-                futures = [pool.submit(_verify_files, chunk, key, live, scratch) for chunk in chunks if chunk]
-                verdicts = [verdict for future in futures for verdict in future.result()]
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    verdicts.sort(key=lambda verdict: (verdict.host, verdict.log_id))
-    return FleetReport(verdicts, seconds=time.perf_counter() - started, workers=count)
+    """Verify every log of an archive folder (each file is read by the process verifying it)."""
+    return verify_logs(read_archive(folder), key=key, live=live, workers=workers)
 
 
 def verify_fleet(
@@ -119,12 +116,7 @@ def verify_fleet(
     started = time.perf_counter()
     shipped, reports = asyncio.run(pull_fleet(url))
     statuses = asyncio.run(read_status(url))
-    folder = Path(tempfile.mkdtemp(prefix="dsh-fleet-archive-"))
-    try:
-        write_archive(folder, shipped)
-        report = verify_archive(folder, key=key, live=live, workers=workers)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    report = verify_logs(shipped, key=key, live=live, workers=workers)
     report.reports = reports
     report.silent = silent_hosts(statuses, silent_after)
     report.seconds = time.perf_counter() - started
@@ -196,6 +188,9 @@ def main(argv: Sequence[str]) -> int:
                 print(f"dsh-policy verify --fleet: {folder}: no such archive folder", file=sys.stderr)
                 return 2
             report = verify_archive(folder, key=args.key, live=live, workers=args.workers)
+    except KeyFileError as error:
+        print(f"dsh-policy verify --fleet: {error}", file=sys.stderr)
+        return 2
     except (TimeoutError, OSError) as error:
         print(f"dsh-policy verify --fleet: cannot read the fleet: {error}", file=sys.stderr)
         return 2
