@@ -7,6 +7,8 @@ verdict verifying the stream gave.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -17,8 +19,12 @@ Shipped = dict[tuple[str, str], list[bytes]]
 
 
 async def pull_stream(js: Any, stream: str, subjects: str, timeout: float = 5.0) -> list[tuple[str, bytes]]:
-    """Every message in ``stream`` as it stood when the pull began: (subject, payload)."""
-    from nats.errors import TimeoutError as NatsTimeout
+    """Every message in ``stream`` as it stood when the pull began: (subject, payload).
+
+    An ordered consumer delivers them to a callback: nats-py's ``next_msg`` costs a timeout task
+    per message, about three quarters of the pull's CPU (measured on 100,800 lines). The pull
+    ends at the stream's last message as the pull began, or when nothing arrived for
+    ``timeout`` seconds (messages deleted at the end)."""
     from nats.js.api import DeliverPolicy
 
     info = await js.stream_info(stream)
@@ -26,19 +32,38 @@ async def pull_stream(js: Any, stream: str, subjects: str, timeout: float = 5.0)
     if info.state.messages == 0:
         return []
     out: list[tuple[str, bytes]] = []
-    subscription = await js.subscribe(subjects, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL)
-    try:
-        while True:
-            try:
-                message = await subscription.next_msg(timeout=timeout)
-            except (TimeoutError, NatsTimeout):
-                break
+    finished = asyncio.get_running_loop().create_future()
+
+    async def take(message: Any) -> None:
+        at = _stream_seq(message)
+        if at <= last:
             out.append((message.subject, message.data))
-            if message.metadata.sequence.stream >= last:
-                break
+        if at >= last and not finished.done():
+            finished.set_result(None)
+
+    subscription = await js.subscribe(
+        subjects, cb=take, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL
+    )
+    try:
+        arrived = -1
+        while not finished.done() and len(out) != arrived:
+            arrived = len(out)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(finished), timeout)
     finally:
         await subscription.unsubscribe()
     return out
+
+
+def _stream_seq(message: Any) -> int:
+    """A JetStream message's stream sequence, read off its reply subject: ``$JS.ACK.<stream>.
+    <consumer>.<delivered>.<stream seq>...`` (9 tokens) or, with a domain and an account hash
+    before the stream, 11 or more (ADR-15). nats-py's ``metadata`` builds a datetime and two
+    dataclasses per message for it, a third of the pull's CPU."""
+    tokens = (message.reply or "").split(".")
+    if tokens[:2] == ["$JS", "ACK"] and (len(tokens) == 9 or len(tokens) >= 11):
+        return int(tokens[5] if len(tokens) == 9 else tokens[7])
+    return int(message.metadata.sequence.stream)  # raises NotJSMessageError, as it would have
 
 
 def group_evidence(messages: list[tuple[str, bytes]]) -> Shipped:

@@ -110,3 +110,44 @@ def test_evidence_survives_a_killed_bus_and_a_cut_log_is_flagged(
     )
     assert code == 1 and offline["flagged_hosts"] == ["cut"]
     assert [entry["intact"] for entry in offline["logs"]] == [entry["intact"] for entry in report["logs"]]
+
+
+def test_a_pull_ends_at_the_last_message_as_it_began_or_after_an_idle_timeout(
+    nats_server: LocalServer,
+) -> None:
+    from nats.js.api import StreamConfig
+
+    async def scenario() -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
+        connection = await connect(nats_server.url, max_reconnect_attempts=2)
+        try:
+            js = connection.jetstream()
+            await js.add_stream(StreamConfig(name="PULL_TEST", subjects=["pull.test.>"]))
+            for n in range(300):
+                await js.publish(f"pull.test.h{n % 3}", b"line %d" % n)
+            whole = await pull_stream(js, "PULL_TEST", "pull.test.>")
+            # The last message deleted: the pull waits for it until nothing arrives for a while.
+            await js.delete_msg("PULL_TEST", 300)
+            cut = await pull_stream(js, "PULL_TEST", "pull.test.>", timeout=0.5)
+            return whole, cut
+        finally:
+            await connection.close()
+
+    whole, cut = asyncio.run(scenario())
+    assert [data for _, data in whole] == [b"line %d" % n for n in range(300)]
+    assert [subject for subject, _ in whole[:4]] == [
+        "pull.test.h0",
+        "pull.test.h1",
+        "pull.test.h2",
+        "pull.test.h0",
+    ]
+    assert cut == whole[:299]
+
+
+def test_the_stream_seq_is_read_off_both_reply_forms() -> None:
+    from types import SimpleNamespace
+
+    from dsh_policy.policy.fleet.collect import _stream_seq
+
+    v1 = SimpleNamespace(reply="$JS.ACK.DSH_EVIDENCE.c1.1.4711.12.1700000000000000000.3")
+    v2 = SimpleNamespace(reply="$JS.ACK.hub.ACCHASH.DSH_EVIDENCE.c1.1.4712.12.1700000000000000000.3.r4nd")
+    assert _stream_seq(v1) == 4711 and _stream_seq(v2) == 4712
