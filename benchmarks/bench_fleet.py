@@ -62,7 +62,7 @@ from dsh_policy.policy.fleet.bus import (  # noqa: E402
     ensure_evidence,
 )
 from dsh_policy.policy.fleet.collect import group_evidence, pull_stream, write_archive  # noqa: E402
-from dsh_policy.policy.fleet.fleet_verify import verify_archive, verify_logs  # noqa: E402
+from dsh_policy.policy.fleet.fleet_verify import verify_archive, verify_fleet, verify_logs  # noqa: E402
 from dsh_policy.policy.fleet.local_server import LocalServer  # noqa: E402
 from dsh_policy.policy.fleet.materialize import install  # noqa: E402
 from dsh_policy.policy.fleet.shipper import Shipper  # noqa: E402
@@ -288,15 +288,21 @@ def _timed(run: Any) -> tuple[float, float, float]:
 
 
 def verify_ratio(
-    logs: list[Path], archive: Path, shipped: dict[tuple[str, str], list[bytes]], public: Path, rounds: int
+    logs: list[Path],
+    archive: Path,
+    shipped: dict[tuple[str, str], list[bytes]],
+    url: str,
+    public: Path,
+    rounds: int,
 ) -> dict[str, Any]:
     """Single-process ``verify`` of every log against ``verify --fleet`` of the same records, side
     by side: one untimed round of each first (both then start with the same warm caches), then
     ``rounds`` rounds, each timing the two back to back, in alternating order so a change in
     the machine's load weighs on both alike. Reported: the median of the per-round ratios (the
     figure), the best-of ratio, and CPU. ``verify --fleet`` is timed over the exported archive
-    (each worker reads its files) and over lines already pulled into memory (what ``verify
-    --fleet URL`` does once the pull is done; the pull is timed on its own).
+    (each worker reads its files), over lines already pulled into memory (what ``verify --fleet
+    URL`` does once the pull is done) and end to end from the bus (``verify --fleet URL``: the
+    pull in this process, then the verification).
 
     Wall time on a shared machine measures the scheduler as much as the code (and Linux's
     autogroup gives one session's processes together one share of the CPU against other
@@ -321,7 +327,16 @@ def verify_ratio(
         result = verify_logs(shipped, key=str(public), live=False)
         assert result.ok, [v.to_json() for v in result.logs if not v.intact][:1]
 
-    sides = {"single": single, "fleet_archive": fleet_archive, "fleet_memory": fleet_memory}
+    def fleet_url() -> None:
+        result = verify_fleet(url, key=str(public), live=False, silent_after=1e9)
+        assert result.ok and result.records == records[0], result.to_json()
+
+    sides = {
+        "single": single,
+        "fleet_archive": fleet_archive,
+        "fleet_memory": fleet_memory,
+        "fleet_url": fleet_url,
+    }
     for run in sides.values():
         run()
     timings: dict[str, list[tuple[float, float, float]]] = {name: [] for name in sides}
@@ -340,7 +355,7 @@ def verify_ratio(
         "single_records_per_s": round(records[0] / statistics.median(single_wall)),
         "single_cpu_s": round(single_cpu, 3),
     }
-    for name in ("fleet_archive", "fleet_memory"):
+    for name in ("fleet_archive", "fleet_memory", "fleet_url"):
         walls = [wall for wall, _, _ in timings[name]]
         ratios = [one / other for one, other in zip(single_wall, walls, strict=True)]
         total_cpu = statistics.median(own + children for _, own, children in timings[name])
@@ -396,7 +411,7 @@ def main() -> int:
             "records_per_s": round(pulled / pull_s),
         }
         print(f"verify: {args.rounds} rounds, load {os.getloadavg()[0]:.2f} ...", file=sys.stderr)
-        results["verify"] = verify_ratio(logs, archive, shipped, keys.public_path, args.rounds)
+        results["verify"] = verify_ratio(logs, archive, shipped, server.url, keys.public_path, args.rounds)
         if not args.only_verify:
             results["lag"] = asyncio.run(
                 lag(server.url, folder, args.gateways, args.rate, args.seconds, keys.private_path)
