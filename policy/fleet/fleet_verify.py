@@ -1,10 +1,11 @@
 """``dsh-policy verify --fleet URL|ARCHIVE``: every host's chain, verified centrally and in parallel.
 
-The evidence stream is pulled once into memory (or an exported archive read), each log is verified
-on its own (:mod:`.evidence`, which hands it to ``audit/verify``), the logs shared out by size over
-one process per core (:mod:`.shares`: forked after the pull, so the lines are not copied to them),
-and the verdicts are joined with what the gateways reported themselves (a shipper that saw its log
-cut or rewritten) and with their status (a host silent beyond ``--silent-after``).
+Each log is verified on its own (:mod:`.evidence`, which hands it to ``audit/verify``), the logs
+shared out by size over one process per core (:mod:`.shares`); each process pulls its own logs'
+subjects from the evidence stream (or reads its files of an exported archive), so nothing is
+copied between them but the verdicts; and the verdicts are joined with what the gateways
+reported themselves (a shipper that saw its log cut or rewritten) and with their status (a host
+silent beyond ``--silent-after``).
 """
 
 from __future__ import annotations
@@ -22,9 +23,18 @@ from typing import Any
 
 from dsh_policy.audit.keys import KeyFileError, load_public_key
 from dsh_policy.audit.verify import PublicKeySource
-from dsh_policy.policy.fleet.collect import pull_fleet, read_archive
+from dsh_policy.policy.fleet.bus import connect
+from dsh_policy.policy.fleet.collect import (
+    Layout,
+    evidence_layout,
+    log_of,
+    pull_fleet,
+    pull_reports,
+    pull_subjects,
+    read_archive,
+)
 from dsh_policy.policy.fleet.evidence import LogVerdict, verify_shipped_bytes
-from dsh_policy.policy.fleet.shares import balance, run_shares
+from dsh_policy.policy.fleet.shares import balance, run_share_batches, run_shares
 
 #: One log to verify: its archive file (read by the process that verifies it) or the lines
 #: pulled from the stream.
@@ -110,17 +120,60 @@ def verify_archive(
 def verify_fleet(
     url: str, *, key: str | None, live: bool = True, workers: int | None = None, silent_after: float = 300.0
 ) -> FleetReport:
-    """Pull the streams, verify every log, add the gateways' own findings and silent hosts."""
+    """Pull the streams, verify every log, add the gateways' own findings and silent hosts.
+
+    Where the server lists every subject of the evidence stream, each process pulls its own
+    share of the logs (balanced by their line counts) and verifies them, so the pull, which
+    costs more CPU than the verification, runs on every core too; else this process pulls the
+    whole stream and the processes verify it."""
     from dsh_policy.policy.fleet.status import read_status, silent_hosts
 
     started = time.perf_counter()
-    shipped, reports = asyncio.run(pull_fleet(url))
+    layout, reports = asyncio.run(_survey(url))
     statuses = asyncio.run(read_status(url))
-    report = verify_logs(shipped, key=key, live=live, workers=workers)
+    if layout is None:
+        shipped, _ = asyncio.run(pull_fleet(url))
+        report = verify_logs(shipped, key=key, live=live, workers=workers)
+    else:
+        report = _pull_and_verify_shares(url, layout, key=key, live=live, workers=workers)
     report.reports = reports
     report.silent = silent_hosts(statuses, silent_after)
     report.seconds = time.perf_counter() - started
     return report
+
+
+async def _survey(url: str) -> tuple[Layout | None, list[dict[str, Any]]]:
+    connection = await connect(url, max_reconnect_attempts=3)
+    try:
+        js = connection.jetstream()
+        return await evidence_layout(js), await pull_reports(js)
+    finally:
+        await connection.close()
+
+
+def _pull_and_verify_shares(
+    url: str, layout: Layout, *, key: str | None, live: bool, workers: int | None
+) -> FleetReport:
+    started = time.perf_counter()
+    public = load_public_key(key) if key is not None else None
+    jobs = [(subject, count) for subject, count in sorted(layout.subjects.items()) if log_of(subject)]
+    count = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
+    shares = balance([lines for _, lines in jobs], count)
+    verdicts = run_share_batches(jobs, shares, partial(_pull_and_verify, url, layout.last, public, live))
+    verdicts.sort(key=lambda verdict: (verdict.host, verdict.log_id))
+    return FleetReport(verdicts, seconds=time.perf_counter() - started, workers=len(shares) or 1)
+
+
+def _pull_and_verify(
+    url: str, last: int, key: PublicKeySource | None, live: bool, batch: list[tuple[str, int]]
+) -> list[LogVerdict]:
+    """One process's share: its logs' subjects pulled on one connection, then each verified."""
+    pulled = asyncio.run(pull_subjects(url, batch, last))
+    verdicts = []
+    for subject, _ in batch:
+        host, log_id = log_of(subject) or ("", "")
+        verdicts.append(_verify_one(key, live, ((host, log_id), pulled[subject])))
+    return verdicts
 
 
 def render_text(report: FleetReport) -> str:

@@ -37,19 +37,34 @@ def balance(sizes: Sequence[int], count: int) -> list[list[int]]:
 def run_shares(jobs: Sequence[Job], shares: list[list[int]], work: Callable[[Job], Result]) -> list[Result]:
     """``work`` on every job of every share, the first share here and each other in a forked
     child; the results in the order of ``jobs``."""
+    return run_share_batches(jobs, shares, lambda batch: [work(job) for job in batch])
+
+
+def run_share_batches(
+    jobs: Sequence[Job], shares: list[list[int]], work: Callable[[list[Job]], list[Result]]
+) -> list[Result]:
+    """:func:`run_shares` for work done a share at a time (one connection to the bus for a
+    share's pulls): ``work`` gets a share's jobs and returns their results in that order."""
     results: dict[int, Result] = {}
     if not hasattr(os, "fork"):  # no fork on this platform: every share here
         shares = [[index for share in shares for index in share]]
+
+    def run(share: list[int]) -> list[Result]:
+        done = work([jobs[index] for index in share])
+        if len(done) != len(share):
+            raise ValueError(f"{len(done)} results for {len(share)} jobs")
+        return done
+
     children: list[tuple[int, int, list[int]]] = []  # pid, read end of its pipe, its share
     try:
         for share in shares[1:]:
-            children.append((*_fork(jobs, share, work), share))
-        for index in shares[0] if shares else []:
-            results[index] = work(jobs[index])
+            children.append((*_fork(share, run), share))
+        for index, result in zip(shares[0] if shares else [], run(shares[0]) if shares else [], strict=True):
+            results[index] = result
         while children:
             pid, pipe, share = children.pop(0)
             got: list[Result] | None = _collect(pid, pipe, len(share))
-            for index, result in zip(share, got or [work(jobs[i]) for i in share], strict=True):
+            for index, result in zip(share, run(share) if got is None else got, strict=True):
                 results[index] = result
     finally:
         for pid, pipe, _ in children:  # this process failed: the rest is not needed
@@ -59,14 +74,14 @@ def run_shares(jobs: Sequence[Job], shares: list[list[int]], work: Callable[[Job
     return [results[index] for index in range(len(jobs))]
 
 
-def _fork(jobs: Sequence[Job], share: list[int], work: Callable[[Job], Result]) -> tuple[int, int]:
+def _fork(share: list[int], run: Callable[[list[int]], list[Result]]) -> tuple[int, int]:
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: its share, its results down the pipe, and out without cleanup
         status = 1
         try:
             os.close(read_end)
-            payload = pickle.dumps([work(jobs[index]) for index in share], pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps(run(share), pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write_end, "wb") as out:
                 out.write(payload)
             status = 0

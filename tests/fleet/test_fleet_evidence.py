@@ -151,3 +151,42 @@ def test_the_stream_seq_is_read_off_both_reply_forms() -> None:
     v1 = SimpleNamespace(reply="$JS.ACK.DSH_EVIDENCE.c1.1.4711.12.1700000000000000000.3")
     v2 = SimpleNamespace(reply="$JS.ACK.hub.ACCHASH.DSH_EVIDENCE.c1.1.4712.12.1700000000000000000.3.r4nd")
     assert _stream_seq(v1) == 4711 and _stream_seq(v2) == 4712
+
+
+def test_each_process_pulls_its_own_logs_and_the_verdicts_are_those_of_one_pull(
+    nats_server: LocalServer, keys: dict[str, KeyPairFiles], tmp_path: Path, monkeypatch: Any
+) -> None:
+    import dsh_policy.policy.fleet.fleet_verify as fleet_verify
+
+    key = keys["audit"].private_path
+    logs = {f"share{n}": tmp_path / f"share{n}" / "audit.jsonl" for n in range(5)}
+    for n, log in enumerate(logs.values()):
+        write(log, key, 60 + 50 * n)
+    asyncio.run(ship(nats_server.url, [Shipper(log, host, batch=128) for host, log in logs.items()]))
+    public = str(keys["audit"].public_path)
+
+    shared: list[int] = []
+    real = fleet_verify._pull_and_verify_shares
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        report = real(*args, **kwargs)
+        shared.append(report.workers)
+        return report
+
+    monkeypatch.setattr(fleet_verify, "_pull_and_verify_shares", spy)
+    by_shares = fleet_verify.verify_fleet(nats_server.url, key=public, workers=2, silent_after=1e9)
+    assert shared == [2]  # the stream listed its subjects: two processes pulled their own
+    monkeypatch.setattr(fleet_verify, "evidence_layout", _no_layout)
+    one_pull = fleet_verify.verify_fleet(nats_server.url, key=public, workers=2, silent_after=1e9)
+    assert shared == [2]
+    ignore = {"seconds": 0, "workers": 0}
+    assert by_shares.to_json() | ignore == one_pull.to_json() | ignore
+    mine = [verdict for verdict in by_shares.logs if verdict.host in logs]
+    assert len(mine) == 5 and all(verdict.intact for verdict in mine)
+    assert sum(verdict.lines for verdict in mine) == sum(
+        len(p.read_bytes().splitlines()) for log in logs.values() for p in segments(log)
+    )
+
+
+async def _no_layout(js: Any) -> None:
+    return None
