@@ -287,6 +287,29 @@ def _timed(run: Any) -> tuple[float, float, float]:
     return time.perf_counter() - started, time.process_time() - cpu, _children_cpu() - children
 
 
+def _spin(units: int) -> None:
+    """CPU work and nothing else (no memory traffic, no system calls)."""
+    total = 0
+    for number in range(units):
+        total += number
+
+
+def _spin_on_every_core(units: int, workers: int) -> None:
+    """``_spin(units)`` shared over ``workers`` processes: this one and forked children."""
+    children = []
+    for _ in range(workers - 1):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _spin(units // workers)
+            finally:
+                os._exit(0)
+        children.append(pid)
+    _spin(units // workers)
+    for pid in children:
+        os.waitpid(pid, 0)
+
+
 def verify_ratio(
     logs: list[Path],
     archive: Path,
@@ -308,7 +331,9 @@ def verify_ratio(
     autogroup gives one session's processes together one share of the CPU against other
     sessions), so CPU time is reported as well: the single process's against the slower of
     ``verify --fleet``'s processes (this one, which also shares the work out and collects the
-    verdicts, or the average child): the ratio with a core free for each process."""
+    verdicts, or the average child): the ratio with a core free for each process. And in the
+    same rounds, the ceiling the machine offers at that moment: plain CPU work as long as the
+    single verify, in one process against spread over one per core."""
     workers = os.cpu_count() or 1
     records = [0]
 
@@ -331,11 +356,26 @@ def verify_ratio(
         result = verify_fleet(url, key=str(public), live=False, silent_after=1e9)
         assert result.ok and result.records == records[0], result.to_json()
 
+    single_cpu_once = time.process_time()
+    single()
+    single_cpu_once = time.process_time() - single_cpu_once
+    probe = time.process_time()
+    _spin(1_000_000)
+    units = int(1_000_000 * single_cpu_once / max(1e-6, time.process_time() - probe))
+
+    def spin_one() -> None:
+        _spin(units)
+
+    def spin_all() -> None:
+        _spin_on_every_core(units, workers)
+
     sides = {
         "single": single,
         "fleet_archive": fleet_archive,
         "fleet_memory": fleet_memory,
         "fleet_url": fleet_url,
+        "spin_one": spin_one,
+        "spin_all": spin_all,
     }
     for run in sides.values():
         run()
@@ -355,6 +395,15 @@ def verify_ratio(
         "single_records_per_s": round(records[0] / statistics.median(single_wall)),
         "single_cpu_s": round(single_cpu, 3),
     }
+    spin_ratios = [
+        one / every
+        for (one, _, _), (every, _, _) in zip(timings["spin_one"], timings["spin_all"], strict=True)
+    ]
+    # What this machine gives right now: work that is perfectly parallel and as long as single
+    # verify, in one process against spread over one per core, in the same rounds.
+    ceiling = statistics.median(spin_ratios)
+    result["parallel_ceiling"] = round(ceiling, 2)
+    result["parallel_ceiling_per_round"] = [round(ratio, 2) for ratio in spin_ratios]
     for name in ("fleet_archive", "fleet_memory", "fleet_url"):
         walls = [wall for wall, _, _ in timings[name]]
         ratios = [one / other for one, other in zip(single_wall, walls, strict=True)]
@@ -370,6 +419,7 @@ def verify_ratio(
             "ratio": round(statistics.median(ratios), 2),
             "ratio_per_round": [round(ratio, 2) for ratio in ratios],
             "ratio_best_of": round(min(single_wall) / min(walls), 2),
+            "ratio_of_ceiling": round(statistics.median(ratios) / ceiling, 2),
             "cpu_s": round(total_cpu, 3),
             "cpu_vs_single": round(total_cpu / single_cpu, 3),
             "slowest_process_cpu_s": round(critical, 3),
