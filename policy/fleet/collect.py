@@ -33,19 +33,11 @@ async def pull_stream(js: Any, stream: str, subjects: str, timeout: float = 5.0)
 
 
 async def _pull(
-    js: Any,
-    subjects: str,
-    last: int,
-    expected: int | None,
-    timeout: float,
-    *,
-    stream: str | None = None,
-    filters: list[str] | None = None,
+    js: Any, subjects: str, last: int, expected: int | None, timeout: float
 ) -> list[tuple[str, bytes]]:
-    """The messages on ``subjects`` (or on each of ``filters`` of ``stream``) up to stream seq
-    ``last``: all of them once ``expected`` arrived (when known), the one at ``last`` did, or
-    nothing did for ``timeout`` seconds."""
-    from nats.js.api import ConsumerConfig, DeliverPolicy
+    """The messages on ``subjects`` up to stream seq ``last``: all of them once ``expected``
+    arrived (when known), the one at ``last`` did, or nothing did for ``timeout`` seconds."""
+    from nats.js.api import DeliverPolicy
 
     out: list[tuple[str, bytes]] = []
     finished = asyncio.get_running_loop().create_future()
@@ -58,12 +50,7 @@ async def _pull(
             finished.set_result(None)
 
     subscription = await js.subscribe(
-        subjects,
-        stream=stream,
-        cb=take,
-        ordered_consumer=True,
-        deliver_policy=DeliverPolicy.ALL,
-        config=ConsumerConfig(filter_subjects=filters) if filters else None,
+        subjects, cb=take, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL
     )
     try:
         arrived = -1
@@ -95,39 +82,21 @@ async def evidence_layout(js: Any) -> Layout | None:
 
 
 async def pull_subjects(
-    url: str, subjects: list[tuple[str, int]], last: int, timeout: float = 5.0
+    url: str, subjects: list[tuple[str, int]], last: int, timeout: float = 5.0, at_once: int = 16
 ) -> dict[str, list[bytes]]:
-    """The lines of each (subject, count) of the evidence stream up to stream seq ``last``: what
-    one process of ``verify --fleet`` pulls for its share of the logs. One consumer filtered on
-    every subject of the share (JetStream 2.10's ``filter_subjects``); a server without it gets
-    one consumer per subject, a few at a time."""
-    from nats.js.errors import APIError
-
-    if not subjects:
-        return {}
+    """The lines of each (subject, count) up to stream seq ``last``, ``at_once`` subjects at a time
+    on one connection: what one process of ``verify --fleet`` pulls for its share of the logs."""
     connection = await connect(url, max_reconnect_attempts=3)
     try:
         js = connection.jetstream()
-        pulled: dict[str, list[bytes]] = {subject: [] for subject, _ in subjects}
-        names = list(pulled)
-        try:
-            messages = await _pull(
-                js, names[0], last, sum(c for _, c in subjects), timeout, stream=EVIDENCE, filters=names
-            )
-        except APIError:  # an older server: no consumer on several subjects
-            gate = asyncio.Semaphore(16)
+        gate = asyncio.Semaphore(at_once)
 
-            async def one(subject: str, count: int) -> list[tuple[str, bytes]]:
-                async with gate:
-                    return await _pull(js, subject, last, count, timeout)
+        async def one(subject: str, count: int) -> list[bytes]:
+            async with gate:
+                return [data for _, data in await _pull(js, subject, last, count, timeout)]
 
-            done = await asyncio.gather(*(one(subject, count) for subject, count in subjects))
-            messages = [message for lines in done for message in lines]
-        for subject, data in messages:
-            lines = pulled.get(subject)
-            if lines is not None:  # a consumer delivers only what it filters; never more
-                lines.append(data)
-        return pulled
+        pulled = await asyncio.gather(*(one(subject, count) for subject, count in subjects))
+        return {subject: lines for (subject, _), lines in zip(subjects, pulled, strict=True)}
     finally:
         await connection.close()
 

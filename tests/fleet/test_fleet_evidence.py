@@ -176,25 +176,11 @@ def test_each_process_pulls_its_own_logs_and_the_verdicts_are_those_of_one_pull(
     monkeypatch.setattr(fleet_verify, "_pull_and_verify_shares", spy)
     by_shares = fleet_verify.verify_fleet(nats_server.url, key=public, workers=2, silent_after=1e9)
     assert shared == [2]  # the stream listed its subjects: two processes pulled their own
-    # A server without consumers on several subjects: one consumer per log.
-    import dsh_policy.policy.fleet.collect as collect
-    from nats.js.errors import APIError
-
-    several = collect._pull
-
-    async def older_server(*args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("filters"):
-            raise APIError(code=400, description="consumer filter subjects unsupported")
-        return await several(*args, **kwargs)
-
-    monkeypatch.setattr(collect, "_pull", older_server)
-    one_by_one = fleet_verify.verify_fleet(nats_server.url, key=public, workers=2, silent_after=1e9)
-    assert shared == [2, 2]
     monkeypatch.setattr(fleet_verify, "evidence_layout", _no_layout)
     one_pull = fleet_verify.verify_fleet(nats_server.url, key=public, workers=2, silent_after=1e9)
-    assert shared == [2, 2]
+    assert shared == [2]
     ignore = {"seconds": 0, "workers": 0}
-    assert by_shares.to_json() | ignore == one_pull.to_json() | ignore == one_by_one.to_json() | ignore
+    assert by_shares.to_json() | ignore == one_pull.to_json() | ignore
     mine = [verdict for verdict in by_shares.logs if verdict.host in logs]
     assert len(mine) == 5 and all(verdict.intact for verdict in mine)
     assert sum(verdict.lines for verdict in mine) == sum(
