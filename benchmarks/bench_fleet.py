@@ -17,7 +17,7 @@ its own connection to the server, all in this process):
   revision) by every gateway's watch: time until the last of them (target < 2 s). Compiling is
   each host's own CPU; one host's compile-and-install time is reported beside it;
 - **verify**: ``verify --fleet`` of what the ingest phase shipped (one process per core), over its
-  exported archive and over the lines pulled into memory, against single-process ``verify`` of
+  exported archive and end to end from the bus, against single-process ``verify`` of
   the same logs one after the other (``--key``, all): ``--rounds`` side-by-side rounds in
   alternating order, the median of the per-round ratios (target >= 1.6x on 2 cores), with the
   best-of ratio and CPU times beside it (:func:`verify_ratio`). The pull of the stream is timed
@@ -62,7 +62,7 @@ from dsh_policy.policy.fleet.bus import (  # noqa: E402
     ensure_evidence,
 )
 from dsh_policy.policy.fleet.collect import group_evidence, pull_stream, write_archive  # noqa: E402
-from dsh_policy.policy.fleet.fleet_verify import verify_archive, verify_fleet, verify_logs  # noqa: E402
+from dsh_policy.policy.fleet.fleet_verify import verify_archive, verify_fleet  # noqa: E402
 from dsh_policy.policy.fleet.local_server import LocalServer  # noqa: E402
 from dsh_policy.policy.fleet.materialize import install  # noqa: E402
 from dsh_policy.policy.fleet.shipper import Shipper  # noqa: E402
@@ -313,7 +313,6 @@ def _spin_on_every_core(units: int, workers: int) -> None:
 def verify_ratio(
     logs: list[Path],
     archive: Path,
-    shipped: dict[tuple[str, str], list[bytes]],
     url: str,
     public: Path,
     rounds: int,
@@ -323,9 +322,8 @@ def verify_ratio(
     ``rounds`` rounds, each timing the two back to back, in alternating order so a change in
     the machine's load weighs on both alike. Reported: the median of the per-round ratios (the
     figure), the best-of ratio, and CPU. ``verify --fleet`` is timed over the exported archive
-    (each worker reads its files), over lines already pulled into memory (what ``verify --fleet
-    URL`` does once the pull is done) and end to end from the bus (``verify --fleet URL``: the
-    pull in this process, then the verification).
+    (each process reads its files) and end to end from the bus (``verify --fleet URL``: each
+    process pulls its share of the logs and verifies it).
 
     Wall time on a shared machine measures the scheduler as much as the code (and Linux's
     autogroup gives one session's processes together one share of the CPU against other
@@ -348,10 +346,6 @@ def verify_ratio(
         result = verify_archive(archive, key=str(public), live=False)
         assert result.ok and result.workers == min(workers, len(logs)), result.to_json()
 
-    def fleet_memory() -> None:
-        result = verify_logs(shipped, key=str(public), live=False)
-        assert result.ok, [v.to_json() for v in result.logs if not v.intact][:1]
-
     def fleet_url() -> None:
         result = verify_fleet(url, key=str(public), live=False, silent_after=1e9)
         assert result.ok and result.records == records[0], result.to_json()
@@ -372,7 +366,6 @@ def verify_ratio(
     sides = {
         "single": single,
         "fleet_archive": fleet_archive,
-        "fleet_memory": fleet_memory,
         "fleet_url": fleet_url,
         "spin_one": spin_one,
         "spin_all": spin_all,
@@ -404,7 +397,7 @@ def verify_ratio(
     ceiling = statistics.median(spin_ratios)
     result["parallel_ceiling"] = round(ceiling, 2)
     result["parallel_ceiling_per_round"] = [round(ratio, 2) for ratio in spin_ratios]
-    for name in ("fleet_archive", "fleet_memory", "fleet_url"):
+    for name in ("fleet_archive", "fleet_url"):
         walls = [wall for wall, _, _ in timings[name]]
         ratios = [one / other for one, other in zip(single_wall, walls, strict=True)]
         total_cpu = statistics.median(own + children for _, own, children in timings[name])
@@ -461,7 +454,7 @@ def main() -> int:
             "records_per_s": round(pulled / pull_s),
         }
         print(f"verify: {args.rounds} rounds, load {os.getloadavg()[0]:.2f} ...", file=sys.stderr)
-        results["verify"] = verify_ratio(logs, archive, shipped, server.url, keys.public_path, args.rounds)
+        results["verify"] = verify_ratio(logs, archive, server.url, keys.public_path, args.rounds)
         if not args.only_verify:
             results["lag"] = asyncio.run(
                 lag(server.url, folder, args.gateways, args.rate, args.seconds, keys.private_path)
