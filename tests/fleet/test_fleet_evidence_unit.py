@@ -76,3 +76,26 @@ def test_an_archive_verified_on_two_processes_flags_the_cut_and_the_rewritten_ho
     # Lines already pulled verify as their archive does.
     pulled = verify_logs(shipped, key=public, live=False, workers=2)
     assert pulled.to_json() | {"seconds": 0} == two.to_json() | {"seconds": 0}
+
+
+def test_a_one_segment_log_after_a_rotated_one_is_judged_on_its_own(
+    keys: dict[str, KeyPairFiles], tmp_path: Path
+) -> None:
+    """One process verifies both (largest first): nothing of the rotated log's segments may be
+    taken for the next log's (scratch files reused per process once did just that)."""
+    rotated = shipped_lines(tmp_path / "rotated", keys["audit"].private_path, count=200)
+    log = tmp_path / "single" / "audit.jsonl"
+    with AuditWriter.open(
+        log, fsync="off", checkpoint_every=25, signing_key=keys["audit"].private_path
+    ) as writer:
+        for n in range(30):
+            writer.append("hook_event", {"n": n})
+    assert len(discover_segments(log)) == 1
+    write_archive(
+        tmp_path / "archive", {("rotated", "a"): rotated, ("single", "b"): log.read_bytes().splitlines()}
+    )
+    report = verify_archive(tmp_path / "archive", key=str(keys["audit"].public_path), live=False, workers=1)
+    assert report.ok and [len(v.report["files"]) for v in report.logs] == [
+        len(discover_segments(tmp_path / "rotated" / "audit.jsonl")),
+        1,
+    ]
