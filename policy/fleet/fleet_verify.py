@@ -23,7 +23,7 @@ from typing import Any
 
 from dsh_policy.audit.keys import KeyFileError, load_public_key
 from dsh_policy.audit.verify import PublicKeySource
-from dsh_policy.policy.fleet.bus import connect
+from dsh_policy.policy.fleet.bus import EVIDENCE, connect
 from dsh_policy.policy.fleet.collect import (
     Layout,
     evidence_layout,
@@ -232,9 +232,19 @@ def main(argv: Sequence[str]) -> int:
     live = not args.closed
     try:
         if "://" in args.fleet:
-            report = verify_fleet(
-                args.fleet, key=args.key, live=live, workers=args.workers, silent_after=args.silent_after
-            )
+            from nats.js.errors import NotFoundError
+
+            try:
+                report = verify_fleet(
+                    args.fleet, key=args.key, live=live, workers=args.workers, silent_after=args.silent_after
+                )
+            except NotFoundError:
+                print(
+                    f"dsh-policy verify --fleet: {args.fleet} has no evidence stream ({EVIDENCE}):"
+                    " no gateway has shipped to this bus yet",
+                    file=sys.stderr,
+                )
+                return 2
         else:
             folder = Path(args.fleet)
             if not folder.is_dir():

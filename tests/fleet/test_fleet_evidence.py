@@ -190,3 +190,14 @@ def test_each_process_pulls_its_own_logs_and_the_verdicts_are_those_of_one_pull(
 
 async def _no_layout(js: Any) -> None:
     return None
+
+
+def test_a_bus_without_evidence_is_said_so(tmp_path: Path, capsys: Any) -> None:
+    server = LocalServer(tmp_path / "store").start()
+    try:
+        assert cli(["verify", "--fleet", server.url]) == 2
+    finally:
+        server.kill()
+    assert (
+        "no evidence stream (DSH_EVIDENCE): no gateway has shipped to this bus yet" in capsys.readouterr().err
+    )
