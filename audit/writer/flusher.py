@@ -23,16 +23,7 @@ class Flusher:
     """Runs queued group commits and, when a deadline passes with nobody appending, starts the
     overdue group commit or writes the checkpoint that is due by time."""
 
-    __slots__ = (
-        "_chain",
-        "_checkpoint",
-        "_commits",
-        "_linger_until",
-        "_lock",
-        "_locked",
-        "_settings",
-        "_thread",
-    )
+    __slots__ = ("_chain", "_checkpoint", "_commits", "_lock", "_locked", "_settings", "_thread")
 
     def __init__(
         self,
@@ -50,7 +41,6 @@ class Flusher:
         self._locked = locked  # the writer's thread lock + OS lock + catch-up
         self._checkpoint = checkpoint  # writes a checkpoint with the locks held
         self._thread: threading.Thread | None = None
-        self._linger_until = 0.0  # after a group commit: commit again then, without a wake-up
 
     def start(self) -> None:
         """Start the thread when some deadline can need it (``batch``, or timed checkpoints)."""
@@ -75,61 +65,41 @@ class Flusher:
         jobs = commits.jobs
         while True:
             wait = self._wait()
-            timed_out = False
             try:
                 message = jobs.get() if wait is None else jobs.get(timeout=max(wait, 0.0))
             except queue.Empty:
-                message, timed_out = WAKE, True
-            commits.flusher_parked = False  # awake: the next _wait parks again if need be
+                message = WAKE
             if isinstance(message, Signal):
-                # A wake-up only moves deadlines: recomputing them is enough (one already due
-                # times out at once), without the appender's lock an append may be holding.
-                if message is STOP or (timed_out and not self._on_deadline()):
+                if message is STOP or not self._on_deadline():
                     return
                 continue
             if not commits.run_commit(*message):
                 return
-            if self._settings.fsync == "batch":
-                self._linger_until = time.monotonic() + self._settings.batch_ms / 1000
 
     def _wait(self) -> float | None:
         """Seconds until the next deadline (``None``: none). Reads without locks: a stale value
-        only moves a deadline, and every change that adds one either queues a wake-up or falls
-        within a lingering flusher's timer.
-
-        Lines written while the flusher lingers after a commit are committed when the linger
-        ends, within ``batch_ms`` of their writing as before. A flusher with nothing to commit
-        parks, then looks once more: a line written just before ``flusher_parked`` was set did
-        not wake it, and is seen here instead (the appender counts a line before it reads the
-        flag, and the flusher sets the flag before it counts)."""
+        only moves a deadline, and every change that adds one also queues a wake-up."""
         settings, commits, chain = self._settings, self._commits, self._chain
         deadlines = []
-        if settings.fsync == "batch" and not commits.sync_requested:
-            lingering = time.monotonic() < self._linger_until
-            if commits.written > commits.synced:
-                due = commits.unsynced_since + settings.batch_ms / 1000
-                deadlines.append(min(due, self._linger_until) if lingering else due)
-            elif lingering:
-                deadlines.append(self._linger_until)
-            else:
-                commits.flusher_parked = True
-                if commits.written > commits.synced:
-                    commits.flusher_parked = False
-                    deadlines.append(commits.unsynced_since + settings.batch_ms / 1000)
+        if settings.fsync == "batch" and commits.written > commits.synced and not commits.sync_requested:
+            deadlines.append(commits.unsynced_since + settings.batch_ms / 1000)
         if settings.checkpoint_seconds is not None and chain.since_checkpoint:
             deadlines.append(chain.last_checkpoint_at + settings.checkpoint_seconds)
         return min(deadlines) - time.monotonic() if deadlines else None
 
     def _on_deadline(self) -> bool:
-        """A timer ran out: start the pending group commit (lines written while the flusher
-        lingered are due by the end of the linger) or write a timed checkpoint; ``False`` ends
-        the flusher."""
+        """Start an overdue group commit or write a timed checkpoint; ``False`` ends the flusher."""
         settings, commits, chain, lock = self._settings, self._commits, self._chain, self._lock
         now = time.monotonic()
         with lock.mutex:
             if lock.closed or lock.failure is not None:
                 return False
-            if settings.fsync == "batch" and not commits.sync_requested and commits.written > commits.synced:
+            if (
+                settings.fsync == "batch"
+                and not commits.sync_requested
+                and commits.written > commits.synced
+                and now - commits.unsynced_since >= settings.batch_ms / 1000
+            ):
                 try:
                     commits.request_sync()
                 except OSError as error:

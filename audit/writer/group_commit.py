@@ -7,13 +7,6 @@ fsyncs inline itself only when the flusher falls two batches behind; ``always`` 
 append returns. The flusher never takes the appender's lock on this path: the few fields both
 threads write are guarded by ``sync_state``, held for a few bytecodes only. (Waking a thread
 blocked on the appender's lock on every batch cost more CPU than the fsync itself.)
-
-After a group commit the flusher lingers one more ``batch_ms`` on a timer instead of waiting to be
-woken: while records keep coming (an MCP proxy writes two per call), the flusher wakes once per
-batch, by its own timer, and the appender never signals it. Only a flusher that found nothing to
-commit parks (``flusher_parked``) and needs a wake-up for the next line. A woken thread takes the
-GIL from the appender at its next system call, so each wake-up on the append path cost the
-appender two context switches.
 """
 
 from __future__ import annotations
@@ -54,7 +47,6 @@ class GroupCommit:
         "_file",
         "_lock",
         "_settings",
-        "flusher_parked",
         "jobs",
         "pending_anchor",
         "sync_requested",
@@ -78,9 +70,6 @@ class GroupCommit:
         self.unsynced_since = 0.0  # when the oldest line no group commit covers was written
         self.sync_requested = False  # a group commit is queued or running in the flusher
         self.pending_anchor: tuple[bytes, int] | None = None  # (checkpoint line, lines), sync_state
-        #: The flusher sleeps with no group-commit deadline: the next line must wake it (set by
-        #: the flusher, cleared by whoever wakes it; see :meth:`Flusher._wait`).
-        self.flusher_parked = True
 
     def note_written(self) -> None:
         """One more line reached the active segment (the thread lock held)."""
@@ -112,8 +101,7 @@ class GroupCommit:
                 or time.monotonic() - self.unsynced_since >= settings.batch_ms / 1000
             ):
                 self.request_sync()  # once per batch; later appends leave the flusher alone
-            elif self.flusher_parked:
-                self.flusher_parked = False
+            elif pending == 1:
                 self.jobs.put(WAKE)  # start the batch_ms clock in the flusher
         return False
 

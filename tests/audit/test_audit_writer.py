@@ -128,36 +128,6 @@ def test_batch_mode_syncs_within_its_time_bound_even_when_appends_stop(
         assert synced, "the background group commit never fsynced the pending record"
 
 
-def _wait_until(condition: Any, seconds: float = 5.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.002)
-    return bool(condition())
-
-
-def test_records_written_while_the_flusher_lingers_are_committed_without_waking_it(tmp_path: Path) -> None:
-    """After a group commit the flusher stays on its timer for one more batch: a record written
-    then queues no wake-up (each one cost the appending thread a GIL hand-off) and is still made
-    durable by the timer. A flusher with nothing left to commit parks, and the next record wakes
-    it."""
-    with AuditWriter.open(
-        tmp_path / "a.jsonl", fsync="batch", batch_records=1000, batch_ms=500, checkpoint_seconds=None
-    ) as writer:
-        commits = writer._commits
-        durable = lambda: commits.synced == commits.written and not commits.sync_requested  # noqa: E731
-        writer.append("tool_result", {"i": 1})  # the flusher was parked: woken
-        assert _wait_until(durable)
-        assert not commits.flusher_parked  # lingering after its commit
-        writer.append("tool_result", {"i": 2})
-        assert commits.jobs.empty(), "a record written during the linger queued a wake-up"
-        assert _wait_until(durable), "the lingering flusher never committed the record"
-        assert _wait_until(lambda: commits.flusher_parked), "an idle flusher kept its timer"
-        writer.append("tool_result", {"i": 3})
-        assert not commits.flusher_parked  # the record woke it
-        assert _wait_until(durable)
-    assert verify_log([tmp_path / "a.jsonl"]).intact
-
-
 def test_an_fsync_error_is_fatal_and_never_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     writer = AuditWriter.open(tmp_path / "a.jsonl", fsync="always")
     writer.append("tool_result", {"i": 1})
