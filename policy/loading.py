@@ -19,6 +19,7 @@ from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.pack import canonical_digest, load_packs
 from dsh_policy.policy.params import ParamOrigin
+from dsh_policy.policy.policy_cache import Lookup, keep, lookup
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +51,29 @@ def build_policy(
     shadow: bool = False,
     param_origins: Mapping[str, ParamOrigin] | None = None,
     protection: Any = None,
+    cache: bool = True,
 ) -> CompiledPolicy | LoadFailure:
     """Load and compile packs in one step (all-or-nothing); ``protection`` (a deployment's
-    ``SelfProtection``) is attached to the result, see :func:`with_protection`."""
+    ``SelfProtection``) is attached to the result, see :func:`with_protection`. ``cache``: read
+    a verified compiled policy kept by an earlier build of the same bytes, and keep this one
+    (:mod:`~dsh_policy.policy.policy_cache`; ``DSH_POLICY_COMPILE_CACHE=off`` turns it off)."""
     with _collector_paused():
-        return _build_policy(paths, params, engine, shadow, param_origins, protection)
+        names = [str(path) for path in paths]
+        found = (
+            lookup(
+                names, params=params or {}, param_origins=param_origins or {}, engine=engine, shadow=shadow
+            )
+            if cache
+            else Lookup(None)
+        )
+        if found.policy is not None:
+            policy: CompiledPolicy = found.policy
+            return policy if protection is None else with_protection(policy, protection)
+        trees: dict[str, Any] | None = {} if found.key is not None else None
+        built = _build_policy(names, params, engine, shadow, param_origins, protection, trees)
+        if trees is not None and isinstance(built, CompiledPolicy):
+            keep(found, replace(built, protection=None) if protection is not None else built, trees)
+        return built
 
 
 @contextmanager
@@ -80,6 +99,7 @@ def _build_policy(
     shadow: bool,
     param_origins: Mapping[str, ParamOrigin] | None,
     protection: Any,
+    trees: dict[str, Any] | None = None,
 ) -> CompiledPolicy | LoadFailure:
     loaded = load_packs([str(path) for path in paths])
     if not loaded.ok:
@@ -90,7 +110,7 @@ def _build_policy(
         errors = sorted(set(loaded.errors) | {e for e in extra if e.file != "--engine"})
         return LoadFailure(tuple(errors), warnings)
     compiled = compile_policy(
-        loaded.packs, engine=engine, params=params, param_origins=param_origins, shadow=shadow
+        loaded.packs, engine=engine, params=params, param_origins=param_origins, shadow=shadow, trees=trees
     )
     if compiled.policy is None:
         return LoadFailure(compiled.errors, compiled.warnings)
