@@ -19,8 +19,21 @@ import contextlib
 import hashlib
 import os
 import stat
+from collections.abc import Mapping
 
-CACHE_DIR_VARIABLE = "DSH_POLICY_CACHE_DIR"
+from dsh_policy.policy.cache_folders import CACHE_DIR_VARIABLE, cache_folder
+
+__all__ = [
+    "CACHE_DIR_VARIABLE",
+    "SWITCH_VARIABLE",
+    "cache_enabled",
+    "cache_folder",
+    "entry_path",
+    "read_entry",
+    "trusted_folder",
+    "write_entry",
+]
+
 SWITCH_VARIABLE = "DSH_POLICY_COMPILE_CACHE"
 MAX_ENTRIES = 64
 """Entries kept; the oldest beyond this are removed when one is written (every edit of a pack
@@ -29,16 +42,7 @@ makes a new key, and an old one is never looked up again)."""
 _HEADER_END = b"\n"
 
 
-def cache_folder(environ: os._Environ[str] | dict[str, str] | None = None) -> str:
-    """The cache folder for this environment, whether or not it exists."""
-    env = os.environ if environ is None else environ
-    if env.get(CACHE_DIR_VARIABLE):
-        return env[CACHE_DIR_VARIABLE]
-    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "dsh-policy", "compiled")
-
-
-def cache_enabled(environ: os._Environ[str] | dict[str, str] | None = None) -> bool:
+def cache_enabled(environ: Mapping[str, str] | None = None) -> bool:
     """False when ``DSH_POLICY_COMPILE_CACHE`` is ``off`` (or ``0``, ``no``, ``false``)."""
     env = os.environ if environ is None else environ
     return env.get(SWITCH_VARIABLE, "").strip().lower() not in ("off", "0", "no", "false")

@@ -257,3 +257,17 @@ def test_an_entry_or_folder_of_another_user_is_not_used(cache_dir: Path, tmp_pat
     assert _kept([path]) is not None
     os.chown(cache_dir, 65534, -1)
     assert _kept([path]) is None
+
+
+def test_self_protection_guards_the_cache_folder(cache_dir: Path, tmp_path: Path) -> None:
+    """An agent of the same user passes the owner and mode checks, so its tools may not write
+    there: the override folder and the default ``dsh-policy`` cache folders are protected."""
+    from dsh_policy.policy.self_protection.protection import protection_for
+
+    protection = protection_for(home=str(tmp_path))
+    entry = str(cache_dir / "0123.json")
+    refusal = protection.check("write_file", {"path": entry, "content": "{}"})
+    assert refusal is not None and refusal.rule == "self-protection/policy-cache"
+    default = os.path.join(os.path.expanduser("~"), ".cache", "dsh-policy", "compiled", "k.json")
+    assert protection.check("write_file", {"path": default, "content": "{}"}) is not None
+    assert protection.check("write_file", {"path": str(tmp_path / "notes.txt"), "content": "x"}) is None
