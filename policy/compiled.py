@@ -13,13 +13,15 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from dsh_policy.policy.cel.checker import Branch
+from dsh_policy.policy.cel.branches import Branch
 from dsh_policy.policy.cel.engine import CompiledExpression
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.pack import Mode, OnError
-from dsh_policy.policy.stages import Stage
+
+if TYPE_CHECKING:  # annotations only: the pack module brings its validators (pydantic, jsonschema)
+    from dsh_policy.policy.pack import Mode, OnError
+    from dsh_policy.policy.stages import Stage
 
 __all__ = [
     "CompileResult",

@@ -11,15 +11,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from os import PathLike
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dsh_policy.policy.cel.engine import CelEngine
-from dsh_policy.policy.compile import compile_policy
 from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.pack import canonical_digest, load_packs
-from dsh_policy.policy.params import ParamOrigin
 from dsh_policy.policy.policy_cache import Lookup, keep, lookup
+
+if TYPE_CHECKING:  # the builders are imported when a build runs: a policy read back from the
+    # cache needs neither the YAML reader, the schema, the models nor the CEL parser and checker
+    from dsh_policy.policy.cel.engine import CelEngine
+    from dsh_policy.policy.params import ParamOrigin
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +102,9 @@ def _build_policy(
     protection: Any,
     trees: dict[str, Any] | None = None,
 ) -> CompiledPolicy | LoadFailure:
+    from dsh_policy.policy.compile import compile_policy
+    from dsh_policy.policy.pack import load_packs
+
     loaded = load_packs([str(path) for path in paths])
     if not loaded.ok:
         # Still compile what did load, only to report its CEL errors in the same run.
@@ -130,5 +134,7 @@ def with_protection(compiled: CompiledPolicy, protection: Any) -> CompiledPolicy
     decided without it names a different policy."""
     if protection.enabled:
         return replace(compiled, protection=protection)
+    from dsh_policy.policy.pack import canonical_digest
+
     digest = canonical_digest({"policy": compiled.digest, "self_protection": "off"})
     return replace(compiled, protection=protection, digest=digest)

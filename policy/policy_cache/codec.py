@@ -21,7 +21,7 @@ from typing import Any
 import lark
 import orjson
 from dsh_policy.core.frozen import thaw
-from dsh_policy.policy.cel.checker import Branch
+from dsh_policy.policy.cel.branches import Branch
 from dsh_policy.policy.cel.closure_engine import ClosureCelEngine, ClosureCompiledExpression
 from dsh_policy.policy.cel.engine import CelCompileIssue, MemberRead, Reads
 from dsh_policy.policy.compiled import (
@@ -30,6 +30,7 @@ from dsh_policy.policy.compiled import (
     CompiledPolicy,
     CompiledRule,
     Redaction,
+    StageIndex,
     index_stage,
 )
 from dsh_policy.policy.errors import PolicyError
@@ -152,20 +153,20 @@ def decode(body: bytes) -> CompiledPolicy:
             path=pack["path"],
             digest=pack["digest"],
             params=MappingProxyType(dict(pack["params"])),
-            variables=MappingProxyType({n: _expr_in(e, engine) for n, e in pack["variables"].items()}),
+            variables=MappingProxyType({n: _variable_in(e, engine) for n, e in pack["variables"].items()}),
             default_decision=pack["default_decision"],
             activation_params=thaw(pack["params"]),
         )
         for pack in data["packs"]
     )
     rules = tuple(_rule_in(rule, engine) for rule in data["rules"])
-    stages = MappingProxyType(
-        {stage: index_stage([r for r in rules if r.stage == stage]) for stage in STAGES}
-    )
+    stages: dict[str, StageIndex] = {
+        stage: index_stage([r for r in rules if r.stage == stage]) for stage in STAGES
+    }
     return CompiledPolicy(
         packs=packs,
         rules=rules,
-        stages=stages,
+        stages=MappingProxyType(stages),
         engine_name=data["engine_name"],
         shadow=data["shadow"],
         digest=data["digest"],
@@ -188,6 +189,13 @@ def _expr_in(value: Any, engine: ClosureCelEngine) -> CompiledExpr | None:
         tuple(value["variables"]),
         tuple(Branch(*branch) for branch in value["branches"]),
     )
+
+
+def _variable_in(value: Any, engine: ClosureCelEngine) -> CompiledExpr:
+    expr = _expr_in(value, engine)
+    if expr is None:
+        raise Unusable("a variable without an expression")
+    return expr
 
 
 def _rule_in(value: dict[str, Any], engine: ClosureCelEngine) -> CompiledRule:
