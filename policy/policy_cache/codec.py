@@ -45,17 +45,20 @@ class Unusable(Exception):
 
 
 def _tree_out(node: lark.Tree | lark.Token) -> Any:
-    """A tree as nested lists: ``[data, child...]``; a token as ``{type: value}``."""
+    """A tree as nested lists, ``[data, child...]``; a token as the string ``TYPE:value`` (token
+    types are upper-case names, never holding a colon)."""
     if isinstance(node, lark.Token):
-        return {node.type: str(node)}
+        if ":" in node.type:
+            raise Unusable(f"a token type with a colon: {node.type!r}")
+        return f"{node.type}:{node}"
     return [str(node.data), *(_tree_out(child) for child in node.children)]
 
 
-def _tree_in(value: Any) -> lark.Tree | lark.Token:
-    if type(value) is dict:
-        ((kind, text),) = value.items()
-        return lark.Token(kind, text)
-    return lark.Tree(value[0], [_tree_in(child) for child in value[1:]])
+def _tree_in(value: Any, tree: type[lark.Tree] = lark.Tree, token: type[lark.Token] = lark.Token) -> Any:
+    if type(value) is str:
+        kind, _, text = value.partition(":")
+        return token(kind, text)
+    return tree(value[0], [_tree_in(child) for child in value[1:]])
 
 
 # --- writing --------------------------------------------------------------------------------------
