@@ -71,10 +71,12 @@ def build_policy(
             policy: CompiledPolicy = found.policy
             return policy if protection is None else with_protection(policy, protection)
         trees: dict[str, Any] | None = {} if found.key is not None else None
-        built = _build_policy(names, params, engine, shadow, param_origins, protection, trees)
-        if trees is not None and isinstance(built, CompiledPolicy):
-            keep(found, replace(built, protection=None) if protection is not None else built, trees)
-        return built
+        built = _build_policy(names, params, engine, shadow, param_origins, trees)
+        if not isinstance(built, CompiledPolicy):
+            return built
+        if trees is not None:
+            keep(found, built, trees)  # the packs' policy: protection is the deployment's, added after
+        return built if protection is None else with_protection(built, protection)
 
 
 @contextmanager
@@ -99,7 +101,6 @@ def _build_policy(
     engine: CelEngine | str,
     shadow: bool,
     param_origins: Mapping[str, ParamOrigin] | None,
-    protection: Any,
     trees: dict[str, Any] | None = None,
 ) -> CompiledPolicy | LoadFailure:
     from dsh_policy.policy.compile import compile_policy
@@ -124,7 +125,7 @@ def _build_policy(
     failed = check_examples(compiled.policy, loaded.packs)
     if failed:
         return LoadFailure(tuple(sorted(failed)), compiled.warnings)
-    return compiled.policy if protection is None else with_protection(compiled.policy, protection)
+    return compiled.policy
 
 
 def with_protection(compiled: CompiledPolicy, protection: Any) -> CompiledPolicy:

@@ -271,3 +271,21 @@ def test_self_protection_guards_the_cache_folder(cache_dir: Path, tmp_path: Path
     default = os.path.join(os.path.expanduser("~"), ".cache", "dsh-policy", "compiled", "k.json")
     assert protection.check("write_file", {"path": default, "content": "{}"}) is not None
     assert protection.check("write_file", {"path": str(tmp_path / "notes.txt"), "content": "x"}) is None
+
+
+def test_self_protection_switched_off_changes_the_digest_once(cache_dir: Path, tmp_path: Path) -> None:
+    """The deployment's protection is attached after the cache: a kept policy is the packs' own,
+    so switching protection off gives the same digest built or read back."""
+    from dsh_policy.policy.self_protection.protection import protection_for
+
+    path = _pack(tmp_path)
+    off = protection_for(packs=[path], enabled=False, home=str(tmp_path))
+    fresh = build_policy([path], protection=off, cache=False)
+    built = build_policy([path], protection=off)
+    kept = build_policy([path], protection=off)
+    plain = build_policy([path])
+    assert isinstance(fresh, CompiledPolicy) and isinstance(built, CompiledPolicy)
+    assert isinstance(kept, CompiledPolicy) and isinstance(plain, CompiledPolicy)
+    assert _kept([path]) is not None
+    assert fresh.digest == built.digest == kept.digest != plain.digest
+    assert kept.protection is off and plain.protection is None
