@@ -79,7 +79,10 @@ def keep(found: Lookup, policy: Any, trees: dict[str, Any]) -> bool:
         return False
     from dsh_policy.policy.policy_cache.codec import encode
 
-    body = encode(policy, trees)
+    try:
+        body = encode(policy, trees)
+    except Exception:  # a value JSON cannot carry: the policy is simply not kept
+        return False
     return body is not None and write_entry(found.key, body)
 
 

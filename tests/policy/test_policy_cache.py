@@ -289,3 +289,24 @@ def test_self_protection_switched_off_changes_the_digest_once(cache_dir: Path, t
     assert _kept([path]) is not None
     assert fresh.digest == built.digest == kept.digest != plain.digest
     assert kept.protection is off and plain.protection is None
+
+
+def test_a_policy_that_cannot_be_written_still_loads(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keeping is best effort: an encoder failure (a value JSON cannot carry) or a folder that
+    cannot be made leaves the policy unkept, never unloaded."""
+    from dsh_policy.policy.policy_cache import codec
+
+    def refuse(*_: object) -> bytes:
+        raise TypeError("Type is not JSON serializable")
+
+    monkeypatch.setattr(codec, "encode", refuse)
+    path = _pack(tmp_path)
+    assert isinstance(build_policy([path]), CompiledPolicy)
+    assert _kept([path]) is None
+    monkeypatch.undo()
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv(CACHE_DIR_VARIABLE, str(blocker / "cache"))
+    assert isinstance(build_policy([path]), CompiledPolicy)
