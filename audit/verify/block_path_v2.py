@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from binascii import hexlify
 from functools import lru_cache
+from itertools import compress, repeat
 from typing import Final
 
 import orjson
@@ -101,15 +102,12 @@ class BlockPathV2:
             seqs.insert(0, header[1])
             kinds.insert(0, header[3])
             first_prev = header[2]
-        hashers = list(map(_COPY, [RECORD_HASHER_V2] * lines))
+        hashers = list(map(_COPY, repeat(RECORD_HASHER_V2, lines)))
         list(map(_UPDATE, hashers, bodies))
         digests = list(map(_DIGEST, hashers))
         computed = hexlify(b"".join(digests))
-        ends = (
-            [index for index, kind in enumerate(kinds) if kind is not None]
-            if kinds.count(None) != lines
-            else []
-        )
+        # The lines whose kind was captured (a non-empty bytes value), picked in C.
+        ends = list(compress(range(lines), kinds))
         ends.append(lines)
         at = 0
         while at < lines:
