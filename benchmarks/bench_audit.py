@@ -33,6 +33,10 @@ itself costs in CPython, whatever the code around it:
   not timed), and the RFC 6962 leaf and node hashes of the tree the checkpoints sign. No parsing,
   no canonical check, no chain or signature check.
 
+Beside them, *where one append's CPU goes* (:func:`append_phases`): the batch append measured in its
+own thread and in the process (the flusher is the difference), each step it takes timed alone over
+the same records, and what the steps leave unexplained (the interpreter between them).
+
 Why absolute figures move between hosts of the same kind (2 vCPU): the CPU model (SHA-256 runs at
 1.2 GB/s without the SHA extensions and 1.7 GB/s with them, while interpreted Python is 2x slower
 on the latter host measured) and the interpreter's build (pyenv builds without
