@@ -206,7 +206,7 @@ class AuditWriter:
             except BaseException:
                 lock.release()
                 raise
-            if sync_now or not self._leases:
+            if sync_now or not self._leases or self._settings.batch_records == 1:
                 lock.release()
             elif lock.leased:
                 lock.lease_left -= 1

@@ -568,6 +568,10 @@ def test_a_batch_burst_leases_the_log_lock_only_briefly(tmp_path: Path) -> None:
     with AuditWriter.open(path, fsync="always", checkpoint_every=None) as writer:
         writer.append("tool_result", {"i": 65})
         assert _lock_is_free(path)
+    with AuditWriter.open(path, fsync="batch", batch_records=1, checkpoint_every=None) as writer:
+        for index in range(66, 70):
+            writer.append("tool_result", {"i": index})
+            assert _lock_is_free(path)  # a lease of one append is no lease
     assert verify_log([path]).intact
 
 
