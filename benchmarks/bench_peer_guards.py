@@ -90,8 +90,9 @@ class Case:
 def cases(corpora: list[str]) -> Iterator[Case]:
     """Every counted entry of the corpora (``debatable`` ones are left out, as in the tests)."""
     for corpus in corpora:
+        root = Path(corpus) if "/" in corpus else CORPUS / corpus
         for side in ("dangerous", "benign"):
-            for path in sorted((CORPUS / corpus / side).glob("*.yaml")):
+            for path in sorted((root / side).glob("*.yaml")):
                 document = yaml.safe_load(path.read_text(encoding="utf-8"))
                 for raw in document["entries"]:
                     if raw.get("debatable") is not None:
@@ -299,7 +300,9 @@ def render(rows: dict[str, dict[str, Any]], skipped: Counter[str], peer: str, le
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpora", default=",".join(CORPORA), help="comma-separated folders of tests/corpus")
+    parser.add_argument(
+        "--corpora", default=",".join(CORPORA), help="comma-separated folders of tests/corpus, or paths to folders"
+    )
     parser.add_argument("--peer-version", default=PEER_VERSION)
     parser.add_argument("--level", default="standard", choices=("standard", "strict", "paranoid"))
     parser.add_argument("--jobs", type=int, default=2, help="peer hook processes at once")
