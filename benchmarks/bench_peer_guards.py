@@ -98,7 +98,9 @@ def cases(corpora: list[str]) -> Iterator[Case]:
                     if raw.get("debatable") is not None:
                         continue
                     tool, args = (
-                        ("shell", {"command": raw["command"]}) if "command" in raw else (raw["tool"], raw["args"])
+                        ("shell", {"command": raw["command"]})
+                        if "command" in raw
+                        else (raw["tool"], raw["args"])
                     )
                     yield Case(corpus, side, path.stem, tool, dict(args))
 
@@ -273,14 +275,19 @@ def render(rows: dict[str, dict[str, Any]], skipped: Counter[str], peer: str, le
     for key, row in rows.items():
         verdict = ""
         if row["side"] == "dangerous" and row["scope"] == "in":
-            verdict = "ahead" if row["ours"] > row["peer"] else ("tie" if row["ours"] == row["peer"] else "BEHIND")
+            verdict = (
+                "ahead" if row["ours"] > row["peer"] else ("tie" if row["ours"] == row["peer"] else "BEHIND")
+            )
             if verdict == "BEHIND":
                 behind.append(key)
         elif row["side"] == "benign":
-            verdict = "fewer FP" if row["ours"] < row["peer"] else ("same" if row["ours"] == row["peer"] else "MORE FP")
-        lines.append(
-            f"  {key:<34} {row['scope']:<6} {pct(row['ours'], row['n']):>17} {pct(row['peer'], row['n']):>17}  {verdict}"
-        )
+            verdict = (
+                "fewer FP"
+                if row["ours"] < row["peer"]
+                else ("same" if row["ours"] == row["peer"] else "MORE FP")
+            )
+        ours, theirs = pct(row["ours"], row["n"]), pct(row["peer"], row["n"])
+        lines.append(f"  {key:<34} {row['scope']:<6} {ours:>17} {theirs:>17}  {verdict}")
     for side in ("dangerous", "benign"):
         n = sum(r["n"] for r in rows.values() if r["side"] == side)
         ours = sum(r["ours"] for r in rows.values() if r["side"] == side)
@@ -293,7 +300,9 @@ def render(rows: dict[str, dict[str, Any]], skipped: Counter[str], peer: str, le
         f" {pct(sum(r['peer'] for r in inside), n):>17}"
     )
     if skipped:
-        lines.append("left out (no Claude Code tool): " + ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())))
+        lines.append(
+            "left out (no Claude Code tool): " + ", ".join(f"{k} {v}" for k, v in sorted(skipped.items()))
+        )
     lines.append("peer ahead in a category inside its scope: " + (", ".join(behind) or "none"))
     return "\n".join(lines)
 
@@ -301,14 +310,18 @@ def render(rows: dict[str, dict[str, Any]], skipped: Counter[str], peer: str, le
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--corpora", default=",".join(CORPORA), help="comma-separated folders of tests/corpus, or paths to folders"
+        "--corpora",
+        default=",".join(CORPORA),
+        help="comma-separated folders of tests/corpus, or paths to folders",
     )
     parser.add_argument("--peer-version", default=PEER_VERSION)
     parser.add_argument("--level", default="standard", choices=("standard", "strict", "paranoid"))
     parser.add_argument("--jobs", type=int, default=2, help="peer hook processes at once")
     parser.add_argument("--limit", type=int, default=0, help="every Nth entry only (quick runs)")
     parser.add_argument("--ours-command", action="store_true", help="our real hook process per event")
-    parser.add_argument("--misses", action="store_true", help="list the in-scope entries only the peer blocks")
+    parser.add_argument(
+        "--misses", action="store_true", help="list the in-scope entries only the peer blocks"
+    )
     args = parser.parse_args(argv)
     corpora = [c for c in args.corpora.split(",") if c]
     chosen = list(cases(corpora))[:: args.limit or 1]
@@ -336,7 +349,9 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         our_answers = [ours(raw) for _case, raw in pending]
         our_seconds = time.perf_counter() - started
-    results = [(case, mine, other) for (case, _), mine, other in zip(pending, our_answers, peer_answers, strict=True)]
+    results = [
+        (case, mine, other) for (case, _), mine, other in zip(pending, our_answers, peer_answers, strict=True)
+    ]
     rows = tally(results)
     print(render(rows, skipped, f"{PEER} {peer.version}", args.level))
     if args.misses:
