@@ -198,6 +198,11 @@ def peer_decider(peer: Peer, level: str) -> Callable[[bytes], bool]:
 
 
 # ----------------------------------------------------------------------------- ours
+FAILED_CLOSED: list[bytes] = []
+"""Events our side blocked by failing closed (an evaluation budget run out on a loaded machine, an
+error) rather than by a rule: reported, since they would flatter the dangerous side."""
+
+
 def packs() -> list[Path]:
     return sorted(p for p in RULES.glob("*.yaml") if not p.name.endswith(".cases.yaml"))
 
@@ -231,6 +236,8 @@ def our_decider() -> Callable[[bytes], bool]:
 
     def decide(raw: bytes) -> bool:
         verdict = decide_hook(policy, "claude-code", parse_for("claude-code", raw), session).verdict
+        if verdict.failure or "could not be evaluated" in verdict.reason:
+            FAILED_CLOSED.append(raw)  # a budget or an error, not a rule, blocked it
         reply = render_safely(dialect, verdict)
         return blocked(reply.exit_code, reply.stdout)
 
@@ -360,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  PEER ONLY [{case.corpus}/{case.category}] {case.tool} {case.args}")
             if case.side == "benign" and mine and not other:
                 print(f"  OUR FP    [{case.corpus}/{case.category}] {case.tool} {case.args}")
+    if FAILED_CLOSED:
+        print(f"ours failed closed (budget or error, not a rule) on {len(FAILED_CLOSED)} events: rerun")
     print(
         f"{len(pending)} events; peer {peer_seconds:.1f} s ({args.jobs} at once), "
         f"ours {our_seconds:.1f} s ({'hook process' if args.ours_command else 'hook path in process'}); "
@@ -377,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
                 "ours": "hook process" if args.ours_command else "hook path in process",
                 "rows": list(rows.values()),
                 "left_out": dict(skipped),
+                "ours_failed_closed": len(FAILED_CLOSED),
                 "python": platform.python_version(),
                 "load": os.getloadavg()[0],
             },
