@@ -1,7 +1,7 @@
 """Our shipped packs beside cc-safety-net, the nearest peer guard, on our public-source corpora,
 per category, each guard fed the same Claude Code ``PreToolUse`` events.
 
-Run: ``python benchmarks/bench_peer_guards.py [--corpora public,techniques,heldout,probe]
+Run: ``python benchmarks/bench_peer_guards.py [--corpora public,techniques,heldout,probe,probe2]
 [--peer-version 2.4.5] [--level standard] [--jobs 2] [--limit N] [--ours-command]``.
 
 What it does:
@@ -61,7 +61,7 @@ RULES = ROOT / "rules"
 RESULTS = ROOT / "benchmarks" / "results" / "peer_guards.json"
 PEER = "cc-safety-net"
 PEER_VERSION = "2.4.5"
-CORPORA = ("public", "techniques", "heldout", "probe")
+CORPORA = ("public", "techniques", "heldout", "probe", "probe2")
 
 SCOPE: dict[str, str] = {
     # in scope: the classes cc-safety-net's README says it blocks
