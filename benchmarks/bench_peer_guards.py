@@ -70,10 +70,12 @@ SCOPE: dict[str, str] = {
     "interpreter-delete": "in",
     "credential-read": "in",
     "credential-access": "in",
+    "credentials": "in",
     # mixed: several classes in one file, some in its scope and some not
     "variants": "mixed",
     "new-spellings": "mixed",
     "agent-incidents": "mixed",
+    "destruction": "mixed",
 }
 """The peer's scope per dangerous category; every other category is outside it ("out")."""
 
