@@ -3,21 +3,35 @@
 Run: ``python benchmarks/bench_frameworks.py [--calls N] [--rounds N] [--only NAME] [--cli]``. For
 every framework whose extra is installed (or each ``--only`` one), an agent driven by the
 framework's own scripted/fake model makes ``--calls`` allowed tool calls (one per model turn, a
-canned tool body) in four variants, alternating round by round:
+canned tool body) in five variants, side by side round by round:
 
 - ``alone``: the framework with no hook at all;
 - ``noop``: the framework's own hook mechanism with a do-nothing hook of the kind the adapter uses
   (a middleware, capability, guardrails + ``needs_approval``, plugin, hook callbacks): what having
   any hook costs in that framework, which is not ours to cut;
+- ``known``: that do-nothing hook burning 50 us of thread CPU per call before the tool: a cost of
+  known size, so every row shows how closely whole-session differences resolve a cost of the
+  target's size at that moment (on a shared machine: not always; then the glue timed inside the
+  hooks is the figure to trust);
 - ``glue``: the adapter on a pack with no rules and no audit log: our translation (plus the empty
   policy's own stages, which the in-process gateway pays too);
 - ``gated``: the adapter with the shipped packs, every call recorded (``fsync=off``): what a
   deployment pays (the policy's own cost is ``bench_gateway.py``'s subject).
 
-Times are CPU time of the benchmark process per call, medians over the rounds. The glue is also
-timed inside the adapter's hooks (thread CPU time, the framework's handler excluded), which a busy
-machine disturbs far less than a difference of two session times. Target: the glue adds at most
-10% of the framework's own per-call cost or 50 us, whichever is larger.
+Times are CPU time of the benchmark process (every thread), and what is reported is the steady
+state: a variant's cost per tool call is a session of ``--calls`` calls minus a session of one
+call, over ``--calls - 1``, so a session's own costs (starting the run, the first call's caches,
+thread pools, ending it) cancel out; they are reported apart as ``setup`` (the one-call session
+minus one steady call), and building the agent as ``build``. Every round takes the variants
+side by side, in an order rotated round by round, each session after a ``gc.collect()`` (a
+session does not pay for the garbage of the one before). Ratios are taken within a round, against
+that round's ``alone``, and reported as medians over the rounds: on a shared machine, a
+difference of two medians of whole sessions (what this measured before) swung by +-0.1 between
+two runs at the same load, because the session setup (1-5 ms, 10-15% of a 20-call session) and
+the neighbours' noise were divided into the per-call figure. The glue is also timed inside the
+adapter's hooks (thread CPU time, the framework's handler excluded), which a busy machine
+disturbs far less. Target: the glue adds at most 10% of the framework's own per-call cost or
+50 us, whichever is larger.
 
 The Claude Agent SDK runs the Claude Code CLI in a subprocess; its row drives the real SDK with
 Claude Code's side of the protocol scripted in process (``tools/claude_code_double.py``), so it
@@ -31,6 +45,7 @@ alone, with do-nothing hook callbacks and with ``PolicyHooks`` (shipped packs, a
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import json
 import os
@@ -51,7 +66,19 @@ RESULTS = ROOT / "benchmarks" / "results" / "frameworks.json"
 PACKS = [ROOT / "rules" / f"{name}.yaml" for name in ("baseline", "secrets", "injection")]
 TARGET_RATIO = 0.10
 TARGET_FLOOR_US = 50.0
-VARIANTS = ("alone", "noop", "glue", "gated")
+VARIANTS = ("alone", "noop", "known", "glue", "gated")
+#: Thread CPU the ``known`` variant's do-nothing hook burns per call: a cost of known size, so each
+#: row shows how closely whole-session differences resolve a cost of the target's size right now.
+KNOWN_US = 50.0
+
+
+def _spin(microseconds: float) -> None:
+    """Burn ``microseconds`` of this thread's CPU (the ``known`` variant's hook body)."""
+    if microseconds <= 0:
+        return
+    end = time.thread_time() + microseconds / 1e6
+    while time.thread_time() < end:
+        pass
 
 #: A session factory: (calls, adapter or None) -> a function running the whole session once.
 Session = Callable[[int, Any], Callable[[], None]]
@@ -90,14 +117,16 @@ def _langgraph_adapter(policy: Any, auditor: Any) -> Any:
     return PolicyMiddleware(policy, auditor=auditor)
 
 
-def _langgraph_noop() -> Any:
+def _langgraph_noop(spin_us: float = 0.0) -> Any:
     from langchain.agents.middleware import AgentMiddleware
 
     class NoopMiddleware(AgentMiddleware):  # the hook PolicyMiddleware uses, doing nothing
         def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+            _spin(spin_us)
             return handler(request)
 
         async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+            _spin(spin_us)
             return await handler(request)
 
     return NoopMiddleware()
@@ -132,7 +161,7 @@ def _openai_agents_adapter(policy: Any, auditor: Any) -> Any:
     return PolicyGuardrails(policy, auditor=auditor)
 
 
-def _openai_agents_noop() -> Any:
+def _openai_agents_noop(spin_us: float = 0.0) -> Any:
     import dataclasses
 
     from agents import ToolGuardrailFunctionOutput
@@ -141,8 +170,11 @@ def _openai_agents_noop() -> Any:
     class NoopGuardrails:  # what PolicyGuardrails.govern adds to a tool, each doing nothing
         def __init__(self) -> None:
             allow = ToolGuardrailFunctionOutput.allow
-            self.before: ToolInputGuardrail[Any] = ToolInputGuardrail(guardrail_function=lambda d: allow(),
-                                                                      name="noop")
+            def before(data: Any) -> Any:
+                _spin(spin_us)
+                return allow()
+
+            self.before: ToolInputGuardrail[Any] = ToolInputGuardrail(guardrail_function=before, name="noop")
             self.after: ToolOutputGuardrail[Any] = ToolOutputGuardrail(guardrail_function=lambda d: allow(),
                                                                        name="noop")
 
@@ -187,7 +219,7 @@ def _pydantic_ai_adapter(policy: Any, auditor: Any) -> Any:
     return PolicyCapability(policy, auditor=auditor)
 
 
-def _pydantic_ai_noop() -> Any:
+def _pydantic_ai_noop(spin_us: float = 0.0) -> Any:
     from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering
 
     class NoopCapability(AbstractCapability[Any]):  # the hook PolicyCapability uses, doing nothing
@@ -196,6 +228,7 @@ def _pydantic_ai_noop() -> Any:
 
         async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any,
                                     handler: Any) -> Any:
+            _spin(spin_us)
             return await handler(args)
 
     return NoopCapability()
@@ -251,11 +284,12 @@ def _adk_adapter(policy: Any, auditor: Any) -> Any:
     return PolicyPlugin(policy, auditor=auditor)
 
 
-def _adk_noop() -> Any:
+def _adk_noop(spin_us: float = 0.0) -> Any:
     from google.adk.plugins.base_plugin import BasePlugin
 
     class NoopPlugin(BasePlugin):  # the callbacks PolicyPlugin uses, doing nothing
         async def before_tool_callback(self, *, tool: Any, tool_args: Any, tool_context: Any) -> Any:
+            _spin(spin_us)
             return None
 
         async def after_tool_callback(self, *, tool: Any, tool_args: Any, tool_context: Any,
@@ -295,12 +329,14 @@ def _sdk_adapter(policy: Any, auditor: Any) -> Any:
     return PolicyHooks(policy, auditor=auditor)
 
 
-def _sdk_noop() -> Any:
+def _sdk_noop(spin_us: float = 0.0) -> Any:
     from claude_agent_sdk import HookMatcher
 
     class NoopHooks:  # the matchers PolicyHooks registers, each callback answering "no opinion"
         def matchers(self) -> dict[str, list[Any]]:
             async def callback(hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+                if hook_input.get("hook_event_name") == "PreToolUse":
+                    _spin(spin_us)
                 return {}
 
             return {event: [HookMatcher(matcher=None, hooks=[callback], timeout=60.0, on_failure="block")]
@@ -316,7 +352,7 @@ class Framework(NamedTuple):
     extra: str
     session: Session
     adapter: Callable[[Any, Any], Any]
-    noop: Callable[[], Any]
+    noop: Callable[..., Any]
 
 
 FRAMEWORKS: dict[str, Framework] = {
@@ -442,13 +478,37 @@ def metered(name: str, adapter: Any, meter: Meter) -> Any:
     return adapter
 
 
-def _time_session(make: Callable[[], Callable[[], None]]) -> float:
-    """CPU seconds of this process for one session (building the agent excluded): on a shared
-    machine, wall time mostly measures the neighbours."""
-    run = make()
+class Sample(NamedTuple):
+    """One variant in one round, CPU seconds of this process: building the agent (and adapter),
+    a session of one call, a session of ``calls`` calls."""
+
+    build: float
+    one: float
+    many: float
+
+    def per_call(self, calls: int) -> float:
+        """The steady-state cost of one more tool call: start-up and first-call costs cancel."""
+        return (self.many - self.one) / (calls - 1)
+
+    def setup(self, calls: int) -> float:
+        """What a session costs besides its calls (start, first-call caches, end), building excluded."""
+        return self.one - self.per_call(calls)
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    gc.collect()  # the garbage of the session before is not this one's to pay
     start = time.process_time()
-    run()
-    return time.process_time() - start
+    value = fn()
+    return value, time.process_time() - start
+
+
+def _sample(session: Session, calls: int, hook: Callable[[], Any]) -> Sample:
+    """CPU time, not wall time: on a shared machine, wall time mostly measures the neighbours."""
+    run_one, build = _timed(lambda: session(1, hook()))
+    _, one = _timed(run_one)
+    run_many = session(calls, hook())
+    _, many = _timed(run_many)
+    return Sample(build, one, many)
 
 
 _EMPTY_PACK = """apiVersion: dsh-policy/v1
@@ -458,7 +518,17 @@ spec: {rules: []}
 """
 
 
+def _us(seconds: float) -> float:
+    return round(seconds * 1e6, 1)
+
+
 def measure(name: str, calls: int, rounds: int) -> dict[str, Any]:
+    """One framework's variants, side by side: every round takes each variant once (in an
+    order rotated round by round, so no variant always follows the same one), each as a session
+    of one call and one of ``calls`` calls. Costs are per round, ratios are taken within a round
+    (against that round's ``alone``) and reported as medians over the rounds."""
+    if calls < 2:
+        raise ValueError("--calls must be at least 2: the per-call cost is a difference of two sessions")
     from dsh_policy.audit import AuditWriter
     from dsh_policy.policy import DecisionAuditor, LoadFailure, Policy
 
@@ -466,7 +536,8 @@ def measure(name: str, calls: int, rounds: int) -> dict[str, Any]:
     session, adapter = framework.session, framework.adapter
     policy = Policy.load(PACKS)
     assert not isinstance(policy, LoadFailure), str(policy)
-    samples: dict[str, list[float]] = {variant: [] for variant in VARIANTS}
+    samples: dict[str, list[Sample]] = {variant: [] for variant in VARIANTS}
+    direct: list[float] = []
     with tempfile.TemporaryDirectory() as folder:
         empty_path = Path(folder) / "empty.yaml"
         empty_path.write_text(_EMPTY_PACK)
@@ -474,54 +545,68 @@ def measure(name: str, calls: int, rounds: int) -> dict[str, Any]:
         assert not isinstance(empty, LoadFailure), str(empty)
         writer = AuditWriter.open(Path(folder) / "bench.jsonl", fsync="off")
         auditor = DecisionAuditor(writer, policy)
-        variants: dict[str, Callable[[], Callable[[], None]]] = {
-            "alone": lambda: session(calls, None),
-            "noop": lambda: session(calls, framework.noop()),
-            "glue": lambda: session(calls, adapter(empty, None)),
-            "gated": lambda: session(calls, adapter(policy, auditor)),
+        hooks: dict[str, Callable[[], Any]] = {
+            "alone": lambda: None,
+            "noop": framework.noop,
+            "known": lambda: framework.noop(KNOWN_US),
+            "glue": lambda: adapter(empty, None),
+            "gated": lambda: adapter(policy, auditor),
         }
-        direct: list[float] = []
-
-        def glue_metered() -> Callable[[], None]:
+        for hook in hooks.values():  # warm every path (imports, compiled caches)
+            session(2, hook())()
+        for round_ in range(rounds):
+            order = VARIANTS[round_ % len(VARIANTS):] + VARIANTS[: round_ % len(VARIANTS)]
+            for variant in order:
+                samples[variant].append(_sample(session, calls, hooks[variant]))
             meter = Meter()
             run = session(calls, metered(name, adapter(empty, None), meter))
-
-            def timed() -> None:
-                run()
-                direct.append(meter.seconds / calls)
-
-            return timed
-
-        for make in variants.values():  # warm every path (imports, compiled caches)
-            _time_session(make)
-        for _ in range(rounds):
-            for variant, make in variants.items():
-                samples[variant].append(_time_session(make) / calls)
-            glue_metered()()
+            run()
+            direct.append(meter.seconds / calls)
         writer.close()
-    base, noop, glue, gated = (statistics.median(samples[v]) * 1e6 for v in VARIANTS)
-    own = statistics.median(direct) * 1e6
-    budget_us = max(TARGET_RATIO * base, TARGET_FLOOR_US)
-    return {
+    return _row(name, calls, rounds, samples, direct)
+
+
+def _row(name: str, calls: int, rounds: int, samples: dict[str, list[Sample]],
+         direct: list[float]) -> dict[str, Any]:
+    def median(values: Any) -> float:
+        return statistics.median(list(values))
+
+    per_call = {v: [s.per_call(calls) for s in samples[v]] for v in VARIANTS}
+    alone = per_call["alone"]
+
+    def ratio(minus: str | None, variant: str) -> float:
+        """Median over the rounds of (variant - minus) / alone, each round against itself."""
+        base = [0.0] * rounds if minus is None else per_call[minus]
+        return round(median((v - b) / a for v, b, a in zip(per_call[variant], base, alone, strict=True)), 3)
+
+    base_us = median(alone) * 1e6
+    budget_us = max(TARGET_RATIO * base_us, TARGET_FLOOR_US)
+    glue_over_noop_us = median(g - n for g, n in zip(per_call["glue"], per_call["noop"], strict=True)) * 1e6
+    own_us = median(direct) * 1e6
+    row: dict[str, Any] = {
         "framework": name,
         "calls_per_session": calls,
         "rounds": rounds,
-        "framework_alone_us_per_call": round(base, 1),
-        "noop_hook_added_us_per_call": round(noop - base, 1),
-        "noop_hook_ratio": round((noop - base) / base, 3),
-        "glue_added_us_per_call": round(glue - base, 1),
-        "glue_ratio": round((glue - base) / base, 3),
-        "glue_over_noop_us_per_call": round(glue - noop, 1),
-        "glue_over_noop_ratio": round((glue - noop) / base, 3),
-        "glue_own_us_per_call": round(own, 1),
-        "glue_own_ratio": round(own / base, 3),
-        "glue_own_within_target": own <= budget_us,
-        "gated_added_us_per_call": round(gated - base, 1),
-        "gated_ratio": round((gated - base) / base, 3),
+        "framework_alone_us_per_call": round(base_us, 1),
+        "per_call_us": {v: _us(median(per_call[v])) for v in VARIANTS},
+        "session_setup_us": {v: _us(median(s.setup(calls) for s in samples[v])) for v in VARIANTS},
+        "build_us": {v: _us(median(s.build for s in samples[v])) for v in VARIANTS},
+        "noop_hook_ratio": ratio("alone", "noop"),
+        "glue_ratio": ratio("alone", "glue"),
+        "glue_over_noop_us_per_call": round(glue_over_noop_us, 1),
+        "known_us_per_call": KNOWN_US,
+        "known_over_noop_us_per_call": round(
+            median(k - n for k, n in zip(per_call["known"], per_call["noop"], strict=True)) * 1e6, 1),
+        "glue_over_noop_ratio": ratio("noop", "glue"),
+        "glue_own_us_per_call": round(own_us, 1),
+        "glue_own_ratio": round(median(d / a for d, a in zip(direct, alone, strict=True)), 3),
+        "gated_ratio": ratio("alone", "gated"),
+        "gated_over_noop_ratio": ratio("noop", "gated"),
         "budget_us": round(budget_us, 1),
-        "glue_within_target": glue - base <= budget_us,
-        "glue_over_noop_within_target": glue - noop <= budget_us,
+        "glue_over_noop_within_target": glue_over_noop_us <= budget_us,
+        "glue_own_within_target": own_us <= budget_us,
     }
+    return row
 
 
 def _cli_session(calls: int, hooks: Any, folder: Path) -> tuple[float, float]:
@@ -597,6 +682,22 @@ def measure_cli(calls: int, rounds: int) -> dict[str, Any]:
     return row
 
 
+def _line(row: dict[str, Any]) -> str:
+    per_call, setup, build = row["per_call_us"], row["session_setup_us"], row["build_us"]
+    verdict = "within" if row["glue_over_noop_within_target"] else "OVER"
+    known = f"a known {row['known_us_per_call']:.0f} us measures {row['known_over_noop_us_per_call']:+.1f} us"
+    return (
+        f"{row['framework']:<16} per call (steady) alone {per_call['alone']:>7.1f} us | "
+        f"noop {row['noop_hook_ratio']:+.3f} | glue {row['glue_ratio']:+.3f}, over noop "
+        f"{row['glue_over_noop_ratio']:+.3f} ({row['glue_over_noop_us_per_call']:+.1f} us, {verdict} "
+        f"{row['budget_us']:.0f} us; {known}) | glue inside the hooks {row['glue_own_ratio']:.3f} "
+        f"({row['glue_own_us_per_call']:.1f} us) | gated {row['gated_ratio']:+.3f}\n"
+        f"{'':<16} per session: setup alone/noop/glue/gated {setup['alone']:.0f}/{setup['noop']:.0f}/"
+        f"{setup['glue']:.0f}/{setup['gated']:.0f} us, build {build['alone']:.0f}/{build['noop']:.0f}/"
+        f"{build['glue']:.0f}/{build['gated']:.0f} us"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20)
@@ -620,15 +721,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         row = measure(name, options.calls, options.rounds)
         rows.append(row)
-        print(f"{name:<16} framework {row['framework_alone_us_per_call']:>8.1f} us/call | "
-              f"noop hook +{row['noop_hook_added_us_per_call']:>6.1f} ({row['noop_hook_ratio']:.3f}) | "
-              f"glue +{row['glue_added_us_per_call']:>6.1f} ({row['glue_ratio']:.3f}), "
-              f"over noop +{row['glue_over_noop_us_per_call']:>6.1f} ({row['glue_over_noop_ratio']:.3f}, "
-              f"{'within' if row['glue_over_noop_within_target'] else 'OVER'} {row['budget_us']:.0f} us) | "
-              f"glue measured inside the hooks {row['glue_own_us_per_call']:>6.1f} "
-              f"({row['glue_own_ratio']:.3f}, "
-              f"{'within' if row['glue_own_within_target'] else 'OVER'}) | "
-              f"gated +{row['gated_added_us_per_call']:>7.1f} ({row['gated_ratio']:.3f})")
+        print(_line(row))
+    print("(ratios: median over rounds of the variant's steady per-call CPU minus alone's (or noop's), over "
+          "alone's, same round; setup: a one-call session minus one steady call; build: making the agent)")
     if options.cli and _installed("claude_agent_sdk"):
         cli = measure_cli(options.cli_calls, options.cli_rounds)
         rows.append(cli)

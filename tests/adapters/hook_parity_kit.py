@@ -16,6 +16,9 @@ that form, against the reference run of the same calls:
 - what the model read of a refused call (the gate's message in the hooks' wording) and of a
   blocked result (the policy's message, saying the output could not be taken back);
 - which bodies ran (an ask runs only when the application's ``can_use_tool`` approves);
+- what the application's ``can_use_tool`` answered, as recorded (``PolicyHooks.can_use_tool``):
+  the approval outcome and, for a refusal, its record (``denied_by: approval``, the pipeline's
+  reason) next to the PreToolUse ``ask``;
 - the audit records: the call as recorded (name, redacted arguments, argument digest, ids), the
   policy digest, the recorded gate and post-execute verdicts, the post-execute action and error
   flags. What differs by nature is left out: timestamps and chain fields, the session
@@ -129,10 +132,13 @@ def reference_facts(reference: Run, call_id: str) -> dict[str, Any]:
         shown, is_error = "\n\n".join((message, *review.contexts)), False
     elif not ran:
         shown = with_rules(gate["message"] or "", tuple(gate["rules"]))
+    refused_by_approval = decision.get("denied_by") == "approval"
     return {
         "call": _call(record),
         "policy": record["policy"],
         "gate": gate,
+        "approval": decision.get("approval"),
+        "approval_refusal": record["result"].get("error_message") if refused_by_approval else None,
         "ran": ran,
         "post": _post(decision.get("post_execute")) if ran else None,
         "post_action": _ACTIONS[decision["post_execute"]["action"]] if ran else None,
@@ -147,7 +153,8 @@ def hook_facts(records: list[dict[str, Any]], shown: str, ran: bool) -> dict[str
     results = [r for r in records if r["kind"] == "tool_result"]
     assert len(results) <= 1 and len(pre_hook) <= 1, records
     result = results[0] if results else None
-    if result is not None and result["decision"].get("denied_by") is not None:
+    denied_by = result["decision"].get("denied_by") if result is not None else None
+    if denied_by is not None and denied_by != "approval":
         assert not pre_hook, records
         verdict = result["decision"]["pre_execute"]
         gate = {"decision": "deny", "rules": verdict["rules"], "message": verdict.get("message"),
@@ -165,10 +172,15 @@ def hook_facts(records: list[dict[str, Any]], shown: str, ran: bool) -> dict[str
     first = pre_hook[0] if pre_hook else result
     assert first is not None
     post = result["decision"].get("post_execute") if result is not None and gate["by"] is None else None
+    if denied_by == "approval":  # the application's can_use_tool refused the asked call
+        assert result is not None and result["decision"]["pre_execute"]["decision"] == "ask", records
+        post = None
     return {
         "call": _call(first),
         "policy": first["policy"],
         "gate": gate,
+        "approval": result["decision"].get("approval") if result is not None else None,
+        "approval_refusal": result["result"].get("error_message") if denied_by == "approval" else None,
         "ran": ran,
         "post": _post(post) if ran else None,
         "post_action": post["action"] if ran and post is not None else None,
@@ -187,8 +199,7 @@ def assert_hook_parity(reference: Run, records: dict[str, list[dict[str, Any]]],
     for call_id in ids:
         expected = reference_facts(reference, call_id)
         if expected["gate"]["decision"] == "ask" and not expected["ran"]:
-            expected["is_error"] = True  # the application said no; the hook sees nothing more
-            expected["shown"] = rejected
+            expected["shown"] = rejected  # the application's own words to the model
         got = hook_facts(records[call_id], shown[call_id], call_id in ran)
         assert got == expected, call_id
     assert sorted(ran) == sorted(reference.ran)

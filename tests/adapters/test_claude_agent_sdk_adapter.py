@@ -63,7 +63,7 @@ async def _converse(scenario: str, model: FakeModel, project: Path, home: Path, 
     options = ClaudeAgentOptions(
         cwd=str(project),
         hooks=hooks.matchers(),  # type: ignore[arg-type]
-        can_use_tool=can_use_tool if approve is not None else None,
+        can_use_tool=hooks.can_use_tool(can_use_tool) if approve is not None else None,
         allowed_tools=[] if approve is not None else ["Bash"],
         setting_sources=[],
         env={
@@ -114,6 +114,12 @@ def test_an_ask_the_application_rejects_never_runs(runs: dict[str, Any]) -> None
     assert not (runs["project"] / "asked").exists()
     (result, *_) = runs["results"]["ask"]
     assert result["is_error"], result
+    # and the rejection is on the record, as the in-process gateway records it
+    records = [json.loads(line) for line in runs["log"].read_text().splitlines()]
+    refused = [r for r in records
+               if r["kind"] == "tool_result" and r["decision"].get("approval") == "rejected"]
+    assert len(refused) == 1 and refused[0]["decision"]["denied_by"] == "approval", refused
+    assert refused[0]["result"]["error_message"] == 'the user rejected tool "shell"'
 
 
 def test_an_ask_the_application_approves_runs_once(runs: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ that would run what a hook let through).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +43,15 @@ def tool_uses(calls: list[Call]) -> list[ToolUse]:
     return uses
 
 
+Ask = Callable[[str, dict[str, Any], Any], Awaitable[Any]]
+
+
 def drive(policy: Any, calls: list[Call], folder: Path, auditor: DecisionAuditor | None,
-          *, can_use_tool: bool = True) -> tuple[ScriptedClaudeCode, list[str]]:
+          *, can_use_tool: bool = True, ask: Ask | None = None, recorded: bool = True,
+          wait_seconds: float | None = None) -> tuple[ScriptedClaudeCode, list[str]]:
     """The calls through the real SDK with :class:`PolicyHooks`, one session; the application's
-    ``can_use_tool`` answers each ask as the call's ``approve`` says."""
+    ``can_use_tool`` (``ask``, else one answering each ask as the call's ``approve`` says) is
+    given wrapped by :meth:`PolicyHooks.can_use_tool` (``recorded``) or as it is."""
     ran: list[str] = []
     transport = ScriptedClaudeCode(tool_uses(calls), lambda use: ran.append(use.tool_use_id), str(folder))
     hooks = PolicyHooks(policy, auditor=auditor)
@@ -59,8 +65,10 @@ def drive(policy: Any, calls: list[Call], folder: Path, auditor: DecisionAuditor
     async def prompt() -> Any:
         yield {"type": "user", "message": {"role": "user", "content": "go"}}
 
+    application = ask or decide
+    permission = hooks.can_use_tool(application, wait_seconds=wait_seconds) if recorded else application
     options = ClaudeAgentOptions(hooks=hooks.matchers(),  # type: ignore[arg-type]
-                                 can_use_tool=decide if can_use_tool else None)
+                                 can_use_tool=permission if can_use_tool else None)
 
     async def session() -> None:
         messages = [m async for m in query(prompt=prompt(), options=options, transport=transport)]

@@ -26,9 +26,15 @@ def shipped_rules() -> set[str]:
 
 
 def technique_rows() -> list[list[str]]:
+    """The rows of the tables headed ``| Technique`` (the page's other tables are figures)."""
     rows = []
+    in_matrix = False
     for line in MATRIX.read_text(encoding="utf-8").splitlines():
-        if line.startswith("| ") and not line.startswith("| Technique") and not line.startswith("|---"):
+        if not line.startswith("|"):
+            in_matrix = False
+        elif line.startswith("| Technique"):
+            in_matrix = True
+        elif in_matrix and not line.startswith("|---"):
             rows.append([cell.strip() for cell in line.strip("|").split("|")])
     return rows
 

@@ -180,7 +180,9 @@ def record_decision(
 ) -> None:
     """Append the record for one hook decision through an open auditor (the resident gateway
     keeps one for its whole life; a hook process opens one per event). ``approval`` is what the
-    approval queue said about an asked call (``hooks.gateway.approvals``)."""
+    approval queue said about an asked call (``hooks.gateway.approvals``), or, for the Claude
+    Agent SDK, what the application's ``can_use_tool`` answered (a refusal's record, or the
+    PostToolUse record of a call it approved)."""
     if isinstance(payload, HookInputError):
         auditor.hook_event(_input_error_fields(auditor, harness, payload, raw, decision.verdict))
         return
@@ -189,7 +191,7 @@ def record_decision(
         auditor.tool_result(_denied_call(event, decided, verdict, harness, approval))
         return
     if isinstance(decided, ResultVerdict) and event is not None and isinstance(payload, PostToolUseInput):
-        auditor.tool_result(_reviewed_call(event, decided, verdict, payload, harness))
+        auditor.tool_result(_reviewed_call(event, decided, verdict, payload, harness, approval))
         return
     if isinstance(decided, StepVerdict) and decision.step is not None and decided.decision == "reject":
         auditor.step_rejected(decision.step, decided)
@@ -213,7 +215,9 @@ def _denied_call(
         pre_execute=decided,
         guard=None,
         approval=approval,
-        denied_by="approval" if approval is not None and decided.decision == "ask" else denied_by,
+        # an approval outcome on a refusal means the approver refused it (the policy asked, or the
+        # client asked for its own permission reasons and the application said no)
+        denied_by="approval" if approval is not None else denied_by,
         review=None,
         post_action=None,
         result=ResultFacts(is_error=True, text=f"Error: {verdict.reason}", error_message=verdict.reason),
@@ -230,6 +234,7 @@ def _reviewed_call(
     verdict: HookVerdict,
     payload: PostToolUseInput,
     harness: Harness,
+    approval: str | None = None,
 ) -> CallOutcome:
     action = _POST_ACTIONS.get(verdict.action, verdict.action)
     if verdict.action == "redact" and (
@@ -242,7 +247,7 @@ def _reviewed_call(
         call=event,
         pre_execute=None,  # decided by the PreToolUse hook process, recorded there
         guard=None,
-        approval=None,
+        approval=approval,
         denied_by=None,
         review=decided,
         post_action=action,

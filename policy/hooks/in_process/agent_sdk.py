@@ -10,13 +10,14 @@ command hook uses (:func:`~..protocol.events.decide_hook`, :class:`~.dialect.Cla
     from dsh_policy.policy.hooks.in_process.agent_sdk import PolicyHooks
 
     hooks = PolicyHooks(policy, auditor=auditor)
-    options = ClaudeAgentOptions(hooks=hooks.matchers(), ...)
+    options = ClaudeAgentOptions(hooks=hooks.matchers(), can_use_tool=hooks.can_use_tool(ask), ...)
     async for message in query(prompt="...", options=options): ...
 
 What holds, event by event, is what HOOKS.md says of the Claude Code command hook: PreToolUse
 denies (the tool never runs; the model reads the reason), asks (Claude Code's permission request,
 which the SDK hands to the application's ``can_use_tool`` callback; without one a headless run
-refuses), or passes; PostToolUse redacts the output (``updatedMCPToolOutput`` for MCP tools,
+refuses; :meth:`PolicyHooks.can_use_tool` wraps that callback so its answer is recorded too,
+:mod:`.sdk_permissions`), or passes; PostToolUse redacts the output (``updatedMCPToolOutput`` for MCP tools,
 ``updatedToolOutput`` in the tool's own response shape for built-in ones) and blocks what it cannot
 rewrite; UserPromptSubmit rejects a prompt. Records name the harness ``claude-code``: the
 SDK runs the Claude Code CLI, and its records are that client's.
@@ -41,12 +42,19 @@ from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.hooks.claude_code.dialect import ClaudeCodeDialect
 from dsh_policy.policy.hooks.gateway.approvals import gate_ask
 from dsh_policy.policy.hooks.gateway.audit import record_decision
+from dsh_policy.policy.hooks.in_process.sdk_permissions import (
+    AskedCalls,
+    CanUseTool,
+    RecordedPermissions,
+    pending_call,
+)
 from dsh_policy.policy.hooks.protocol.events import HookDecision, SessionContext, decide_hook
 from dsh_policy.policy.hooks.protocol.messages import (
     FAIL_CLOSED_PREFIX,
     EventName,
     HookInputError,
     HookReply,
+    PostToolUseInput,
     event_of,
     failure_verdict,
     parse_hook_input,
@@ -87,6 +95,10 @@ class PolicyHooks:
         self.auditor = auditor
         self.timeout = timeout
         self.approver = approver
+        #: Calls between their PreToolUse and their permission answer or PostToolUse.
+        self.asked = AskedCalls()
+        #: The last session seen, for a permission request no hook decided first.
+        self.session_id: str | None = None
 
     def matchers(self) -> dict[str, list[Any]]:
         """``ClaudeAgentOptions(hooks=...)``: one matcher per decided event, for every tool, that
@@ -99,6 +111,15 @@ class PolicyHooks:
             event: [HookMatcher(matcher=None, hooks=[callback], timeout=self.timeout, on_failure="block")]
             for event in EVENTS
         }
+
+    def can_use_tool(self, ask: CanUseTool | None = None, *, wait_seconds: float | None = None) -> CanUseTool:
+        """``ClaudeAgentOptions(can_use_tool=...)``: the application's own ``ask`` (a person, a
+        review UI; None refuses every permission request), its every answer recorded as the
+        in-process gateway records an approval (``rejected``, ``expired`` after ``wait_seconds``,
+        ``cancelled``, ``unavailable``, ``no-service``, or ``allowed-once`` on the call's result).
+        Without this wrapper a call the application refuses leaves only the PreToolUse ``ask``
+        in the log: the SDK does not tell hooks what ``can_use_tool`` answered."""
+        return RecordedPermissions(self, ask, wait_seconds)
 
     async def __call__(
         self, hook_input: Mapping[str, Any], tool_use_id: str | None, context: Any
@@ -118,8 +139,11 @@ class PolicyHooks:
             if isinstance(payload, HookInputError):
                 decision = HookDecision(failure_verdict(payload.event, str(payload)))
             else:
+                self.session_id = payload.session_id
                 decision = decide_hook(self.policy, "claude-code", payload, SessionContext(None, None))
             answer, approval = decision.verdict, None
+            if isinstance(payload, PostToolUseInput) and payload.tool_use_id:
+                approval = self.asked.settle(payload.tool_use_id)  # what can_use_tool said, if asked
             if self.approver is not None and decision.verdict.action == "ask":
                 gated = gate_ask(
                     self.approver.channel,
@@ -132,6 +156,9 @@ class PolicyHooks:
                 decision, answer, approval = gated.recorded, gated.answer, gated.approval
             if self.auditor is not None:
                 record_decision(self.auditor, "claude-code", payload, raw, decision, approval)
+            pending = pending_call(payload, raw, decision)
+            if pending is not None:  # a permission request may follow: its answer is recorded against it
+                self.asked.keep(pending.payload.tool_use_id or "", pending)
             return sdk_answer(render_safely(_DIALECT, answer), event)
         except Exception as error:  # a bug or an unwritable fail-closed log: the safe answer
             _log.error("hook callback failed closed", hook_event=event, error=repr(error))
