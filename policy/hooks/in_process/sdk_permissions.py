@@ -29,7 +29,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 import anyio
 import structlog
@@ -37,9 +37,7 @@ from dsh_policy.policy.events import ToolCallVerdict, with_rules
 from dsh_policy.policy.hooks.gateway.audit import record_decision
 from dsh_policy.policy.hooks.protocol.events import HookDecision
 from dsh_policy.policy.hooks.protocol.messages import FAIL_CLOSED_PREFIX, HookVerdict, PreToolUseInput
-
-if TYPE_CHECKING:
-    from dsh_policy.policy.hooks.in_process.agent_sdk import PolicyHooks
+from dsh_policy.policy.runtime.auditing import DecisionAuditor
 
 __all__ = ["AskedCalls", "CanUseTool", "PendingCall", "RecordedPermissions"]
 
@@ -52,6 +50,19 @@ CanUseTool = Callable[[str, dict[str, Any], Any], Awaitable[Any]]
 #: Calls kept between their PreToolUse and their permission request or PostToolUse. A call that
 #: never comes back (a tool that failed, an interrupted session) is dropped oldest first.
 KEPT_CALLS: Final[int] = 4096
+
+
+class AskingHooks(Protocol):
+    """What the wrapper needs of :class:`.agent_sdk.PolicyHooks` (a protocol, so this module does
+    not import the one that imports it): the hook callback, its asked calls, session and auditor."""
+
+    asked: AskedCalls
+    session_id: str | None
+    auditor: DecisionAuditor | None
+
+    async def __call__(
+        self, hook_input: Mapping[str, Any], tool_use_id: str | None, context: Any
+    ) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +129,7 @@ class RecordedPermissions:
     to ask, every permission request is refused), with its answer recorded. ``wait_seconds``
     bounds the wait for it (None: as long as it takes)."""
 
-    def __init__(self, hooks: PolicyHooks, ask: CanUseTool | None, wait_seconds: float | None) -> None:
+    def __init__(self, hooks: AskingHooks, ask: CanUseTool | None, wait_seconds: float | None) -> None:
         self.hooks = hooks
         self.ask = ask
         self.wait_seconds = wait_seconds
