@@ -144,6 +144,8 @@ def stops_gateway(
             return f"{program} would stop the gateway's service"
     for argv in senders:
         program = os.path.basename(argv[0])
+        if program == "kill" and "-1" in argv[2:]:
+            return "kill -1 would signal every process of this user (the gateway's among them)"
         operands = [w for w in argv[1:] if not w.startswith("-") or w.lstrip("-").isdigit()]
         for word in operands:
             bare = word.lstrip("-")
@@ -151,6 +153,8 @@ def stops_gateway(
                 return f"{program} would signal the gateway (pid {bare})"
             if ("$(" in word or "`" in word) and (OWN_NAMES.search(word) or any(p in word for p in pids)):
                 return f"{program} would signal the processes {word} finds (the gateway among them)"
+        if program in PATTERN_SENDERS and not _patterns(argv) and _by_user(argv):
+            return f"{program} would signal every process of a user (the gateway's among them)"
         if program in PATTERN_SENDERS:
             full = any(
                 w in ("-f", "--full")
@@ -209,6 +213,62 @@ def _patterns(argv: Sequence[str]) -> list[str]:
             continue
         out.append(word)
     return out
+
+
+def _by_user(argv: Sequence[str]) -> bool:
+    """``pkill -u USER``/``killall -u USER`` with no name: every process of that user."""
+    return any(
+        w in ("-u", "-U", "--euid", "--uid", "--user") or w.startswith(("--euid=", "--uid=", "--user="))
+        for w in argv[1:]
+    )
+
+
+# Sources that never end: their output grows until the disk is full unless something bounds it.
+_ENDLESS_DEVICES: Final[frozenset[str]] = frozenset({"/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"})
+
+
+def endless(argv: Sequence[str]) -> bool:
+    """``yes``, ``cat /dev/zero``, ``pv /dev/urandom``, ``seq inf``, ``tail -f /dev/zero``..."""
+    program = os.path.basename(argv[0])
+    if program == "yes":
+        return True
+    if program == "seq":
+        return any(w.lower() in ("inf", "infinity") for w in argv[1:])
+    if program in ("cat", "pv", "tail", "tac", "base64", "xxd", "od", "tr", "openssl"):
+        return any(w in _ENDLESS_DEVICES for w in argv[1:])
+    return False
+
+
+def bounds(argv: Sequence[str]) -> bool:
+    """A command that cuts a stream short (``head -c``, ``head -n``, ``dd count=``, ``timeout``)."""
+    program = os.path.basename(argv[0])
+    if program == "head":
+        return True
+    if program == "dd":
+        return any(w.startswith("count=") for w in argv[1:])
+    return program in ("timeout", "ulimit")
+
+
+def same_filesystem(path: str, other: str) -> bool:
+    """Whether ``path`` would be written on the filesystem holding ``other`` (nearest existing
+    folders compared)."""
+
+    def device(target: str) -> int | None:
+        folder = target if os.path.isdir(target) else os.path.dirname(target)
+        while folder and not os.path.isdir(folder):
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return None
+            folder = parent
+        try:
+            return os.stat(folder).st_dev
+        except (OSError, ValueError):
+            return None
+
+    if path.startswith("/dev/") or path.startswith("/proc/"):
+        return False
+    first, second = device(path), device(other)
+    return first is not None and first == second
 
 
 def redirects_nested(line: str, starts_harness: bool) -> str | None:
