@@ -91,7 +91,6 @@ WRITE_OPTIONS: Final[dict[str, dict[str, Target]]] = {
     },
     # Sandboxes that mount over a path (bubblewrap's two-operand options are read below).
     "bwrap": {"--tmpfs": "folder", "--dir": "folder", "--remount-ro": "folder"},
-
     "split": {},
     "openssl": {"-out": "file", "-keyout": "file"},
     "gpg": {"-o": "file", "--output": "file"},

@@ -30,6 +30,27 @@ HARNESSES: Final[frozenset[str]] = frozenset(
         "opencode",
         "cursor-agent",
         "copilot",
+        "qwen-code",
+        "opencode-ai",
+    }
+)
+# Wrappers that run what follows as another user (with that user's home and settings) or in a
+# container (with none of this machine's hook settings): a harness started through one of them
+# runs without this gateway's hooks.
+USER_SWITCHES: Final[frozenset[str]] = frozenset({"sudo", "su", "doas", "runuser", "pkexec", "machinectl"})
+CONTAINERS: Final[frozenset[str]] = frozenset(
+    {
+        "docker",
+        "podman",
+        "nerdctl",
+        "lxc",
+        "incus",
+        "systemd-nspawn",
+        "toolbox",
+        "distrobox",
+        "kubectl",
+        "apptainer",
+        "singularity",
     }
 )
 # Harnesses whose hooks live in the project only (Gemini CLI, Qwen Code, OpenCode's plugin folder,
@@ -37,10 +58,12 @@ HARNESSES: Final[frozenset[str]] = frozenset(
 # they load none of them. Claude Code and Codex join them when no user or managed settings of
 # theirs run this gateway (:func:`user_hooked`).
 PROJECT_HOOKED: Final[frozenset[str]] = frozenset(
-    {"gemini", "gemini-cli", "qwen", "opencode", "copilot", "cursor-agent"}
+    {"gemini", "gemini-cli", "qwen", "qwen-code", "opencode", "opencode-ai", "copilot", "cursor-agent"}
 )
 # Options that name the folder a harness works in.
-FOLDER_OPTIONS: Final[frozenset[str]] = frozenset({"--dir", "--cwd", "-C", "--cd", "--workdir", "--directory"})
+FOLDER_OPTIONS: Final[frozenset[str]] = frozenset(
+    {"--dir", "--cwd", "-C", "--cd", "--workdir", "--directory"}
+)
 # Agent SDKs: code that imports one starts the harness itself, and the SDKs load no settings
 # (so no hooks) unless told to (Claude Agent SDK ``setting_sources``/``settingSources``).
 SDK_NAMES: Final[re.Pattern[str]] = re.compile(
@@ -95,9 +118,13 @@ def unhooks(argv: Sequence[str]) -> str | None:
                 continue
             if word.startswith("--approval-mode") and "yolo" not in " ".join(words[index : index + 2]):
                 continue
-            if word == "-y" and harness not in ("gemini", "gemini-cli", "qwen"):
+            if word == "-y" and harness not in ("gemini", "gemini-cli", "qwen", "qwen-code"):
                 continue
             return f"{harness} {word}"
+        if harness in ("codex", "codex-cli") and (
+            word in ("-p", "--profile") or word.startswith("--profile=")
+        ):
+            return f"{harness} {word}"  # a profile is a second configuration, hooks and features included
         if word in ("-c", "--config") and index + 1 < len(words) and CONFIG_OVERRIDE.search(words[index + 1]):
             return f"{harness} {word} {words[index + 1]}"
         if word.startswith("--config=") and CONFIG_OVERRIDE.search(word):
@@ -124,17 +151,58 @@ def _sdk_start(argv: Sequence[str]) -> str | None:
     return None
 
 
+_CONTAINER_RUNS: Final[frozenset[str]] = frozenset({"run", "exec", "create", "shell", "enter"})
+
+
+def started_by(commands: Sequence[Sequence[str]]) -> str | None:
+    """A harness in ``commands`` started through a user switch or a container (see
+    :data:`USER_SWITCHES`, :data:`CONTAINERS`): the wrapper's name, else ``None``. A user switch
+    to this very user (``sudo -u $USER``) changes nothing."""
+    wrapper: str | None = None
+    for argv in commands:
+        if not argv:
+            continue
+        program = os.path.basename(argv[0])
+        switches = program in USER_SWITCHES and not _to_self(argv)
+        contains = program in CONTAINERS and bool(set(argv[1:3]) & _CONTAINER_RUNS)
+        if switches or contains:
+            wrapper = program
+        elif wrapper is not None and harness_of(argv) is not None:
+            return f"{harness_of(argv)} through {wrapper}"
+    return None
+
+
+def _to_self(argv: Sequence[str]) -> bool:
+    words = list(argv[1:])
+    for index, word in enumerate(words):
+        if word in ("-u", "--user") and index + 1 < len(words):
+            return words[index + 1] in (
+                "$USER",
+                "${USER}",
+                "$(whoami)",
+                "$(id -un)",
+                os.environ.get("USER", "\0"),
+            )
+    return False
+
+
 def user_hooked(harness: str, home: str) -> bool:
     """Whether user or managed settings of this harness run ``dsh-policy hook`` (then its hooks
     apply in every folder). Read only when a harness is started elsewhere, which is rare."""
     if harness in ("claude", "claude-code"):
         paths = [
-            os.path.join(os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"), "settings.json"),
+            os.path.join(
+                os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"), "settings.json"
+            ),
             "/etc/claude-code/managed-settings.json",
         ]
     elif harness in ("codex", "codex-cli"):
         codex = os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")
-        paths = [os.path.join(codex, "config.toml"), os.path.join(codex, "hooks.json"), "/etc/codex/requirements.toml"]
+        paths = [
+            os.path.join(codex, "config.toml"),
+            os.path.join(codex, "hooks.json"),
+            "/etc/codex/requirements.toml",
+        ]
     else:
         return False
     for path in paths:

@@ -73,7 +73,7 @@ REDIRECTING_ENV: Final[re.Pattern[str]] = re.compile(
 # Variables that move the gateway's runtime folder: set anywhere, the next harness started from
 # that shell talks to whoever listens there.
 RUNTIME_ENV: Final[re.Pattern[str]] = re.compile(
-    r"(?:^|[\s;&|(`])(?:export\s+|declare\s+-x\s+|setenv\s+)(DSH_POLICY_RUNTIME_DIR|XDG_RUNTIME_DIR)="
+    r"(?:^|[\s;&|(`])(?:export\s+|declare\s+-x\s+|setenv\s+)(DSH_POLICY_[A-Z_]+|XDG_RUNTIME_DIR)="
 )
 SIZE: Final[re.Pattern[str]] = re.compile(r"^(\d+(?:\.\d+)?)([KMGTPE]?)(i?B?)?$", re.IGNORECASE)
 _UNITS: Final[str] = "KMGTPE"
@@ -139,6 +139,13 @@ def stops_gateway(
     services = ("systemctl", "launchctl", "service", "rc-service", "sv")
     for argv in commands:
         program = os.path.basename(argv[0]) if argv else ""
+        if program == "loginctl" and set(argv[1:]) & {
+            "kill-user",
+            "terminate-user",
+            "kill-session",
+            "terminate-session",
+        }:
+            return "loginctl would end every process of a user or session (the gateway's among them)"
         stops = SERVICE_STOPS & set(argv[1:]) or (program in services[2:] and {"stop", "restart"} & set(argv))
         if program in services and stops and OWN_NAMES.search(" ".join(argv[1:])):
             return f"{program} would stop the gateway's service"

@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any, Final, Protocol
 
+from dsh_policy.cmdline.interpreters.effects import analyze
+from dsh_policy.cmdline.interpreters.invocation import split_invocation
 from dsh_policy.cmdline.programs import (
     COPIERS,
     FOLDER_ACTORS,
@@ -31,10 +33,8 @@ from dsh_policy.cmdline.shell import (
     shell_commands,
     shell_redirects,
 )
-from dsh_policy.cmdline.interpreters.effects import analyze
 from dsh_policy.cmdline.writers import tar_mode
-from dsh_policy.cmdline.interpreters.invocation import split_invocation
-from dsh_policy.policy.self_protection import processes, streams, tactics
+from dsh_policy.policy.self_protection import processes, streams, tactics, vcs
 from dsh_policy.policy.self_protection.locations import (
     HARNESS_FOLDERS,
     HARNESS_SUFFIXES,
@@ -337,7 +337,12 @@ class CallScan:
             return refusal
         # A here-document feeds a program text we do not parse (``python - <<EOF``): a protected
         # path named in it is refused unless every program only reads.
-        if mentioned and heredoc and any(argv and not only_reads(argv) for argv in commands):
+        if (
+            mentioned
+            and heredoc
+            and any(argv and not only_reads(argv) for argv in commands)
+            and not self._heredoc_reads(commands, line)
+        ):
             match = self.protection.mentions.search(self._expand(line))
             named = match.group(0) if match else "a protected path"
             return Refusal(
@@ -358,10 +363,11 @@ class CallScan:
             if program == "xargs" and index + 1 < len(commands):
                 inner = list(commands[index + 1])
                 if inner and not only_reads(inner):
-                    for start in streams.find_starts(producers):
-                        found = self._find(["find", start, "-delete"])
-                        if found is not None:
-                            return found
+                    for finder in producers:
+                        if finder and os.path.basename(finder[0]) == "find":
+                            found = self._find([*finder, "-delete"])
+                            if found is not None:
+                                return found
                     names = streams.printed_names(producers)
                     if names:
                         found = self._command([*inner, *names], tool, False)
@@ -385,7 +391,9 @@ class CallScan:
             if text.strip():
                 found = self.nested().shell(text, tool)
                 if found is not None:
-                    return Refusal(found.rule, found.message.replace(tool, f"{tool} writes {path} and runs it:", 1))
+                    return Refusal(
+                        found.rule, found.message.replace(tool, f"{tool} writes {path} and runs it:", 1)
+                    )
         return None
 
     def _fills(
@@ -401,7 +409,9 @@ class CallScan:
         if not logs:
             return None
         targets = [r["target"] for r in redirects if r.get("op") in (">", ">>", ">|", "&>", "&>>")]
-        targets += [w for argv in commands if argv and argv[0] == "tee" for w in argv[1:] if not w.startswith("-")]
+        targets += [
+            w for argv in commands if argv and argv[0] == "tee" for w in argv[1:] if not w.startswith("-")
+        ]
         for target in targets:
             for candidate in self.candidates(target)[:1]:
                 if processes.same_filesystem(candidate, logs[0]):
@@ -415,30 +425,58 @@ class CallScan:
         return None
 
     def _inline(self, argv: list[str], tool: str) -> tuple[bool, Refusal | None]:
-        """Interpreter inline code (``python -c``, ``node -e``): ``(judged, refusal)``. What it
-        writes or deletes is judged as a path; code that only reads (no call that could act,
-        per the interpreter reader and :data:`_CODE_ACTS`) is a reader: it may read anything but
-        the signing key and the folders holding it."""
+        """Interpreter inline code (``python -c``, ``node -e``) and the servers an interpreter
+        starts (``python -m http.server``): ``(judged, refusal)``, see :meth:`_judge_code`."""
         invocation = split_invocation(argv)
-        if invocation is None or not invocation.code:
+        if invocation is None:
+            return False, None
+        for effect in invocation.effects:  # a server hands out every file under its folder
+            if effect.get("kind") == "serve":
+                found = self._serves_secret(effect.get("target") or ".")
+                if found is not None:
+                    return True, refusal(found, f"{argv[0]} would serve {effect.get('target') or '.'}")
+        if not invocation.code:
             return False, None
         # sed and awk programs, and ``perl -i``/``ruby -i``, write the files they are given:
         # only code that is the sole actor can be a reader.
-        reads_only = invocation.language in _CODE_READERS and not any(
+        rewrites = invocation.language not in _CODE_READERS or any(
             w.startswith("-") and not w.startswith("--") and "i" in w[1:] for w in argv[1:]
         )
-        for code in invocation.code:
-            analysis = analyze(code, invocation.language)
+        return self._judge_code(argv[0], invocation.language, invocation.code, rewrites)
+
+    def _serves_secret(self, folder: str) -> Protected | None:
+        for base in self.bases:
+            joined = folder if os.path.isabs(self._expand(folder)) else os.path.join(base, folder)
+            for candidate in self.candidates(joined):
+                for secret in self.protection.secrets:
+                    if secret.covers(candidate) or (
+                        candidate != "/" and tactics.holds(candidate, secret.path)
+                    ):
+                        return secret
+        return None
+
+    def _judge_code(
+        self, program: str, language: str, codes: Sequence[str], rewrites: bool
+    ) -> tuple[bool, Refusal | None]:
+        """What code writes or deletes is judged as a path; code that only reads (no call that
+        could act, per the interpreter reader and :data:`_CODE_ACTS`) is a reader: it may read
+        anything but the signing key and the folders holding it. ``(judged, refusal)``: not
+        judged when the code may act in ways the reader does not resolve."""
+        reads_only = not rewrites
+        for code in codes:
+            analysis = analyze(code, language)
             for effect in analysis.effects:
                 kind, target = effect.get("kind", ""), effect.get("target", "")
                 if kind in ("write", "delete", "delete-tree") and target:
                     found = self.hit(target, folders=kind == "delete-tree")
                     if found is not None:
-                        return True, refusal(found, f"{argv[0]} code would {kind.replace('-tree', '')} {target}")
+                        return True, refusal(
+                            found, f"{program} code would {kind.replace('-tree', '')} {target}"
+                        )
                 elif kind == "read" and target:
                     found = self.hit(target, folders=False)
                     if found is not None and found.secret:
-                        return True, refusal(found, f"{argv[0]} code would read {target}")
+                        return True, refusal(found, f"{program} code would read {target}")
             if (
                 analysis.shell_lines
                 or analysis.argvs
@@ -449,7 +487,7 @@ class CallScan:
                 reads_only = False
         if not reads_only:
             return False, None
-        for code in invocation.code:
+        for code in codes:
             for match in _QUOTED.finditer(code):
                 text = match.group(1) or match.group(2) or ""
                 for candidate in self.candidates(text):
@@ -457,8 +495,23 @@ class CallScan:
                         if secret.covers(candidate) or (
                             candidate not in ("/", self.cwd) and tactics.holds(candidate, secret.path)
                         ):
-                            return True, refusal(secret, f"{argv[0]} code would read {text}")
+                            return True, refusal(secret, f"{program} code would read {text}")
         return True, None
+
+    def _heredoc_reads(self, commands: Sequence[Sequence[str]], line: str) -> bool:
+        """Whether every program fed a here-document only reads: a reader, or an interpreter
+        reading its code from stdin (``python3 - <<EOF``) whose code only reads."""
+        bodies = _heredoc_bodies(line)
+        for argv in commands:
+            if not argv or only_reads(list(argv)):
+                continue
+            invocation = split_invocation(list(argv))
+            if invocation is None or not invocation.reads_stdin or invocation.language not in _CODE_READERS:
+                return False
+            judged, found = self._judge_code(argv[0], invocation.language, bodies, False)
+            if not judged or found is not None:
+                return False
+        return True
 
     def _startup_write(
         self, commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]], tool: str
@@ -525,9 +578,9 @@ class CallScan:
         words = argv[1:]
         if only_reads(argv):
             return self._reader_words(argv, tool, mentioned)
-        judged, found = self._inline(argv, tool)
+        judged, verdict = self._inline(argv, tool)
         if judged:
-            return found
+            return verdict
         special = tactics.option_writes(self, argv)
         if special is not None:
             return special
@@ -540,14 +593,21 @@ class CallScan:
             return self._find(argv)
         folders = program in FOLDER_ACTORS
         if program == "git":
+            rolled = tactics.git_rollback(self, argv)
+            if rolled is not None:
+                return rolled
             sub = git_subcommand(argv)
             folders = sub in _GIT_MOVERS
             written = [word for word in _git_words(argv) if word != sub]
-            if sub == "clean" and any(w in ("-n", "--dry-run") or (w[:1] == "-" and "n" in w[1:] and not w.startswith("--")) for w in written):
+            if sub == "clean" and any(
+                w in ("-n", "--dry-run") or (w[:1] == "-" and "n" in w[1:] and not w.startswith("--"))
+                for w in written
+            ):
                 return None
-            if (sub == "clean" and not [w for w in written if not w.startswith("-")]) or _git_whole_tree(argv):
+            cleans_all = sub == "clean" and not [w for w in written if not w.startswith("-")]
+            if cleans_all or _git_whole_tree(argv):
                 # Whatever the operands, these act on the whole working tree.
-                folders, written = True, [*written, _git_tree(argv)]
+                folders, written = True, [*written, vcs.work_tree(argv)]
         for word in written:
             if word.startswith("-") and "=" not in word:
                 continue
@@ -750,6 +810,23 @@ class CallScan:
         return None
 
 
+def _heredoc_bodies(line: str) -> list[str]:
+    """The text of each here-document in ``line`` (``<<WORD`` ... a line that is ``WORD``)."""
+    bodies: list[str] = []
+    lines = line.split("\n")
+    index = 0
+    while index < len(lines):
+        for match in re.finditer(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1", lines[index]):
+            word, body = match.group(2), []
+            index += 1
+            while index < len(lines) and lines[index].strip() != word:
+                body.append(lines[index])
+                index += 1
+            bodies.append("\n".join(body))
+        index += 1
+    return bodies
+
+
 def _git_words(argv: Sequence[str]) -> list[str]:
     """A git argv's words past the program, without the values of options that take text (a
     commit message or a search names paths without touching them)."""
@@ -783,19 +860,10 @@ def _git_whole_tree(argv: Sequence[str]) -> bool:
     if sub in ("switch", "checkout"):
         return "--orphan" in words
     if sub == "read-tree":
-        return bool(words & {"-u", "--reset"}) or any(w.startswith("-") and "u" in w[1:] and not w.startswith("--") for w in words)
+        return bool(words & {"-u", "--reset"}) or any(
+            w.startswith("-") and "u" in w[1:] and not w.startswith("--") for w in words
+        )
     return sub in ("filter-branch", "filter-repo")
-
-
-def _git_tree(argv: Sequence[str]) -> str:
-    """The working tree a git argv acts on: ``-C DIR``, ``--work-tree=DIR``, else ``.``."""
-    words = list(argv[1:])
-    for index, word in enumerate(words):
-        if word in ("-C", "--work-tree") and index + 1 < len(words):
-            return words[index + 1]
-        if word.startswith("--work-tree="):
-            return word.split("=", 1)[1]
-    return "."
 
 
 def _package_fetch(argv: Sequence[str]) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from dsh_policy.cmdline.writers import copies_trees, follows_links, reads_recursively, written_operands
-from dsh_policy.policy.self_protection import agents, processes
+from dsh_policy.policy.self_protection import agents, processes, vcs
 from dsh_policy.policy.self_protection.locations import Protected
 from dsh_policy.policy.self_protection.refusals import KIND_TEXT, RULE_PREFIX, Refusal, message, refusal
 
@@ -108,7 +108,7 @@ def secret_trees(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
         and not any(w in ("--hidden", "-uu", "-uuu", "-.") for w in argv[1:])
     ):
         return None  # they skip dot folders, where keys live, unless told otherwise
-    bases = [scan.cwd]
+    bases = list(scan.bases)  # the session's folder and every folder the line moved into
     words = list(argv[1:])
     for index, word in enumerate(words):
         if word in ("-C", "--directory") and index + 1 < len(words):
@@ -129,7 +129,8 @@ def secret_trees(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
                         key, link = found
                         verb = "copy" if copying else "read"
                         return refusal(
-                            key, f"{program} follows links: it would {verb} {link}, which leads to the signing key"
+                            key,
+                            f"{program} follows links: it would {verb} {link}, which leads to the key",
                         )
     return None
 
@@ -243,13 +244,19 @@ def whole_line(scan: CallScan, commands: Sequence[Sequence[str]], line: str, too
     found = gateway_installer(scan, line, tool)
     if found is not None:
         return found
+    why = agents.started_by(commands)
+    if why is not None:
+        return _refuse(
+            "harness-settings", f"{tool} would start {why}, where this gateway's hook settings do not apply"
+        )
     starts_harness = any(argv and agents.harness_of(argv) for argv in commands)
     why = processes.redirects_nested(line, starts_harness)
     if why is not None:
         return _refuse("gateway-runtime", f"{tool}: {why}")
     names = {os.path.basename(argv[0]) for argv in commands if argv}
     if names & (
-        processes.SIGNAL_SENDERS | {"systemctl", "launchctl", "service", "rc-service", "sv", "xargs"}
+        processes.SIGNAL_SENDERS
+        | {"systemctl", "launchctl", "service", "rc-service", "sv", "xargs", "loginctl"}
     ):
         runtime = [e.path for e in scan.protection.entries if e.kind == "gateway-runtime"]
         why = processes.stops_gateway(commands, line, processes.gateway_processes(runtime))
@@ -262,6 +269,30 @@ def whole_line(scan: CallScan, commands: Sequence[Sequence[str]], line: str, too
             why = processes.fills_disk(argv, free)
             if why is not None:
                 return _refuse("audit-log", f"{tool}: {why}")
+    return None
+
+
+def git_rollback(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
+    """A git command that moves the working tree to another commit (``reset --hard REV``,
+    ``checkout REV``, ``switch BRANCH``) is refused when that commit's hook files differ from the
+    ones in force: the working tree would get another (older) version of them. Asked of git
+    itself (``git diff --quiet REV -- HOOK FILES``, read-only); a commit git does not know
+    changes nothing."""
+    target = vcs.target_commit(argv)
+    if target is None:
+        return None
+    tree = vcs.work_tree(argv)
+    folder = scan.candidates(tree)[0] if scan.candidates(tree) else scan.cwd
+    if "$" in target or "`" in target:
+        return _refuse(
+            "harness-settings",
+            f"git would move the working tree to a commit computed when the line runs ({target})",
+        )
+    if vcs.hook_files_differ(folder, target):
+        return _refuse(
+            "harness-settings",
+            f"git would give the working tree the hook files of {target}, not the ones in force",
+        )
     return None
 
 

@@ -62,10 +62,13 @@ def wire_other_clients(home: Path, project: Path, config: Path, layout: str) -> 
     files exist and are tracked, as in a project a team runs several agents in."""
     environment = {"HOME": str(home), "PATH": f"{BIN}:{os.environ['PATH']}"}
     codex = ["codex", "--user"] if layout == "per-user" else ["codex", "--project", str(project)]
-    for client in ([codex] + [[name, "--project", str(project)] for name in OTHER_CLIENTS]):
+    for client in [codex] + [[name, "--project", str(project)] for name in OTHER_CLIENTS]:
         subprocess.run(
             [str(BIN / "dsh-policy"), "init", *client, "--config", str(config)],
-            env=environment, cwd=project, check=True, capture_output=True,
+            env=environment,
+            cwd=project,
+            check=True,
+            capture_output=True,
         )
 
 
@@ -180,7 +183,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("corpus", nargs="?", default=str(DEFAULT_CORPUS))
     parser.add_argument("--layout", choices=["per-user", "per-project"], default="per-user")
     parser.add_argument(
-        "--clients", choices=["all", "claude-code"], default="all",
+        "--clients",
+        choices=["all", "claude-code"],
+        default="all",
         help="wire every supported client into the layout (default), or Claude Code only",
     )
     parser.add_argument("--by", choices=["class", "technique"], default="class")

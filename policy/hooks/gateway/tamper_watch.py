@@ -2,8 +2,8 @@
 did not make itself.
 
 Watched: the client hook settings (every supported client's: Claude Code, Codex, Gemini CLI, Qwen
-Code, OpenCode's plugins, Copilot CLI's hook file; user, project and managed ones), the deployment file and its
-packs, the gateway's install (its package's modules, its command, its environment's
+Code, OpenCode's plugins, Copilot CLI's hook file; user, project and managed ones), the deployment
+file and its packs, the gateway's install (its package's modules, its command, its environment's
 ``pyvenv.cfg``) and the audit log's file. Each is seen as a small fingerprint (existence, inode,
 size, modification time, mode, owner and, for files up to 4 MiB, a SHA-256 of the contents; a
 folder as the fingerprints of its files). A change is appended to the log as a
@@ -48,7 +48,17 @@ _HOOK_COMMAND: Final[str] = "dsh-policy hook"
 # settings folders; other harness folders (``~/.codex``) also hold sessions, so only their
 # settings files are watched.
 _WATCHED_TREES: Final[frozenset[str]] = frozenset(
-    {"hooks", "plugin", "plugins", "claude-code", "ClaudeCode", "codex", "gemini-cli", "qwen-code", "GeminiCli"}
+    {
+        "hooks",
+        "plugin",
+        "plugins",
+        "claude-code",
+        "ClaudeCode",
+        "codex",
+        "gemini-cli",
+        "qwen-code",
+        "GeminiCli",
+    }
 )
 
 
