@@ -278,6 +278,34 @@ def same_filesystem(path: str, other: str) -> bool:
     return first is not None and first == second
 
 
+# cgroup files whose write freezes or kills every process of the group (cgroup v2 and v1).
+CGROUP_CONTROLS: Final[frozenset[str]] = frozenset({"cgroup.freeze", "cgroup.kill", "freezer.state"})
+
+
+def cgroup_of(pid: int) -> str | None:
+    """The cgroup v2 folder of a process (``/sys/fs/cgroup/...``), or ``None``."""
+    text = _read(f"/proc/{pid}/cgroup")
+    for line in text.splitlines():
+        if line.startswith("0::"):
+            return "/sys/fs/cgroup" + line[3:].rstrip("/")
+    return None
+
+
+def freezes_gateway(target: str, processes: Sequence[GatewayProcess]) -> str | None:
+    """A write into a cgroup's freeze or kill file whose group holds the gateway (or that the
+    line computes when it runs, ``user-$(id -u).slice``)."""
+    if os.path.basename(target) not in CGROUP_CONTROLS:
+        return None
+    folder = os.path.dirname(target)
+    if "$" in folder or "`" in folder or "*" in folder:
+        return f"a write into {target}, a group computed when the line runs, would freeze or kill it"
+    for process in processes:
+        group = cgroup_of(process.pid)
+        if group and (group == folder or group.startswith(folder.rstrip("/") + "/")):
+            return f"a write into {target} would freeze or kill the gateway's group"
+    return None
+
+
 def redirects_nested(line: str, starts_harness: bool) -> str | None:
     """An environment override that points a hook client (or a nested harness) elsewhere."""
     moved = RUNTIME_ENV.search(line)

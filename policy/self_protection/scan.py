@@ -70,10 +70,14 @@ _PACKAGE_FETCHES: Final[frozenset[str]] = frozenset({"download", "wheel", "cache
 _CODE_ACTS: Final[re.Pattern[str]] = re.compile(
     r"write|append|remove|unlink|rename|replace|rmtree|rmdir|move|copy|chmod|chown|truncate|symlink"
     r"|\blink|mkdir|makedirs|system|subprocess|popen|spawn|exec|eval|kill|signal|socket|shutil|dump"
-    r"|save|touch|utime|delete|erase|argv|import\s*\(|__import__|ctypes"
-    r"|['\"][rbt]*[wax+][rwxabt+]*['\"]",
+    r"|save|touch|utime|delete|erase|argv|import\s*\(|__import__|ctypes",
     re.IGNORECASE,
 )
+# A file mode that writes (``open(p, "w")``, ``fopen($p, "a+")``), as a whole string literal.
+_WRITE_MODE: Final[re.Pattern[str]] = re.compile(r"[rbt]*[wax+][rwxabt+]*")
+# Tools that search file contents under a folder (Claude Code's Grep, Gemini CLI's and Qwen Code's
+# search_file_content, OpenCode's grep).
+_CONTENT_SEARCHES: Final[frozenset[str]] = frozenset({"Grep", "search_file_content", "grep", "search"})
 # Languages whose inline code is the only thing that acts (no operand the interpreter rewrites).
 _CODE_READERS: Final[frozenset[str]] = frozenset({"python", "javascript", "ruby", "perl", "php", "lua", "r"})
 _QUOTED: Final[re.Pattern[str]] = re.compile(r"'([^'\n]{1,4096})'|\"([^\"\n]{1,4096})\"")
@@ -276,11 +280,20 @@ class CallScan:
         """Reading tools may read everything but a secret (and a secret's own folder)."""
         if not self.protection.secrets:
             return None
+        searches = tool in _CONTENT_SEARCHES
         for text in _strings(args):
             for candidate in self.candidates(text):
+                folded = candidate.lower()  # a case-insensitive filesystem opens ``KEYS/AUDIT.KEY``
                 for secret in self.protection.secrets:
-                    if secret.covers(candidate) or candidate == os.path.dirname(secret.path):
+                    if (
+                        secret.covers(candidate)
+                        or folded == secret.path.lower()
+                        or folded.startswith(secret.path.lower().rstrip("/") + "/")
+                        or folded == os.path.dirname(secret.path).lower()
+                    ):
                         return refusal(secret, f"{tool} would read {text}")
+                    if searches and _searched(candidate, secret.path):
+                        return refusal(secret, f"{tool} would search {text}, which holds the signing key")
         return None
 
     def any_tool(self, args: Any, tool: str) -> Refusal | None:
@@ -332,7 +345,11 @@ class CallScan:
                 return refusal
             if self.examined > MAX_CHECKED_WORDS:
                 return Refusal(f"{RULE_PREFIX}/limits", limit_message(tool))
-        refusal = self._streams(commands, redirects, tool) or self._fills(commands, redirects, tool)
+        refusal = (
+            self._streams(commands, redirects, tool)
+            or self._fills(commands, redirects, tool)
+            or self._freezes(commands, redirects, tool)
+        )
         if refusal is not None:
             return refusal
         # A here-document feeds a program text we do not parse (``python - <<EOF``): a protected
@@ -394,6 +411,27 @@ class CallScan:
                     return Refusal(
                         found.rule, found.message.replace(tool, f"{tool} writes {path} and runs it:", 1)
                     )
+        return None
+
+    def _freezes(
+        self, commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]], tool: str
+    ) -> Refusal | None:
+        """A write into the freeze or kill file of the cgroup that holds the gateway."""
+        targets = [r["target"] for r in redirects if r.get("op") in (">", ">>", ">|")]
+        targets += [
+            w for argv in commands if argv and argv[0] == "tee" for w in argv[1:] if not w.startswith("-")
+        ]
+        targets = [t for t in targets if os.path.basename(t) in processes.CGROUP_CONTROLS]
+        if not targets:
+            return None
+        runtime = [e.path for e in self.protection.entries if e.kind == "gateway-runtime"]
+        gateway = processes.gateway_processes(runtime)
+        for target in targets:
+            why = processes.freezes_gateway(target, gateway)
+            if why is not None:
+                return Refusal(
+                    f"{RULE_PREFIX}/gateway-runtime", message(f"{tool}: {why}", KIND_TEXT["gateway-runtime"])
+                )
         return None
 
     def _fills(
@@ -482,7 +520,7 @@ class CallScan:
                 or analysis.argvs
                 or analysis.nested
                 or any(e.get("kind") not in ("read",) for e in analysis.effects)
-                or _CODE_ACTS.search(code)
+                or _acts(code)
             ):
                 reads_only = False
         if not reads_only:
@@ -724,6 +762,13 @@ class CallScan:
     def _reader_words(self, argv: list[str], tool: str, mentioned: bool) -> Refusal | None:
         program = argv[0]
         secrets = self.protection.secrets
+        if program in SCRIPTED_READERS and program != "find":  # ``print > "FILE"`` in an awk program
+            invocation = split_invocation(argv)
+            for code in invocation.code if invocation is not None else ():
+                for target in _program_writes(program, code):
+                    found = self.hit(target, folders=False)
+                    if found is not None:
+                        return refusal(found, f"{program} program would write {target}")
         for word in argv[1:]:
             if secrets and program not in NAME_READERS:
                 found = self.hit(word, folders=False)
@@ -808,6 +853,35 @@ class CallScan:
                 ),
             )
         return None
+
+
+_AWK_OUTPUT: Final[re.Pattern[str]] = re.compile(r'>>?\s*"([^"]+)"')
+_SED_OUTPUT: Final[re.Pattern[str]] = re.compile(r"(?:^|[;{}\n]|/[gpIiMme0-9]*)\s*w\s+([^;\n}]+)")
+
+
+def _acts(code: str) -> bool:
+    """Whether code may act beyond reading: a call that could (:data:`_CODE_ACTS`, looked for
+    outside string literals, so a path that spells ``popen`` is no call) or a writing file mode."""
+    literals = [m.group(1) if m.group(1) is not None else m.group(2) for m in _QUOTED.finditer(code)]
+    if any(_WRITE_MODE.fullmatch(text or "") for text in literals):
+        return True
+    return _CODE_ACTS.search(_QUOTED.sub('""', code)) is not None
+
+
+def _program_writes(program: str, code: str) -> list[str]:
+    """The files an awk program (``print > "FILE"``) or a sed script (``w FILE``, ``s/a/b/w
+    FILE``) writes, from the languages' manuals."""
+    pattern = _SED_OUTPUT if program == "sed" else _AWK_OUTPUT
+    return [match.group(1).strip() for match in pattern.finditer(code)]
+
+
+def _searched(folder: str, path: str) -> bool:
+    """Whether a content search of ``folder`` (ripgrep's rules: dot folders below the one named are
+    skipped) reads ``path``."""
+    if folder in ("", "/") or not path.startswith(folder.rstrip("/") + "/"):
+        return False
+    below = path[len(folder.rstrip("/")) + 1 :].split("/")
+    return not any(part.startswith(".") for part in below[:-1])
 
 
 def _heredoc_bodies(line: str) -> list[str]:

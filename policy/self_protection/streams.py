@@ -11,6 +11,8 @@ guessed at: those lines stay with the other checks.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -129,5 +131,33 @@ def script_runs(
 
 
 def producers_text(producers: Sequence[Sequence[str]]) -> str:
-    """Everything the ``echo``/``printf`` producers print, in order."""
-    return "".join(printed_text(argv) for argv in producers if argv)
+    """Everything the ``echo``/``printf`` producers print, in order, passed through the decoders
+    after them (``base64 -d``, ``xxd -r -p``, ``rev``): what a shell at the end would run."""
+    text = ""
+    for argv in producers:
+        if not argv:
+            continue
+        printed = printed_text(argv)
+        if printed:
+            text += printed
+        else:
+            text = decoded(argv, text)
+    return text
+
+
+def decoded(argv: Sequence[str], text: str) -> str:
+    """What a decoder makes of ``text`` (unchanged for other programs or undecodable text)."""
+    program = os.path.basename(argv[0])
+    words = set(argv[1:])
+    try:
+        if program in ("base64", "basenc") and words & {"-d", "--decode", "-D"}:
+            return base64.b64decode("".join(text.split()), validate=False).decode("utf-8", "replace")
+        if program == "openssl" and "base64" in words and "-d" in words:
+            return base64.b64decode("".join(text.split())).decode("utf-8", "replace")
+        if program == "xxd" and "-r" in words and ("-p" in words or "-ps" in words):
+            return binascii.unhexlify("".join(text.split())).decode("utf-8", "replace")
+    except (ValueError, binascii.Error):
+        return text
+    if program == "rev":
+        return "\n".join(line[::-1] for line in text.split("\n"))
+    return text
