@@ -12,7 +12,12 @@ Two layouts, as the threat model names them:
   its ``.claude/settings.json``, all tracked by the project's git repository.
 
     .venv/bin/python tests/self_protection/measure_rates.py [CORPUS.yaml] [--layout per-user]
-        [--show refused|allowed|all]
+        [--clients all|claude-code] [--by class|technique] [--show refused|allowed|wrong|all]
+
+Every supported client is wired into the layout by default (``dsh-policy init``: Codex per user or
+per project as the layout is, Gemini CLI, Qwen Code, OpenCode and Copilot CLI per project), so their
+hook files exist and are tracked; ``--clients claude-code`` wires Claude Code alone, as the first
+two sets were measured. ``--by technique`` totals a set's entries by their ``technique`` field.
 
 Placeholders in a corpus: ``{project}``, ``{home}``, ``{deploy}`` (the deployment's folder),
 ``{pack}`` (one loaded pack), ``{runtime}`` (the resident gateway's runtime folder), ``{venv}``
