@@ -14,13 +14,29 @@ imported before), which reports:
 - *held*: bytes a third load leaves allocated (``tracemalloc``, after a collection) while its
   compiled policy is alive: what deciding keeps in memory;
 - *check*: CPU seconds of ``dsh-policy check PACK --cases PACK.cases.yaml`` for every shipped pack
-  (in one process, after its imports), beside its YAML+compile floor: in that process, the same
-  packs loaded (YAML, compile, inline examples) and their cases files read as YAML; the ratio of
-  the two is the target (what check adds: the cases' schema and deciding every case).
+  (in one process, after its imports), beside its floor: in that process, the same packs loaded
+  as check loads them (YAML, compile, inline examples; read from the cache in the ``cached``
+  modes) and their cases files read as YAML; the ratio of the two is the target (what check adds:
+  the cases' schema and deciding every case). Also printed: the ratio over the *built* floor
+  (the packs built from YAML and compiled, never read from the cache).
+
+Every cell runs in four modes, side by side in one run:
+
+- *cache*: ``cold`` builds from the packs (``DSH_POLICY_COMPILE_CACHE=off``); ``cached`` reads
+  the verified compiled policy an earlier process kept (a private cache folder, primed by one
+  process before the rounds; the entry is checked and its trees compiled on every load);
+- *bytecode*: ``none`` is this machine's default (``PYTHONDONTWRITEBYTECODE=1``, so this
+  package's modules are compiled from source in every process, as in a development checkout);
+  ``pyc`` reads bytecode from a private ``PYTHONPYCACHEPREFIX`` primed first, as a ``pip``
+  install (which compiles on install) has it.
+
+The targets are read from the ``cached``/``pyc`` rows (a user's installed gateway, the packs
+loaded before), and printed for the ``cached``/``none`` rows too. Since a load imports what it
+uses on first use, *ready* (import + load, the process's CPU until the policy decides) is the
+figure to compare across versions; *load* alone moves with what is imported lazily.
 
 CPU time, not wall time: the machine is shared, and CPU time is what the process itself spent.
-Each cell takes the median of ``--rounds`` processes. There is no persistent compile cache: a
-cold process parses every expression.
+Each cell takes the median of ``--rounds`` processes.
 The N-rule packs are those of ``bench_peers.py`` with a distinct condition per rule (a load must
 not profit from repeated text).
 """
@@ -72,7 +88,7 @@ import contextlib, io, json, sys, time
 from dsh_policy.policy.cli.check import main
 from dsh_policy.policy.loading import LoadFailure, build_policy
 from dsh_policy.policy.source.yaml_source import read_yaml_file
-floor = check = 0.0
+floor = built = check = 0.0
 codes = []
 for pack in sys.argv[1:]:
     cases = pack.removesuffix(".yaml") + ".cases.yaml"
@@ -81,10 +97,14 @@ for pack in sys.argv[1:]:
     assert not isinstance(read_yaml_file(cases), list)
     floor += time.process_time() - began
     began = time.process_time()
+    assert not isinstance(build_policy([pack], cache=False), LoadFailure)
+    assert not isinstance(read_yaml_file(cases), list)
+    built += time.process_time() - began
+    began = time.process_time()
     with contextlib.redirect_stdout(io.StringIO()):
         codes.append(main([pack, "--cases", cases]))
     check += time.process_time() - began
-print(json.dumps({"floor_s": floor, "check_s": check, "codes": codes}))
+print(json.dumps({"floor_s": floor, "built_floor_s": built, "check_s": check, "codes": codes}))
 """
 
 
@@ -116,28 +136,59 @@ def shipped_packs() -> list[Path]:
     return sorted(p for p in (ROOT / "rules").glob("*.yaml") if not p.name.endswith(".cases.yaml"))
 
 
-def _child(paths: list[str]) -> dict[str, float]:
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE", "1")}
+MODES = (("cold", "none"), ("cold", "pyc"), ("cached", "none"), ("cached", "pyc"))
+TARGET_MODE = ("cached", "pyc")
+
+
+def _env(tmp: str, cache: str, bytecode: str) -> dict[str, str]:
+    """The environment of one mode: a private cache folder (off for ``cold``), and no bytecode
+    written (``none``) or bytecode read from a private prefix (``pyc``)."""
+    env = {**os.environ, "DSH_POLICY_CACHE_DIR": str(Path(tmp) / "cache")}
+    env["DSH_POLICY_COMPILE_CACHE"] = "off" if cache == "cold" else "on"
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if bytecode == "pyc":
+        env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pyc")
+    return env
+
+
+def _prime(tmp: str, cells: list[list[str]]) -> None:
+    """Write the bytecode of every module a load and a check import, and keep each cell's policy
+    (and each shipped pack's, which ``check`` loads one by one)."""
+    env = _env(tmp, "cached", "pyc")
+    env.pop("PYTHONDONTWRITEBYTECODE")
+    for paths in cells:
+        subprocess.run([sys.executable, "-c", _CHILD, *paths], capture_output=True, check=True, env=env)
+    packs = [str(p) for p in shipped_packs()]
+    subprocess.run([sys.executable, "-c", _CHECK, *packs], capture_output=True, check=True, env=env)
+
+
+def _child(paths: list[str], env: dict[str, str]) -> dict[str, float]:
     out = subprocess.run(
         [sys.executable, "-c", _CHILD, *paths], capture_output=True, text=True, check=True, env=env
     )
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def _check_cpu() -> tuple[float, float]:
+def _check_cpu(env: dict[str, str]) -> tuple[float, float, float]:
     """CPU seconds of ``dsh-policy check PACK --cases PACK.cases.yaml`` over every shipped pack,
-    and of its floor: the same packs loaded and their cases files read as YAML in that process."""
+    of its floor (the same packs loaded as ``check`` loads them, cache or not, and their cases
+    files read as YAML, in that process) and of the built floor (the packs built from YAML and
+    compiled, never read from the cache)."""
     packs = [str(p) for p in shipped_packs()]
-    out = subprocess.run([sys.executable, "-c", _CHECK, *packs], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHECK, *packs], capture_output=True, text=True, check=True, env=env
+    )
     found = json.loads(out.stdout.strip().splitlines()[-1])
     if any(found["codes"]):
         raise SystemExit(f"dsh-policy check of a shipped pack failed: exit codes {found['codes']}")
-    return float(found["check_s"]), float(found["floor_s"])
+    return float(found["check_s"]), float(found["floor_s"]), float(found["built_floor_s"])
 
 
 def measure(rounds: int, sizes: tuple[int, ...] = SIZES) -> dict[str, Any]:
-    """Every cell, each the median of ``rounds`` fresh processes."""
+    """Every cell in every mode, each the median of ``rounds`` fresh processes."""
     rows: list[dict[str, Any]] = []
+    checks: dict[str, list[tuple[float, float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         cells: list[tuple[str, list[str]]] = []
         for rules in sizes:
@@ -145,42 +196,69 @@ def measure(rounds: int, sizes: tuple[int, ...] = SIZES) -> dict[str, Any]:
             path.write_text(yaml.safe_dump(numbered_pack(rules), sort_keys=False), encoding="utf-8")
             cells.append((f"{rules} rules", [str(path)]))
         cells.append(("shipped packs", [str(p) for p in shipped_packs()]))
-        samples: dict[str, list[dict[str, float]]] = {name: [] for name, _ in cells}
-        checks: list[tuple[float, float]] = []
+        _prime(tmp, [paths for _, paths in cells])
+        samples: dict[tuple[str, str, str], list[dict[str, float]]] = {}
         for _ in range(rounds):  # interleaved: every cell sees the same drift of the machine's load
-            for name, paths in cells:
-                samples[name].append(_child(paths))
-            checks.append(_check_cpu())
-    for name, _ in cells:
-        found = samples[name]
+            for cache, bytecode in MODES:
+                env = _env(tmp, cache, bytecode)
+                for name, paths in cells:
+                    samples.setdefault((name, cache, bytecode), []).append(_child(paths, env))
+                checks.setdefault(f"{cache}/{bytecode}", []).append(_check_cpu(env))
+    for (name, cache, bytecode), found in samples.items():
         rows.append({
             "cell": name,
+            "cache": cache,
+            "bytecode": bytecode,
             "import_s": statistics.median(s["import_s"] for s in found),
             "ready_s": statistics.median(s["ready_s"] for s in found),
             "load_s": statistics.median(s["load_s"] for s in found),
             "warm_s": statistics.median(s["warm_s"] for s in found),
             "held_mib": statistics.median(s["held"] for s in found) / 2**20,
         })  # fmt: skip
-    return {
-        "rows": rows,
-        "check_s": statistics.median(check for check, _ in checks),
-        "check_floor_s": statistics.median(floor for _, floor in checks),
-        "check_x": statistics.median(check / floor for check, floor in checks),
+    check = {
+        mode: {
+            "check_s": statistics.median(c for c, _, _ in found),
+            "check_floor_s": statistics.median(f for _, f, _ in found),
+            "check_x": statistics.median(c / f for c, f, _ in found),
+            "check_built_floor_s": statistics.median(b for _, _, b in found),
+            "check_x_built": statistics.median(c / b for c, _, b in found),
+        }
+        for mode, found in checks.items()
     }
+    return {"rows": rows, "check": check, **check["/".join(TARGET_MODE)]}
 
 
-def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The load targets of issue 34, from a :func:`measure` result."""
-    by_cell = {row["cell"]: row for row in result["rows"]}
+def targets(result: dict[str, Any], mode: tuple[str, str] = TARGET_MODE) -> list[dict[str, Any]]:
+    """The load targets of issue 34, from a :func:`measure` result, in one mode."""
+    by_cell = {row["cell"]: row for row in result["rows"] if (row.get("cache"), row.get("bytecode")) == mode}
+    label = "/".join(mode)
     found = []
     if "1000 rules" in by_cell:
         row = by_cell["1000 rules"]
-        found.append(("1,000 rules ready (load CPU)", row["load_s"], TARGETS["rules_1000_load_s"], "s"))
-        found.append(("1,000 rules held", row["held_mib"], TARGETS["rules_1000_held_mib"], "MiB"))
+        found.append(
+            (
+                f"1,000 rules ready (import + load CPU), {label}",
+                row["ready_s"],
+                TARGETS["rules_1000_load_s"],
+                "s",
+            )
+        )
+        found.append((f"1,000 rules load CPU, {label}", row["load_s"], TARGETS["rules_1000_load_s"], "s"))
+        found.append((f"1,000 rules held, {label}", row["held_mib"], TARGETS["rules_1000_held_mib"], "MiB"))
+    shipped = by_cell["shipped packs"]
     found.append(
-        ("shipped packs ready (load CPU)", by_cell["shipped packs"]["load_s"], TARGETS["shipped_load_s"], "s")
+        (
+            f"shipped packs ready (import + load CPU), {label}",
+            shipped["ready_s"],
+            TARGETS["shipped_load_s"],
+            "s",
+        )
     )
-    found.append(("check of the shipped packs / its load floor", result["check_x"], TARGETS["check_x"], "x"))
+    found.append((f"shipped packs load CPU, {label}", shipped["load_s"], TARGETS["shipped_load_s"], "s"))
+    check = result["check"][label]
+    found.append(
+        (f"check of the shipped packs / its load floor, {label}", check["check_x"], TARGETS["check_x"], "x")
+    )
     return [
         {"name": name, "value": value, "limit": limit, "unit": unit, "passed": value <= limit}
         for name, value, limit, unit in found
@@ -190,31 +268,41 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
 def print_table(result: dict[str, Any]) -> None:
     """The load table and its targets."""
     print("\nload, each cell a fresh process (CPU ms; held: tracemalloc after gc)")
-    print(f"{'cell':<15}{'import ms':>11}{'load ms':>10}{'ready ms':>10}{'warm ms':>10}{'held MiB':>10}")
-    for row in result["rows"]:
-        print(
-            f"{row['cell']:<15}{row['import_s'] * 1e3:>11.1f}{row['load_s'] * 1e3:>10.1f}"
-            f"{row['ready_s'] * 1e3:>10.1f}{row['warm_s'] * 1e3:>10.1f}{row['held_mib']:>10.2f}"
-        )
     print(
-        "dsh-policy check PACK --cases PACK.cases.yaml, every shipped pack: "
-        f"{result['check_s'] * 1e3:.1f} ms CPU"
-        f" (floor, the packs loaded and the cases read as YAML: {result['check_floor_s'] * 1e3:.1f} ms)"
+        f"{'cell':<15}{'cache':>8}{'bytecode':>9}{'import ms':>11}{'load ms':>10}{'ready ms':>10}"
+        f"{'warm ms':>10}{'held MiB':>10}"
     )
-    for target in targets(result):
-        status = "PASS" if target["passed"] else "FAIL"
-        print(f"{status}  {target['name']}: {target['value']:.3g} {target['unit']} (<= {target['limit']:g})")
+    for row in sorted(result["rows"], key=lambda r: (r["cache"], r["bytecode"])):
+        print(
+            f"{row['cell']:<15}{row['cache']:>8}{row['bytecode']:>9}{row['import_s'] * 1e3:>11.1f}"
+            f"{row['load_s'] * 1e3:>10.1f}{row['ready_s'] * 1e3:>10.1f}{row['warm_s'] * 1e3:>10.1f}"
+            f"{row['held_mib']:>10.2f}"
+        )
+    for mode, check in result["check"].items():
+        print(
+            f"dsh-policy check PACK --cases PACK.cases.yaml, every shipped pack, {mode}: "
+            f"{check['check_s'] * 1e3:.1f} ms CPU (floor, the packs loaded and the cases read as YAML: "
+            f"{check['check_floor_s'] * 1e3:.1f} ms): {check['check_x']:.2f}x; over the built floor "
+            f"(YAML + compile, no cache: {check['check_built_floor_s'] * 1e3:.1f} ms): "
+            f"{check['check_x_built']:.2f}x"
+        )
+    for mode in (TARGET_MODE, ("cached", "none")):
+        for target in targets(result, mode):
+            status = "PASS" if target["passed"] else "FAIL"
+            print(
+                f"{status}  {target['name']}: {target['value']:.3g} {target['unit']} (<= {target['limit']:g})"
+            )
     print(f"load average: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Measure, print, and write ``benchmarks/results/load.json``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--rounds", type=int, default=5, help="fresh processes per cell (median)")
+    parser.add_argument("--rounds", type=int, default=3, help="fresh processes per cell (median)")
     options = parser.parse_args(argv)
     result = measure(options.rounds)
     print_table(result)
-    result["targets"] = targets(result)
+    result["targets"] = targets(result) + targets(result, ("cached", "none"))
     out = Path(__file__).resolve().parent / "results" / "load.json"
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {out}")

@@ -67,6 +67,9 @@ class Case:
     #: Every rule id ``expect`` names (``rules``, ``shadow_rules``) with its line and column, so a
     #: case that expects a rule no loaded pack defines is an error at its position.
     rule_refs: tuple[tuple[str, int, int], ...] = ()
+    #: The agent client whose tool names and fields the call is written in (``client:``), or None
+    #: for the canonical vocabulary; ``check`` maps it as that client's hook does.
+    client: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +133,10 @@ def _read(path: str | Path) -> tuple[str, Any, SourceMap] | list[PolicyError]:
 class _CaseReader:
     """Turns validated case mappings into :class:`Case` values, collecting semantic errors."""
 
-    def __init__(self, file: str, source: SourceMap) -> None:
+    def __init__(self, file: str, source: SourceMap, client: str | None = None) -> None:
         self.file = file
         self.source = source
+        self.client = client  # the file's default ``client:``
         self.errors: list[PolicyError] = []
 
     def error(self, path: NodePath, message: str, *, at_key: bool = False) -> None:
@@ -146,7 +150,7 @@ class _CaseReader:
         stage = raw["stage"]
         name = raw.get("name", Path(self.file).name)
         where = where or f"case {name!r}"
-        for key in ("tool", "args", "call_id", "root_call_id", "nested", "original_name"):
+        for key in ("tool", "args", "call_id", "root_call_id", "nested", "original_name", "client"):
             if key in raw and stage not in TOOL_STAGES:
                 self.error((*path, key), f"{where}: {key} is not used at stage {stage}", at_key=True)
         if stage in TOOL_STAGES and "tool" not in raw:
@@ -169,7 +173,8 @@ class _CaseReader:
         for key in ("rules", "shadow_rules"):
             for index, rule in enumerate(expected.get(key) or ()):
                 refs.append((str(rule), *self.source.value_position((*path, "expect", key, index))))
-        return Case(name, stage, event, expect or Expectation(), self.file, line, tuple(refs))
+        client = raw.get("client", self.client) if stage in TOOL_STAGES else None
+        return Case(name, stage, event, expect or Expectation(), self.file, line, tuple(refs), client)
 
     def _now(self, raw: dict[str, Any], path: NodePath, where: str) -> datetime.datetime | None:
         if "now" not in raw:
@@ -267,7 +272,7 @@ def load_cases(path: str | Path) -> list[Case] | list[PolicyError]:
     bad_cases = {path[1] for path, _ in issues if len(path) >= 2 and path[0] == "cases"}
     if any(len(path) < 2 or path[0] != "cases" for path, _ in issues):
         return sorted(error for _, error in issues)
-    reader = _CaseReader(file, source)
+    reader = _CaseReader(file, source, value.get("client"))
     reader.errors.extend(error for _, error in issues)
     cases: list[Case] = []
     first: dict[str, int] = {}

@@ -36,6 +36,7 @@ from dsh_policy.policy.compiled import (
     Redaction,
     RuleSelection,
     StageIndex,
+    index_stage,
 )
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.pack import LoadedPack, Mode, OnError, canonical_digest, re2_options
@@ -115,8 +116,12 @@ class _Expect:
 class _PackCompiler:
     """Compiles the expressions of one pack, collecting every error with its file position."""
 
-    def __init__(self, pack: LoadedPack, engine: CelEngine) -> None:
+    def __init__(
+        self, pack: LoadedPack, engine: CelEngine, trees: dict[str, lark.Tree] | None = None
+    ) -> None:
         self.pack = pack
+        #: Each expression's tree by source, kept for the compiled-policy cache when asked for.
+        self.trees = trees
         self.engine = engine
         self.errors: list[PolicyError] = []
         self.warnings: list[PolicyError] = []
@@ -165,6 +170,8 @@ class _PackCompiler:
             return None
         names = frozenset(compiled.references)
         tree = _parse_tree(compiled, source)
+        if tree is not None and self.trees is not None:
+            self.trees.setdefault(source, tree)
         if tree is not None:
             pending = _Pending(path, source, stage, tree, expect)
             self.pending.append(pending)
@@ -375,10 +382,11 @@ def _compile_pack(
     engine: CelEngine,
     shadow: bool,
     params: Mapping[str, Any],
+    trees: dict[str, lark.Tree] | None = None,
 ) -> tuple[CompiledPack | None, list[CompiledRule], list[PolicyError], list[PolicyError]]:
     """One pack's variables and rules compiled and type-checked: the pack, its rules, its errors
     and its warnings."""
-    compiler = _PackCompiler(pack, engine)
+    compiler = _PackCompiler(pack, engine, trees)
     spec = pack.model.spec
     raw_vars: dict[str, CompiledExpr] = {}
     variable_paths: dict[str, NodePath] = {}
@@ -540,27 +548,6 @@ def _reads(variables: Mapping[str, CompiledExpr], *exprs: CompiledExpr | None) -
     return frozenset(names)
 
 
-def _index(rules: Sequence[CompiledRule]) -> StageIndex:
-    exact: dict[str, list[CompiledRule]] = {}
-    globs: list[tuple[re.Pattern[str], CompiledRule]] = []
-    every: list[CompiledRule] = []
-    for rule in rules:
-        if rule.tools is None:
-            every.append(rule)
-            continue
-        for pattern in rule.tools:
-            if any(char in pattern for char in "*?["):
-                globs.append((re.compile(fnmatch.translate(pattern)), rule))
-            else:
-                exact.setdefault(pattern, []).append(rule)
-    return StageIndex(
-        exact=MappingProxyType({name: tuple(found) for name, found in exact.items()}),
-        globs=tuple(globs),
-        every=tuple(every),
-        all_rules=tuple(rules),
-    )
-
-
 _RESTRICTIVENESS = {"allow": 0, "ask": 1, "deny": 2}
 
 
@@ -578,7 +565,9 @@ def single_rule_policy(
         policy,
         packs=(pack,),
         rules=(alone,),
-        stages=MappingProxyType({stage: _index([alone] if stage == rule.stage else []) for stage in STAGES}),
+        stages=MappingProxyType(
+            {stage: index_stage([alone] if stage == rule.stage else []) for stage in STAGES}
+        ),
         shadow=False,
         default_decision="allow",
         warnings=(),
@@ -592,9 +581,11 @@ def compile_policy(
     params: Mapping[str, Any] | None = None,
     param_origins: Mapping[str, ParamOrigin] | None = None,
     shadow: bool = False,
+    trees: dict[str, lark.Tree] | None = None,
 ) -> CompileResult:
     """Compile loaded packs with one engine. ``params`` override pack params by name (each must be
-    declared by some pack, with a compatible type); ``param_origins`` says where each was given."""
+    declared by some pack, with a compatible type); ``param_origins`` says where each was given.
+    ``trees``, when given, receives each expression's parse tree by source (for the cache)."""
     if isinstance(engine, str):
         try:
             made: CelEngine = make_engine(engine)  # type: ignore[arg-type]  # unknown names are reported
@@ -602,7 +593,7 @@ def compile_policy(
             return CompileResult(None, (PolicyError("--engine", 0, 0, str(exc)),))
     else:
         made = engine
-    return _compile_all(packs, made, params or {}, param_origins or {}, shadow)
+    return _compile_all(packs, made, params or {}, param_origins or {}, shadow, trees)
 
 
 def _compile_all(
@@ -611,6 +602,7 @@ def _compile_all(
     params: Mapping[str, Any],
     param_origins: Mapping[str, ParamOrigin],
     shadow: bool,
+    trees: dict[str, lark.Tree] | None = None,
 ) -> CompileResult:
     merged, errors = merge_params(packs, params, param_origins)
     warnings: list[PolicyError] = []
@@ -619,7 +611,7 @@ def _compile_all(
     ordinal = 0
     for index, pack in enumerate(packs):
         compiled, pack_rules, pack_errors, pack_warnings = _compile_pack(
-            pack, index, ordinal, engine, shadow, merged[index]
+            pack, index, ordinal, engine, shadow, merged[index], trees
         )
         ordinal += len(pack.model.spec.rules)
         errors.extend(pack_errors)
@@ -630,7 +622,7 @@ def _compile_all(
     if errors:
         return CompileResult(None, tuple(sorted(errors)), tuple(sorted(warnings)))
     stages: Mapping[str, StageIndex] = MappingProxyType(
-        {stage: _index([rule for rule in rules if rule.stage == stage]) for stage in STAGES}
+        {stage: index_stage([rule for rule in rules if rule.stage == stage]) for stage in STAGES}
     )
     # With several packs, the most restrictive default wins (a lockdown pack's default deny must not
     # be loosened by another pack's default allow); explicit allow rules still apply first.

@@ -8,17 +8,20 @@ coverage, the audit plugin) does not import the compiler, its CEL checker or its
 
 from __future__ import annotations
 
+import fnmatch
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from dsh_policy.policy.cel.checker import Branch
+from dsh_policy.policy.cel.branches import Branch
 from dsh_policy.policy.cel.engine import CompiledExpression
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.pack import Mode, OnError
-from dsh_policy.policy.stages import Stage
+
+if TYPE_CHECKING:  # annotations only: the pack module brings its validators (pydantic, jsonschema)
+    from dsh_policy.policy.pack import Mode, OnError
+    from dsh_policy.policy.stages import Stage
 
 __all__ = [
     "CompileResult",
@@ -30,6 +33,7 @@ __all__ = [
     "Redaction",
     "RuleSelection",
     "StageIndex",
+    "index_stage",
 ]
 
 Effect = Literal["reject", "deny", "ask", "allow", "block", "accept", "enter"]
@@ -167,6 +171,28 @@ class StageIndex:
         if not self._everything:
             self._everything.append(RuleSelection.of(self.all_rules))
         return self._everything[0]
+
+
+def index_stage(rules: Sequence[CompiledRule]) -> StageIndex:
+    """The :class:`StageIndex` of one stage's rules (given in pack/rule order)."""
+    exact: dict[str, list[CompiledRule]] = {}
+    globs: list[tuple[re.Pattern[str], CompiledRule]] = []
+    every: list[CompiledRule] = []
+    for rule in rules:
+        if rule.tools is None:
+            every.append(rule)
+            continue
+        for pattern in rule.tools:
+            if any(char in pattern for char in "*?["):
+                globs.append((re.compile(fnmatch.translate(pattern)), rule))
+            else:
+                exact.setdefault(pattern, []).append(rule)
+    return StageIndex(
+        exact=MappingProxyType({name: tuple(found) for name, found in exact.items()}),
+        globs=tuple(globs),
+        every=tuple(every),
+        all_rules=tuple(rules),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from typing import Any
 
 import lark
 from dsh_policy.policy.cases import Case, CaseOutcome, run_case
-from dsh_policy.policy.cel.checker import Branch
+from dsh_policy.policy.cel.branches import Branch
 from dsh_policy.policy.cel.engine import CelCompileIssue
 from dsh_policy.policy.cel.python_engine import PythonCelEngine
 from dsh_policy.policy.compiled import CompiledExpr, CompiledPolicy, CompiledRule

@@ -11,14 +11,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from os import PathLike
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dsh_policy.policy.cel.engine import CelEngine
-from dsh_policy.policy.compile import compile_policy
 from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.errors import PolicyError
-from dsh_policy.policy.pack import canonical_digest, load_packs
-from dsh_policy.policy.params import ParamOrigin
+from dsh_policy.policy.policy_cache import Lookup, keep, lookup
+
+if TYPE_CHECKING:  # the builders are imported when a build runs: a policy read back from the
+    # cache needs neither the YAML reader, the schema, the models nor the CEL parser and checker
+    from dsh_policy.policy.cel.engine import CelEngine
+    from dsh_policy.policy.params import ParamOrigin
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +52,31 @@ def build_policy(
     shadow: bool = False,
     param_origins: Mapping[str, ParamOrigin] | None = None,
     protection: Any = None,
+    cache: bool = True,
 ) -> CompiledPolicy | LoadFailure:
     """Load and compile packs in one step (all-or-nothing); ``protection`` (a deployment's
-    ``SelfProtection``) is attached to the result, see :func:`with_protection`."""
+    ``SelfProtection``) is attached to the result, see :func:`with_protection`. ``cache``: read
+    a verified compiled policy kept by an earlier build of the same bytes, and keep this one
+    (:mod:`~dsh_policy.policy.policy_cache`; ``DSH_POLICY_COMPILE_CACHE=off`` turns it off)."""
     with _collector_paused():
-        return _build_policy(paths, params, engine, shadow, param_origins, protection)
+        names = [str(path) for path in paths]
+        found = (
+            lookup(
+                names, params=params or {}, param_origins=param_origins or {}, engine=engine, shadow=shadow
+            )
+            if cache
+            else Lookup(None)
+        )
+        if found.policy is not None:
+            policy: CompiledPolicy = found.policy
+            return policy if protection is None else with_protection(policy, protection)
+        trees: dict[str, Any] | None = {} if found.key is not None else None
+        built = _build_policy(names, params, engine, shadow, param_origins, trees)
+        if not isinstance(built, CompiledPolicy):
+            return built
+        if trees is not None:
+            keep(found, built, trees)  # the packs' policy: protection is the deployment's, added after
+        return built if protection is None else with_protection(built, protection)
 
 
 @contextmanager
@@ -79,8 +101,11 @@ def _build_policy(
     engine: CelEngine | str,
     shadow: bool,
     param_origins: Mapping[str, ParamOrigin] | None,
-    protection: Any,
+    trees: dict[str, Any] | None = None,
 ) -> CompiledPolicy | LoadFailure:
+    from dsh_policy.policy.compile import compile_policy
+    from dsh_policy.policy.pack import load_packs
+
     loaded = load_packs([str(path) for path in paths])
     if not loaded.ok:
         # Still compile what did load, only to report its CEL errors in the same run.
@@ -90,7 +115,7 @@ def _build_policy(
         errors = sorted(set(loaded.errors) | {e for e in extra if e.file != "--engine"})
         return LoadFailure(tuple(errors), warnings)
     compiled = compile_policy(
-        loaded.packs, engine=engine, params=params, param_origins=param_origins, shadow=shadow
+        loaded.packs, engine=engine, params=params, param_origins=param_origins, shadow=shadow, trees=trees
     )
     if compiled.policy is None:
         return LoadFailure(compiled.errors, compiled.warnings)
@@ -100,7 +125,7 @@ def _build_policy(
     failed = check_examples(compiled.policy, loaded.packs)
     if failed:
         return LoadFailure(tuple(sorted(failed)), compiled.warnings)
-    return compiled.policy if protection is None else with_protection(compiled.policy, protection)
+    return compiled.policy
 
 
 def with_protection(compiled: CompiledPolicy, protection: Any) -> CompiledPolicy:
@@ -110,5 +135,7 @@ def with_protection(compiled: CompiledPolicy, protection: Any) -> CompiledPolicy
     decided without it names a different policy."""
     if protection.enabled:
         return replace(compiled, protection=protection)
+    from dsh_policy.policy.pack import canonical_digest
+
     digest = canonical_digest({"policy": compiled.digest, "self_protection": "off"})
     return replace(compiled, protection=protection, digest=digest)

@@ -45,6 +45,27 @@ def _stop_gateways(folder: Path) -> None:
                 os.kill(pid, signal.SIGTERM)
 
 
+CACHE_DIR_VARIABLE = "DSH_POLICY_CACHE_DIR"  # dsh_policy.policy.policy_cache.folder
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_compile_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Compiled policies the session keeps (every load of the same packs after the first reads
+    one back, so the whole suite decides through the cache) go to a folder of its own, never the
+    user's ``~/.cache/dsh-policy``."""
+    folder = tmp_path_factory.mktemp("compile-cache")
+    folder.chmod(0o700)
+    saved = os.environ.get(CACHE_DIR_VARIABLE)
+    os.environ[CACHE_DIR_VARIABLE] = str(folder)
+    try:
+        yield str(folder)
+    finally:
+        if saved is None:
+            os.environ.pop(CACHE_DIR_VARIABLE, None)
+        else:
+            os.environ[CACHE_DIR_VARIABLE] = saved
+
+
 #: The system files ``init --managed`` and ``init --system`` write and ``doctor`` reads: never the
 #: machine's own in tests (``DSH_POLICY_SYSTEM_ROOT`` moves every path of the hardened mode).
 SYSTEM_FILE_VARIABLES = (

@@ -40,6 +40,9 @@ _WRITER_KINDS: Final = tuple(
 )
 _DIGEST: Final = type(hashlib.sha256()).digest
 _SMALL_DIGEST: Final = type(small_sha256(b"")).digest
+_NODE_COPY: Final = type(small_sha256(b"")).copy
+_NODE_UPDATE: Final = type(small_sha256(b"")).update
+_NODE_DIGEST: Final = _SMALL_DIGEST
 _BODY: Final = slice(0, -V2_TRAILER_LENGTH)
 _STATED: Final = slice(-66, -2)
 _LEAF: Final = b"\x00"
@@ -142,6 +145,7 @@ class FastPathV2:
         the frontier as one leaf of its height would."""
         frontier = self._chain.frontier
         sha256, size, roots = small_sha256, frontier.size, frontier.roots
+        node_prefix = sha256(_NODE)
         leaves = list(map(_SMALL_DIGEST, map(sha256, map(_LEAF.__add__, digests))))
         at, total = 0, len(leaves)
         while at < total:
@@ -151,12 +155,12 @@ class FastPathV2:
                 width >>= 1
             level = leaves[at : at + width]
             while len(level) > 1:
-                level = list(
-                    map(
-                        _SMALL_DIGEST,
-                        map(sha256, map(_NODE.__add__, map(bytes.__add__, level[0::2], level[1::2]))),
-                    )
-                )
+                # A node hasher copied from one holding the 0x01 prefix and fed both children:
+                # no concatenated input built per node.
+                nodes = list(map(_NODE_COPY, repeat(node_prefix, len(level) // 2)))
+                list(map(_NODE_UPDATE, nodes, level[0::2]))
+                list(map(_NODE_UPDATE, nodes, level[1::2]))
+                level = list(map(_NODE_DIGEST, nodes))
             node = level[0]
             bits = size // width
             while bits & 1:

@@ -82,7 +82,7 @@ class Appender:
     would overfill the segment first closes it and starts the next one.
     """
 
-    __slots__ = ("_chain", "_clock", "_commits", "_file", "_lock", "_path", "_settings", "rotate")
+    __slots__ = ("_chain", "_clock", "_commits", "_file", "_lock", "_path", "_rotates", "_settings", "rotate")
 
     def __init__(
         self,
@@ -100,6 +100,7 @@ class Appender:
         self._commits = commits
         self._lock = lock
         self._clock = UtcClock()
+        self._rotates = settings.rotate_bytes is not None or settings.rotate_seconds is not None
         self.rotate: Callable[[], None] = _not_wired
 
     def seal(self, kind: str, fields: dict[str, Any]) -> Sealed:
@@ -131,7 +132,8 @@ class Appender:
         line, hex_digest, digest, seq, ts = self.seal(kind, fields)
         chain = self._chain
         if (
-            kind not in WRITER_KINDS
+            self._rotates
+            and kind not in WRITER_KINDS
             and chain.segment_has_records
             and self._settings.segment_is_full(self._file.offset, chain.segment_started, len(line))
         ):

@@ -63,18 +63,24 @@ class Flusher:
         """
         commits = self._commits
         jobs = commits.jobs
-        while True:
-            wait = self._wait()
-            try:
-                message = jobs.get() if wait is None else jobs.get(timeout=max(wait, 0.0))
-            except queue.Empty:
-                message = WAKE
-            if isinstance(message, Signal):
-                if message is STOP or not self._on_deadline():
+        try:
+            while True:
+                wait = self._wait()
+                try:
+                    message = jobs.get() if wait is None else jobs.get(timeout=max(wait, 0.0))
+                except queue.Empty:
+                    message = WAKE
+                if isinstance(message, Signal):
+                    if message is STOP or not self._on_deadline():
+                        return
+                    continue
+                if not commits.run_commit(*message):
                     return
-                continue
-            if not commits.run_commit(*message):
-                return
+        finally:
+            # Nobody would end an idle lease after us: end it now (an append takes the lock anew).
+            with self._lock.mutex:
+                if self._lock.leased:
+                    self._lock.release()
 
     def _wait(self) -> float | None:
         """Seconds until the next deadline (``None``: none). Reads without locks: a stale value
@@ -85,13 +91,18 @@ class Flusher:
             deadlines.append(commits.unsynced_since + settings.batch_ms / 1000)
         if settings.checkpoint_seconds is not None and chain.since_checkpoint:
             deadlines.append(chain.last_checkpoint_at + settings.checkpoint_seconds)
+        if self._lock.leased:
+            deadlines.append(self._lock.lease_until)
         return min(deadlines) - time.monotonic() if deadlines else None
 
     def _on_deadline(self) -> bool:
-        """Start an overdue group commit or write a timed checkpoint; ``False`` ends the flusher."""
+        """End an idle lease, start an overdue group commit or write a timed checkpoint; ``False``
+        ends the flusher."""
         settings, commits, chain, lock = self._settings, self._commits, self._chain, self._lock
         now = time.monotonic()
         with lock.mutex:
+            if lock.leased and (now >= lock.lease_until or lock.closed or lock.failure is not None):
+                lock.release()  # appends went quiet: other processes may append again
             if lock.closed or lock.failure is not None:
                 return False
             if (

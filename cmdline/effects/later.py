@@ -191,6 +191,15 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|GIT_SSL_NO_VERIFY|PYTHONHTTPSVERIFY\s*=\s*[\"']?0|GOINSECURE|GOFLAGS\s*=.*-insecure"
         r"|check-revoke\s*=\s*false|\binsecure\s*=\s*true|ca-?file\s*=\s*/dev/null"
     ),
+    # a package manager's config naming the program it runs for every build, install or test
+    # (cargo's rustc-wrapper/runner/linker, npm's script-shell and node-options --require, yarnPath,
+    # bun's preload, go's -toolexec) pointed at a scratch or cache folder, a shell's -c or a
+    # download; the everyday values (sccache, clang, a cross linker, .yarn/releases) name a tool
+    "odd-tool": re.compile(
+        r"(?im)^\s*(?:rustc-wrapper|rustc-workspace-wrapper|rustc|rustdoc|runner|linker|script-shell"
+        r"|node-options|yarnPath|preload|GOFLAGS)\s*[=:][^\n]*(?:/tmp/|/var/tmp/|/dev/shm/|/\.cache/"
+        r"|\b(?:ba|z|da|k)?sh\s+-c\b|\bcurl\b|\bwget\b|https?://|-toolexec)"
+    ),
     # an editor task that runs when the folder is opened, or a dev container command run on the host
     # (initializeCommand); the container's own lifecycle commands run inside it and are judged by
     # what they run (fetch-exec, sends)
@@ -229,7 +238,7 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "agent-config": ("starts-command", "fetch-exec", "sends"),
     "package-manifest": ("install-script", "build-exec", "fetch-exec", "sends", "known-malicious"),
     "dependency-list": ("known-malicious",),
-    "package-config": ("registry", "tls-off"),
+    "package-config": ("registry", "tls-off", "odd-tool"),
     "direnv": ("runs-command", "fetch-exec", "sends"),
 }
 """The signals that make a write of each judged class a technique. Secrets in a workflow are

@@ -15,11 +15,10 @@ comprehensions nested deeper than :data:`MAX_COMPREHENSION_NESTING`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
 
-import celpy
 import lark
-from celpy.celparser import CELParseError
-from celpy.evaluation import base_functions, celstr
 from dsh_policy.policy.cel.engine import MAX_EXPRESSION_CHARS, CelCompileIssue, MemberRead, Reads
 from dsh_policy.policy.cel.fast_parser import parse_collapsed
 from dsh_policy.policy.cel.functions import CEL_FUNCTIONS, FUNCTION_NAMESPACES, compile_re2
@@ -35,7 +34,22 @@ TYPE_NAMES = frozenset(
     {"int", "uint", "double", "bool", "string", "bytes", "list", "map", "type", "null_type", "dyn",
      "google", "optional_type"}
 )  # fmt: skip
-KNOWN_FUNCTIONS = frozenset(base_functions) | frozenset(CEL_FUNCTIONS) | _GLOBAL_MACROS
+
+if TYPE_CHECKING:
+    import celpy
+
+# cel-python itself (about 20 ms to import, with pendulum) is imported where it is used: parsing
+# what the fast parser declines, decoding a literal, the function table. A policy the compiled-
+# policy cache reads back compiles stored trees and never needs it.
+
+
+@cache
+def known_functions() -> frozenset[str]:
+    """Every function name an expression may call: cel-python's standard ones, the gateway's
+    helpers, and the global macros."""
+    from celpy.evaluation import base_functions
+
+    return frozenset(base_functions) | frozenset(CEL_FUNCTIONS) | _GLOBAL_MACROS
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +135,7 @@ class _Walker:
             return
         if node.data == "ident_arg":
             name = node.children[0]
-            if self.check_functions and isinstance(name, lark.Token) and str(name) not in KNOWN_FUNCTIONS:
+            if self.check_functions and isinstance(name, lark.Token) and str(name) not in known_functions():
                 self.issue(f"unknown function {name}()", name)
             self._check_constant_pattern(name, node.children[1:], first_is_subject=True)
         elif node.data in ("ident", "dot_ident"):
@@ -175,7 +189,7 @@ class _Walker:
         if method_name in MACROS:
             self._comprehension(call, method, arguments, bound, nesting)
             return
-        unknown = method_name in _CELPY_EXTRA_MACROS or method_name not in KNOWN_FUNCTIONS - _GLOBAL_MACROS
+        unknown = method_name in _CELPY_EXTRA_MACROS or method_name not in known_functions() - _GLOBAL_MACROS
         if self.check_functions and unknown:
             self.issue(f"unknown function .{method_name}()", method)
         if isinstance(arguments, lark.Tree):
@@ -240,6 +254,8 @@ def _string_literal(tree: lark.Tree | lark.Token) -> str | None:
         node = node.children[0]
     if isinstance(node, lark.Token) and node.type in ("STRING_LIT", "MLSTRING_LIT"):
         try:
+            from celpy.evaluation import celstr
+
             return str(celstr(node))
         except Exception:  # a literal cel-python cannot decode is reported by evaluation instead
             return None
@@ -279,6 +295,8 @@ def string_literal(tree: lark.Tree | lark.Token) -> str | None:
 def parse(parser: celpy.Environment, expression: str) -> lark.Tree | CelCompileIssue:
     """cel-python's parse tree of ``expression``, or the issue an engine that evaluates that tree
     reports: too long, a syntax error (with its offset), or nesting too deep to parse."""
+    from celpy.celparser import CELParseError
+
     if len(expression) > MAX_EXPRESSION_CHARS:
         return CelCompileIssue(f"expression longer than {MAX_EXPRESSION_CHARS} characters", 0)
     try:
@@ -310,6 +328,8 @@ def _environment() -> celpy.Environment:
     """cel-python's parser, built on first use (building its LALR tables costs about as much as
     parsing a whole pack with :mod:`.fast_parser`, which needs it only for what it declines)."""
     if not _PARSER:
+        import celpy
+
         _PARSER.append(celpy.Environment())
     return _PARSER[0]
 
@@ -330,6 +350,8 @@ def parse_checked(expression: str) -> lark.Tree | None:
     namespaced calls rewritten (as the engines hold it), for load-time work on an engine that
     keeps no tree; None when cel-python's grammar does not accept it (syntax only another engine
     has) or it nests too deeply."""
+    from celpy.celparser import CELParseError
+
     try:
         tree = parse_collapsed(expression) or _environment().compile(expression)
         analyze(tree, expression)

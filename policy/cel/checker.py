@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import lark
+from dsh_policy.policy.cel.branches import Branch
 from dsh_policy.policy.cel.celpy_ast import MACROS, TYPE_NAMES, single_ident, string_literal
 from dsh_policy.policy.cel.declarations import FUNCTIONS, OPERATOR_SYMBOLS
 from dsh_policy.policy.cel.functions import FUNCTION_NAMESPACES
@@ -83,22 +84,6 @@ class TypeIssue:
     offset: int
     message: str
     warning: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Branch:
-    """A call with a bool outcome that coverage reports per side: ``matches`` or a comprehension
-    (``exists``, ``all``, ``exists_one``), at the offset of its function name."""
-
-    function: str
-    offset: int
-    #: Where the call starts (its receiver, for a method).
-    start: int
-
-    def text(self, source: str) -> str:
-        """The call as written, up to its function name: ``c[0].matches(...)``."""
-        snippet = " ".join(source[self.start : self.offset + len(self.function)].split())
-        return (snippet if len(snippet) <= 40 else "..." + snippet[-37:]) + "(...)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,30 +137,42 @@ class ClosureCelEngine:
             return tree
         try:
             analysis = analyze(tree, expression, check_functions=False)
-            if analysis.issues:
-                first = analysis.issues[0]
-                return CelCompileIssue(first.message, first.offset)
-            compiler = Compiler(expression)
+        except RecursionError:
+            return CelCompileIssue("expression nests too deeply", None)
+        if analysis.issues:
+            first = analysis.issues[0]
+            return CelCompileIssue(first.message, first.offset)
+        return self.compile_analyzed(expression, tree, analysis.reads, keep_tree=True)
+
+    def compile_analyzed(
+        self, expression: str, tree: Any, reads: Reads, *, keep_tree: bool = False
+    ) -> ClosureCompiledExpression | CelCompileIssue:
+        """Compile a tree :func:`analyze` has already rewritten and passed (``reads``: what it
+        found): the second half of :meth:`compile`, which the verified compiled-policy cache
+        (:mod:`dsh_policy.policy.policy_cache`) calls with a stored tree instead of parsing.
+        ``keep_tree``: hand the tree to the loader's type checker (``take_parse_tree``)."""
+        compiler = Compiler(expression)
+        try:
             node = compiler.compile(tree, {})
         except CompileError as error:
             return CelCompileIssue(error.message, compiler.offset(error.at))
         except RecursionError:
             return CelCompileIssue("expression nests too deeply", None)
         references = frozenset(compiler.references)
-        reads = Reads(
-            tuple(read for read in analysis.reads.members if read.root in references),
-            analysis.reads.whole & references,
+        kept = Reads(
+            tuple(read for read in reads.members if read.root in references),
+            reads.whole & references,
         )
         return ClosureCompiledExpression(
             expression,
             references,
-            reads,
+            kept,
             node.fn,
             compiler.slots,
             compiler.loops,
             self._iteration_budget,
             self._time_budget,
-            [tree],
+            [tree] if keep_tree else [],
             compiler.helpers,
         )
 

@@ -22,12 +22,14 @@ from typing import Any
 from dsh_policy.audit.terminal import Painter, Progress
 from dsh_policy.policy.cases import Case, CaseOutcome, load_cases, run_case, unknown_rule_errors
 from dsh_policy.policy.cel import available_engines
+from dsh_policy.policy.cli.case_clients import in_canonical_vocabulary
 from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command, print_errors, print_json
 from dsh_policy.policy.command_line import CommandParser, add_policy_options, sources_from
 from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.coverage import CoverageReport, measure_coverage
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.hooks.protocol.vocabulary import HARNESSES
 from dsh_policy.policy.loading import LoadFailure
 
 #: Fewer cases than this finish before a progress line would be worth drawing.
@@ -47,6 +49,8 @@ class CheckReport:
     wording: list[dict[str, Any]] = field(default_factory=list)
     coverage: CoverageReport | None = None
     strict: bool = False
+    #: Tool names mapped through a client no case named (case_clients), one line each.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def primary(self) -> list[CaseOutcome]:
@@ -83,6 +87,8 @@ class CheckReport:
             "errors": [error.to_json() for error in self.errors],
             "warnings": [error.to_json() for error in self.warnings],
         }
+        if self.notes:
+            document["notes"] = self.notes
         if policy is not None:
             document["policy"] = {"digest": policy.digest, "engine": policy.engine_name}
         if len(self.policies) > 1:
@@ -109,6 +115,12 @@ def _parser() -> CommandParser:
         help="list rules no case or inline example exercised, and matches/exists sides none took",
     )
     parser.add_argument("--strict", action="store_true", help="treat the type checker's warnings as errors")
+    parser.add_argument(
+        "--client",
+        choices=HARNESSES,
+        default=None,
+        help="read every case's tool call in this agent client's vocabulary (overrides `client:`)",
+    )
     return parser
 
 
@@ -122,6 +134,9 @@ def run_check(args: argparse.Namespace) -> CheckReport:
                 report.errors.append(item)
             else:
                 cases.append(item)
+    mapped = in_canonical_vocabulary(cases, args.client)
+    cases, report.notes = mapped.cases, mapped.notes()
+    report.errors.extend(mapped.errors)
     engines = available_engines() if args.engine == "all" else [args.engine]
     for engine in engines:
         sources = sources_from(args, engine)
@@ -193,6 +208,8 @@ def _engine_view(outcome: CaseOutcome) -> dict[str, Any]:
 def _print_text(report: CheckReport) -> None:
     for warning in report.warnings:
         print(f"warning: {warning.display()}", file=sys.stderr)
+    for line in report.notes:
+        print(f"note: {line}", file=sys.stderr)
     if report.errors:
         print_errors(report.errors)
         return

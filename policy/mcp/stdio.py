@@ -25,6 +25,9 @@ from dsh_policy.policy.mcp.gate import McpGate, Route
 _log = structlog.get_logger("dsh_policy.mcp")
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 << 20
+#: Buffer of each pipe the proxy reads: a pipe holds 64 KiB, so a large message arrives in reads
+#: of that size rather than of the 4 KiB a pipe's ``st_blksize`` gives ``sys.stdin.buffer``.
+PIPE_BUFFER_BYTES = 64 << 10
 _EXIT_WAIT_SECONDS = 5.0
 
 
@@ -70,7 +73,7 @@ def read_messages(
                     id=jsonrpc.id_near_start(prefix),
                     code=jsonrpc.MESSAGE_TOO_LARGE,
                 )
-            if line.strip():
+            if not line.isspace():  # (a blank line between messages is skipped, uncopied)
                 return line, jsonrpc.parse(line)
 
     return next_message
@@ -90,7 +93,9 @@ class StdioProxy:
     ) -> None:
         self.gate = gate
         self.command = list(command)
-        self.client_in = client_in or sys.stdin.buffer
+        self.client_in = client_in or open(  # noqa: SIM115 (this process's stdin, left open)
+            sys.stdin.fileno(), "rb", buffering=PIPE_BUFFER_BYTES, closefd=False
+        )
         self.client = _Sink(client_out or sys.stdout.buffer)
         self.limit = max_message_bytes
         self.process: subprocess.Popen[bytes] | None = None
@@ -159,7 +164,9 @@ class StdioProxy:
 
     def _start(self) -> bool:
         try:
-            self.process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            self.process = subprocess.Popen(
+                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=PIPE_BUFFER_BYTES
+            )
         except OSError as error:
             _log.error("cannot start the MCP server", command=self.command, error=str(error))
             self.gate.server_gone(f"it could not be started: {error}")

@@ -21,6 +21,7 @@ Kind = Literal[
     "harness-settings",
     "gateway-package",
     "gateway-runtime",
+    "policy-cache",
     "operator",
 ]
 
@@ -171,6 +172,16 @@ def gateway_runtime_locations() -> Iterator[Protected]:
 
     for folder in runtime_dir_candidates():
         yield Protected(absolute(folder), "gateway-runtime", tree=True, secret=True)
+
+
+def policy_cache_locations() -> Iterator[Protected]:
+    """Every folder the compiled-policy cache may use here: whoever writes a kept policy there
+    changes what the packs decide (entries are checked for owner and mode, which an agent of the
+    same user passes)."""
+    from dsh_policy.policy.cache_folders import cache_folder_candidates  # stdlib only
+
+    for folder in cache_folder_candidates():
+        yield Protected(absolute(folder), "policy-cache", tree=True)
 
 
 def package_locations() -> Iterator[Protected]:

@@ -22,6 +22,7 @@ from dsh_policy.policy.self_protection.locations import (
     harness_locations,
     has_suffix,
     package_locations,
+    policy_cache_locations,
 )
 from dsh_policy.policy.self_protection.refusals import Refusal
 from dsh_policy.policy.self_protection.scan import CallScan
@@ -242,5 +243,6 @@ def protection_for(
     if include_package:
         entries.extend(package_locations())
         entries.extend(gateway_runtime_locations())
+        entries.extend(policy_cache_locations())
     unique = tuple(dict.fromkeys(entries))
     return SelfProtection(enabled=enabled, entries=unique, home=home, project_dirs=tuple(project_dirs))

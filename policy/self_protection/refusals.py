@@ -20,6 +20,7 @@ KIND_TEXT: Final[Mapping[str, str]] = {
     "harness-settings": "the harness hook settings that run this gateway",
     "gateway-package": "the installed gateway itself",
     "gateway-runtime": "the resident gateway's runtime folder (its sockets, locks and token)",
+    "policy-cache": "the compiled-policy cache (a policy kept there decides in place of the packs)",
     "operator": "a path the operator protected",
 }
 

@@ -43,3 +43,41 @@ def test_restored_frontier_continues_like_the_original() -> None:
 def test_a_frontier_that_cannot_fit_its_size_is_refused() -> None:
     with pytest.raises(ValueError, match="does not fit"):
         MerkleFrontier.restore(3, _hashes(1))
+
+
+def test_small_input_sha256_is_one_of_two_equal_implementations() -> None:
+    """The tree's SHA-256 is picked by speed on this host; whichever it is, digests are the same."""
+    import importlib
+
+    from dsh_policy.audit import merkle
+
+    candidates = [hashlib.sha256]
+    for module in ("_sha2", "_sha256"):
+        try:
+            candidates.append(importlib.import_module(module).sha256)
+            break
+        except (ImportError, AttributeError):
+            continue
+    assert merkle.small_sha256 in candidates
+    for data in (b"", b"\x00" + bytes(32), b"\x01" + bytes(range(64)), bytes(200)):
+        assert {candidate(data).digest() for candidate in candidates} == {hashlib.sha256(data).digest()}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=0, max_value=70), st.lists(st.integers(min_value=1, max_value=40), max_size=6))
+def test_verifier_extends_the_tree_like_the_frontier(start: int, runs: list[int]) -> None:
+    """The verifier's level-at-a-time extension (from any frontier alignment) gives the RFC 6962 root."""
+    from types import SimpleNamespace
+
+    from dsh_policy.audit.verify.fast_path_v2 import FastPathV2
+
+    hashes = _hashes(start + sum(runs))
+    frontier = MerkleFrontier()
+    frontier.extend(hashes[:start])
+    lines = FastPathV2(SimpleNamespace(frontier=frontier), None, None, None)  # type: ignore[arg-type]
+    at = start
+    for run in runs:
+        lines.extend_tree(hashes[at : at + run])
+        at += run
+        assert frontier.size == at
+        assert frontier.root() == merkle_root(hashes[:at])

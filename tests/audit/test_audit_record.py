@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+import orjson
 import pytest
 import rfc8785
 from dsh_policy.audit.record import (
@@ -195,3 +196,35 @@ def test_a_key_that_lies_about_its_order_never_reaches_the_hash_splice() -> None
     record: dict[str, Any] = {Liar("zz"): 1, "a": 2, "kind": "x"}
     with pytest.raises(OutsideDomainError, match="not a string"):
         seal_record(record)
+
+
+@pytest.mark.parametrize(
+    ("log_id", "kind", "seq", "prev"),
+    [
+        ("8c3b2b1e-0f5d-4c39-9a51-3f7d2f0c1a2b", "tool_result", 0, "ab" * 32),
+        ("laptop42 \u00e9\u4e2d", 'k\u00e9ind "quoted"', 2**53 - 1, "f" * 64),
+        ("x", "checkpoint", 17, 'not hex, "escaped"\n'),
+    ],
+)
+def test_a_v2_line_starts_with_the_header_record_hash_defines(
+    log_id: str, kind: str, seq: int, prev: str
+) -> None:
+    """The writer builds v2 headers from cached pieces; they must be v2_header's bytes exactly,
+    and the hash the bytes before the hash member, for empty and non-empty fields."""
+    from dsh_policy.audit.record import seal_line_v2
+    from dsh_policy.audit.record_hash import v2_header, v2_line_hash
+
+    for fields in ({}, {"ts": "2026-12-02T16:00:00.000000Z", "a": [1, {"b": None}]}):
+        for _ in range(2):  # the second time from the caches
+            line, hex_digest, digest = seal_line_v2(dict(fields), log_id, seq, prev, kind)
+            assert line.startswith(v2_header(log_id, seq, prev, kind))
+            assert line.endswith(b'"}\n') and v2_line_hash(line[:-1]) == hex_digest == digest.hex()
+            assert orjson.loads(line) == {
+                "v": 2,
+                "log_id": log_id,
+                "seq": seq,
+                "prev": prev,
+                "kind": kind,
+                **fields,
+                "hash": hex_digest,
+            }

@@ -169,3 +169,15 @@ def test_verify_jobs_gives_the_same_report(
         outputs.append(json.loads(capsys.readouterr().out))
     assert outputs[0] == outputs[1]
     assert verify_main([str(paths[-1]), "--jobs", "0"]) == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=0, max_value=2**53 - 1), st.integers(min_value=0, max_value=2500))
+def test_the_expected_seq_text_is_every_seq_formatted(first: int, count: int) -> None:
+    """The block path compares the captured seqs with text built a thousand at a time from
+    precomputed tails; it must be exactly every seq in decimal, across thousands and digit counts."""
+    from dsh_policy.audit.verify.block_path_v2 import seq_text
+
+    assert seq_text(first, count) == b"".join(b"%d " % seq for seq in range(first, first + count))
+    for edge in (0, 999, 1000, 999_999, 10**15 - 2):
+        assert seq_text(edge, 3) == b"".join(b"%d " % seq for seq in range(edge, edge + 3))

@@ -526,3 +526,109 @@ def test_the_fast_paths_leave_hook_told_records_to_the_count(tmp_path: Path, ver
                 writer.append("hook_told", {"request": f"r{index}", "told": {"action": "deny"}})
     report = verify_log([path])
     assert report.intact and report.hook_told == 3
+
+
+def _lock_is_free(path: Path) -> bool:
+    """Whether another process (another open file description of ``PATH.lock``) could take the lock."""
+    import fcntl
+
+    other = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    else:
+        fcntl.flock(other, fcntl.LOCK_UN)
+        return True
+    finally:
+        os.close(other)
+
+
+def test_a_batch_burst_leases_the_log_lock_only_briefly(tmp_path: Path) -> None:
+    """In batch mode a burst keeps the OS lock between appends (a lease), but never for more than
+    ``batch_records`` appends, and the flusher ends an idle lease after ``batch_ms``; in ``always``
+    mode the lock is free as soon as an append returns."""
+    path = tmp_path / "a.jsonl"
+    with AuditWriter.open(path, fsync="batch", batch_records=8, batch_ms=20, checkpoint_every=None) as writer:
+        free_during_burst = []
+        for index in range(64):
+            writer.append("tool_result", {"i": index})
+            free_during_burst.append(_lock_is_free(path))
+        assert not free_during_burst[0]  # the lease began
+        assert any(free_during_burst)  # and ended within every batch_records appends
+        assert not any(
+            all(not free for free in free_during_burst[at : at + 9])
+            for at in range(len(free_during_burst) - 8)
+        )
+        writer.append("tool_result", {"i": 64})
+        deadline = time.monotonic() + 2.0
+        while not _lock_is_free(path) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert _lock_is_free(path)  # the flusher ended the idle lease
+    with AuditWriter.open(path, fsync="always", checkpoint_every=None) as writer:
+        writer.append("tool_result", {"i": 65})
+        assert _lock_is_free(path)
+    with AuditWriter.open(path, fsync="batch", batch_records=1, checkpoint_every=None) as writer:
+        for index in range(66, 70):
+            writer.append("tool_result", {"i": index})
+            assert _lock_is_free(path)  # a lease of one append is no lease
+    assert verify_log([path]).intact
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_two_writers_on_one_log_leasing_in_turn_keep_one_chain(tmp_path: Path, version: int) -> None:
+    """Two writers (two open file descriptions of the lock: two processes as far as the lock can
+    tell) appending bursts at once in batch mode: each waits for the other's lease, catches up,
+    and the log is one chain holding every record."""
+    import threading
+
+    path = tmp_path / "a.jsonl"
+    AuditWriter.open(path, fsync="batch", checkpoint_every=100, format_version=version).close()
+    writers = [
+        AuditWriter.open(path, fsync="batch", batch_records=16, checkpoint_every=100) for _ in range(2)
+    ]
+    try:
+        threads = [
+            threading.Thread(
+                target=lambda w=writer, t=t: [w.append("tool_result", {"t": t, "i": i}) for i in range(300)]
+            )
+            for t, writer in enumerate(writers)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        for writer in writers:
+            writer.close()
+    records = _records(path)
+    assert verify_log([path]).intact
+    assert {r["v"] for r in records} == {version}
+    assert sorted((r["t"], r["i"]) for r in records if r["kind"] == "tool_result") == [
+        (t, i) for t in range(2) for i in range(300)
+    ]
+
+
+def test_a_failed_writer_leaves_the_log_lock_free(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A background fsync failure ends the flusher; it must not leave a lease held, or every other
+    process on the log would wait forever."""
+    path = tmp_path / "a.jsonl"
+    writer = AuditWriter.open(path, fsync="batch", batch_records=4, batch_ms=10, checkpoint_every=None)
+    try:
+
+        def failing_fsync(fd: int) -> None:
+            raise OSError(errno.EIO, "injected")
+
+        monkeypatch.setattr(os, "fsync", failing_fsync)
+        for index in range(3):
+            writer.append("tool_result", {"i": index})
+        deadline = time.monotonic() + 2.0
+        while (writer.failure is None or not _lock_is_free(path)) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert writer.failure is not None and _lock_is_free(path)
+        with pytest.raises(AuditWriteError):
+            writer.append("tool_result", {"i": 3})
+        assert _lock_is_free(path)
+    finally:
+        monkeypatch.undo()
+        writer.close()  # the append above reported the failure already

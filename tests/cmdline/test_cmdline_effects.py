@@ -140,6 +140,32 @@ def test_the_always_classes_need_no_content_and_the_others_are_judged_by_it() ->
     assert later_risks("src/app.py", "import os; os.system('x')") == []
 
 
+@pytest.mark.parametrize(
+    ("path", "text", "odd"),
+    [
+        # a package manager's config naming the program it runs: everyday tools pass...
+        (".cargo/config.toml", '[build]\nrustc-wrapper = "sccache"\n', False),
+        (
+            ".cargo/config.toml",
+            '[target.aarch64-unknown-linux-gnu]\nlinker = "aarch64-linux-gnu-gcc"\n',
+            False,
+        ),
+        (".npmrc", "node-options=--max-old-space-size=4096\n", False),
+        (".yarnrc.yml", "yarnPath: .yarn/releases/yarn-4.1.0.cjs\n", False),
+        # ...a scratch folder, a shell's -c or a download does not
+        (".cargo/config.toml", '[build]\nrustc-wrapper = "/tmp/.w/rustc"\n', True),
+        ("/home/d/.cargo/config", "[target.x86_64-unknown-linux-gnu]\nrunner = \"sh -c 'x'\"\n", True),
+        (".npmrc", "node-options=--require /dev/shm/r.js\n", True),
+        ("bunfig.toml", 'preload = ["~/.cache/p.ts"]\n', True),
+        ("/home/d/.config/go/env", "GOFLAGS=-toolexec=/home/d/t\n", True),
+    ],
+)
+def test_package_config_naming_a_program_outside_the_toolchain_is_a_risk(
+    path: str, text: str, odd: bool
+) -> None:
+    assert ("odd-tool" in later_risks(path, text)) is odd
+
+
 def test_readers_reject_what_is_not_text() -> None:
     with pytest.raises(TypeError):
         shell_acts(None)  # type: ignore[arg-type]

@@ -12,7 +12,9 @@ pack with default params, blocked = deny or ask. The split by tool kind (shell a
 web tools) is reported too, because a held-out measure once found the non-shell side weakest.
 ``probe/`` holds new spellings of the same classes written *after* the fixes and measured once
 before any further change (its first figures are in ``docs/coverage.md``); it is judged here by the
-same bars. Run with ``-s`` for the tables and every miss.
+same bars. ``probe2/`` is a second such probe, written by technique and effect (runners, key
+stores, interpreters, metadata-endpoint spellings, tunnels) a round later and measured once the
+same way. Run with ``-s`` for the tables and every miss.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from test_public_corpus import ENGINE, correct, load_entries, outcomes, report
 
 HELDOUT = Path(__file__).resolve().parent / "heldout"
 PROBE = Path(__file__).resolve().parent / "probe"
+PROBE2 = Path(__file__).resolve().parent / "probe2"
 MIN_BLOCKED = 0.95
 MIN_BLOCKED_PER_CATEGORY = 0.90
 MAX_FALSE_POSITIVES = 0.02
@@ -55,7 +58,7 @@ def test_every_heldout_entry_is_sourced_and_unique() -> None:
         assert len(subjects) == len(set(subjects)), f"{side}: duplicate entries"
 
 
-@pytest.mark.parametrize("root", [HELDOUT, PROBE], ids=["heldout", "probe"])
+@pytest.mark.parametrize("root", [HELDOUT, PROBE, PROBE2], ids=["heldout", "probe", "probe2"])
 def test_shipped_packs_block_the_heldout_corpus(root: Path) -> None:
     text, rates, overall = report("dangerous", ENGINE, root)
     kinds, kind_rates = by_tool_kind("dangerous", root)
@@ -65,7 +68,7 @@ def test_shipped_packs_block_the_heldout_corpus(root: Path) -> None:
     assert min(kind_rates.values()) >= MIN_BLOCKED, kinds
 
 
-@pytest.mark.parametrize("root", [HELDOUT, PROBE], ids=["heldout", "probe"])
+@pytest.mark.parametrize("root", [HELDOUT, PROBE, PROBE2], ids=["heldout", "probe", "probe2"])
 def test_shipped_packs_allow_the_everyday_side_of_the_heldout_corpus(root: Path) -> None:
     text, _rates, overall = report("benign", ENGINE, root)
     kinds, kind_rates = by_tool_kind("benign", root)

@@ -169,7 +169,9 @@ def test_rule_schema_and_model_name_the_same_fields() -> None:
 def test_example_events_are_case_events_without_stage_and_expect() -> None:
     cases: dict[str, Any] = _packaged_schema("cases.schema.json")["$defs"]["event"]["properties"]
     examples: dict[str, Any] = rulepack_schema()["$defs"]["example_event"]["properties"]
-    expected = {key: value for key, value in cases.items() if key not in ("stage", "expect")}
+    # client is the cases files' alone: check maps it with the hooks' vocabulary, which the pack
+    # loader (a layer below the hooks) cannot reach, so inline examples are canonical calls.
+    expected = {key: value for key, value in cases.items() if key not in ("stage", "expect", "client")}
     assert set(examples) == set(expected)
     for key, value in expected.items():
         if key != "now":  # its description says "the load", not "the run"
