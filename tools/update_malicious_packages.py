@@ -5,14 +5,22 @@ Usage::
     python tools/update_malicious_packages.py SOURCE [SOURCE ...] [--out PATH] [--date YYYY-MM-DD]
 
 Each SOURCE is a folder searched recursively for OSV JSON records (a checkout of
-github.com/ossf/malicious-packages, whose records live under ``osv/malicious/<ecosystem>/``) or a
-``.zip`` of OSV records (osv.dev's per-ecosystem ``all.zip`` exports; only ``MAL-`` records are
-kept). The output (default: ``cmdline/effects/malicious_packages.json``) is the compact form
-``dsh_policy.cmdline.effects.packages`` reads: per ecosystem and normalized name, the advisory ids,
-the listed versions, the version ranges and whether every version is malicious. Withdrawn records
-are dropped. The snapshot date is the newest ``modified`` time among the records kept, or
-``--date``. Nothing is fetched: getting the records is the caller's step (``git clone`` or a
-download), so the refresh is reviewable and repeatable.
+github.com/ossf/malicious-packages, whose records live under ``osv/malicious/<ecosystem>/``, or
+``tools/osv-supplement``, advisories read one by one after the checkout was taken) or a ``.zip``
+of OSV records (osv.dev's per-ecosystem ``all.zip`` exports; only ``MAL-`` records are kept).
+Everything is read offline from what is given: getting the records is the caller's step (``git
+clone``, a download), so the refresh is reviewable and repeatable.
+
+The output (default: ``cmdline/effects/malicious_packages.json``) is what
+``dsh_policy.cmdline.effects.packages`` reads, in JSON lines so the header is read alone (the
+policy digest names the snapshot without parsing tens of thousands of names): line 1 the header
+(``format`` 2, ``source``, ``snapshot`` date, ``scope``: each source with its newest record's date
+and count), then one line per ecosystem, ``{"ecosystem": ..., "packages": {name: entry}}``, names
+normalized the way the ecosystem compares them. An entry is the advisory id alone (a string) when
+every version is malicious, else ``{"id", "versions"?, "ranges"?}``. One id per package (the
+feed's own ``MAL-YYYY-`` id first): a verdict names one advisory, and every further id would
+only grow the file. Withdrawn records are dropped. The snapshot date is the newest ``modified``
+time among the records kept, or ``--date``.
 
 One reading needs saying: the feed merges several sources' reports, and a first report of "every
 version" (a bare ``introduced: 0`` range) is sometimes narrowed later by another range in the same
@@ -50,6 +58,8 @@ def records(source: Path) -> Iterator[dict[str, Any]]:
                     yield json.loads(archive.read(name))
         return
     for path in sorted(source.rglob("*.json")):
+        if not path.is_file():  # the feed has package folders named like "x.json"
+            continue
         try:
             yield json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as error:
@@ -108,24 +118,48 @@ def merge(into: dict[str, dict[str, Any]], record: dict[str, Any]) -> None:
             entry["all"] = True
 
 
+def _compact(entry: dict[str, Any]) -> str | dict[str, Any]:
+    """The shipped form of one merged entry: its first id alone when every version is malicious."""
+    ident = sorted(entry["ids"], key=lambda i: (i.startswith("MAL-0000"), i))[0]
+    if entry.get("all"):
+        return ident
+    return {"id": ident, **{k: entry[k] for k in ("versions", "ranges") if k in entry}}
+
+
 def build(sources: list[Path], date: str | None) -> dict[str, Any]:
+    """The header and the compact packages of every source, merged."""
     packages: dict[str, dict[str, Any]] = {}
-    newest = ""
+    read: list[str] = []
     for source in sources:
+        newest, kept = "", 0
         for record in records(source):
-            merge(packages, record)
             if str(record.get("id", "")).startswith("MAL-") and not record.get("withdrawn"):
+                merge(packages, record)
                 newest = max(newest, str(record.get("modified", ""))[:10])
-    for names in packages.values():
-        for entry in names.values():
-            entry["ids"].sort(key=lambda i: (i.startswith("MAL-0000"), i))
+                kept += 1
+        read.append(f"{source.name} ({kept} records, newest {newest or 'none'})")
+    newest_all = max((part.rsplit("newest ", 1)[1].rstrip(")") for part in read), default="")
     return {
-        "format": 1,
+        "format": 2,
         "source": "ossf/malicious-packages osv/malicious (OSV MAL- advisories)",
-        "snapshot": date or newest,
-        "scope": "the whole feed as read from: " + ", ".join(s.name for s in sources),
-        "packages": {eco: dict(sorted(names.items())) for eco, names in sorted(packages.items())},
+        "snapshot": date or newest_all.replace("none", ""),
+        "scope": "; ".join(read),
+        "packages": {
+            eco: {name: _compact(entry) for name, entry in sorted(names.items())}
+            for eco, names in sorted(packages.items())
+        },
     }
+
+
+def dump(data: dict[str, Any]) -> str:
+    """JSON lines: the header, then one compact line per ecosystem."""
+    header = {k: v for k, v in data.items() if k != "packages"}
+    lines = [json.dumps(header, ensure_ascii=False)]
+    lines += [
+        json.dumps({"ecosystem": eco, "packages": names}, ensure_ascii=False, separators=(",", ":"))
+        for eco, names in data["packages"].items()
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,17 +167,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("sources", nargs="+", type=Path, help="folders or zip files of OSV records")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--date", help="the snapshot date to record (default: newest record)")
+    parser.add_argument("--note", help="what the sources are (commit, mirror), put first in the scope")
     args = parser.parse_args(argv)
     missing = [s for s in args.sources if not s.exists()]
     if missing:
         print(f"no such source: {', '.join(map(str, missing))}", file=sys.stderr)
         return 2
     data = build(args.sources, args.date)
+    if args.note:
+        data["scope"] = f"{args.note}; {data['scope']}"
     count = sum(len(names) for names in data["packages"].values())
     if not count:
         print("no MAL- records found; the list is left as it was", file=sys.stderr)
         return 1
-    args.out.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    args.out.write_text(dump(data), encoding="utf-8")
     print(f"{args.out}: {count} packages, snapshot {data['snapshot']}")
     return 0
 

@@ -8,6 +8,7 @@ those pay for the walk over the parsed record (:func:`float_suspects`).
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,18 +28,28 @@ _FLOAT_POSITIVE_EXPONENT_TAIL: Final = re.compile(rb"e\+[0-9]+[,}\]]")  # 1e+16,
 
 class SegmentLines:
     """One segment's lines, batch by batch (:meth:`batches`); afterwards ``torn`` holds the bytes
-    after the last newline and ``bytes_read`` what was read. ``OSError`` propagates."""
+    after the last newline and ``bytes_read`` what was read. ``OSError`` propagates.
 
-    __slots__ = ("bytes_read", "path", "torn")
+    ``data``: the segment's bytes, already in memory (a central copy of a shipped log); ``path``
+    then only names it and no file is opened. They are read in the same chunks as a file.
+    """
 
-    def __init__(self, path: Path) -> None:
+    __slots__ = ("bytes_read", "data", "path", "torn")
+
+    def __init__(self, path: Path, data: bytes | None = None) -> None:
         self.path = path
+        self.data = data
         self.torn = b""
         self.bytes_read = 0
 
+    def _open(self, buffered: bool = True) -> io.RawIOBase | io.BufferedIOBase:
+        if self.data is not None:
+            return io.BytesIO(self.data)  # shares the bytes until written: no copy
+        return self.path.open("rb") if buffered else self.path.open("rb", buffering=0)
+
     def batches(self) -> Iterator[tuple[list[bytes], frozenset[int]]]:
         """(complete lines of one chunk, indices of those that may hold a float), in file order."""
-        with self.path.open("rb") as handle:
+        with self._open() as handle:
             pending: list[bytes] = []  # the pieces of a line that has not ended yet
             scan = True
             while chunk := handle.read(_READ_CHUNK):
@@ -62,7 +73,9 @@ class SegmentLines:
 
     def format_2(self) -> bool:
         """Whether the segment's first line is a format 2 record's (each segment keeps its format)."""
-        with self.path.open("rb") as handle:
+        if self.data is not None:
+            return self.data.startswith(b'{"v":2,')
+        with self._open() as handle:
             return handle.read(7) == b'{"v":2,'
 
     def blocks(self) -> Iterator[bytes | memoryview]:
@@ -76,7 +89,7 @@ class SegmentLines:
         """
         buffer = bytearray(_READ_CHUNK)
         whole = memoryview(buffer)
-        with self.path.open("rb", buffering=0) as handle:
+        with self._open(buffered=False) as handle:
             pending: list[bytes] = []  # the pieces of a line that has not ended yet
             first_line = True
             while size := handle.readinto(buffer):

@@ -31,6 +31,7 @@ def verify_log(
     require_anchor: bool = False,
     on_segment: Callable[[int, int, str], None] | None = None,
     workers: int | None = 1,
+    contents: Sequence[bytes] | None = None,
 ) -> VerificationReport:
     """Verify a log given its segments.
 
@@ -54,14 +55,21 @@ def verify_log(
     :data:`PARALLEL_FROM_BYTES`, else one (starting processes costs more than small logs take).
     Workers are forked, so the default is one: a caller with threads of its own (the gateway)
     must not fork; the ``verify`` command, which has none, asks for ``None``.
+
+    ``contents``: the bytes of each of ``paths``, already in memory (a central copy of a shipped
+    log, :mod:`dsh_policy.policy.fleet.evidence`). The paths then only name the segments: no file
+    is read, none discovered beside them, and no anchor looked for there (give ``anchor``). Every
+    check is the same as on files; one process walks them.
     """
     key = load_public_key(public_key) if public_key is not None else None
     given = [Path(p) for p in paths]
+    if contents is not None and len(contents) != len(given):
+        raise ValueError(f"{len(contents)} contents for {len(given)} paths")
     anchor_kind = "off-host" if anchor is not None else None
     walker = ChainWalker(key, live=live)
     walker.anchor.require = require_anchor
     found_by: str | None = "given" if anchor is not None else None
-    if len(given) == 1:
+    if len(given) == 1 and contents is None:
         files = discover_segments(given[0])
         if len(files) > 1 and _same_file(files[-1], files[-2]):
             # A writer died after hard-linking the full segment to its rotated name and before
@@ -82,7 +90,9 @@ def verify_log(
     # The anchor is read before the log: a writer still running may export a newer one meanwhile,
     # which must not make the log we read look truncated.
     anchor_bytes = walker.anchor.read(Path(anchor), walker.unreadable) if anchor is not None else None
-    if workers is None:
+    if contents is not None:
+        workers = 1
+    elif workers is None:
         workers = usable_cores() if _total_size(files) >= PARALLEL_FROM_BYTES else 1
     if workers > 1 and len(files) > 1:
         with segment_scans(files, walker.anchor.seq, min(workers, len(files))) as scans:
@@ -92,7 +102,8 @@ def verify_log(
                     on_segment(position + 1, len(files), str(path))
     else:
         for position, path in enumerate(files):
-            walker.walk_file(path, is_last=position == len(files) - 1)
+            data = None if contents is None else contents[position]
+            walker.walk_file(path, is_last=position == len(files) - 1, data=data)
             if on_segment is not None:
                 on_segment(position + 1, len(files), str(path))
     walker.judge_not_a_log()

@@ -57,13 +57,16 @@ class ChainWalker:
 
     # ------------------------------------------------------------------------------- per file
 
-    def walk_file(self, path: Path, *, is_last: bool, first_line_done: bool = False) -> None:
+    def walk_file(
+        self, path: Path, *, is_last: bool, first_line_done: bool = False, data: bytes | None = None
+    ) -> None:
         """Check every line of one segment, reading it in bounded chunks. ``first_line_done``: the
-        segment was begun and its first line checked already (:mod:`.parallel`)."""
+        segment was begun and its first line checked already (:mod:`.parallel`). ``data``: the
+        segment's bytes, already in memory (``path`` only names it)."""
         name = str(path)
         previous_segment = None if first_line_done else self.chain.begin_segment()
         count = 0
-        reader = SegmentLines(path)
+        reader = SegmentLines(path, data)
         try:
             if reader.format_2():  # the segment's format, as its first line says: its own hot loop
                 for block in reader.blocks():

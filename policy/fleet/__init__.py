@@ -8,7 +8,7 @@ as without this package. docs/fleet.md describes the deployment; each module say
 - :mod:`.materialize` -- the accepted bundle on disk, where the gateway's reload path follows it;
 - :mod:`.shipper` -- the audit log's lines to the evidence stream, resumable from a cursor;
 - :mod:`.agent` -- the gateway's loop: bundles in, evidence and status out;
-- :mod:`.collect`, :mod:`.evidence`, :mod:`.fleet_verify` -- ``verify --fleet``;
+- :mod:`.collect`, :mod:`.evidence`, :mod:`.fleet_verify`, :mod:`.shares` -- ``verify --fleet``;
 - :mod:`.status` -- ``fleet status``; :mod:`.commands` -- ``bundle`` and ``fleet`` commands;
 - :mod:`.local_server` -- a real nats-server on loopback for tests, benchmarks and a trial.
 """

@@ -5,20 +5,21 @@ server's duplicate window) and, for a host whose log was rewritten or cut and wr
 two different lines under one seq: a fork. :func:`verify_shipped` drops exact duplicates, reports
 forks, cuts the lines back into segments at each ``segment_start`` record, and hands them to
 :func:`~dsh_policy.audit.verify.verify_log`, so every check of a local log (hashes, links, gaps,
-checkpoints and their signatures, key hand-overs) applies to the central copy unchanged.
+checkpoints and their signatures, key hand-overs) applies to the central copy unchanged. The
+segments stay in memory (``verify_log``'s ``contents``): nothing is written to scratch files and
+read back.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
-from dsh_policy.audit.verify import verify_log
+from dsh_policy.audit.segments import rotated_path
+from dsh_policy.audit.verify import PublicKeySource, verify_log
 
 _HEADER = re.compile(rb'^\{"v":2,"log_id":"([^"]*)","seq":(\d+),')
 _SEGMENT_MARK = b'"kind":"segment_start"'
@@ -74,13 +75,10 @@ def verify_shipped(
     log_id: str,
     lines: list[bytes],
     *,
-    public_key: str | None,
+    public_key: PublicKeySource | None,
     live: bool = True,
-    scratch: Path | None = None,
 ) -> LogVerdict:
-    """Verify one log from its shipped lines (in any order, duplicates allowed). ``scratch`` is a
-    folder this call may overwrite files in (one per process saves a folder per log, which
-    costs more than the verification on some file systems); by default a temporary one."""
+    """Verify one log from its shipped lines (in any order, duplicates allowed)."""
     by_seq: dict[int, bytes] = {}
     forks: set[int] = set()
     duplicates = unreadable = 0
@@ -98,13 +96,11 @@ def verify_shipped(
         else:
             forks.add(seq)
     ordered = [by_seq[seq] for seq in sorted(by_seq)]
-    folder = scratch or Path(tempfile.mkdtemp(prefix="dsh-fleet-verify-"))
-    try:
-        paths = _segments(folder, ordered)
-        report = verify_log(paths, public_key=public_key, live=live).to_json() if paths else {"intact": False}
-    finally:
-        if scratch is None:
-            shutil.rmtree(folder, ignore_errors=True)
+    if ordered:
+        names, contents = _segments(host, log_id, ordered)
+        report = verify_log(names, public_key=public_key, live=live, contents=contents).to_json()
+    else:
+        report = {"intact": False}
     return LogVerdict(host, log_id, len(lines), duplicates, tuple(sorted(forks)), unreadable, report)
 
 
@@ -113,9 +109,8 @@ def verify_shipped_bytes(
     log_id: str,
     data: bytes,
     *,
-    public_key: str | None,
+    public_key: PublicKeySource | None,
     live: bool = True,
-    scratch: Path | None = None,
 ) -> LogVerdict:
     """:func:`verify_shipped` for lines joined by newlines (an archive file). The common case is
     a stream that holds the log in order, once: then the buffer, cut at each ``segment_start``
@@ -124,28 +119,21 @@ def verify_shipped_bytes(
     duplicates dropped, forks named, lines put in order) and judged again."""
     if not data.endswith(b"\n"):
         data += b"\n"
-    folder = scratch or Path(tempfile.mkdtemp(prefix="dsh-fleet-verify-"))
-    try:
-        cuts = [0]
-        found = data.find(_SEGMENT_MARK, 1)
-        while found != -1:
-            line_start = data.rfind(b"\n", 0, found) + 1
-            if line_start > cuts[-1] and _HEADER_BEFORE_KIND.fullmatch(data, line_start, found):
-                cuts.append(line_start)
-            found = data.find(_SEGMENT_MARK, found + 1)
-        cuts.append(len(data))
-        paths: list[Path] = []
-        for index in range(len(cuts) - 1):
-            path = folder / ("log" if index == len(cuts) - 2 else f"log.{index:06d}")
-            path.write_bytes(data[cuts[index] : cuts[index + 1]])
-            paths.append(path)
-        report = verify_log(paths, public_key=public_key, live=live).to_json()
-    finally:
-        if scratch is None:
-            shutil.rmtree(folder, ignore_errors=True)
+    cuts = [0]
+    found = data.find(_SEGMENT_MARK, 1)
+    while found != -1:
+        line_start = data.rfind(b"\n", 0, found) + 1
+        if line_start > cuts[-1] and _HEADER_BEFORE_KIND.fullmatch(data, line_start, found):
+            cuts.append(line_start)
+        found = data.find(_SEGMENT_MARK, found + 1)
+    cuts.append(len(data))
+    # A log in one segment is handed over as it is (a whole slice of bytes is not copied).
+    contents = [data[cuts[index] : cuts[index + 1]] for index in range(len(cuts) - 1)]
+    names = _segment_names(host, log_id, len(contents))
+    report = verify_log(names, public_key=public_key, live=live, contents=contents).to_json()
     if report.get("intact") and not report.get("errors"):
         return LogVerdict(host, log_id, data.count(b"\n"), 0, (), 0, report)
-    return verify_shipped(host, log_id, data.splitlines(), public_key=public_key, live=live, scratch=scratch)
+    return verify_shipped(host, log_id, data.splitlines(), public_key=public_key, live=live)
 
 
 def _starts_segment(line: bytes) -> bool:
@@ -161,17 +149,19 @@ def _starts_segment(line: bytes) -> bool:
     return isinstance(record, dict) and record.get("kind") == "segment_start"
 
 
-def _segments(folder: Path, ordered: list[bytes]) -> list[Path]:
-    """Write the lines as the segments they were (a new one at each ``segment_start``)."""
+def _segment_names(host: str, log_id: str, count: int) -> list[Path]:
+    """Names for a log's segments in reports, as in an archive: ``HOST/LOG_ID.jsonl`` for the last
+    (the active one), ``HOST/LOG_ID.jsonl.NNNNNN`` before it (rotated: they promise a successor)."""
+    active = Path(host) / f"{log_id}.jsonl"
+    return [active if index == count - 1 else rotated_path(active, index) for index in range(count)]
+
+
+def _segments(host: str, log_id: str, ordered: list[bytes]) -> tuple[list[Path], list[bytes]]:
+    """The lines as the segments they were (a new one at each ``segment_start``): names, bytes."""
     groups: list[list[bytes]] = []
     for line in ordered:
         if not groups or _starts_segment(line):
             groups.append([])
         groups[-1].append(line)
-    paths: list[Path] = []
-    for index, group in enumerate(groups):
-        path = folder / ("log" if index == len(groups) - 1 else f"log.{index:06d}")
-        path.write_bytes(b"\n".join(group) + b"\n")
-        paths.append(path)
     # verify_log takes the segments in the order given: rotated ones first, the active last.
-    return paths
+    return _segment_names(host, log_id, len(groups)), [b"\n".join(group) + b"\n" for group in groups]

@@ -1,29 +1,44 @@
 """``dsh-policy verify --fleet URL|ARCHIVE``: every host's chain, verified centrally and in parallel.
 
-The evidence stream is pulled once (or an exported archive read), each log is verified on its own
-(:mod:`.evidence`, which hands it to ``audit/verify``), one log per worker process so every core
-works, and the verdicts are joined with what the gateways reported themselves (a shipper that saw
-its log cut or rewritten) and with their status (a host silent beyond ``--silent-after``).
+Each log is verified on its own (:mod:`.evidence`, which hands it to ``audit/verify``), the logs
+shared out by size over one process per core (:mod:`.shares`); each process pulls its own logs'
+subjects from the evidence stream (or reads its files of an exported archive), so nothing is
+copied between them but the verdicts; and the verdicts are joined with what the gateways
+reported themselves (a shipper that saw its log cut or rewritten) and with their status (a host
+silent beyond ``--silent-after``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import multiprocessing
 import os
-import shutil
 import sys
-import tempfile
 import time
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from dsh_policy.policy.fleet.collect import pull_fleet, read_archive, write_archive
+from dsh_policy.audit.keys import KeyFileError, load_public_key
+from dsh_policy.audit.verify import PublicKeySource
+from dsh_policy.policy.fleet.bus import EVIDENCE, connect
+from dsh_policy.policy.fleet.collect import (
+    Layout,
+    evidence_layout,
+    log_of,
+    pull_fleet,
+    pull_reports,
+    pull_subjects,
+    read_archive,
+)
 from dsh_policy.policy.fleet.evidence import LogVerdict, verify_shipped_bytes
+from dsh_policy.policy.fleet.shares import balance, run_share_batches, run_shares
+
+#: One log to verify: its archive file (read by the process that verifies it) or the lines
+#: pulled from the stream.
+Source = Path | list[bytes]
 
 
 @dataclass(slots=True)
@@ -64,71 +79,101 @@ class FleetReport:
         }
 
 
-def _verify_file(host: str, log_id: str, path: str, key: str | None, live: bool, scratch: str) -> LogVerdict:
-    """One log, in a worker: its segments are rewritten in this process's own scratch folder."""
-    folder = Path(scratch) / str(os.getpid())
-    folder.mkdir(exist_ok=True)
-    return verify_shipped_bytes(
-        host, log_id, Path(path).read_bytes(), public_key=key, live=live, scratch=folder
-    )
+def _size(source: Source) -> int:
+    if isinstance(source, Path):
+        try:
+            return source.stat().st_size
+        except OSError:
+            return 0
+    return sum(map(len, source)) + len(source)
 
 
-def _verify_files(
-    jobs: list[tuple[str, str, str]], key: str | None, live: bool, scratch: str
-) -> list[LogVerdict]:
-    return [_verify_file(host, log_id, path, key, live, scratch) for host, log_id, path in jobs]
+def _verify_one(key: PublicKeySource | None, live: bool, job: tuple[tuple[str, str], Source]) -> LogVerdict:
+    (host, log_id), source = job
+    data = source.read_bytes() if isinstance(source, Path) else b"\n".join(source) + b"\n"
+    return verify_shipped_bytes(host, log_id, data, public_key=key, live=live)
+
+
+def verify_logs(
+    logs: Mapping[tuple[str, str], Source], *, key: str | None, live: bool = True, workers: int | None = None
+) -> FleetReport:
+    """Verify every log, ``workers`` processes at once (default: every core), each a share of
+    near-equal size. Raises ``KeyFileError`` for a key that cannot be loaded, ``OSError`` for an
+    archive file that cannot be read."""
+    started = time.perf_counter()
+    public = load_public_key(key) if key is not None else None  # once, not once per log
+    jobs = list(logs.items())
+    count = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
+    shares = balance([_size(source) for _, source in jobs], count)
+    verdicts = run_shares(jobs, shares, partial(_verify_one, public, live))
+    verdicts.sort(key=lambda verdict: (verdict.host, verdict.log_id))
+    return FleetReport(verdicts, seconds=time.perf_counter() - started, workers=len(shares) or 1)
 
 
 def verify_archive(
     folder: Path, *, key: str | None, live: bool = True, workers: int | None = None
 ) -> FleetReport:
-    """Verify every log of an archive, ``workers`` processes at once (default: every core)."""
-    started = time.perf_counter()
-    logs = read_archive(folder)
-    count = max(1, min(workers or os.cpu_count() or 1, len(logs) or 1))
-    # Largest first, so no worker is left with one big log at the end.
-    order = sorted(logs.items(), key=lambda item: -item[1].stat().st_size)
-    # Segments are rewritten there once per log: memory, where the machine offers it.
-    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    scratch = tempfile.mkdtemp(prefix="dsh-fleet-verify-", dir=shm)
-    try:
-        if count == 1:
-            verdicts = [
-                _verify_file(host, log_id, str(path), key, live, scratch) for (host, log_id), path in order
-            ]
-        else:
-            # A few large tasks rather than one per log: each task costs a round trip to a worker.
-            chunks: list[list[tuple[str, str, str]]] = [[] for _ in range(count * 2)]
-            for index, ((host, log_id), path) in enumerate(order):
-                chunks[index % len(chunks)].append((host, log_id, str(path)))
-            with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
-                futures = [pool.submit(_verify_files, chunk, key, live, scratch) for chunk in chunks if chunk]
-                verdicts = [verdict for future in futures for verdict in future.result()]
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    verdicts.sort(key=lambda verdict: (verdict.host, verdict.log_id))
-    return FleetReport(verdicts, seconds=time.perf_counter() - started, workers=count)
+    """Verify every log of an archive folder (each file is read by the process verifying it)."""
+    return verify_logs(read_archive(folder), key=key, live=live, workers=workers)
 
 
 def verify_fleet(
     url: str, *, key: str | None, live: bool = True, workers: int | None = None, silent_after: float = 300.0
 ) -> FleetReport:
-    """Pull the streams, verify every log, add the gateways' own findings and silent hosts."""
+    """Pull the streams, verify every log, add the gateways' own findings and silent hosts.
+
+    Where the server lists every subject of the evidence stream, each process pulls its own
+    share of the logs (balanced by their line counts) and verifies them, so the pull, which
+    costs more CPU than the verification, runs on every core too; else this process pulls the
+    whole stream and the processes verify it."""
     from dsh_policy.policy.fleet.status import read_status, silent_hosts
 
     started = time.perf_counter()
-    shipped, reports = asyncio.run(pull_fleet(url))
+    layout, reports = asyncio.run(_survey(url))
     statuses = asyncio.run(read_status(url))
-    folder = Path(tempfile.mkdtemp(prefix="dsh-fleet-archive-"))
-    try:
-        write_archive(folder, shipped)
-        report = verify_archive(folder, key=key, live=live, workers=workers)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    if layout is None:
+        shipped, _ = asyncio.run(pull_fleet(url))
+        report = verify_logs(shipped, key=key, live=live, workers=workers)
+    else:
+        report = _pull_and_verify_shares(url, layout, key=key, live=live, workers=workers)
     report.reports = reports
     report.silent = silent_hosts(statuses, silent_after)
     report.seconds = time.perf_counter() - started
     return report
+
+
+async def _survey(url: str) -> tuple[Layout | None, list[dict[str, Any]]]:
+    connection = await connect(url, max_reconnect_attempts=3)
+    try:
+        js = connection.jetstream()
+        return await evidence_layout(js), await pull_reports(js)
+    finally:
+        await connection.close()
+
+
+def _pull_and_verify_shares(
+    url: str, layout: Layout, *, key: str | None, live: bool, workers: int | None
+) -> FleetReport:
+    started = time.perf_counter()
+    public = load_public_key(key) if key is not None else None
+    jobs = [(subject, count) for subject, count in sorted(layout.subjects.items()) if log_of(subject)]
+    count = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
+    shares = balance([lines for _, lines in jobs], count)
+    verdicts = run_share_batches(jobs, shares, partial(_pull_and_verify, url, layout.last, public, live))
+    verdicts.sort(key=lambda verdict: (verdict.host, verdict.log_id))
+    return FleetReport(verdicts, seconds=time.perf_counter() - started, workers=len(shares) or 1)
+
+
+def _pull_and_verify(
+    url: str, last: int, key: PublicKeySource | None, live: bool, batch: list[tuple[str, int]]
+) -> list[LogVerdict]:
+    """One process's share: its logs' subjects pulled on one connection, then each verified."""
+    pulled = asyncio.run(pull_subjects(url, batch, last))
+    verdicts = []
+    for subject, _ in batch:
+        host, log_id = log_of(subject) or ("", "")
+        verdicts.append(_verify_one(key, live, ((host, log_id), pulled[subject])))
+    return verdicts
 
 
 def render_text(report: FleetReport) -> str:
@@ -187,15 +232,28 @@ def main(argv: Sequence[str]) -> int:
     live = not args.closed
     try:
         if "://" in args.fleet:
-            report = verify_fleet(
-                args.fleet, key=args.key, live=live, workers=args.workers, silent_after=args.silent_after
-            )
+            from nats.js.errors import NotFoundError
+
+            try:
+                report = verify_fleet(
+                    args.fleet, key=args.key, live=live, workers=args.workers, silent_after=args.silent_after
+                )
+            except NotFoundError:
+                print(
+                    f"dsh-policy verify --fleet: {args.fleet} has no evidence stream ({EVIDENCE}):"
+                    " no gateway has shipped to this bus yet",
+                    file=sys.stderr,
+                )
+                return 2
         else:
             folder = Path(args.fleet)
             if not folder.is_dir():
                 print(f"dsh-policy verify --fleet: {folder}: no such archive folder", file=sys.stderr)
                 return 2
             report = verify_archive(folder, key=args.key, live=live, workers=args.workers)
+    except KeyFileError as error:
+        print(f"dsh-policy verify --fleet: {error}", file=sys.stderr)
+        return 2
     except (TimeoutError, OSError) as error:
         print(f"dsh-policy verify --fleet: cannot read the fleet: {error}", file=sys.stderr)
         return 2

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from dsh_policy.cmdline.effects import shell_acts
 from dsh_policy.cmdline.effects.later import later_class, later_risks
-from dsh_policy.cmdline.effects.packages import DATA, malicious, manifest_hits, snapshot
+from dsh_policy.cmdline.effects.packages import DATA, _load, malicious, manifest_hits, snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -104,13 +104,23 @@ def test_dependency_files_pinning_a_listed_version_carry_the_signal() -> None:
 
 
 def test_the_shipped_snapshot_is_dated_and_sourced() -> None:
-    data = json.loads(DATA.read_text(encoding="utf-8"))
-    assert data["format"] == 1 and data["snapshot"] and "malicious-packages" in data["source"]
-    assert snapshot().endswith("@" + data["snapshot"])
+    header = json.loads(DATA.read_text(encoding="utf-8").partition("\n")[0])
+    assert header["format"] == 2 and header["snapshot"] and "malicious-packages" in header["source"]
+    assert snapshot().endswith("@" + header["snapshot"])
+    data = _load(DATA)
     for names in data["packages"].values():
         for entry in names.values():
-            assert entry["ids"] and all(i.startswith("MAL-") for i in entry["ids"])
-            assert entry.get("all") or entry.get("versions") or entry.get("ranges")
+            if isinstance(entry, str):
+                assert entry.startswith("MAL-")
+            else:
+                assert entry["id"].startswith("MAL-") and (entry.get("versions") or entry.get("ranges"))
+
+
+def test_the_shipped_snapshot_is_the_feed_not_a_seed() -> None:
+    """Tens of thousands of npm and PyPI names from the feed, in a file small enough to ship."""
+    packages = _load(DATA)["packages"]
+    assert len(packages["npm"]) > 10_000 and len(packages["pypi"]) > 5_000
+    assert DATA.stat().st_size < 2_000_000
 
 
 def _record(ident: str, ecosystem: str, name: str, **affected: Any) -> dict[str, Any]:
@@ -155,15 +165,24 @@ RECORDS = [
 ]
 
 
+def _read(path: Path) -> dict[str, Any]:
+    _load.cache_clear()
+    try:
+        return _load(path)
+    finally:
+        _load.cache_clear()
+
+
 def _check(data: dict[str, Any]) -> None:
     npm, pypi = data["packages"]["npm"], data["packages"]["pypi"]
-    assert npm["left-padd"] == {"ids": ["MAL-2099-1"], "versions": ["1.0.0", "1.0.1"]}
+    assert data["format"] == 2
+    assert npm["left-padd"] == {"id": "MAL-2099-1", "versions": ["1.0.0", "1.0.1"]}
     assert npm["@acme/colors"] == {
-        "ids": ["MAL-2099-2"],
+        "id": "MAL-2099-2",
         "ranges": [{"introduced": "2.1.0", "last_affected": "2.1.2"}],
     }
-    assert pypi["reqeusts-toolbelt"]["all"] is True
-    assert pypi["typo-only"]["all"] is True
+    assert pypi["reqeusts-toolbelt"] == "MAL-2099-3"
+    assert pypi["typo-only"] == "MAL-2099-6"
     assert "not-malware" not in npm and "withdrawn-one" not in npm and "maven" not in data["packages"]
     assert data["snapshot"] == "2026-11-30"
 
@@ -176,8 +195,11 @@ def test_the_update_script_reads_a_checkout_of_the_feed(tmp_path: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{record['id']}.json").write_text(json.dumps(record), encoding="utf-8")
     out = tmp_path / "list.json"
-    assert script.main([str(tmp_path / "osv"), "--out", str(out)]) == 0
-    _check(json.loads(out.read_text(encoding="utf-8")))
+    (tmp_path / "osv" / "malicious" / "npm" / "x.json").mkdir()  # the feed has such folders
+    assert script.main([str(tmp_path / "osv"), "--out", str(out), "--note", "a test checkout"]) == 0
+    data = _read(out)
+    assert data["scope"].startswith("a test checkout; osv (5 records")
+    _check(data)
 
 
 def test_the_update_script_reads_a_zip_export_and_refuses_an_empty_one(tmp_path: Path) -> None:
@@ -188,7 +210,7 @@ def test_the_update_script_reads_a_zip_export_and_refuses_an_empty_one(tmp_path:
             zipped.writestr(f"{record['id']}.json", json.dumps(record))
     out = tmp_path / "list.json"
     assert script.main([str(archive), "--out", str(out), "--date", "2026-12-01"]) == 0
-    data = json.loads(out.read_text(encoding="utf-8"))
+    data = _read(out)
     assert data["snapshot"] == "2026-12-01"
     data["snapshot"] = "2026-11-30"
     _check(data)

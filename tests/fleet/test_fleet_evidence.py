@@ -110,3 +110,94 @@ def test_evidence_survives_a_killed_bus_and_a_cut_log_is_flagged(
     )
     assert code == 1 and offline["flagged_hosts"] == ["cut"]
     assert [entry["intact"] for entry in offline["logs"]] == [entry["intact"] for entry in report["logs"]]
+
+
+def test_a_pull_ends_at_the_last_message_as_it_began_or_after_an_idle_timeout(
+    nats_server: LocalServer,
+) -> None:
+    from nats.js.api import StreamConfig
+
+    async def scenario() -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
+        connection = await connect(nats_server.url, max_reconnect_attempts=2)
+        try:
+            js = connection.jetstream()
+            await js.add_stream(StreamConfig(name="PULL_TEST", subjects=["pull.test.>"]))
+            for n in range(300):
+                await js.publish(f"pull.test.h{n % 3}", b"line %d" % n)
+            whole = await pull_stream(js, "PULL_TEST", "pull.test.>")
+            # The last message deleted: the pull waits for it until nothing arrives for a while.
+            await js.delete_msg("PULL_TEST", 300)
+            cut = await pull_stream(js, "PULL_TEST", "pull.test.>", timeout=0.5)
+            return whole, cut
+        finally:
+            await connection.close()
+
+    whole, cut = asyncio.run(scenario())
+    assert [data for _, data in whole] == [b"line %d" % n for n in range(300)]
+    assert [subject for subject, _ in whole[:4]] == [
+        "pull.test.h0",
+        "pull.test.h1",
+        "pull.test.h2",
+        "pull.test.h0",
+    ]
+    assert cut == whole[:299]
+
+
+def test_the_stream_seq_is_read_off_both_reply_forms() -> None:
+    from types import SimpleNamespace
+
+    from dsh_policy.policy.fleet.collect import _stream_seq
+
+    v1 = SimpleNamespace(reply="$JS.ACK.DSH_EVIDENCE.c1.1.4711.12.1700000000000000000.3")
+    v2 = SimpleNamespace(reply="$JS.ACK.hub.ACCHASH.DSH_EVIDENCE.c1.1.4712.12.1700000000000000000.3.r4nd")
+    assert _stream_seq(v1) == 4711 and _stream_seq(v2) == 4712
+
+
+def test_each_process_pulls_its_own_logs_and_the_verdicts_are_those_of_one_pull(
+    nats_server: LocalServer, keys: dict[str, KeyPairFiles], tmp_path: Path, monkeypatch: Any
+) -> None:
+    import dsh_policy.policy.fleet.fleet_verify as fleet_verify
+
+    key = keys["audit"].private_path
+    logs = {f"share{n}": tmp_path / f"share{n}" / "audit.jsonl" for n in range(5)}
+    for n, log in enumerate(logs.values()):
+        write(log, key, 60 + 50 * n)
+    asyncio.run(ship(nats_server.url, [Shipper(log, host, batch=128) for host, log in logs.items()]))
+    public = str(keys["audit"].public_path)
+
+    shared: list[int] = []
+    real = fleet_verify._pull_and_verify_shares
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        report = real(*args, **kwargs)
+        shared.append(report.workers)
+        return report
+
+    monkeypatch.setattr(fleet_verify, "_pull_and_verify_shares", spy)
+    by_shares = fleet_verify.verify_fleet(nats_server.url, key=public, workers=2, silent_after=1e9)
+    assert shared == [2]  # the stream listed its subjects: two processes pulled their own
+    monkeypatch.setattr(fleet_verify, "evidence_layout", _no_layout)
+    one_pull = fleet_verify.verify_fleet(nats_server.url, key=public, workers=2, silent_after=1e9)
+    assert shared == [2]
+    ignore = {"seconds": 0, "workers": 0}
+    assert by_shares.to_json() | ignore == one_pull.to_json() | ignore
+    mine = [verdict for verdict in by_shares.logs if verdict.host in logs]
+    assert len(mine) == 5 and all(verdict.intact for verdict in mine)
+    assert sum(verdict.lines for verdict in mine) == sum(
+        len(p.read_bytes().splitlines()) for log in logs.values() for p in segments(log)
+    )
+
+
+async def _no_layout(js: Any) -> None:
+    return None
+
+
+def test_a_bus_without_evidence_is_said_so(tmp_path: Path, capsys: Any) -> None:
+    server = LocalServer(tmp_path / "store").start()
+    try:
+        assert cli(["verify", "--fleet", server.url]) == 2
+    finally:
+        server.kill()
+    assert (
+        "no evidence stream (DSH_EVIDENCE): no gateway has shipped to this bus yet" in capsys.readouterr().err
+    )
