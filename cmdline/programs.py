@@ -59,6 +59,9 @@ READERS: Final[frozenset[str]] = frozenset(
         "eza",
         "lsd",
         "stat",
+        "lsattr",
+        "getfacl",
+        "getfattr",
         "file",
         "wc",
         "diff",
@@ -210,7 +213,7 @@ COPIERS: Final[frozenset[str]] = frozenset({"cp", "rsync", "scp", "install"})
 # Readers that look at a file's name, type or metadata, never its contents (a secret may be
 # listed, not read).
 NAME_READERS: Final[frozenset[str]] = frozenset(
-    {"ls", "ll", "la", "dir", "stat", "test", "[", "[[", "cd", "pushd"}
+    {"ls", "ll", "la", "dir", "stat", "test", "[", "[[", "cd", "pushd", "lsattr", "getfacl", "getfattr"}
 )
 
 
@@ -242,6 +245,13 @@ def only_reads(argv: Sequence[str]) -> bool:
         )
     if program == "sort":
         return not any(o.startswith(("-o", "--output")) for o in options)
+    if program in ("awk", "gawk"):  # gawk's ``-i inplace`` extension rewrites every file operand
+        words = list(argv[1:])
+        return not any(
+            w in ("-iinplace", "--include=inplace")
+            or (w in ("-i", "--include") and words[i + 1 : i + 2] == ["inplace"])
+            for i, w in enumerate(words)
+        )
     if program == "yq":
         return not any(o in ("-i", "--inplace") or o.startswith("--inplace") for o in options)
     if program == "find":

@@ -84,7 +84,13 @@ WRITE_OPTIONS: Final[dict[str, dict[str, Target]]] = {
         "--prefix": "folder",
         "--root": "folder",
         "--src": "folder",
+        "-d": "folder",  # pip download
+        "--dest": "folder",
+        "-w": "folder",  # pip wheel
+        "--wheel-dir": "folder",
     },
+    # Sandboxes that mount over a path (bubblewrap's two-operand options are read below).
+    "bwrap": {"--tmpfs": "folder", "--dir": "folder", "--remount-ro": "folder"},
     "split": {},
     "openssl": {"-out": "file", "-keyout": "file"},
     "gpg": {"-o": "file", "--output": "file"},
@@ -130,6 +136,19 @@ TREE_COPIERS: Final[frozenset[str]] = frozenset(
         "pax",
         "ditto",
         "sftp",
+        # backup tools: each packs the folders it is given, to a repository or an image
+        "restic",
+        "borg",
+        "kopia",
+        "duplicity",
+        "rdiff-backup",
+        "tarsnap",
+        "dar",
+        "mksquashfs",
+        "xorriso",
+        "mkisofs",
+        "genisoimage",
+        "afio",
     }
 )
 
@@ -164,7 +183,7 @@ def _option_value(
     return None
 
 
-def _tar_mode(words: Sequence[str]) -> str:
+def tar_mode(words: Sequence[str]) -> str:
     """``x``, ``c`` (create, append, update) or ``t``: from the first bundle or any mode option."""
     for index, word in enumerate(words):
         if word in ("--extract", "--get", "-x"):
@@ -207,11 +226,22 @@ def written_operands(argv: Sequence[str]) -> Written:
             value, target, skip = found
             (out.files if target == "file" else out.folders).append(value)
     if program in ("tar", "bsdtar"):
-        mode = _tar_mode(words)
+        mode = tar_mode(words)
         if mode == "x":
             out.unpacks_here = not out.folders
-        elif mode == "c":
-            out.files.extend(_tar_archive(words))
+        else:  # ``-C`` is where an archive is made from: read, not written
+            out.folders.clear()
+            if mode == "c":
+                out.files.extend(_tar_archive(words))
+    elif program == "bwrap":
+        out.folders.extend(_bwrap_covered(words))
+    elif program == "firejail":  # ``--opt=PATH`` only; a bare ``--private`` hides the home folder
+        for word in words:
+            name, _, value = word.partition("=")
+            if name in ("--tmpfs", "--blacklist", "--private", "--read-only", "--bind") and value:
+                out.folders.append(value.rsplit(",", 1)[-1])
+            elif word == "--private":
+                out.folders.append("~")
     elif program == "unzip":
         out.unpacks_here = not out.folders and "-l" not in words and "-t" not in words
     elif program == "cpio":
@@ -235,6 +265,67 @@ def written_operands(argv: Sequence[str]) -> Written:
         operands = _operands(words, frozenset({"-t", "-o", "-L", "-U", "--bind", "-B"}))
         out.folders.extend(operands[-1:])
     return out
+
+
+# bubblewrap options that mount SOURCE over DEST (two operands): what is at DEST is hidden from
+# everything the sandbox runs (``--ro-bind /tmp/empty ~/.claude``). ``--bind / /`` hides nothing.
+_BWRAP_PAIRS: Final[frozenset[str]] = frozenset(
+    {
+        "--bind",
+        "--bind-try",
+        "--dev-bind",
+        "--dev-bind-try",
+        "--ro-bind",
+        "--ro-bind-try",
+        "--symlink",
+        "--file",
+        "--bind-data",
+        "--ro-bind-data",
+        "--chmod",
+    }
+)
+
+
+def _bwrap_covered(words: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for index, word in enumerate(words):
+        if word in _BWRAP_PAIRS and index + 2 < len(words):
+            source, destination = words[index + 1], words[index + 2]
+            if source.rstrip("/") != destination.rstrip("/"):
+                out.append(destination)
+    return out
+
+
+def follows_links(argv: Sequence[str]) -> bool:
+    """Whether a copier, archiver or recursive reader follows symbolic links inside the folders
+    it is given (so a link there to another folder copies or reads that folder too): ``cp -L``,
+    ``rsync -L``/``--copy-links``/``-k``, ``tar -h``, ``zip -r`` unless ``-y``, ``scp -r``,
+    ``grep -R``, ``rg -L``, ``ag -f``, ``rclone -L``. From each program's manual."""
+    program = argv[0].rsplit("/", 1)[-1] if argv else ""
+    words = list(argv[1:])
+    shorts = "".join(w[1:] for w in words if w.startswith("-") and not w.startswith("--"))
+    longs = {w.split("=", 1)[0] for w in words if w.startswith("--")}
+    if program == "cp":
+        return "L" in shorts or "--dereference" in longs
+    if program == "rsync":
+        return bool({"L", "k"} & set(shorts)) or bool(
+            {"--copy-links", "--copy-unsafe-links", "--copy-dirlinks"} & longs
+        )
+    if program in ("tar", "bsdtar"):
+        return "h" in shorts or "--dereference" in longs or "-L" in words
+    if program == "zip":
+        return "y" not in shorts and "--symlinks" not in longs
+    if program == "scp":
+        return "r" in shorts
+    if program in ("grep", "egrep", "fgrep"):
+        return "R" in shorts or "--dereference-recursive" in longs
+    if program == "rg":
+        return "L" in shorts or "--follow" in longs
+    if program == "ag":
+        return "f" in shorts or "--follow" in longs
+    if program in ("ack", "rclone"):
+        return "--follow" in longs or "L" in shorts or "--copy-links" in longs
+    return False
 
 
 def _tar_archive(words: Sequence[str]) -> list[str]:
@@ -286,7 +377,7 @@ def copies_trees(argv: Sequence[str]) -> bool:
             or "--recurse-paths" in words
         )
     if program in ("tar", "bsdtar"):
-        return _tar_mode(words) == "c"
+        return tar_mode(words) == "c"
     if program in ("7z", "7za", "7zr"):
         return next((w for w in words if not w.startswith("-")), "") in ("a", "u")
     return program in TREE_COPIERS

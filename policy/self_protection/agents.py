@@ -29,7 +29,49 @@ HARNESSES: Final[frozenset[str]] = frozenset(
         "qwen",
         "opencode",
         "cursor-agent",
+        "copilot",
+        "qwen-code",
+        "opencode-ai",
     }
+)
+# Wrappers that run what follows as another user (with that user's home and settings) or in a
+# container (with none of this machine's hook settings): a harness started through one of them
+# runs without this gateway's hooks.
+USER_SWITCHES: Final[frozenset[str]] = frozenset({"sudo", "su", "doas", "runuser", "pkexec", "machinectl"})
+CONTAINERS: Final[frozenset[str]] = frozenset(
+    {
+        "docker",
+        "podman",
+        "nerdctl",
+        "lxc",
+        "incus",
+        "systemd-nspawn",
+        "toolbox",
+        "distrobox",
+        "kubectl",
+        "apptainer",
+        "singularity",
+    }
+)
+# Harnesses whose hooks live in the project only (Gemini CLI, Qwen Code, OpenCode's plugin folder,
+# Copilot CLI's ``.github/hooks``, and for the folder trust they need): started in another folder
+# they load none of them. Claude Code and Codex join them when no user or managed settings of
+# theirs run this gateway (:func:`user_hooked`).
+PROJECT_HOOKED: Final[frozenset[str]] = frozenset(
+    {"gemini", "gemini-cli", "qwen", "qwen-code", "opencode", "opencode-ai", "copilot", "cursor-agent"}
+)
+# Options that name the folder a harness works in.
+FOLDER_OPTIONS: Final[frozenset[str]] = frozenset(
+    {"--dir", "--cwd", "-C", "--cd", "--workdir", "--directory"}
+)
+# Agent SDKs: code that imports one starts the harness itself, and the SDKs load no settings
+# (so no hooks) unless told to (Claude Agent SDK ``setting_sources``/``settingSources``).
+SDK_NAMES: Final[re.Pattern[str]] = re.compile(
+    r"claude_agent_sdk|claude_code_sdk|@anthropic-ai/claude-agent-sdk|@anthropic-ai/claude-code"
+    r"|@openai/codex-sdk|@github/copilot-sdk|github_copilot_sdk|copilot_sdk|@google/gemini-cli-core"
+)
+_SDK_WITH_USER_SETTINGS: Final[re.Pattern[str]] = re.compile(
+    r"(?:setting_sources|settingSources)\s*[=:]\s*\[[^\]]*['\"]user['\"]"
 )
 # Options that take a harness's hooks (or its approvals, which are what its hooks answer) away:
 # Claude Code (``--settings``, ``--setting-sources``, ``--bare``, permission bypasses), Codex
@@ -38,7 +80,7 @@ HARNESSES: Final[frozenset[str]] = frozenset(
 UNHOOKING: Final[re.Pattern[str]] = re.compile(
     r"^(?:--settings|--setting-sources|--bare|--dangerously[-\w]*|--allow-dangerously[-\w]*"
     r"|--permission-mode(?:=bypassPermissions)?|--disable|--yolo|-y|--approval-mode(?:=yolo)?"
-    r"|--no-hooks|--disable-hooks)(?:=.*)?$"
+    r"|--no-hooks|--disable-hooks|--allow-all-tools|--allow-all|--allow-all-paths|--config-dir)(?:=.*)?$"
 )
 CONFIG_OVERRIDE: Final[re.Pattern[str]] = re.compile(
     r"hook|feature|notify|sandbox|approval|profile", re.IGNORECASE
@@ -52,6 +94,10 @@ MCP_FILES: Final[tuple[tuple[str, ...], ...]] = (
     (".vscode", "mcp.json"),
     (".codeium", "windsurf", "mcp_config.json"),
     ("claude_desktop_config.json",),
+    (".qwen", "settings.json"),
+    (".copilot", "mcp-config.json"),
+    ("opencode.json",),
+    ("opencode.jsonc",),
 )
 
 
@@ -64,7 +110,7 @@ def unhooks(argv: Sequence[str]) -> str | None:
     """Why this harness start would run without its hooks, or ``None``."""
     harness = harness_of(argv)
     if harness is None:
-        return None
+        return _sdk_start(argv)
     words = list(argv[1:])
     for index, word in enumerate(words):
         if UNHOOKING.match(word):
@@ -72,9 +118,13 @@ def unhooks(argv: Sequence[str]) -> str | None:
                 continue
             if word.startswith("--approval-mode") and "yolo" not in " ".join(words[index : index + 2]):
                 continue
-            if word == "-y" and harness not in ("gemini", "gemini-cli", "qwen"):
+            if word == "-y" and harness not in ("gemini", "gemini-cli", "qwen", "qwen-code"):
                 continue
             return f"{harness} {word}"
+        if harness in ("codex", "codex-cli") and (
+            word in ("-p", "--profile") or word.startswith("--profile=")
+        ):
+            return f"{harness} {word}"  # a profile is a second configuration, hooks and features included
         if word in ("-c", "--config") and index + 1 < len(words) and CONFIG_OVERRIDE.search(words[index + 1]):
             return f"{harness} {word} {words[index + 1]}"
         if word.startswith("--config=") and CONFIG_OVERRIDE.search(word):
@@ -86,14 +136,113 @@ def unhooks(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _sdk_start(argv: Sequence[str]) -> str | None:
+    """Inline code that drives an agent SDK: the harness it starts reads no hook settings unless
+    the code asks for the user's."""
+    from dsh_policy.cmdline.interpreters.invocation import split_invocation
+
+    invocation = split_invocation(list(argv)) if argv else None
+    if invocation is None:
+        return None
+    for code in invocation.code:
+        found = SDK_NAMES.search(code)
+        if found and (not _SDK_WITH_USER_SETTINGS.search(code) or "bypassPermissions" in code):
+            return f"an agent through {found.group(0)} (it loads no hook settings unless told to)"
+    return None
+
+
+_CONTAINER_RUNS: Final[frozenset[str]] = frozenset({"run", "exec", "create", "shell", "enter"})
+
+
+def started_by(commands: Sequence[Sequence[str]]) -> str | None:
+    """A harness in ``commands`` started through a user switch or a container (see
+    :data:`USER_SWITCHES`, :data:`CONTAINERS`): the wrapper's name, else ``None``. A user switch
+    to this very user (``sudo -u $USER``) changes nothing."""
+    wrapper: str | None = None
+    for argv in commands:
+        if not argv:
+            continue
+        program = os.path.basename(argv[0])
+        switches = program in USER_SWITCHES and not _to_self(argv)
+        contains = program in CONTAINERS and bool(set(argv[1:3]) & _CONTAINER_RUNS)
+        if switches or contains:
+            wrapper = program
+        elif wrapper is not None and harness_of(argv) is not None:
+            return f"{harness_of(argv)} through {wrapper}"
+    return None
+
+
+def _to_self(argv: Sequence[str]) -> bool:
+    words = list(argv[1:])
+    for index, word in enumerate(words):
+        if word in ("-u", "--user") and index + 1 < len(words):
+            return words[index + 1] in (
+                "$USER",
+                "${USER}",
+                "$(whoami)",
+                "$(id -un)",
+                os.environ.get("USER", "\0"),
+            )
+    return False
+
+
+def user_hooked(harness: str, home: str) -> bool:
+    """Whether user or managed settings of this harness run ``dsh-policy hook`` (then its hooks
+    apply in every folder). Read only when a harness is started elsewhere, which is rare."""
+    if harness in ("claude", "claude-code"):
+        paths = [
+            os.path.join(
+                os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"), "settings.json"
+            ),
+            "/etc/claude-code/managed-settings.json",
+        ]
+    elif harness in ("codex", "codex-cli"):
+        codex = os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")
+        paths = [
+            os.path.join(codex, "config.toml"),
+            os.path.join(codex, "hooks.json"),
+            "/etc/codex/requirements.toml",
+        ]
+    else:
+        return False
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                if "dsh-policy hook" in handle.read(1 << 20):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def folder_of(argv: Sequence[str]) -> str | None:
+    """The folder a harness start names for its work (``opencode run --dir D``, ``codex -C D``)."""
+    words = list(argv[1:])
+    for index, word in enumerate(words):
+        name, equals, value = word.partition("=")
+        if name in FOLDER_OPTIONS:
+            if equals:
+                return value
+            if index + 1 < len(words):
+                return words[index + 1]
+    return None
+
+
 def server_commands(argv: Sequence[str]) -> Iterator[list[str]]:
     """The commands an ``mcp add`` of a harness registers (``claude mcp add NAME -- CMD ...``,
     ``claude mcp add-json NAME JSON``, ``codex mcp add NAME -- CMD``, ``gemini mcp add NAME CMD``)."""
-    if harness_of(argv) is None or len(argv) < 3 or argv[1] != "mcp":
+    if harness_of(argv) is None:
+        return
+    for index, word in enumerate(argv[1:], start=1):  # copilot --additional-mcp-config JSON
+        name, equals, value = word.partition("=")
+        if name == "--additional-mcp-config":
+            text = value if equals else (argv[index + 1] if index + 1 < len(argv) else "")
+            yield from file_commands(text) if text.lstrip().startswith("{") else ()
+    if len(argv) < 3 or argv[1] != "mcp":
         return
     verb, rest = argv[2], list(argv[3:])
     if verb == "add-json":
-        operands = [w for w in rest if not w.startswith("-")]
+        operands = _operands(rest)
         if len(operands) >= 2:
             try:
                 document = json.loads(operands[1])
@@ -109,18 +258,6 @@ def server_commands(argv: Sequence[str]) -> Iterator[list[str]]:
         if command:
             yield command
         return
-    valued = {
-        "-s",
-        "--scope",
-        "-t",
-        "--transport",
-        "-e",
-        "--env",
-        "-H",
-        "--header",
-        "--url",
-        "--bearer-token-env-var",
-    }
     named: list[str] = []
     skip = False
     for word in rest:
@@ -128,11 +265,31 @@ def server_commands(argv: Sequence[str]) -> Iterator[list[str]]:
             skip = False
             continue
         if word.startswith("-") and not named[1:]:
-            skip = word in valued
+            skip = word in _VALUED
             continue
         named.append(word)
     if len(named) >= 2:
         yield named[1:]
+
+
+_VALUED: Final[frozenset[str]] = frozenset(
+    {"-s", "--scope", "-t", "--transport", "-e", "--env", "-H", "--header", "--url", "--bearer-token-env-var"}
+)
+
+
+def _operands(words: Sequence[str]) -> list[str]:
+    """Words that are neither options nor the value of one (``-s user NAME JSON``)."""
+    out: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        if word.startswith("-") and len(word) > 1:
+            skip = word in _VALUED
+            continue
+        out.append(word)
+    return out
 
 
 def is_mcp_file(path: str) -> bool:
@@ -159,7 +316,9 @@ def _entry_commands(document: Any) -> Iterator[list[str]]:
         item = stack.pop()
         if isinstance(item, dict):
             command = item.get("command")
-            if isinstance(command, str):
+            if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+                yield [str(c) for c in command]  # OpenCode: ``"command": ["prog", "arg", ...]``
+            elif isinstance(command, str):
                 args = item.get("args")
                 yield (
                     [command, *(str(a) for a in args if isinstance(a, str | int | float))]

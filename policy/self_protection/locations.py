@@ -50,15 +50,37 @@ class Protected:
         return False
 
 
-# Harness files protected wherever they are (any project, any depth): a trailing run of path
-# components, and whether everything under it counts. Claude Code: project and local settings and
-# hook scripts; Codex: the whole project/user ``.codex`` folder (config.toml, hooks.json,
-# requirements). Managed and user-level locations are added as absolute paths.
+# Every supported client's hook files in a project, protected wherever they are (any project, any
+# depth): a trailing run of path components, and whether everything under it counts. Claude Code:
+# project and local settings and hook scripts; Codex: the whole project/user ``.codex`` folder
+# (config.toml, hooks.json, requirements); Gemini CLI and Qwen Code: their settings (hooks and MCP
+# servers); OpenCode: its plugin folder (every file there is loaded at start); GitHub Copilot CLI:
+# its hook folder ``.github/hooks`` (every ``*.json`` there is a hook file). Managed and
+# user-level locations are added as absolute paths (:func:`harness_locations`).
 HARNESS_SUFFIXES: Final[tuple[tuple[tuple[str, ...], bool], ...]] = (
     ((".claude", "settings.json"), False),
     ((".claude", "settings.local.json"), False),
     ((".claude", "hooks"), True),
     ((".codex",), True),
+    ((".gemini", "settings.json"), False),
+    ((".qwen", "settings.json"), False),
+    ((".opencode", "plugin"), True),
+    ((".opencode", "plugins"), True),
+    ((".github", "hooks"), True),
+)
+# The folders that hold them: acting on one of these as a whole (``rm -rf .github``) acts on them.
+HARNESS_FOLDERS: Final[frozenset[str]] = frozenset(suffix[0] for suffix, _tree in HARNESS_SUFFIXES)
+# The files each client's project wiring consists of (what the tamper watch fingerprints in each
+# project: a settings file that stops running ``dsh-policy hook`` is a weakening).
+PROJECT_HOOK_FILES: Final[tuple[str, ...]] = (
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".codex/config.toml",
+    ".codex/hooks.json",
+    ".gemini/settings.json",
+    ".qwen/settings.json",
+    ".opencode/plugin/dsh-policy.js",
+    ".github/hooks/dsh-policy.json",
 )
 
 # Names that shadow the gateway wherever they are written: an interpreter start-up hook, a path
@@ -103,8 +125,8 @@ def absolute(path: str) -> str:
 
 
 def harness_locations(home: str) -> Iterator[Protected]:
-    """User-level and managed settings of Claude Code and Codex (project-level ones are matched by
-    name at any depth, see :data:`HARNESS_SUFFIXES`)."""
+    """User-level and managed settings of every supported client (project-level ones are matched
+    by name at any depth, see :data:`HARNESS_SUFFIXES`)."""
     claude_home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
     for name in ("settings.json", "settings.local.json"):
         yield Protected(absolute(os.path.join(claude_home, name)), "harness-settings")
@@ -113,10 +135,29 @@ def harness_locations(home: str) -> Iterator[Protected]:
     yield Protected(
         absolute(os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")), "harness-settings", tree=True
     )
+    # Gemini CLI and Qwen Code user settings (hooks, MCP servers, folder trust).
+    for folder in (".gemini", ".qwen"):
+        yield Protected(absolute(os.path.join(home, folder, "settings.json")), "harness-settings")
+        yield Protected(absolute(os.path.join(home, folder, "trustedFolders.json")), "harness-settings")
+    # OpenCode: the user plugin folders and configuration (which names plugins and MCP servers).
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    for name in ("plugin", "plugins"):
+        yield Protected(absolute(os.path.join(config_home, "opencode", name)), "harness-settings", tree=True)
+    for name in ("opencode.json", "opencode.jsonc", "config.json"):
+        yield Protected(absolute(os.path.join(config_home, "opencode", name)), "harness-settings")
+    # GitHub Copilot CLI: its user settings (the ``hooks`` key), the folder trust its repository
+    # hooks depend on (``config.json``), its MCP servers and hook folder.
+    copilot = absolute(os.environ.get("COPILOT_HOME") or os.path.join(home, ".copilot"))
+    for name in ("settings.json", "config.json", "mcp-config.json"):
+        yield Protected(os.path.join(copilot, name), "harness-settings")
+    yield Protected(os.path.join(copilot, "hooks"), "harness-settings", tree=True)
     for managed in (
         "/etc/claude-code",
         "/Library/Application Support/ClaudeCode",
         "/etc/codex",
+        "/etc/gemini-cli",
+        "/etc/qwen-code",
+        "/Library/Application Support/GeminiCli",
         "C:/ProgramData/ClaudeCode",
         "C:/Program Files/ClaudeCode",
     ):

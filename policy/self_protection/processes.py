@@ -73,7 +73,7 @@ REDIRECTING_ENV: Final[re.Pattern[str]] = re.compile(
 # Variables that move the gateway's runtime folder: set anywhere, the next harness started from
 # that shell talks to whoever listens there.
 RUNTIME_ENV: Final[re.Pattern[str]] = re.compile(
-    r"(?:^|[\s;&|(`])(?:export\s+|declare\s+-x\s+|setenv\s+)(DSH_POLICY_RUNTIME_DIR|XDG_RUNTIME_DIR)="
+    r"(?:^|[\s;&|(`])(?:export\s+|declare\s+-x\s+|setenv\s+)(DSH_POLICY_[A-Z_]+|XDG_RUNTIME_DIR)="
 )
 SIZE: Final[re.Pattern[str]] = re.compile(r"^(\d+(?:\.\d+)?)([KMGTPE]?)(i?B?)?$", re.IGNORECASE)
 _UNITS: Final[str] = "KMGTPE"
@@ -139,11 +139,20 @@ def stops_gateway(
     services = ("systemctl", "launchctl", "service", "rc-service", "sv")
     for argv in commands:
         program = os.path.basename(argv[0]) if argv else ""
+        if program == "loginctl" and set(argv[1:]) & {
+            "kill-user",
+            "terminate-user",
+            "kill-session",
+            "terminate-session",
+        }:
+            return "loginctl would end every process of a user or session (the gateway's among them)"
         stops = SERVICE_STOPS & set(argv[1:]) or (program in services[2:] and {"stop", "restart"} & set(argv))
         if program in services and stops and OWN_NAMES.search(" ".join(argv[1:])):
             return f"{program} would stop the gateway's service"
     for argv in senders:
         program = os.path.basename(argv[0])
+        if program == "kill" and "-1" in argv[2:]:
+            return "kill -1 would signal every process of this user (the gateway's among them)"
         operands = [w for w in argv[1:] if not w.startswith("-") or w.lstrip("-").isdigit()]
         for word in operands:
             bare = word.lstrip("-")
@@ -151,6 +160,8 @@ def stops_gateway(
                 return f"{program} would signal the gateway (pid {bare})"
             if ("$(" in word or "`" in word) and (OWN_NAMES.search(word) or any(p in word for p in pids)):
                 return f"{program} would signal the processes {word} finds (the gateway among them)"
+        if program in PATTERN_SENDERS and not _patterns(argv) and _by_user(argv):
+            return f"{program} would signal every process of a user (the gateway's among them)"
         if program in PATTERN_SENDERS:
             full = any(
                 w in ("-f", "--full")
@@ -209,6 +220,90 @@ def _patterns(argv: Sequence[str]) -> list[str]:
             continue
         out.append(word)
     return out
+
+
+def _by_user(argv: Sequence[str]) -> bool:
+    """``pkill -u USER``/``killall -u USER`` with no name: every process of that user."""
+    return any(
+        w in ("-u", "-U", "--euid", "--uid", "--user") or w.startswith(("--euid=", "--uid=", "--user="))
+        for w in argv[1:]
+    )
+
+
+# Sources that never end: their output grows until the disk is full unless something bounds it.
+_ENDLESS_DEVICES: Final[frozenset[str]] = frozenset({"/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"})
+
+
+def endless(argv: Sequence[str]) -> bool:
+    """``yes``, ``cat /dev/zero``, ``pv /dev/urandom``, ``seq inf``, ``tail -f /dev/zero``..."""
+    program = os.path.basename(argv[0])
+    if program == "yes":
+        return True
+    if program == "seq":
+        return any(w.lower() in ("inf", "infinity") for w in argv[1:])
+    if program in ("cat", "pv", "tail", "tac", "base64", "xxd", "od", "tr", "openssl"):
+        return any(w in _ENDLESS_DEVICES for w in argv[1:])
+    return False
+
+
+def bounds(argv: Sequence[str]) -> bool:
+    """A command that cuts a stream short (``head -c``, ``head -n``, ``dd count=``, ``timeout``)."""
+    program = os.path.basename(argv[0])
+    if program == "head":
+        return True
+    if program == "dd":
+        return any(w.startswith("count=") for w in argv[1:])
+    return program in ("timeout", "ulimit")
+
+
+def same_filesystem(path: str, other: str) -> bool:
+    """Whether ``path`` would be written on the filesystem holding ``other`` (nearest existing
+    folders compared)."""
+
+    def device(target: str) -> int | None:
+        folder = target if os.path.isdir(target) else os.path.dirname(target)
+        while folder and not os.path.isdir(folder):
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return None
+            folder = parent
+        try:
+            return os.stat(folder).st_dev
+        except (OSError, ValueError):
+            return None
+
+    if path.startswith("/dev/") or path.startswith("/proc/"):
+        return False
+    first, second = device(path), device(other)
+    return first is not None and first == second
+
+
+# cgroup files whose write freezes or kills every process of the group (cgroup v2 and v1).
+CGROUP_CONTROLS: Final[frozenset[str]] = frozenset({"cgroup.freeze", "cgroup.kill", "freezer.state"})
+
+
+def cgroup_of(pid: int) -> str | None:
+    """The cgroup v2 folder of a process (``/sys/fs/cgroup/...``), or ``None``."""
+    text = _read(f"/proc/{pid}/cgroup")
+    for line in text.splitlines():
+        if line.startswith("0::"):
+            return "/sys/fs/cgroup" + line[3:].rstrip("/")
+    return None
+
+
+def freezes_gateway(target: str, processes: Sequence[GatewayProcess]) -> str | None:
+    """A write into a cgroup's freeze or kill file whose group holds the gateway (or that the
+    line computes when it runs, ``user-$(id -u).slice``)."""
+    if os.path.basename(target) not in CGROUP_CONTROLS:
+        return None
+    folder = os.path.dirname(target)
+    if "$" in folder or "`" in folder or "*" in folder:
+        return f"a write into {target}, a group computed when the line runs, would freeze or kill it"
+    for process in processes:
+        group = cgroup_of(process.pid)
+        if group and (group == folder or group.startswith(folder.rstrip("/") + "/")):
+            return f"a write into {target} would freeze or kill the gateway's group"
+    return None
 
 
 def redirects_nested(line: str, starts_harness: bool) -> str | None:

@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Any, Final
 
 from dsh_policy.policy.self_protection.locations import (
+    HARNESS_FOLDERS,
     HARNESS_SUFFIXES,
     SHADOW_NAMES,
     SHADOW_SUFFIXES,
@@ -96,7 +97,7 @@ class SelfProtection:
         for entry in (*self.entries, *extra):
             if entry.path.startswith(root):
                 return entry
-        if os.path.basename(folder.rstrip("/")) in (".claude", ".codex"):
+        if os.path.basename(folder.rstrip("/")) in HARNESS_FOLDERS:
             return Protected(folder, "harness-settings", tree=True)
         return None
 
@@ -109,11 +110,9 @@ class SelfProtection:
             "..",
             "~",
             "",
-            ".claude",
-            ".codex",
             "settings.json",
             "settings.local.json",
-            "hooks",
+            *(name for suffix, _tree in HARNESS_SUFFIXES for name in suffix),
             *SHADOW_NAMES,
         }
         for entry in self.entries:
@@ -144,6 +143,7 @@ class SelfProtection:
             ".claude/settings.local.json",
             ".claude/hooks",
             ".codex/",
+            *("/".join(suffix) for suffix, _tree in HARNESS_SUFFIXES if len(suffix) > 1),
             "sitecustomize",
             "usercustomize",
             "claude-code/managed-settings",

@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any, Final, Protocol
 
+from dsh_policy.cmdline.interpreters.effects import analyze
+from dsh_policy.cmdline.interpreters.invocation import split_invocation
 from dsh_policy.cmdline.programs import (
     COPIERS,
     FOLDER_ACTORS,
@@ -31,8 +33,10 @@ from dsh_policy.cmdline.shell import (
     shell_commands,
     shell_redirects,
 )
-from dsh_policy.policy.self_protection import tactics
+from dsh_policy.cmdline.writers import tar_mode
+from dsh_policy.policy.self_protection import processes, streams, tactics, vcs
 from dsh_policy.policy.self_protection.locations import (
+    HARNESS_FOLDERS,
     HARNESS_SUFFIXES,
     SHADOW_ENV,
     SHADOW_SUFFIXES,
@@ -52,6 +56,31 @@ from dsh_policy.policy.self_protection.refusals import (
 _GLOB_CHARS: Final[frozenset[str]] = frozenset("*?[")
 _PROC_CWD: Final[re.Pattern[str]] = re.compile(r"^/proc/(?:self|thread-self|[0-9]+)/cwd(/|$)")
 _OUR_NAMES: Final[frozenset[str]] = frozenset({"dsh-policy", "dsh_policy", "dsh.policy"})
+# git subcommands that move, delete or roll back what they are given (a folder: all in it).
+_GIT_MOVERS: Final[frozenset[str]] = frozenset({"clean", "rm", "mv", "checkout", "restore", "stash", "reset"})
+# git options whose value is text (a message, a search), never a path.
+_GIT_TEXT_OPTIONS: Final[frozenset[str]] = frozenset(
+    {"-m", "--message", "--grep", "-S", "-G", "--author", "--committer", "--format", "--pretty", "--trailer"}
+)
+# Package-manager subcommands whose operands are package names, not paths (what they write is
+# their option's folder: ``pip download -d DIR``).
+_PACKAGE_FETCHES: Final[frozenset[str]] = frozenset({"download", "wheel", "cache", "config", "hash"})
+# Inline code that may act on files or processes beyond what the interpreter reader resolves: such
+# code naming a protected path is judged as a writer of it.
+_CODE_ACTS: Final[re.Pattern[str]] = re.compile(
+    r"write|append|remove|unlink|rename|replace|rmtree|rmdir|move|copy|chmod|chown|truncate|symlink"
+    r"|\blink|mkdir|makedirs|system|subprocess|popen|spawn|exec|eval|kill|signal|socket|shutil|dump"
+    r"|save|touch|utime|delete|erase|argv|import\s*\(|__import__|ctypes",
+    re.IGNORECASE,
+)
+# A file mode that writes (``open(p, "w")``, ``fopen($p, "a+")``), as a whole string literal.
+_WRITE_MODE: Final[re.Pattern[str]] = re.compile(r"[rbt]*[wax+][rwxabt+]*")
+# Tools that search file contents under a folder (Claude Code's Grep, Gemini CLI's and Qwen Code's
+# search_file_content, OpenCode's grep).
+_CONTENT_SEARCHES: Final[frozenset[str]] = frozenset({"Grep", "search_file_content", "grep", "search"})
+# Languages whose inline code is the only thing that acts (no operand the interpreter rewrites).
+_CODE_READERS: Final[frozenset[str]] = frozenset({"python", "javascript", "ruby", "perl", "php", "lua", "r"})
+_QUOTED: Final[re.Pattern[str]] = re.compile(r"'([^'\n]{1,4096})'|\"([^\"\n]{1,4096})\"")
 
 
 class ProtectedSet(Protocol):
@@ -86,22 +115,19 @@ class CallScan:
         self.protection = protection
         self.cwd = cwd
         self.bases = [cwd]
+        self.moves: list[str] = []  # the folders the line moves into (``cd``/``pushd`` words)
         self.examined = 0
 
     @cached_property
     def local(self) -> list[Protected]:
-        """The harness files of the working directory's project that exist: a glob or a folder
-        operation there (``rm -rf .``, ``mv .c* /tmp``) reaches them. Looked up on first use: most
-        calls name no word that could be a protected path, and need none of these four lstats."""
+        """The hook files of the working directory's project that exist (every supported
+        client's, :data:`HARNESS_SUFFIXES`): a glob or a folder operation there (``rm -rf .``,
+        ``mv .c* /tmp``, ``git sparse-checkout set src``) reaches them. Looked up on first use:
+        most calls name no word that could be a protected path, and need none of these lstats."""
         cwd = self.cwd
         return [
             Protected(path, "harness-settings", tree=tree)
-            for path, tree in (
-                (os.path.join(cwd, ".claude", "settings.json"), False),
-                (os.path.join(cwd, ".claude", "settings.local.json"), False),
-                (os.path.join(cwd, ".claude", "hooks"), True),
-                (os.path.join(cwd, ".codex"), True),
-            )
+            for path, tree in ((os.path.join(cwd, *suffix), tree) for suffix, tree in HARNESS_SUFFIXES)
             if os.path.lexists(path)
         ]
 
@@ -172,6 +198,7 @@ class CallScan:
         if (
             last in protection.component_names
             or last.lower() in protection.folded_names
+            or not HARNESS_FOLDERS.isdisjoint(word.split("/"))
             or last.endswith(SHADOW_SUFFIXES)
             or last.startswith(protection.name_prefixes)
             or word.startswith("/proc/")
@@ -253,11 +280,20 @@ class CallScan:
         """Reading tools may read everything but a secret (and a secret's own folder)."""
         if not self.protection.secrets:
             return None
+        searches = tool in _CONTENT_SEARCHES
         for text in _strings(args):
             for candidate in self.candidates(text):
+                folded = candidate.lower()  # a case-insensitive filesystem opens ``KEYS/AUDIT.KEY``
                 for secret in self.protection.secrets:
-                    if secret.covers(candidate) or candidate == os.path.dirname(secret.path):
+                    if (
+                        secret.covers(candidate)
+                        or folded == secret.path.lower()
+                        or folded.startswith(secret.path.lower().rstrip("/") + "/")
+                        or folded == os.path.dirname(secret.path).lower()
+                    ):
                         return refusal(secret, f"{tool} would read {text}")
+                    if searches and _searched(candidate, secret.path):
+                        return refusal(secret, f"{tool} would search {text}, which holds the signing key")
         return None
 
     def any_tool(self, args: Any, tool: str) -> Refusal | None:
@@ -289,6 +325,7 @@ class CallScan:
         for argv in commands:
             if argv and argv[0] in ("cd", "pushd") and len(argv) > 1:
                 self.bases.extend(self.candidates(argv[-1])[:1])
+                self.moves.append(argv[-1])
         for redirect in redirects:
             refusal = self._redirect(redirect, tool)
             if refusal is not None:
@@ -308,9 +345,21 @@ class CallScan:
                 return refusal
             if self.examined > MAX_CHECKED_WORDS:
                 return Refusal(f"{RULE_PREFIX}/limits", limit_message(tool))
+        refusal = (
+            self._streams(commands, redirects, tool)
+            or self._fills(commands, redirects, tool)
+            or self._freezes(commands, redirects, tool)
+        )
+        if refusal is not None:
+            return refusal
         # A here-document feeds a program text we do not parse (``python - <<EOF``): a protected
         # path named in it is refused unless every program only reads.
-        if mentioned and heredoc and any(argv and not only_reads(argv) for argv in commands):
+        if (
+            mentioned
+            and heredoc
+            and any(argv and not only_reads(argv) for argv in commands)
+            and not self._heredoc_reads(commands, line)
+        ):
             match = self.protection.mentions.search(self._expand(line))
             named = match.group(0) if match else "a protected path"
             return Refusal(
@@ -318,6 +367,189 @@ class CallScan:
                 message(f"{tool} feeds a script that names {named}", "a protected path"),
             )
         return None
+
+    def _streams(
+        self, commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]], tool: str
+    ) -> Refusal | None:
+        """What commands hand each other (:mod:`.streams`): names into ``xargs`` or an archiver,
+        text into a shell, ``at`` or ``crontab``, a script the line writes and then runs."""
+        for index, argv in enumerate(commands):
+            if not argv:
+                continue
+            program, producers = os.path.basename(argv[0]), commands[:index]
+            if program == "xargs" and index + 1 < len(commands):
+                inner = list(commands[index + 1])
+                if inner and not only_reads(inner):
+                    for finder in producers:
+                        if finder and os.path.basename(finder[0]) == "find":
+                            found = self._find([*finder, "-delete"])
+                            if found is not None:
+                                return found
+                    names = streams.printed_names(producers)
+                    if names:
+                        found = self._command([*inner, *names], tool, False)
+                        if found is not None:
+                            return found
+            if streams.reads_names_from_stdin(argv):
+                for name in [*streams.find_starts(producers), *streams.printed_names(producers)]:
+                    found = tactics.secret_trees(self, ["cp", "-r", name, "/dev/null"])
+                    if found is not None:
+                        return found
+            if streams.runs_stdin_text(argv):
+                text = streams.producers_text(producers)
+                if program == "crontab":
+                    text = streams.cron_text(text)
+                if text.strip():
+                    found = self.nested().shell(text, tool)
+                    if found is not None:
+                        return found
+        for index, path in streams.script_runs(commands, redirects):
+            text = streams.producers_text(commands[:index])
+            if text.strip():
+                found = self.nested().shell(text, tool)
+                if found is not None:
+                    return Refusal(
+                        found.rule, found.message.replace(tool, f"{tool} writes {path} and runs it:", 1)
+                    )
+        return None
+
+    def _freezes(
+        self, commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]], tool: str
+    ) -> Refusal | None:
+        """A write into the freeze or kill file of the cgroup that holds the gateway."""
+        targets = [r["target"] for r in redirects if r.get("op") in (">", ">>", ">|")]
+        targets += [
+            w for argv in commands if argv and argv[0] == "tee" for w in argv[1:] if not w.startswith("-")
+        ]
+        targets = [t for t in targets if os.path.basename(t) in processes.CGROUP_CONTROLS]
+        if not targets:
+            return None
+        runtime = [e.path for e in self.protection.entries if e.kind == "gateway-runtime"]
+        gateway = processes.gateway_processes(runtime)
+        for target in targets:
+            why = processes.freezes_gateway(target, gateway)
+            if why is not None:
+                return Refusal(
+                    f"{RULE_PREFIX}/gateway-runtime", message(f"{tool}: {why}", KIND_TEXT["gateway-runtime"])
+                )
+        return None
+
+    def _fills(
+        self, commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]], tool: str
+    ) -> Refusal | None:
+        """An endless source (``yes``, ``cat /dev/zero``) written into a file on the audit log's
+        filesystem with nothing bounding it: the disk fills and the next audit write fails."""
+        if not any(argv and processes.endless(argv) for argv in commands):
+            return None
+        if any(argv and processes.bounds(argv) for argv in commands):
+            return None
+        logs = [e.path for e in self.protection.entries if e.kind == "audit-log"]
+        if not logs:
+            return None
+        targets = [r["target"] for r in redirects if r.get("op") in (">", ">>", ">|", "&>", "&>>")]
+        targets += [
+            w for argv in commands if argv and argv[0] == "tee" for w in argv[1:] if not w.startswith("-")
+        ]
+        for target in targets:
+            for candidate in self.candidates(target)[:1]:
+                if processes.same_filesystem(candidate, logs[0]):
+                    return Refusal(
+                        f"{RULE_PREFIX}/audit-log",
+                        message(
+                            f"{tool} writes an endless stream into {target}, on the audit log's disk",
+                            KIND_TEXT["audit-log"],
+                        ),
+                    )
+        return None
+
+    def _inline(self, argv: list[str], tool: str) -> tuple[bool, Refusal | None]:
+        """Interpreter inline code (``python -c``, ``node -e``) and the servers an interpreter
+        starts (``python -m http.server``): ``(judged, refusal)``, see :meth:`_judge_code`."""
+        invocation = split_invocation(argv)
+        if invocation is None:
+            return False, None
+        for effect in invocation.effects:  # a server hands out every file under its folder
+            if effect.get("kind") == "serve":
+                found = self._serves_secret(effect.get("target") or ".")
+                if found is not None:
+                    return True, refusal(found, f"{argv[0]} would serve {effect.get('target') or '.'}")
+        if not invocation.code:
+            return False, None
+        # sed and awk programs, and ``perl -i``/``ruby -i``, write the files they are given:
+        # only code that is the sole actor can be a reader.
+        rewrites = invocation.language not in _CODE_READERS or any(
+            w.startswith("-") and not w.startswith("--") and "i" in w[1:] for w in argv[1:]
+        )
+        return self._judge_code(argv[0], invocation.language, invocation.code, rewrites)
+
+    def _serves_secret(self, folder: str) -> Protected | None:
+        for base in self.bases:
+            joined = folder if os.path.isabs(self._expand(folder)) else os.path.join(base, folder)
+            for candidate in self.candidates(joined):
+                for secret in self.protection.secrets:
+                    if secret.covers(candidate) or (
+                        candidate != "/" and tactics.holds(candidate, secret.path)
+                    ):
+                        return secret
+        return None
+
+    def _judge_code(
+        self, program: str, language: str, codes: Sequence[str], rewrites: bool
+    ) -> tuple[bool, Refusal | None]:
+        """What code writes or deletes is judged as a path; code that only reads (no call that
+        could act, per the interpreter reader and :data:`_CODE_ACTS`) is a reader: it may read
+        anything but the signing key and the folders holding it. ``(judged, refusal)``: not
+        judged when the code may act in ways the reader does not resolve."""
+        reads_only = not rewrites
+        for code in codes:
+            analysis = analyze(code, language)
+            for effect in analysis.effects:
+                kind, target = effect.get("kind", ""), effect.get("target", "")
+                if kind in ("write", "delete", "delete-tree") and target:
+                    found = self.hit(target, folders=kind == "delete-tree")
+                    if found is not None:
+                        return True, refusal(
+                            found, f"{program} code would {kind.replace('-tree', '')} {target}"
+                        )
+                elif kind == "read" and target:
+                    found = self.hit(target, folders=False)
+                    if found is not None and found.secret:
+                        return True, refusal(found, f"{program} code would read {target}")
+            if (
+                analysis.shell_lines
+                or analysis.argvs
+                or analysis.nested
+                or any(e.get("kind") not in ("read",) for e in analysis.effects)
+                or _acts(code)
+            ):
+                reads_only = False
+        if not reads_only:
+            return False, None
+        for code in codes:
+            for match in _QUOTED.finditer(code):
+                text = match.group(1) or match.group(2) or ""
+                for candidate in self.candidates(text):
+                    for secret in self.protection.secrets:
+                        if secret.covers(candidate) or (
+                            candidate not in ("/", self.cwd) and tactics.holds(candidate, secret.path)
+                        ):
+                            return True, refusal(secret, f"{program} code would read {text}")
+        return True, None
+
+    def _heredoc_reads(self, commands: Sequence[Sequence[str]], line: str) -> bool:
+        """Whether every program fed a here-document only reads: a reader, or an interpreter
+        reading its code from stdin (``python3 - <<EOF``) whose code only reads."""
+        bodies = _heredoc_bodies(line)
+        for argv in commands:
+            if not argv or only_reads(list(argv)):
+                continue
+            invocation = split_invocation(list(argv))
+            if invocation is None or not invocation.reads_stdin or invocation.language not in _CODE_READERS:
+                return False
+            judged, found = self._judge_code(argv[0], invocation.language, bodies, False)
+            if not judged or found is not None:
+                return False
+        return True
 
     def _startup_write(
         self, commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]], tool: str
@@ -384,9 +616,14 @@ class CallScan:
         words = argv[1:]
         if only_reads(argv):
             return self._reader_words(argv, tool, mentioned)
+        judged, verdict = self._inline(argv, tool)
+        if judged:
+            return verdict
         special = tactics.option_writes(self, argv)
         if special is not None:
             return special
+        if _package_fetch(argv) or (program in ("tar", "bsdtar") and tar_mode(words) != "x"):
+            return None  # package names; an archive made from (or listed): its file is judged above
         written = words
         if program in COPIERS or program == "mv":
             return self._copy(argv, tool, mentioned)
@@ -394,11 +631,21 @@ class CallScan:
             return self._find(argv)
         folders = program in FOLDER_ACTORS
         if program == "git":
-            # Subcommands that move, delete or roll back what they are given (a folder: all in it).
-            folders = git_subcommand(argv) in ("clean", "rm", "mv", "checkout", "restore", "stash", "reset")
-            written = [word for word in words if word != git_subcommand(argv)]
-            if git_subcommand(argv) == "clean" and not [w for w in written if not w.startswith("-")]:
-                written = [*written, "."]
+            rolled = tactics.git_rollback(self, argv)
+            if rolled is not None:
+                return rolled
+            sub = git_subcommand(argv)
+            folders = sub in _GIT_MOVERS
+            written = [word for word in _git_words(argv) if word != sub]
+            if sub == "clean" and any(
+                w in ("-n", "--dry-run") or (w[:1] == "-" and "n" in w[1:] and not w.startswith("--"))
+                for w in written
+            ):
+                return None
+            cleans_all = sub == "clean" and not [w for w in written if not w.startswith("-")]
+            if cleans_all or _git_whole_tree(argv):
+                # Whatever the operands, these act on the whole working tree.
+                folders, written = True, [*written, vcs.work_tree(argv)]
         for word in written:
             if word.startswith("-") and "=" not in word:
                 continue
@@ -515,6 +762,13 @@ class CallScan:
     def _reader_words(self, argv: list[str], tool: str, mentioned: bool) -> Refusal | None:
         program = argv[0]
         secrets = self.protection.secrets
+        if program in SCRIPTED_READERS and program != "find":  # ``print > "FILE"`` in an awk program
+            invocation = split_invocation(argv)
+            for code in invocation.code if invocation is not None else ():
+                for target in _program_writes(program, code):
+                    found = self.hit(target, folders=False)
+                    if found is not None:
+                        return refusal(found, f"{program} program would write {target}")
         for word in argv[1:]:
             if secrets and program not in NAME_READERS:
                 found = self.hit(word, folders=False)
@@ -599,6 +853,105 @@ class CallScan:
                 ),
             )
         return None
+
+
+_AWK_OUTPUT: Final[re.Pattern[str]] = re.compile(r'>>?\s*"([^"]+)"')
+_SED_OUTPUT: Final[re.Pattern[str]] = re.compile(r"(?:^|[;{}\n]|/[gpIiMme0-9]*)\s*w\s+([^;\n}]+)")
+
+
+def _acts(code: str) -> bool:
+    """Whether code may act beyond reading: a call that could (:data:`_CODE_ACTS`, looked for
+    outside string literals, so a path that spells ``popen`` is no call) or a writing file mode."""
+    literals = [m.group(1) if m.group(1) is not None else m.group(2) for m in _QUOTED.finditer(code)]
+    if any(_WRITE_MODE.fullmatch(text or "") for text in literals):
+        return True
+    return _CODE_ACTS.search(_QUOTED.sub('""', code)) is not None
+
+
+def _program_writes(program: str, code: str) -> list[str]:
+    """The files an awk program (``print > "FILE"``) or a sed script (``w FILE``, ``s/a/b/w
+    FILE``) writes, from the languages' manuals."""
+    pattern = _SED_OUTPUT if program == "sed" else _AWK_OUTPUT
+    return [match.group(1).strip() for match in pattern.finditer(code)]
+
+
+def _searched(folder: str, path: str) -> bool:
+    """Whether a content search of ``folder`` (ripgrep's rules: dot folders below the one named are
+    skipped) reads ``path``."""
+    if folder in ("", "/") or not path.startswith(folder.rstrip("/") + "/"):
+        return False
+    below = path[len(folder.rstrip("/")) + 1 :].split("/")
+    return not any(part.startswith(".") for part in below[:-1])
+
+
+def _heredoc_bodies(line: str) -> list[str]:
+    """The text of each here-document in ``line`` (``<<WORD`` ... a line that is ``WORD``)."""
+    bodies: list[str] = []
+    lines = line.split("\n")
+    index = 0
+    while index < len(lines):
+        for match in re.finditer(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1", lines[index]):
+            word, body = match.group(2), []
+            index += 1
+            while index < len(lines) and lines[index].strip() != word:
+                body.append(lines[index])
+                index += 1
+            bodies.append("\n".join(body))
+        index += 1
+    return bodies
+
+
+def _git_words(argv: Sequence[str]) -> list[str]:
+    """A git argv's words past the program, without the values of options that take text (a
+    commit message or a search names paths without touching them)."""
+    out: list[str] = []
+    skip = False
+    for word in argv[1:]:
+        if skip:
+            skip = False
+            continue
+        name = word.split("=", 1)[0]
+        if word in _GIT_TEXT_OPTIONS:
+            skip = True
+            continue
+        if name in _GIT_TEXT_OPTIONS or (word.startswith("-m") and not word.startswith("--")):
+            continue
+        if len(word) > 2 and word[0] == "-" and word[1] != "-" and word.endswith("m"):
+            skip = True  # ``-qm MESSAGE``: a bundle whose last letter takes the message
+            continue
+        out.append(word)
+    return out
+
+
+def _git_whole_tree(argv: Sequence[str]) -> bool:
+    """git commands that rewrite the whole working tree whatever they name: a sparse checkout
+    that narrows it, an orphan branch (no tracked file stays), ``read-tree -u``, history
+    rewrites that end in a reset."""
+    sub = git_subcommand(argv)
+    words = set(argv[1:])
+    if sub == "sparse-checkout":
+        return bool(words & {"set", "add", "init", "reapply"})
+    if sub in ("switch", "checkout"):
+        return "--orphan" in words
+    if sub == "read-tree":
+        return bool(words & {"-u", "--reset"}) or any(
+            w.startswith("-") and "u" in w[1:] and not w.startswith("--") for w in words
+        )
+    return sub in ("filter-branch", "filter-repo")
+
+
+def _package_fetch(argv: Sequence[str]) -> bool:
+    """``pip download``/``wheel``/``cache``/``config``: operands are package names (what they
+    write is an option's folder, judged by the writers' table)."""
+    program, words = argv[0], list(argv[1:])
+    if PYTHON.fullmatch(program) and words[:2] == ["-m", "pip"]:
+        program, words = "pip", words[2:]
+    if program == "uv" and words[:1] == ["pip"]:
+        program, words = "pip", words[1:]
+    if not (PIP.fullmatch(program) or program in PYTHON_INSTALLERS):
+        return False
+    operands = [w for w in words if not w.startswith("-")]
+    return bool(operands) and operands[0] in _PACKAGE_FETCHES
 
 
 def _real(path: str) -> str:

@@ -15,8 +15,8 @@ import shlex
 from collections.abc import Sequence
 from typing import Protocol
 
-from dsh_policy.cmdline.writers import copies_trees, reads_recursively, written_operands
-from dsh_policy.policy.self_protection import agents, processes
+from dsh_policy.cmdline.writers import copies_trees, follows_links, reads_recursively, written_operands
+from dsh_policy.policy.self_protection import agents, processes, vcs
 from dsh_policy.policy.self_protection.locations import Protected
 from dsh_policy.policy.self_protection.refusals import KIND_TEXT, RULE_PREFIX, Refusal, message, refusal
 
@@ -28,6 +28,8 @@ class ProtectedSet(Protocol):
     def entries(self) -> tuple[Protected, ...]: ...
     @property
     def secrets(self) -> tuple[Protected, ...]: ...
+    @property
+    def home(self) -> str: ...
     def protected(self, path: str, extra: Sequence[Protected] = ()) -> Protected | None: ...
     def holds_protected(self, folder: str, extra: Sequence[Protected] = ()) -> Protected | None: ...
 
@@ -44,6 +46,8 @@ class CallScan(Protocol):
     def bases(self) -> list[str]: ...
     @property
     def local(self) -> list[Protected]: ...
+    @property
+    def moves(self) -> list[str]: ...
     def hit(self, word: str, *, folders: bool) -> Protected | None: ...
     def candidates(self, word: str) -> list[str]: ...
     def expand(self, word: str) -> str: ...
@@ -97,9 +101,14 @@ def secret_trees(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
     if not (copying or reading):
         return None
     program = os.path.basename(argv[0])
-    if program in ("rg", "ag") and not any(w in ("--hidden", "-uu", "-uuu", "-.") for w in argv[1:]):
+    follows = follows_links(argv)
+    if (
+        program in ("rg", "ag")
+        and not follows
+        and not any(w in ("--hidden", "-uu", "-uuu", "-.") for w in argv[1:])
+    ):
         return None  # they skip dot folders, where keys live, unless told otherwise
-    bases = [scan.cwd]
+    bases = list(scan.bases)  # the session's folder and every folder the line moved into
     words = list(argv[1:])
     for index, word in enumerate(words):
         if word in ("-C", "--directory") and index + 1 < len(words):
@@ -114,7 +123,52 @@ def secret_trees(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
                     if _ancestor(candidate, key.path) and (copying or candidate != scan.cwd):
                         verb = "copy" if copying else "read"
                         return refusal(key, f"{program} would {verb} {word}, which holds the signing key")
+                if follows:
+                    found = _link_to_secret(candidate, keys)
+                    if found is not None:
+                        key, link = found
+                        verb = "copy" if copying else "read"
+                        return refusal(
+                            key,
+                            f"{program} follows links: it would {verb} {link}, which leads to the key",
+                        )
     return None
+
+
+_WALK_LIMIT = 4000  # entries looked at under one folder a link-following copy is given
+_WALK_DEPTH = 6
+_WALK_SKIP = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache"})
+
+
+def _link_to_secret(folder: str, keys: Sequence[Protected]) -> tuple[Protected, str] | None:
+    """A symbolic link under ``folder`` that leads to a key or a folder holding one (a program
+    that follows links copies or reads what it leads to). Bounded: a link-following copy of a
+    huge tree is judged on its first few thousand entries."""
+    if not os.path.isdir(folder):
+        return None
+    seen = 0
+    top = folder.rstrip("/").count("/")
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d not in _WALK_SKIP]
+        if root.count("/") - top >= _WALK_DEPTH:
+            dirs[:] = []
+        for name in (*dirs, *files):
+            seen += 1
+            if seen > _WALK_LIMIT:
+                return None
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                continue
+            real = os.path.realpath(path)
+            for key in keys:
+                if real == key.path or _ancestor(real, key.path):
+                    return key, path
+    return None
+
+
+def holds(folder: str, path: str) -> bool:
+    """Whether ``folder`` is ``path``'s parent at any depth (``/`` holds everything: not counted)."""
+    return _ancestor(folder, path)
 
 
 def _ancestor(folder: str, path: str) -> bool:
@@ -125,7 +179,7 @@ def _ancestor(folder: str, path: str) -> bool:
 
 def nested_agent(scan: CallScan, argv: Sequence[str], tool: str) -> Refusal | None:
     """A harness started without its hooks, or given an MCP server whose command is refused."""
-    why = agents.unhooks(argv)
+    why = agents.unhooks(argv) or started_elsewhere(scan, argv)
     if why is not None:
         return _refuse("harness-settings", f"{tool} would start {why}, without this gateway's hooks")
     for count, command in enumerate(agents.server_commands(argv)):
@@ -134,6 +188,32 @@ def nested_agent(scan: CallScan, argv: Sequence[str], tool: str) -> Refusal | No
         found = server_refusal(scan, command, f"{tool} adds an MCP server that")
         if found is not None:
             return found
+    return None
+
+
+def started_elsewhere(scan: CallScan, argv: Sequence[str]) -> str | None:
+    """A harness whose hooks live in the project, started in another folder (``cd /tmp &&
+    opencode run``, ``copilot`` from a scratch folder, ``--dir ELSEWHERE``): it loads none of them
+    (and Copilot's and Gemini's folder trust is the project's, not the scratch folder's)."""
+    harness = agents.harness_of(argv)
+    if harness is None:
+        return None
+    folders = [*scan.moves]
+    named = agents.folder_of(argv)
+    if named is not None:
+        folders.append(named)
+    if not folders:
+        return None
+    if harness not in agents.PROJECT_HOOKED and agents.user_hooked(harness, scan.protection.home):
+        return None
+    project = scan.cwd.rstrip("/") + "/"
+    for word in folders:
+        expanded = scan.expand(word)
+        if "$" in expanded or "`" in expanded:
+            return f"{harness} in a folder computed when the line runs ({word})"
+        candidates = scan.candidates(expanded)
+        if candidates and not all((c.rstrip("/") + "/").startswith(project) for c in candidates):
+            return f"{harness} in {word}, outside the project whose hooks guard it"
     return None
 
 
@@ -164,13 +244,19 @@ def whole_line(scan: CallScan, commands: Sequence[Sequence[str]], line: str, too
     found = gateway_installer(scan, line, tool)
     if found is not None:
         return found
+    why = agents.started_by(commands)
+    if why is not None:
+        return _refuse(
+            "harness-settings", f"{tool} would start {why}, where this gateway's hook settings do not apply"
+        )
     starts_harness = any(argv and agents.harness_of(argv) for argv in commands)
     why = processes.redirects_nested(line, starts_harness)
     if why is not None:
         return _refuse("gateway-runtime", f"{tool}: {why}")
     names = {os.path.basename(argv[0]) for argv in commands if argv}
     if names & (
-        processes.SIGNAL_SENDERS | {"systemctl", "launchctl", "service", "rc-service", "sv", "xargs"}
+        processes.SIGNAL_SENDERS
+        | {"systemctl", "launchctl", "service", "rc-service", "sv", "xargs", "loginctl"}
     ):
         runtime = [e.path for e in scan.protection.entries if e.kind == "gateway-runtime"]
         why = processes.stops_gateway(commands, line, processes.gateway_processes(runtime))
@@ -183,6 +269,30 @@ def whole_line(scan: CallScan, commands: Sequence[Sequence[str]], line: str, too
             why = processes.fills_disk(argv, free)
             if why is not None:
                 return _refuse("audit-log", f"{tool}: {why}")
+    return None
+
+
+def git_rollback(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
+    """A git command that moves the working tree to another commit (``reset --hard REV``,
+    ``checkout REV``, ``switch BRANCH``) is refused when that commit's hook files differ from the
+    ones in force: the working tree would get another (older) version of them. Asked of git
+    itself (``git diff --quiet REV -- HOOK FILES``, read-only); a commit git does not know
+    changes nothing."""
+    target = vcs.target_commit(argv)
+    if target is None:
+        return None
+    tree = vcs.work_tree(argv)
+    folder = scan.candidates(tree)[0] if scan.candidates(tree) else scan.cwd
+    if "$" in target or "`" in target:
+        return _refuse(
+            "harness-settings",
+            f"git would move the working tree to a commit computed when the line runs ({target})",
+        )
+    if vcs.hook_files_differ(folder, target):
+        return _refuse(
+            "harness-settings",
+            f"git would give the working tree the hook files of {target}, not the ones in force",
+        )
     return None
 
 

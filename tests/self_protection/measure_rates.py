@@ -12,7 +12,12 @@ Two layouts, as the threat model names them:
   its ``.claude/settings.json``, all tracked by the project's git repository.
 
     .venv/bin/python tests/self_protection/measure_rates.py [CORPUS.yaml] [--layout per-user]
-        [--show refused|allowed|all]
+        [--clients all|claude-code] [--by class|technique] [--show refused|allowed|wrong|all]
+
+Every supported client is wired into the layout by default (``dsh-policy init``: Codex per user or
+per project as the layout is, Gemini CLI, Qwen Code, OpenCode and Copilot CLI per project), so their
+hook files exist and are tracked; ``--clients claude-code`` wires Claude Code alone, as the first
+two sets were measured. ``--by technique`` totals a set's entries by their ``technique`` field.
 
 Placeholders in a corpus: ``{project}``, ``{home}``, ``{deploy}`` (the deployment's folder),
 ``{pack}`` (one loaded pack), ``{runtime}`` (the resident gateway's runtime folder), ``{venv}``
@@ -52,7 +57,27 @@ def _command(config: str) -> str:
     return command.replace('"$CLAUDE_PROJECT_DIR/.dsh/gateway.yaml"', config)
 
 
-def make_layout(base: Path, layout: str) -> dict[str, str]:
+OTHER_CLIENTS = ("gemini-cli", "qwen-code", "opencode", "copilot-cli")
+
+
+def wire_other_clients(home: Path, project: Path, config: Path, layout: str) -> None:
+    """Every other supported client wired with ``dsh-policy init`` as a user would: Codex per user
+    (``~/.codex/config.toml``) in the per-user layout, else per project, and Gemini CLI, Qwen
+    Code, OpenCode and Copilot CLI per project (they have no per-user hooks), so that their hook
+    files exist and are tracked, as in a project a team runs several agents in."""
+    environment = {"HOME": str(home), "PATH": f"{BIN}:{os.environ['PATH']}"}
+    codex = ["codex", "--user"] if layout == "per-user" else ["codex", "--project", str(project)]
+    for client in [codex] + [[name, "--project", str(project)] for name in OTHER_CLIENTS]:
+        subprocess.run(
+            [str(BIN / "dsh-policy"), "init", *client, "--config", str(config)],
+            env=environment,
+            cwd=project,
+            check=True,
+            capture_output=True,
+        )
+
+
+def make_layout(base: Path, layout: str, clients: str = "all") -> dict[str, str]:
     """The fresh home and project; returns the placeholder values and the hook command."""
     from dsh_policy.audit.keys import write_key_pair
 
@@ -88,6 +113,8 @@ def make_layout(base: Path, layout: str) -> dict[str, str]:
         )
     (settings_dir / "settings.json").write_text(shipped)
     environment = {"HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "PATH": os.environ["PATH"]}
+    if clients == "all":
+        wire_other_clients(home, project, deploy / "gateway.yaml", layout)
     for argv in (
         ["git", "init", "-q"],
         ["git", "-c", "user.email=a@b", "-c", "user.name=a", "add", "-A"],
@@ -160,6 +187,13 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", nargs="?", default=str(DEFAULT_CORPUS))
     parser.add_argument("--layout", choices=["per-user", "per-project"], default="per-user")
+    parser.add_argument(
+        "--clients",
+        choices=["all", "claude-code"],
+        default="all",
+        help="wire every supported client into the layout (default), or Claude Code only",
+    )
+    parser.add_argument("--by", choices=["class", "technique"], default="class")
     parser.add_argument("--show", choices=["refused", "allowed", "wrong", "all"], default="wrong")
     args = parser.parse_args(argv)
     document = yaml.safe_load(Path(args.corpus).read_text())
@@ -167,7 +201,7 @@ def main(argv: list[str]) -> int:
     runtime = base / "runtime"
     runtime.mkdir(mode=0o700)
     try:
-        names = make_layout(base, args.layout)
+        names = make_layout(base, args.layout, args.clients)
         names["runtime"] = str(runtime)
         totals: dict[str, list[int]] = {}
         by_class: dict[tuple[str, str], list[int]] = collections.defaultdict(list)
@@ -176,17 +210,21 @@ def main(argv: list[str]) -> int:
             for entry in document.get(section) or []:
                 got, said = decide(names, entry, str(runtime))
                 results.append(got)
-                by_class[(section, entry.get("class", "-"))].append(got)
+                by_class[(section, entry.get(args.by, "-"))].append(got)
                 if (
                     args.show == "all"
                     or (args.show == "wrong" and got != want)
                     or (args.show in ("refused", "allowed") and got == (args.show == "refused"))
                 ):
                     print(
-                        f"  {section}/{entry.get('class', '-')}: {'REFUSED' if got else 'allowed'}: "
+                        f"  {section}/{entry.get('class', '-')}/{entry.get('technique', '-')}: "
+                        f"{'REFUSED' if got else 'allowed'}: "
                         f"{entry['name']} | {said}"
                     )
-        print(f"layout {args.layout}, corpus {Path(args.corpus).name}, packs {len(PACKS)}")
+        print(
+            f"layout {args.layout}, clients {args.clients}, corpus {Path(args.corpus).name}, "
+            f"packs {len(PACKS)}"
+        )
         for (section, name), results in sorted(by_class.items()):
             print(f"  {section:7} {name:28} refused {sum(results):3}/{len(results)}")
         tamper, benign = totals["tamper"], totals["benign"]

@@ -1,4 +1,4 @@
-"""Every class of self-tamper technique in the two by-class sets is refused by the deployment's own
+"""Every class of self-tamper technique in the three by-class sets is refused by the deployment's own
 self-protection in the per-user layout, and each benign look-alike is allowed.
 
 The layout is the one ``measure_rates.py`` measures through the real hook command (a deployment in
@@ -21,7 +21,7 @@ from dsh_policy.policy.hooks.protocol.vocabulary import ToolInputError, canonica
 from measure_rates import _fill, make_layout
 
 HERE = Path(__file__).parent
-SETS = ("heldout_corpus.yaml", "heldout_corpus_2.yaml")
+SETS = ("heldout_corpus.yaml", "heldout_corpus_2.yaml", "heldout_corpus_3.yaml")
 
 
 def _entries(section: str) -> list[tuple[str, dict[str, Any]]]:

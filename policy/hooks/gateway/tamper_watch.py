@@ -1,8 +1,9 @@
 """Tamper evidence: the resident gateway watches what keeps it in force and records every change it
 did not make itself.
 
-Watched: the client hook settings (Claude Code, Codex, managed ones), the deployment file and its
-packs, the gateway's install (its package's modules, its command, its environment's
+Watched: the client hook settings (every supported client's: Claude Code, Codex, Gemini CLI, Qwen
+Code, OpenCode's plugins, Copilot CLI's hook file; user, project and managed ones), the deployment
+file and its packs, the gateway's install (its package's modules, its command, its environment's
 ``pyvenv.cfg``) and the audit log's file. Each is seen as a small fingerprint (existence, inode,
 size, modification time, mode, owner and, for files up to 4 MiB, a SHA-256 of the contents; a
 folder as the fingerprints of its files). A change is appended to the log as a
@@ -35,12 +36,30 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from dsh_policy.policy.self_protection.locations import PROJECT_HOOK_FILES
+
 TAMPER_SUFFIX: Final[str] = ".tamper"
 WATCH_SUFFIX: Final[str] = ".watch"
 HASH_LIMIT: Final[int] = 4 << 20  # files up to this size are hashed
 TREE_LIMIT: Final[int] = 5000  # files fingerprinted in one watched folder
 TICK_SECONDS: Final[float] = 2.0
 _HOOK_COMMAND: Final[str] = "dsh-policy hook"
+# Harness folders watched whole: hook scripts and plugins (every file there runs) and managed
+# settings folders; other harness folders (``~/.codex``) also hold sessions, so only their
+# settings files are watched.
+_WATCHED_TREES: Final[frozenset[str]] = frozenset(
+    {
+        "hooks",
+        "plugin",
+        "plugins",
+        "claude-code",
+        "ClaudeCode",
+        "codex",
+        "gemini-cli",
+        "qwen-code",
+        "GeminiCli",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,11 +319,13 @@ def watched_from(entries: Iterable[Any], project_dirs: Iterable[str] = ()) -> li
         kind, path = entry.kind, entry.path
         if kind == "harness-settings" and os.path.basename(path) == ".claude.json":
             continue  # the client's own state, rewritten all the time (its MCP entries: see docs)
+        if kind == "harness-settings" and path.endswith("/.copilot/config.json"):
+            continue  # Copilot CLI's state file, rewritten by the client as it runs
         if kind in ("deployment", "pack", "audit-log", "harness-settings") and not entry.tree:
             out[path] = Watched(path, kind)
         elif kind == "harness-settings" and os.path.isdir(path):
-            if os.path.basename(path) in ("hooks", "claude-code", "ClaudeCode", "codex"):
-                out[path] = Watched(path, kind, tree=True)  # hook scripts, managed settings
+            if os.path.basename(path) in _WATCHED_TREES:
+                out[path] = Watched(path, kind, tree=True)  # hook scripts, plugins, managed settings
             else:  # a harness's home (``~/.codex``) also holds its sessions: its settings only
                 for name in ("config.toml", "hooks.json", "requirements.toml"):
                     out[os.path.join(path, name)] = Watched(os.path.join(path, name), kind)
@@ -319,7 +340,7 @@ def watched_from(entries: Iterable[Any], project_dirs: Iterable[str] = ()) -> li
             elif os.path.isfile(path) and not path.endswith(".pth"):
                 out[path] = Watched(path, kind)
     for project in project_dirs:
-        for name in ("settings.json", "settings.local.json"):
-            path = os.path.join(project, ".claude", name)
+        for name in PROJECT_HOOK_FILES:  # every supported client's project wiring
+            path = os.path.join(project, name)
             out.setdefault(path, Watched(path, "harness-settings"))
     return list(out.values())
