@@ -20,18 +20,21 @@ RUNTIME_DIR_VARIABLE = "DSH_POLICY_RUNTIME_DIR"  # dsh_policy.policy.gateway_fol
 
 @pytest.fixture(autouse=True, scope="session")
 def private_runtime_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    folder = tmp_path_factory.mktemp("runtime")
+    with _private_folder(tmp_path_factory, "runtime", RUNTIME_DIR_VARIABLE) as folder:
+        try:
+            yield str(folder)
+        finally:
+            _stop_gateways(folder)
+
+
+@contextlib.contextmanager
+def _private_folder(factory: pytest.TempPathFactory, name: str, variable: str) -> Iterator[Path]:
+    """A folder of the session's own (0700) named by ``variable`` while the session runs."""
+    folder = factory.mktemp(name)
     folder.chmod(0o700)
-    saved = os.environ.get(RUNTIME_DIR_VARIABLE)
-    os.environ[RUNTIME_DIR_VARIABLE] = str(folder)
-    try:
-        yield str(folder)
-    finally:
-        _stop_gateways(folder)
-        if saved is None:
-            os.environ.pop(RUNTIME_DIR_VARIABLE, None)
-        else:
-            os.environ[RUNTIME_DIR_VARIABLE] = saved
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(variable, str(folder))
+        yield folder
 
 
 def _stop_gateways(folder: Path) -> None:
@@ -53,17 +56,8 @@ def private_compile_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     """Compiled policies the session keeps (every load of the same packs after the first reads
     one back, so the whole suite decides through the cache) go to a folder of its own, never the
     user's ``~/.cache/dsh-policy``."""
-    folder = tmp_path_factory.mktemp("compile-cache")
-    folder.chmod(0o700)
-    saved = os.environ.get(CACHE_DIR_VARIABLE)
-    os.environ[CACHE_DIR_VARIABLE] = str(folder)
-    try:
+    with _private_folder(tmp_path_factory, "compile-cache", CACHE_DIR_VARIABLE) as folder:
         yield str(folder)
-    finally:
-        if saved is None:
-            os.environ.pop(CACHE_DIR_VARIABLE, None)
-        else:
-            os.environ[CACHE_DIR_VARIABLE] = saved
 
 
 #: The system files ``init --managed`` and ``init --system`` write and ``doctor`` reads: never the
@@ -78,18 +72,11 @@ SYSTEM_FILE_VARIABLES = (
 @pytest.fixture(autouse=True, scope="session")
 def private_system_files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     folder = tmp_path_factory.mktemp("etc")
-    saved = {name: os.environ.get(name) for name in SYSTEM_FILE_VARIABLES}
-    os.environ["DSH_POLICY_CLAUDE_MANAGED_SETTINGS"] = str(folder / "claude-code" / "managed-settings.json")
-    os.environ["DSH_POLICY_MANAGED_DEPLOYMENT"] = str(folder / "dsh-policy" / "gateway.yaml")
-    os.environ["DSH_POLICY_SYSTEM_ROOT"] = str(folder / "system-root")
-    try:
+    paths = ("claude-code/managed-settings.json", "dsh-policy/gateway.yaml", "system-root")
+    with pytest.MonkeyPatch.context() as patch:
+        for name, relative in zip(SYSTEM_FILE_VARIABLES, paths, strict=True):
+            patch.setenv(name, str(folder / relative))
         yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 # --- the order xdist hands files out in -----------------------------------------------------------
