@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 import structlog
-from dsh_policy.policy.decide import Decider, Policy
+from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallEvent
 from dsh_policy.policy.loading import LoadFailure
+from full_run import without_shortcuts
 
 PACK = """
 apiVersion: dsh-policy/v1
@@ -65,27 +66,9 @@ def policy(tmp_path: Path) -> Policy:
     return loaded
 
 
-def _without_shortcuts(decider: Decider) -> Decider:
-    """The same policy decided by the full run only (no lean path, no verdict for unnamed tools)."""
-    plain = Decider(decider.policy)
-    plain._pre_unruled = None
-    plain._guard_unruled = None
-    for stage in ("pre-execute", "guard"):
-        stage_plans = plain._plans[stage]
-        make = stage_plans._make
-
-        def no_shortcut(tool: str, make: Any = make) -> Any:
-            plan = make(tool)
-            plan.fast = None
-            return plan
-
-        stage_plans._make = no_shortcut
-    return plain
-
-
 def test_every_verdict_equals_the_full_runs(policy: Policy) -> None:
     fast = policy.current()
-    full = _without_shortcuts(fast)
+    full = without_shortcuts(fast)
     for _ in range(3):  # the first round builds the memoized verdicts, later ones use them
         for raw in EVENTS:
             event = ToolCallEvent(tool=raw["tool"], args=raw["args"])

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dsh_policy.policy.decide import Decider, Policy
+from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.decide.sizes import strings_size, utf8_size
 from dsh_policy.policy.events import ToolCallEvent
 from dsh_policy.policy.loading import LoadFailure
+from full_run import without_shortcuts
 
 RULES = """
     - {id: no-rm, stage: pre-execute, match: {tools: [shell]}, decision: deny,
@@ -55,18 +56,11 @@ def _load(tmp_path: Path, rules: str, decision: str = "allow") -> Policy:
     return loaded
 
 
-def _full_run(decider: Decider) -> Decider:
-    plain = Decider(decider.policy)
-    plain._pre_unruled = None
-    plain._guard_unruled = None
-    return plain
-
-
 @pytest.mark.parametrize("decision", ["allow", "deny", "ask"])
 @pytest.mark.parametrize("rules", [RULES, RULES + GLOB, RULES + EVERY], ids=["exact", "glob", "every"])
 def test_unnamed_tools_decide_as_the_full_run(tmp_path: Path, rules: str, decision: str) -> None:
     policy = _load(tmp_path, rules, decision)
-    fast, full = policy.current(), _full_run(policy.current())
+    fast, full = policy.current(), without_shortcuts(policy.current())
     for _ in range(2):
         for tool, args in CALLS:
             event = ToolCallEvent(tool=tool, args=args)
