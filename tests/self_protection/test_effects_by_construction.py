@@ -13,27 +13,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dsh_policy.policy.config import policy_sources
 from dsh_policy.policy.hooks.gateway.tamper_watch import Watched, fingerprint, watched_from, weakens
 from dsh_policy.policy.self_protection.locations import PROJECT_HOOK_FILES
-from measure_rates import make_layout
-
-
-@pytest.fixture(scope="module")
-def layout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dict[str, str]]]:
-    names = make_layout(tmp_path_factory.mktemp("effects"), "per-user")
-    patch = pytest.MonkeyPatch()
-    patch.setenv("HOME", names["home"])
-    patch.setenv("CLAUDE_PROJECT_DIR", names["project"])
-    sources = policy_sources([], config=str(Path(names["deploy"]) / "gateway.yaml"))
-    assert not isinstance(sources, list), sources
-    yield sources.protection(), names
-    patch.undo()
 
 
 def _shell(layout: tuple[Any, dict[str, str]], line: str, cwd: str | None = None) -> Any:

@@ -10,15 +10,13 @@ through the real hook command only.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from dsh_policy.policy.config import policy_sources
 from dsh_policy.policy.hooks.protocol.vocabulary import ToolInputError, canonicalize
-from measure_rates import _fill, make_layout
+from measure_rates import _fill
 
 HERE = Path(__file__).parent
 SETS = ("heldout_corpus.yaml", "heldout_corpus_2.yaml", "heldout_corpus_3.yaml")
@@ -31,21 +29,6 @@ def _entries(section: str) -> list[tuple[str, dict[str, Any]]]:
             if not entry.get("live"):
                 out.append((f"{name.split('.')[0]}:{entry['class']}:{entry['name']}", entry))
     return out
-
-
-@pytest.fixture(scope="module")
-def layout(
-    tmp_path_factory: pytest.TempPathFactory, private_runtime_dir: str
-) -> Iterator[tuple[Any, dict[str, str]]]:
-    names = make_layout(tmp_path_factory.mktemp("heldout"), "per-user")
-    names["runtime"] = private_runtime_dir
-    patch = pytest.MonkeyPatch()
-    patch.setenv("HOME", names["home"])
-    patch.setenv("CLAUDE_PROJECT_DIR", names["project"])
-    sources = policy_sources([], config=str(Path(names["deploy"]) / "gateway.yaml"))
-    assert not isinstance(sources, list), sources
-    yield sources.protection(), names
-    patch.undo()
 
 
 def _check(layout: tuple[Any, dict[str, str]], entry: dict[str, Any]) -> Any:
