@@ -140,6 +140,15 @@ def test_the_always_classes_need_no_content_and_the_others_are_judged_by_it() ->
     assert later_risks("src/app.py", "import os; os.system('x')") == []
 
 
+# Package-manager configs that point a build program outside the toolchain (data: written with
+# the file editor, never through a shell).
+WRAPPER_IN_SCRATCH = '[build]\nrustc-wrapper = "/tmp/.w/rustc"\n'
+RUNNER_THROUGH_SHELL = "[target.x86_64-unknown-linux-gnu]\nrunner = \"sh -c 'x'\"\n"
+REQUIRE_FROM_SHM = "node-options=--require /dev/shm/r.js\n"
+PRELOAD_FROM_CACHE = 'preload = ["~/.cache/p.ts"]\n'
+TOOLEXEC = "GOFLAGS=-toolexec=/home/d/t\n"
+
+
 @pytest.mark.parametrize(
     ("path", "text", "odd"),
     [
@@ -153,11 +162,11 @@ def test_the_always_classes_need_no_content_and_the_others_are_judged_by_it() ->
         (".npmrc", "node-options=--max-old-space-size=4096\n", False),
         (".yarnrc.yml", "yarnPath: .yarn/releases/yarn-4.1.0.cjs\n", False),
         # ...a scratch folder, a shell's -c or a download does not
-        (".cargo/config.toml", '[build]\nrustc-wrapper = "/tmp/.w/rustc"\n', True),
-        ("/home/d/.cargo/config", "[target.x86_64-unknown-linux-gnu]\nrunner = \"sh -c 'x'\"\n", True),
-        (".npmrc", "node-options=--require /dev/shm/r.js\n", True),
-        ("bunfig.toml", 'preload = ["~/.cache/p.ts"]\n', True),
-        ("/home/d/.config/go/env", "GOFLAGS=-toolexec=/home/d/t\n", True),
+        (".cargo/config.toml", WRAPPER_IN_SCRATCH, True),
+        ("/home/d/.cargo/config", RUNNER_THROUGH_SHELL, True),
+        (".npmrc", REQUIRE_FROM_SHM, True),
+        ("bunfig.toml", PRELOAD_FROM_CACHE, True),
+        ("/home/d/.config/go/env", TOOLEXEC, True),
     ],
 )
 def test_package_config_naming_a_program_outside_the_toolchain_is_a_risk(
