@@ -29,7 +29,7 @@ from .record_hash import hash_of_line as hash_of_line
 from .record_hash import record_hash as record_hash
 from .record_hash import without_member as without_member
 
-from .record_hash import RECORD_HASHER_V2, V2_HEADER  # isort: skip
+from .record_hash import RECORD_HASHER_V2, V2_HASH_MEMBER, V2_HEADER, V2_KINDS, V2_STARTS, v2_kind, v2_start  # isort: skip
 
 #: The format version of v1 logs (kept as ``FORMAT_VERSION`` for one release; see FORMAT_VERSIONS).
 FORMAT_VERSION: Final = 1
@@ -351,13 +351,13 @@ def seal_line_v2(
     """
     body, _ = _encode(fields)
     try:
-        start = _V2_STARTS.get(log_id) or _v2_start(log_id)
-        tail = _V2_KINDS.get(kind) or _v2_kind(kind)
+        start = V2_STARTS.get(log_id) or v2_start(log_id)
+        tail = V2_KINDS.get(kind) or v2_kind(kind)
         prev_json = orjson.dumps(prev)
     except orjson.JSONEncodeError:
         raise _outside({"log_id": log_id, "seq": seq, "prev": prev, "kind": kind}) from None
-    # The header of record_hash.v2_header, from cached pieces, and the body without its braces,
-    # in one copy; then the hash member, in one more.
+    # record_hash.v2_header's bytes from its cached pieces and the body without its braces, in
+    # one copy; then the hash member, in one more.
     if len(body) > 2:
         hashed = b'%b%d,"prev":%b%b,%b' % (start, seq, prev_json, tail, body[1:-1])
     else:
@@ -366,30 +366,7 @@ def seal_line_v2(
     hasher.update(hashed)
     digest = hasher.digest()
     hex_bytes = hexlify(digest)
-    return b'%b,"hash":"%b"}\n' % (hashed, hex_bytes), hex_bytes.decode(), digest
-
-
-#: The bytes a v2 header starts with, per log id, and ends with, per kind (bounded: caller kinds
-#: could be many); :func:`record_hash.v2_header` is the definition, tests compare both.
-_V2_STARTS: dict[str, bytes] = {}
-_V2_KINDS: dict[str, bytes] = {}
-_V2_CACHE_LIMIT: Final = 256
-
-
-def _v2_start(log_id: str) -> bytes:
-    start = b'{"v":2,"log_id":' + orjson.dumps(log_id) + b',"seq":'
-    if len(_V2_STARTS) >= _V2_CACHE_LIMIT:
-        _V2_STARTS.clear()
-    _V2_STARTS[log_id] = start
-    return start
-
-
-def _v2_kind(kind: str) -> bytes:
-    tail = b',"kind":' + orjson.dumps(kind)
-    if len(_V2_KINDS) >= _V2_CACHE_LIMIT:
-        _V2_KINDS.clear()
-    _V2_KINDS[kind] = tail
-    return tail
+    return b'%b%b%b"}\n' % (hashed, V2_HASH_MEMBER, hex_bytes), hex_bytes.decode(), digest
 
 
 #: Records of one shape share the splice position of ``hash``; bounded, as shapes could be many.
