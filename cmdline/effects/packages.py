@@ -44,8 +44,8 @@ def _load(path: Path = DATA) -> dict[str, Any]:
     except FileNotFoundError:
         return {"format": 1, "snapshot": "", "packages": {}}
     first, _, rest = text.partition("\n")
-    header: dict[str, Any] = json.loads(first) if first.strip() else {}
-    if header.get("format") != 2:
+    header = _format_2_header(first)
+    if header is None:
         loaded: dict[str, Any] = json.loads(text)
         return loaded
     # Tens of thousands of new objects trigger the cyclic collector over the whole heap (a loaded
@@ -69,8 +69,18 @@ def _header(path: Path = DATA) -> dict[str, Any]:
             first = handle.readline()
     except FileNotFoundError:
         return {}
-    header: dict[str, Any] = json.loads(first) if first.strip() else {}
-    return header if header.get("format") == 2 else {k: v for k, v in _load(path).items() if k != "packages"}
+    header = _format_2_header(first)
+    return header if header is not None else {k: v for k, v in _load(path).items() if k != "packages"}
+
+
+def _format_2_header(first: str) -> dict[str, Any] | None:
+    """The header of a format 2 file from its first line; None for any other first line (format
+    1 is one JSON document, often pretty-printed, so its first line alone is no JSON at all)."""
+    try:
+        header = json.loads(first)
+    except ValueError:
+        return None
+    return header if isinstance(header, dict) and header.get("format") == 2 else None
 
 
 def snapshot() -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from dsh_policy.cmdline.effects import shell_acts
 from dsh_policy.cmdline.effects.later import later_class, later_risks
-from dsh_policy.cmdline.effects.packages import DATA, _load, malicious, manifest_hits, snapshot
+from dsh_policy.cmdline.effects.packages import DATA, _header, _load, malicious, manifest_hits, snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -218,3 +218,19 @@ def test_the_update_script_reads_a_zip_export_and_refuses_an_empty_one(tmp_path:
     empty.mkdir()
     assert script.main([str(empty), "--out", str(out)]) == 1
     assert script.main([str(tmp_path / "missing"), "--out", str(out)]) == 2
+
+
+def test_a_pretty_printed_format_1_snapshot_is_still_read(tmp_path: Path) -> None:
+    """The first line of a format 1 file is no JSON on its own; the reader and the digest's header
+    fall back to the whole document (a stripped or operator-supplied older file)."""
+    packages = {"npm": {"left-padd": "MAL-1"}}
+    old = {"format": 1, "source": "osv", "snapshot": "2025-01-01", "packages": packages}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old, indent=2), encoding="utf-8")
+    assert _read(path)["packages"] == packages
+    _header.cache_clear()
+    try:
+        assert _header(path) == {"format": 1, "source": "osv", "snapshot": "2025-01-01"}
+    finally:
+        _header.cache_clear()
+        _load.cache_clear()
