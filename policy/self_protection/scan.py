@@ -417,11 +417,8 @@ class CallScan:
         self, commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]], tool: str
     ) -> Refusal | None:
         """A write into the freeze or kill file of the cgroup that holds the gateway."""
-        targets = [r["target"] for r in redirects if r.get("op") in (">", ">>", ">|")]
-        targets += [
-            w for argv in commands if argv and argv[0] == "tee" for w in argv[1:] if not w.startswith("-")
-        ]
-        targets = [t for t in targets if os.path.basename(t) in processes.CGROUP_CONTROLS]
+        written = streams.written_files(commands, redirects)
+        targets = [t for t in written if os.path.basename(t) in processes.CGROUP_CONTROLS]
         if not targets:
             return None
         runtime = [e.path for e in self.protection.entries if e.kind == "gateway-runtime"]
@@ -446,11 +443,7 @@ class CallScan:
         logs = [e.path for e in self.protection.entries if e.kind == "audit-log"]
         if not logs:
             return None
-        targets = [r["target"] for r in redirects if r.get("op") in (">", ">>", ">|", "&>", "&>>")]
-        targets += [
-            w for argv in commands if argv and argv[0] == "tee" for w in argv[1:] if not w.startswith("-")
-        ]
-        for target in targets:
+        for target in streams.written_files(commands, redirects):
             for candidate in self.candidates(target)[:1]:
                 if processes.same_filesystem(candidate, logs[0]):
                     return Refusal(

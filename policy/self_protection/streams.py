@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from dsh_policy.cmdline.programs import SHELLS
+from dsh_policy.cmdline.shell import WRITING_REDIRECTIONS
 
 # Programs that print their operands (as names, one per word).
 NAME_PRINTERS: Final[frozenset[str]] = frozenset(
@@ -110,12 +111,27 @@ def cron_text(text: str) -> str:
     return "\n".join(_CRON_FIELDS.sub("", line) for line in text.splitlines() if line.strip())
 
 
+def written_files(commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]]) -> list[str]:
+    """The files a line writes through its redirections (every writing operator; ``>&`` only onto
+    a file, not a descriptor) and through ``tee``'s operands."""
+    targets = [
+        r["target"]
+        for r in redirects
+        if r.get("op") in WRITING_REDIRECTIONS
+        and not (r.get("op") == ">&" and (r["target"].isdigit() or r["target"] == "-"))
+    ]
+    targets += [
+        w for argv in commands if argv and argv[0] == "tee" for w in argv[1:] if not w.startswith("-")
+    ]
+    return targets
+
+
 def script_runs(
     commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]]
 ) -> list[tuple[int, str]]:
     """``(index, path)`` for each command that runs a file the same line wrote by a redirection
     (``printf ... > /tmp/x.sh && sh /tmp/x.sh``, ``... > f && chmod +x f && ./f``)."""
-    written = {r["target"] for r in redirects if r.get("op") in (">", ">>", ">|", "&>", "&>>")}
+    written = set(written_files((), redirects))
     out: list[tuple[int, str]] = []
     for index, argv in enumerate(commands):
         if not argv:

@@ -198,6 +198,24 @@ def test_a_harness_started_under_the_hooks_is_allowed(layout: tuple[Any, dict[st
     assert _shell(layout, line) is None
 
 
+# -- the gateway's cgroup, through every writing operator ---------------------------------------
+
+FREEZES = (
+    "echo 1 > /sys/fs/cgroup/user.slice/user-$(id -u).slice/cgroup.freeze",
+    "echo 1 &> /sys/fs/cgroup/user.slice/user-$(id -u).slice/cgroup.freeze",
+    "echo 1 >| /sys/fs/cgroup/user.slice/user-$(id -u).slice/cgroup.kill",
+    "echo 1 | tee /sys/fs/cgroup/user.slice/user-$(id -u).slice/cgroup.freeze",
+)
+
+
+@pytest.mark.parametrize("line", FREEZES)
+def test_a_write_into_a_computed_cgroup_freeze_file_is_refused_by_any_operator(
+    layout: tuple[Any, dict[str, str]], line: str
+) -> None:
+    refusal = _shell(layout, line)
+    assert refusal is not None and refusal.rule == "self-protection/gateway-runtime"
+
+
 # -- MCP entries in every client's format ------------------------------------------------------
 
 
