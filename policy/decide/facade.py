@@ -54,9 +54,11 @@ class Policy:
             # The decider never changes here (a subclass that swaps it overrides ``current``):
             # the decide methods are the decider's own, bound once, so a decision does not pay
             # two more Python calls for forwarding (a third of deciding a call no rule names).
-            decider = self._decider
+            # A method a subclass overrides stays the subclass's.
+            decider, cls = self._decider, type(self)
             for name in _FORWARDED:
-                setattr(self, name, getattr(decider, name))
+                if getattr(cls, name) is getattr(Policy, name):
+                    setattr(self, name, getattr(decider, name))
 
     @classmethod
     def load(

@@ -102,6 +102,22 @@ def test_a_plain_policy_binds_its_deciders_methods_and_a_reloading_one_does_not(
     assert "pre_execute" not in vars(ReloadingPolicy.load([tmp_path / "index.yaml"], engine="closure"))
 
 
+def test_a_subclass_override_of_a_decide_method_is_not_shadowed(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    class Logged(Policy):
+        def pre_execute(self, event: ToolCallEvent) -> Any:
+            calls.append(event.tool)
+            return super().pre_execute(event)
+
+    _load(tmp_path, RULES)
+    logged = Logged.load([tmp_path / "index.yaml"], engine="closure")
+    assert isinstance(logged, Logged)
+    logged.pre_execute(ToolCallEvent(tool="shell", args={"command": "ls"}))
+    assert calls == ["shell"]
+    assert logged.guard == logged.current().guard  # what it does not override is still bound
+
+
 def test_a_tool_call_event_keeps_its_dataclass_behaviour() -> None:
     now = datetime.datetime(2026, 1, 2, tzinfo=datetime.UTC)
     full = ToolCallEvent("shell", {"command": "ls"}, "c1", "r1", True, "s1", "a1", 3, 4, "Bash", now, "/tmp")
