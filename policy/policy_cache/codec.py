@@ -24,6 +24,7 @@ from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.cel.branches import Branch
 from dsh_policy.policy.cel.closure_engine import ClosureCelEngine, ClosureCompiledExpression
 from dsh_policy.policy.cel.engine import CelCompileIssue, MemberRead, Reads
+from dsh_policy.policy.cel.functions import compile_re2
 from dsh_policy.policy.compiled import (
     CompiledExpr,
     CompiledPack,
@@ -203,7 +204,9 @@ def _variable_in(value: Any, engine: ClosureCelEngine) -> CompiledExpr:
 
 def _rule_in(value: dict[str, Any], engine: ClosureCelEngine) -> CompiledRule:
     redactions = tuple(
-        Redaction(preset, None, replace) if preset is not None else Redaction(None, _re2(pattern), replace)
+        Redaction(preset, None, replace)
+        if preset is not None
+        else Redaction(None, compile_re2(pattern), replace)
         for preset, pattern, replace in value["redactions"]
     )
     return CompiledRule(

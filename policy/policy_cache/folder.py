@@ -91,9 +91,13 @@ def read_entry(key: str) -> bytes | None:
         return None
     finally:
         os.close(fd)
-    header, _, body = data.partition(_HEADER_END)
-    expected = f"dsh-policy-compiled 1 {key} {hashlib.sha256(body).hexdigest()}".encode()
-    return body if header == expected else None
+    _, _, body = data.partition(_HEADER_END)
+    return body if data == entry_bytes(key, body) else None
+
+
+def entry_bytes(key: str, body: bytes) -> bytes:
+    """An entry as kept: a header naming the format, the key and the body's SHA-256, then the body."""
+    return f"dsh-policy-compiled 1 {key} {hashlib.sha256(body).hexdigest()}".encode() + _HEADER_END + body
 
 
 def write_entry(key: str, body: bytes) -> bool:
@@ -102,12 +106,11 @@ def write_entry(key: str, body: bytes) -> bool:
     folder = trusted_folder(create=True)
     if folder is None:
         return False
-    header = f"dsh-policy-compiled 1 {key} {hashlib.sha256(body).hexdigest()}".encode()
     temporary = os.path.join(folder, f".{key}.{os.getpid()}.tmp")
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(header + _HEADER_END + body)
+            handle.write(entry_bytes(key, body))
         os.replace(temporary, entry_path(folder, key))
     except OSError:
         with contextlib.suppress(OSError):
