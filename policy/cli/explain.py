@@ -14,6 +14,7 @@ from typing import Any
 
 from dsh_policy.audit.terminal import Painter
 from dsh_policy.policy.cases import CaseOutcome, load_event, run_case
+from dsh_policy.policy.cli.case_clients import in_canonical_vocabulary
 from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command, print_errors, print_json
 from dsh_policy.policy.command_line import CommandParser, add_policy_options, sources_from
 from dsh_policy.policy.compiled import CompiledPolicy, CompiledRule
@@ -130,8 +131,13 @@ def main(argv: list[str]) -> int:
         return args
     errors: list[PolicyError] = []
     event = load_event(args.event)
+    notes: list[str] = []
     if isinstance(event, list):
         errors.extend(event)
+    else:  # a call written in a client's vocabulary is explained as that client's hook maps it
+        mapped = in_canonical_vocabulary([event])
+        errors.extend(mapped.errors)
+        event, notes = (mapped.cases or [event])[0], mapped.notes()
     sources = sources_from(args)
     built: CompiledPolicy | LoadFailure | None = None
     if isinstance(sources, list):
@@ -148,6 +154,8 @@ def main(argv: list[str]) -> int:
         else:
             print_errors(errors)
         return USAGE_EXIT
+    for line in notes:
+        print(f"note: {line}", file=sys.stderr)
     outcome = run_case(Decider(built), event)
     rows = explain_rows(built, outcome)
     if args.format == "json":

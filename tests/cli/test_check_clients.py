@@ -96,6 +96,25 @@ def test_the_command_line_client_overrides_the_files(tmp_path, capsys) -> None:
     assert _check(capsys, cases, "--client", "opencode")[0] == 0
 
 
+def test_explain_maps_a_clients_call_as_check_does(tmp_path, capsys) -> None:
+    event = tmp_path / "event.yaml"
+    event.write_text(
+        json.dumps(
+            {
+                "stage": "pre-execute",
+                "client": "claude-code",
+                "tool": "Read",
+                "args": {"file_path": CREDENTIALS},
+            }
+        )
+    )
+    capsys.readouterr()
+    code = cli.main(["explain", "--pack", BASELINE, "--event", str(event), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["verdict"]["decision"] == "deny", report
+    assert report["event"]["tool"] == "read_file"
+
+
 def test_client_is_refused_where_no_tool_call_is_decided(tmp_path, capsys) -> None:
     cases = _write(
         tmp_path, {"cases": [{"name": "prompt", "stage": "pre-step", "prompt": "hi", "client": "codex"}]}
