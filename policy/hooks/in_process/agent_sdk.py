@@ -119,6 +119,7 @@ class PolicyHooks:
         ``cancelled``, ``unavailable``, ``no-service``, or ``allowed-once`` on the call's result).
         Without this wrapper a call the application refuses leaves only the PreToolUse ``ask``
         in the log: the SDK does not tell hooks what ``can_use_tool`` answered."""
+        self.asked.watching = True
         return RecordedPermissions(self, ask, wait_seconds)
 
     async def __call__(
@@ -156,8 +157,9 @@ class PolicyHooks:
                 decision, answer, approval = gated.recorded, gated.answer, gated.approval
             if self.auditor is not None:
                 record_decision(self.auditor, "claude-code", payload, raw, decision, approval)
-            pending = pending_call(payload, raw, decision)
-            if pending is not None:  # a permission request may follow: its answer is recorded against it
+            # a permission request may follow: with a wrapped callback its answer is recorded against it
+            pending = pending_call(payload, decision) if self.asked.watching else None
+            if pending is not None:
                 self.asked.keep(pending.payload.tool_use_id or "", pending)
             return sdk_answer(render_safely(_DIALECT, answer), event)
         except Exception as error:  # a bug or an unwritable fail-closed log: the safe answer

@@ -71,7 +71,6 @@ class PendingCall:
     answer is recorded against."""
 
     payload: PreToolUseInput
-    raw: bytes
     decision: HookDecision
 
 
@@ -85,6 +84,9 @@ class AskedCalls:
         self._pending: OrderedDict[str, PendingCall] = OrderedDict()
         self._approved: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
+        #: Set once an application wraps its callback (:meth:`PolicyHooks.can_use_tool`): before
+        #: that no permission answer can be recorded, so no call is kept for one.
+        self.watching = False
 
     def keep(self, tool_use_id: str, call: PendingCall) -> None:
         with self._lock:
@@ -111,7 +113,7 @@ class AskedCalls:
             return self._approved.pop(tool_use_id, None)
 
 
-def pending_call(payload: Any, raw: bytes, decision: HookDecision) -> PendingCall | None:
+def pending_call(payload: Any, decision: HookDecision) -> PendingCall | None:
     """What to keep of a PreToolUse decision, when a permission request may follow it."""
     if (
         isinstance(payload, PreToolUseInput)
@@ -120,7 +122,7 @@ def pending_call(payload: Any, raw: bytes, decision: HookDecision) -> PendingCal
         and decision.tool_event is not None
         and isinstance(decision.decided, ToolCallVerdict)
     ):
-        return PendingCall(payload, raw, decision)
+        return PendingCall(payload, decision)
     return None
 
 
@@ -217,7 +219,7 @@ class RecordedPermissions:
         if auditor is not None:
             try:
                 refused = replace(decision, verdict=refusal)
-                record_decision(auditor, "claude-code", pending.payload, pending.raw, refused, outcome)
+                record_decision(auditor, "claude-code", pending.payload, b"", refused, outcome)
             except Exception as error:  # the call is refused either way; the loss must not be silent
                 _log.error("permission record lost", tool=event.tool, approval=outcome, error=repr(error))
         return reason
