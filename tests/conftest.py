@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-RUNTIME_DIR_VARIABLE = "DSH_POLICY_RUNTIME_DIR"  # dsh_policy.policy.gateway_folders
+from dsh_policy.policy.cache_folders import CACHE_DIR_VARIABLE
+from dsh_policy.policy.gateway_folders import RUNTIME_DIR_VARIABLE
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -46,9 +46,6 @@ def _stop_gateways(folder: Path) -> None:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if pid > 0 else []
             if b"serve" in argv and any(b"dsh_policy" in word for word in argv):
                 os.kill(pid, signal.SIGTERM)
-
-
-CACHE_DIR_VARIABLE = "DSH_POLICY_CACHE_DIR"  # dsh_policy.policy.policy_cache.folder
 
 
 @pytest.fixture(autouse=True, scope="session")
