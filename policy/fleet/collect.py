@@ -144,15 +144,18 @@ async def pull_reports(js: Any) -> list[dict[str, Any]]:
     return reports
 
 
-async def pull_fleet(url: str) -> tuple[Shipped, list[dict[str, Any]]]:
-    """The evidence and the reports streams."""
+async def pull_evidence(url: str) -> Shipped:
+    """The whole evidence stream, grouped by log."""
     connection = await connect(url, max_reconnect_attempts=3)
     try:
-        js = connection.jetstream()
-        evidence = group_evidence(await pull_stream(js, EVIDENCE, EVIDENCE_SUBJECTS))
-        return evidence, await pull_reports(js)
+        return await pull_shipped(connection.jetstream())
     finally:
         await connection.close()
+
+
+async def pull_shipped(js: Any) -> Shipped:
+    """The whole evidence stream on an open JetStream context, grouped by log."""
+    return group_evidence(await pull_stream(js, EVIDENCE, EVIDENCE_SUBJECTS))
 
 
 def write_archive(folder: Path, shipped: Shipped) -> int:

@@ -160,7 +160,7 @@ def publish_main(argv: Sequence[str]) -> int:
 
 
 def export_main(argv: Sequence[str]) -> int:
-    from dsh_policy.policy.fleet.collect import pull_fleet, write_archive
+    from dsh_policy.policy.fleet.collect import pull_evidence, write_archive
 
     parser = CommandParser(
         prog="dsh-policy fleet export", description="Copy the evidence stream to an archive folder."
@@ -171,7 +171,7 @@ def export_main(argv: Sequence[str]) -> int:
     if isinstance(args, int):
         return args
     try:
-        shipped, _ = asyncio.run(pull_fleet(args.fleet))
+        shipped = asyncio.run(pull_evidence(args.fleet))
     except (TimeoutError, OSError) as error:
         return _fail("fleet export", f"cannot reach {args.fleet}: {error}", USAGE)
     lines = write_archive(Path(args.out), shipped)

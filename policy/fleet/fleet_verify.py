@@ -26,10 +26,11 @@ from dsh_policy.audit.verify import PublicKeySource
 from dsh_policy.policy.fleet.bus import EVIDENCE, connect
 from dsh_policy.policy.fleet.collect import (
     Layout,
+    Shipped,
     evidence_layout,
     log_of,
-    pull_fleet,
     pull_reports,
+    pull_shipped,
     pull_subjects,
     read_archive,
 )
@@ -129,11 +130,10 @@ def verify_fleet(
     from dsh_policy.policy.fleet.status import read_status, silent_hosts
 
     started = time.perf_counter()
-    layout, reports = asyncio.run(_survey(url))
+    layout, reports, shipped = asyncio.run(_survey(url))
     statuses = asyncio.run(read_status(url))
     if layout is None:
-        shipped, _ = asyncio.run(pull_fleet(url))
-        report = verify_logs(shipped, key=key, live=live, workers=workers)
+        report = verify_logs(shipped or {}, key=key, live=live, workers=workers)
     else:
         report = _pull_and_verify_shares(url, layout, key=key, live=live, workers=workers)
     report.reports = reports
@@ -142,11 +142,15 @@ def verify_fleet(
     return report
 
 
-async def _survey(url: str) -> tuple[Layout | None, list[dict[str, Any]]]:
+async def _survey(url: str) -> tuple[Layout | None, list[dict[str, Any]], Shipped | None]:
+    """The evidence stream's layout and the reports; where the server does not list every
+    subject (no layout), the whole evidence stream, pulled on the same connection."""
     connection = await connect(url, max_reconnect_attempts=3)
     try:
         js = connection.jetstream()
-        return await evidence_layout(js), await pull_reports(js)
+        layout = await evidence_layout(js)
+        shipped = await pull_shipped(js) if layout is None else None
+        return layout, await pull_reports(js), shipped
     finally:
         await connection.close()
 
