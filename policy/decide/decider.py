@@ -161,12 +161,10 @@ class Decider:
             if unruled is not None and tool not in self._pre_named:
                 return unruled
             plan = self._pre_planned.get(tool) or self._pre_plans.get(tool)
-            if plan.rules:  # the size limit guards what a rule reads (see ``_oversized_call``)
-                limit = self._max_scan_bytes
-                size = strings_size(event.args, limit)
-                if size > limit:
-                    message = self._too_large(f'the arguments of tool "{tool}"', size)
-                    return ToolCallVerdict("deny", (), message, policy=self._stamp)
+            if plan.rules:  # a call no rule reads is never measured
+                oversized = self._oversized_call(event)
+                if oversized is not None:
+                    return ToolCallVerdict("deny", (), oversized, policy=self._stamp)
             fast = plan.fast
             if fast is not None:
                 found = fast(event)
@@ -200,12 +198,12 @@ class Decider:
             if unguarded is not None and event.tool not in self._guard_named:
                 return unguarded
             protected = self._self_protection(event)
-            oversized = self._oversized_call("guard", event)
+            plan = self._plans["guard"].get(event.tool)
+            oversized = self._oversized_call(event) if plan.rules else None
             if oversized is not None:
                 rules_ = (protected.rule,) if protected is not None else ()
                 message = protected.message if protected is not None else oversized
                 return GuardVerdict(True, rules_, message, policy=self._stamp)
-            plan = self._plans["guard"].get(event.tool)
             if protected is None:
                 if plan.fast is not None:
                     found = plan.fast(event)
@@ -228,12 +226,11 @@ class Decider:
         with stage_deadline(self._event_seconds):
             return protection.check(event.tool, event.args, event.cwd)
 
-    def _oversized_call(self, stage: str, event: ToolCallEvent) -> str | None:
-        """Why a call's arguments are too large to evaluate, when they are and a rule would read
-        them: string operations in a rule cost time and memory in proportion to their input, so
-        no more than ``max_scan_bytes`` of argument text reaches CEL (the call is refused)."""
-        if not self.policy.stages[stage].select(event.tool).rules:
-            return None
+    def _oversized_call(self, event: ToolCallEvent) -> str | None:
+        """Why a call's arguments are too large to evaluate, when they are (the callers ask only
+        when a rule of the stage would read them): string operations in a rule cost time and
+        memory in proportion to their input, so no more than ``max_scan_bytes`` of argument text
+        reaches CEL (the call is refused)."""
         limit = self._max_scan_bytes
         size = strings_size(event.args, limit)
         return None if size <= limit else self._too_large(f'the arguments of tool "{event.tool}"', size)
