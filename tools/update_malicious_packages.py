@@ -88,11 +88,12 @@ def _origins_say_all(record: dict[str, Any]) -> bool:
     )
 
 
-def merge(into: dict[str, dict[str, Any]], record: dict[str, Any]) -> None:
-    """Add one record's affected packages to ``into`` (ecosystem -> name -> entry)."""
+def merge(into: dict[str, dict[str, Any]], record: dict[str, Any]) -> bool:
+    """Add one record's affected packages to ``into`` (ecosystem -> name -> entry); False for a
+    record that is no live malicious-package advisory (not ``MAL-``, or withdrawn)."""
     ident = str(record.get("id", ""))
     if not ident.startswith("MAL-") or record.get("withdrawn"):
-        return
+        return False
     for affected in record.get("affected", ()):
         package = affected.get("package", {})
         ecosystem = ECOSYSTEMS.get(package.get("ecosystem", ""))
@@ -116,6 +117,7 @@ def merge(into: dict[str, dict[str, Any]], record: dict[str, Any]) -> None:
             ]
         if every:
             entry["all"] = True
+    return True
 
 
 def _compact(entry: dict[str, Any]) -> str | dict[str, Any]:
@@ -130,19 +132,19 @@ def build(sources: list[Path], date: str | None) -> dict[str, Any]:
     """The header and the compact packages of every source, merged."""
     packages: dict[str, dict[str, Any]] = {}
     read: list[str] = []
+    newest_all = ""
     for source in sources:
         newest, kept = "", 0
         for record in records(source):
-            if str(record.get("id", "")).startswith("MAL-") and not record.get("withdrawn"):
-                merge(packages, record)
+            if merge(packages, record):
                 newest = max(newest, str(record.get("modified", ""))[:10])
                 kept += 1
         read.append(f"{source.name} ({kept} records, newest {newest or 'none'})")
-    newest_all = max((part.rsplit("newest ", 1)[1].rstrip(")") for part in read), default="")
+        newest_all = max(newest_all, newest)
     return {
         "format": 2,
         "source": "ossf/malicious-packages osv/malicious (OSV MAL- advisories)",
-        "snapshot": date or newest_all.replace("none", ""),
+        "snapshot": date or newest_all,
         "scope": "; ".join(read),
         "packages": {
             eco: {name: _compact(entry) for name, entry in sorted(names.items())}
