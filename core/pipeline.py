@@ -174,6 +174,17 @@ def _identity_texts(call_id: Any, name: Any, root_call_id: Any) -> tuple[str, st
 # --- result builders ------------------------------------------------------------------------------
 
 
+def approval_refusal(outcome: str, name: str) -> str:
+    """Why a call whose approval came back ``outcome`` (anything but ``allowed-once``) is refused:
+    the pipeline's words, which every approval channel records (an unknown outcome refuses as
+    no channel being available)."""
+    if outcome == "rejected":
+        return f'the user rejected tool "{name}"'
+    if outcome == "cancelled":
+        return f'approval for tool "{name}" was cancelled'
+    return f'tool "{name}" requires approval, but no approval channel is available'
+
+
 def aborted_before_dispatch(name: str) -> ToolResult:
     """The result of a call whose body never started because its caller was aborted."""
     return ToolResult.failure(f'tool "{name}" was aborted before dispatch', code=ABORTED_BEFORE_DISPATCH)
@@ -376,14 +387,10 @@ class PendingCall:
         if outcome == "allowed-once":
             del self.trace["denied_by"]
             return allow()
-        if outcome == "rejected":
-            return Deny(f'the user rejected tool "{name}"')
-        if outcome == "cancelled":
-            if execution.signal.aborted:
-                self.finish_early("approval", aborted_before_dispatch(name))
-                return None
-            return Deny(f'approval for tool "{name}" was cancelled')
-        return Deny(f'tool "{name}" requires approval, but no approval channel is available')
+        if outcome == "cancelled" and execution.signal.aborted:
+            self.finish_early("approval", aborted_before_dispatch(name))
+            return None
+        return Deny(approval_refusal(outcome or "", name))
 
     def _run_guards(self) -> str | None:
         execution = self.execution

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import anyio.to_thread
 import orjson
 import structlog
+from dsh_policy.core.pipeline import approval_refusal
 from dsh_policy.policy.events import (
     GuardVerdict,
     ResultVerdict,
@@ -324,18 +325,12 @@ class ToolGate:
             if outcome == "allowed-once":
                 call.denied_by = None
                 return self._guard(call)
-            if outcome == "rejected":
-                return self._deny(call, f'the user rejected tool "{name}"', "approval")
-            if outcome == "cancelled":
-                return self._deny(call, f'approval for tool "{name}" was cancelled', "approval")
             if outcome == "no-service":
                 reason = call.pending_ask or (
                     f'tool "{name}" requires approval, but {self.framework} offers no approval channel here'
                 )
                 return self._deny(call, reason, "approval")
-            return self._deny(
-                call, f'tool "{name}" requires approval, but no approval channel is available', "approval"
-            )
+            return self._deny(call, approval_refusal(outcome, name), "approval")
         except Exception as error:
             return self._fail(call, error)
 

@@ -33,6 +33,7 @@ from typing import Any, Final, Protocol
 
 import anyio
 import structlog
+from dsh_policy.core.pipeline import approval_refusal
 from dsh_policy.policy.events import ToolCallVerdict, with_rules
 from dsh_policy.policy.hooks.gateway.audit import record_decision
 from dsh_policy.policy.hooks.protocol.events import HookDecision
@@ -208,11 +209,15 @@ class RecordedPermissions:
         event = decision.tool_event
         decided = decision.decided
         assert event is not None and isinstance(decided, ToolCallVerdict)
-        reason = _REASONS.get(outcome, _REASONS["unavailable"]).format(
-            name=event.tool, message=decided.message, wait=self.wait_seconds
-        )
-        if outcome == "no-service" and decided.message:
-            reason = decided.message  # the pipeline refuses with the rule's question
+        name = event.tool
+        if outcome == "expired":
+            reason = f'approval for tool "{name}" expired: no answer within {self.wait_seconds:g} s'
+        elif outcome == "no-service":  # the pipeline refuses with the rule's question, if it has one
+            reason = decided.message or (
+                f'tool "{name}" requires approval, but the application gave the SDK no can_use_tool'
+            )
+        else:
+            reason = approval_refusal(outcome, name)
         verdict = decision.verdict
         refusal = HookVerdict("PreToolUse", "deny", reason, rules=verdict.rules, tool_name=verdict.tool_name)
         auditor = self.hooks.auditor
@@ -223,16 +228,6 @@ class RecordedPermissions:
             except Exception as error:  # the call is refused either way; the loss must not be silent
                 _log.error("permission record lost", tool=event.tool, approval=outcome, error=repr(error))
         return reason
-
-
-#: The pipeline's words for a refused approval (core/pipeline.py), by outcome.
-_REASONS: Final[dict[str, str]] = {
-    "rejected": 'the user rejected tool "{name}"',
-    "cancelled": 'approval for tool "{name}" was cancelled',
-    "expired": 'approval for tool "{name}" expired: no answer within {wait:g} s',
-    "no-service": 'tool "{name}" requires approval, but the application gave the SDK no can_use_tool',
-    "unavailable": 'tool "{name}" requires approval, but no approval channel is available',
-}
 
 
 def _outcome(result: Any) -> str:
