@@ -279,3 +279,20 @@ def copy_destinations(words: Sequence[str]) -> list[str]:
             return [word.split("=", 1)[1]]
     operands = [word for word in words if not word.startswith("-")]
     return operands[-1:]
+
+
+def operands(
+    words: Sequence[str], value_options: frozenset[str] = frozenset(), *, dash_is_operand: bool = False
+) -> list[str]:
+    """The words that are neither options nor an option's value (``value_options`` take the word
+    after them); a lone ``-`` (stdin or stdout) counts as an operand when ``dash_is_operand``."""
+    out: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word.startswith("-") and not (dash_is_operand and word == "-"):
+            skip = word in value_options
+        else:
+            out.append(word)
+    return out

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
+from dsh_policy.cmdline.programs import operands as operands_of
+
 Target = Literal["file", "folder"]
 
 # Options whose value is written: as a file, or as a folder things are written into. Short ones
@@ -258,11 +260,11 @@ def written_operands(argv: Sequence[str]) -> Written:
             operands = [w for w in words if not w.startswith("-")]
             out.files.extend(operands[1:2])
     elif program == "patch":
-        operands = _operands(words, VALUE_OPTIONS["patch"])
+        operands = operands_of(words, VALUE_OPTIONS["patch"])
         out.files.extend(operands[:1])
         out.unpacks_here = not operands and not out.folders
     elif program == "mount" or program == "umount":
-        operands = _operands(words, frozenset({"-t", "-o", "-L", "-U", "--bind", "-B"}))
+        operands = operands_of(words, frozenset({"-t", "-o", "-L", "-U", "--bind", "-B"}))
         out.folders.extend(operands[-1:])
     return out
 
@@ -344,21 +346,6 @@ def _tar_archive(words: Sequence[str]) -> list[str]:
         if index == 0 and not word.startswith("-") and "f" in word and index + 1 < len(words):
             return [words[index + 1]]
     return []
-
-
-def _operands(words: Sequence[str], value_options: frozenset[str]) -> list[str]:
-    """The words that are neither options nor an option's value."""
-    out: list[str] = []
-    skip = False
-    for word in words:
-        if skip:
-            skip = False
-            continue
-        if word.startswith("-"):
-            skip = word in value_options
-            continue
-        out.append(word)
-    return out
 
 
 def copies_trees(argv: Sequence[str]) -> bool:

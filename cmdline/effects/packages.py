@@ -26,6 +26,7 @@ from typing import Any
 
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.programs import operands
 
 __all__ = ["DATA", "install_acts", "malicious", "manifest_hits", "snapshot"]
 
@@ -153,25 +154,12 @@ _PY_RUNNER = re.compile(
 )
 
 
-def _operands(argv: list[str], start: int, takes_value: frozenset[str]) -> list[str]:
-    found: list[str] = []
-    skip = False
-    for arg in argv[start:]:
-        if skip:
-            skip = False
-        elif arg.startswith("-"):
-            skip = arg in takes_value
-        else:
-            found.append(arg)
-    return found
-
-
 def _npm(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
     verbs = {"install", "i", "add", "isntall", "in", "ins", "inst", "insta", "instal"}
     i = next((j for j, a in enumerate(argv[1:3], 1) if a in verbs), 0)
     if not i:
         return
-    for spec in _operands(argv, i + 1, frozenset({"--registry", "--tag", "-w", "--workspace", "--filter"})):
+    for spec in operands(argv[i + 1 :], frozenset({"--registry", "--tag", "-w", "--workspace", "--filter"})):
         match = _NPM_SPEC.match(spec)
         if match:
             yield "npm", match.group(1), match.group(2)
@@ -209,7 +197,7 @@ def _python(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
             "--prefix",
         }
     )
-    for spec in _operands(["_", *words], 2, value_opts):
+    for spec in operands(words[1:], value_opts):
         match = _PY_SPEC.match(spec)
         if match and "/" not in spec:
             yield "pypi", match.group(1), match.group(2)
@@ -219,7 +207,7 @@ def _gem(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
     if argv[1:2] != ["install"]:
         return
     version = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-v", "--version")), None)
-    for name in _operands(argv, 2, frozenset({"-v", "--version", "--source", "-s", "-i", "--install-dir"})):
+    for name in operands(argv[2:], frozenset({"-v", "--version", "--source", "-s", "-i", "--install-dir"})):
         base, _, pinned = name.partition(":")
         yield "rubygems", base, pinned or version
 
@@ -228,9 +216,8 @@ def _cargo(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
     if argv[1:2] not in (["add"], ["install"]):
         return
     version = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("--vers", "--version")), None)
-    for spec in _operands(
-        argv,
-        2,
+    for spec in operands(
+        argv[2:],
         frozenset(
             {
                 "--vers",
@@ -254,7 +241,7 @@ def _cargo(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
 def _go(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
     if argv[1:2] not in (["get"], ["install"], ["run"]):
         return
-    for spec in _operands(argv, 2, frozenset()):
+    for spec in operands(argv[2:], frozenset()):
         module, _, version = spec.partition("@")
         if "." in module.split("/", 1)[0]:
             yield "go", module, None if version in ("", "latest", "upgrade", "patch") else version

@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
+from dsh_policy.cmdline.programs import operands as operands_of
+
 # Harness programs (``npx @anthropic-ai/claude-code`` is read by the shell reader as
 # ``claude-code``).
 HARNESSES: Final[frozenset[str]] = frozenset(
@@ -242,7 +244,7 @@ def server_commands(argv: Sequence[str]) -> Iterator[list[str]]:
         return
     verb, rest = argv[2], list(argv[3:])
     if verb == "add-json":
-        operands = _operands(rest)
+        operands = operands_of(rest, _VALUED, dash_is_operand=True)
         if len(operands) >= 2:
             try:
                 document = json.loads(operands[1])
@@ -275,21 +277,6 @@ def server_commands(argv: Sequence[str]) -> Iterator[list[str]]:
 _VALUED: Final[frozenset[str]] = frozenset(
     {"-s", "--scope", "-t", "--transport", "-e", "--env", "-H", "--header", "--url", "--bearer-token-env-var"}
 )
-
-
-def _operands(words: Sequence[str]) -> list[str]:
-    """Words that are neither options nor the value of one (``-s user NAME JSON``)."""
-    out: list[str] = []
-    skip = False
-    for word in words:
-        if skip:
-            skip = False
-            continue
-        if word.startswith("-") and len(word) > 1:
-            skip = word in _VALUED
-            continue
-        out.append(word)
-    return out
 
 
 def is_mcp_file(path: str) -> bool:
