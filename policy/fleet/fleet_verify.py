@@ -15,7 +15,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -35,7 +35,7 @@ from dsh_policy.policy.fleet.collect import (
     read_archive,
 )
 from dsh_policy.policy.fleet.evidence import LogVerdict, verify_shipped_bytes
-from dsh_policy.policy.fleet.shares import balance, run_share_batches, run_shares
+from dsh_policy.policy.fleet.shares import balance, run_share_batches
 
 #: One log to verify: its archive file (read by the process that verifies it) or the lines
 #: pulled from the stream.
@@ -101,12 +101,23 @@ def verify_logs(
     """Verify every log, ``workers`` processes at once (default: every core), each a share of
     near-equal size. Raises ``KeyFileError`` for a key that cannot be loaded, ``OSError`` for an
     archive file that cannot be read."""
-    started = time.perf_counter()
     public = load_public_key(key) if key is not None else None  # once, not once per log
     jobs = list(logs.items())
+    verify = partial(_verify_one, public, live)
+    return _in_shares(
+        jobs, [_size(source) for _, source in jobs], workers, lambda batch: list(map(verify, batch))
+    )
+
+
+def _in_shares(
+    jobs: Sequence[Any], sizes: list[int], workers: int | None, work: Callable[[list[Any]], list[LogVerdict]]
+) -> FleetReport:
+    """``work`` on ``jobs`` in shares of near-equal size, one process per share (``workers``,
+    default every core), the verdicts sorted by host and log."""
+    started = time.perf_counter()
     count = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
-    shares = balance([_size(source) for _, source in jobs], count)
-    verdicts = run_shares(jobs, shares, partial(_verify_one, public, live))
+    shares = balance(sizes, count)
+    verdicts = run_share_batches(jobs, shares, work)
     verdicts.sort(key=lambda verdict: (verdict.host, verdict.log_id))
     return FleetReport(verdicts, seconds=time.perf_counter() - started, workers=len(shares) or 1)
 
@@ -158,26 +169,26 @@ async def _survey(url: str) -> tuple[Layout | None, list[dict[str, Any]], Shippe
 def _pull_and_verify_shares(
     url: str, layout: Layout, *, key: str | None, live: bool, workers: int | None
 ) -> FleetReport:
-    started = time.perf_counter()
     public = load_public_key(key) if key is not None else None
-    jobs = [(subject, count) for subject, count in sorted(layout.subjects.items()) if log_of(subject)]
-    count = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
-    shares = balance([lines for _, lines in jobs], count)
-    verdicts = run_share_batches(jobs, shares, partial(_pull_and_verify, url, layout.last, public, live))
-    verdicts.sort(key=lambda verdict: (verdict.host, verdict.log_id))
-    return FleetReport(verdicts, seconds=time.perf_counter() - started, workers=len(shares) or 1)
+    jobs = [
+        (subject, lines, log)
+        for subject, lines in sorted(layout.subjects.items())
+        if (log := log_of(subject)) is not None
+    ]
+    work = partial(_pull_and_verify, url, layout.last, public, live)
+    return _in_shares(jobs, [lines for _, lines, _ in jobs], workers, work)
 
 
 def _pull_and_verify(
-    url: str, last: int, key: PublicKeySource | None, live: bool, batch: list[tuple[str, int]]
+    url: str,
+    last: int,
+    key: PublicKeySource | None,
+    live: bool,
+    batch: list[tuple[str, int, tuple[str, str]]],
 ) -> list[LogVerdict]:
     """One process's share: its logs' subjects pulled on one connection, then each verified."""
-    pulled = asyncio.run(pull_subjects(url, batch, last))
-    verdicts = []
-    for subject, _ in batch:
-        host, log_id = log_of(subject) or ("", "")
-        verdicts.append(_verify_one(key, live, ((host, log_id), pulled[subject])))
-    return verdicts
+    pulled = asyncio.run(pull_subjects(url, [(subject, lines) for subject, lines, _ in batch], last))
+    return [_verify_one(key, live, (log, pulled[subject])) for subject, _, log in batch]
 
 
 def render_text(report: FleetReport) -> str:
