@@ -115,7 +115,7 @@ class CallScan:
         self.protection = protection
         self.cwd = cwd
         self.bases = [cwd]
-        self.moves: list[str] = []  # the folders the line moves into (``cd``/``pushd`` words)
+        self.moves: list[str] = []  # the folders the line has moved into so far (``cd``/``pushd``)
         self.examined = 0
 
     @cached_property
@@ -325,7 +325,6 @@ class CallScan:
         for argv in commands:
             if argv and argv[0] in ("cd", "pushd") and len(argv) > 1:
                 self.bases.extend(self.candidates(argv[-1])[:1])
-                self.moves.append(argv[-1])
         for redirect in redirects:
             refusal = self._redirect(redirect, tool)
             if refusal is not None:
@@ -340,6 +339,8 @@ class CallScan:
         mentioned = self.protection.mentions.search(self._expand(line)) is not None
         heredoc = any(redirect["op"] in ("<<", "<<-", "<<<") for redirect in redirects)
         for argv in commands:
+            if argv and argv[0] in ("cd", "pushd") and len(argv) > 1:
+                self.moves.append(argv[-1])  # a harness later on the line runs there
             refusal = self._command(argv, tool, mentioned)
             if refusal is not None:
                 return refusal

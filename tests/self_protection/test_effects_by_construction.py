@@ -182,6 +182,7 @@ HOOKED_STARTS = (
     "claude -p go",
     "codex exec go",
     "gemini --version",
+    "opencode run go; cd /tmp",  # the move comes after the harness ran in the project
 )
 
 
