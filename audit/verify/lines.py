@@ -44,7 +44,7 @@ class SegmentLines:
 
     def _open(self, buffered: bool = True) -> io.RawIOBase | io.BufferedIOBase:
         if self.data is not None:
-            return io.BytesIO(self.data)  # shares the bytes until written: no copy
+            return io.BytesIO(self.data)  # reads copy each chunk, as from a file
         return self.path.open("rb") if buffered else self.path.open("rb", buffering=0)
 
     def batches(self) -> Iterator[tuple[list[bytes], frozenset[int]]]:
