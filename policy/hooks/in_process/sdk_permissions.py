@@ -18,7 +18,9 @@ callback in :class:`RecordedPermissions`, which records each outcome with the pi
 | no callback at all                | ``no-service``    | the same                                  |
 
 An allow that rewrites the input (``updated_input``) is decided afresh on the new input: a deny
-refuses it, an ask counts as approved (the person approved exactly that input). A permission
+refuses it, an ask counts as approved (the person approved exactly that input), unless the
+hooks have an approval queue (``approver``): then the new input's ask waits on the queue like any
+other, and the queue's answer stands. A permission
 request for a call no PreToolUse decided (another matcher's tool, a lost event) is decided
 first, the same way. Fail closed: an error inside the wrapper refuses the call; it never raises.
 """
