@@ -56,6 +56,23 @@ def test_the_tamper_watch_covers_every_clients_hook_file(layout: tuple[Any, dict
     watched = {item.path for item in watched_from(protection.entries, [names["project"]])}
     for relative in PROJECT_HOOK_FILES:
         assert os.path.join(names["project"], relative) in watched, relative
+    # Whatever hook file the clients' own installers wrote into the project to run the gateway is
+    # watched too, whether or not the list above names it (an installer that moves its file, a
+    # client added without updating the list). The project deployment those hooks name is the
+    # gateway serving it to watch, not this one.
+    project = Path(names["project"])
+    wired = [
+        path
+        for path in project.rglob("*")
+        if ".git" not in path.relative_to(project).parts
+        and not path.is_symlink()
+        and path.is_file()
+        and path.name != "gateway.yaml"
+        and b"dsh-policy" in path.read_bytes()
+    ]
+    assert len(wired) >= 4, wired  # Gemini, Qwen, OpenCode and Copilot are wired per project
+    for path in wired:
+        assert str(path) in watched, path
 
 
 def test_a_copilot_hook_file_that_stops_running_the_gateway_weakens(tmp_path: Path) -> None:
