@@ -18,6 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from dsh_policy.cmdline.programs import operands as operands_of
+
 # Programs that send signals or otherwise stop, freeze or starve a process they are given.
 SIGNAL_SENDERS: Final[frozenset[str]] = frozenset(
     {
@@ -191,35 +193,27 @@ def stops_gateway(
 
 def _patterns(argv: Sequence[str]) -> list[str]:
     """``pkill``/``killall`` patterns: operands that are not options or their values."""
-    valued = {
-        "-s",
-        "--signal",
-        "-u",
-        "-U",
-        "-g",
-        "-G",
-        "-P",
-        "-t",
-        "-F",
-        "--pidfile",
-        "-n",
-        "--ns",
-        "--nslist",
-        "-o",
-        "-y",
-        "-e",
-    }
-    out: list[str] = []
-    skip = False
-    for word in argv[1:]:
-        if skip:
-            skip = False
-            continue
-        if word.startswith("-"):
-            skip = word in valued
-            continue
-        out.append(word)
-    return out
+    valued = frozenset(
+        {
+            "-s",
+            "--signal",
+            "-u",
+            "-U",
+            "-g",
+            "-G",
+            "-P",
+            "-t",
+            "-F",
+            "--pidfile",
+            "-n",
+            "--ns",
+            "--nslist",
+            "-o",
+            "-y",
+            "-e",
+        }
+    )
+    return operands_of(argv[1:], valued)
 
 
 def _by_user(argv: Sequence[str]) -> bool:
@@ -261,12 +255,9 @@ def same_filesystem(path: str, other: str) -> bool:
     folders compared)."""
 
     def device(target: str) -> int | None:
-        folder = target if os.path.isdir(target) else os.path.dirname(target)
-        while folder and not os.path.isdir(folder):
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                return None
-            folder = parent
+        folder = _existing_folder(target if os.path.isdir(target) else os.path.dirname(target))
+        if folder is None:
+            return None
         try:
             return os.stat(folder).st_dev
         except (OSError, ValueError):
@@ -377,15 +368,21 @@ def fills_disk(argv: Sequence[str], free: int | None) -> str | None:
 
 def free_bytes(folder: str | None) -> int | None:
     """Free bytes on the filesystem holding ``folder`` (``None`` when unknown)."""
-    if not folder:
+    folder = _existing_folder(folder)
+    if folder is None:
         return None
-    while folder and not os.path.isdir(folder):
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
     try:
         info = os.statvfs(folder)
     except (OSError, ValueError):
         return None
     return info.f_bavail * info.f_frsize
+
+
+def _existing_folder(folder: str | None) -> str | None:
+    """``folder`` or its nearest existing ancestor (``None`` when none is found)."""
+    while folder and not os.path.isdir(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    return folder or None
