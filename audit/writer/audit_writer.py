@@ -62,8 +62,11 @@ class AuditWriter:
             path, chain, appender, self._checkpoints, signing_key, previous_signing_key
         )
         self._flusher = Flusher(settings, commits, chain, lock, self._locked, self._checkpoints.write)
-        #: Leases need the flusher (it ends an idle one), which batch mode always runs.
-        self._leases = settings.fsync == "batch"
+        #: Appends a lease covers (0: none). Leases need the flusher (it ends an idle one), which
+        #: batch mode always runs; a lease of one append would cover two.
+        self._lease_records = (
+            settings.batch_records if settings.fsync == "batch" and settings.batch_records > 1 else 0
+        )
 
     # ----------------------------------------------------------------------------------- opening
 
@@ -206,16 +209,14 @@ class AuditWriter:
             except BaseException:
                 lock.release()
                 raise
-            if sync_now or not self._leases or self._settings.batch_records == 1:
+            if sync_now or not self._lease_records:
                 lock.release()
             elif lock.leased:
                 lock.lease_left -= 1
-                if lock.lease_left <= 0 or time.monotonic() >= lock.lease_until:
+                if lock.lease_left <= 0 or lock.lease_over(time.monotonic()):
                     lock.release()
             else:
-                lock.leased = True
-                lock.lease_left = self._settings.batch_records - 1
-                lock.lease_until = time.monotonic() + self._settings.batch_ms / 1000
+                lock.begin_lease(self._lease_records - 1, time.monotonic() + self._settings.batch_ms / 1000)
                 commits.jobs.put(WAKE)  # the flusher ends the lease on time if we go quiet
             if sync_now:
                 # Our descriptor still names the file our lines went to, whatever another process

@@ -101,7 +101,7 @@ class Flusher:
         settings, commits, chain, lock = self._settings, self._commits, self._chain, self._lock
         now = time.monotonic()
         with lock.mutex:
-            if lock.leased and (now >= lock.lease_until or lock.closed or lock.failure is not None):
+            if lock.leased and (lock.lease_over(now) or lock.closed or lock.failure is not None):
                 lock.release()  # appends went quiet: other processes may append again
             if lock.closed or lock.failure is not None:
                 return False

@@ -58,6 +58,14 @@ class WriterLock:
         except OSError as error:
             raise self.fail(f"cannot lock {lock_path(self.path)}: {error}") from None
 
+    def begin_lease(self, appends: int, until: float) -> None:
+        """Keep the OS lock (taken) for ``appends`` more appends or until ``until`` (monotonic)."""
+        self.leased, self.lease_left, self.lease_until = True, appends, until
+
+    def lease_over(self, now: float) -> bool:
+        """Whether the lease's time is up at ``now`` (monotonic)."""
+        return now >= self.lease_until
+
     def release(self) -> None:
         """Release the OS lock (ending any lease); a failure to do so stops the writer."""
         self.leased = False
