@@ -119,8 +119,11 @@ def rubysec_record(document: dict[str, Any], name: str) -> dict[str, Any]:
         op, version = min(uppers, key=lambda b: key(b[1]))
         span["last_affected" if op == ">" else "fixed"] = version
     ident = (
-        f"CVE-{document['cve']}" if document.get("cve")
-        else f"GHSA-{document['ghsa']}" if document.get("ghsa") else name
+        f"CVE-{document['cve']}"
+        if document.get("cve")
+        else f"GHSA-{document['ghsa']}"
+        if document.get("ghsa")
+        else name
     )
     events = [{k: v} for k, v in span.items()] or [{"introduced": "0"}]
     return {
@@ -129,8 +132,10 @@ def rubysec_record(document: dict[str, Any], name: str) -> dict[str, Any]:
         "summary": str(document.get("title", "")),
         "details": str(document.get("description", "")),
         "affected": [
-            {"package": {"ecosystem": "RubyGems", "name": str(document["gem"])},
-             "ranges": [{"type": "ECOSYSTEM", "events": events}]}
+            {
+                "package": {"ecosystem": "RubyGems", "name": str(document["gem"])},
+                "ranges": [{"type": "ECOSYSTEM", "events": events}],
+            }
         ],
     }
 
