@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
+from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
+from dsh_policy.cmdline.effects.harvest import harvest_acts, hash_reader
 from dsh_policy.cmdline.effects.host import host_command_acts, killed_daemons
 from dsh_policy.cmdline.effects.model import Effect, Handler
 from dsh_policy.cmdline.effects.model import fx as _fx
@@ -51,6 +53,7 @@ KINDS = frozenset(
         "malicious-package",
         "agent-unsafe",
         "publish",
+        "encrypt-destroy",
     }
 )
 """Every effect kind :func:`shell_acts` reports."""
@@ -411,6 +414,10 @@ def command_acts(argv: list[str]) -> list[Effect]:
     for handler in _HANDLERS.get(argv[0], ()):
         found.extend(handler(argv))
     found.extend(host_command_acts(argv))
+    defence = DEFENCE_HANDLERS.get(argv[0])
+    if defence is not None:
+        found.extend(defence(argv))
+    found.extend(hash_reader(argv))
     found.extend(install_acts(argv))
     found.extend(channel_acts(argv))
     return found
@@ -425,6 +432,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(killed_daemons(commands))
     found.extend(runner_acts(line))
     found.extend(line_acts(commands))
+    found.extend(harvest_acts(commands))
     if "=" in line:
         for match in _ENV_SWITCHES.finditer(line):
             setting = match.group(1)

@@ -79,9 +79,12 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             + _HOME
             + r"/+\.config/+git/+config$|^/+etc/+gitconfig$|(?:^|/)\.gitattributes$|(?:^|/)\.gitmodules$",
         ),
+        # a .pth file runs only from a site directory (or one computed at run time, as in
+        # "$(python3 -m site --user-site)/x.pth"); elsewhere .pth is also PyTorch's weights file
         (
             "python-startup",
-            r"\.pth$|(?:^|/)(?:sitecustomize|usercustomize)\.py$|" + _HOME + r"/+\.pythonrc(?:\.py)?$",
+            r"(?:site-?packages|dist-packages|/lib/+python[0-9.]*/|\$\(|\$\{|`)[^\n]*\.pth$"
+            r"|(?:^|/)(?:sitecustomize|usercustomize)\.py$|" + _HOME + r"/+\.pythonrc(?:\.py)?$",
         ),
         (
             "ci-workflow",
@@ -125,12 +128,21 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|(?:^|/)\.docker/+config\.json$|(?:^|/)nuget\.config$",
         ),
         ("direnv", r"(?:^|/)\.envrc$|(?:^|/)\.env\.sh$|(?:^|/)\.config/+direnv/"),
+        # loaded by a test runner on its next run without being named (pytest's conftest.py, jest,
+        # vitest, playwright and cypress setup and config files, mocha's rc)
+        (
+            "test-hook",
+            r"(?:^|/)conftest\.py$|(?:^|/)(?:jest|vitest|playwright|cypress)\.(?:setup|config|global-?setup)"
+            r"[\w.-]*\.[cm]?[jt]s$|(?:^|/)setupTests\.[jt]sx?$|(?:^|/)\.mocharc\.(?:c?js|json|ya?ml)$",
+        ),
         # what an install step installs later: a pinned dependency is code the next install runs
         (
             "dependency-list",
             r"(?:^|/)(?:requirements[\w.-]*\.(?:txt|in)|constraints\.txt|pyproject\.toml|Gemfile|Cargo\.toml"
             r"|go\.mod)$",
         ),
+        # a shell or PowerShell script: written to be run (by the agent, a user or a scheduler)
+        ("script", r"\.(?:sh|bash|zsh|ksh|command|ps1)$"),
     )
 )
 """Every class with the pattern of the normalized paths it holds, most specific first (the first
@@ -228,6 +240,27 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     ),
 }
 
+_SECRET_SOURCE = re.compile(
+    r"(?:~|\$HOME|\$\{HOME\}|expanduser\(['\"]~)/+\.(?:ssh|aws|gnupg|kube|docker|config/+gh)\b"
+    r"|\bid_(?:rsa|ed25519|ecdsa)\b|\.(?:git-credentials|netrc|pgpass)\b|/etc/+shadow\b"
+    r"|\bos\.environ\b|\bprocess\.env\b|\bENV\.to_h\b|(?:^|[\s|;&(])(?:env|printenv)\s*\|"
+)
+_SEND = re.compile(
+    r"(?:curl|wget)\b[^\n]*(?:\s-d\b|\s--data|\s-F\b|\s--form|\s-T\b|--upload-file|--post-\w+"
+    r"|-X\s*(?:POST|PUT))|\b(?:nc|ncat|socat)\s+[\w.-]+\s+\d+|/dev/tcp/|urlopen\([^)\n]*\bdata\s*="
+    r"|\b(?:requests|httpx|session)\.(?:post|put)\(|\bRequest\([^)\n]*\bdata\s*="
+    r"|method\s*[:=]\s*['\"](?:POST|PUT)|\bsocket\.(?:socket|create_connection)\("
+    r"|Net::HTTP\.post|\bfetch\([^)\n]*\bbody\s*:"
+)
+
+
+def _exfil(text: str) -> bool:
+    """Signal ``exfil``: secrets read and sent out by one file, a send (a shell upload or post,
+    or code posting data or opening a socket) beside a secret source (key and cloud credential
+    folders, the environment, the shadow file). Either alone is everyday code."""
+    return _SEND.search(text) is not None and _SECRET_SOURCE.search(text) is not None
+
+
 _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "git-config": ("runs-program",),
     "python-startup": ("startup-import", "build-exec"),
@@ -240,6 +273,8 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "dependency-list": ("known-malicious",),
     "package-config": ("registry", "tls-off", "odd-tool"),
     "direnv": ("runs-command", "fetch-exec", "sends"),
+    "test-hook": ("fetch-exec", "exfil"),
+    "script": ("exfil",),
 }
 """The signals that make a write of each judged class a technique. Secrets in a workflow are
 everyday (deploy steps use them); secrets *sent* are not, and that is ``sends``."""
@@ -288,5 +323,11 @@ def later_risks(path: str, text: str) -> list[str]:
     return [
         signal
         for signal in _JUDGED_BY.get(kind, ())
-        if (manifest_hits(path, sample) if signal == "known-malicious" else _SIGNALS[signal].search(sample))
+        if (
+            manifest_hits(path, sample)
+            if signal == "known-malicious"
+            else _exfil(sample)
+            if signal == "exfil"
+            else _SIGNALS[signal].search(sample)
+        )
     ]
