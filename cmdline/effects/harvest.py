@@ -4,11 +4,12 @@ third blind probe (tests/corpus/probe3) found unread.
 - ``secret-store`` for the **accounts' password hashes** read through a name service or a directory
   tool rather than a path (``getent shadow``/``gshadow``, ``unshadow``, macOS ``ShadowHashData``);
 - ``secret-hunt`` for the **environment dumped and hunted**: a whole-environment dump (``env``,
-  ``printenv``, ``set``, ``export -p``, ``declare -x``, a process's ``environ``) on a line that
-  filters it for secret names or encodes or sends it; ``env | grep PATH`` stays ordinary;
+  ``printenv``, ``set``, ``export -p``, ``declare -x``, a process's ``environ``, ``ps e``,
+  interpreter code printing ``os.environ``/``process.env``/``ENV``) on a line that filters it for
+  secret names or encodes or sends it; ``env | grep PATH`` stays ordinary;
 - ``encrypt-destroy`` for **data encrypted for impact**: a file encrypted (gpg, openssl enc, age,
-  7z/zip with a password, ccrypt, scrypt) and the same file then removed or shredded on the line,
-  leaving only a copy someone else holds the key to.
+  7z/zip with a password, ccrypt, scrypt) and the same file then removed, shredded or overwritten
+  by a move or copy on the line, leaving only a copy someone else holds the key to.
 """
 
 from __future__ import annotations
@@ -41,6 +42,15 @@ _ENCODERS_AND_SENDERS = frozenset(
 _FILTERS = frozenset({"grep", "egrep", "fgrep", "rg", "awk", "sed", "ag", "ugrep"})
 
 
+_CODE_DUMP = re.compile(
+    r"\b(?:print|pprint|dict|json\.dumps|repr|str)\(\s*(?:dict\()?os\.environ\b|os\.environ\.items\(\)"
+    r"|\b(?:JSON\.stringify|console\.log|console\.dir)\(\s*process\.env\b|\bENV\.(?:to_h|each|inspect)\b"
+    r"|\bp\s+ENV\b|\b(?:keys|each)\s*%ENV|%ENV\b[^;]*\bprint|getenv\(\s*\)"
+)
+"""Interpreter code that prints or serialises the whole environment."""
+_INTERPRETERS = re.compile(r"^(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php)$")
+
+
 def _dumps_environment(argv: list[str]) -> bool:
     tool, rest = argv[0], argv[1:]
     operands = [a for a in rest if not a.startswith("-")]
@@ -48,8 +58,12 @@ def _dumps_environment(argv: list[str]) -> bool:
         return not operands  # env/printenv with a command or names is not a dump
     if tool in ("set", "export", "declare", "typeset"):
         return not operands and (tool == "set" or any(a in ("-p", "-x", "-px", "-xp") for a in rest))
+    if tool == "ps":  # BSD-style flags with e print every process's environment (ps auxe, ps eww)
+        return any(re.match(r"^[a-zA-Z]*e[a-zA-Z]*$", a) for a in rest)
+    if _INTERPRETERS.match(tool):
+        return any(_CODE_DUMP.search(a) for a in rest)
     return tool in ("cat", "strings", "tr", "xargs") and any(
-        re.match(r"^/proc/+(?:\d+|self|\*|\$\w+)/+environ$", a) for a in rest
+        re.match(r"^/proc/+(?:\d+|self|\*|\$\w+|\$\$|\$\{\w+\})/+environ$", a) for a in rest
     )
 
 
@@ -79,20 +93,22 @@ _DESTROYS = frozenset({"rm", "shred", "srm", "wipe", "unlink", "truncate"})
 
 
 def _encrypt_then_destroy(commands: list[list[str]]) -> Iterator[Effect]:
+    """In execution order: a file encrypted, then removed, shredded, or overwritten by a move or
+    copy onto it (a copy made before the encryption is no destruction)."""
     encrypted: set[str] = set()
     for argv in commands:
         pattern = next((p for tool, p in _ENCRYPTS if argv[0] == tool), None)
         decrypts = any(a in ("-d", "--decrypt", "-decrypt") for a in argv[1:])
         if pattern is not None and not decrypts and any(pattern.match(a) for a in argv[1:]):
             encrypted.update(a for a in argv[1:] if not a.startswith("-"))
-    if not encrypted:
-        return
-    for argv in commands:
-        if argv[0] in _DESTROYS:
-            gone = [a for a in argv[1:] if not a.startswith("-") and a in encrypted]
-            if gone:
-                yield _fx("encrypt-destroy", f"encrypts {gone[0]} and then destroys the original", gone[0])
-                return
+            continue
+        if not encrypted:
+            continue
+        named = argv[1:] if argv[0] in _DESTROYS else argv[-1:] if argv[0] in ("mv", "cp") else []
+        gone = [a for a in named if not a.startswith("-") and a in encrypted]
+        if gone:
+            yield _fx("encrypt-destroy", f"encrypts {gone[0]} and then destroys the original", gone[0])
+            return
 
 
 def harvest_acts(commands: list[list[str]]) -> Iterator[Effect]:

@@ -136,7 +136,7 @@ _INTERPRETER = re.compile(
     r"^(?:python[0-9.]*|pypy[0-9.]*|perl|ruby|node|nodejs|deno|bun|php|lua[0-9.]*|Rscript)$"
 )
 _TRACE_CALL = re.compile(
-    r"\bptrace\s*\(|\bprocess_vm_(?:readv|writev)\b|\bPTRACE_(?:ATTACH|SEIZE|PEEK\w*)\b"
+    r"\bptrace\s*\(|\b(?:SYS|__NR)_ptrace\b|\bprocess_vm_(?:readv|writev)\b|\bPTRACE_(?:ATTACH|SEIZE|PEEK\w*)\b"
     r"|/proc/+(?:[0-9]+|\{[^}]*\}|%[ds]|\$\w+|\"\s*\+[^+]*\+\s*\")/+mem\b"
 )
 """Interpreter code that attaches to or reads another process, whatever the binding (ctypes, ffi,
@@ -309,7 +309,10 @@ _POOL_PORTS = frozenset(
 _MINER_SWITCHES = re.compile(
     r"^(?:-B|--background|--donate-level(?:=\S*)?|--cpu-priority(?:=\S*)?|--randomx\S*|--coin(?:=\S*)?"
     r"|--rig-id(?:=\S*)?|--nicehash|--max-cpu-usage(?:=\S*)?|-k|--keepalive|--tls-fingerprint\S*"
-    r"|-a\s*(?:rx/\S+|cn\S*|argon2\S*|ghostrider|kawpow))$"
+    r"|(?:-a|--algo=?)\s*(?:rx/\S+|cn\S*|argon2\S*|ghostrider|kawpow|ethash|etchash|kheavyhash|autolykos\S*))$"
+)
+_MINER_ALGOS = re.compile(
+    r"^(?:rx/\S+|cn\S*|argon2\S*|ghostrider|kawpow|ethash|etchash|kheavyhash|autolykos\S*)$"
 )
 
 
@@ -329,8 +332,10 @@ def _pool_argument(argv: list[str]) -> bool:
     if not pools:
         return False
     user = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-u", "--user")), "")
+    algo = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-a", "--algo")), "")
     return (
         any(_MINER_SWITCHES.match(a) for a in argv[1:])
+        or _MINER_ALGOS.match(algo) is not None
         or any(p.rsplit(":", 1)[1] in _POOL_PORTS for p in pools)
         or len(re.sub(r"[^A-Za-z0-9]", "", user)) >= 40
     )
