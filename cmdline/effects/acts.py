@@ -128,6 +128,13 @@ def _npm_pkg(argv: list[str]) -> Iterator[Effect]:
         for key, _ in _config_pairs(argv, ("set",)):
             if re.match(r"^scripts\.(?:pre|post)?(?:install|uninstall)$|^scripts\.prepare$", key):
                 yield _fx("runs-later-config", f"adds an install script ({key})", key)
+    elif (
+        len(argv) > 3
+        and argv[1] == "set-script"
+        and re.match(r"^(?:pre|post)?(?:install|uninstall)$|^prepare$", argv[2])
+    ):
+        # npm 7's verb for the same edit
+        yield _fx("runs-later-config", f"adds an install script (scripts.{argv[2]})", argv[2])
 
 
 def _installer_flags(argv: list[str]) -> Iterator[Effect]:

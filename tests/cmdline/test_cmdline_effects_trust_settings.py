@@ -1,5 +1,6 @@
 """Registry swaps and TLS switches spelled as environment variables (every package manager's
-naming convention, any case npm accepts) and as the config verbs of pdm, dotnet and Maven."""
+naming convention, any case npm accepts) and as the config verbs of pdm, dotnet and Maven; and
+install scripts added with npm 7's set-script."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def kinds(line: str) -> list[str]:
         ("pdm config pypi.verify_ssl false", "tls-off"),
         ("dotnet nuget add source https://nuget.mirror.example/v3/index.json -n corp", "registry"),
         ("mvn -Dmaven.wagon.http.ssl.insecure=true -Dmaven.wagon.http.ssl.allowall=true package", "tls-off"),
+        ("npm set-script preinstall 'node tools/setup.js'", "runs-later-config"),
     ],
 )
 def test_each_setting_reads_as_its_effect(line: str, kind: str) -> None:
@@ -51,7 +53,8 @@ def test_each_setting_reads_as_its_effect(line: str, kind: str) -> None:
         "pdm config python.use_venv true",
         "dotnet nuget list source",
         "mvn -DskipTests package",
+        "npm set-script test 'vitest run'",
     ],
 )
 def test_everyday_settings_have_no_trust_effect(line: str) -> None:
-    assert not {"registry", "tls-off"} & set(kinds(line)), (line, shell_acts(line))
+    assert not {"registry", "tls-off", "runs-later-config"} & set(kinds(line)), (line, shell_acts(line))
