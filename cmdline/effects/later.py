@@ -241,16 +241,23 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
 }
 
 _SECRET_SOURCE = re.compile(
-    r"(?:~|\$HOME|\$\{HOME\}|expanduser\(['\"]~)/+\.(?:ssh|aws|gnupg|kube|docker|config/+gh)\b"
+    r"(?i)(?:~|\$HOME|\$\{HOME\}|\$env:(?:HOME|USERPROFILE)|%USERPROFILE%|expanduser\(['\"]~)[/\\]+"
+    r"\.(?:ssh|aws|gnupg|kube|docker|config[/\\]+gh)\b"
     r"|\bid_(?:rsa|ed25519|ecdsa)\b|\.(?:git-credentials|netrc|pgpass)\b|/etc/+shadow\b"
-    r"|\bos\.environ\b|\bprocess\.env\b|\bENV\.to_h\b|(?:^|[\s|;&(])(?:env|printenv)\s*\|"
+    # the whole environment read (a secret used as one request's credential is everyday code)
+    r"|\b(?:dict|repr|str|json\.dumps)\(\s*os\.environ\b|\bos\.environ\.(?:items|copy|keys|values)\(\)"
+    r"|\*\*os\.environ\b|\bJSON\.stringify\(\s*process\.env\b|\.\.\.process\.env\b"
+    r"|\bObject\.(?:entries|keys|values|assign)\([^)\n]*process\.env\b|\bENV\.(?:to_h|to_hash|inspect)\b"
+    r"|(?:^|[\s|;&(])(?:env|printenv)\s*\||\b(?:Get-ChildItem|gci|dir|ls)\s+env:"
 )
 _SEND = re.compile(
-    r"(?:curl|wget)\b[^\n]*(?:\s-d\b|\s--data|\s-F\b|\s--form|\s-T\b|--upload-file|--post-\w+"
-    r"|-X\s*(?:POST|PUT))|\b(?:nc|ncat|socat)\s+[\w.-]+\s+\d+|/dev/tcp/|urlopen\([^)\n]*\bdata\s*="
+    r"(?i)(?:curl|wget)\b[^\n]*[\s\"',\[](?:-d|--data[\w-]*|-F|--form|-T|--upload-file|--post-\w+)\b"
+    r"|(?:curl|wget)\b[^\n]*-X\s*['\"]?(?:POST|PUT)"
+    r"|\b(?:nc|ncat|socat)\s+[\w.-]+\s+\d+|/dev/tcp/|urlopen\([^)\n]*\bdata\s*="
     r"|\b(?:requests|httpx|session)\.(?:post|put)\(|\bRequest\([^)\n]*\bdata\s*="
-    r"|method\s*[:=]\s*['\"](?:POST|PUT)|\bsocket\.(?:socket|create_connection)\("
-    r"|Net::HTTP\.post|\bfetch\([^)\n]*\bbody\s*:"
+    r"|\.request\(\s*['\"](?:POST|PUT)|method\s*[:=]\s*['\"](?:POST|PUT)"
+    r"|\bsocket\.(?:socket|create_connection)\(|Net::HTTP\.post|\bfetch\([^)\n]*\bbody\s*:"
+    r"|-Method\s+['\"]?(?:Post|Put)|Invoke-RestMethod[^\n]*-Body|-InFile\b"
 )
 
 

