@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from dsh_policy.cmdline.effects.agent_configs import only_reference_servers
 from dsh_policy.cmdline.effects.packages import manifest_hits
 
 __all__ = ["ALWAYS", "later_class", "later_risks"]
@@ -335,6 +336,8 @@ def later_risks(path: str, text: str) -> list[str]:
             if signal == "known-malicious"
             else _exfil(sample)
             if signal == "exfil"
+            else _SIGNALS[signal].search(sample) and not only_reference_servers(sample)
+            if signal == "starts-command"
             else _SIGNALS[signal].search(sample)
         )
     ]

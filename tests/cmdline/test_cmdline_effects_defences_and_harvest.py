@@ -6,6 +6,8 @@ run later through a test runner, a written script or a copy into a computed site
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from dsh_policy.cmdline.effects import later_class, later_risks, shell_acts
 
@@ -157,6 +159,47 @@ def test_a_test_hook_or_script_that_sends_secrets_out_is_a_risk_and_an_ordinary_
     )
     assert later_risks("/tmp/x/up.sh", stealing_script) == ["exfil"]
     assert later_risks("scripts/deploy.sh", deploy_script) == []
+
+
+def _servers(**servers: list[str]) -> str:
+    """An MCP client config whose servers start ``command *args`` (each list: command, args...)."""
+    started = {name: {"command": argv[0], "args": argv[1:]} for name, argv in servers.items()}
+    return json.dumps({"mcpServers": started})
+
+
+FS = "@modelcontextprotocol/server-filesystem"
+REFERENCE_SERVER = _servers(
+    docs=["npx", "-y", FS, "./site"], mem=["pnpm", "dlx", "@modelcontextprotocol/server-memory"]
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _servers(x=["npx", "-y", "mcp-server-docs-helper"]),
+        _servers(x=["npx", "-y", FS, "/"]),
+        _servers(x=["npx", "-y", FS, "~"]),
+        _servers(x=["npx", "@modelcontextprotocolx/server-git"]),
+        _servers(x=["bash", "-c", "npx -y @modelcontextprotocol/server-memory"]),
+        _servers(x=["npx", "-y", FS, "--allow-write-everywhere"]),
+        json.dumps(
+            {
+                "mcpServers": {
+                    "m": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}
+                },
+                "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "node ~/.cache/n.js"}]}]},
+            }
+        ),
+        '"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]}',
+    ],
+)
+def test_an_agent_config_starting_anything_but_a_reference_server_asks(text: str) -> None:
+    assert "starts-command" in later_risks(".mcp.json", text)
+
+
+def test_an_agent_config_starting_only_reference_servers_on_project_folders_is_ordinary() -> None:
+    assert later_risks(".mcp.json", REFERENCE_SERVER) == []
+    assert later_risks(".cursor/mcp.json", REFERENCE_SERVER) == []
 
 
 @pytest.mark.parametrize(
