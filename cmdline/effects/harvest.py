@@ -56,8 +56,10 @@ def _dumps_environment(argv: list[str]) -> bool:
     operands = [a for a in rest if not a.startswith("-")]
     if tool in ("env", "printenv"):
         return not operands  # env/printenv with a command or names is not a dump
-    if tool in ("set", "export", "declare", "typeset"):
-        return not operands and (tool == "set" or any(a in ("-p", "-x", "-px", "-xp") for a in rest))
+    if tool == "set":  # `set` alone lists every variable; `set -e` only changes an option
+        return not rest
+    if tool in ("export", "declare", "typeset"):
+        return not operands and any(a in ("-p", "-x", "-px", "-xp") for a in rest)
     if tool == "ps":  # BSD-style flags with e print every process's environment (ps auxe, ps eww)
         return any(re.match(r"^[a-zA-Z]*e[a-zA-Z]*$", a) for a in rest)
     if _INTERPRETERS.match(tool):
@@ -68,9 +70,11 @@ def _dumps_environment(argv: list[str]) -> bool:
 
 
 def _environment_hunt(commands: list[list[str]]) -> Iterator[Effect]:
-    if not any(_dumps_environment(c) for c in commands):
+    """A dump, then (in execution order) a filter for secret names, an encoder or a sender."""
+    first = next((i for i, c in enumerate(commands) if _dumps_environment(c)), None)
+    if first is None:
         return
-    for argv in commands:
+    for argv in commands[first + 1 :]:
         hunted = argv[0] in _FILTERS and any(_SECRET_WORDS.search(a) for a in argv[1:])
         if hunted or argv[0] in _ENCODERS_AND_SENDERS:
             how = "filters it for secrets" if hunted else f"hands it to {argv[0]}"
