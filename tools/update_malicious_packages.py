@@ -7,7 +7,18 @@ Usage::
 Each SOURCE is a folder searched recursively for OSV JSON records (a checkout of
 github.com/ossf/malicious-packages, whose records live under ``osv/malicious/<ecosystem>/``, or
 ``tools/osv-supplement``, advisories read one by one after the checkout was taken) or a ``.zip``
-of OSV records (osv.dev's per-ecosystem ``all.zip`` exports; only ``MAL-`` records are kept).
+of OSV records (osv.dev's per-ecosystem ``all.zip`` exports).
+
+Malicious code is not only published as ``MAL-`` records: a popular package whose account or
+build was taken over (ctx, rest-client, the crates crates.io removed) is usually reported as an
+ordinary advisory of the general databases. So a folder may also be a checkout of those, and a
+record of theirs is kept when it marks the release itself as malicious (:func:`malicious_code`):
+``MAL-`` ids; the CWE for embedded malicious code (CWE-506, GitHub's advisories); RustSec's
+``malicious`` category (its ``osv`` branch, ``crates/*.json``); or a summary saying the release
+carries a backdoor or malware or was replaced by a malicious one (PyPA's advisory-database, OSV
+records in YAML, ``vulns/<name>/*.yaml``; RubySec's ruby-advisory-db, its own YAML,
+``gems/<name>/*.yml``, read by :func:`rubysec_record`). Every other advisory (a vulnerability
+an attacker exploits, not a release that attacks) is dropped.
 Everything is read offline from what is given: getting the records is the caller's step (``git
 clone``, a download), so the refresh is reviewable and repeatable.
 
@@ -33,13 +44,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import yaml
 from dsh_policy.cmdline.effects.packages import normalize
+from dsh_policy.cmdline.effects.packages import version_key as _version_key
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,31 +63,125 @@ ECOSYSTEMS = {"npm": "npm", "PyPI": "pypi", "RubyGems": "rubygems", "crates.io":
 commands the readers know and are skipped."""
 
 
+_MALWARE_TEXT = re.compile(
+    r"(?i)\bbackdoor(?:ed)?\b|\b(?:contains|embedded|included) malicious code"
+    r"|\b(?:taken over|hijacked|replaced)\b[^.]{0,160}\bmalicious\b"
+    r"|\bmalicious (?:code|version|release|project|package)s?\b[^.]{0,80}"
+    r"\b(?:inserted|published|uploaded|released|distributed|added)\b"
+    r"|\b(?:published|uploaded|released|distributed)\b[^.]{0,80}\b(?:containing|with) malicious code"
+)
+"""What an advisory of a general database says when the release itself attacks (a backdoor, a
+release replaced or uploaded with malicious code), as against a vulnerability that lets a
+"malicious user" or "malicious input" in."""
+
+
+def malicious_code(record: dict[str, Any]) -> bool:
+    """Whether a live OSV record reports a package release that is itself malicious."""
+    ident = str(record.get("id", ""))
+    if record.get("withdrawn"):
+        return False
+    if ident.startswith("MAL-"):
+        return True
+    specific = record.get("database_specific") or {}
+    if "CWE-506" in (specific.get("cwe_ids") or ()):
+        return True
+    if any(
+        "malicious" in ((affected.get("database_specific") or {}).get("categories") or ())
+        for affected in record.get("affected", ())
+    ):
+        return True
+    return bool(_MALWARE_TEXT.search(f"{record.get('summary', '')}\n{record.get('details', '')}"))
+
+
+_RUBY_BOUND = re.compile(r"^\s*(<=|<|>=|>|~>|=)?\s*([\w.]+)\s*$")
+
+
+def rubysec_record(document: dict[str, Any], name: str) -> dict[str, Any]:
+    """A RubySec advisory (``gem``, ``title``, ``unaffected_versions``, ``patched_versions``) as
+    an OSV record. The versions no bound excludes become one range: after the highest ``<=``/``<``
+    bound, up to the lowest ``>=``/``>``/``~>`` bound above it (every version when there is none)."""
+    below: list[tuple[str, str]] = []
+    above: list[tuple[str, str]] = []
+    for raw in [*(document.get("unaffected_versions") or ()), *(document.get("patched_versions") or ())]:
+        for part in str(raw).split(","):
+            match = _RUBY_BOUND.match(part)
+            if match:
+                op, version = match.group(1) or "=", match.group(2)
+                (below if op in ("<", "<=") else above).append((op, version))
+    key = _version_key
+    span: dict[str, str] = {}
+    if below:
+        op, version = max(below, key=lambda b: key(b[1]))
+        span["after" if op == "<=" else "introduced"] = version
+    floor = key(span.get("after") or span.get("introduced") or "0")
+    uppers = [b for b in above if b[0] != "=" and key(b[1]) > floor]
+    if uppers:
+        op, version = min(uppers, key=lambda b: key(b[1]))
+        span["last_affected" if op == ">" else "fixed"] = version
+    ident = (
+        f"CVE-{document['cve']}"
+        if document.get("cve")
+        else f"GHSA-{document['ghsa']}"
+        if document.get("ghsa")
+        else name
+    )
+    events = [{k: v} for k, v in span.items()] or [{"introduced": "0"}]
+    return {
+        "id": ident,
+        "modified": str(document.get("date", "")),
+        "summary": str(document.get("title", "")),
+        "details": str(document.get("description", "")),
+        "affected": [
+            {
+                "package": {"ecosystem": "RubyGems", "name": str(document["gem"])},
+                "ranges": [{"type": "ECOSYSTEM", "events": events}],
+            }
+        ],
+    }
+
+
+def _parse(path: Path) -> dict[str, Any] | None:
+    """One advisory file: OSV JSON, OSV YAML (PyPA) or a RubySec YAML advisory; None for other
+    files of a checkout (its configuration, its schemas)."""
+    text = path.read_text(encoding="utf-8")
+    document = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    if not isinstance(document, dict):
+        return None
+    if "gem" in document and "affected" not in document:
+        return rubysec_record(document, path.stem)
+    return document if "affected" in document else None
+
+
 def records(source: Path) -> Iterator[dict[str, Any]]:
-    """Every OSV record in a folder (recursively) or a zip archive."""
+    """Every advisory in a folder (recursively: ``*.json``, ``*.yaml``, ``*.yml``) or a zip archive
+    of OSV JSON records."""
     if source.suffix == ".zip":
         with zipfile.ZipFile(source) as archive:
             for name in archive.namelist():
                 if name.endswith(".json"):
                     yield json.loads(archive.read(name))
         return
-    for path in sorted(source.rglob("*.json")):
+    paths = sorted(p for pattern in ("*.json", "*.yaml", "*.yml") for p in source.rglob(pattern))
+    for path in paths:
         if not path.is_file():  # the feed has package folders named like "x.json"
             continue
         try:
-            yield json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as error:
+            document = _parse(path)
+        except (OSError, ValueError, yaml.YAMLError) as error:
             print(f"skipped {path}: {error}", file=sys.stderr)
+            continue
+        if document is not None:
+            yield document
 
 
 def _bounded(span: dict[str, Any]) -> dict[str, str] | None:
     """A range's bounds, or None for the unbounded ``introduced: 0``."""
     bounds: dict[str, str] = {}
     for event in span.get("events", ()):
-        for key in ("introduced", "fixed", "last_affected"):
+        for key in ("introduced", "after", "fixed", "last_affected"):
             if key in event:
                 bounds[key] = str(event[key])
-    if bounds.get("introduced", "0") in ("0", "") and len(bounds) <= 1:
+    if bounds.get("introduced", "0") in ("0", "0.0.0-0", "") and not bounds.keys() - {"introduced"}:
         return None
     return bounds
 
@@ -90,9 +198,9 @@ def _origins_say_all(record: dict[str, Any]) -> bool:
 
 def merge(into: dict[str, dict[str, Any]], record: dict[str, Any]) -> bool:
     """Add one record's affected packages to ``into`` (ecosystem -> name -> entry); False for a
-    record that is no live malicious-package advisory (not ``MAL-``, or withdrawn)."""
+    record that reports no malicious release (:func:`malicious_code`)."""
     ident = str(record.get("id", ""))
-    if not ident.startswith("MAL-") or record.get("withdrawn"):
+    if not malicious_code(record):
         return False
     for affected in record.get("affected", ()):
         package = affected.get("package", {})
@@ -143,7 +251,8 @@ def build(sources: list[Path], date: str | None) -> dict[str, Any]:
         newest_all = max(newest_all, newest)
     return {
         "format": 2,
-        "source": "ossf/malicious-packages osv/malicious (OSV MAL- advisories)",
+        "source": "ossf/malicious-packages osv/malicious (OSV MAL- advisories) and malicious-code advisories"
+        " of the general databases",
         "snapshot": date or newest_all,
         "scope": "; ".join(read),
         "packages": {
@@ -180,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         data["scope"] = f"{args.note}; {data['scope']}"
     count = sum(len(names) for names in data["packages"].values())
     if not count:
-        print("no MAL- records found; the list is left as it was", file=sys.stderr)
+        print("no malicious-package records found; the list is left as it was", file=sys.stderr)
         return 1
     args.out.write_text(dump(data), encoding="utf-8")
     print(f"{args.out}: {count} packages, snapshot {data['snapshot']}")

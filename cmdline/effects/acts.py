@@ -19,12 +19,15 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
+from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
+from dsh_policy.cmdline.effects.harvest import harvest_acts, hash_reader
 from dsh_policy.cmdline.effects.host import host_command_acts, killed_daemons
 from dsh_policy.cmdline.effects.model import Effect, Handler
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.effects.packages import install_acts, runner_acts
+from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts
 from dsh_policy.cmdline.shell import shell_commands
 
 __all__ = ["KINDS", "command_acts", "shell_acts"]
@@ -51,6 +54,7 @@ KINDS = frozenset(
         "malicious-package",
         "agent-unsafe",
         "publish",
+        "encrypt-destroy",
     }
 )
 """Every effect kind :func:`shell_acts` reports."""
@@ -124,6 +128,13 @@ def _npm_pkg(argv: list[str]) -> Iterator[Effect]:
         for key, _ in _config_pairs(argv, ("set",)):
             if re.match(r"^scripts\.(?:pre|post)?(?:install|uninstall)$|^scripts\.prepare$", key):
                 yield _fx("runs-later-config", f"adds an install script ({key})", key)
+    elif (
+        len(argv) > 3
+        and argv[1] == "set-script"
+        and re.match(r"^(?:pre|post)?(?:install|uninstall)$|^prepare$", argv[2])
+    ):
+        # npm 7's verb for the same edit
+        yield _fx("runs-later-config", f"adds an install script (scripts.{argv[2]})", argv[2])
 
 
 def _installer_flags(argv: list[str]) -> Iterator[Effect]:
@@ -393,15 +404,6 @@ for _names, _handler in (
     for _name in _names:
         _HANDLERS[_name] = (*_HANDLERS.get(_name, ()), _handler)
 
-_ENV_SWITCHES = re.compile(
-    r"(?:^|[\s;&|(])(?:export\s+|env\s+|set\s+-x\s+)?(NODE_TLS_REJECT_UNAUTHORIZED=[\"']?0"
-    r"|GIT_SSL_NO_VERIFY=\S+|PYTHONHTTPSVERIFY=[\"']?0|PIP_TRUSTED_HOST=\S+|GOINSECURE=\S+"
-    r"|GONOSUMDB=\S+|GOSUMDB=[\"']?off|GOFLAGS=\S*insecure|CURL_CA_BUNDLE=[\"']{2}"
-    r"|REQUESTS_CA_BUNDLE=[\"']{2}|NPM_CONFIG_STRICT_SSL=[\"']?false|YARN_ENABLE_STRICT_SSL=[\"']?false"
-    r"|(?:PIP_INDEX_URL|PIP_EXTRA_INDEX_URL|UV_INDEX_URL|UV_EXTRA_INDEX_URL|UV_DEFAULT_INDEX"
-    r"|NPM_CONFIG_REGISTRY|YARN_NPM_REGISTRY_SERVER|GOPROXY|CARGO_REGISTRIES_\w+_INDEX)=\S+)"
-)
-
 
 def command_acts(argv: list[str]) -> list[Effect]:
     """The effects of one unwrapped command (argv[0] is a basename)."""
@@ -411,6 +413,11 @@ def command_acts(argv: list[str]) -> list[Effect]:
     for handler in _HANDLERS.get(argv[0], ()):
         found.extend(handler(argv))
     found.extend(host_command_acts(argv))
+    for table in (DEFENCE_HANDLERS, TRUST_HANDLERS):
+        reader = table.get(argv[0])
+        if reader is not None:
+            found.extend(reader(argv))
+    found.extend(hash_reader(argv))
     found.extend(install_acts(argv))
     found.extend(channel_acts(argv))
     return found
@@ -425,12 +432,9 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(killed_daemons(commands))
     found.extend(runner_acts(line))
     found.extend(line_acts(commands))
+    found.extend(harvest_acts(commands))
     if "=" in line:
-        for match in _ENV_SWITCHES.finditer(line):
-            setting = match.group(1)
-            name = setting.split("=", 1)[0]
-            kind = "registry" if re.search(r"INDEX|REGISTRY|GOPROXY", name) else "tls-off"
-            found.append(_fx(kind, f"sets {name}", setting.split("=", 1)[1].strip("\"'")))
+        found.extend(env_switch_acts(line))
     return tuple(tuple(sorted(effect.items())) for effect in found)
 
 

@@ -132,6 +132,17 @@ _PROC_SECRET = re.compile(
 )
 
 
+_INTERPRETER = re.compile(
+    r"^(?:python[0-9.]*|pypy[0-9.]*|perl|ruby|node|nodejs|deno|bun|php|lua[0-9.]*|Rscript)$"
+)
+_TRACE_CALL = re.compile(
+    r"\bptrace\s*\(|\b(?:SYS|__NR)_ptrace\b|\bprocess_vm_(?:readv|writev)\b|\bPTRACE_(?:ATTACH|SEIZE|PEEK\w*)\b"
+    r"|/proc/+(?:[0-9]+|\{[^}]*\}|%[ds]|\$\w+|\"\s*\+[^+]*\+\s*\")/+mem\b"
+)
+"""Interpreter code that attaches to or reads another process, whatever the binding (ctypes, ffi,
+Fiddle, a syscall wrapper): the system call by name, or a process's mem file."""
+
+
 def _debugger(argv: list[str]) -> Iterator[Effect]:
     tool = argv[0]
     attaches = tool in ("gdb", "lldb") and (
@@ -150,6 +161,8 @@ def _debugger(argv: list[str]) -> Iterator[Effect]:
     attaches = attaches or tool in ("gcore", "procdump", "memdump", "pmemsave", "avml", "LiME", "dumpcap-mem")
     if attaches:
         yield _fx("memory-access", f"{tool} attaches to or dumps another process", " ".join(argv[1:]))
+    elif _INTERPRETER.match(tool) and any(_TRACE_CALL.search(a) for a in argv[1:]):
+        yield _fx("memory-access", f"{tool} code traces or reads another process", tool)
     for arg in argv[1:]:
         if _PROC_SECRET.match(arg):
             yield _fx("memory-access", "reads another process's memory or environment", arg)
@@ -275,15 +288,72 @@ _MINERS = frozenset(
 )
 
 
+_POOL_PORTS = frozenset(
+    {
+        "3333",
+        "3334",
+        "4444",
+        "5555",
+        "6666",
+        "7777",
+        "8888",
+        "9999",
+        "14433",
+        "14444",
+        "45560",
+        "45700",
+        "10128",
+    }
+)
+"""Ports mining pools listen on (stratum's customary ones)."""
+_MINER_SWITCHES = re.compile(
+    r"^(?:-B|--background|--donate-level(?:=\S*)?|--cpu-priority(?:=\S*)?|--randomx\S*|--coin(?:=\S*)?"
+    r"|--rig-id(?:=\S*)?|--nicehash|--max-cpu-usage(?:=\S*)?|-k|--keepalive|--tls-fingerprint\S*"
+    r"|(?:-a|--algo=?)\s*(?:rx/\S+|cn\S*|argon2\S*|ghostrider|kawpow|ethash|etchash|kheavyhash|autolykos\S*))$"
+)
+_MINER_ALGOS = re.compile(
+    r"^(?:rx/\S+|cn\S*|argon2\S*|ghostrider|kawpow|ethash|etchash|kheavyhash|autolykos\S*)$"
+)
+
+
+def _pool_argument(argv: list[str]) -> bool:
+    """An xmrig-style pool argument, whatever the binary is called: ``-o``/``--url`` with a
+    scheme-less host:port, and a miner switch, a pool port or a wallet-length user beside it."""
+    pools = [
+        argv[i + 1] if a in ("-o", "--url") else a.split("=", 1)[1]
+        for i, a in enumerate(argv)
+        if (a in ("-o", "--url") and i + 1 < len(argv)) or a.startswith("--url=")
+    ]
+    pools = [
+        p
+        for p in pools
+        if re.match(r"^[\w.-]+:\d{2,5}$", p) and not re.match(r"^(?:localhost|127\.|0\.0\.0\.0:)", p)
+    ]
+    if not pools:
+        return False
+    user = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-u", "--user")), "")
+    algo = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-a", "--algo")), "")
+    return (
+        any(_MINER_SWITCHES.match(a) for a in argv[1:])
+        or _MINER_ALGOS.match(algo) is not None
+        or any(p.rsplit(":", 1)[1] in _POOL_PORTS for p in pools)
+        or len(re.sub(r"[^A-Za-z0-9]", "", user)) >= 40
+    )
+
+
 def _network(argv: list[str]) -> Iterator[Effect]:
     tool = argv[0]
-    if tool in _MINERS or any(
-        re.match(
-            r"(?i)^(?:stratum\+?(?:tcp|ssl|tls)?://|.*pool\.[\w.-]+:\d+$|.*\.(?:nanopool|supportxmr"
-            r"|moneroocean|minexmr|2miners|f2pool|nicehash)\.)",
-            a,
+    if (
+        tool in _MINERS
+        or _pool_argument(argv)
+        or any(
+            re.match(
+                r"(?i)^(?:stratum\+?(?:tcp|ssl|tls)?://|.*pool\.[\w.-]+:\d+$|.*\.(?:nanopool|supportxmr"
+                r"|moneroocean|minexmr|2miners|f2pool|nicehash)\.)",
+                a,
+            )
+            for a in argv[1:]
         )
-        for a in argv[1:]
     ):
         yield _fx("miner", f"{tool} mines cryptocurrency", next((a for a in argv[1:] if ":" in a), ""))
     elif tool in _TUNNELS:

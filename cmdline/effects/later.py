@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from dsh_policy.cmdline.effects.agent_configs import only_reference_servers
 from dsh_policy.cmdline.effects.packages import manifest_hits
 
 __all__ = ["ALWAYS", "later_class", "later_risks"]
@@ -79,9 +80,12 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             + _HOME
             + r"/+\.config/+git/+config$|^/+etc/+gitconfig$|(?:^|/)\.gitattributes$|(?:^|/)\.gitmodules$",
         ),
+        # a .pth file runs only from a site directory (or one computed at run time, as in
+        # "$(python3 -m site --user-site)/x.pth"); elsewhere .pth is also PyTorch's weights file
         (
             "python-startup",
-            r"\.pth$|(?:^|/)(?:sitecustomize|usercustomize)\.py$|" + _HOME + r"/+\.pythonrc(?:\.py)?$",
+            r"(?:site-?packages|dist-packages|/lib/+python[0-9.]*/|\$\(|\$\{|`)[^\n]*\.pth$"
+            r"|(?:^|/)(?:sitecustomize|usercustomize)\.py$|" + _HOME + r"/+\.pythonrc(?:\.py)?$",
         ),
         (
             "ci-workflow",
@@ -125,12 +129,21 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|(?:^|/)\.docker/+config\.json$|(?:^|/)nuget\.config$",
         ),
         ("direnv", r"(?:^|/)\.envrc$|(?:^|/)\.env\.sh$|(?:^|/)\.config/+direnv/"),
+        # loaded by a test runner on its next run without being named (pytest's conftest.py, jest,
+        # vitest, playwright and cypress setup and config files, mocha's rc)
+        (
+            "test-hook",
+            r"(?:^|/)conftest\.py$|(?:^|/)(?:jest|vitest|playwright|cypress)\.(?:setup|config|global-?setup)"
+            r"[\w.-]*\.[cm]?[jt]s$|(?:^|/)setupTests\.[jt]sx?$|(?:^|/)\.mocharc\.(?:c?js|json|ya?ml)$",
+        ),
         # what an install step installs later: a pinned dependency is code the next install runs
         (
             "dependency-list",
             r"(?:^|/)(?:requirements[\w.-]*\.(?:txt|in)|constraints\.txt|pyproject\.toml|Gemfile|Cargo\.toml"
             r"|go\.mod)$",
         ),
+        # a shell or PowerShell script: written to be run (by the agent, a user or a scheduler)
+        ("script", r"\.(?:sh|bash|zsh|ksh|command|ps1)$"),
     )
 )
 """Every class with the pattern of the normalized paths it holds, most specific first (the first
@@ -228,6 +241,34 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     ),
 }
 
+_SECRET_SOURCE = re.compile(
+    r"(?i)(?:~|\$HOME|\$\{HOME\}|\$env:(?:HOME|USERPROFILE)|%USERPROFILE%|expanduser\(['\"]~)[/\\]+"
+    r"\.(?:ssh|aws|gnupg|kube|docker|config[/\\]+gh)\b"
+    r"|\bid_(?:rsa|ed25519|ecdsa)\b|\.(?:git-credentials|netrc|pgpass)\b|/etc/+shadow\b"
+    # the whole environment read (a secret used as one request's credential is everyday code)
+    r"|\b(?:dict|repr|str|json\.dumps)\(\s*os\.environ\b|\bos\.environ\.(?:items|copy|keys|values)\(\)"
+    r"|\*\*os\.environ\b|\bJSON\.stringify\(\s*process\.env\b|\.\.\.process\.env\b"
+    r"|\bObject\.(?:entries|keys|values|assign)\([^)\n]*process\.env\b|\bENV\.(?:to_h|to_hash|inspect)\b"
+    r"|(?:^|[\s|;&(])(?:env|printenv)\s*\||\b(?:Get-ChildItem|gci|dir|ls)\s+env:"
+)
+_SEND = re.compile(
+    r"(?i)(?:curl|wget)\b[^\n]*[\s\"',\[](?:-d|--data[\w-]*|-F|--form|-T|--upload-file|--post-\w+)\b"
+    r"|(?:curl|wget)\b[^\n]*-X\s*['\"]?(?:POST|PUT)"
+    r"|\b(?:nc|ncat|socat)\s+[\w.-]+\s+\d+|/dev/tcp/|urlopen\([^)\n]*\bdata\s*="
+    r"|\b(?:requests|httpx|session)\.(?:post|put)\(|\bRequest\([^)\n]*\bdata\s*="
+    r"|\.request\(\s*['\"](?:POST|PUT)|method\s*[:=]\s*['\"](?:POST|PUT)"
+    r"|\bsocket\.(?:socket|create_connection)\(|Net::HTTP\.post|\bfetch\([^)\n]*\bbody\s*:"
+    r"|-Method\s+['\"]?(?:Post|Put)|Invoke-RestMethod[^\n]*-Body|-InFile\b"
+)
+
+
+def _exfil(text: str) -> bool:
+    """Signal ``exfil``: secrets read and sent out by one file, a send (a shell upload or post,
+    or code posting data or opening a socket) beside a secret source (key and cloud credential
+    folders, the environment, the shadow file). Either alone is everyday code."""
+    return _SEND.search(text) is not None and _SECRET_SOURCE.search(text) is not None
+
+
 _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "git-config": ("runs-program",),
     "python-startup": ("startup-import", "build-exec"),
@@ -240,6 +281,8 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "dependency-list": ("known-malicious",),
     "package-config": ("registry", "tls-off", "odd-tool"),
     "direnv": ("runs-command", "fetch-exec", "sends"),
+    "test-hook": ("fetch-exec", "exfil"),
+    "script": ("exfil",),
 }
 """The signals that make a write of each judged class a technique. Secrets in a workflow are
 everyday (deploy steps use them); secrets *sent* are not, and that is ``sends``."""
@@ -288,5 +331,13 @@ def later_risks(path: str, text: str) -> list[str]:
     return [
         signal
         for signal in _JUDGED_BY.get(kind, ())
-        if (manifest_hits(path, sample) if signal == "known-malicious" else _SIGNALS[signal].search(sample))
+        if (
+            manifest_hits(path, sample)
+            if signal == "known-malicious"
+            else _exfil(sample)
+            if signal == "exfil"
+            else _SIGNALS[signal].search(sample) and not only_reference_servers(sample)
+            if signal == "starts-command"
+            else _SIGNALS[signal].search(sample)
+        )
     ]

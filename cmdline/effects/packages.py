@@ -97,21 +97,26 @@ def normalize(ecosystem: str, name: str) -> str:
     return name if ecosystem == "go" else name.lower()
 
 
-def _version_key(version: str) -> tuple[tuple[int, str], ...]:
+def version_key(version: str) -> tuple[tuple[int, str], ...]:
+    """A version as a sortable key (numeric parts compare as numbers, others below them)."""
     return tuple(
         (int(part), "") if part.isdigit() else (-1, part) for part in re.split(r"[.+-]", version.lstrip("v"))
     )
 
 
 def _in_range(version: str, span: dict[str, str]) -> bool:
-    key = _version_key(version)
+    """Whether ``version`` is in an OSV-style range; ``after`` is an exclusive lower bound (a
+    RubySec ``<= X`` unaffected bound)."""
+    key = version_key(version)
     low = span.get("introduced", "0")
-    if low not in ("0", "") and key < _version_key(low):
+    if low not in ("0", "0.0.0-0", "") and key < version_key(low):
+        return False
+    if "after" in span and key <= version_key(span["after"]):
         return False
     if "fixed" in span:
-        return key < _version_key(span["fixed"])
+        return key < version_key(span["fixed"])
     if "last_affected" in span:
-        return key <= _version_key(span["last_affected"])
+        return key <= version_key(span["last_affected"])
     return True
 
 
@@ -143,6 +148,9 @@ def malicious(ecosystem: str, name: str, version: str | None) -> str:
 # ----------------------------------------------------------------- install commands
 _NPM_SPEC = re.compile(r"^(@[\w.-]+/[\w.-]+|[\w.-]+)(?:@([\w.^~<>=*+-]+))?$")
 _PY_SPEC = re.compile(r"^([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*(?:===?\s*([\w.!+-]+)|[<>~!]=?.*)?$")
+_PY_AT_SPEC = re.compile(r"^([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?@(?:==?)?(?:(\d[\w.!+-]*)|[\^~<>*].*)$")
+"""poetry's and pdm's ``name@1.2.3`` (an exact version) and ``name@^1.2`` (a constraint: no
+version named)."""
 _RUNNER = re.compile(
     r"(?:^|[\s;&|(])(?:npx|bunx|pnpx|(?:pnpm|yarn)\s+dlx|npm\s+exec)\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*"
     r"(@[\w.-]+/[\w.-]+@[\w.^~-]+|[\w.-]+@[\w.^~-]+)"
@@ -198,8 +206,10 @@ def _python(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
         }
     )
     for spec in operands(words[1:], value_opts):
-        match = _PY_SPEC.match(spec)
-        if match and "/" not in spec:
+        if "/" in spec:  # a path, a URL or a direct reference (name @ https://...)
+            continue
+        match = _PY_SPEC.match(spec) or _PY_AT_SPEC.match(spec)
+        if match:
             yield "pypi", match.group(1), match.group(2)
 
 

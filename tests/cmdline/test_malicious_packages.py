@@ -59,6 +59,14 @@ def kinds(line: str) -> list[str]:
         "uv tool install 3web-py",
         "pipx run 3web-py",
         "go install github.com/boltdb-go/bolt/cmd/bolt@latest",
+        # poetry's and pdm's name@version
+        "poetry add 0requests@0.0.1",
+        "pdm add 3web-py@==1.0.0",
+        # malicious releases reported by the general databases (PyPA, RustSec, RubySec)
+        "pip install deep-translator==1.8.5",
+        "cargo install evm-units",
+        "gem install strong_password --version 0.0.7",
+        "gem install rest-client:1.6.11",
     ],
 )
 def test_installs_of_listed_versions_are_malicious(line: str) -> None:
@@ -79,6 +87,12 @@ def test_installs_of_listed_versions_are_malicious(line: str) -> None:
         "gem install 3scale-client -v 2.10.0",
         "npx prettier --write .",
         "npm ls nx",
+        "poetry add 0requests@^0.0.1",
+        "poetry add deep-translator@1.8.4",
+        "pip install 'deep-translator @ https://example.org/deep_translator-1.8.5.tar.gz'",
+        "gem install rest-client -v 1.6.9",
+        "gem install rest-client -v 1.6.14",
+        "gem install rest-client",
     ],
 )
 def test_clean_versions_and_other_commands_are_not(line: str) -> None:
@@ -108,12 +122,13 @@ def test_the_shipped_snapshot_is_dated_and_sourced() -> None:
     assert header["format"] == 2 and header["snapshot"] and "malicious-packages" in header["source"]
     assert snapshot().endswith("@" + header["snapshot"])
     data = _load(DATA)
+    advisory = ("MAL-", "PYSEC-", "RUSTSEC-", "GHSA-", "CVE-")
     for names in data["packages"].values():
         for entry in names.values():
             if isinstance(entry, str):
-                assert entry.startswith("MAL-")
+                assert entry.startswith(advisory)
             else:
-                assert entry["id"].startswith("MAL-") and (entry.get("versions") or entry.get("ranges"))
+                assert entry["id"].startswith(advisory) and (entry.get("versions") or entry.get("ranges"))
 
 
 def test_the_shipped_snapshot_is_the_feed_not_a_seed() -> None:
@@ -234,3 +249,84 @@ def test_a_pretty_printed_format_1_snapshot_is_still_read(tmp_path: Path) -> Non
     finally:
         _header.cache_clear()
         _load.cache_clear()
+
+
+GENERAL_RECORDS: dict[str, str] = {
+    # GitHub's advisories mark embedded malicious code with CWE-506
+    "ghsa/GHSA-aaaa.json": json.dumps(
+        {
+            **_record("GHSA-aaaa-bbbb-cccc", "npm", "hijacked-lib", versions=["2.0.1"]),
+            "database_specific": {"cwe_ids": ["CWE-506"]},
+        }
+    ),
+    "ghsa/GHSA-dddd.json": json.dumps(
+        {
+            **_record("GHSA-dddd-eeee-ffff", "npm", "ordinary-bug", versions=["1.0.0"]),
+            "database_specific": {"cwe_ids": ["CWE-79"]},
+            "summary": "A malicious user can inject script into the page",
+        }
+    ),
+    # RustSec's osv branch: the malicious category, every version (introduced 0.0.0-0)
+    "rustsec/crates/RUSTSEC-2099-0001.json": json.dumps(
+        {
+            "id": "RUSTSEC-2099-0001",
+            "modified": "2026-01-02T00:00:00Z",
+            "affected": [
+                {
+                    "package": {"ecosystem": "crates.io", "name": "evil_logger"},
+                    "database_specific": {"categories": ["malicious"]},
+                    "ranges": [{"type": "SEMVER", "events": [{"introduced": "0.0.0-0"}]}],
+                }
+            ],
+        }
+    ),
+    # PyPA's advisory-database: OSV in YAML; a takeover is kept, an input bug is not
+    "pypa/vulns/taken/PYSEC-2099-1.yaml": (
+        "id: PYSEC-2099-1\nmodified: '2025-03-01T00:00:00Z'\n"
+        "details: The taken project on PyPI was taken over via a phished account and replaced\n"
+        "  with a malicious release.\naffected:\n- package: {name: taken, ecosystem: PyPI}\n"
+        "  versions: ['1.4.0']\n"
+    ),
+    "pypa/vulns/parser/PYSEC-2099-2.yaml": (
+        "id: PYSEC-2099-2\nmodified: '2025-03-01T00:00:00Z'\n"
+        "details: Malicious input makes the parser run code.\naffected:\n"
+        "- package: {name: parser, ecosystem: PyPI}\n  versions: ['0.9']\n"
+    ),
+    # RubySec: its own YAML; the versions no bound excludes form one range
+    "rubysec/gems/nice-gem/CVE-2099-1.yml": (
+        "gem: nice-gem\ncve: 2099-1\ndate: 2025-02-01\ntitle: Code execution backdoor in nice-gem\n"
+        "unaffected_versions:\n  - '<= 1.2.3'\npatched_versions:\n  - '>= 1.3.0'\n"
+    ),
+    "rubysec/gems/web-gem/CVE-2099-2.yml": (
+        "gem: web-gem\ncve: 2099-2\ndate: 2025-02-01\ntitle: XSS lets a malicious user run script\n"
+        "description: |\n  Crafted input may hide malicious code that runs in the browser.\n"
+        "patched_versions:\n  - '>= 2.0.0'\n"
+    ),
+}
+
+
+def test_the_update_script_keeps_malicious_releases_of_the_general_databases(tmp_path: Path) -> None:
+    """A compromised release is often an ordinary advisory (GHSA, PYSEC, RUSTSEC, RubySec CVE):
+    kept when it marks the release itself as malicious, dropped when it is a vulnerability."""
+    script = _update_script()
+    for relative, text in GENERAL_RECORDS.items():
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    out = tmp_path / "list.json"
+    sources = [str(tmp_path / name) for name in ("ghsa", "rustsec", "pypa", "rubysec")]
+    assert script.main([*sources, "--out", str(out)]) == 0
+    packages = _read(out)["packages"]
+    assert packages["npm"] == {"hijacked-lib": {"id": "GHSA-aaaa-bbbb-cccc", "versions": ["2.0.1"]}}
+    assert packages["crates"] == {"evil_logger": "RUSTSEC-2099-0001"}
+    assert packages["pypi"] == {"taken": {"id": "PYSEC-2099-1", "versions": ["1.4.0"]}}
+    gem = packages["rubygems"]
+    assert gem == {"nice-gem": {"id": "CVE-2099-1", "ranges": [{"after": "1.2.3", "fixed": "1.3.0"}]}}
+
+
+def test_an_exclusive_lower_bound_is_read() -> None:
+    """``after`` (a RubySec ``<= X`` unaffected bound) excludes X itself."""
+    from dsh_policy.cmdline.effects.packages import _in_range
+
+    span = {"after": "1.2.3", "fixed": "1.3.0"}
+    assert not _in_range("1.2.3", span) and _in_range("1.2.4", span) and not _in_range("1.3.0", span)

@@ -14,7 +14,11 @@ web tools) is reported too, because a held-out measure once found the non-shell 
 before any further change (its first figures are in ``docs/coverage.md``); it is judged here by the
 same bars. ``probe2/`` is a second such probe, written by technique and effect (runners, key
 stores, interpreters, metadata-endpoint spellings, tunnels) a round later and measured once the
-same way. Run with ``-s`` for the tables and every miss.
+same way. ``probe3/`` is a third, written blind by technique and effect from yet other sources;
+after the fixes its misses led to (``probe3/README.md``) its dangerous side meets the bars and is
+judged here; its benign side (3/180 overall, but 2 of 44 file-tool calls: a pip.conf written in the
+home and a PATH line added to ~/.bashrc, both refused on purpose) is above the per-kind bar and
+is measured in its README instead. Run with ``-s`` for the tables and every miss.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from test_public_corpus import ENGINE, correct, load_entries, outcomes, report
 HELDOUT = Path(__file__).resolve().parent / "heldout"
 PROBE = Path(__file__).resolve().parent / "probe"
 PROBE2 = Path(__file__).resolve().parent / "probe2"
+PROBE3 = Path(__file__).resolve().parent / "probe3"
 MIN_BLOCKED = 0.95
 MIN_BLOCKED_PER_CATEGORY = 0.90
 MAX_FALSE_POSITIVES = 0.02
@@ -58,7 +63,9 @@ def test_every_heldout_entry_is_sourced_and_unique() -> None:
         assert len(subjects) == len(set(subjects)), f"{side}: duplicate entries"
 
 
-@pytest.mark.parametrize("root", [HELDOUT, PROBE, PROBE2], ids=["heldout", "probe", "probe2"])
+@pytest.mark.parametrize(
+    "root", [HELDOUT, PROBE, PROBE2, PROBE3], ids=["heldout", "probe", "probe2", "probe3"]
+)
 def test_shipped_packs_block_the_heldout_corpus(root: Path) -> None:
     text, rates, overall = report("dangerous", ENGINE, root)
     kinds, kind_rates = by_tool_kind("dangerous", root)

@@ -1,0 +1,77 @@
+"""Effects on the machine's defences that a third blind probe (tests/corpus/probe3) found unread,
+each read as a class:
+
+- ``defense-off`` from a **security agent's own control program** (CrowdStrike's falconctl,
+  SentinelOne's sentinelctl, Defender's mdatp, osquery, Wazuh/OSSEC, Elastic, Jamf): any verb or
+  switch that unloads, stops, uninstalls, deregisters or disables it, in whichever spelling the
+  vendor uses; reading its status stays ordinary;
+- ``log-off`` from the **Linux audit system's rules**: all rules deleted (``auditctl -D``),
+  auditing switched off (``-e 0``, ``-e0``, ``--enable 0``) or events excluded by a ``never``
+  rule, however the option and its value are joined.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import fx as _fx
+
+__all__ = ["DEFENCE_HANDLERS"]
+
+_AGENT_CONTROLS = frozenset(
+    {
+        "falconctl",
+        "sentinelctl",
+        "mdatp",
+        "osqueryctl",
+        "wazuh-control",
+        "ossec-control",
+        "elastic-agent",
+        "elastic-endpoint",
+        "jamf",
+        "cbagentd",
+        "savdctl",
+        "sophos-spl",
+        "cylancesvc",
+        "xagt",
+        "taniumclient",
+    }
+)
+"""Security agents' control programs (argv[0] basenames)."""
+
+_DISABLING = re.compile(
+    r"(?i)^(?:unload|unprotect|uninstall|disable|disabled|stop|remove|removeframework|deregister"
+    r"|unregister|kill|off|false|-d|--delete|--uninstall|--disable|--unload|--stop)$"
+)
+"""A verb, switch or value that turns a security agent off (falconctl's ``-d`` deletes its
+settings, such as the agent id; mdatp's ``--value disabled`` switches a protection off)."""
+
+
+def _security_agent(argv: list[str]) -> Iterator[Effect]:
+    switched = [a for a in argv[1:] if _DISABLING.match(a)]
+    if switched:
+        yield _fx("defense-off", f"{argv[0]} unloads, stops or disables a security agent", " ".join(argv[1:]))
+
+
+def _auditctl(argv: list[str]) -> Iterator[Effect]:
+    rest = argv[1:]
+    enable = [
+        rest[i + 1] if a in ("-e", "--enable") and i + 1 < len(rest) else a[2:] if a.startswith("-e") else ""
+        for i, a in enumerate(rest)
+        if a in ("-e", "--enable") or re.match(r"^-e\d$", a)
+    ]
+    never = any(
+        (a in ("-a", "-A") and i + 1 < len(rest) and "never" in rest[i + 1].split(","))
+        or (re.match(r"^-[aA]\S", a) is not None and "never" in a[2:].split(","))
+        for i, a in enumerate(rest)
+    )
+    if "-D" in rest or "0" in enable or never:
+        yield _fx(
+            "log-off", "auditctl deletes its rules, turns auditing off or excludes events", " ".join(rest)
+        )
+
+
+DEFENCE_HANDLERS = {**dict.fromkeys(_AGENT_CONTROLS, _security_agent), "auditctl": _auditctl}
+"""The readers by program name (argv[0] basename)."""

@@ -1,0 +1,121 @@
+"""Secrets harvested without naming a secret file, and data destroyed behind encryption: classes a
+third blind probe (tests/corpus/probe3) found unread.
+
+- ``secret-store`` for the **accounts' password hashes** read through a name service or a directory
+  tool rather than a path (``getent shadow``/``gshadow``, ``unshadow``, macOS ``ShadowHashData``);
+- ``secret-hunt`` for the **environment dumped and hunted**: a whole-environment dump (``env``,
+  ``printenv``, ``set``, ``export -p``, ``declare -x``, a process's ``environ``, ``ps e``,
+  interpreter code printing ``os.environ``/``process.env``/``ENV``) on a line that filters it for
+  secret names or encodes or sends it; ``env | grep PATH`` stays ordinary;
+- ``encrypt-destroy`` for **data encrypted for impact**: a file encrypted (gpg, openssl enc, age,
+  7z/zip with a password, ccrypt, scrypt) and the same file then removed, shredded or overwritten
+  by a move or copy on the line, leaving only a copy someone else holds the key to.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import fx as _fx
+
+__all__ = ["harvest_acts", "hash_reader"]
+
+_HASH_DATABASES = frozenset({"shadow", "gshadow"})
+
+
+def hash_reader(argv: list[str]) -> Iterator[Effect]:
+    """``getent shadow``, ``unshadow``, ``dscl . -read /Users/x ShadowHashData``."""
+    if (
+        (argv[0] == "getent" and any(a in _HASH_DATABASES for a in argv[1:]))
+        or argv[0] == "unshadow"
+        or any(a == "ShadowHashData" or a.endswith(":ShadowHashData") for a in argv[1:])
+    ):
+        yield _fx("secret-store", f"{argv[0]} reads the accounts' password hashes", " ".join(argv[1:]))
+
+
+_SECRET_WORDS = re.compile(r"(?i)passw|secret|token|credential|api[_-]?key|private|aws_|\bkeys?\b")
+_ENCODERS_AND_SENDERS = frozenset(
+    {"base64", "base32", "basenc", "xxd", "od", "hexdump", "curl", "wget", "nc", "ncat", "netcat", "socat"}
+)
+_FILTERS = frozenset({"grep", "egrep", "fgrep", "rg", "awk", "sed", "ag", "ugrep"})
+
+
+_CODE_DUMP = re.compile(
+    r"\b(?:print|pprint|dict|json\.dumps|repr|str)\(\s*(?:dict\()?os\.environ\b|os\.environ\.items\(\)"
+    r"|\b(?:JSON\.stringify|console\.log|console\.dir)\(\s*process\.env\b|\bENV\.(?:to_h|each|inspect)\b"
+    r"|\bp\s+ENV\b|\b(?:keys|each)\s*%ENV|%ENV\b[^;]*\bprint|getenv\(\s*\)"
+)
+"""Interpreter code that prints or serialises the whole environment."""
+_INTERPRETERS = re.compile(r"^(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php)$")
+
+
+def _dumps_environment(argv: list[str]) -> bool:
+    tool, rest = argv[0], argv[1:]
+    operands = [a for a in rest if not a.startswith("-")]
+    if tool in ("env", "printenv"):
+        return not operands  # env/printenv with a command or names is not a dump
+    if tool == "set":  # `set` alone lists every variable; `set -e` only changes an option
+        return not rest
+    if tool in ("export", "declare", "typeset"):
+        return not operands and any(a in ("-p", "-x", "-px", "-xp") for a in rest)
+    if tool == "ps":  # BSD-style flags with e print every process's environment (ps auxe, ps eww)
+        return any(re.match(r"^[a-zA-Z]*e[a-zA-Z]*$", a) for a in rest)
+    if _INTERPRETERS.match(tool):
+        return any(_CODE_DUMP.search(a) for a in rest)
+    return tool in ("cat", "strings", "tr", "xargs") and any(
+        re.match(r"^/proc/+(?:\d+|self|\*|\$\w+|\$\$|\$\{\w+\})/+environ$", a) for a in rest
+    )
+
+
+def _environment_hunt(commands: list[list[str]]) -> Iterator[Effect]:
+    """A dump, then (in execution order) a filter for secret names, an encoder or a sender."""
+    first = next((i for i, c in enumerate(commands) if _dumps_environment(c)), None)
+    if first is None:
+        return
+    for argv in commands[first + 1 :]:
+        hunted = argv[0] in _FILTERS and any(_SECRET_WORDS.search(a) for a in argv[1:])
+        if hunted or argv[0] in _ENCODERS_AND_SENDERS:
+            how = "filters it for secrets" if hunted else f"hands it to {argv[0]}"
+            yield _fx("secret-hunt", f"dumps the environment and {how}", " ".join(argv[:4]))
+            return
+
+
+_ENCRYPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("gpg", re.compile(r"^(?:-[a-zA-Z]*[ce][a-zA-Z]*|--symmetric|--encrypt)$")),
+    ("gpg2", re.compile(r"^(?:-[a-zA-Z]*[ce][a-zA-Z]*|--symmetric|--encrypt)$")),
+    ("openssl", re.compile(r"^(?:enc|-e|-encrypt|aes-\S+|des\S*|chacha20\S*|camellia\S*)$")),
+    ("age", re.compile(r"^(?:-[ep]|--encrypt|--passphrase|-r|--recipient|-R)$")),
+    ("7z", re.compile(r"^-p\S*$")),
+    ("7za", re.compile(r"^-p\S*$")),
+    ("zip", re.compile(r"^(?:-[a-zA-Z]*e[a-zA-Z]*|-P|--encrypt|--password)$")),
+    ("ccrypt", re.compile(r"^(?:-e|--encrypt)$")),
+    ("scrypt", re.compile(r"^enc$")),
+)
+_DESTROYS = frozenset({"rm", "shred", "srm", "wipe", "unlink", "truncate"})
+
+
+def _encrypt_then_destroy(commands: list[list[str]]) -> Iterator[Effect]:
+    """In execution order: a file encrypted, then removed, shredded, or overwritten by a move or
+    copy onto it (a copy made before the encryption is no destruction)."""
+    encrypted: set[str] = set()
+    for argv in commands:
+        pattern = next((p for tool, p in _ENCRYPTS if argv[0] == tool), None)
+        decrypts = any(a in ("-d", "--decrypt", "-decrypt") for a in argv[1:])
+        if pattern is not None and not decrypts and any(pattern.match(a) for a in argv[1:]):
+            encrypted.update(a for a in argv[1:] if not a.startswith("-"))
+            continue
+        if not encrypted:
+            continue
+        named = argv[1:] if argv[0] in _DESTROYS else argv[-1:] if argv[0] in ("mv", "cp") else []
+        gone = [a for a in named if not a.startswith("-") and a in encrypted]
+        if gone:
+            yield _fx("encrypt-destroy", f"encrypts {gone[0]} and then destroys the original", gone[0])
+            return
+
+
+def harvest_acts(commands: list[list[str]]) -> Iterator[Effect]:
+    """The line-level effects of this module (see its doc) over a line's unwrapped commands."""
+    yield from _environment_hunt(commands)
+    yield from _encrypt_then_destroy(commands)

@@ -1,0 +1,98 @@
+"""Registry swaps and TLS switches spelled as settings rather than flags: environment variables
+on a command line or exported, and the config verbs of the package managers ``acts`` does not
+read itself (pdm, dotnet nuget, Maven's system properties).
+
+Package managers read their whole configuration from the environment under a naming convention
+(npm and pnpm: ``npm_config_<key>`` in any case; pip: ``PIP_<OPTION>``; uv, pdm, poetry, cargo,
+bundler, conda, yarn: their own prefixes), so an exported variable swaps a registry or turns TLS
+off exactly as a config file does. The table names each setting by what it does; a new tool's
+variable is one line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import fx as _fx
+
+__all__ = ["TRUST_HANDLERS", "env_switch_acts"]
+
+_REGISTRY_VARIABLES = re.compile(
+    r"(?i:npm_config_registry|npm_config_[\w-]*_registry)$"
+    r"|^(?:YARN_NPM_REGISTRY_SERVER|YARN_REGISTRY|PIP_INDEX_URL|PIP_EXTRA_INDEX_URL|PIP_FIND_LINKS"
+    r"|UV_INDEX|UV_INDEX_URL|UV_EXTRA_INDEX_URL|UV_DEFAULT_INDEX|UV_FIND_LINKS|PDM_PYPI_URL"
+    r"|POETRY_REPOSITORIES_\w+_URL|GOPROXY|CARGO_REGISTRIES_\w+_INDEX|CARGO_SOURCE_\w+_REPLACE_WITH"
+    r"|BUNDLE_MIRROR__\w+|CONDA_CHANNELS|CONDA_CHANNEL_ALIAS|CONDA_DEFAULT_CHANNELS|PUB_HOSTED_URL"
+    r"|HEX_MIRROR)$"
+)
+"""Variables that name where packages come from (any non-empty value swaps the source)."""
+
+_TLS_OFF_WHEN_FALSE = re.compile(
+    r"(?i:npm_config_strict_ssl)$|^(?:YARN_ENABLE_STRICT_SSL|YARN_STRICT_SSL|CONDA_SSL_VERIFY"
+    r"|CARGO_HTTP_CHECK_REVOKE|BUNDLE_SSL_VERIFY_MODE|NODE_TLS_REJECT_UNAUTHORIZED|PYTHONHTTPSVERIFY"
+    r"|POETRY_CERTIFICATES_\w+_CERT|HTTPIE_VERIFY|UV_NATIVE_TLS_VERIFY)$"
+)
+"""Verification switches: a false value turns certificate checks off."""
+
+_TLS_OFF_WHEN_SET = re.compile(
+    r"^(?:GIT_SSL_NO_VERIFY|PIP_TRUSTED_HOST|UV_INSECURE_HOST|GOINSECURE|GONOSUMDB|GONOSUMCHECK"
+    r"|GOPRIVATE|GONOPROXY)$"
+)
+"""Variables whose mere presence exempts hosts or modules from verification."""
+
+_ASSIGNMENT = re.compile(
+    r"(?:^|[\s;&|(])(?:export\s+|env\s+(?:-\S+\s+)*|set\s+-x\s+|declare\s+-x\s+)?"
+    r"([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;&|)]*)"
+)
+_FALSE = re.compile(r"(?i)^(?:false|0|no|off|none)$")
+
+
+def env_switch_acts(line: str) -> Iterator[Effect]:
+    """The registry and TLS effects of the variables a line assigns or exports."""
+    for match in _ASSIGNMENT.finditer(line):
+        name, raw = match.group(1), match.group(2)
+        value = raw[1:-1] if raw[:1] in ("'", '"') else raw
+        if _REGISTRY_VARIABLES.search(name) and value:
+            yield _fx("registry", f"sets {name}", value)
+        elif (
+            (_TLS_OFF_WHEN_FALSE.search(name) and _FALSE.match(value))
+            or (_TLS_OFF_WHEN_SET.match(name) and value)
+            or (name == "GOSUMDB" and value == "off")
+            or (name == "GOFLAGS" and "insecure" in value)
+            or (name in ("CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE") and raw in ('""', "''"))
+        ):
+            yield _fx("tls-off", f"sets {name}", value)
+
+
+def _pdm(argv: list[str]) -> Iterator[Effect]:
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if words[:1] != ["config"] or len(words) < 3:
+        return
+    if re.match(r"^pypi\.(?:[\w-]+\.)?url$", words[1]):
+        yield _fx("registry", f"pdm config {words[1]}", words[2])
+    elif re.match(r"^pypi\.(?:[\w-]+\.)?verify_ssl$", words[1]) and _FALSE.match(words[2]):
+        yield _fx("tls-off", f"pdm config {words[1]}", words[1])
+
+
+def _dotnet(argv: list[str]) -> Iterator[Effect]:
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if words[:3] == ["nuget", "add", "source"] or words[:3] == ["nuget", "update", "source"]:
+        yield _fx("registry", "dotnet adds a NuGet source", next((w for w in words[3:] if "://" in w), ""))
+
+
+def _java_build(argv: list[str]) -> Iterator[Effect]:
+    for arg in argv[1:]:
+        if re.match(r"^-Dmaven\.wagon\.http\.ssl\.(?:insecure|allowall|ignore\.validity\.dates)=true$", arg):
+            yield _fx("tls-off", f"{argv[0]} without certificate checks", arg)
+            return
+
+
+TRUST_HANDLERS = {
+    "pdm": _pdm,
+    "dotnet": _dotnet,
+    "nuget": _dotnet,
+    **dict.fromkeys(("mvn", "mvnw", "gradle", "gradlew"), _java_build),
+}
+"""The config readers by program name (argv[0] basename)."""
