@@ -265,7 +265,9 @@ def only_reads(argv: Sequence[str]) -> bool:
             sub in GIT_READERS or (sub == "branch" and len(argv) <= 3) or (sub == "remote" and "-v" in argv)
         )
     if program == "dsh-policy":
-        return len(argv) > 1 and argv[1] in DSH_READERS
+        # ``serve --status`` asks the running gateway for its health; ``--stop`` is no read.
+        status = argv[1:2] == ["serve"] and "--status" in argv and "--stop" not in argv
+        return len(argv) > 1 and (argv[1] in DSH_READERS or status)
     return True  # env, command, printenv: wrappers, the wrapped command follows as its own argv
 
 

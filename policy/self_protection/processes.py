@@ -117,7 +117,8 @@ def _read(path: str) -> str:
         return ""
 
 
-def _pattern_hits(pattern: str, processes: Sequence[GatewayProcess], full: bool) -> bool:
+def pattern_hits(pattern: str, processes: Sequence[GatewayProcess], full: bool) -> bool:
+    """Whether a process finder's ``pattern`` (a regular expression) selects a gateway process."""
     if OWN_NAMES.search(pattern):
         return True
     try:
@@ -127,9 +128,24 @@ def _pattern_hits(pattern: str, processes: Sequence[GatewayProcess], full: bool)
     for process in processes:
         texts = [process.name, process.command_line] if full else [process.name]
         texts.append(os.path.basename(process.command_line.split(" ", 1)[0]))
+        if full:  # ``killall -r '^dsh'``: the script or module an interpreter runs is a name too
+            texts.extend(run_names(process.command_line))
         if any(text and compiled.search(text) for text in texts):
             return True
     return False
+
+
+def run_names(command_line: str) -> list[str]:
+    """The names a process started by an interpreter is known by besides the interpreter's: the
+    script it runs (its base name) or the module of ``-m MODULE`` (``python3 -m
+    dsh_policy.policy.cli serve`` is also ``dsh_policy.policy.cli``)."""
+    words = command_line.split()
+    for index, word in enumerate(words[1:], start=1):
+        if word == "-m" and index + 1 < len(words):
+            return [words[index + 1]]
+        if not word.startswith("-"):
+            return [os.path.basename(word)]
+    return []
 
 
 def stops_gateway(
@@ -141,6 +157,8 @@ def stops_gateway(
     services = ("systemctl", "launchctl", "service", "rc-service", "sv")
     for argv in commands:
         program = os.path.basename(argv[0]) if argv else ""
+        if program == "dsh-policy" and argv[1:2] == ["serve"] and "--stop" in argv:
+            return "dsh-policy serve --stop would ask the resident gateway to leave"
         if program == "loginctl" and set(argv[1:]) & {
             "kill-user",
             "terminate-user",
@@ -171,7 +189,7 @@ def stops_gateway(
                 for w in argv[1:]
             )
             for word in _patterns(argv):
-                if _pattern_hits(word, processes, full or program != "pkill"):
+                if pattern_hits(word, processes, full or program != "pkill"):
                     return f"{program} {word} would match the gateway's process"
     # A PID computed elsewhere in the line (a pipe into ``xargs kill``, a variable, a loop):
     # refused when the line finds processes by a pattern that matches the gateway.
@@ -183,7 +201,7 @@ def stops_gateway(
                     if (
                         not word.startswith("-")
                         and len(word) >= 3
-                        and _pattern_hits(word.strip("/"), processes, True)
+                        and pattern_hits(word.strip("/"), processes, True)
                     ):
                         return f"{program} {word} picks the gateway's process for a signal"
         if OWN_NAMES.search(line):

@@ -34,13 +34,20 @@ from dsh_policy.cmdline.shell import (
     shell_redirects,
 )
 from dsh_policy.cmdline.writers import tar_mode
-from dsh_policy.policy.self_protection import processes, streams, tactics, vcs
+from dsh_policy.policy.self_protection import (
+    code_literals,
+    later,
+    patches,
+    processes,
+    streams,
+    tactics,
+    vcs,
+)
 from dsh_policy.policy.self_protection.locations import (
     HARNESS_FOLDERS,
     HARNESS_SUFFIXES,
     SHADOW_ENV,
     SHADOW_SUFFIXES,
-    SHELL_STARTUP,
     Protected,
 )
 from dsh_policy.policy.self_protection.refusals import (
@@ -247,19 +254,16 @@ class CallScan:
     def path_write(self, path: Any, tool: str, verb: str, content: str = "") -> Refusal | None:
         if not isinstance(path, str):
             return None
-        if os.path.basename(path) in SHELL_STARTUP and SHADOW_ENV.search(content):
-            return Refusal(
-                f"{RULE_PREFIX}/gateway-package",
-                message(
-                    f"{tool} would set an interpreter variable in the start-up file {path}",
-                    KIND_TEXT["gateway-package"],
-                ),
-            )
+        found_later = later.session_write(self, path, content, tool)
+        if found_later is not None:
+            return found_later
         for candidate in self.candidates(path) if not _GLOB_CHARS.intersection(path) else [path]:
             found = self.protection.protected(candidate, self.local) or self._same_file(candidate)
             if found is not None:
                 return refusal(found, f"{tool} would {verb} {path}")
-        return tactics.mcp_file(self, path, content, tool) if content else None
+        if not content:
+            return None
+        return tactics.mcp_file(self, path, content, tool) or later.staged_write(self, path, content, tool)
 
     def _same_file(self, path: str) -> Protected | None:
         """A hard link to a protected file is the file: compare device and inode."""
@@ -332,10 +336,11 @@ class CallScan:
         refusal = tactics.whole_line(self, commands, line, tool)
         if refusal is not None:
             return refusal
-        if SHADOW_ENV.search(line):
-            refusal = self._startup_write(commands, redirects, tool)
-            if refusal is not None:
-                return refusal
+        refusal = later.session_line(self, commands, redirects, line, tool) or patches.line(
+            self, commands, redirects, line, tool
+        )
+        if refusal is not None:
+            return refusal
         mentioned = self.protection.mentions.search(self._expand(line)) is not None
         heredoc = any(redirect["op"] in ("<<", "<<-", "<<<") for redirect in redirects)
         for argv in commands:
@@ -518,7 +523,7 @@ class CallScan:
             ):
                 reads_only = False
         if not reads_only:
-            return False, None
+            return self._acting_code(program, codes)
         for code in codes:
             for match in _QUOTED.finditer(code):
                 text = match.group(1) or match.group(2) or ""
@@ -530,10 +535,30 @@ class CallScan:
                             return True, refusal(secret, f"{program} code would read {text}")
         return True, None
 
+    def _acting_code(self, program: str, codes: Sequence[str]) -> tuple[bool, Refusal | None]:
+        """Code that may act, judged by its literals (:mod:`.code_literals`): a protected path
+        spelled in pieces, the gateway picked out for a signal. ``(False, None)`` leaves the code
+        to the checks of its words."""
+        found = code_literals.assembled_path(self, codes)
+        if found is not None:
+            return True, refusal(found, f"{program} code assembles the path {found.path}")
+        runtime = [e.path for e in self.protection.entries if e.kind == "gateway-runtime"]
+        if any(code_literals.SIGNALS.search(code) for code in codes):
+            picked = code_literals.signals_gateway(codes, processes.gateway_processes(runtime))
+            if picked is not None:
+                return True, Refusal(
+                    f"{RULE_PREFIX}/gateway-runtime",
+                    message(
+                        f"{program} code would signal the processes {picked!r} picks, the gateway among them",
+                        KIND_TEXT["gateway-runtime"],
+                    ),
+                )
+        return False, None
+
     def _heredoc_reads(self, commands: Sequence[Sequence[str]], line: str) -> bool:
         """Whether every program fed a here-document only reads: a reader, or an interpreter
         reading its code from stdin (``python3 - <<EOF``) whose code only reads."""
-        bodies = _heredoc_bodies(line)
+        bodies = streams.heredoc_bodies(line)
         for argv in commands:
             if not argv or only_reads(list(argv)):
                 continue
@@ -544,24 +569,6 @@ class CallScan:
             if not judged or found is not None:
                 return False
         return True
-
-    def _startup_write(
-        self, commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]], tool: str
-    ) -> Refusal | None:
-        """A line that sets ``PYTHONPATH`` (or a like variable) and writes a shell start-up file:
-        the next harness started from that shell would run a shadowed gateway."""
-        targets = [r["target"] for r in redirects if r["op"] in WRITING_REDIRECTIONS]
-        targets += [word for argv in commands if argv and not only_reads(argv) for word in argv[1:]]
-        for target in targets:
-            if os.path.basename(self._expand(target)) in SHELL_STARTUP:
-                return Refusal(
-                    f"{RULE_PREFIX}/gateway-package",
-                    message(
-                        f"{tool} would set an interpreter variable in the start-up file {target}",
-                        KIND_TEXT["gateway-package"],
-                    ),
-                )
-        return None
 
     def _kind_of(self, text: str) -> str:
         for entry in self.protection.entries:
@@ -876,23 +883,6 @@ def _searched(folder: str, path: str) -> bool:
         return False
     below = path[len(folder.rstrip("/")) + 1 :].split("/")
     return not any(part.startswith(".") for part in below[:-1])
-
-
-def _heredoc_bodies(line: str) -> list[str]:
-    """The text of each here-document in ``line`` (``<<WORD`` ... a line that is ``WORD``)."""
-    bodies: list[str] = []
-    lines = line.split("\n")
-    index = 0
-    while index < len(lines):
-        for match in re.finditer(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1", lines[index]):
-            word, body = match.group(2), []
-            index += 1
-            while index < len(lines) and lines[index].strip() != word:
-                body.append(lines[index])
-                index += 1
-            bodies.append("\n".join(body))
-        index += 1
-    return bodies
 
 
 def _git_words(argv: Sequence[str]) -> list[str]:

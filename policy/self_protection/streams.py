@@ -177,3 +177,20 @@ def decoded(argv: Sequence[str], text: str) -> str:
     if program == "rev":
         return "\n".join(line[::-1] for line in text.split("\n"))
     return text
+
+
+def heredoc_bodies(line: str) -> list[str]:
+    """The text of each here-document in ``line`` (``<<WORD`` ... a line that is ``WORD``)."""
+    bodies: list[str] = []
+    lines = line.split("\n")
+    index = 0
+    while index < len(lines):
+        for match in re.finditer(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1", lines[index]):
+            word, body = match.group(2), []
+            index += 1
+            while index < len(lines) and lines[index].strip() != word:
+                body.append(lines[index])
+                index += 1
+            bodies.append("\n".join(body))
+        index += 1
+    return bodies

@@ -60,14 +60,91 @@ def target_commit(argv: Sequence[str]) -> str | None:
     return operands[0] if operands and operands[0] != "HEAD" else None
 
 
-def hook_files_differ(folder: str, commit: str) -> bool:
+# Options of revert, cherry-pick, merge and rebase that take the next word as their value.
+_VALUED: Final[frozenset[str]] = frozenset(
+    {"-m", "--mainline", "-s", "--strategy", "-X", "--strategy-option", "--onto", "-x", "--exec"}
+    | {"-F", "--file"}
+)
+_SEQUENCER: Final[frozenset[str]] = frozenset(
+    {"--continue", "--abort", "--quit", "--skip", "--show-current-patch"}
+)
+
+
+def applied_changes(argv: Sequence[str]) -> list[list[str]]:
+    """The differences a git command applies to the working tree, each as the revisions of a
+    ``git diff`` that shows it: ``revert``/``cherry-pick REV`` apply REV's own change
+    (``REV^!``, a root commit's included; a range ``A..B`` as a whole), ``merge REV`` and
+    ``rebase UPSTREAM`` what REV changed since it parted from ``HEAD`` (``HEAD...REV``), an
+    interactive rebase also what it may drop (``UPSTREAM HEAD``), ``stash apply|pop [STASH]`` the
+    stash's change. Empty for anything else (``pull`` fetches what is unknown now)."""
+    sub = git_subcommand(argv)
+    if sub not in ("revert", "cherry-pick", "merge", "rebase", "stash"):
+        return []
+    words = list(argv[list(argv).index(sub) + 1 :])
+    if _SEQUENCER & set(words):
+        return []
+    operands: list[str] = []
+    onto: str | None = None
+    skip = False
+    for index, word in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        if word in _VALUED:
+            skip = True
+            if word == "--onto" and index + 1 < len(words):
+                onto = words[index + 1]
+            continue
+        if word.startswith("--onto="):
+            onto = word.split("=", 1)[1]
+        elif not word.startswith("-"):
+            operands.append(word)
+    if sub == "stash":
+        if operands[:1] not in (["apply"], ["pop"]):
+            return []
+        stash = operands[1] if len(operands) > 1 else "stash@{0}"
+        return [[f"{stash}^1", stash]]
+    if sub in ("revert", "cherry-pick"):
+        return [op.split("..", 1) if ".." in op and "..." not in op else [f"{op}^!"] for op in operands]
+    if sub == "merge":
+        return [[f"HEAD...{op}"] for op in operands]
+    upstream = onto or (operands[0] if operands else "@{upstream}")
+    changes = [[f"HEAD...{upstream}"]]
+    if {"-i", "--interactive", "--root"} & set(words):
+        changes.append([operands[0] if operands else upstream, "HEAD"])
+    return changes
+
+
+def protected_pathspecs(folder: str, paths: Sequence[str]) -> list[str]:
+    """Every client's hook files (:data:`PATHSPECS`) and the protected ``paths`` inside
+    ``folder`` (a deployment tracked in the project), as pathspecs relative to ``folder``."""
+    root = os.path.realpath(folder).rstrip("/") + "/"
+    inside = [
+        os.path.relpath(path, root)
+        for path in paths
+        if os.path.realpath(path).startswith(root) or path.startswith(root)
+    ]
+    return [*PATHSPECS, *(f":(literal){relative}" for relative in sorted(set(inside)))]
+
+
+def hook_files_differ(folder: str, commit: str, paths: Sequence[str] = ()) -> bool:
     """Whether ``commit`` holds other hook files than the working tree in ``folder`` (``False``
     when git does not know the commit or the folder is no repository: the move would fail)."""
-    if not os.path.isdir(folder):
+    return differs(folder, [commit], paths)
+
+
+def differs(folder: str, revisions: Sequence[str], paths: Sequence[str] = ()) -> bool:
+    """Whether ``git diff REVISIONS`` touches a hook file or one of the protected ``paths`` in
+    ``folder`` (``False`` when git does not know a revision: the command would fail)."""
+    if not os.path.isdir(folder) or any(r.startswith("-") for r in revisions):
         return False
+    if len(revisions) == 1 and revisions[0].endswith("^!"):  # one commit's own change
+        command = ["diff-tree", "--quiet", "-r", "--root", revisions[0][:-2]]
+    else:
+        command = ["diff", "--quiet", *revisions]
     try:
         done = subprocess.run(
-            ["git", "-C", folder, "diff", "--quiet", commit, "--", *PATHSPECS],
+            ["git", "-C", folder, *command, "--", *protected_pathspecs(folder, paths)],
             capture_output=True,
             timeout=GIT_TIMEOUT,
             check=False,

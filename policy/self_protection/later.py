@@ -1,0 +1,183 @@
+"""What a call sets up to happen after it is decided: environment for later sessions
+(:mod:`.sessions`), files that something runs later (:mod:`.staged`), and text or files handed to
+a scheduler (``at``, ``batch``, ``crontab``).
+
+Each is judged now by the change it would make later: the variables a later session starts with,
+and the commands a script, recipe, hook, unit or schedule will run, judged by the same check as a
+shell line (a nested scan of the same call's folder).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Final, Protocol
+
+from dsh_policy.cmdline.programs import only_reads
+from dsh_policy.policy.self_protection import sessions, staged, streams
+from dsh_policy.policy.self_protection.refusals import RULE_PREFIX, Refusal, message
+
+# Most text of one staged file judged as a whole (beyond it, line by line).
+MAX_STAGED_TEXT: Final[int] = 256 * 1024
+_LABEL: Final[str] = "staged-text"
+# The option each interpreter runs code from.
+_CODE_OPTION: Final[dict[str, str]] = {"python3": "-c", "node": "-e", "perl": "-e", "ruby": "-e", "php": "-r"}
+
+
+class CallScan(Protocol):
+    """What this module uses of one call's scan (:class:`.scan.CallScan`)."""
+
+    def expand(self, word: str) -> str: ...
+    def candidates(self, word: str) -> list[str]: ...
+    def shell(self, line: str, tool: str) -> Refusal | None: ...
+    def nested(self) -> CallScan: ...
+
+
+def _session_refusal(tool: str, where: str, found: str) -> Refusal:
+    return Refusal(
+        f"{RULE_PREFIX}/harness-settings",
+        message(
+            f"{tool} would set {found} for every later session ({where})",
+            "the environment the hook command starts in: which dsh-policy runs, which gateway it "
+            "reaches, whether it runs at all",
+        ),
+    )
+
+
+def session_write(scan: CallScan, path: str, content: str, tool: str) -> Refusal | None:
+    """A file tool writing a variable that steers the hook into a file later sessions read."""
+    if not content or not sessions.is_session_file(scan.expand(path)):
+        return None
+    found = sessions.steering(content)
+    return _session_refusal(tool, path, found) if found is not None else None
+
+
+def session_line(
+    scan: CallScan,
+    commands: Sequence[Sequence[str]],
+    redirects: Sequence[Mapping[str, str]],
+    line: str,
+    tool: str,
+) -> Refusal | None:
+    """A shell line that sets later sessions' environment (a start-up file written, the service
+    manager told), writes a file that runs later, or hands a scheduler text or a file."""
+    for argv in commands:
+        found = sessions.session_setter(argv) if argv else None
+        if found is not None:
+            return _session_refusal(tool, os.path.basename(argv[0]), found)
+    known = _known_text(commands, redirects, line)
+    written = streams.written_files(commands, redirects)
+    operands = [word for argv in commands if argv and not only_reads(list(argv)) for word in argv[1:]]
+    targets = [*written, *operands]
+    if any(sessions.is_session_file(scan.expand(target)) for target in targets):
+        found = sessions.steering("\n".join([line, known]))
+        if found is not None:
+            return _session_refusal(tool, "a start-up file this line writes", found)
+    if known.strip():
+        for target in written:
+            refused = staged_write(scan, target, known, tool)
+            if refused is not None:
+                return refused
+    return scheduled(scan, commands, redirects, tool)
+
+
+def staged_write(scan: CallScan, path: str, content: str, tool: str) -> Refusal | None:
+    """A file whose text something runs later (:func:`.staged.runs_later`), judged now."""
+    for language, text in staged.runs_later(scan.expand(path), content):
+        found = judge(scan, language, text)
+        if found is not None:
+            return _relabel(found, f"{tool} writes {path}, which will run")
+    return None
+
+
+def scheduled(
+    scan: CallScan, commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]], tool: str
+) -> Refusal | None:
+    """Text a scheduler or shell reads on its standard input from a here-string or
+    here-document (``at now + 5 min <<< '...'``), and the file ``at -f FILE`` or ``crontab FILE``
+    will run, read now when it exists."""
+    runners = [argv for argv in commands if argv and streams.runs_stdin_text(argv)]
+    if runners:
+        texts = [r["target"] for r in redirects if r.get("op") == "<<<"]
+        texts += [body for body in _bodies(redirects) if body]
+        for text in texts:
+            cron = any(os.path.basename(argv[0]) == "crontab" for argv in runners)
+            found = judge(scan, "shell", streams.cron_text(text) if cron else text)
+            if found is not None:
+                return _relabel(found, f"{tool} schedules text that")
+    for argv in commands:
+        for path in _scheduled_files(argv):
+            text = _read_text(scan, path)
+            if text:
+                cron = os.path.basename(argv[0]) == "crontab"
+                found = judge(scan, "shell", streams.cron_text(text) if cron else text)
+                if found is not None:
+                    return _relabel(found, f"{tool} schedules {path}, which")
+    return None
+
+
+def judge(scan: CallScan, language: str, text: str) -> Refusal | None:
+    """``text`` judged as what runs it will run: command lines for ``shell``, else the
+    interpreter's inline code. A text the shell reader cannot take whole is judged line by line
+    (so a long or intricate script is not refused for its form alone)."""
+    program = staged.interpreter(language)
+    if program is not None:
+        found = scan.nested().shell(shlex.join([program, _CODE_OPTION[program], text]), _LABEL)
+        return None if found is not None and found.rule.endswith("/limits") else found
+    if len(text) <= MAX_STAGED_TEXT:
+        found = scan.nested().shell(text, _LABEL)
+        if found is None or not found.rule.endswith("/limits"):
+            return found
+    for line in text.splitlines():
+        if line.strip():
+            found = scan.nested().shell(line, _LABEL)
+            if found is not None and not found.rule.endswith("/limits"):
+                return found
+    return None
+
+
+def _relabel(found: Refusal, said: str) -> Refusal:
+    return Refusal(found.rule, found.message.replace(_LABEL, said, 1))
+
+
+def _known_text(
+    commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]], line: str
+) -> str:
+    """The text a line writes that is known now: what ``echo``/``printf`` print (through the
+    decoders after them), here-documents and here-strings."""
+    pieces = [streams.producers_text(commands)]
+    pieces += [r["target"] for r in redirects if r.get("op") == "<<<"]
+    pieces += streams.heredoc_bodies(line)
+    return "\n".join(piece for piece in pieces if piece)
+
+
+def _bodies(redirects: Sequence[Mapping[str, str]]) -> Iterator[str]:
+    """Here-document bodies the shell reader hands back as redirect targets (it names a body by
+    its delimiter: nothing to judge then)."""
+    for redirect in redirects:
+        if redirect.get("op") in ("<<", "<<-") and "\n" in redirect.get("target", ""):
+            yield redirect["target"]
+
+
+def _scheduled_files(argv: Sequence[str]) -> list[str]:
+    """``at -f FILE``/``batch -f FILE`` and ``crontab FILE``: the file they schedule."""
+    program = os.path.basename(argv[0])
+    words = list(argv[1:])
+    if program in ("at", "batch"):
+        return [words[i + 1] for i, w in enumerate(words[:-1]) if w == "-f"]
+    if program == "crontab":
+        operands = [w for w in words if not w.startswith("-")]
+        return operands[-1:] if "-l" not in words and "-r" not in words else []
+    return []
+
+
+def _read_text(scan: CallScan, path: str) -> str:
+    for candidate in scan.candidates(path)[:1]:
+        try:
+            with open(candidate, encoding="utf-8", errors="replace") as handle:
+                return handle.read(MAX_STAGED_TEXT)
+        except OSError:
+            return ""
+    return ""
+

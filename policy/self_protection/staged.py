@@ -1,0 +1,178 @@
+"""Files written now that run later: the commands a script, a Makefile or justfile recipe, a git
+hook, a ``package.json`` script, a systemd unit, a desktop entry or a crontab will run when
+something starts it, read out of the text being written.
+
+Writing such a file changes nothing protected; running it later does. So what it will run is
+judged now, as the same check judges a shell line (a script that removes the hook settings is
+refused when written, as ``rm`` of them would be now). Which text runs is decided by what runs
+the file, from each runner's documentation: a ``#!`` line names the interpreter; a name or
+extension names the runner (``make`` runs tab-indented recipe lines, ``just`` indented ones,
+``npm run`` the ``scripts`` values, systemd the ``Exec*=`` values, cron the command after the
+schedule); git and the hook managers run a hook file as a script.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from typing import Final
+
+from dsh_policy.cmdline.programs import SHELLS
+
+# Interpreters by the name a ``#!`` line or an extension gives, with the option that runs code.
+_INTERPRETERS: Final[dict[str, str]] = {
+    "python": "python3",
+    "node": "node",
+    "perl": "perl",
+    "ruby": "ruby",
+    "php": "php",
+}
+_EXTENSIONS: Final[dict[str, str]] = {
+    ".sh": "shell",
+    ".bash": "shell",
+    ".zsh": "shell",
+    ".ksh": "shell",
+    ".command": "shell",
+    ".py": "python",
+    ".js": "node",
+    ".mjs": "node",
+    ".cjs": "node",
+    ".pl": "perl",
+    ".rb": "ruby",
+    ".php": "php",
+}
+_MAKEFILES: Final[frozenset[str]] = frozenset({"makefile", "gnumakefile"})
+_JUSTFILES: Final[frozenset[str]] = frozenset({"justfile", ".justfile"})
+# Folders whose files a version-control tool or hook manager runs as scripts.
+_HOOK_FOLDERS: Final[tuple[tuple[str, ...], ...]] = (
+    (".git", "hooks"),
+    (".husky",),
+    (".githooks",),
+    (".hooks",),
+)
+_SHEBANG: Final[re.Pattern[str]] = re.compile(r"\A#!\s*(\S+)(?:\s+(\S+))?")
+_UNIT_EXEC: Final[re.Pattern[str]] = re.compile(
+    r"^\s*(?:ExecStart|ExecStartPre|ExecStartPost|ExecStop|ExecStopPost|ExecReload|ExecCondition)"
+    r"\s*=\s*[-@:+!]*(.+)$",
+    re.MULTILINE,
+)
+_DESKTOP_EXEC: Final[re.Pattern[str]] = re.compile(r"^\s*(?:Exec|TryExec)\s*=\s*(.+)$", re.MULTILINE)
+_CRON_LINE: Final[re.Pattern[str]] = re.compile(r"^\s*(?:@\w+\s+|(?:\S+\s+){5})(.+)$")
+
+
+def runs_later(path: str, content: str) -> Iterator[tuple[str, str]]:
+    """``(language, text)`` for each piece of ``content`` that will run when ``path`` is run or
+    used by its runner: ``shell`` for command lines, else an interpreter's name
+    (:data:`_INTERPRETERS`) for its code. Nothing for a file no runner starts."""
+    normal = path.replace("\\", "/")
+    parts = [part for part in normal.split("/") if part]
+    name = parts[-1] if parts else ""
+    lowered = name.lower()
+    shebang = _SHEBANG.match(content)
+    if shebang is not None:
+        yield _language(shebang.group(1), shebang.group(2)), content
+        return
+    if lowered in _MAKEFILES or lowered.endswith(".mk"):
+        yield "shell", "\n".join(_recipe_lines(content, tabs_only=True))
+        return
+    if lowered in _JUSTFILES or lowered.endswith(".just"):
+        yield "shell", "\n".join(_recipe_lines(content, tabs_only=False))
+        return
+    if lowered == "package.json":
+        yield from (("shell", script) for script in _package_scripts(content))
+        return
+    if lowered.endswith((".service", ".socket", ".path")) or "systemd" in parts:
+        yield from (("shell", match.group(1)) for match in _UNIT_EXEC.finditer(content))
+        return
+    if lowered.endswith(".desktop"):
+        yield from (("shell", _desktop_command(m.group(1))) for m in _DESKTOP_EXEC.finditer(content))
+        return
+    if _is_crontab(parts):
+        yield "shell", "\n".join(_cron_commands(content))
+        return
+    extension = os.path.splitext(lowered)[1]
+    if extension in _EXTENSIONS:
+        yield _EXTENSIONS[extension], content
+        return
+    if any(_under(parts[:-1], folder) for folder in _HOOK_FOLDERS):
+        yield "shell", content  # git runs a hook without ``#!`` through ``sh``
+
+
+def interpreter(language: str) -> str | None:
+    """The program that runs code of ``language`` (``None`` for ``shell``)."""
+    return _INTERPRETERS.get(language)
+
+
+def _language(program: str, argument: str | None) -> str:
+    """The language a ``#!`` line names (``/usr/bin/env python3`` is ``python``)."""
+    name = os.path.basename(program)
+    if name == "env" and argument:
+        name = os.path.basename(argument)
+    if name in SHELLS or name in ("sh", "busybox"):
+        return "shell"
+    for language in _INTERPRETERS:
+        if name.startswith(language) or (language == "node" and name in ("nodejs", "bun", "deno")):
+            return language
+    return "shell"  # an interpreter we do not read: its text judged as commands, the safer reading
+
+
+def _recipe_lines(content: str, *, tabs_only: bool) -> Iterator[str]:
+    """Recipe lines of a Makefile (tab-indented) or justfile (indented), without the prefixes
+    that only change echoing or error handling (``@``, ``-``, ``+``)."""
+    for line in content.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        indented = line.startswith("\t") if tabs_only else line[:1] in ("\t", " ")
+        if indented:
+            yield line.strip().lstrip("@-+").strip()
+
+
+def _package_scripts(content: str) -> Iterator[str]:
+    try:
+        document = json.loads(content)
+    except ValueError:
+        yield from re.findall(r'"[^"]+"\s*:\s*"((?:[^"\\]|\\.)*)"', content)
+        return
+    scripts = document.get("scripts") if isinstance(document, dict) else None
+    if isinstance(scripts, dict):
+        yield from (value for value in scripts.values() if isinstance(value, str))
+
+
+def _desktop_command(value: str) -> str:
+    """A desktop entry's ``Exec`` value without its field codes (``%f``, ``%U``...)."""
+    return re.sub(r"%[a-zA-Z]", "", value).strip()
+
+
+def _is_crontab(parts: list[str]) -> bool:
+    name = parts[-1] if parts else ""
+    joined = "/".join(parts)
+    return (
+        name in ("crontab", "anacrontab")
+        or name.endswith(".cron")
+        or "/cron.d/" in f"/{joined}"
+        or joined.startswith("var/spool/cron")
+    )
+
+
+def _cron_commands(content: str) -> Iterator[str]:
+    """The command of each crontab line without its schedule (five fields or ``@reboot``), read
+    both with and without a first word (system crontabs put a user name there); variable lines
+    kept as they are."""
+    for line in content.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        match = _CRON_LINE.match(stripped)
+        if match is None or "=" in stripped.split()[0]:
+            yield stripped
+            continue
+        command = match.group(1)
+        yield command
+        if " " in command:
+            yield command.split(None, 1)[1]
+
+
+def _under(folders: list[str], suffix: tuple[str, ...]) -> bool:
+    return tuple(folders[-len(suffix) :]) == suffix
