@@ -18,7 +18,8 @@ from dsh_policy.cmdline.programs import only_reads
 from dsh_policy.policy.self_protection import sessions, staged, streams
 from dsh_policy.policy.self_protection.refusals import RULE_PREFIX, Refusal, message
 
-# Most text of one staged file judged as a whole (beyond it, line by line).
+# Most text of one file that runs later judged (beyond it, the write is refused unread, as
+# :data:`.refusals.MAX_CHECKED_WORDS` does for a call's arguments).
 MAX_STAGED_TEXT: Final[int] = 256 * 1024
 _LABEL: Final[str] = "staged-text"
 # The option each interpreter runs code from.
@@ -120,15 +121,21 @@ def scheduled(
 def judge(scan: CallScan, language: str, text: str) -> Refusal | None:
     """``text`` judged as what runs it will run: command lines for ``shell``, else the
     interpreter's inline code. A text the shell reader cannot take whole is judged line by line
-    (so a long or intricate script is not refused for its form alone)."""
+    (so an intricate script is not refused for its form alone); one beyond
+    :data:`MAX_STAGED_TEXT` is refused unread."""
+    if len(text) > MAX_STAGED_TEXT:
+        return Refusal(
+            f"{RULE_PREFIX}/limits",
+            f"dsh-policy self-protection: {_LABEL} holds more than {MAX_STAGED_TEXT} characters that "
+            "would run later, too many to judge; refusing",
+        )
     program = staged.interpreter(language)
     if program is not None:
         found = scan.nested().shell(shlex.join([program, _CODE_OPTION[program], text]), _LABEL)
         return None if found is not None and found.rule.endswith("/limits") else found
-    if len(text) <= MAX_STAGED_TEXT:
-        found = scan.nested().shell(text, _LABEL)
-        if found is None or not found.rule.endswith("/limits"):
-            return found
+    found = scan.nested().shell(text, _LABEL)
+    if found is None or not found.rule.endswith("/limits"):
+        return found
     for line in text.splitlines():
         if line.strip():
             found = scan.nested().shell(line, _LABEL)
@@ -176,7 +183,7 @@ def _read_text(scan: CallScan, path: str) -> str:
     for candidate in scan.candidates(path)[:1]:
         try:
             with open(candidate, encoding="utf-8", errors="replace") as handle:
-                return handle.read(MAX_STAGED_TEXT)
+                return handle.read(MAX_STAGED_TEXT + 1)
         except OSError:
             return ""
     return ""

@@ -29,20 +29,11 @@ _INTERPRETERS: Final[dict[str, str]] = {
     "ruby": "ruby",
     "php": "php",
 }
-_EXTENSIONS: Final[dict[str, str]] = {
-    ".sh": "shell",
-    ".bash": "shell",
-    ".zsh": "shell",
-    ".ksh": "shell",
-    ".command": "shell",
-    ".py": "python",
-    ".js": "node",
-    ".mjs": "node",
-    ".cjs": "node",
-    ".pl": "perl",
-    ".rb": "ruby",
-    ".php": "php",
-}
+# Shell scripts by extension. A module of another language without a ``#!`` line (``app.py``,
+# ``index.js``) is source the project imports, not a script something runs on its own: judging
+# every source file that names a harness's settings would refuse ordinary work on tools that
+# read them.
+_SHELL_EXTENSIONS: Final[frozenset[str]] = frozenset({".sh", ".bash", ".zsh", ".ksh", ".command"})
 _MAKEFILES: Final[frozenset[str]] = frozenset({"makefile", "gnumakefile"})
 _JUSTFILES: Final[frozenset[str]] = frozenset({"justfile", ".justfile"})
 # Folders whose files a version-control tool or hook manager runs as scripts.
@@ -92,9 +83,8 @@ def runs_later(path: str, content: str) -> Iterator[tuple[str, str]]:
     if _is_crontab(parts):
         yield "shell", "\n".join(_cron_commands(content))
         return
-    extension = os.path.splitext(lowered)[1]
-    if extension in _EXTENSIONS:
-        yield _EXTENSIONS[extension], content
+    if os.path.splitext(lowered)[1] in _SHELL_EXTENSIONS:
+        yield "shell", content
         return
     if any(_under(parts[:-1], folder) for folder in _HOOK_FOLDERS):
         yield "shell", content  # git runs a hook without ``#!`` through ``sh``

@@ -21,7 +21,7 @@ import pytest
 import yaml
 from dsh_policy.cmdline.writers import tar_members
 from dsh_policy.policy.hooks.protocol.vocabulary import ToolInputError, canonicalize
-from dsh_policy.policy.self_protection import processes, sessions, staged, vcs
+from dsh_policy.policy.self_protection import later, processes, sessions, staged, vcs
 from measure_rates import _fill
 
 DATA = yaml.safe_load((Path(__file__).with_name("round5_classes.yaml")).read_text())
@@ -97,6 +97,18 @@ def test_what_runs_later_is_read_by_each_runner() -> None:
     assert list(staged.runs_later("/p/notes.txt", "rm -f x\n")) == []
     cron = [text for _language, text in staged.runs_later("/etc/cron.d/x", "0 * * * * root rm -f y\n")]
     assert "rm -f y" in cron[0].splitlines()
+
+
+def test_a_file_that_runs_later_beyond_the_limit_is_refused_unread(
+    layout: tuple[Any, dict[str, str]],
+) -> None:
+    protection, names = layout
+    script = "#!/bin/sh\n" + "echo ok\n" * (later.MAX_STAGED_TEXT // 8 + 1)
+    path = os.path.join(names["project"], "scripts", "big.sh")
+    refusal = protection.check("write_file", {"path": path, "content": script}, names["project"])
+    assert refusal is not None and refusal.rule == "self-protection/limits"
+    small = protection.check("write_file", {"path": path, "content": script[:4096]}, names["project"])
+    assert small is None
 
 
 # -- git applying another commit's change, and patches --------------------------------------------
