@@ -1,11 +1,14 @@
-"""git commands that move the whole working tree to another commit, and whether that commit's
-hook files differ from the ones in force (asked of git itself, read-only).
+"""git commands that move the whole working tree to another commit or apply another commit's
+change, whether that touches the hook files in force (asked of git itself, read-only), and how a
+git argv's words read (which name paths, which rewrite the whole tree).
 
 ``git reset --hard REV``, ``git checkout REV``, ``git switch BRANCH`` rewrite every tracked file,
-so they may give the project an older version of its hook files without naming them. Which commit
-they move to is read from the argv; whether the hook files differ there is ``git diff --quiet REV
--- FILES`` in the working tree, bounded by a short timeout (a git that does not answer in time is
-taken to differ: the call is refused, never waved through).
+so they may give the project an older version of its hook files without naming them; ``git
+revert``, ``cherry-pick``, ``merge``, ``rebase`` and ``stash pop`` apply a change that may remove
+them. Which commit or change is read from the argv; whether the hook files (and the deployment's
+files tracked in the project) differ is ``git diff --quiet REVS -- FILES`` in the working tree,
+bounded by a short timeout (a git that does not answer in time is taken to differ: the call is
+refused, never waved through).
 """
 
 from __future__ import annotations
@@ -22,6 +25,12 @@ GIT_TIMEOUT: Final[float] = 3.0
 # Every client's hook files at any depth, as git pathspecs.
 PATHSPECS: Final[tuple[str, ...]] = tuple(
     f":(glob)**/{'/'.join(suffix)}{'/**' if tree else ''}" for suffix, tree in HARNESS_SUFFIXES
+)
+# git subcommands that move, delete or roll back what they are given (a folder: all in it).
+GIT_MOVERS: Final[frozenset[str]] = frozenset({"clean", "rm", "mv", "checkout", "restore", "stash", "reset"})
+# git options whose value is text (a message, a search), never a path.
+GIT_TEXT_OPTIONS: Final[frozenset[str]] = frozenset(
+    {"-m", "--message", "--grep", "-S", "-G", "--author", "--committer", "--format", "--pretty", "--trailer"}
 )
 _RESET_MOVES: Final[frozenset[str]] = frozenset({"--hard", "--keep", "--merge"})
 _NEW_BRANCH: Final[frozenset[str]] = frozenset({"-b", "-B", "-c", "-C", "--create", "--force-create"})
@@ -155,3 +164,42 @@ def differs(folder: str, revisions: Sequence[str], paths: Sequence[str] = ()) ->
     except OSError:
         return False
     return done.returncode == 1
+
+
+def git_words(argv: Sequence[str]) -> list[str]:
+    """A git argv's words past the program, without the values of options that take text (a
+    commit message or a search names paths without touching them)."""
+    out: list[str] = []
+    skip = False
+    for word in argv[1:]:
+        if skip:
+            skip = False
+            continue
+        name = word.split("=", 1)[0]
+        if word in GIT_TEXT_OPTIONS:
+            skip = True
+            continue
+        if name in GIT_TEXT_OPTIONS or (word.startswith("-m") and not word.startswith("--")):
+            continue
+        if len(word) > 2 and word[0] == "-" and word[1] != "-" and word.endswith("m"):
+            skip = True  # ``-qm MESSAGE``: a bundle whose last letter takes the message
+            continue
+        out.append(word)
+    return out
+
+
+def whole_tree(argv: Sequence[str]) -> bool:
+    """git commands that rewrite the whole working tree whatever they name: a sparse checkout
+    that narrows it, an orphan branch (no tracked file stays), ``read-tree -u``, history
+    rewrites that end in a reset."""
+    sub = git_subcommand(argv)
+    words = set(argv[1:])
+    if sub == "sparse-checkout":
+        return bool(words & {"set", "add", "init", "reapply"})
+    if sub in ("switch", "checkout"):
+        return "--orphan" in words
+    if sub == "read-tree":
+        return bool(words & {"-u", "--reset"}) or any(
+            w.startswith("-") and "u" in w[1:] and not w.startswith("--") for w in words
+        )
+    return sub in ("filter-branch", "filter-repo")
