@@ -31,9 +31,9 @@ FINDS: Final[re.Pattern[str]] = re.compile(
     r"|Sys::Process|sys-proctable"
 )
 _MAX_RUN: Final[int] = 4
-_OWN_FOLDERS: Final[frozenset[str]] = frozenset(
-    {".dsh", ".dsh-policy", "dsh_policy", "dsh-policy", ".codex", ".claude", "claude-code", "codex"}
-)
+# Folder names that are paths whenever they appear (dot folders of the gateway and the
+# harnesses), unlike program names an argv list holds (``['codex', 'exec']`` is no path).
+_OWN_FOLDERS: Final[frozenset[str]] = frozenset({".dsh", ".dsh-policy", ".codex", ".claude"})
 
 
 class ProtectedSet(Protocol):
