@@ -11,6 +11,7 @@ trailing components of a protected path names it, whatever joins them.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterator, Sequence
 from typing import Final, Protocol
@@ -48,6 +49,7 @@ class CallScan(Protocol):
     def protection(self) -> ProtectedSet: ...
     @property
     def local(self) -> list[Protected]: ...
+    def hit(self, word: str, *, folders: bool) -> Protected | None: ...
 
 
 def literals(code: str) -> list[str]:
@@ -63,7 +65,7 @@ def joined_runs(texts: Sequence[str]) -> Iterator[str]:
             run = texts[start : start + size]
             if len(run) < size or not all(_COMPONENT.match(part) for part in run):
                 break
-            yield "/".join(part.strip("/") for part in run if part.strip("/"))
+            yield posixpath.join(*run)  # an absolute piece starts the path again, as join does
 
 
 def assembled_path(scan: CallScan, codes: Sequence[str]) -> Protected | None:
@@ -71,7 +73,12 @@ def assembled_path(scan: CallScan, codes: Sequence[str]) -> Protected | None:
     entries = (*scan.protection.entries, *scan.local)
     for code in codes:
         for tail in joined_runs(literals(code)):
-            parts = tail.lower().split("/")
+            if tail.startswith("/"):
+                found = scan.hit(tail, folders=False)
+                if found is not None:
+                    return found
+                continue
+            parts = [part for part in tail.lower().split("/") if part]
             if len(parts) < 2:
                 continue
             for entry in entries:

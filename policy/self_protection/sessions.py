@@ -61,6 +61,27 @@ SESSION_SETTERS: Final[dict[str, frozenset[str]]] = {
 }
 
 
+# Start-up files of the other shells and login managers (csh, tcsh, ksh, mksh, the login and
+# logout scripts) beside :data:`.locations.SHELL_STARTUP`.
+_MORE_STARTUP: Final[frozenset[str]] = frozenset(
+    {
+        ".cshrc",
+        ".tcshrc",
+        ".login",
+        ".logout",
+        ".kshrc",
+        ".mkshrc",
+        ".bash_logout",
+        ".zlogout",
+        "pam_env.conf",
+        "launchd.conf",
+        ".xprofile",
+        ".xsessionrc",
+        ".xinitrc",
+    }
+)
+
+
 def is_session_file(path: str) -> bool:
     """Whether later sessions read their environment from ``path``: a shell start-up file,
     ``environment.d``, fish's ``conf.d``, ``/etc/profile.d``, pam_env's files, ``~/.ssh/environment``,
@@ -68,7 +89,7 @@ def is_session_file(path: str) -> bool:
     normal = os.path.normpath(path.replace("\\", "/"))
     parts = normal.split("/")
     name = parts[-1]
-    if name in SHELL_STARTUP or name in ("pam_env.conf", "launchd.conf", ".xprofile", ".xsessionrc"):
+    if name in SHELL_STARTUP or name in _MORE_STARTUP:
         return True
     folders = parts[:-1]
     if "environment.d" in folders and name.endswith(".conf"):

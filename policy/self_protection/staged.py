@@ -8,7 +8,8 @@ refused when written, as ``rm`` of them would be now). Which text runs is decide
 the file, from each runner's documentation: a ``#!`` line names the interpreter; a name or
 extension names the runner (``make`` runs tab-indented recipe lines, ``just`` indented ones,
 ``npm run`` the ``scripts`` values, systemd the ``Exec*=`` values, cron the command after the
-schedule); git and the hook managers run a hook file as a script.
+schedule, VS Code a task's ``command`` and ``args``); git and the hook managers run a hook file
+as a script.
 """
 
 from __future__ import annotations
@@ -77,6 +78,9 @@ def runs_later(path: str, content: str) -> Iterator[tuple[str, str]]:
     if lowered.endswith((".service", ".socket", ".path")) or "systemd" in parts:
         yield from (("shell", match.group(1)) for match in _UNIT_EXEC.finditer(content))
         return
+    if parts[-2:] == [".vscode", "tasks.json"] or lowered.endswith(".code-workspace"):
+        yield from (("shell", command) for command in _task_commands(content))
+        return
     if lowered.endswith(".desktop"):
         yield from (("shell", _desktop_command(m.group(1))) for m in _DESKTOP_EXEC.finditer(content))
         return
@@ -128,6 +132,17 @@ def _package_scripts(content: str) -> Iterator[str]:
     scripts = document.get("scripts") if isinstance(document, dict) else None
     if isinstance(scripts, dict):
         yield from (value for value in scripts.values() if isinstance(value, str))
+
+
+def _task_commands(content: str) -> Iterator[str]:
+    """The command lines of VS Code tasks (``"command"`` and its ``"args"``; a task may run when
+    the folder opens), read as MCP server entries are (JSON with comments allowed: a fragment
+    that does not parse is searched for ``"command"`` values)."""
+    from dsh_policy.policy.self_protection.agents import file_commands
+
+    text = re.sub(r"(?m)^\s*//.*$", "", content)
+    for command in file_commands(text):
+        yield " ".join(command)
 
 
 def _desktop_command(value: str) -> str:
