@@ -161,9 +161,6 @@ def acting_code(scan: CallScan, program: str, codes: Sequence[str]) -> tuple[boo
     """Code that may act, judged by its literals (:mod:`.code_literals`): a protected path
     spelled in pieces, the gateway picked out for a signal. ``(False, None)`` leaves the code
     to the checks of its words."""
-    found = code_literals.assembled_path(scan, codes)
-    if found is not None:
-        return True, refusal(found, f"{program} code assembles the path {found.path}")
     runtime = [e.path for e in scan.protection.entries if e.kind == "gateway-runtime"]
     if any(code_literals.SIGNALS.search(code) for code in codes):
         picked = code_literals.signals_gateway(codes, processes.gateway_processes(runtime))
@@ -175,6 +172,9 @@ def acting_code(scan: CallScan, program: str, codes: Sequence[str]) -> tuple[boo
                     KIND_TEXT["gateway-runtime"],
                 ),
             )
+    found = code_literals.assembled_path(scan, codes)
+    if found is not None:
+        return True, refusal(found, f"{program} code assembles the path {found.path}")
     return False, None
 
 

@@ -145,7 +145,12 @@ def judge(scan: CallScan, language: str, text: str) -> Refusal | None:
 
 
 def _relabel(found: Refusal, said: str) -> Refusal:
-    return Refusal(found.rule, found.message.replace(_LABEL, said, 1))
+    """The nested refusal said of the file or schedule it came from."""
+    if _LABEL in found.message:
+        return Refusal(found.rule, found.message.replace(_LABEL, said, 1))
+    prefix = "dsh-policy self-protection: "
+    text = found.message.removeprefix(prefix)
+    return Refusal(found.rule, f"{prefix}{said}: {text}")
 
 
 def _known_text(

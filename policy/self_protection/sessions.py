@@ -107,7 +107,8 @@ def steering(text: str) -> str | None:
             name, value = match.group(1), match.group(2).strip()
             if name == "PATH" and (not value or _KEEPS_PATH.search(value) or _finds_gateway(value)):
                 continue
-            return f"{name}={value[:60]}"
+            shown = re.split(r"""['"]\s""", value, maxsplit=1)[0].strip("'\"")
+            return f"{name}={shown[:60]}"
     return None
 
 

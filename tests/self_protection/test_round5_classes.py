@@ -111,6 +111,12 @@ def test_a_file_that_runs_later_beyond_the_limit_is_refused_unread(
     assert small is None
 
 
+def test_a_refusal_of_a_file_that_runs_later_names_the_file(layout: tuple[Any, dict[str, str]]) -> None:
+    entry = next(e for e in DATA["tamper"] if e["name"] == "a .sh script without a shebang empties the log")
+    refusal = _check(layout, entry)
+    assert refusal is not None and "scripts/reset.sh, which will run" in refusal.message
+
+
 # -- git applying another commit's change, and patches --------------------------------------------
 
 
