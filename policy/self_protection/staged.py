@@ -112,15 +112,23 @@ def _language(program: str, argument: str | None) -> str:
     return "shell"  # an interpreter we do not read: its text judged as commands, the safer reading
 
 
+_MAKE_VARIABLE: Final[re.Pattern[str]] = re.compile(r"\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]")
+
+
 def _recipe_lines(content: str, *, tabs_only: bool) -> Iterator[str]:
     """Recipe lines of a Makefile (tab-indented) or justfile (indented), without the prefixes
-    that only change echoing or error handling (``@``, ``-``, ``+``)."""
+    that only change echoing or error handling (``@``, ``-``, ``+``). In a Makefile, ``$$`` is
+    the shell's ``$`` and ``$(NAME)`` a variable the environment fills (``$(HOME)``): both are
+    handed to the shell as it will see them."""
     for line in content.splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         indented = line.startswith("\t") if tabs_only else line[:1] in ("\t", " ")
         if indented:
-            yield line.strip().lstrip("@-+").strip()
+            text = line.strip().lstrip("@-+").strip()
+            if tabs_only:
+                text = _MAKE_VARIABLE.sub(r"${\1}", text.replace("$$", "\0")).replace("\0", "$")
+            yield text
 
 
 def _package_scripts(content: str) -> Iterator[str]:

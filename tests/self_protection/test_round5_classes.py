@@ -91,6 +91,8 @@ def test_steering_variables_in_every_session_file_syntax() -> None:
 
 def test_what_runs_later_is_read_by_each_runner() -> None:
     assert list(staged.runs_later("/p/Makefile", "all:\n\t@rm -f x\nFOO = 1\n")) == [("shell", "rm -f x")]
+    recipe = staged.runs_later("/p/Makefile", "x:\n\trm $(HOME)/a $$HOME/b $(OUT)\n")
+    assert list(recipe) == [("shell", "rm ${HOME}/a $HOME/b ${OUT}")]
     script = staged.runs_later("/p/x", "#!/usr/bin/env python3\n")
     assert [language for language, _text in script] == ["python"]
     assert list(staged.runs_later("/p/.git/hooks/pre-push", "make test\n")) == [("shell", "make test\n")]
