@@ -232,6 +232,9 @@ def only_reads(argv: Sequence[str]) -> bool:
     program = argv[0]
     if PYTHON.fullmatch(program) and list(argv[1:3]) == ["-m", "pip"]:
         return only_reads(["pip", *argv[3:]])
+    if PYTHON.fullmatch(program) and list(argv[1:3]) == ["-m", "json.tool"]:
+        # ``python -m json.tool [INFILE [OUTFILE]]``: it writes only its second operand.
+        return len([word for word in argv[3:] if not word.startswith("-")]) < 2
     if PIP.fullmatch(program) or (program == "uv" and argv[1:2] == ["pip"]):
         words = [w for w in argv[1:] if not w.startswith("-") and w != "pip"]
         return bool(words) and words[0] in PACKAGE_QUERIES

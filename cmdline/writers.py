@@ -235,6 +235,11 @@ def written_operands(argv: Sequence[str]) -> Written:
             out.folders.clear()
             if mode == "c":
                 out.files.extend(_tar_archive(words))
+            if "--remove-files" in words:  # GNU tar deletes every member it packed
+                out.folders.extend(
+                    f"{folder.rstrip('/')}/{member}" if folder else member
+                    for folder, member in tar_members(words)
+                )
     elif program == "bwrap":
         out.folders.extend(_bwrap_covered(words))
     elif program == "firejail":  # ``--opt=PATH`` only; a bare ``--private`` hides the home folder

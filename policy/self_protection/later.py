@@ -77,6 +77,8 @@ def session_line(
             return _session_refusal(tool, "a start-up file this line writes", found)
     if known.strip():
         for target in written:
+            if target.startswith(("/dev/", "/proc/")):
+                continue  # a device or a process's file: nothing there runs later
             refused = staged_write(scan, target, known, tool)
             if refused is not None:
                 return refused
