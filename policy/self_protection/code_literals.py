@@ -42,6 +42,8 @@ class ProtectedSet(Protocol):
     def entries(self) -> tuple[Protected, ...]: ...
     @property
     def mentions(self) -> re.Pattern[str]: ...
+    @property
+    def secrets(self) -> tuple[Protected, ...]: ...
 
 
 class CallScan(Protocol):
@@ -66,6 +68,21 @@ def joined_runs(texts: Sequence[str]) -> Iterator[str]:
             if len(run) < size or not all(_COMPONENT.match(part) for part in run):
                 break
             yield posixpath.join(*run)  # an absolute piece starts the path again, as join does
+
+
+def assembled_secret(scan: CallScan, codes: Sequence[str]) -> Protected | None:
+    """A secret (the signing key) or the folder holding it, spelled by a run of the code's
+    literals: what even code that only reads may not open."""
+    for code in codes:
+        for tail in joined_runs(literals(code)):
+            parts = [part for part in tail.lower().split("/") if part]
+            if len(parts) < 2:
+                continue
+            for secret in scan.protection.secrets:
+                have = secret.path.lower().split("/")
+                if have[-len(parts) :] == parts or have[-len(parts) - 1 : -1] == parts:
+                    return secret
+    return None
 
 
 def assembled_path(scan: CallScan, codes: Sequence[str]) -> Protected | None:

@@ -145,6 +145,9 @@ def judge_code(
             reads_only = False
     if not reads_only:
         return acting_code(scan, program, codes)
+    secret = code_literals.assembled_secret(scan, codes)
+    if secret is not None:
+        return True, refusal(secret, f"{program} code would read the key by a path it assembles")
     for code in codes:
         for match in _QUOTED.finditer(code):
             text = match.group(1) or match.group(2) or ""

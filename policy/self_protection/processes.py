@@ -12,6 +12,7 @@ filesystem.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -169,6 +170,8 @@ def stops_gateway(
         stops = SERVICE_STOPS & set(argv[1:]) or (program in services[2:] and {"stop", "restart"} & set(argv))
         if program in services and stops and OWN_NAMES.search(" ".join(argv[1:])):
             return f"{program} would stop the gateway's service"
+        if program in services and stops and _unit_glob_hits(argv[1:]):
+            return f"{program} would stop every unit a pattern matches, the gateway's among them"
     for argv in senders:
         program = os.path.basename(argv[0])
         if program == "kill" and "-1" in argv[2:]:
@@ -207,6 +210,23 @@ def stops_gateway(
         if OWN_NAMES.search(line):
             return "the line signals processes it finds by the gateway's name"
     return None
+
+
+# The unit names the gateway's service has (the hardened install's, a user unit of its name).
+GATEWAY_UNITS: Final[tuple[str, ...]] = ("dsh-policy-gateway.service", "dsh-policy.service")
+
+
+def _unit_glob_hits(words: Sequence[str]) -> bool:
+    """A unit pattern (systemctl takes shell globs: ``'dsh*'``, ``'*'``) that matches the gateway's
+    service."""
+    for word in words:
+        if word.startswith("-") or not set(word) & set("*?["):
+            continue
+        pattern = word if "." in word else word + ".service"
+        for unit in GATEWAY_UNITS:
+            if fnmatch.fnmatchcase(unit, pattern) or fnmatch.fnmatchcase(unit, word):
+                return True
+    return False
 
 
 def _patterns(argv: Sequence[str]) -> list[str]:

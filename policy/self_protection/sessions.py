@@ -99,9 +99,22 @@ def is_session_file(path: str) -> bool:
     return folders[-1:] == [".ssh"] and name == "environment"
 
 
+# An alias or a shell function of the gateway's name, or of the builtin the hook command checks
+# it with (``command -v dsh-policy``): a later shell that reads it runs that in its place.
+_SHADOWING: Final[re.Pattern[str]] = re.compile(
+    r"""(?:^|[\s;&|(`'"])(?:alias\s+(dsh-policy|command)=|function\s+(dsh-policy|command)\b"""
+    r"""|(dsh-policy|command)\s*\(\s*\)|abbr\s+(?:-a\s+)?(dsh-policy)\b)""",
+    re.MULTILINE,
+)
+
+
 def steering(text: str) -> str | None:
     """The first assignment in ``text`` that steers the hook (``PATH`` only when the new value
-    drops the one in force), as ``NAME=value``; ``None`` when there is none."""
+    drops the one in force), as ``NAME=value``, or a definition that shadows the gateway's
+    command; ``None`` when there is none."""
+    shadow = _SHADOWING.search(text)
+    if shadow is not None:
+        return f"{next(name for name in shadow.groups() if name)} (defined in place of the program)"
     for pattern in (_ASSIGN, _SETENV, _PAM):
         for match in pattern.finditer(text):
             name, value = match.group(1), match.group(2).strip()
