@@ -98,8 +98,9 @@ def scheduled(
     scan: CallScan, commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]], tool: str
 ) -> Refusal | None:
     """Text a scheduler or shell reads on its standard input from a here-string or
-    here-document (``at now + 5 min <<< '...'``), and the file ``at -f FILE`` or ``crontab FILE``
-    will run, read now when it exists."""
+    here-document (``at now + 5 min <<< '...'``), the file ``at -f FILE`` or ``crontab FILE``
+    will run, read now when it exists, and a git configuration value git will run as a command
+    (``git config alias.x '!...'``, ``core.fsmonitor``)."""
     runners = [argv for argv in commands if argv and streams.runs_stdin_text(argv)]
     if runners:
         texts = [r["target"] for r in redirects if r.get("op") == "<<<"]
@@ -110,6 +111,11 @@ def scheduled(
             if found is not None:
                 return _relabel(found, f"{tool} schedules text that")
     for argv in commands:
+        command = _git_config_set(argv)
+        if command is not None:
+            found = judge(scan, "shell", command)
+            if found is not None:
+                return _relabel(found, f"{tool} sets a git command that")
         for path in _scheduled_files(argv):
             text = _read_text(scan, path)
             if text:
@@ -172,6 +178,20 @@ def _bodies(redirects: Sequence[Mapping[str, str]]) -> Iterator[str]:
     for redirect in redirects:
         if redirect.get("op") in ("<<", "<<-") and "\n" in redirect.get("target", ""):
             yield redirect["target"]
+
+
+def _git_config_set(argv: Sequence[str]) -> str | None:
+    """``git config [--global] KEY VALUE`` (or ``--add``, ``set``) of a key whose value git runs
+    as a command (:func:`.staged.git_config_command`): that command."""
+    if not argv or os.path.basename(argv[0]) != "git":
+        return None
+    words = list(argv[1:])
+    if "config" not in words:
+        return None
+    rest = [w for w in words[words.index("config") + 1 :] if not w.startswith("-") and w != "set"]
+    if len(rest) < 2:
+        return None
+    return staged.git_config_command(rest[0], rest[1])
 
 
 def _scheduled_files(argv: Sequence[str]) -> list[str]:

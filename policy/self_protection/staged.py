@@ -8,8 +8,8 @@ refused when written, as ``rm`` of them would be now). Which text runs is decide
 the file, from each runner's documentation: a ``#!`` line names the interpreter; a name or
 extension names the runner (``make`` runs tab-indented recipe lines, ``just`` indented ones,
 ``npm run`` the ``scripts`` values, systemd the ``Exec*=`` values, cron the command after the
-schedule, VS Code a task's ``command`` and ``args``); git and the hook managers run a hook file
-as a script.
+schedule, VS Code a task's ``command`` and ``args``, git the values of its configuration that are
+commands); git and the hook managers run a hook file as a script.
 """
 
 from __future__ import annotations
@@ -81,6 +81,9 @@ def runs_later(path: str, content: str) -> Iterator[tuple[str, str]]:
     if parts[-2:] == [".vscode", "tasks.json"] or lowered.endswith(".code-workspace"):
         yield from (("shell", command) for command in _task_commands(content))
         return
+    if lowered == ".gitconfig" or (lowered == "config" and parts[-2:-1] in ([".git"], ["git"])):
+        yield from (("shell", command) for command in _git_config_commands(content))
+        return
     if lowered.endswith(".desktop"):
         yield from (("shell", _desktop_command(m.group(1))) for m in _DESKTOP_EXEC.finditer(content))
         return
@@ -110,6 +113,56 @@ def _language(program: str, argument: str | None) -> str:
         if name.startswith(language) or (language == "node" and name in ("nodejs", "bun", "deno")):
             return language
     return "shell"  # an interpreter we do not read: its text judged as commands, the safer reading
+
+
+# git configuration keys whose value git runs as a command (an alias that starts with ``!``, the
+# file-system monitor run by every ``git status``, pagers, editors, ssh, filters, diff drivers,
+# credential helpers, the signing program), by their last dotted part.
+GIT_COMMAND_KEYS: Final[frozenset[str]] = frozenset(
+    {
+        "fsmonitor",
+        "pager",
+        "editor",
+        "sshcommand",
+        "textconv",
+        "clean",
+        "smudge",
+        "process",
+        "helper",
+        "program",
+        "askpass",
+        "command",
+    }
+)
+_GIT_CONFIG_LINE: Final[re.Pattern[str]] = re.compile(r"^\s*([A-Za-z][\w.-]*)\s*=\s*(.+?)\s*$")
+_GIT_SECTION: Final[re.Pattern[str]] = re.compile(r"^\s*\[\s*([A-Za-z][\w.-]*)")
+
+
+def git_config_command(key: str, value: str) -> str | None:
+    """The command line a git configuration value runs (``alias.x = !cmd``, ``core.fsmonitor =
+    cmd``), or ``None`` for a value git does not run."""
+    section, _, name = key.lower().rpartition(".")
+    section = section.split(".", 1)[0]
+    text = value.strip().strip('"')
+    if section == "alias":
+        return text[1:] if text.startswith("!") else None
+    if name in GIT_COMMAND_KEYS:
+        return text[1:] if text.startswith("!") else text
+    return None
+
+
+def _git_config_commands(content: str) -> Iterator[str]:
+    section = ""
+    for line in content.splitlines():
+        header = _GIT_SECTION.match(line)
+        if header is not None:
+            section = header.group(1)
+            continue
+        setting = _GIT_CONFIG_LINE.match(line)
+        if setting is not None:
+            command = git_config_command(f"{section}.{setting.group(1)}", setting.group(2))
+            if command:
+                yield command
 
 
 _MAKE_VARIABLE: Final[re.Pattern[str]] = re.compile(r"\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]")
