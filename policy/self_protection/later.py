@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Final, Protocol
 
-from dsh_policy.cmdline.programs import only_reads
+from dsh_policy.cmdline.programs import copy_destinations, only_reads
 from dsh_policy.policy.self_protection import sessions, staged, streams
 from dsh_policy.policy.self_protection.refusals import RULE_PREFIX, Refusal, message
 
@@ -75,6 +75,10 @@ def session_line(
         found = sessions.steering("\n".join([line, known]))
         if found is not None:
             return _session_refusal(tool, "a start-up file this line writes", found)
+    for argv in commands:
+        refused = _copied_runner(scan, argv, tool) if argv else None
+        if refused is not None:
+            return refused
     if known.strip():
         for target in written:
             if target.startswith(("/dev/", "/proc/")):
@@ -91,6 +95,30 @@ def staged_write(scan: CallScan, path: str, content: str, tool: str) -> Refusal 
         found = judge(scan, language, text)
         if found is not None:
             return _relabel(found, f"{tool} writes {path}, which will run")
+    return None
+
+
+def _copied_runner(scan: CallScan, argv: Sequence[str], tool: str) -> Refusal | None:
+    """A file copied, moved or linked to where something runs it later (``cp x.sh
+    .git/hooks/pre-commit``, ``ln -s ~/x .husky/pre-push``): the source's text, read now, judged
+    as what the destination will run."""
+    program = os.path.basename(argv[0])
+    if program not in ("cp", "install", "mv", "ln", "rsync"):
+        return None
+    words = list(argv[1:])
+    destinations = copy_destinations(words)
+    sources = [w for w in words if not w.startswith("-") and w not in destinations]
+    for destination in destinations:
+        into = destination.endswith("/") or any(os.path.isdir(c) for c in scan.candidates(destination)[:1])
+        for source in sources:
+            target = os.path.join(destination, os.path.basename(source)) if into else destination
+            if not list(staged.runs_later(scan.expand(target), "#!/bin/sh\n")):
+                continue  # nothing runs the destination: the text does not matter
+            text = _read_text(scan, source)
+            if text:
+                found = staged_write(scan, target, text, tool)
+                if found is not None:
+                    return found
     return None
 
 

@@ -351,7 +351,8 @@ class CallScan:
         self, commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]], tool: str
     ) -> Refusal | None:
         """What commands hand each other (:mod:`.streams`): names into ``xargs`` or an archiver,
-        text into a shell, ``at`` or ``crontab``, a script the line writes and then runs."""
+        text into a shell, ``at`` or ``crontab``, a shell's script computed by printers, a script
+        the line writes and then runs."""
         for index, argv in enumerate(commands):
             if not argv:
                 continue
@@ -382,6 +383,10 @@ class CallScan:
                     found = self.nested().shell(text, tool)
                     if found is not None:
                         return found
+        for text in streams.computed_scripts(commands):
+            found = self.nested().shell(text, tool)
+            if found is not None:
+                return found
         for index, path in streams.script_runs(commands, redirects):
             text = streams.producers_text(commands[:index])
             if text.strip():
