@@ -86,9 +86,16 @@ def assembled_secret(scan: CallScan, codes: Sequence[str]) -> Protected | None:
 
 
 def assembled_path(scan: CallScan, codes: Sequence[str]) -> Protected | None:
-    """The protected entry whose trailing components a run of the code's literals spells."""
+    """The protected entry a path-like literal names (judged as any word is: links, globs,
+    ``~``; a glob of a settings file such as ``~/.claude/settings*.json`` included), or whose
+    trailing components a run of the code's literals spells."""
     entries = (*scan.protection.entries, *scan.local)
     for code in codes:
+        for text in literals(code):
+            if ("/" in text or text.startswith("~")) and _COMPONENT.match(text):
+                found = scan.hit(text, folders=False)
+                if found is not None:
+                    return found
         for tail in joined_runs(literals(code)):
             if tail.startswith("/"):
                 found = scan.hit(tail, folders=False)

@@ -16,7 +16,8 @@ from typing import Final, Protocol
 
 from dsh_policy.cmdline.programs import copy_destinations, only_reads
 from dsh_policy.policy.self_protection import sessions, staged, streams
-from dsh_policy.policy.self_protection.refusals import RULE_PREFIX, Refusal, message
+from dsh_policy.policy.self_protection.locations import Protected
+from dsh_policy.policy.self_protection.refusals import RULE_PREFIX, Refusal, message, refusal
 
 # Most text of one file that runs later judged (beyond it, the write is refused unread, as
 # :data:`.refusals.MAX_CHECKED_WORDS` does for a call's arguments).
@@ -29,6 +30,7 @@ _CODE_OPTION: Final[dict[str, str]] = {"python3": "-c", "node": "-e", "perl": "-
 class CallScan(Protocol):
     """What this module uses of one call's scan (:class:`.scan.CallScan`)."""
 
+    def hit(self, word: str, *, folders: bool) -> Protected | None: ...
     def expand(self, word: str) -> str: ...
     def candidates(self, word: str) -> list[str]: ...
     def shell(self, line: str, tool: str) -> Refusal | None: ...
@@ -129,6 +131,12 @@ def scheduled(
     here-document (``at now + 5 min <<< '...'``), the file ``at -f FILE`` or ``crontab FILE``
     will run, read now when it exists, and a git configuration value git will run as a command
     (``git config alias.x '!...'``, ``core.fsmonitor``)."""
+    for index, argv in enumerate(commands):
+        if argv and _makefile_on_stdin(argv):  # ``printf 'x:\n\tCMD' | make -f -``
+            text = "\n".join([streams.producers_text(commands[:index]), *_bodies(redirects)])
+            found = staged_write(scan, "Makefile", text, tool)
+            if found is not None:
+                return found
     runners = [argv for argv in commands if argv and streams.runs_stdin_text(argv)]
     if runners:
         texts = [r["target"] for r in redirects if r.get("op") == "<<<"]
@@ -144,6 +152,11 @@ def scheduled(
             found = judge(scan, "shell", command)
             if found is not None:
                 return _relabel(found, f"{tool} sets a git command that")
+        if argv and os.path.basename(argv[0]) == "logrotate":
+            for config in [w for w in argv[1:] if not w.startswith("-")]:
+                found = judge(scan, "paths", "\n".join(staged.logrotate_paths(_read_text(scan, config))))
+                if found is not None:
+                    return _relabel(found, f"{tool} runs logrotate with {config}, which")
         for path in _scheduled_files(argv):
             text = _read_text(scan, path)
             if text:
@@ -165,6 +178,12 @@ def judge(scan: CallScan, language: str, text: str) -> Refusal | None:
             f"dsh-policy self-protection: {_LABEL} holds more than {MAX_STAGED_TEXT} characters that "
             "would run later, too many to judge; refusing",
         )
+    if language == "paths":  # a runner that changes the files it names
+        for path in text.splitlines():
+            found_entry = scan.hit(path, folders=True) if path.strip() else None
+            if found_entry is not None:
+                return refusal(found_entry, f"{_LABEL} changes {path}")
+        return None
     program = staged.interpreter(language)
     if program is not None:
         found = scan.nested().shell(shlex.join([program, _CODE_OPTION[program], text]), _LABEL)
@@ -206,6 +225,18 @@ def _bodies(redirects: Sequence[Mapping[str, str]]) -> Iterator[str]:
     for redirect in redirects:
         if redirect.get("op") in ("<<", "<<-") and "\n" in redirect.get("target", ""):
             yield redirect["target"]
+
+
+def _makefile_on_stdin(argv: Sequence[str]) -> bool:
+    """``make -f -`` (or ``--file=-``, ``--makefile=-``): make reads its makefile on stdin."""
+    if os.path.basename(argv[0]) not in ("make", "gmake"):
+        return False
+    words = list(argv[1:])
+    return any(
+        (word in ("-f", "--file", "--makefile") and words[index + 1 : index + 2] == ["-"])
+        or word in ("--file=-", "--makefile=-", "-f-")
+        for index, word in enumerate(words)
+    )
 
 
 def _git_config_set(argv: Sequence[str]) -> str | None:

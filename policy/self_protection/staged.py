@@ -56,8 +56,9 @@ _CRON_LINE: Final[re.Pattern[str]] = re.compile(r"^\s*(?:@\w+\s+|(?:\S+\s+){5})(
 
 def runs_later(path: str, content: str) -> Iterator[tuple[str, str]]:
     """``(language, text)`` for each piece of ``content`` that will run when ``path`` is run or
-    used by its runner: ``shell`` for command lines, else an interpreter's name
-    (:data:`_INTERPRETERS`) for its code. Nothing for a file no runner starts."""
+    used by its runner: ``shell`` for command lines, ``paths`` for the files a runner changes
+    (``tmpfiles.d``, logrotate), else an interpreter's name (:data:`_INTERPRETERS`) for its code.
+    Nothing for a file no runner starts."""
     normal = path.replace("\\", "/")
     parts = [part for part in normal.split("/") if part]
     name = parts[-1] if parts else ""
@@ -87,6 +88,12 @@ def runs_later(path: str, content: str) -> Iterator[tuple[str, str]]:
     if lowered.endswith(".desktop"):
         yield from (("shell", _desktop_command(m.group(1))) for m in _DESKTOP_EXEC.finditer(content))
         return
+    if lowered.endswith(".conf") and ({"tmpfiles.d", "user-tmpfiles.d"} & set(parts)):
+        yield "paths", "\n".join(_tmpfiles_paths(content))
+        return
+    if "logrotate.d" in parts or lowered.startswith("logrotate"):
+        yield "paths", "\n".join(logrotate_paths(content))
+        return
     if _is_crontab(parts):
         yield "shell", "\n".join(_cron_commands(content))
         return
@@ -95,6 +102,22 @@ def runs_later(path: str, content: str) -> Iterator[tuple[str, str]]:
         return
     if any(_under(parts[:-1], folder) for folder in _HOOK_FOLDERS):
         yield "shell", content  # git runs a hook without ``#!`` through ``sh``
+
+
+def _tmpfiles_paths(content: str) -> Iterator[str]:
+    """The path of each ``tmpfiles.d`` line (its second field): systemd-tmpfiles creates,
+    writes, empties, removes or re-permissions it at every boot or login."""
+    for line in content.splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and not fields[0].startswith("#"):
+            yield fields[1]
+
+
+def logrotate_paths(content: str) -> Iterator[str]:
+    """The files a logrotate configuration rotates (the words before each ``{``): logrotate
+    moves, empties or deletes them when it runs."""
+    for block in re.finditer(r"(?m)^([^#{}\n][^{}\n]*)\{", content):
+        yield from block.group(1).split()
 
 
 def interpreter(language: str) -> str | None:

@@ -37,7 +37,7 @@ def _check(layout: tuple[Any, dict[str, str]], entry: dict[str, Any], cwd: str |
         path = Path(names["project"]) / relative
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
+            path.write_text(_fill(text, names))
     call = canonicalize("claude-code", entry["tool"], _fill(entry["input"], names))
     assert not isinstance(call, ToolInputError), call
     return protection.check(call.name, call.args, cwd or names["project"])
