@@ -18,7 +18,7 @@ from typing import Final, Protocol
 from dsh_policy.cmdline.interpreters.effects import analyze
 from dsh_policy.cmdline.interpreters.invocation import split_invocation
 from dsh_policy.cmdline.programs import only_reads
-from dsh_policy.policy.self_protection import code_literals, processes, streams, tactics
+from dsh_policy.policy.self_protection import code_literals, later, processes, streams, tactics
 from dsh_policy.policy.self_protection.locations import Protected
 from dsh_policy.policy.self_protection.refusals import KIND_TEXT, RULE_PREFIX, Refusal, message, refusal
 
@@ -164,6 +164,9 @@ def acting_code(scan: CallScan, program: str, codes: Sequence[str]) -> tuple[boo
     """Code that may act, judged by its literals (:mod:`.code_literals`): a protected path
     spelled in pieces, the gateway picked out for a signal. ``(False, None)`` leaves the code
     to the checks of its words."""
+    session = later.code_session_write(scan, program, codes)
+    if session is not None:
+        return True, session
     runtime = [e.path for e in scan.protection.entries if e.kind == "gateway-runtime"]
     if any(code_literals.SIGNALS.search(code) for code in codes):
         picked = code_literals.signals_gateway(codes, processes.gateway_processes(runtime))

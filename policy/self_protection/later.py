@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Final, Protocol
 
 from dsh_policy.cmdline.programs import copy_destinations, only_reads
-from dsh_policy.policy.self_protection import sessions, staged, streams
+from dsh_policy.policy.self_protection import code_literals, sessions, staged, streams
 from dsh_policy.policy.self_protection.locations import Protected
 from dsh_policy.policy.self_protection.refusals import RULE_PREFIX, Refusal, message, refusal
 
@@ -102,8 +102,9 @@ def staged_write(scan: CallScan, path: str, content: str, tool: str) -> Refusal 
 
 def _copied_runner(scan: CallScan, argv: Sequence[str], tool: str) -> Refusal | None:
     """A file copied, moved or linked to where something runs it later (``cp x.sh
-    .git/hooks/pre-commit``, ``ln -s ~/x .husky/pre-push``): the source's text, read now, judged
-    as what the destination will run."""
+    .git/hooks/pre-commit``, ``ln -s ~/x .husky/pre-push``) or where later sessions read their
+    environment (``cp prepared ~/.profile``): the source's text, read now, judged as what the
+    destination will run or set."""
     program = os.path.basename(argv[0])
     if program not in ("cp", "install", "mv", "ln", "rsync"):
         return None
@@ -114,13 +115,31 @@ def _copied_runner(scan: CallScan, argv: Sequence[str], tool: str) -> Refusal | 
         into = destination.endswith("/") or any(os.path.isdir(c) for c in scan.candidates(destination)[:1])
         for source in sources:
             target = os.path.join(destination, os.path.basename(source)) if into else destination
-            if not list(staged.runs_later(scan.expand(target), "#!/bin/sh\n")):
-                continue  # nothing runs the destination: the text does not matter
+            session = sessions.is_session_file(scan.expand(target))
+            if not session and not list(staged.runs_later(scan.expand(target), "#!/bin/sh\n")):
+                continue  # nothing runs or reads the destination later: the text does not matter
             text = _read_text(scan, source)
             if text:
-                found = staged_write(scan, target, text, tool)
+                found = session_write(scan, target, text, tool) or staged_write(scan, target, text, tool)
                 if found is not None:
                     return found
+    return None
+
+
+class Expands(Protocol):
+    def expand(self, word: str) -> str: ...
+
+
+def code_session_write(scan: Expands, program: str, codes: Sequence[str]) -> Refusal | None:
+    """Inline code that names a file later sessions read (a literal ending in one) and holds an
+    assignment that steers the hook (``open(HOME + '/.zshenv', 'a').write('export ...')``)."""
+    for code in codes:
+        found = sessions.steering(code)
+        if found is None:
+            continue
+        for text in code_literals.literals(code):
+            if sessions.is_session_file(scan.expand(text.split("\n", 1)[0])):
+                return _session_refusal(f"{program} code", text, found)
     return None
 
 
