@@ -232,6 +232,9 @@ def only_reads(argv: Sequence[str]) -> bool:
     program = argv[0]
     if PYTHON.fullmatch(program) and list(argv[1:3]) == ["-m", "pip"]:
         return only_reads(["pip", *argv[3:]])
+    if PYTHON.fullmatch(program) and list(argv[1:3]) == ["-m", "json.tool"]:
+        # ``python -m json.tool [INFILE [OUTFILE]]``: it writes only its second operand.
+        return len([word for word in argv[3:] if not word.startswith("-")]) < 2
     if PIP.fullmatch(program) or (program == "uv" and argv[1:2] == ["pip"]):
         words = [w for w in argv[1:] if not w.startswith("-") and w != "pip"]
         return bool(words) and words[0] in PACKAGE_QUERIES
@@ -265,7 +268,9 @@ def only_reads(argv: Sequence[str]) -> bool:
             sub in GIT_READERS or (sub == "branch" and len(argv) <= 3) or (sub == "remote" and "-v" in argv)
         )
     if program == "dsh-policy":
-        return len(argv) > 1 and argv[1] in DSH_READERS
+        # ``serve --status`` asks the running gateway for its health; ``--stop`` is no read.
+        status = argv[1:2] == ["serve"] and "--status" in argv and "--stop" not in argv
+        return len(argv) > 1 and (argv[1] in DSH_READERS or status)
     return True  # env, command, printenv: wrappers, the wrapped command follows as its own argv
 
 

@@ -235,6 +235,11 @@ def written_operands(argv: Sequence[str]) -> Written:
             out.folders.clear()
             if mode == "c":
                 out.files.extend(_tar_archive(words))
+            if "--remove-files" in words:  # GNU tar deletes every member it packed
+                out.folders.extend(
+                    f"{folder.rstrip('/')}/{member}" if folder else member
+                    for folder, member in tar_members(words)
+                )
     elif program == "bwrap":
         out.folders.extend(_bwrap_covered(words))
     elif program == "firejail":  # ``--opt=PATH`` only; a bare ``--private`` hides the home folder
@@ -346,6 +351,68 @@ def _tar_archive(words: Sequence[str]) -> list[str]:
         if index == 0 and not word.startswith("-") and "f" in word and index + 1 < len(words):
             return [words[index + 1]]
     return []
+
+
+# GNU tar's short options that take a value (the next word, or the rest of the bundle), and the
+# long ones that take the next word when written without ``=``.
+_TAR_SHORT_VALUES: Final[str] = "fCTXbgHIKLNVF"
+_TAR_LONG_VALUES: Final[frozenset[str]] = frozenset(
+    {
+        "--file",
+        "--directory",
+        "--files-from",
+        "--exclude-from",
+        "--exclude",
+        "--transform",
+        "--use-compress-program",
+        "--format",
+        "--owner",
+        "--group",
+        "--mode",
+        "--mtime",
+        "--label",
+        "--blocking-factor",
+        "--newer",
+        "--after-date",
+        "--listed-incremental",
+        "--index-file",
+        "--to-command",
+    }
+)
+
+
+def tar_members(words: Sequence[str]) -> list[tuple[str | None, str]]:
+    """The members a ``tar`` argv packs, each with the folder of the ``-C``/``--directory`` before
+    it (``None``: the folder tar runs in). ``tar czf OUT -C DIR src`` packs ``DIR/src``, not
+    ``DIR``: option values (the archive, the folder changed to) are no members."""
+    members: list[tuple[str | None, str]] = []
+    folder: str | None = None
+    pending: list[str] = []  # the options whose values come next, in order
+    for index, word in enumerate(words):
+        if pending:
+            if pending.pop(0) == "C":
+                folder = word
+            continue
+        if word.startswith("--"):
+            name, equals, value = word.partition("=")
+            if name == "--directory" and equals:
+                folder = value
+            elif name in _TAR_LONG_VALUES and not equals:
+                pending.append("C" if name == "--directory" else "v")
+            continue
+        bundle = word[1:] if word.startswith("-") and len(word) > 1 else (word if index == 0 else "")
+        if not bundle:
+            members.append((folder, word))
+            continue
+        for position, letter in enumerate(bundle):
+            if letter in _TAR_SHORT_VALUES:
+                rest = bundle[position + 1 :]
+                if word.startswith("-") and rest:  # ``-Cdir``, ``-fout.tar``: the value is attached
+                    if letter == "C":
+                        folder = rest
+                    break
+                pending.append("C" if letter == "C" else "v")
+    return members
 
 
 def copies_trees(argv: Sequence[str]) -> bool:

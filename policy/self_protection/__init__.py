@@ -23,9 +23,14 @@ harness, package and runtime files are), :mod:`.protection` (the protected set o
 and its check), :mod:`.scan` (reading one call, its shell line included, for tampering; paths
 judged where links and letter case lead), :mod:`.tactics` (techniques judged over a whole call:
 the options that write, copies of the key's folders, nested agents and MCP entries, the gateway's
-process and disk), :mod:`.agents` (harness starts and MCP server entries), :mod:`.processes` (the
-live gateway's processes, signal senders, environment overrides, disk filling) and
-:mod:`.refusals` (the pseudo-rule ids and messages). What programs do (which only read, which act
+process and disk), :mod:`.agents` (harness starts, agents with no hooks of ours, MCP server
+entries), :mod:`.processes` (the live gateway's processes, signal senders, environment overrides,
+disk filling), :mod:`.inline` and :mod:`.code_literals` (interpreter code: its effects, and the
+paths and processes its literals name), :mod:`.gateway_commands` (installers, shadows and the
+gateway's own commands), :mod:`.vcs` and :mod:`.patches` (git moves, applied changes, patches),
+:mod:`.later`, :mod:`.sessions` and :mod:`.staged` (environment for later sessions, files that run
+later, schedulers), :mod:`.streams` (what one command hands another) and :mod:`.refusals` (the
+pseudo-rule ids and messages). What programs do (which only read, which act
 on whole folders) is the readers' shared table, :mod:`dsh_policy.cmdline.programs`.
 """
 

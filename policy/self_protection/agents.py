@@ -108,8 +108,74 @@ def harness_of(argv: Sequence[str]) -> str | None:
     return program if program in HARNESSES else None
 
 
+# Agent CLIs this gateway wires no hooks into (``dsh-policy init`` wires Claude Code, Codex, Gemini
+# CLI, Qwen Code, OpenCode and Copilot CLI): whatever one of them does answers to no rule here,
+# so starting one on a task starts an unguarded agent, whatever its approval options say (several
+# approve everything by default when run headless: goose, cursor-agent's print mode, aider's
+# edits). Only asking one about itself stays allowed (:data:`AGENT_QUERIES`).
+UNHOOKED_AGENTS: Final[frozenset[str]] = frozenset(
+    {
+        "aider",
+        "aider-chat",
+        "goose",
+        "amp",
+        "crush",
+        "cursor-agent",
+        "droid",
+        "auggie",
+        "cline",
+        "kiro-cli",
+        "plandex",
+        "openhands",
+        "kilocode",
+        "gptme",
+    }
+)
+# Words that only ask an agent CLI about itself (version, help, its models, its sessions, its
+# login), never give it a task.
+AGENT_QUERIES: Final[frozenset[str]] = frozenset(
+    {
+        "--version",
+        "-v",
+        "-V",
+        "version",
+        "--help",
+        "-h",
+        "help",
+        "info",
+        "list",
+        "ls",
+        "models",
+        "--list-models",
+        "--models",
+        "status",
+        "login",
+        "logout",
+        "doctor",
+        "completion",
+    }
+)
+
+
+def unguarded_start(argv: Sequence[str]) -> str | None:
+    """An agent this gateway has no hooks in (:data:`UNHOOKED_AGENTS`) started on anything but a
+    question about itself."""
+    program = os.path.basename(argv[0]) if argv else ""
+    if program not in UNHOOKED_AGENTS:
+        return None
+    words = list(argv[1:])
+    if words and words[0] in AGENT_QUERIES:
+        return None
+    if words and all(word in AGENT_QUERIES for word in words):
+        return None
+    return f"{program} {' '.join(words[:2])}".rstrip() + " (an agent this gateway has no hooks in)"
+
+
 def unhooks(argv: Sequence[str]) -> str | None:
     """Why this harness start would run without its hooks, or ``None``."""
+    unguarded = unguarded_start(argv)
+    if unguarded is not None:
+        return unguarded
     harness = harness_of(argv)
     if harness is None:
         return _sdk_start(argv)

@@ -12,6 +12,7 @@ filesystem.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -117,7 +118,8 @@ def _read(path: str) -> str:
         return ""
 
 
-def _pattern_hits(pattern: str, processes: Sequence[GatewayProcess], full: bool) -> bool:
+def pattern_hits(pattern: str, processes: Sequence[GatewayProcess], full: bool) -> bool:
+    """Whether a process finder's ``pattern`` (a regular expression) selects a gateway process."""
     if OWN_NAMES.search(pattern):
         return True
     try:
@@ -127,9 +129,24 @@ def _pattern_hits(pattern: str, processes: Sequence[GatewayProcess], full: bool)
     for process in processes:
         texts = [process.name, process.command_line] if full else [process.name]
         texts.append(os.path.basename(process.command_line.split(" ", 1)[0]))
+        if full:  # ``killall -r '^dsh'``: the script or module an interpreter runs is a name too
+            texts.extend(run_names(process.command_line))
         if any(text and compiled.search(text) for text in texts):
             return True
     return False
+
+
+def run_names(command_line: str) -> list[str]:
+    """The names a process started by an interpreter is known by besides the interpreter's: the
+    script it runs (its base name) or the module of ``-m MODULE`` (``python3 -m
+    dsh_policy.policy.cli serve`` is also ``dsh_policy.policy.cli``)."""
+    words = command_line.split()
+    for index, word in enumerate(words[1:], start=1):
+        if word == "-m" and index + 1 < len(words):
+            return [words[index + 1]]
+        if not word.startswith("-"):
+            return [os.path.basename(word)]
+    return []
 
 
 def stops_gateway(
@@ -141,6 +158,8 @@ def stops_gateway(
     services = ("systemctl", "launchctl", "service", "rc-service", "sv")
     for argv in commands:
         program = os.path.basename(argv[0]) if argv else ""
+        if program == "dsh-policy" and argv[1:2] == ["serve"] and "--stop" in argv:
+            return "dsh-policy serve --stop would ask the resident gateway to leave"
         if program == "loginctl" and set(argv[1:]) & {
             "kill-user",
             "terminate-user",
@@ -151,6 +170,8 @@ def stops_gateway(
         stops = SERVICE_STOPS & set(argv[1:]) or (program in services[2:] and {"stop", "restart"} & set(argv))
         if program in services and stops and OWN_NAMES.search(" ".join(argv[1:])):
             return f"{program} would stop the gateway's service"
+        if program in services and stops and _unit_glob_hits(argv[1:]):
+            return f"{program} would stop every unit a pattern matches, the gateway's among them"
     for argv in senders:
         program = os.path.basename(argv[0])
         if program == "kill" and "-1" in argv[2:]:
@@ -171,7 +192,7 @@ def stops_gateway(
                 for w in argv[1:]
             )
             for word in _patterns(argv):
-                if _pattern_hits(word, processes, full or program != "pkill"):
+                if pattern_hits(word, processes, full or program != "pkill"):
                     return f"{program} {word} would match the gateway's process"
     # A PID computed elsewhere in the line (a pipe into ``xargs kill``, a variable, a loop):
     # refused when the line finds processes by a pattern that matches the gateway.
@@ -183,12 +204,29 @@ def stops_gateway(
                     if (
                         not word.startswith("-")
                         and len(word) >= 3
-                        and _pattern_hits(word.strip("/"), processes, True)
+                        and pattern_hits(word.strip("/"), processes, True)
                     ):
                         return f"{program} {word} picks the gateway's process for a signal"
         if OWN_NAMES.search(line):
             return "the line signals processes it finds by the gateway's name"
     return None
+
+
+# The unit names the gateway's service has (the hardened install's, a user unit of its name).
+GATEWAY_UNITS: Final[tuple[str, ...]] = ("dsh-policy-gateway.service", "dsh-policy.service")
+
+
+def _unit_glob_hits(words: Sequence[str]) -> bool:
+    """A unit pattern (systemctl takes shell globs: ``'dsh*'``, ``'*'``) that matches the gateway's
+    service."""
+    for word in words:
+        if word.startswith("-") or not set(word) & set("*?["):
+            continue
+        pattern = word if "." in word else word + ".service"
+        for unit in GATEWAY_UNITS:
+            if fnmatch.fnmatchcase(unit, pattern) or fnmatch.fnmatchcase(unit, word):
+                return True
+    return False
 
 
 def _patterns(argv: Sequence[str]) -> list[str]:

@@ -73,15 +73,26 @@ class SelfProtection:
 
     def protected(self, path: str, extra: Sequence[Protected] = ()) -> Protected | None:
         """The entry covering absolute, normalised ``path``: a deployment path, a harness file at
-        any depth, or a name that would shadow the gateway."""
+        any depth, or a name that would shadow the gateway. Where several entries cover it (the key
+        inside the deployment's folder), a secret one is the answer: a copy or a read of the key
+        is judged as one."""
+        first: Protected | None = None
         for entry in (*self.entries, *extra):
             if entry.covers(path):
-                return entry
+                if entry.secret:
+                    return entry
+                first = first or entry
+        if first is not None:
+            return first
         folded = path.lower()
         if folded != path:  # a case-insensitive filesystem opens ``.Claude/Settings.json`` too
             for entry, lowered in self.folded_entries:
                 if lowered.covers(folded):
-                    return entry
+                    if entry.secret:
+                        return entry
+                    first = first or entry
+            if first is not None:
+                return first
         parts = folded.split("/")
         for suffix, tree in HARNESS_SUFFIXES:
             if has_suffix(parts, suffix, tree):

@@ -12,15 +12,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any, Final, Protocol
 
-from dsh_policy.cmdline.interpreters.effects import analyze
 from dsh_policy.cmdline.interpreters.invocation import split_invocation
 from dsh_policy.cmdline.programs import (
     COPIERS,
     FOLDER_ACTORS,
     NAME_READERS,
-    PIP,
-    PYTHON,
-    PYTHON_INSTALLERS,
     SCRIPTED_READERS,
     copy_destinations,
     git_subcommand,
@@ -34,13 +30,20 @@ from dsh_policy.cmdline.shell import (
     shell_redirects,
 )
 from dsh_policy.cmdline.writers import tar_mode
-from dsh_policy.policy.self_protection import processes, streams, tactics, vcs
+from dsh_policy.policy.self_protection import (
+    gateway_commands,
+    inline,
+    later,
+    patches,
+    processes,
+    streams,
+    tactics,
+    vcs,
+)
 from dsh_policy.policy.self_protection.locations import (
     HARNESS_FOLDERS,
     HARNESS_SUFFIXES,
-    SHADOW_ENV,
     SHADOW_SUFFIXES,
-    SHELL_STARTUP,
     Protected,
 )
 from dsh_policy.policy.self_protection.refusals import (
@@ -55,32 +58,9 @@ from dsh_policy.policy.self_protection.refusals import (
 
 _GLOB_CHARS: Final[frozenset[str]] = frozenset("*?[")
 _PROC_CWD: Final[re.Pattern[str]] = re.compile(r"^/proc/(?:self|thread-self|[0-9]+)/cwd(/|$)")
-_OUR_NAMES: Final[frozenset[str]] = frozenset({"dsh-policy", "dsh_policy", "dsh.policy"})
-# git subcommands that move, delete or roll back what they are given (a folder: all in it).
-_GIT_MOVERS: Final[frozenset[str]] = frozenset({"clean", "rm", "mv", "checkout", "restore", "stash", "reset"})
-# git options whose value is text (a message, a search), never a path.
-_GIT_TEXT_OPTIONS: Final[frozenset[str]] = frozenset(
-    {"-m", "--message", "--grep", "-S", "-G", "--author", "--committer", "--format", "--pretty", "--trailer"}
-)
-# Package-manager subcommands whose operands are package names, not paths (what they write is
-# their option's folder: ``pip download -d DIR``).
-_PACKAGE_FETCHES: Final[frozenset[str]] = frozenset({"download", "wheel", "cache", "config", "hash"})
-# Inline code that may act on files or processes beyond what the interpreter reader resolves: such
-# code naming a protected path is judged as a writer of it.
-_CODE_ACTS: Final[re.Pattern[str]] = re.compile(
-    r"write|append|remove|unlink|rename|replace|rmtree|rmdir|move|copy|chmod|chown|truncate|symlink"
-    r"|\blink|mkdir|makedirs|system|subprocess|popen|spawn|exec|eval|kill|signal|socket|shutil|dump"
-    r"|save|touch|utime|delete|erase|argv|import\s*\(|__import__|ctypes",
-    re.IGNORECASE,
-)
-# A file mode that writes (``open(p, "w")``, ``fopen($p, "a+")``), as a whole string literal.
-_WRITE_MODE: Final[re.Pattern[str]] = re.compile(r"[rbt]*[wax+][rwxabt+]*")
 # Tools that search file contents under a folder (Claude Code's Grep, Gemini CLI's and Qwen Code's
 # search_file_content, OpenCode's grep).
 _CONTENT_SEARCHES: Final[frozenset[str]] = frozenset({"Grep", "search_file_content", "grep", "search"})
-# Languages whose inline code is the only thing that acts (no operand the interpreter rewrites).
-_CODE_READERS: Final[frozenset[str]] = frozenset({"python", "javascript", "ruby", "perl", "php", "lua", "r"})
-_QUOTED: Final[re.Pattern[str]] = re.compile(r"'([^'\n]{1,4096})'|\"([^\"\n]{1,4096})\"")
 
 
 class ProtectedSet(Protocol):
@@ -247,19 +227,16 @@ class CallScan:
     def path_write(self, path: Any, tool: str, verb: str, content: str = "") -> Refusal | None:
         if not isinstance(path, str):
             return None
-        if os.path.basename(path) in SHELL_STARTUP and SHADOW_ENV.search(content):
-            return Refusal(
-                f"{RULE_PREFIX}/gateway-package",
-                message(
-                    f"{tool} would set an interpreter variable in the start-up file {path}",
-                    KIND_TEXT["gateway-package"],
-                ),
-            )
+        found_later = later.session_write(self, path, content, tool)
+        if found_later is not None:
+            return found_later
         for candidate in self.candidates(path) if not _GLOB_CHARS.intersection(path) else [path]:
             found = self.protection.protected(candidate, self.local) or self._same_file(candidate)
             if found is not None:
                 return refusal(found, f"{tool} would {verb} {path}")
-        return tactics.mcp_file(self, path, content, tool) if content else None
+        if not content:
+            return None
+        return tactics.mcp_file(self, path, content, tool) or later.staged_write(self, path, content, tool)
 
     def _same_file(self, path: str) -> Protected | None:
         """A hard link to a protected file is the file: compare device and inode."""
@@ -332,10 +309,11 @@ class CallScan:
         refusal = tactics.whole_line(self, commands, line, tool)
         if refusal is not None:
             return refusal
-        if SHADOW_ENV.search(line):
-            refusal = self._startup_write(commands, redirects, tool)
-            if refusal is not None:
-                return refusal
+        refusal = later.session_line(self, commands, redirects, line, tool) or patches.line(
+            self, commands, redirects, line, tool
+        )
+        if refusal is not None:
+            return refusal
         mentioned = self.protection.mentions.search(self._expand(line)) is not None
         heredoc = any(redirect["op"] in ("<<", "<<-", "<<<") for redirect in redirects)
         for argv in commands:
@@ -359,7 +337,7 @@ class CallScan:
             mentioned
             and heredoc
             and any(argv and not only_reads(argv) for argv in commands)
-            and not self._heredoc_reads(commands, line)
+            and not inline.heredoc_reads(self, commands, line)
         ):
             match = self.protection.mentions.search(self._expand(line))
             named = match.group(0) if match else "a protected path"
@@ -373,7 +351,8 @@ class CallScan:
         self, commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]], tool: str
     ) -> Refusal | None:
         """What commands hand each other (:mod:`.streams`): names into ``xargs`` or an archiver,
-        text into a shell, ``at`` or ``crontab``, a script the line writes and then runs."""
+        text into a shell, ``at`` or ``crontab``, a shell's script computed by printers, a script
+        the line writes and then runs."""
         for index, argv in enumerate(commands):
             if not argv:
                 continue
@@ -404,6 +383,10 @@ class CallScan:
                     found = self.nested().shell(text, tool)
                     if found is not None:
                         return found
+        for text in streams.computed_scripts(commands):
+            found = self.nested().shell(text, tool)
+            if found is not None:
+                return found
         for index, path in streams.script_runs(commands, redirects):
             text = streams.producers_text(commands[:index])
             if text.strip():
@@ -456,113 +439,6 @@ class CallScan:
                     )
         return None
 
-    def _inline(self, argv: list[str], tool: str) -> tuple[bool, Refusal | None]:
-        """Interpreter inline code (``python -c``, ``node -e``) and the servers an interpreter
-        starts (``python -m http.server``): ``(judged, refusal)``, see :meth:`_judge_code`."""
-        invocation = split_invocation(argv)
-        if invocation is None:
-            return False, None
-        for effect in invocation.effects:  # a server hands out every file under its folder
-            if effect.get("kind") == "serve":
-                found = self._serves_secret(effect.get("target") or ".")
-                if found is not None:
-                    return True, refusal(found, f"{argv[0]} would serve {effect.get('target') or '.'}")
-        if not invocation.code:
-            return False, None
-        # sed and awk programs, and ``perl -i``/``ruby -i``, write the files they are given:
-        # only code that is the sole actor can be a reader.
-        rewrites = invocation.language not in _CODE_READERS or any(
-            w.startswith("-") and not w.startswith("--") and "i" in w[1:] for w in argv[1:]
-        )
-        return self._judge_code(argv[0], invocation.language, invocation.code, rewrites)
-
-    def _serves_secret(self, folder: str) -> Protected | None:
-        for base in self.bases:
-            joined = folder if os.path.isabs(self._expand(folder)) else os.path.join(base, folder)
-            for candidate in self.candidates(joined):
-                for secret in self.protection.secrets:
-                    if secret.covers(candidate) or (
-                        candidate != "/" and tactics.holds(candidate, secret.path)
-                    ):
-                        return secret
-        return None
-
-    def _judge_code(
-        self, program: str, language: str, codes: Sequence[str], rewrites: bool
-    ) -> tuple[bool, Refusal | None]:
-        """What code writes or deletes is judged as a path; code that only reads (no call that
-        could act, per the interpreter reader and :data:`_CODE_ACTS`) is a reader: it may read
-        anything but the signing key and the folders holding it. ``(judged, refusal)``: not
-        judged when the code may act in ways the reader does not resolve."""
-        reads_only = not rewrites
-        for code in codes:
-            analysis = analyze(code, language)
-            for effect in analysis.effects:
-                kind, target = effect.get("kind", ""), effect.get("target", "")
-                if kind in ("write", "delete", "delete-tree") and target:
-                    found = self.hit(target, folders=kind == "delete-tree")
-                    if found is not None:
-                        return True, refusal(
-                            found, f"{program} code would {kind.replace('-tree', '')} {target}"
-                        )
-                elif kind == "read" and target:
-                    found = self.hit(target, folders=False)
-                    if found is not None and found.secret:
-                        return True, refusal(found, f"{program} code would read {target}")
-            if (
-                analysis.shell_lines
-                or analysis.argvs
-                or analysis.nested
-                or any(e.get("kind") not in ("read",) for e in analysis.effects)
-                or _acts(code)
-            ):
-                reads_only = False
-        if not reads_only:
-            return False, None
-        for code in codes:
-            for match in _QUOTED.finditer(code):
-                text = match.group(1) or match.group(2) or ""
-                for candidate in self.candidates(text):
-                    for secret in self.protection.secrets:
-                        if secret.covers(candidate) or (
-                            candidate not in ("/", self.cwd) and tactics.holds(candidate, secret.path)
-                        ):
-                            return True, refusal(secret, f"{program} code would read {text}")
-        return True, None
-
-    def _heredoc_reads(self, commands: Sequence[Sequence[str]], line: str) -> bool:
-        """Whether every program fed a here-document only reads: a reader, or an interpreter
-        reading its code from stdin (``python3 - <<EOF``) whose code only reads."""
-        bodies = _heredoc_bodies(line)
-        for argv in commands:
-            if not argv or only_reads(list(argv)):
-                continue
-            invocation = split_invocation(list(argv))
-            if invocation is None or not invocation.reads_stdin or invocation.language not in _CODE_READERS:
-                return False
-            judged, found = self._judge_code(argv[0], invocation.language, bodies, False)
-            if not judged or found is not None:
-                return False
-        return True
-
-    def _startup_write(
-        self, commands: Sequence[Sequence[str]], redirects: Sequence[Mapping[str, str]], tool: str
-    ) -> Refusal | None:
-        """A line that sets ``PYTHONPATH`` (or a like variable) and writes a shell start-up file:
-        the next harness started from that shell would run a shadowed gateway."""
-        targets = [r["target"] for r in redirects if r["op"] in WRITING_REDIRECTIONS]
-        targets += [word for argv in commands if argv and not only_reads(argv) for word in argv[1:]]
-        for target in targets:
-            if os.path.basename(self._expand(target)) in SHELL_STARTUP:
-                return Refusal(
-                    f"{RULE_PREFIX}/gateway-package",
-                    message(
-                        f"{tool} would set an interpreter variable in the start-up file {target}",
-                        KIND_TEXT["gateway-package"],
-                    ),
-                )
-        return None
-
     def _kind_of(self, text: str) -> str:
         for entry in self.protection.entries:
             if text and (entry.path.endswith(text) or text.endswith(os.path.basename(entry.path))):
@@ -601,7 +477,7 @@ class CallScan:
             return None
         program = argv[0]
         special = (
-            self._special(argv, tool)
+            gateway_commands.gateway_command(argv, tool)
             or tactics.nested_agent(self, argv, tool)
             or tactics.secret_trees(self, argv)
         )
@@ -610,13 +486,13 @@ class CallScan:
         words = argv[1:]
         if only_reads(argv):
             return self._reader_words(argv, tool, mentioned)
-        judged, verdict = self._inline(argv, tool)
+        judged, verdict = inline.inline(self, argv, tool)
         if judged:
             return verdict
         special = tactics.option_writes(self, argv)
         if special is not None:
             return special
-        if _package_fetch(argv) or (program in ("tar", "bsdtar") and tar_mode(words) != "x"):
+        if gateway_commands.package_fetch(argv) or (program in ("tar", "bsdtar") and tar_mode(words) != "x"):
             return None  # package names; an archive made from (or listed): its file is judged above
         written = words
         if program in COPIERS or program == "mv":
@@ -629,15 +505,15 @@ class CallScan:
             if rolled is not None:
                 return rolled
             sub = git_subcommand(argv)
-            folders = sub in _GIT_MOVERS
-            written = [word for word in _git_words(argv) if word != sub]
+            folders = sub in vcs.GIT_MOVERS
+            written = [word for word in vcs.git_words(argv) if word != sub]
             if sub == "clean" and any(
                 w in ("-n", "--dry-run") or (w[:1] == "-" and "n" in w[1:] and not w.startswith("--"))
                 for w in written
             ):
                 return None
             cleans_all = sub == "clean" and not [w for w in written if not w.startswith("-")]
-            if cleans_all or _git_whole_tree(argv):
+            if cleans_all or vcs.whole_tree(argv):
                 # Whatever the operands, these act on the whole working tree.
                 folders, written = True, [*written, vcs.work_tree(argv)]
         for word in written:
@@ -759,7 +635,7 @@ class CallScan:
         if program in SCRIPTED_READERS and program != "find":  # ``print > "FILE"`` in an awk program
             invocation = split_invocation(argv)
             for code in invocation.code if invocation is not None else ():
-                for target in _program_writes(program, code):
+                for target in inline.program_writes(program, code):
                     found = self.hit(target, folders=False)
                     if found is not None:
                         return refusal(found, f"{program} program would write {target}")
@@ -782,91 +658,6 @@ class CallScan:
                     return refusal(self._mention_entry(word), f"{program} script names {match.group(0)}")
         return None
 
-    def _special(self, argv: list[str], tool: str) -> Refusal | None:
-        """Uninstalling or shadowing the gateway, and harnesses started with their hooks off."""
-        program = argv[0]
-        words = argv[1:]
-        if PYTHON.fullmatch(program) and words[:2] == ["-m", "pip"]:
-            program, words = "pip", words[2:]
-        if program in PYTHON_INSTALLERS or PIP.fullmatch(program):
-            names = {_normal_name(word) for word in words}
-            acts = {"uninstall", "remove", "install", "reinstall", "rm", "upgrade", "sync", "update", "add"}
-            if names & _OUR_NAMES and acts & set(words):
-                return Refusal(
-                    f"{RULE_PREFIX}/gateway-package",
-                    message(
-                        f"{tool} would change the installed dsh-policy ({' '.join(argv[:4])})",
-                        KIND_TEXT["gateway-package"],
-                    ),
-                )
-        if program in ("export", "declare", "typeset", "setenv", "set", "alias", "function", "unalias"):
-            for word in words:
-                if SHADOW_ENV.match(word) or word.split("=", 1)[0] in ("dsh-policy", "dsh_policy"):
-                    return Refusal(
-                        f"{RULE_PREFIX}/gateway-package",
-                        message(
-                            f"{tool} would shadow the gateway ({program} {word.split('=', 1)[0]})",
-                            KIND_TEXT["gateway-package"],
-                        ),
-                    )
-        if program == "unset" and {"PATH"} & set(words):
-            return Refusal(
-                f"{RULE_PREFIX}/gateway-package",
-                message(f"{tool} would unset PATH", KIND_TEXT["gateway-package"]),
-            )
-        if program in ("claude", "codex"):
-            joined = " ".join(words)
-            if (
-                "disableAllHooks" in joined
-                or "--setting-sources" in joined
-                or "--settings" in joined
-                or (
-                    program == "claude"
-                    and words[:1] == ["config"]
-                    and words[1:2] in (["set"], ["add"], ["remove"])
-                )
-                or "--dangerously" in joined
-                or re.search(r"(?:^|\s)(?:-c|--config)\s+\S*hooks", joined)
-                or re.search(r"--disable\s+\S*hooks", joined)
-            ):
-                return Refusal(
-                    f"{RULE_PREFIX}/harness-settings",
-                    message(f"{tool} would start {program} without its hooks", KIND_TEXT["harness-settings"]),
-                )
-        if program == "dsh-policy" and words[:1] == ["keygen"]:
-            return Refusal(
-                f"{RULE_PREFIX}/signing-key",
-                message(f"{tool} would make audit signing keys", KIND_TEXT["signing-key"]),
-            )
-        if program == "dsh-policy" and words[:1] == ["hook"]:
-            return Refusal(
-                f"{RULE_PREFIX}/audit-log",
-                message(
-                    f"{tool} would run the gateway's own hook (it writes the audit log)",
-                    KIND_TEXT["audit-log"],
-                ),
-            )
-        return None
-
-
-_AWK_OUTPUT: Final[re.Pattern[str]] = re.compile(r'>>?\s*"([^"]+)"')
-_SED_OUTPUT: Final[re.Pattern[str]] = re.compile(r"(?:^|[;{}\n]|/[gpIiMme0-9]*)\s*w\s+([^;\n}]+)")
-
-
-def _acts(code: str) -> bool:
-    """Whether code may act beyond reading: a call that could (:data:`_CODE_ACTS`, looked for
-    outside string literals, so a path that spells ``popen`` is no call) or a writing file mode."""
-    literals = [m.group(1) if m.group(1) is not None else m.group(2) for m in _QUOTED.finditer(code)]
-    if any(_WRITE_MODE.fullmatch(text or "") for text in literals):
-        return True
-    return _CODE_ACTS.search(_QUOTED.sub('""', code)) is not None
-
-
-def _program_writes(program: str, code: str) -> list[str]:
-    """The files an awk program (``print > "FILE"``) or a sed script (``w FILE``, ``s/a/b/w
-    FILE``) writes, from the languages' manuals."""
-    pattern = _SED_OUTPUT if program == "sed" else _AWK_OUTPUT
-    return [match.group(1).strip() for match in pattern.finditer(code)]
 
 
 def _searched(folder: str, path: str) -> bool:
@@ -876,76 +667,6 @@ def _searched(folder: str, path: str) -> bool:
         return False
     below = path[len(folder.rstrip("/")) + 1 :].split("/")
     return not any(part.startswith(".") for part in below[:-1])
-
-
-def _heredoc_bodies(line: str) -> list[str]:
-    """The text of each here-document in ``line`` (``<<WORD`` ... a line that is ``WORD``)."""
-    bodies: list[str] = []
-    lines = line.split("\n")
-    index = 0
-    while index < len(lines):
-        for match in re.finditer(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1", lines[index]):
-            word, body = match.group(2), []
-            index += 1
-            while index < len(lines) and lines[index].strip() != word:
-                body.append(lines[index])
-                index += 1
-            bodies.append("\n".join(body))
-        index += 1
-    return bodies
-
-
-def _git_words(argv: Sequence[str]) -> list[str]:
-    """A git argv's words past the program, without the values of options that take text (a
-    commit message or a search names paths without touching them)."""
-    out: list[str] = []
-    skip = False
-    for word in argv[1:]:
-        if skip:
-            skip = False
-            continue
-        name = word.split("=", 1)[0]
-        if word in _GIT_TEXT_OPTIONS:
-            skip = True
-            continue
-        if name in _GIT_TEXT_OPTIONS or (word.startswith("-m") and not word.startswith("--")):
-            continue
-        if len(word) > 2 and word[0] == "-" and word[1] != "-" and word.endswith("m"):
-            skip = True  # ``-qm MESSAGE``: a bundle whose last letter takes the message
-            continue
-        out.append(word)
-    return out
-
-
-def _git_whole_tree(argv: Sequence[str]) -> bool:
-    """git commands that rewrite the whole working tree whatever they name: a sparse checkout
-    that narrows it, an orphan branch (no tracked file stays), ``read-tree -u``, history
-    rewrites that end in a reset."""
-    sub = git_subcommand(argv)
-    words = set(argv[1:])
-    if sub == "sparse-checkout":
-        return bool(words & {"set", "add", "init", "reapply"})
-    if sub in ("switch", "checkout"):
-        return "--orphan" in words
-    if sub == "read-tree":
-        return bool(words & {"-u", "--reset"}) or any(
-            w.startswith("-") and "u" in w[1:] and not w.startswith("--") for w in words
-        )
-    return sub in ("filter-branch", "filter-repo")
-
-
-def _package_fetch(argv: Sequence[str]) -> bool:
-    """``pip download``/``wheel``/``cache``/``config``: operands are package names (what they
-    write is an option's folder, judged by the writers' table)."""
-    program, words = argv[0], list(argv[1:])
-    if PYTHON.fullmatch(program) and words[:2] == ["-m", "pip"]:
-        program, words = "pip", words[2:]
-    if program == "uv" and words[:1] == ["pip"]:
-        program, words = "pip", words[1:]
-    if not (PIP.fullmatch(program) or program in PYTHON_INSTALLERS):
-        return False
-    operands = [w for w in words if not w.startswith("-")]
-    return bool(operands) and operands[0] in _PACKAGE_FETCHES
 
 
 def _real(path: str) -> str:
@@ -964,16 +685,6 @@ def _glob_matches(pattern: Sequence[str], parts: Sequence[str]) -> bool:
         if not fnmatch.fnmatchcase(have, want):
             return False
     return True
-
-
-def _normal_name(word: str) -> str:
-    """A package requirement's name, PEP 503-normalised (``DSH_Policy==0.1`` is ``dsh-policy``);
-    a wheel or source archive's file name gives its project's name (``dsh_policy-9.9-py3...``)."""
-    base = word.strip().rstrip("/").rsplit("/", 1)[-1]
-    if base.endswith((".whl", ".tar.gz", ".zip", ".tgz", ".egg")):
-        word = base.split("-", 1)[0]
-    name = re.split(r"[\[=<>!~;@ ]", word.strip(), maxsplit=1)[0]
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -177,3 +177,56 @@ def decoded(argv: Sequence[str], text: str) -> str:
     if program == "rev":
         return "\n".join(line[::-1] for line in text.split("\n"))
     return text
+
+
+def computed_scripts(commands: Sequence[Sequence[str]]) -> list[str]:
+    """The text a shell (``bash -c "$(...)"``), ``eval`` or a computed command word runs when it
+    is computed by a command substitution of printers only (``$(printf 'rm %s' FILE)``, through
+    the decoders): what the substitution prints. Substitutions of other programs are not guessed
+    at."""
+    from dsh_policy.cmdline.shell import ShellLineTooComplexError, shell_commands
+
+    out: list[str] = []
+    for argv in commands:
+        program = os.path.basename(argv[0]) if argv else ""
+        words = list(argv[1:])
+        if program in SHELLS and "-c" in words[:-1]:
+            script = words[words.index("-c") + 1]
+        elif program == "eval" and words:
+            script = " ".join(words)
+        elif argv and argv[0].startswith(("$(", "`")):
+            script = argv[0]  # a command word computed when the line runs
+        else:
+            continue
+        script = script.strip()
+        if script.startswith("$(") and script.endswith(")"):
+            inner = script[2:-1]
+        elif script.startswith("`") and script.endswith("`"):
+            inner = script[1:-1]
+        else:
+            continue
+        try:
+            produced = shell_commands(inner)
+        except (ShellLineTooComplexError, TypeError, RecursionError, MemoryError):
+            continue
+        printers = [p for p in produced if p and os.path.basename(p[0]) in NAME_PRINTERS]
+        if printers:
+            out.append(producers_text(produced))
+    return out
+
+
+def heredoc_bodies(line: str) -> list[str]:
+    """The text of each here-document in ``line`` (``<<WORD`` ... a line that is ``WORD``)."""
+    bodies: list[str] = []
+    lines = line.split("\n")
+    index = 0
+    while index < len(lines):
+        for match in re.finditer(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1", lines[index]):
+            word, body = match.group(2), []
+            index += 1
+            while index < len(lines) and lines[index].strip() != word:
+                body.append(lines[index])
+                index += 1
+            bodies.append("\n".join(body))
+        index += 1
+    return bodies

@@ -16,7 +16,13 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Protocol
 
-from dsh_policy.cmdline.writers import copies_trees, follows_links, reads_recursively, written_operands
+from dsh_policy.cmdline.writers import (
+    copies_trees,
+    follows_links,
+    reads_recursively,
+    tar_members,
+    written_operands,
+)
 from dsh_policy.policy.self_protection import agents, processes, vcs
 from dsh_policy.policy.self_protection.locations import Protected
 from dsh_policy.policy.self_protection.refusals import KIND_TEXT, RULE_PREFIX, Refusal, message, refusal
@@ -111,13 +117,18 @@ def secret_trees(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
         return None  # they skip dot folders, where keys live, unless told otherwise
     bases = list(scan.bases)  # the session's folder and every folder the line moved into
     words = list(argv[1:])
-    for index, word in enumerate(words):
-        if word in ("-C", "--directory") and index + 1 < len(words):
-            bases.extend(scan.candidates(words[index + 1])[:1])
-    operands = [w for w in words if not w.startswith("-")] or ["."]
     keys = [s for s in secrets if s.kind == "signing-key"] or list(secrets)
-    for word in operands:
-        for base in bases:
+    if program in ("tar", "bsdtar"):  # each member where its ``-C`` puts it
+        members = [
+            (word, [folder] if folder is not None else bases) for folder, word in tar_members(words)
+        ]
+    else:
+        for index, word in enumerate(words):
+            if word in ("-C", "--directory") and index + 1 < len(words):
+                bases.extend(scan.candidates(words[index + 1])[:1])
+        members = [(w, bases) for w in words if not w.startswith("-")]
+    for word, folders in members or [(".", bases)]:
+        for base in folders:
             joined = word if os.path.isabs(scan.expand(word)) else os.path.join(base, word)
             for candidate in scan.candidates(joined):
                 for key in keys:
@@ -269,7 +280,7 @@ def whole_line(scan: CallScan, commands: Sequence[Sequence[str]], line: str, too
     names = {os.path.basename(argv[0]) for argv in commands if argv}
     if names & (
         processes.SIGNAL_SENDERS
-        | {"systemctl", "launchctl", "service", "rc-service", "sv", "xargs", "loginctl"}
+        | {"systemctl", "launchctl", "service", "rc-service", "sv", "xargs", "loginctl", "dsh-policy"}
     ):
         runtime = [e.path for e in scan.protection.entries if e.kind == "gateway-runtime"]
         why = processes.stops_gateway(commands, line, processes.gateway_processes(runtime))
@@ -288,24 +299,32 @@ def whole_line(scan: CallScan, commands: Sequence[Sequence[str]], line: str, too
 def git_rollback(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
     """A git command that moves the working tree to another commit (``reset --hard REV``,
     ``checkout REV``, ``switch BRANCH``) is refused when that commit's hook files differ from the
-    ones in force: the working tree would get another (older) version of them. Asked of git
-    itself (``git diff --quiet REV -- HOOK FILES``, read-only); a commit git does not know
-    changes nothing."""
+    ones in force: the working tree would get another (older) version of them; one that applies
+    another commit's change (``revert``, ``cherry-pick``, ``merge``, ``rebase``, ``stash pop``)
+    when that change touches them (:func:`.vcs.applied_changes`). Asked of git itself (``git diff
+    --quiet REVS -- HOOK FILES``, read-only, the deployment's files tracked in the project
+    included); a commit git does not know changes nothing."""
     target = vcs.target_commit(argv)
-    if target is None:
+    changes = vcs.applied_changes(argv) if target is None else [[target]]
+    if not changes:
         return None
     tree = vcs.work_tree(argv)
     folder = scan.candidates(tree)[0] if scan.candidates(tree) else scan.cwd
-    if "$" in target or "`" in target:
-        return _refuse(
-            "harness-settings",
-            f"git would move the working tree to a commit computed when the line runs ({target})",
-        )
-    if vcs.hook_files_differ(folder, target):
-        return _refuse(
-            "harness-settings",
-            f"git would give the working tree the hook files of {target}, not the ones in force",
-        )
+    paths = [entry.path for entry in scan.protection.entries if entry.kind != "gateway-runtime"]
+    for revisions in changes:
+        shown = " ".join(revisions)
+        if "$" in shown or "`" in shown:
+            return _refuse(
+                "harness-settings",
+                f"git would change the working tree by a commit computed when the line runs ({shown})",
+            )
+        if vcs.differs(folder, revisions, paths):
+            said = (
+                f"give the working tree the hook files of {target}"
+                if target is not None
+                else f"apply a change ({shown}) to hook files or protected files"
+            )
+            return _refuse("harness-settings", f"git would {said}, not the ones in force")
     return None
 
 

@@ -1,11 +1,14 @@
-"""git commands that move the whole working tree to another commit, and whether that commit's
-hook files differ from the ones in force (asked of git itself, read-only).
+"""git commands that move the whole working tree to another commit or apply another commit's
+change, whether that touches the hook files in force (asked of git itself, read-only), and how a
+git argv's words read (which name paths, which rewrite the whole tree).
 
 ``git reset --hard REV``, ``git checkout REV``, ``git switch BRANCH`` rewrite every tracked file,
-so they may give the project an older version of its hook files without naming them. Which commit
-they move to is read from the argv; whether the hook files differ there is ``git diff --quiet REV
--- FILES`` in the working tree, bounded by a short timeout (a git that does not answer in time is
-taken to differ: the call is refused, never waved through).
+so they may give the project an older version of its hook files without naming them; ``git
+revert``, ``cherry-pick``, ``merge``, ``rebase`` and ``stash pop`` apply a change that may remove
+them. Which commit or change is read from the argv; whether the hook files (and the deployment's
+files tracked in the project) differ is ``git diff --quiet REVS -- FILES`` in the working tree,
+bounded by a short timeout (a git that does not answer in time is taken to differ: the call is
+refused, never waved through).
 """
 
 from __future__ import annotations
@@ -22,6 +25,12 @@ GIT_TIMEOUT: Final[float] = 3.0
 # Every client's hook files at any depth, as git pathspecs.
 PATHSPECS: Final[tuple[str, ...]] = tuple(
     f":(glob)**/{'/'.join(suffix)}{'/**' if tree else ''}" for suffix, tree in HARNESS_SUFFIXES
+)
+# git subcommands that move, delete or roll back what they are given (a folder: all in it).
+GIT_MOVERS: Final[frozenset[str]] = frozenset({"clean", "rm", "mv", "checkout", "restore", "stash", "reset"})
+# git options whose value is text (a message, a search), never a path.
+GIT_TEXT_OPTIONS: Final[frozenset[str]] = frozenset(
+    {"-m", "--message", "--grep", "-S", "-G", "--author", "--committer", "--format", "--pretty", "--trailer"}
 )
 _RESET_MOVES: Final[frozenset[str]] = frozenset({"--hard", "--keep", "--merge"})
 _NEW_BRANCH: Final[frozenset[str]] = frozenset({"-b", "-B", "-c", "-C", "--create", "--force-create"})
@@ -60,14 +69,91 @@ def target_commit(argv: Sequence[str]) -> str | None:
     return operands[0] if operands and operands[0] != "HEAD" else None
 
 
-def hook_files_differ(folder: str, commit: str) -> bool:
+# Options of revert, cherry-pick, merge and rebase that take the next word as their value.
+_VALUED: Final[frozenset[str]] = frozenset(
+    {"-m", "--mainline", "-s", "--strategy", "-X", "--strategy-option", "--onto", "-x", "--exec"}
+    | {"-F", "--file"}
+)
+_SEQUENCER: Final[frozenset[str]] = frozenset(
+    {"--continue", "--abort", "--quit", "--skip", "--show-current-patch"}
+)
+
+
+def applied_changes(argv: Sequence[str]) -> list[list[str]]:
+    """The differences a git command applies to the working tree, each as the revisions of a
+    ``git diff`` that shows it: ``revert``/``cherry-pick REV`` apply REV's own change
+    (``REV^!``, a root commit's included; a range ``A..B`` as a whole), ``merge REV`` and
+    ``rebase UPSTREAM`` what REV changed since it parted from ``HEAD`` (``HEAD...REV``), an
+    interactive rebase also what it may drop (``UPSTREAM HEAD``), ``stash apply|pop [STASH]`` the
+    stash's change. Empty for anything else (``pull`` fetches what is unknown now)."""
+    sub = git_subcommand(argv)
+    if sub not in ("revert", "cherry-pick", "merge", "rebase", "stash"):
+        return []
+    words = list(argv[list(argv).index(sub) + 1 :])
+    if _SEQUENCER & set(words):
+        return []
+    operands: list[str] = []
+    onto: str | None = None
+    skip = False
+    for index, word in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        if word in _VALUED:
+            skip = True
+            if word == "--onto" and index + 1 < len(words):
+                onto = words[index + 1]
+            continue
+        if word.startswith("--onto="):
+            onto = word.split("=", 1)[1]
+        elif not word.startswith("-"):
+            operands.append(word)
+    if sub == "stash":
+        if operands[:1] not in (["apply"], ["pop"]):
+            return []
+        stash = operands[1] if len(operands) > 1 else "stash@{0}"
+        return [[f"{stash}^1", stash]]
+    if sub in ("revert", "cherry-pick"):
+        return [op.split("..", 1) if ".." in op and "..." not in op else [f"{op}^!"] for op in operands]
+    if sub == "merge":
+        return [[f"HEAD...{op}"] for op in operands]
+    upstream = onto or (operands[0] if operands else "@{upstream}")
+    changes = [[f"HEAD...{upstream}"]]
+    if {"-i", "--interactive", "--root"} & set(words):
+        changes.append([operands[0] if operands else upstream, "HEAD"])
+    return changes
+
+
+def protected_pathspecs(folder: str, paths: Sequence[str]) -> list[str]:
+    """Every client's hook files (:data:`PATHSPECS`) and the protected ``paths`` inside
+    ``folder`` (a deployment tracked in the project), as pathspecs relative to ``folder``."""
+    root = os.path.realpath(folder).rstrip("/") + "/"
+    inside = [
+        os.path.relpath(path, root)
+        for path in paths
+        if os.path.realpath(path).startswith(root) or path.startswith(root)
+    ]
+    return [*PATHSPECS, *(f":(literal){relative}" for relative in sorted(set(inside)))]
+
+
+def hook_files_differ(folder: str, commit: str, paths: Sequence[str] = ()) -> bool:
     """Whether ``commit`` holds other hook files than the working tree in ``folder`` (``False``
     when git does not know the commit or the folder is no repository: the move would fail)."""
-    if not os.path.isdir(folder):
+    return differs(folder, [commit], paths)
+
+
+def differs(folder: str, revisions: Sequence[str], paths: Sequence[str] = ()) -> bool:
+    """Whether ``git diff REVISIONS`` touches a hook file or one of the protected ``paths`` in
+    ``folder`` (``False`` when git does not know a revision: the command would fail)."""
+    if not os.path.isdir(folder) or any(r.startswith("-") for r in revisions):
         return False
+    if len(revisions) == 1 and revisions[0].endswith("^!"):  # one commit's own change
+        command = ["diff-tree", "--quiet", "-r", "--root", revisions[0][:-2]]
+    else:
+        command = ["diff", "--quiet", *revisions]
     try:
         done = subprocess.run(
-            ["git", "-C", folder, "diff", "--quiet", commit, "--", *PATHSPECS],
+            ["git", "-C", folder, *command, "--", *protected_pathspecs(folder, paths)],
             capture_output=True,
             timeout=GIT_TIMEOUT,
             check=False,
@@ -78,3 +164,42 @@ def hook_files_differ(folder: str, commit: str) -> bool:
     except OSError:
         return False
     return done.returncode == 1
+
+
+def git_words(argv: Sequence[str]) -> list[str]:
+    """A git argv's words past the program, without the values of options that take text (a
+    commit message or a search names paths without touching them)."""
+    out: list[str] = []
+    skip = False
+    for word in argv[1:]:
+        if skip:
+            skip = False
+            continue
+        name = word.split("=", 1)[0]
+        if word in GIT_TEXT_OPTIONS:
+            skip = True
+            continue
+        if name in GIT_TEXT_OPTIONS or (word.startswith("-m") and not word.startswith("--")):
+            continue
+        if len(word) > 2 and word[0] == "-" and word[1] != "-" and word.endswith("m"):
+            skip = True  # ``-qm MESSAGE``: a bundle whose last letter takes the message
+            continue
+        out.append(word)
+    return out
+
+
+def whole_tree(argv: Sequence[str]) -> bool:
+    """git commands that rewrite the whole working tree whatever they name: a sparse checkout
+    that narrows it, an orphan branch (no tracked file stays), ``read-tree -u``, history
+    rewrites that end in a reset."""
+    sub = git_subcommand(argv)
+    words = set(argv[1:])
+    if sub == "sparse-checkout":
+        return bool(words & {"set", "add", "init", "reapply"})
+    if sub in ("switch", "checkout"):
+        return "--orphan" in words
+    if sub == "read-tree":
+        return bool(words & {"-u", "--reset"}) or any(
+            w.startswith("-") and "u" in w[1:] and not w.startswith("--") for w in words
+        )
+    return sub in ("filter-branch", "filter-repo")
