@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from dsh_policy.cmdline.effects.infra_files import INFRA_SIGNALS
 from dsh_policy.cmdline.effects.packages import manifest_hits
 
 __all__ = ["ALWAYS", "later_class", "later_risks"]
@@ -111,6 +112,15 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|/)\.codex/+(?:config\.toml|hooks\.json)$|(?:^|/)\.continue/+config\.(?:json|ya?ml)$"
             r"|(?:^|/)\.aider\.conf\.ya?ml$|(?:^|/)cline_mcp_settings\.json$|(?:^|/)mcp_config\.json$",
         ),
+        # instructions an AI agent loads into its context at every session (rules files, memory
+        # files, copilot instructions): written text the agent obeys later
+        (
+            "agent-instructions",
+            r"(?:^|/)\.cursor/+rules/|(?:^|/)\.(?:cursorrules|windsurfrules|clinerules)(?:/|$)"
+            r"|(?:^|/)\.github/+(?:copilot-instructions\.md$|instructions/|prompts/)"
+            r"|(?:^|/)(?:AGENTS|CLAUDE|GEMINI|CONVENTIONS)(?:\.local)?\.md$|(?:^|/)\.(?:roo|kiro|continue|amazonq|windsurf)/+(?:rules|steering)[^/]*/"
+            r"|(?:^|/)\.junie/+guidelines\.md$|(?:^|/)\.aiassistant/+rules/",
+        ),
         (
             "package-manifest",
             r"(?:^|/)package\.json$|(?:^|/)setup\.py$|(?:^|/)composer\.json$|(?:^|/)build\.rs$|(?:^"
@@ -131,6 +141,9 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"(?:^|/)(?:requirements[\w.-]*\.(?:txt|in)|constraints\.txt|pyproject\.toml|Gemfile|Cargo\.toml"
             r"|go\.mod)$",
         ),
+        # applied later by kubectl, helm, docker compose, terraform/tofu or CloudFormation: judged by
+        # what the text grants (cmdline.effects.infra_files), whatever the file is called
+        ("infrastructure", r"\.(?:ya?ml|json|tf|tf\.json|tfvars|hcl|template)$"),
     )
 )
 """Every class with the pattern of the normalized paths it holds, most specific first (the first
@@ -163,9 +176,10 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"\$\{\{\s*secrets\.|\$(?:\{)?(?:AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|GITHUB_TOKEN|GH_TOKEN"
         r"|NPM_TOKEN|PYPI_TOKEN|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN)\b"
     ),
-    # a workflow that runs untrusted code with the base repository's secrets
+    # a workflow that runs untrusted code with the base repository's secrets (pull_request_target is
+    # read by _untrusted_trigger: only when it fetches the pull request's code, or in a fragment)
     "untrusted-trigger": re.compile(
-        r"\bpull_request_target\b|\bworkflow_run\b[^\n]*\n(?:[^\n]*\n){0,6}[^\n]*head_(?:sha|branch)"
+        r"\bworkflow_run\b[^\n]*\n(?:[^\n]*\n){0,6}[^\n]*head_(?:sha|branch)"
         r"|github\.event\.(?:issue|comment|pull_request|review)\.(?:title|body|head\.ref)"
     ),
     # npm/composer lifecycle scripts that run on install
@@ -219,6 +233,27 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|UserPromptSubmit|SessionStart|Stop)[\"']|[\"']apiKeyHelper[\"']|[\"']permissions[\"']\s*:"
         r"|dangerously|bypassPermissions"
     ),
+    # an agent's or editor's approvals switched off in its settings (the file form of `--yolo`)
+    "approvals-off": re.compile(
+        r"(?i)[\"']?(?:autoAccept|yolo(?:Mode)?|autoApprove|alwaysAllow|skipPermissions|dangerouslySkipPermissions"
+        r"|auto_approve|autoApproveAll|trust|trustAllTools|allowAllTools|chat\.tools\.autoApprove"
+        r"|[\w.]*agent\.autoApprove)[\"']?\s*[:=]\s*(?:true|\[\s*[\"']\*)"
+        r"|[\"']?(?:approvalMode|approval_policy|approval-mode|defaultMode|permission_mode|sandbox_mode)[\"']?\s*[:=]\s*"
+        r"[\"']?(?:yolo|never|bypassPermissions|danger-full-access|full-auto)\b"
+    ),
+    # text hidden from the person reviewing an agent's instruction file but read by the agent: an
+    # HTML comment carrying a command or asking for secrecy, invisible or bidirectional characters,
+    # instructions to ignore earlier ones or to keep the user uninformed, a URL built from a command
+    "hidden-instructions": re.compile(
+        r"(?is)<!--(?:(?!-->).){0,2000}?(?:\b(?:curl|wget|ncat|netcat|base64|eval)\b|\bnc\s+-|\b(?:ba)?sh\s+-c\b"
+        r"|Invoke-WebRequest|\|\s*(?:ba)?sh\b|do\s+not\s+(?:mention|tell|show|reveal|inform|ask)"
+        r"|don'?t\s+(?:mention|tell|show|reveal|ask)|without\s+(?:telling|asking|informing|mentioning)|silently|secretly"
+        r"|ignore\s+(?:all\s+|any\s+)?(?:previous|prior|above))"
+        r"|[\u200b-\u200d\u2060\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
+        r"|ignore\s+(?:all\s+|any\s+)?(?:previous|prior|above|earlier)\s+instructions"
+        r"|(?:do\s+not|don'?t|never)\s+(?:mention|tell|reveal|disclose|inform)[^.\n]{0,40}\b(?:user|human|anyone)"
+        r"|https?://[^\s\"'<>]*(?:\$\(|\$\{|`)"
+    ),
     # a Python .pth line that imports (run at every interpreter start-up)
     "startup-import": re.compile(r"(?m)^\s*import[\s\t]"),
     # anything that runs a command at all (for direnv: beyond export/layout/use/dotenv lines)
@@ -228,18 +263,55 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     ),
 }
 
+_PR_TARGET = re.compile(r"\bpull_request_target\b")
+_PR_CODE = re.compile(
+    r"pull_request\.head\.|github\.head_ref|\bhead_ref\b|refs/pull/|\bpull/\$\{\{|merge_commit_sha"
+    r"|gh\s+pr\s+checkout|github\.event\.number|pull_request\.number"
+)
+_SAFE_INTERPRETER = re.compile(
+    r"[\"'][\w.]*(?:interpreterPath|InterpreterPath|pythonPath)[\"']\s*:\s*[\"'](?:\$\{workspaceFolder\}/|\./)?"
+    r"\.?v?env/+(?:bin|Scripts)/+python[0-9.]*(?:\.exe)?[\"']"
+)
+"""A Python interpreter setting that names the project's own virtual environment."""
+
+
+def _untrusted_trigger(text: str) -> bool:
+    """pull_request_target runs with the base repository's secrets; it is a technique when the
+    workflow fetches the pull request's code (head ref or sha, refs/pull, gh pr checkout), or when
+    the text is a fragment (an edit) whose other steps are not shown. A complete workflow that
+    only labels or comments (actions/labeler) is the trigger's intended use."""
+    if _SIGNALS["untrusted-trigger"].search(text):
+        return True
+    if not _PR_TARGET.search(text):
+        return False
+    complete = re.search(r"(?m)^jobs\s*:", text) is not None and re.search(r"(?m)^\s*(?:steps|uses)\s*:", text)
+    return not complete or bool(_PR_CODE.search(text))
+
+
+def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
+    if signal == "known-malicious":
+        return bool(manifest_hits(path, sample))
+    if signal == "untrusted-trigger":
+        return _untrusted_trigger(sample)
+    if signal == "runs-program" and kind == "editor-settings":
+        sample = _SAFE_INTERPRETER.sub("", sample)
+    return bool((INFRA_SIGNALS.get(signal) or _SIGNALS[signal]).search(sample))
+
+
 _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "git-config": ("runs-program",),
     "python-startup": ("startup-import", "build-exec"),
     "ci-workflow": ("fetch-exec", "sends", "untrusted-trigger", "tls-off"),
     "project-hook": ("fetch-exec", "sends"),
     "editor-task": ("folder-open", "fetch-exec", "sends"),
-    "editor-settings": ("runs-program", "fetch-exec"),
-    "agent-config": ("starts-command", "fetch-exec", "sends"),
+    "editor-settings": ("runs-program", "fetch-exec", "approvals-off"),
+    "agent-config": ("starts-command", "fetch-exec", "sends", "approvals-off"),
+    "agent-instructions": ("hidden-instructions", "fetch-exec", "sends"),
     "package-manifest": ("install-script", "build-exec", "fetch-exec", "sends", "known-malicious"),
     "dependency-list": ("known-malicious",),
     "package-config": ("registry", "tls-off", "odd-tool"),
     "direnv": ("runs-command", "fetch-exec", "sends"),
+    "infrastructure": tuple(INFRA_SIGNALS),
 }
 """The signals that make a write of each judged class a technique. Secrets in a workflow are
 everyday (deploy steps use them); secrets *sent* are not, and that is ``sends``."""
@@ -285,8 +357,4 @@ def later_risks(path: str, text: str) -> list[str]:
     if kind in ALWAYS:
         return ["always"]
     sample = text[:200_000]
-    return [
-        signal
-        for signal in _JUDGED_BY.get(kind, ())
-        if (manifest_hits(path, sample) if signal == "known-malicious" else _SIGNALS[signal].search(sample))
-    ]
+    return [signal for signal in _JUDGED_BY.get(kind, ()) if _has_signal(signal, path, kind, sample)]
