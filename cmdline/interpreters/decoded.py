@@ -20,7 +20,7 @@ _EVALUATORS: dict[str, re.Pattern[str]] = {
     "perl": re.compile(r"(?<![\w$>])eval\s*(?!\s*\{)(?=\S)"),
     "ruby": re.compile(r"(?<![\w.])(?:eval|instance_eval|class_eval|module_eval)\b|\bsend\s*\(?\s*:eval\b"),
     "javascript": re.compile(
-        r"(?<![\w.])(?:eval|Function)\s*\(|\bnew\s+Function\s*\(|\bvm\.(?:runIn\w*Context|Script|compileFunction)\b"
+        r"(?<![\w.])(?:eval|Function)\s*\(|\bnew\s+Function\s*\(|\bvm\.(?:Script|compileFunction)\b|\.runIn\w*Context\s*\("
     ),
     "php": re.compile(r"(?<![\w$>])(?:eval|assert|create_function)\s*\("),
     "lua": re.compile(r"(?<![\w.])(?:load|loadstring|dostring)\s*\("),

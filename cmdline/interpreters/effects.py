@@ -38,13 +38,14 @@ def analyze(code: str, language: str) -> CodeAnalysis:
         for match in SED_EXEC.finditer(code):
             out.shell_lines.append(match.group(1).strip())
         return out
+    decoded = decoded_runs(_without_comments(code, language), language)  # before constants are folded
     if language == "python":
         canonical = canonical_python(code)
         if canonical is not None:  # parsed: aliases spelled out, constants folded (else: as written)
             code = canonical.code
             out.nested.extend(("python", nested) for nested in canonical.nested)
     code = _without_comments(code, language)
-    out.effects.extend(decoded_runs(code, language))
+    out.effects.extend(decoded or decoded_runs(code, language))
     reader = CodeReader(code, language)
     _shell_outs(reader, language, out)
     if language in BACKTICK_LANGS:
