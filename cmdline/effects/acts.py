@@ -55,6 +55,7 @@ KINDS = frozenset(
         "publish",
         "host-escape",
         "shell-listener",
+        "encrypt-hostage",
     }
 )
 """Every effect kind :func:`shell_acts` reports."""

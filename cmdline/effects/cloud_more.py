@@ -7,11 +7,14 @@ tests/corpus/probe4, read as classes):
   and profiles, OIDC and SAML providers, workload-identity pools, federated credentials);
 - ``cloud-exposure``: a disk or image exported out of the account (a SAS grant on a managed disk
   or snapshot, image and instance exports), a layer made public;
-- ``remote-exec``: code added to a function from a layer, commands run through the kubelet
+- ``remote-exec``: code added to a function from a layer or a deployed function's code replaced,
+  commands run through the kubelet
   (``kubectl get --raw .../nodes/N/proxy/run/...``, port 10250's ``/run`` and ``/exec``), and a
   cluster workload created to download and run code (``kubectl create cronjob ... -- sh -c
   'curl ... | sh'``);
-- ``publish``: a home directory or a folder outside the project copied to a bucket.
+- ``publish``: a home directory or a folder outside the project copied to a bucket;
+- ``encrypt-hostage``: objects rewritten under a customer-provided key (S3 SSE-C), which nobody
+  but the holder of that key can read back (the cloud form of ransomware encryption).
 """
 
 from __future__ import annotations
@@ -57,6 +60,12 @@ def _aws(argv: list[str]) -> Iterator[Effect]:
         yield _fx(
             "remote-exec", f"aws lambda {op} adds code layers to a function", _value(argv, "--layers") or ""
         )
+    elif service == "lambda" and op == "update-function-code":
+        yield _fx(
+            "remote-exec",
+            "aws lambda replaces a deployed function's code",
+            _value(argv, "--function-name") or "",
+        )
     elif service == "lambda" and op == "add-layer-version-permission" and _value(argv, "--principal") == "*":
         yield _fx("cloud-exposure", "makes a function layer public", op)
     elif (
@@ -78,7 +87,17 @@ def _aws(argv: list[str]) -> Iterator[Effect]:
     ):
         yield _fx("cloud-exposure", f"aws ec2 {op} exports a disk image out of the account", op)
     elif service == "s3" and op in ("cp", "sync", "mv"):
+        if any(
+            a.startswith(("--sse-c-key", "--sse-c")) and not a.startswith("--sse-c-copy-source") for a in argv
+        ):
+            yield _fx("encrypt-hostage", "rewrites objects under a key only the caller holds (SSE-C)", op)
         yield from _home_upload(argv, words[2:])
+    elif (
+        service == "s3api"
+        and op in ("copy-object", "put-object")
+        and any(a.startswith("--sse-customer-key") for a in argv)
+    ):
+        yield _fx("encrypt-hostage", "writes objects under a key only the caller holds (SSE-C)", op)
 
 
 def _home_upload(argv: list[str], operands: list[str]) -> Iterator[Effect]:

@@ -284,7 +284,8 @@ def _untrusted_trigger(text: str) -> bool:
         return True
     if not _PR_TARGET.search(text):
         return False
-    complete = re.search(r"(?m)^jobs\s*:", text) is not None and re.search(r"(?m)^\s*(?:steps|uses)\s*:", text)
+    has_jobs = re.search(r"(?m)^jobs\s*:", text) is not None
+    complete = has_jobs and re.search(r"(?m)^\s*(?:steps|uses)\s*:", text) is not None
     return not complete or bool(_PR_CODE.search(text))
 
 

@@ -5,8 +5,10 @@
 ``eval(Buffer.from(x, "base64").toString())`` or ``loadstring(string.char(...))``: the text the
 readers would judge never appears. The effect is the *pair*: a call that evaluates a string as
 code, whose argument is produced by a decoder, a decompressor or a string assembled from
-characters or reversed. Either alone is ordinary (printing a decoded value, ``eval`` of a
-literal expression, ``eval { ... }`` exception handling in Perl), so neither alone is reported.
+characters or reversed; and the same decoded value handed to the shell
+(``os.system(b64decode(...))``, ``execSync(Buffer.from(x, "base64"))``). Either alone is ordinary
+(printing a decoded value, ``eval`` of a literal expression, ``eval { ... }`` exception handling in
+Perl), so neither alone is reported.
 """
 
 from __future__ import annotations
@@ -37,6 +39,23 @@ _DECODERS = re.compile(
 """What turns an opaque value into code text: decoders, decompressors, characters assembled one by
 one, reversed or joined strings, long hex escapes."""
 
+_SHELL_OUTS: dict[str, re.Pattern[str]] = {
+    "python": re.compile(r"\bos\.(?:system|popen)\s*\(|\bsubprocess\.\w+\s*\(|\bpty\.spawn\s*\("),
+    "perl": re.compile(r"(?<![\w$>])(?:system|exec)\s*(?=\S)|\bqx\s*[({]"),
+    "ruby": re.compile(r"(?<![\w.])(?:system|exec|spawn)\b|\b(?:IO\.popen|Open3\.\w+|Process\.spawn)\b"),
+    "javascript": re.compile(r"\b(?:exec|execSync|spawn|spawnSync|execFile|execFileSync)\s*\("),
+    "php": re.compile(r"(?<![\w$>])(?:system|exec|shell_exec|passthru|popen|proc_open)\s*\("),
+    "lua": re.compile(r"\b(?:os\.execute|io\.popen)\s*\(?"),
+}
+"""Per language, the calls that hand a string to the shell: a decoded command is as hidden there."""
+
+_COMMAND_DECODERS = re.compile(
+    r"(?i)b(?:64|32|16|85)decode|a85decode|decodebytes|decompress|inflate|gzuncompress|\bunhexlify|fromhex"
+    r"|codecs\.decode|rot_?13|fromCharCode|Buffer\.from\s*\([^)]*,\s*[\"'](?:base64|hex|base64url)[\"']"
+    r"|\batob\s*\(|\bpack\s*[(\s]|\bunpack1?\b|decode64|decode_base64|base64_decode|hex2bin|Base64\.|strrev"
+)
+"""The decoders that turn an opaque value into a command (joins and characters are everyday there)."""
+
 _WINDOW = 600
 
 
@@ -65,14 +84,15 @@ def _argument_text(code: str, start: int) -> str:
 
 def decoded_runs(code: str, language: str) -> list[dict[str, str]]:
     """``run-decoded`` effects: each evaluator call of ``language`` whose argument is built by a
-    decoder (see the module doc). ``[]`` for a language without a known evaluator."""
+    decoder, and each shell-out whose command is (see the module doc). ``[]`` for a language
+    without a known evaluator."""
     head = _EVALUATORS.get(language)
     if head is None:
         return []
     found: list[dict[str, str]] = []
-    for match in head.finditer(code):
-        argument = _argument_text(code, match.end())
-        decoder = _DECODERS.search(argument)
-        if decoder:
-            found.append({"kind": "run-decoded", "lang": language, "target": decoder.group()})
+    for pattern, decoders in ((head, _DECODERS), (_SHELL_OUTS.get(language), _COMMAND_DECODERS)):
+        for match in pattern.finditer(code) if pattern is not None else ():
+            decoder = decoders.search(_argument_text(code, match.end()))
+            if decoder:
+                found.append({"kind": "run-decoded", "lang": language, "target": decoder.group()})
     return found

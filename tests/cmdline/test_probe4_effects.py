@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (tables of command lines and file texts read better unwrapped)
 """The effect readers added for the classes the blind probe tests/corpus/probe4 found unread:
 container escapes, shell handlers, credential dumpers and vault exports, defences removed through
 their own tools, ICMP data, cloud control-plane extras, infrastructure code, agent instruction
@@ -7,7 +8,6 @@ entries; each class has look-alikes that must stay without the effect."""
 from __future__ import annotations
 
 import pytest
-
 from dsh_policy.cmdline.effects import later_class, later_risks, shell_acts
 from dsh_policy.cmdline.effects.infra_files import infra_signals
 from dsh_policy.cmdline.interpreters.decoded import decoded_runs
@@ -137,6 +137,9 @@ def test_kubectl_secret_templates_that_name_data_still_print_values() -> None:
         ("javascript", "require('vm').runInThisContext(Buffer.from(p, 'hex').toString())"),
         ("php", "eval(gzinflate(base64_decode($p)));"),
         ("lua", "load(string.char(112,114,105,110,116))()"),
+        ("python", "import subprocess, codecs; subprocess.call(codecs.decode(c, 'rot13'), shell=True)"),
+        ("javascript", "require('child_process').spawnSync('sh', ['-c', atob(p)])"),
+        ("php", "shell_exec(hex2bin($h));"),
     ],
 )
 def test_code_run_from_a_decoded_value_is_run_decoded(language: str, code: str) -> None:
@@ -151,6 +154,8 @@ def test_code_run_from_a_decoded_value_is_run_decoded(language: str, code: str) 
         ("perl", "eval { risky() }; print $@ if $@"),
         ("javascript", "console.log(Buffer.from('aGk=', 'base64').toString())"),
         ("ruby", "puts %w[a b c].join(',')"),
+        ("python", "import subprocess; subprocess.run(' '.join(['make', 'test']), shell=True)"),
+        ("javascript", "require('child_process').execSync(['git', 'status'].join(' '))"),
     ],
 )
 def test_decoding_that_is_only_printed_and_plain_eval_are_not(language: str, code: str) -> None:
