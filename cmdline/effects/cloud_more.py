@@ -31,8 +31,7 @@ __all__ = ["cloud_command_acts"]
 
 _LOG_BUCKET = re.compile(r"(?i)log|trail|audit|siem|flow|guardduty|security|forensic|archive")
 _KUBELET = re.compile(
-    r"/nodes/+[^/\s]+/+proxy/+(?:run|exec|attach|portForward|runningpods|pods|configz|debug)\b"
-    r"|:10250/+(?:run|exec|attach|runningpods)\b"
+    r"/nodes/+[^/\s]+/+proxy/+(?:run|exec|attach|portForward)\b|:10250/+(?:run|exec|attach|portForward)\b"
 )
 _FETCH_RUN = re.compile(
     r"\b(?:curl|wget|fetch)\b[^|;&]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\b(?:curl|wget)\b[^|;&]*\|\s*(?:python[0-9.]*|perl|ruby|node)\b"

@@ -44,16 +44,17 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
         + r"(?:"
         + _SENSITIVE_HOST_PATH
         + r")[\"']?\s*(?:[,}\n]|$)"
-        r"|(?:^|[\s\"'\[,-])(?:" + _SENSITIVE_HOST_PATH + r")[\"']?\s*:\s*/[\w./-]*"
+        r"|(?:^|[\s\"'\[,-])(?:" + _SENSITIVE_HOST_PATH + r"):/[\w./-]*"
         r"|(?:source|host_path|sourcePath)" + _SEP + r"(?:" + _SENSITIVE_HOST_PATH + r")[\"']?\s*(?:[,}\n]|$)"
         r"|\b(?:cap_add|add)[\"']?\s*[:=]\s*\[?[^\]\n]*\b(?:SYS_ADMIN|SYS_PTRACE|SYS_MODULE|ALL)\b"
         r"|(?:^|\n)\s*-\s*[\"']?(?:SYS_ADMIN|SYS_MODULE)[\"']?\s*$"
         r"|(?:seccomp|apparmor)[:=]\s*[\"']?unconfined|seccompProfile[^\n]*\n?[^\n]*Unconfined"
     ),
     "open-trust": re.compile(
-        r"(?i)[\"']?Principals?[\"']?\s*[:=]\s*(?:\{\s*[\"']?(?:AWS|Federated|Service)[\"']?\s*[:=]\s*)?\[?\s*[\"']\*[\"']"
+        r"(?im)[\"']?Principals?[\"']?\s*[:=]\s*(?:\{\s*[\"']?(?:AWS|Federated|Service)[\"']?\s*[:=]\s*)?\[?\s*[\"']\*[\"']"
         r"|\bidentifiers\s*=\s*\[\s*\"\*\"\s*\][^}]*\btype\s*=\s*\"AWS\"|\btype\s*=\s*\"AWS\"[^}]*\bidentifiers\s*=\s*\[\s*\"\*\"\s*\]"
-        r"|\b(?:allUsers|allAuthenticatedUsers)\b"
+        r"|\bmembers?[\"']?\s*[:=]\s*\[?[^\]\n]{0,200}\b(?:allUsers|allAuthenticatedUsers)\b"
+        r"|^\s*-\s*[\"']?(?:allUsers|allAuthenticatedUsers)[\"']?\s*$"
     ),
     "admin-grant": re.compile(
         r"(?i)arn:aws:iam::aws:policy/(?:AdministratorAccess|IAMFullAccess|PowerUserAccess)\b"
@@ -61,7 +62,7 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
         r"|[\"']?actions?[\"']?\s*=\s*\[\s*\"\*\"\s*\]"
         r"|\broles/(?:owner|editor|iam\.securityAdmin|resourcemanager\.organizationAdmin)\b"
         r"|role_definition_name\s*=\s*\"(?:Owner|User Access Administrator)\""
-        r"|\bname\s*:\s*cluster-admin\b|roleRef[^}]{0,200}cluster-admin"
+        r"|roleRef[^}]{0,200}\bcluster-admin\b"
         r"|verbs\s*:\s*\[\s*[\"']\*[\"']\s*\][^\n]*\n?\s*(?:-\s*)?resources\s*:\s*\[\s*[\"']\*[\"']"
         r"|resources\s*:\s*\[\s*[\"']\*[\"']\s*\][^\n]*\n?\s*(?:-\s*)?verbs\s*:\s*\[\s*[\"']\*[\"']"
     ),
@@ -69,8 +70,7 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
         r"(?i)\b(?:block_public_acls|block_public_policy|ignore_public_acls|restrict_public_buckets|BlockPublicAcls"
         r"|BlockPublicPolicy|IgnorePublicAcls|RestrictPublicBuckets)[\"']?\s*[:=]\s*[\"']?false\b"
         r"|\bacl[\"']?\s*[:=]\s*[\"']?public-read(?:-write)?\b|AccessControl[\"']?\s*:\s*[\"']?PublicRead"
-        r"|public_access_prevention\s*=\s*\"inherited\"|allow_nested_items_to_be_public\s*=\s*true"
-        r"|publicNetworkAccess[\"']?\s*:\s*[\"']?Enabled|container_access_type\s*=\s*\"(?:blob|container)\""
+        r"|container_access_type\s*=\s*\"(?:blob|container)\"|[\"']?publicAccess[\"']?\s*:\s*[\"']?(?:Blob|Container)\b"
     ),
 }
 """Each infrastructure signal with the pattern that finds it in a file's new text."""

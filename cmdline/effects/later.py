@@ -251,8 +251,9 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|ignore\s+(?:all\s+|any\s+)?(?:previous|prior|above))"
         r"|[\u200b-\u200d\u2060\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
         r"|ignore\s+(?:all\s+|any\s+)?(?:previous|prior|above|earlier)\s+instructions"
-        r"|(?:do\s+not|don'?t|never)\s+(?:mention|tell|reveal|disclose|inform)[^.\n]{0,40}\b(?:user|human|anyone)"
-        r"|https?://[^\s\"'<>]*(?:\$\(|\$\{|`)"
+        r"|(?:do\s+not|don'?t|never)\s+(?:mention|tell|inform|notify|alert)\s+(?:this\s+|it\s+|that\s+|about\s+)?"
+        r"(?:to\s+)?(?:the\s+)?(?:user|human|developer|reviewer)"
+        r"|https?://[^\s\"'<>`]*\$\("
     ),
     # a Python .pth line that imports (run at every interpreter start-up)
     "startup-import": re.compile(r"(?m)^\s*import[\s\t]"),

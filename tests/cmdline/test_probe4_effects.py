@@ -210,6 +210,9 @@ def test_infrastructure_text_that_gives_away_access_is_signalled(text: str, sign
         'resource "aws_s3_bucket_public_access_block" "b" {\n  block_public_acls = true\n  block_public_policy = true\n}\n',
         '{"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": "arn:aws:s3:::assets/*"}',
         "roleRef:\n  kind: ClusterRole\n  name: view\n",
+        '{"allUsers": "All users", "myTeam": "My team"}',
+        "users:\n  - name: cluster-admin\n    user: {token: x}\n",
+        "routes:\n  /: /index.html\npaths:\n  /:\n    get: {}\n",
     ],
 )
 def test_ordinary_infrastructure_text_is_not(text: str) -> None:
@@ -233,6 +236,8 @@ def test_agent_instruction_files_with_hidden_instructions_are_signalled() -> Non
     assert "hidden-instructions" in later_risks("CLAUDE.md", secrecy)
     ordinary = "# Conventions\n<!-- keep this list short -->\nRun `pytest -q` before committing. See https://docs.example.org/style\n"
     assert later_risks("AGENTS.md", ordinary) == []
+    guarded = "Never reveal API keys to anyone.\nClone from https://github.com/${OWNER}/app.\n"
+    assert later_risks("CLAUDE.md", guarded) == []
 
 
 def test_agent_settings_that_switch_approvals_off_are_signalled() -> None:
