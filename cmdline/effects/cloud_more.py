@@ -2,7 +2,7 @@
 tests/corpus/probe4, read as classes):
 
 - ``log-off``: a lifecycle rule that expires the objects of a logging or audit bucket (the trail
-  is destroyed a day later without a delete call);
+  is destroyed a day later without a delete call; aws s3api, gcloud storage, gsutil);
 - ``cloud-identity``: new trust in an outside identity source (IAM Roles Anywhere trust anchors
   and profiles, OIDC and SAML providers, workload-identity pools, federated credentials);
 - ``cloud-exposure``: a disk or image exported out of the account (a SAS grant on a managed disk
@@ -124,6 +124,12 @@ def _gcloud(argv: list[str]) -> Iterator[Effect]:
         yield _fx("cloud-identity", "gcloud trusts an outside identity source", text)
     elif words[:2] == ["storage", "cp"] or words[:2] == ["storage", "rsync"]:
         yield from _home_upload(argv, words[2:])
+    elif words[:3] == ["storage", "buckets", "update"] and any(
+        a.startswith("--lifecycle-file") for a in argv
+    ):
+        buckets = [w for w in words[3:] if w.startswith("gs://")]
+        if any(_LOG_BUCKET.search(b) for b in buckets):
+            yield _fx("log-off", "sets a lifecycle that can expire a log bucket", buckets[0])
 
 
 def _kubectl(argv: list[str]) -> Iterator[Effect]:
@@ -148,6 +154,11 @@ def _fetchers(argv: list[str]) -> Iterator[Effect]:
 
 def _copiers(argv: list[str]) -> Iterator[Effect]:
     words = _words(argv)
+    if argv[0] == "gsutil" and words[:2] == ["lifecycle", "set"]:
+        buckets = [w for w in words[2:] if w.startswith("gs://")]
+        if any(_LOG_BUCKET.search(b) for b in buckets):
+            yield _fx("log-off", "sets a lifecycle that can expire a log bucket", buckets[0])
+        return
     if argv[0] == "gsutil":
         operands = words[1:] if words[:1] in (["cp"], ["rsync"], ["mv"]) else []
     elif argv[0] == "rclone":

