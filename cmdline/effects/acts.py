@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
 from dsh_policy.cmdline.effects.cloud_more import cloud_command_acts
-from dsh_policy.cmdline.effects.escape import escape_command_acts, escape_line_acts
+from dsh_policy.cmdline.effects.escape import escape_command_acts, escape_line_acts, uninstalled_agents
 from dsh_policy.cmdline.effects.host import host_command_acts, killed_daemons
 from dsh_policy.cmdline.effects.model import Effect, Handler
 from dsh_policy.cmdline.effects.model import fx as _fx
@@ -460,6 +460,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(runner_acts(line))
     found.extend(line_acts(commands))
     found.extend(escape_line_acts(commands, _written(line, commands)))
+    found.extend(uninstalled_agents(line, commands))
     if "=" in line:
         for match in _ENV_SWITCHES.finditer(line):
             setting = match.group(1)

@@ -28,7 +28,7 @@ from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 
-__all__ = ["escape_command_acts", "escape_line_acts"]
+__all__ = ["escape_command_acts", "escape_line_acts", "uninstalled_agents"]
 
 _ENGINE_SOCKET = re.compile(r"(?:docker|containerd|podman|crio|cri-dockerd|dockershim|buildkitd?)\.sock\b")
 _MUTATING_FLAG = re.compile(r"^(?:-X|--request)(?:=?(?:POST|PUT|DELETE|PATCH))?$|^-[dF]|^--data|^--form|^-T$")
@@ -68,7 +68,16 @@ _REMOVE_VERBS = re.compile(
     r"^(?:-d|--delete|uninstall|--uninstall|unload|remove|disable|disabled|stop|unprotect|unmanage|--disable[\w-]*"
     r"|removeFramework|--unload)$"
 )
-_SECRET_WORDS = re.compile(r"(?i)authori[sz]ation|passw|pwd=|pass=|cookie|token|secret|bearer|user(?:name)?=")
+_SECRET_WORDS = re.compile(
+    r"(?i)authori[sz]ation|\bpass(?:w(?:or)?d)?\b|passw|pwd=|pass=|cookie|token|secret|bearer|credential|user(?:name)?="
+)
+_VENDOR_UNINSTALLER = re.compile(
+    r"(?i)(?:crowdstrike|falcon|sentinel(?:one)?|sophos|carbonblack|mdatp|defender|elastic[/-](?:endpoint|agent)"
+    r"|wazuh|ossec|osquery|cylance|trend ?micro|eset|kaspersky|bitdefender|symantec|mcafee|trellix|tanium"
+    r"|jamf|huntress|rapid7|qualys|tenable|cortex|traps|fireeye|xagt)[^\n;&|]*/[^/\n;&|]*(?:uninstall|remove)[^/\n;&|]*"
+)
+"""A security product's own uninstaller, found by its install folder (the reader sees only the
+program's base name, so the line is searched)."""
 
 
 def _engine_api(argv: list[str]) -> Iterator[Effect]:
@@ -176,6 +185,16 @@ def escape_command_acts(argv: list[str]) -> list[Effect]:
     for handler in _HANDLERS_BY_STAGE:
         found.extend(handler(argv))
     return found
+
+
+def uninstalled_agents(line: str, commands: list[list[str]]) -> Iterator[Effect]:
+    """A security product's uninstaller run from its install folder
+    (``sudo /opt/sophos-spl/bin/uninstall.sh``, ``bash .../Falcon/.../uninstall``)."""
+    runs_uninstaller = any(any("uninstall" in n or "remove" in n for n in _named(c)) for c in commands if c)
+    if runs_uninstaller:
+        match = _VENDOR_UNINSTALLER.search(line)
+        if match:
+            yield _fx("defense-off", "runs a security product's uninstaller", match.group())
 
 
 def escape_line_acts(commands: list[list[str]], write_targets: list[str]) -> Iterator[Effect]:
