@@ -94,6 +94,14 @@ def _engine_api(argv: list[str]) -> Iterator[Effect]:
         yield _fx("host-escape", f"{tool} talks to the container engine's socket", " ".join(argv[1:3]))
 
 
+def _joins_pid_one(rest: list[str]) -> bool:
+    return (
+        any(re.match(r"^(?:-t|--target)=?1$", a) for a in rest)
+        or any(rest[i] in ("-t", "--target") and rest[i + 1] == "1" for i in range(len(rest) - 1))
+        or any(re.search(r"/proc/+1/+ns/", a) for a in rest)
+    )
+
+
 def _escape(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
     names = _named(argv)
@@ -101,11 +109,8 @@ def _escape(argv: list[str]) -> Iterator[Effect]:
         any(a == "cgroup" for a in rest) and ("-t" in rest or any(a.startswith("--types") for a in rest))
     ):
         yield _fx("host-escape", "mounts a cgroup v1 hierarchy (release_agent escape)", " ".join(rest))
-    elif tool == "nsenter" and (
-        any(re.match(r"^(?:-t|--target)=?1$", a) for a in rest)
-        or any(rest[i] in ("-t", "--target") and rest[i + 1] == "1" for i in range(len(rest) - 1))
-        or any(re.search(r"/proc/+1/+ns/", a) for a in rest)
-    ):
+    elif "nsenter" in argv and _joins_pid_one(argv[argv.index("nsenter") + 1 :]):
+        # also inside a container runtime's exec (crictl exec ID nsenter ..., docker exec ...)
         yield _fx("host-escape", "nsenter joins the host's pid 1 namespaces", " ".join(rest))
     elif any(n in _ESCAPE_TOOLS for n in names) or (
         names[0] == "cdk" and rest[:1] in (["run"], ["auto-escape"], ["evaluate"], ["auto-pwn"])

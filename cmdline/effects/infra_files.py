@@ -16,14 +16,17 @@ setting is spelled alike in YAML, JSON and HCL (``privileged: true``, ``"privile
 - ``admin-grant``: administrator rights granted (AdministratorAccess/IAMFullAccess, ``Action "*"``
   on ``Resource "*"``, GCP owner/editor, Azure Owner, Kubernetes cluster-admin or ``*`` verbs on
   ``*`` resources);
-- ``public-access``: a bucket's public-access block switched off or a public ACL.
+- ``public-access``: a bucket's public-access block switched off or a public ACL;
+- ``open-ingress``: a firewall or security-group rule open to the whole internet (0.0.0.0/0, ::/0,
+  ``*``/``Internet`` in Azure) on an administration or database port, or on every port; a web
+  port open to the world is what a public load balancer is for, and stays ordinary.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["INFRA_SIGNALS", "infra_signals"]
+__all__ = ["INFRA_SIGNALS", "INFRA_SIGNAL_NAMES", "infra_signals"]
 
 _SEP = r"[\"']?\s*[:=]\s*[\"']?"
 _SENSITIVE_HOST_PATH = (
@@ -76,7 +79,53 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
 """Each infrastructure signal with the pattern that finds it in a file's new text."""
 
 
+_OPEN_SOURCE = re.compile(
+    r"(?i)[\"']?(?:0\.0\.0\.0/0|::/0)[\"']?|(?:source_address_prefix|sourceAddressPrefix)[\"']?\s*[:=]\s*[\"'](?:\*|Internet|Any)[\"']"
+)
+_DIRECTION = re.compile(
+    r"(?i)\b(?:ingress|egress|inbound|outbound|SecurityGroupIngress|SecurityGroupEgress|source_ranges|sourceRanges"
+    r"|destination_ranges|destinationRanges|source_address_prefix|sourceAddressPrefix|CidrIp|DestinationCidrIp)\b"
+)
+_ADMIN_PORT = re.compile(
+    r"(?i)(?:port|ports|port_range|portRange|destination_port_ranges?|destinationPortRanges?)[\"']?\s*[:=]\s*\[?\s*[\"']?"
+    r"(?:22|23|2375|2376|3306|3389|5432|5900|5984|6379|9200|10250|11211|27017|0-65535|\*)\b"
+    r"|\b(?:ip_?)?protocol[\"']?\s*[:=]\s*[\"']?(?:-1|all|\*)\b"
+)
+_WINDOW = 500
+
+
+def _open_ingress(text: str) -> bool:
+    """An open source range in an inbound rule that names an administration or database port, or
+    every port and protocol. The rule runs from the direction word before the range (ingress,
+    inbound, SecurityGroupIngress; for CloudFormation's CidrIp the word before it) to the next
+    direction word after it, so an open egress rule beside an inbound web rule is not read as one
+    rule; where the source range closes the rule (GCP source_ranges, Azure source prefixes) the
+    ports before it, back to the previous direction word, belong to it."""
+    for match in _OPEN_SOURCE.finditer(text):
+        words = list(_DIRECTION.finditer(text, max(0, match.start() - _WINDOW), match.start()))
+        if not words:
+            continue
+        head = words.pop()
+        if head.group().lower() == "cidrip" and words:
+            head = words.pop()
+        if re.match(r"(?i)egress|outbound|destination|SecurityGroupEgress", head.group()):
+            continue
+        after = _DIRECTION.search(text, match.end(), match.end() + _WINDOW)
+        rule = text[head.start() : after.start() if after else match.end() + _WINDOW]
+        if re.match(r"(?i)source", head.group()):
+            floor = words[-1].end() if words else max(0, head.start() - _WINDOW)
+            rule = text[max(floor, head.start() - _WINDOW) : head.start()] + rule
+        if _ADMIN_PORT.search(rule):
+            return True
+    return False
+
+
+INFRA_SIGNAL_NAMES: tuple[str, ...] = (*INFRA_SIGNALS, "open-ingress")
+"""Every signal :func:`infra_signals` reports, in its order."""
+
+
 def infra_signals(text: str) -> list[str]:
-    """The :data:`INFRA_SIGNALS` found in ``text`` (the first 200,000 characters)."""
+    """The infrastructure signals found in ``text`` (the first 200,000 characters)."""
     sample = text[:200_000]
-    return [name for name, pattern in INFRA_SIGNALS.items() if pattern.search(sample)]
+    found = [name for name, pattern in INFRA_SIGNALS.items() if pattern.search(sample)]
+    return [*found, "open-ingress"] if _open_ingress(sample) else found

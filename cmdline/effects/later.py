@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from dsh_policy.cmdline.effects.infra_files import INFRA_SIGNALS
+from dsh_policy.cmdline.effects.infra_files import INFRA_SIGNAL_NAMES, infra_signals
 from dsh_policy.cmdline.effects.packages import manifest_hits
 
 __all__ = ["ALWAYS", "later_class", "later_risks"]
@@ -297,7 +297,7 @@ def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
         return _untrusted_trigger(sample)
     if signal == "runs-program" and kind == "editor-settings":
         sample = _SAFE_INTERPRETER.sub("", sample)
-    return bool((INFRA_SIGNALS.get(signal) or _SIGNALS[signal]).search(sample))
+    return bool(_SIGNALS[signal].search(sample))
 
 
 _JUDGED_BY: dict[str, tuple[str, ...]] = {
@@ -313,7 +313,7 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "dependency-list": ("known-malicious",),
     "package-config": ("registry", "tls-off", "odd-tool"),
     "direnv": ("runs-command", "fetch-exec", "sends"),
-    "infrastructure": tuple(INFRA_SIGNALS),
+    "infrastructure": INFRA_SIGNAL_NAMES,
 }
 """The signals that make a write of each judged class a technique. Secrets in a workflow are
 everyday (deploy steps use them); secrets *sent* are not, and that is ``sends``."""
@@ -359,4 +359,6 @@ def later_risks(path: str, text: str) -> list[str]:
     if kind in ALWAYS:
         return ["always"]
     sample = text[:200_000]
+    if kind == "infrastructure":
+        return infra_signals(sample)
     return [signal for signal in _JUDGED_BY.get(kind, ()) if _has_signal(signal, path, kind, sample)]

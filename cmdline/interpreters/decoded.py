@@ -18,11 +18,16 @@ import re
 __all__ = ["decoded_runs"]
 
 _EVALUATORS: dict[str, re.Pattern[str]] = {
-    "python": re.compile(r"(?<![\w.])(?:exec|eval|compile)\s*\(|\bbuiltins\.(?:exec|eval)\s*\("),
+    "python": re.compile(
+        r"(?<![\w.])(?:exec|eval|compile)\s*\(|(?:\bbuiltins|__builtins__|\))\s*\.\s*(?:exec|eval)\s*\("
+        r"|\bgetattr\s*\([^)]*[\"'](?:exec|eval)[\"']\s*\)\s*\("
+    ),
     "perl": re.compile(r"(?<![\w$>])eval\s*(?!\s*\{)(?=\S)"),
     "ruby": re.compile(r"(?<![\w.])(?:eval|instance_eval|class_eval|module_eval)\b|\bsend\s*\(?\s*:eval\b"),
     "javascript": re.compile(
         r"(?<![\w.])(?:eval|Function)\s*\(|\bnew\s+Function\s*\(|\bvm\.(?:Script|compileFunction)\b|\.runIn\w*Context\s*\("
+        # the global object's members called by a computed name: global["ev" + "al"](...)
+        r"|\b(?:global|globalThis|window|self)\s*\[[^\]\n]{1,60}\]\s*\("
     ),
     "php": re.compile(r"(?<![\w$>])(?:eval|assert|create_function)\s*\("),
     "lua": re.compile(r"(?<![\w.])(?:load|loadstring|dostring)\s*\("),

@@ -229,6 +229,24 @@ def test_ordinary_infrastructure_text_is_not(text: str) -> None:
     assert infra_signals(text) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "open"),
+    [
+        ('resource "aws_security_group_rule" "r" {\n  type = "ingress"\n  from_port = 5432\n  to_port = 5432\n  cidr_blocks = ["0.0.0.0/0"]\n}\n', True),
+        ('ingress {\n  protocol = "-1"\n  from_port = 0\n  to_port = 0\n  ipv6_cidr_blocks = ["::/0"]\n}\n', True),
+        ("SecurityGroupIngress:\n  - IpProtocol: tcp\n    FromPort: 22\n    ToPort: 22\n    CidrIp: 0.0.0.0/0\n", True),
+        ('resource "google_compute_firewall" "f" {\n  allow {\n    protocol = "tcp"\n    ports = ["6379"]\n  }\n  source_ranges = ["0.0.0.0/0"]\n}\n', True),
+        ('security_rule {\n  direction = "Inbound"\n  destination_port_range = "22"\n  source_address_prefix = "Internet"\n}\n', True),
+        ('resource "aws_security_group" "alb" {\n  egress {\n    protocol = "-1"\n    from_port = 0\n    to_port = 0\n    cidr_blocks = ["0.0.0.0/0"]\n  }\n  ingress {\n    protocol = "tcp"\n    from_port = 443\n    to_port = 443\n    cidr_blocks = ["0.0.0.0/0"]\n  }\n}\n', False),
+        ("SecurityGroupIngress:\n  - IpProtocol: tcp\n    FromPort: 80\n    ToPort: 80\n    CidrIp: 0.0.0.0/0\nSecurityGroupEgress:\n  - IpProtocol: -1\n    CidrIp: 0.0.0.0/0\n", False),
+        ('resource "google_compute_firewall" "web" {\n  allow {\n    protocol = "tcp"\n    ports = ["443"]\n  }\n  source_ranges = ["0.0.0.0/0"]\n}\n', False),
+        ('ingress {\n  from_port = 22\n  to_port = 22\n  cidr_blocks = ["10.0.0.0/8"]\n}\n', False),
+    ],
+)
+def test_inbound_rules_open_to_the_internet_on_admin_ports(text: str, open: bool) -> None:
+    assert ("open-ingress" in infra_signals(text)) is open
+
+
 def test_infrastructure_files_are_judged_by_their_text_whatever_their_name() -> None:
     assert later_class("deploy/charts/app/templates/ds.yaml") == "infrastructure"
     assert later_class("modules/iam/main.tf") == "infrastructure"
