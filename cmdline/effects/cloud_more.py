@@ -34,7 +34,8 @@ _KUBELET = re.compile(
     r"/nodes/+[^/\s]+/+proxy/+(?:run|exec|attach|portForward)\b|:10250/+(?:run|exec|attach|portForward)\b"
 )
 _FETCH_RUN = re.compile(
-    r"\b(?:curl|wget|fetch)\b[^|;&]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\b(?:curl|wget)\b[^|;&]*\|\s*(?:python[0-9.]*|perl|ruby|node)\b"
+    r"\b(?:curl|wget|fetch)\b[^|;&]{0,400}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b"
+    r"|\b(?:curl|wget)\b[^|;&]{0,400}\|\s*(?:python[0-9.]*|perl|ruby|node)\b"
     r"|\b(?:nc|ncat|socat|telnet)\s+\S+\s+\d+|/dev/tcp/|base64\s+(?:-d|--decode)"
 )
 _OUTSIDE = re.compile(

@@ -71,13 +71,12 @@ _REMOVE_VERBS = re.compile(
 _SECRET_WORDS = re.compile(
     r"(?i)authori[sz]ation|\bpass(?:w(?:or)?d)?\b|passw|pwd=|pass=|cookie|token|secret|bearer|credential|user(?:name)?="
 )
-_VENDOR_UNINSTALLER = re.compile(
-    r"(?i)(?:crowdstrike|falcon|sentinel(?:one)?|sophos|carbonblack|mdatp|defender|elastic[/-](?:endpoint|agent)"
-    r"|wazuh|ossec|osquery|cylance|trend ?micro|eset|kaspersky|bitdefender|symantec|mcafee|trellix|tanium"
-    r"|jamf|huntress|rapid7|qualys|tenable|cortex|traps|fireeye|xagt)[^\n;&|]*/[^/\n;&|]*(?:uninstall|remove)[^/\n;&|]*"
+_SECURITY_VENDORS = re.compile(
+    r"(?i)crowdstrike|falcon|sentinel|sophos|carbonblack|mdatp|defender|elastic[/-](?:endpoint|agent)|wazuh|ossec"
+    r"|osquery|cylance|trend ?micro|eset|kaspersky|bitdefender|symantec|mcafee|trellix|tanium|jamf|huntress"
+    r"|rapid7|qualys|tenable|cortex|traps|fireeye|xagt"
 )
-"""A security product's own uninstaller, found by its install folder (the reader sees only the
-program's base name, so the line is searched)."""
+"""Security products, by the folder names they install into."""
 
 
 def _engine_api(argv: list[str]) -> Iterator[Effect]:
@@ -194,12 +193,16 @@ def escape_command_acts(argv: list[str]) -> list[Effect]:
 
 def uninstalled_agents(line: str, commands: list[list[str]]) -> Iterator[Effect]:
     """A security product's uninstaller run from its install folder
-    (``sudo /opt/sophos-spl/bin/uninstall.sh``, ``bash .../Falcon/.../uninstall``)."""
-    runs_uninstaller = any(any("uninstall" in n or "remove" in n for n in _named(c)) for c in commands if c)
-    if runs_uninstaller:
-        match = _VENDOR_UNINSTALLER.search(line)
-        if match:
-            yield _fx("defense-off", "runs a security product's uninstaller", match.group())
+    (``sudo /opt/sophos-spl/bin/uninstall.sh``, ``bash .../Falcon/.../uninstall``). The reader
+    keeps only a program's base name, so the line's words are searched: a path whose last part
+    names an uninstaller and whose folders name a security product."""
+    if not any(any("uninstall" in n or "remove" in n for n in _named(c)) for c in commands if c):
+        return
+    for word in re.split(r"[\s;&|()]+", line):
+        folder, _, last = word.strip("\"'").rpartition("/")
+        if folder and re.search(r"(?i)uninstall|remove", last) and _SECURITY_VENDORS.search(folder):
+            yield _fx("defense-off", "runs a security product's uninstaller", word.strip("\"'"))
+            return
 
 
 def escape_line_acts(commands: list[list[str]], write_targets: list[str]) -> Iterator[Effect]:

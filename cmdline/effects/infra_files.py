@@ -25,6 +25,7 @@ setting is spelled alike in YAML, JSON and HCL (``privileged: true``, ``"privile
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 __all__ = ["INFRA_SIGNALS", "INFRA_SIGNAL_NAMES", "infra_signals"]
 
@@ -41,7 +42,7 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
         r"(?im)[\"']?\b(?:privileged|hostPID|hostIPC|hostNetwork|host_pid|host_ipc|host_network)"
         + _SEP
         + r"true\b"
-        r"|^\s*[\"']?(?:pid|ipc)" + _SEP + r"host\b"
+        r"|^[ \t]*[\"']?(?:pid|ipc)" + _SEP + r"host\b"
         r"|hostPath[\"']?\s*:\s*\{?\s*(?:\n\s*)?[\"']?path"
         + _SEP
         + r"(?:"
@@ -49,15 +50,15 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
         + r")[\"']?\s*(?:[,}\n]|$)"
         r"|(?:^|[\s\"'\[,-])(?:" + _SENSITIVE_HOST_PATH + r"):/[\w./-]*"
         r"|(?:source|host_path|sourcePath)" + _SEP + r"(?:" + _SENSITIVE_HOST_PATH + r")[\"']?\s*(?:[,}\n]|$)"
-        r"|\b(?:cap_add|add)[\"']?\s*[:=]\s*\[?[^\]\n]*\b(?:SYS_ADMIN|SYS_PTRACE|SYS_MODULE|ALL)\b"
-        r"|(?:^|\n)\s*-\s*[\"']?(?:SYS_ADMIN|SYS_MODULE)[\"']?\s*$"
-        r"|(?:seccomp|apparmor)[:=]\s*[\"']?unconfined|seccompProfile[^\n]*\n?[^\n]*Unconfined"
+        r"|(?:\bcap_add|capabilities[\"']?\s*:\s*\{?\s*[\"']?add)[\"']?\s*[:=]\s*\[?[^\]\[\n:]{0,120}\b(?:SYS_ADMIN|SYS_PTRACE|SYS_MODULE|ALL)\b"
+        r"|^[ \t]*-[ \t]*[\"']?(?:SYS_ADMIN|SYS_MODULE)[\"']?[ \t]*$"
+        r"|(?:seccomp|apparmor)[:=]\s*[\"']?unconfined|seccompProfile[\"']?\s*:\s*\{?\s*[\"']?type[\"']?\s*:\s*[\"']?Unconfined"
     ),
     "open-trust": re.compile(
         r"(?im)[\"']?Principals?[\"']?\s*[:=]\s*(?:\{\s*[\"']?(?:AWS|Federated|Service)[\"']?\s*[:=]\s*)?\[?\s*[\"']\*[\"']"
         r"|\bidentifiers\s*=\s*\[\s*\"\*\"\s*\][^}]*\btype\s*=\s*\"AWS\"|\btype\s*=\s*\"AWS\"[^}]*\bidentifiers\s*=\s*\[\s*\"\*\"\s*\]"
         r"|\bmembers?[\"']?\s*[:=]\s*\[?[^\]\n]{0,200}\b(?:allUsers|allAuthenticatedUsers)\b"
-        r"|^\s*-\s*[\"']?(?:allUsers|allAuthenticatedUsers)[\"']?\s*$"
+        r"|^[ \t]*-[ \t]*[\"']?(?:allUsers|allAuthenticatedUsers)[\"']?[ \t]*$"
     ),
     "admin-grant": re.compile(
         r"(?i)arn:aws:iam::aws:policy/(?:AdministratorAccess|IAMFullAccess|PowerUserAccess)\b"
@@ -66,8 +67,8 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
         r"|\broles/(?:owner|editor|iam\.securityAdmin|resourcemanager\.organizationAdmin)\b"
         r"|role_definition_name\s*=\s*\"(?:Owner|User Access Administrator)\""
         r"|roleRef[^}]{0,200}\bcluster-admin\b"
-        r"|verbs\s*:\s*\[\s*[\"']\*[\"']\s*\][^\n]*\n?\s*(?:-\s*)?resources\s*:\s*\[\s*[\"']\*[\"']"
-        r"|resources\s*:\s*\[\s*[\"']\*[\"']\s*\][^\n]*\n?\s*(?:-\s*)?verbs\s*:\s*\[\s*[\"']\*[\"']"
+        r"|verbs\s*:\s*\[\s*[\"']\*[\"']\s*\][^\n]{0,200}\n?\s{0,40}(?:-\s*)?resources\s*:\s*\[\s*[\"']\*[\"']"
+        r"|resources\s*:\s*\[\s*[\"']\*[\"']\s*\][^\n]{0,200}\n?\s{0,40}(?:-\s*)?verbs\s*:\s*\[\s*[\"']\*[\"']"
     ),
     "public-access": re.compile(
         r"(?i)\b(?:block_public_acls|block_public_policy|ignore_public_acls|restrict_public_buckets|BlockPublicAcls"
@@ -92,6 +93,8 @@ _ADMIN_PORT = re.compile(
     r"|\b(?:ip_?)?protocol[\"']?\s*[:=]\s*[\"']?(?:-1|all|\*)\b"
 )
 _WINDOW = 500
+_MAX_OPEN_RANGES = 256
+"""Open source ranges read per file (a template with more is judged by its first ones)."""
 
 
 def _open_ingress(text: str) -> bool:
@@ -100,20 +103,27 @@ def _open_ingress(text: str) -> bool:
     inbound, SecurityGroupIngress; for CloudFormation's CidrIp the word before it) to the next
     direction word after it, so an open egress rule beside an inbound web rule is not read as one
     rule; where the source range closes the rule (GCP source_ranges, Azure source prefixes) the
-    ports before it, back to the previous direction word, belong to it."""
-    for match in _OPEN_SOURCE.finditer(text):
-        words = list(_DIRECTION.finditer(text, max(0, match.start() - _WINDOW), match.start()))
-        if not words:
+    ports before it, back to the previous direction word, belong to it. The direction words are
+    found once and at most :data:`_MAX_OPEN_RANGES` ranges are read, so the work stays linear."""
+    words = list(_DIRECTION.finditer(text))
+    starts = [w.start() for w in words]
+    for count, match in enumerate(_OPEN_SOURCE.finditer(text)):
+        if count >= _MAX_OPEN_RANGES:
+            break
+        first = bisect_left(starts, max(0, match.start() - _WINDOW))
+        before = words[first : bisect_left(starts, match.start())]
+        if not before:
             continue
-        head = words.pop()
-        if head.group().lower() == "cidrip" and words:
-            head = words.pop()
+        head = before.pop()
+        if head.group().lower() == "cidrip" and before:
+            head = before.pop()
         if re.match(r"(?i)egress|outbound|destination|SecurityGroupEgress", head.group()):
             continue
-        after = _DIRECTION.search(text, match.end(), match.end() + _WINDOW)
-        rule = text[head.start() : after.start() if after else match.end() + _WINDOW]
+        nxt = bisect_left(starts, match.end())
+        stop = words[nxt].start() if nxt < len(words) and words[nxt].start() < match.end() + _WINDOW else None
+        rule = text[head.start() : stop if stop is not None else match.end() + _WINDOW]
         if re.match(r"(?i)source", head.group()):
-            floor = words[-1].end() if words else max(0, head.start() - _WINDOW)
+            floor = before[-1].end() if before else 0
             rule = text[max(floor, head.start() - _WINDOW) : head.start()] + rule
         if _ADMIN_PORT.search(rule):
             return True

@@ -157,18 +157,15 @@ scheduler or hooks from a coding task. The other classes are judged by :func:`la
 
 _S = r"[\s\"'`;|&(]"
 _SIGNALS: dict[str, re.Pattern[str]] = {
-    # a download handed to an interpreter, or decoded text run
+    # a download handed to an interpreter, or decoded text run (the fetcher-then-pipe forms are read
+    # line by line in _LINE_PAIRS)
     "fetch-exec": re.compile(
-        r"(?:curl|wget|fetch|iwr|Invoke-WebRequest)\b[^\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|(?:curl"
-        r"|wget)\b[^\n]*\|\s*(?:python[0-9.]*|node|perl|ruby)\b"
-        r"|base64\s+(?:-d|--decode)[^\n]*\|\s*(?:ba)?sh|\beval\s*[\"'(]?\$\(|\b(?:bash"
-        r"|sh)\s+<\(\s*(?:curl|wget)"
+        r"\beval\s*[\"'(]?\$\(|\b(?:bash|sh)\s+<\(\s*(?:curl|wget)"
     ),
-    # data leaving: an upload, a post, a raw socket, secrets or the whole environment sent
+    # data leaving: an upload, a post, a raw socket, secrets or the whole environment sent (the
+    # fetcher-then-flag forms are read line by line in _LINE_PAIRS)
     "sends": re.compile(
-        r"(?:curl|wget|http|Invoke-RestMethod)\b[^\n]*(?:\s-d\b|\s--data|\s-F\b|\s--form|\s-T\b"
-        r"|--upload-file|--post-data|--post-file|-X\s*(?:POST|PUT))"
-        r"|" + _S + r"(?:nc|ncat|netcat|socat|telnet)\s+[\w.-]+\s+[0-9]+|/dev/tcp/|toJSON\(\s*secrets\s*\)"
+        r"" + _S + r"(?:nc|ncat|netcat|socat|telnet)\s+[\w.-]+\s+[0-9]+|/dev/tcp/|toJSON\(\s*secrets\s*\)"
         r"|\benv\s*\|\s*(?:base64|curl|nc)|printenv\s*\|"
     ),
     # secrets referenced where the file's runner would hand them to its commands
@@ -235,9 +232,8 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     ),
     # an agent's or editor's approvals switched off in its settings (the file form of `--yolo`)
     "approvals-off": re.compile(
-        r"(?i)[\"']?(?:autoAccept|yolo(?:Mode)?|autoApprove|alwaysAllow|skipPermissions|dangerouslySkipPermissions"
-        r"|auto_approve|autoApproveAll|trust|trustAllTools|allowAllTools|chat\.tools\.autoApprove"
-        r"|[\w.]*agent\.autoApprove)[\"']?\s*[:=]\s*(?:true|\[\s*[\"']\*)"
+        r"(?i)(?<!\w)(?:autoAccept|yolo(?:Mode)?|autoApprove|alwaysAllow|skipPermissions|dangerouslySkipPermissions"
+        r"|auto_approve|autoApproveAll|trust|trustAllTools|allowAllTools)[\"']?\s*[:=]\s*(?:true|\[\s*[\"']\*)"
         r"|[\"']?(?:approvalMode|approval_policy|approval-mode|defaultMode|permission_mode|sandbox_mode)[\"']?\s*[:=]\s*"
         r"[\"']?(?:yolo|never|bypassPermissions|danger-full-access|full-auto)\b"
     ),
@@ -245,15 +241,11 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     # HTML comment carrying a command or asking for secrecy, invisible or bidirectional characters,
     # instructions to ignore earlier ones or to keep the user uninformed, a URL built from a command
     "hidden-instructions": re.compile(
-        r"(?is)<!--(?:(?!-->).){0,2000}?(?:\b(?:curl|wget|ncat|netcat|base64|eval)\b|\bnc\s+-|\b(?:ba)?sh\s+-c\b"
-        r"|Invoke-WebRequest|\|\s*(?:ba)?sh\b|do\s+not\s+(?:mention|tell|show|reveal|inform|ask)"
-        r"|don'?t\s+(?:mention|tell|show|reveal|ask)|without\s+(?:telling|asking|informing|mentioning)|silently|secretly"
-        r"|ignore\s+(?:all\s+|any\s+)?(?:previous|prior|above))"
-        r"|[\u200b-\u200d\u2060\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
+        r"(?i)[\u200b-\u200d\u2060\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
         r"|ignore\s+(?:all\s+|any\s+)?(?:previous|prior|above|earlier)\s+instructions"
         r"|(?:do\s+not|don'?t|never)\s+(?:mention|tell|inform|notify|alert)\s+(?:this\s+|it\s+|that\s+|about\s+)?"
         r"(?:to\s+)?(?:the\s+)?(?:user|human|developer|reviewer)"
-        r"|https?://[^\s\"'<>`]*\$\("
+        r"|https?://[^\s\"'<>`]{0,500}\$\("
     ),
     # a Python .pth line that imports (run at every interpreter start-up)
     "startup-import": re.compile(r"(?m)^\s*import[\s\t]"),
@@ -263,6 +255,58 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|PATH_add|path_add|[A-Za-z_][A-Za-z0-9_]*=))\S"
     ),
 }
+
+_LINE_PAIRS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    # a download (or decoded text) handed to a shell or an interpreter later on the same line
+    "fetch-exec": (
+        re.compile(r"(?:curl|wget|fetch|iwr|Invoke-WebRequest)\b|base64\s+(?:-d|--decode)"),
+        re.compile(r"\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby)\b"),
+    ),
+    # a fetcher given a body, a form or an upload later on the same line
+    "sends": (
+        re.compile(r"(?:curl|wget|http|Invoke-RestMethod)\b"),
+        re.compile(
+            r"\s-d\b|\s--data|\s-F\b|\s--form|\s-T\b|--upload-file|--post-data|--post-file|-X\s*(?:POST|PUT)"
+        ),
+    ),
+}
+"""Signals that pair a head and a tail on one line (up to 2,000 characters apart), read line by
+line from the head's first occurrence so the work stays linear in the text (one regular expression
+with an unbounded gap between them backtracks quadratically on a long line)."""
+
+
+def _line_pair(text: str, signal: str) -> bool:
+    head, tail = _LINE_PAIRS[signal]
+    for line in text.splitlines():
+        first = head.search(line)
+        if first is not None and tail.search(line, first.end(), first.end() + 2000):
+            return True
+    return False
+
+
+_HIDDEN_COMMENT = re.compile(
+    r"(?i)\b(?:curl|wget|ncat|netcat|base64|eval)\b|\bnc\s+-|\b(?:ba)?sh\s+-c\b|Invoke-WebRequest|\|\s*(?:ba)?sh\b"
+    r"|do\s+not\s+(?:mention|tell|show|reveal|inform|ask)|don'?t\s+(?:mention|tell|show|reveal|ask)"
+    r"|without\s+(?:telling|asking|informing|mentioning)|silently|secretly|ignore\s+(?:all\s+|any\s+)?(?:previous|prior|above)"
+)
+"""What an HTML comment (invisible in rendered Markdown) must not carry in an agent's instructions."""
+
+
+def _hidden_instructions(text: str) -> bool:
+    """Text the agent reads but the reviewer does not see: an HTML comment carrying a command or
+    asking for secrecy (each comment read once, so the work stays linear in the text), invisible or
+    bidirectional characters, and the visible forms of the same (see ``_SIGNALS``)."""
+    if _SIGNALS["hidden-instructions"].search(text):
+        return True
+    pos = text.find("<!--")
+    while pos >= 0:
+        end = text.find("-->", pos + 4, pos + 4004)
+        body = text[pos + 4 : end if end >= 0 else pos + 2004]
+        if _HIDDEN_COMMENT.search(body):
+            return True
+        pos = text.find("<!--", (end + 3) if end >= 0 else pos + 2004)
+    return False
+
 
 _PR_TARGET = re.compile(r"\bpull_request_target\b")
 _PR_CODE = re.compile(
@@ -295,6 +339,10 @@ def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
         return bool(manifest_hits(path, sample))
     if signal == "untrusted-trigger":
         return _untrusted_trigger(sample)
+    if signal == "hidden-instructions":
+        return _hidden_instructions(sample)
+    if signal in _LINE_PAIRS and _line_pair(sample, signal):
+        return True
     if signal == "runs-program" and kind == "editor-settings":
         sample = _SAFE_INTERPRETER.sub("", sample)
     return bool(_SIGNALS[signal].search(sample))

@@ -62,6 +62,10 @@ _COMMAND_DECODERS = re.compile(
 """The decoders that turn an opaque value into a command (joins and characters are everyday there)."""
 
 _WINDOW = 600
+_MAX_ARGUMENT = 4000
+_MAX_CALLS = 64
+"""Bounds that keep the work linear in the code: an argument is read up to 4,000 characters, and
+at most 64 calls of each kind are read (code with more is judged by its first ones)."""
 
 
 def _argument_text(code: str, start: int) -> str:
@@ -71,14 +75,14 @@ def _argument_text(code: str, start: int) -> str:
         pos += 1
     if pos < len(code) and code[pos] == "(":
         depth = 0
-        for i in range(pos, min(len(code), pos + 20_000)):
+        for i in range(pos, min(len(code), pos + _MAX_ARGUMENT)):
             if code[i] == "(":
                 depth += 1
             elif code[i] == ")":
                 depth -= 1
                 if depth == 0:
                     return code[pos : i + 1]
-        return code[pos : pos + 20_000]
+        return code[pos : pos + _MAX_ARGUMENT]
     end = len(code)
     for stop in (";", "\n"):
         found = code.find(stop, pos)
@@ -96,7 +100,9 @@ def decoded_runs(code: str, language: str) -> list[dict[str, str]]:
         return []
     found: list[dict[str, str]] = []
     for pattern, decoders in ((head, _DECODERS), (_SHELL_OUTS.get(language), _COMMAND_DECODERS)):
-        for match in pattern.finditer(code) if pattern is not None else ():
+        for count, match in enumerate(pattern.finditer(code) if pattern is not None else ()):
+            if count >= _MAX_CALLS:
+                break
             decoder = decoders.search(_argument_text(code, match.end()))
             if decoder:
                 found.append({"kind": "run-decoded", "lang": language, "target": decoder.group()})

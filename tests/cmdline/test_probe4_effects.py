@@ -294,3 +294,21 @@ def test_a_project_virtualenv_interpreter_setting_runs_nothing_new() -> None:
     assert "runs-program" in later_risks(
         ".vscode/settings.json", '{"python.defaultInterpreterPath": "/tmp/.x/python"}'
     )
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["curl ", "http ", "base64 -d ", "<!--", "cap_add: [", "seccompProfile ", "0.0.0.0/0 ingress ", "autoApprove ", "\n"],
+)
+def test_long_repetitive_texts_are_read_in_linear_time(unit: str) -> None:
+    """A written file is attacker-controlled; each reader must stay linear in its length (these
+    texts took from 10 s to 11 minutes when a pattern had an unbounded gap)."""
+    import time
+
+    text = (unit * (200_000 // len(unit) + 1))[:200_000]
+    started = time.monotonic()
+    infra_signals(text)
+    later_risks("AGENTS.md", text)
+    later_risks(".github/workflows/ci.yml", text)
+    later_risks(".gemini/settings.json", text)
+    assert time.monotonic() - started < 8
