@@ -477,6 +477,11 @@ _MONGO_NAME = r"[A-Za-z_][\w.]{0,127}"
 _MONGO_DROP = re.compile(
     r"(?:db\.)?(?:getCollection\(\s*['\"]([^'\"]+)['\"]\s*\)|(" + _MONGO_NAME + r"))\.drop\s*\(\s*\)"
 )
+# A collection named by a value computed at run time: ``db[c].drop()``, ``getCollection(n).drop()``
+# (a loop over ``getCollectionNames()`` drops every collection this way).
+_MONGO_COMPUTED = re.compile(
+    r"(?:\[[^\]\n]{1,128}\]|getCollection\(\s*[^'\")\s][^)\n]{0,127}\))\.(drop|deleteMany|remove)\s*\(\s*(\{\s*\})?\s*\)?"
+)
 _MONGO_DROP_COLLECTION = re.compile(r"\.dropCollection\s*\(\s*['\"]([^'\"]*)['\"]")
 _MONGO_BULK = re.compile(
     r"(?:db\.)?(?:getCollection\(\s*['\"]([^'\"]+)['\"]\s*\)"
@@ -499,6 +504,10 @@ def mongo_statements(code: str) -> list[dict[str, str]]:
         name = match.group(1) or (match.group(2) or "").removeprefix("db.")
         if not name.endswith("dropDatabase"):
             out.append(_entry("drop", "collection", name, "", match.group()))
+    for match in _MONGO_COMPUTED.finditer(code):
+        method, unbounded = match.group(1), match.group(2) is not None or match.group(1) == "drop"
+        kind = "drop" if method == "drop" else "delete"
+        out.append(_entry(kind, "collection", "<computed>", "false" if unbounded else "true", match.group()))
     for match in _MONGO_DROP_COLLECTION.finditer(code):
         out.append(_entry("drop", "collection", match.group(1), "", match.group()))
     for match in _MONGO_BULK.finditer(code):

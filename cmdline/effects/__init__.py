@@ -2,8 +2,11 @@
 identity or defences, talks to the network), derived from the readers' output so that rules judge
 the effect and not the spelling.
 
-Modules: ``later`` (files that run later: :func:`later_class`, :func:`later_risks`) and ``acts``
-(a shell line's effects on trust, identity, defences and the network: :func:`shell_acts`).
+Modules: ``later`` (files that run later: :func:`later_class`, :func:`later_risks`; with
+``infra_files`` for what infrastructure code grants) and ``acts`` (a shell line's effects on trust,
+identity, defences and the network: :func:`shell_acts`), which gathers the tables of ``host``,
+``channels``, ``packages``, ``escape`` (container escapes, attacker tooling, defences removed
+through their own tools) and ``cloud_more`` (control-plane techniques outside the common verbs).
 """
 
 from dsh_policy.cmdline.effects.acts import KINDS, shell_acts

@@ -19,7 +19,9 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
+from dsh_policy.cmdline.effects.cloud_more import cloud_command_acts
 from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
+from dsh_policy.cmdline.effects.escape import escape_command_acts, escape_line_acts, uninstalled_agents
 from dsh_policy.cmdline.effects.harvest import harvest_acts, hash_reader
 from dsh_policy.cmdline.effects.host import host_command_acts, killed_daemons
 from dsh_policy.cmdline.effects.model import Effect, Handler
@@ -28,7 +30,7 @@ from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.effects.packages import install_acts, runner_acts
 from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts
-from dsh_policy.cmdline.shell import shell_commands
+from dsh_policy.cmdline.shell import shell_commands, shell_redirects
 
 __all__ = ["KINDS", "command_acts", "shell_acts"]
 
@@ -55,6 +57,9 @@ KINDS = frozenset(
         "agent-unsafe",
         "publish",
         "encrypt-destroy",
+        "host-escape",
+        "shell-listener",
+        "encrypt-hostage",
     }
 )
 """Every effect kind :func:`shell_acts` reports."""
@@ -379,10 +384,27 @@ def _kubectl(argv: list[str]) -> Iterator[Effect]:
     elif (
         words[:1] == ["get"]
         and any(w in ("secret", "secrets") or w.startswith("secret/") for w in words)
-        and (_value(argv, "-o", "--output") or "").split("=")[0]
-        in ("yaml", "json", "jsonpath", "go-template", "custom-columns")
+        and _prints_values(_value(argv, "-o", "--output") or "")
     ):
         yield _fx("cloud-identity", "kubectl prints secret values", " ".join(words))
+
+
+_TEMPLATE_VALUES = re.compile(
+    r"(?i)(?:^|[^a-z])(?:string)?data\b|\{\s*[@.]?\s*\}|\{\s*\.items(?:\[[^\]]*\])?\s*\}"
+    r"|\{\{\s*\.\s*\}\}|:\.\s*(?:,|$)"
+)
+
+
+def _prints_values(output: str) -> bool:
+    """Whether ``kubectl get secret -o OUTPUT`` prints secret values: whole objects do, a template
+    (jsonpath, custom-columns, go-template) only when it names ``.data``/``.stringData`` or a
+    whole object; names and types alone (``custom-columns=NAME:.metadata.name``) are no secret."""
+    kind, _, template = output.partition("=")
+    kind = kind.split("-file")[0] if kind.endswith("-file") else kind
+    if kind in ("yaml", "json"):
+        return True
+    templated = kind in ("jsonpath", "go-template", "custom-columns")
+    return templated and bool(_TEMPLATE_VALUES.search(template or "{}"))
 
 
 _HANDLERS: dict[str, tuple[Handler, ...]] = {}
@@ -420,7 +442,19 @@ def command_acts(argv: list[str]) -> list[Effect]:
     found.extend(hash_reader(argv))
     found.extend(install_acts(argv))
     found.extend(channel_acts(argv))
+    found.extend(escape_command_acts(argv))
+    found.extend(cloud_command_acts(argv))
     return found
+
+
+def _written(line: str, commands: list[list[str]]) -> list[str]:
+    """Files the line writes by redirection or ``tee`` (for the line-level readers)."""
+    targets = [a for c in commands if c[0] == "tee" for a in c[1:] if not a.startswith("-")]
+    if ">" in line:
+        targets.extend(
+            r["target"] for r in shell_redirects(line) if r.get("op") in (">", ">>", ">|", "&>", "&>>", "<>")
+        )
+    return targets
 
 
 @lru_cache(maxsize=1024)
@@ -433,6 +467,8 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(runner_acts(line))
     found.extend(line_acts(commands))
     found.extend(harvest_acts(commands))
+    found.extend(escape_line_acts(commands, _written(line, commands)))
+    found.extend(uninstalled_agents(line, commands))
     if "=" in line:
         found.extend(env_switch_acts(line))
     return tuple(tuple(sorted(effect.items())) for effect in found)

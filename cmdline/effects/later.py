@@ -22,6 +22,7 @@ import re
 from functools import lru_cache
 
 from dsh_policy.cmdline.effects.agent_configs import only_reference_servers
+from dsh_policy.cmdline.effects.infra_files import INFRA_SIGNAL_NAMES, infra_signals
 from dsh_policy.cmdline.effects.packages import manifest_hits
 
 __all__ = ["ALWAYS", "later_class", "later_risks"]
@@ -115,6 +116,15 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|/)\.codex/+(?:config\.toml|hooks\.json)$|(?:^|/)\.continue/+config\.(?:json|ya?ml)$"
             r"|(?:^|/)\.aider\.conf\.ya?ml$|(?:^|/)cline_mcp_settings\.json$|(?:^|/)mcp_config\.json$",
         ),
+        # instructions an AI agent loads into its context at every session (rules files, memory
+        # files, copilot instructions): written text the agent obeys later
+        (
+            "agent-instructions",
+            r"(?:^|/)\.cursor/+rules/|(?:^|/)\.(?:cursorrules|windsurfrules|clinerules)(?:/|$)"
+            r"|(?:^|/)\.github/+(?:copilot-instructions\.md$|instructions/|prompts/)"
+            r"|(?:^|/)(?:AGENTS|CLAUDE|GEMINI|CONVENTIONS)(?:\.local)?\.md$|(?:^|/)\.(?:roo|kiro|continue|amazonq|windsurf)/+(?:rules|steering)[^/]*/"
+            r"|(?:^|/)\.junie/+guidelines\.md$|(?:^|/)\.aiassistant/+rules/",
+        ),
         (
             "package-manifest",
             r"(?:^|/)package\.json$|(?:^|/)setup\.py$|(?:^|/)composer\.json$|(?:^|/)build\.rs$|(?:^"
@@ -144,6 +154,9 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         # a shell or PowerShell script: written to be run (by the agent, a user or a scheduler)
         ("script", r"\.(?:sh|bash|zsh|ksh|command|ps1)$"),
+        # applied later by kubectl, helm, docker compose, terraform/tofu or CloudFormation: judged by
+        # what the text grants (cmdline.effects.infra_files), whatever the file is called
+        ("infrastructure", r"\.(?:ya?ml|json|tf|tf\.json|tfvars|hcl|template)$"),
     )
 )
 """Every class with the pattern of the normalized paths it holds, most specific first (the first
@@ -157,18 +170,15 @@ scheduler or hooks from a coding task. The other classes are judged by :func:`la
 
 _S = r"[\s\"'`;|&(]"
 _SIGNALS: dict[str, re.Pattern[str]] = {
-    # a download handed to an interpreter, or decoded text run
+    # a download handed to an interpreter, or decoded text run (the fetcher-then-pipe forms are read
+    # line by line in _LINE_PAIRS)
     "fetch-exec": re.compile(
-        r"(?:curl|wget|fetch|iwr|Invoke-WebRequest)\b[^\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|(?:curl"
-        r"|wget)\b[^\n]*\|\s*(?:python[0-9.]*|node|perl|ruby)\b"
-        r"|base64\s+(?:-d|--decode)[^\n]*\|\s*(?:ba)?sh|\beval\s*[\"'(]?\$\(|\b(?:bash"
-        r"|sh)\s+<\(\s*(?:curl|wget)"
+        r"\beval\s*[\"'(]?\$\(|\b(?:bash|sh)\s+<\(\s*(?:curl|wget)"
     ),
-    # data leaving: an upload, a post, a raw socket, secrets or the whole environment sent
+    # data leaving: an upload, a post, a raw socket, secrets or the whole environment sent (the
+    # fetcher-then-flag forms are read line by line in _LINE_PAIRS)
     "sends": re.compile(
-        r"(?:curl|wget|http|Invoke-RestMethod)\b[^\n]*(?:\s-d\b|\s--data|\s-F\b|\s--form|\s-T\b"
-        r"|--upload-file|--post-data|--post-file|-X\s*(?:POST|PUT))"
-        r"|" + _S + r"(?:nc|ncat|netcat|socat|telnet)\s+[\w.-]+\s+[0-9]+|/dev/tcp/|toJSON\(\s*secrets\s*\)"
+        r"" + _S + r"(?:nc|ncat|netcat|socat|telnet)\s+[\w.-]+\s+[0-9]+|/dev/tcp/|toJSON\(\s*secrets\s*\)"
         r"|\benv\s*\|\s*(?:base64|curl|nc)|printenv\s*\|"
     ),
     # secrets referenced where the file's runner would hand them to its commands
@@ -176,9 +186,10 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"\$\{\{\s*secrets\.|\$(?:\{)?(?:AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|GITHUB_TOKEN|GH_TOKEN"
         r"|NPM_TOKEN|PYPI_TOKEN|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN)\b"
     ),
-    # a workflow that runs untrusted code with the base repository's secrets
+    # a workflow that runs untrusted code with the base repository's secrets (pull_request_target is
+    # read by _untrusted_trigger: only when it fetches the pull request's code, or in a fragment)
     "untrusted-trigger": re.compile(
-        r"\bpull_request_target\b|\bworkflow_run\b[^\n]*\n(?:[^\n]*\n){0,6}[^\n]*head_(?:sha|branch)"
+        r"\bworkflow_run\b[^\n]*\n(?:[^\n]*\n){0,6}[^\n]*head_(?:sha|branch)"
         r"|github\.event\.(?:issue|comment|pull_request|review)\.(?:title|body|head\.ref)"
     ),
     # npm/composer lifecycle scripts that run on install
@@ -232,6 +243,23 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|UserPromptSubmit|SessionStart|Stop)[\"']|[\"']apiKeyHelper[\"']|[\"']permissions[\"']\s*:"
         r"|dangerously|bypassPermissions"
     ),
+    # an agent's or editor's approvals switched off in its settings (the file form of `--yolo`)
+    "approvals-off": re.compile(
+        r"(?i)(?<!\w)(?:autoAccept|yolo(?:Mode)?|autoApprove|alwaysAllow|skipPermissions|dangerouslySkipPermissions"
+        r"|auto_approve|autoApproveAll|trust|trustAllTools|allowAllTools)[\"']?\s*[:=]\s*(?:true|\[\s*[\"']\*)"
+        r"|[\"']?(?:approvalMode|approval_policy|approval-mode|defaultMode|permission_mode|sandbox_mode)[\"']?\s*[:=]\s*"
+        r"[\"']?(?:yolo|never|bypassPermissions|danger-full-access|full-auto)\b"
+    ),
+    # text hidden from the person reviewing an agent's instruction file but read by the agent: an
+    # HTML comment carrying a command or asking for secrecy, invisible or bidirectional characters,
+    # instructions to ignore earlier ones or to keep the user uninformed, a URL built from a command
+    "hidden-instructions": re.compile(
+        r"(?i)[\u200b-\u200d\u2060\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
+        r"|ignore\s+(?:all\s+|any\s+)?(?:previous|prior|above|earlier)\s+instructions"
+        r"|(?:do\s+not|don'?t|never)\s+(?:mention|tell|inform|notify|alert)\s+(?:this\s+|it\s+|that\s+|about\s+)?"
+        r"(?:to\s+)?(?:the\s+)?(?:user|human|developer|reviewer)"
+        r"|https?://[^\s\"'<>`]{0,500}\$\("
+    ),
     # a Python .pth line that imports (run at every interpreter start-up)
     "startup-import": re.compile(r"(?m)^\s*import[\s\t]"),
     # anything that runs a command at all (for direnv: beyond export/layout/use/dotenv lines)
@@ -269,20 +297,118 @@ def _exfil(text: str) -> bool:
     return _SEND.search(text) is not None and _SECRET_SOURCE.search(text) is not None
 
 
+_LINE_PAIRS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    # a download (or decoded text) handed to a shell or an interpreter later on the same line
+    "fetch-exec": (
+        re.compile(r"(?:curl|wget|fetch|iwr|Invoke-WebRequest)\b|base64\s+(?:-d|--decode)"),
+        re.compile(r"\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby)\b"),
+    ),
+    # a fetcher given a body, a form or an upload later on the same line
+    "sends": (
+        re.compile(r"(?:curl|wget|http|Invoke-RestMethod)\b"),
+        re.compile(
+            r"\s-d\b|\s--data|\s-F\b|\s--form|\s-T\b|--upload-file|--post-data|--post-file|-X\s*(?:POST|PUT)"
+        ),
+    ),
+}
+"""Signals that pair a head and a tail on one line (up to 2,000 characters apart), read line by
+line from the head's first occurrence so the work stays linear in the text (one regular expression
+with an unbounded gap between them backtracks quadratically on a long line)."""
+
+
+def _line_pair(text: str, signal: str) -> bool:
+    head, tail = _LINE_PAIRS[signal]
+    for line in text.splitlines():
+        first = head.search(line)
+        if first is not None and tail.search(line, first.end(), first.end() + 2000):
+            return True
+    return False
+
+
+_HIDDEN_COMMENT = re.compile(
+    r"(?i)\b(?:curl|wget|ncat|netcat|base64|eval)\b|\bnc\s+-|\b(?:ba)?sh\s+-c\b|Invoke-WebRequest|\|\s*(?:ba)?sh\b"
+    r"|do\s+not\s+(?:mention|tell|show|reveal|inform|ask)|don'?t\s+(?:mention|tell|show|reveal|ask)"
+    r"|without\s+(?:telling|asking|informing|mentioning)|silently|secretly|ignore\s+(?:all\s+|any\s+)?(?:previous|prior|above)"
+)
+"""What an HTML comment (invisible in rendered Markdown) must not carry in an agent's instructions."""
+
+
+def _hidden_instructions(text: str) -> bool:
+    """Text the agent reads but the reviewer does not see: an HTML comment carrying a command or
+    asking for secrecy (each comment read once, so the work stays linear in the text), invisible or
+    bidirectional characters, and the visible forms of the same (see ``_SIGNALS``)."""
+    if _SIGNALS["hidden-instructions"].search(text):
+        return True
+    pos = text.find("<!--")
+    while pos >= 0:
+        end = text.find("-->", pos + 4, pos + 4004)
+        body = text[pos + 4 : end if end >= 0 else pos + 2004]
+        if _HIDDEN_COMMENT.search(body):
+            return True
+        pos = text.find("<!--", (end + 3) if end >= 0 else pos + 2004)
+    return False
+
+
+_PR_TARGET = re.compile(r"\bpull_request_target\b")
+_PR_CODE = re.compile(
+    r"pull_request\.head\.|github\.head_ref|\bhead_ref\b|refs/pull/|\bpull/\$\{\{|merge_commit_sha"
+    r"|gh\s+pr\s+checkout|github\.event\.number|pull_request\.number"
+)
+_SAFE_INTERPRETER = re.compile(
+    r"[\"'][\w.]*(?:interpreterPath|InterpreterPath|pythonPath)[\"']\s*:\s*[\"'](?:\$\{workspaceFolder\}/|\./)?"
+    r"\.?v?env/+(?:bin|Scripts)/+python[0-9.]*(?:\.exe)?[\"']"
+)
+"""A Python interpreter setting that names the project's own virtual environment."""
+
+
+def _untrusted_trigger(text: str) -> bool:
+    """pull_request_target runs with the base repository's secrets; it is a technique when the
+    workflow fetches the pull request's code (head ref or sha, refs/pull, gh pr checkout), or when
+    the text is a fragment (an edit) whose other steps are not shown. A complete workflow that
+    only labels or comments (actions/labeler) is the trigger's intended use."""
+    if _SIGNALS["untrusted-trigger"].search(text):
+        return True
+    if not _PR_TARGET.search(text):
+        return False
+    has_jobs = re.search(r"(?m)^jobs\s*:", text) is not None
+    complete = has_jobs and re.search(r"(?m)^\s*(?:steps|uses)\s*:", text) is not None
+    return not complete or bool(_PR_CODE.search(text))
+
+
+def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
+    if signal == "known-malicious":
+        return bool(manifest_hits(path, sample))
+    if signal == "untrusted-trigger":
+        return _untrusted_trigger(sample)
+    if signal == "hidden-instructions":
+        return _hidden_instructions(sample)
+    if signal == "exfil":
+        return _exfil(sample)
+    if signal == "starts-command" and only_reference_servers(sample):
+        return False
+    if signal in _LINE_PAIRS and _line_pair(sample, signal):
+        return True
+    if signal == "runs-program" and kind == "editor-settings":
+        sample = _SAFE_INTERPRETER.sub("", sample)
+    return bool(_SIGNALS[signal].search(sample))
+
+
 _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "git-config": ("runs-program",),
     "python-startup": ("startup-import", "build-exec"),
     "ci-workflow": ("fetch-exec", "sends", "untrusted-trigger", "tls-off"),
     "project-hook": ("fetch-exec", "sends"),
     "editor-task": ("folder-open", "fetch-exec", "sends"),
-    "editor-settings": ("runs-program", "fetch-exec"),
-    "agent-config": ("starts-command", "fetch-exec", "sends"),
+    "editor-settings": ("runs-program", "fetch-exec", "approvals-off"),
+    "agent-config": ("starts-command", "fetch-exec", "sends", "approvals-off"),
+    "agent-instructions": ("hidden-instructions", "fetch-exec", "sends"),
     "package-manifest": ("install-script", "build-exec", "fetch-exec", "sends", "known-malicious"),
     "dependency-list": ("known-malicious",),
     "package-config": ("registry", "tls-off", "odd-tool"),
     "direnv": ("runs-command", "fetch-exec", "sends"),
     "test-hook": ("fetch-exec", "exfil"),
     "script": ("exfil",),
+    "infrastructure": INFRA_SIGNAL_NAMES,
 }
 """The signals that make a write of each judged class a technique. Secrets in a workflow are
 everyday (deploy steps use them); secrets *sent* are not, and that is ``sends``."""
@@ -328,16 +454,6 @@ def later_risks(path: str, text: str) -> list[str]:
     if kind in ALWAYS:
         return ["always"]
     sample = text[:200_000]
-    return [
-        signal
-        for signal in _JUDGED_BY.get(kind, ())
-        if (
-            manifest_hits(path, sample)
-            if signal == "known-malicious"
-            else _exfil(sample)
-            if signal == "exfil"
-            else _SIGNALS[signal].search(sample) and not only_reference_servers(sample)
-            if signal == "starts-command"
-            else _SIGNALS[signal].search(sample)
-        )
-    ]
+    if kind == "infrastructure":
+        return infra_signals(sample)
+    return [signal for signal in _JUDGED_BY.get(kind, ()) if _has_signal(signal, path, kind, sample)]

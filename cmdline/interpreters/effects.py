@@ -22,6 +22,7 @@ from dsh_policy.cmdline.interpreters.calls import (
     SHELL_LITERAL,
     WRITE_MODE,
 )
+from dsh_policy.cmdline.interpreters.decoded import decoded_runs
 from dsh_policy.cmdline.interpreters.model import MAX_CODE_CHARS, SHELL_NAMES, UNKNOWN, CodeAnalysis
 from dsh_policy.cmdline.interpreters.python_ast import canonical_python
 from dsh_policy.cmdline.interpreters.reader import CodeReader
@@ -37,12 +38,14 @@ def analyze(code: str, language: str) -> CodeAnalysis:
         for match in SED_EXEC.finditer(code):
             out.shell_lines.append(match.group(1).strip())
         return out
+    decoded = decoded_runs(_without_comments(code, language), language)  # before constants are folded
     if language == "python":
         canonical = canonical_python(code)
         if canonical is not None:  # parsed: aliases spelled out, constants folded (else: as written)
             code = canonical.code
             out.nested.extend(("python", nested) for nested in canonical.nested)
     code = _without_comments(code, language)
+    out.effects.extend(decoded or decoded_runs(code, language))
     reader = CodeReader(code, language)
     _shell_outs(reader, language, out)
     if language in BACKTICK_LANGS:

@@ -33,6 +33,8 @@ _PASSTHROUGH = re.compile(
     r"(?:os\.path\.(?:expanduser|abspath|realpath"
     r"|normpath|expandvars)|File\.(?:expand_path|absolute_path|realpath)"
     r"|path\.normalize|realpath|String|str|Pathname|URI|sprintf|format)\s*\("
+    # a glob names what it expands to: rmtree(glob("~/src")) deletes ~/src
+    r"|(?<![\w.])(?:glob\.i?glob|Dir\.glob|(?:File::Glob::)?bsd_glob|glob)\s*\("
 )
 _JOINERS = re.compile(
     r"(?:os\.path\.join|path\.join|path\.resolve|File\.join|(?:pathlib\.)?(?:Pure)?(?:Posix)?Path)\("

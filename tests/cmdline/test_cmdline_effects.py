@@ -116,7 +116,9 @@ def test_everyday_look_alikes_have_no_effect(line: str) -> None:
         ("web/package.json", "package-manifest"),
         (".yarnrc.yml", "package-config"),
         (".envrc", "direnv"),
-        ("src/workflows/x.yml", ""),
+        ("src/workflows/x.yml", "infrastructure"),  # not a CI workflow: judged as infrastructure code
+        (".cursor/rules/style.mdc", "agent-instructions"),
+        ("AGENTS.md", "agent-instructions"),
         ("docs/bashrc.md", ""),
         ("deploy/systemd/app.service", ""),
     ],

@@ -1,0 +1,229 @@
+"""Effects of the techniques a blind probe (tests/corpus/probe4) found unread outside the cloud:
+container escapes that never say ``docker run``, attacker tooling run by name, credentials taken
+from vaults and the wire, defences removed through their own control programs, and data carried
+in ICMP. Each is read as an effect, not a spelling:
+
+- ``host-escape``: the container engine driven through its API socket with a mutating request
+  (``curl --unix-socket .../docker.sock -X POST``, ``socat``/``nc -U`` to the socket), a cgroup
+  v1 hierarchy mounted or its ``release_agent``/``notify_on_release`` written, ``nsenter`` into
+  pid 1's namespaces, and escape toolkits run by name;
+- ``shell-listener``: handlers that wait for reverse shells (pwncat, penelope, Metasploit's
+  console, sliver and the like) and ``nc``/``ncat`` listening with a program to hand out;
+- ``secret-hunt``: credential dumpers run by name (also as ``python3 dumper.py``) and
+  packet captures printed and searched for authorization headers or passwords;
+- ``keychain``: a password manager's whole vault exported;
+- ``defense-off``: a security agent's own CLI told to uninstall, unload or disable it, a firewall
+  table or chain deleted, a bind mount over ``/proc/<pid>`` (hides a process), a code signature
+  stripped from an installed application;
+- ``tunnel``: data carried in ICMP padding (``ping -p``, ``hping3 -E``, ``nping --data``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.effects.model import option_value as _value
+from dsh_policy.cmdline.effects.model import words as _words
+
+__all__ = ["escape_command_acts", "escape_line_acts", "uninstalled_agents"]
+
+_ENGINE_SOCKET = re.compile(r"(?:docker|containerd|podman|crio|cri-dockerd|dockershim|buildkitd?)\.sock\b")
+_MUTATING_FLAG = re.compile(r"^(?:-X|--request)(?:=?(?:POST|PUT|DELETE|PATCH))?$|^-[dF]|^--data|^--form|^-T$")
+
+
+def _stem(word: str) -> str:
+    """A program or script name without its folder and extension, lower-cased."""
+    base = word.rsplit("/", 1)[-1].lower()
+    return re.sub(r"\.(?:py|pl|rb|sh|exe|ps1|js|bin)$", "", base)
+
+
+def _named(argv: list[str]) -> list[str]:
+    """The names a command runs: its program, and the script an interpreter or shell is given."""
+    names = [_stem(argv[0])]
+    if re.match(r"^(?:python[0-9.]*|pypy[0-9.]*|perl|ruby|node|bash|sh|zsh|dash|php)$", argv[0]):
+        names.extend(_stem(a) for a in argv[1:3] if not a.startswith("-"))
+    return names
+
+
+_ESCAPE_TOOLS = frozenset({"deepce", "botb", "break-out-the-box", "cdk-escape", "kubeletctl-exec"})
+_DUMPERS = frozenset(
+    {"mimipenguin", "lazagne", "mimikatz", "pypykatz", "secretsdump", "gosecretsdump", "hack-browser-data",
+     "firefox_decrypt", "firepwd", "chromepass", "sharpchrome", "dploot", "3snake", "swap_digger",
+     "truffleproc", "linikatz", "keytabextract", "lsassy", "nanodump"}
+)  # fmt: skip
+_SNIFFERS = frozenset({"dsniff", "ettercap", "bettercap", "responder", "net-creds", "pcredz", "credsniper"})
+_HANDLERS = frozenset(
+    {"pwncat", "pwncat-cs", "pwncat-vl", "penelope", "villain", "hoaxshell", "msfconsole", "sliver-server",
+     "sliver-client", "sliver", "havoc", "empire", "powershell-empire", "covenant", "mythic-cli"}
+)  # fmt: skip
+_SECURITY_CLIS = frozenset(
+    {"falconctl", "sentinelctl", "mdatp", "elastic-agent", "elastic-endpoint", "wazuh-control",
+     "ossec-control", "santactl", "osqueryctl", "xagt", "cbagentd", "savdctl", "sophos-spl", "taniumclient",
+     "cylancesvc", "sentinelone", "jamf", "wdavdaemon", "falcon-kernel-check"}
+)  # fmt: skip
+_REMOVE_VERBS = re.compile(
+    r"^(?:-d|--delete|uninstall|--uninstall|unload|remove|disable|disabled|stop|unprotect|unmanage|--disable[\w-]*"
+    r"|removeFramework|--unload)$"
+)
+_SECRET_WORDS = re.compile(
+    r"(?i)authori[sz]ation|\bpass(?:w(?:or)?d)?\b|passw|pwd=|pass=|cookie|token|secret|bearer|credential|user(?:name)?="
+)
+_SECURITY_VENDORS = re.compile(
+    r"(?i)crowdstrike|falcon|sentinel|sophos|carbonblack|mdatp|defender|elastic[/-](?:endpoint|agent)|wazuh|ossec"
+    r"|osquery|cylance|trend ?micro|eset|kaspersky|bitdefender|symantec|mcafee|trellix|tanium|jamf|huntress"
+    r"|rapid7|qualys|tenable|cortex|traps|fireeye|xagt"
+)
+"""Security products, by the folder names they install into."""
+
+
+def _engine_api(argv: list[str]) -> Iterator[Effect]:
+    tool = argv[0]
+    if tool == "curl":
+        socket = _value(argv, "--unix-socket", "--abstract-unix-socket") or ""
+        mutating = any(_MUTATING_FLAG.match(a) for a in argv[1:]) or any(
+            re.search(r"/(?:containers/create|exec|containers/[^/\s]+/(?:start|exec)|services/create)\b", a)
+            for a in argv[1:]
+        )
+        if _ENGINE_SOCKET.search(socket) and mutating:
+            yield _fx("host-escape", "drives the container engine's API through its socket", socket)
+    elif tool in ("socat", "nc", "ncat", "netcat") and any(_ENGINE_SOCKET.search(a) for a in argv[1:]):
+        yield _fx("host-escape", f"{tool} talks to the container engine's socket", " ".join(argv[1:3]))
+
+
+def _joins_pid_one(rest: list[str]) -> bool:
+    return (
+        any(re.match(r"^(?:-t|--target)=?1$", a) for a in rest)
+        or any(rest[i] in ("-t", "--target") and rest[i + 1] == "1" for i in range(len(rest) - 1))
+        or any(re.search(r"/proc/+1/+ns/", a) for a in rest)
+    )
+
+
+def _escape(argv: list[str]) -> Iterator[Effect]:
+    tool, rest = argv[0], argv[1:]
+    names = _named(argv)
+    if tool == "mount" and (
+        any(a == "cgroup" for a in rest) and ("-t" in rest or any(a.startswith("--types") for a in rest))
+    ):
+        yield _fx("host-escape", "mounts a cgroup v1 hierarchy (release_agent escape)", " ".join(rest))
+    elif "nsenter" in argv and _joins_pid_one(argv[argv.index("nsenter") + 1 :]):
+        # also inside a container runtime's exec (crictl exec ID nsenter ..., docker exec ...)
+        yield _fx("host-escape", "nsenter joins the host's pid 1 namespaces", " ".join(rest))
+    elif any(n in _ESCAPE_TOOLS for n in names) or (
+        names[0] == "cdk" and rest[:1] in (["run"], ["auto-escape"], ["evaluate"], ["auto-pwn"])
+    ):
+        yield _fx("host-escape", f"runs a container escape toolkit ({names[-1]})", " ".join(rest[:3]))
+
+
+def _credentials(argv: list[str]) -> Iterator[Effect]:
+    tool, rest = argv[0], argv[1:]
+    names = _named(argv)
+    hit = next((n for n in names if n in _DUMPERS or n in _SNIFFERS), "")
+    if hit:
+        yield _fx("secret-hunt", f"runs a credential dumper or sniffer ({hit})", " ".join(rest[:3]))
+    words = _words(argv)
+    if (
+        (tool == "bw" and words[:1] == ["export"])
+        or (tool == "lpass" and words[:1] == ["export"])
+        or (tool == "keepassxc-cli" and words[:1] in (["export"], ["show"]) and "-s" in rest)
+        or (tool == "keepassxc-cli" and words[:1] == ["export"])
+        or (tool == "dcli" and words[:1] == ["export"])
+        or (tool == "op" and words[:1] == ["export"])
+        or (tool in ("gopass", "rbw") and words[:1] in (["export"], ["sync-dump"]))
+    ):
+        yield _fx("keychain", f"{tool} exports a password vault", " ".join(words[:2]))
+
+
+def _defences(argv: list[str]) -> Iterator[Effect]:
+    tool, rest = argv[0], argv[1:]
+    if tool in _SECURITY_CLIS and any(_REMOVE_VERBS.match(a) for a in rest):
+        yield _fx("defense-off", f"{tool} removes or disables its own security agent", " ".join(rest[:3]))
+    elif tool == "nft" and len(_words(argv)) >= 2 and _words(argv)[0] in ("delete", "destroy", "flush"):
+        what = _words(argv)[1]
+        if what in ("table", "chain", "ruleset"):
+            yield _fx("defense-off", f"nft {_words(argv)[0]}s a firewall {what}", " ".join(rest))
+    elif tool == "mount" and (
+        any(a in ("--bind", "-B", "--rbind") for a in rest)
+        or re.search(r"\br?bind\b", _value(argv, "-o", "--options") or "")
+    ):
+        options = _value(argv, "-o", "--options")
+        bound = [a for a in rest if not a.startswith("-") and a != options]
+        if bound and re.match(r"^/+proc/+[^/]+", bound[-1]) and not re.match(r"^/+proc/+sys\b", bound[-1]):
+            yield _fx("defense-off", "bind-mounts over a /proc entry (hides a process)", bound[-1])
+    elif tool == "codesign" and (
+        "--remove-signature" in rest or (any(a in ("-f", "--force") for a in rest) and "-" in rest)
+    ):
+        targets = [a for a in rest if a.startswith("/")]
+        if any(re.match(r"^/+(?:Applications|System|Library|usr|opt|bin|sbin)/", t) for t in targets):
+            yield _fx(
+                "defense-off", "strips or replaces the code signature of an installed program", targets[-1]
+            )
+
+
+def _network(argv: list[str]) -> Iterator[Effect]:
+    tool, rest = argv[0], argv[1:]
+    if tool in ("ping", "ping6") and any(a == "-p" or re.match(r"^-[a-zA-Z]*p\S", a) for a in rest):
+        yield _fx("tunnel", "ping carries data in its ICMP padding", " ".join(rest))
+    elif tool == "hping3" and any(a in ("-E", "--file", "-e", "--sign") for a in rest):
+        yield _fx("tunnel", "hping3 carries file data in packets", " ".join(rest))
+    elif tool == "nping" and any(a.startswith(("--data", "--data-string")) for a in rest):
+        yield _fx("tunnel", "nping carries data in packets", " ".join(rest))
+    elif _stem(tool) in _HANDLERS:
+        yield _fx("shell-listener", f"{tool} waits for reverse shells", " ".join(rest[:3]))
+    elif (
+        tool in ("nc", "ncat", "netcat", "nc.traditional", "nc.openbsd")
+        and any(re.match(r"^-[a-zA-Z]*l", a) or a == "--listen" for a in rest)
+        and any(re.match(r"^-[a-zA-Z]*[ec]$", a) or a in ("--exec", "--sh-exec", "--lua-exec") for a in rest)
+    ):
+        yield _fx("shell-listener", f"{tool} listens and hands a program to whoever connects", " ".join(rest))
+
+
+_HANDLERS_BY_STAGE = (_engine_api, _escape, _credentials, _defences, _network)
+
+
+def escape_command_acts(argv: list[str]) -> list[Effect]:
+    """The effects above for one unwrapped command (argv[0] is a basename)."""
+    found: list[Effect] = []
+    for handler in _HANDLERS_BY_STAGE:
+        found.extend(handler(argv))
+    return found
+
+
+def uninstalled_agents(line: str, commands: list[list[str]]) -> Iterator[Effect]:
+    """A security product's uninstaller run from its install folder
+    (``sudo /opt/sophos-spl/bin/uninstall.sh``, ``bash .../Falcon/.../uninstall``). The reader
+    keeps only a program's base name, so the line's words are searched: a path whose last part
+    names an uninstaller and whose folders name a security product."""
+    if not any(any("uninstall" in n or "remove" in n for n in _named(c)) for c in commands if c):
+        return
+    for word in re.split(r"[\s;&|()]+", line):
+        folder, _, last = word.strip("\"'").rpartition("/")
+        if folder and re.search(r"(?i)uninstall|remove", last) and _SECURITY_VENDORS.search(folder):
+            yield _fx("defense-off", "runs a security product's uninstaller", word.strip("\"'"))
+            return
+
+
+def escape_line_acts(commands: list[list[str]], write_targets: list[str]) -> Iterator[Effect]:
+    """Line-level effects: a cgroup ``release_agent``/``notify_on_release`` or the kernel's
+    ``uevent_helper`` written (by redirection or tee), and a packet capture that prints payloads
+    into a search for credentials (``tcpdump -A ... | grep -i authorization``)."""
+    for target in write_targets:
+        if re.search(r"/(?:release_agent|notify_on_release)$|/sys/+kernel/+uevent_helper$", target):
+            yield _fx(
+                "host-escape", "writes a cgroup release agent or kernel helper (runs on the host)", target
+            )
+            return
+    captures = any(
+        (c[0] == "tcpdump" and any(re.match(r"^-[a-zA-Z]*[AXx]", a) for a in c[1:]))
+        or c[0] in ("tshark", "ngrep", "tcpflow", "termshark")
+        for c in commands
+    )
+    if captures and any(
+        _SECRET_WORDS.search(a)
+        for c in commands
+        for a in c[1:]
+        if c[0] in ("grep", "egrep", "rg", "ngrep", "tshark", "awk") or c[0] == "ngrep"
+    ):
+        yield _fx("secret-hunt", "captures traffic and searches it for credentials", "")

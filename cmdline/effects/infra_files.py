@@ -1,0 +1,141 @@
+"""What in infrastructure code (Kubernetes manifests and Helm templates, Compose files, Terraform
+and OpenTofu, CloudFormation and SAM, ECS task definitions) opens the host, an identity or data
+to others: the file-tool counterpart of the shell's ``cloud-identity``/``cloud-exposure`` effects.
+
+An agent that may not run ``kubectl run --privileged`` or ``aws iam attach-role-policy
+... AdministratorAccess`` can write the manifest or the module that does the same on the next
+``apply``. The signals are read from the text whatever the file's format, because the same
+setting is spelled alike in YAML, JSON and HCL (``privileged: true``, ``"privileged": true``,
+``privileged = true``); a file's name says only that something applies it later.
+
+- ``host-escape``: a container given the host (privileged, the host's pid/ipc/network namespace,
+  the root, a system folder or the container engine's socket mounted, SYS_ADMIN/ALL capabilities,
+  seccomp or AppArmor off);
+- ``open-trust``: a trust or resource policy whose principal is anyone (``Principal: "*"``,
+  ``AWS = "*"``, ``allUsers``/``allAuthenticatedUsers`` members);
+- ``admin-grant``: administrator rights granted (AdministratorAccess/IAMFullAccess, ``Action "*"``
+  on ``Resource "*"``, GCP owner/editor, Azure Owner, Kubernetes cluster-admin or ``*`` verbs on
+  ``*`` resources);
+- ``public-access``: a bucket's public-access block switched off or a public ACL;
+- ``open-ingress``: a firewall or security-group rule open to the whole internet (0.0.0.0/0, ::/0,
+  ``*``/``Internet`` in Azure) on an administration or database port, or on every port; a web
+  port open to the world is what a public load balancer is for, and stays ordinary.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+
+__all__ = ["INFRA_SIGNALS", "INFRA_SIGNAL_NAMES", "infra_signals"]
+
+_SEP = r"[\"']?\s*[:=]\s*[\"']?"
+_SENSITIVE_HOST_PATH = (
+    r"/(?:var/+)?run/+(?:docker|containerd|crio|podman)[\w./-]*\.sock|/+(?:etc|root|boot|dev|home"
+    r"|var/+lib/+(?:kubelet|docker|containerd))/*|/"
+)
+"""Host paths that hand a container the host: the engine's socket, the root, whole system folders
+(a single file such as /etc/localtime, or /proc read by a monitoring agent, is not this)."""
+
+INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
+    "host-escape": re.compile(
+        r"(?im)[\"']?\b(?:privileged|hostPID|hostIPC|hostNetwork|host_pid|host_ipc|host_network)"
+        + _SEP
+        + r"true\b"
+        r"|^[ \t]*[\"']?(?:pid|ipc)" + _SEP + r"host\b"
+        r"|hostPath[\"']?\s*:\s*\{?\s*(?:\n\s*)?[\"']?path"
+        + _SEP
+        + r"(?:"
+        + _SENSITIVE_HOST_PATH
+        + r")[\"']?\s*(?:[,}\n]|$)"
+        r"|(?:^|[\s\"'\[,-])(?:" + _SENSITIVE_HOST_PATH + r"):/[\w./-]*"
+        r"|(?:source|host_path|sourcePath)" + _SEP + r"(?:" + _SENSITIVE_HOST_PATH + r")[\"']?\s*(?:[,}\n]|$)"
+        r"|(?:\bcap_add|capabilities[\"']?\s*:\s*\{?\s*[\"']?add)[\"']?\s*[:=]\s*\[?[^\]\[\n:]{0,120}\b(?:SYS_ADMIN|SYS_PTRACE|SYS_MODULE|ALL)\b"
+        r"|^[ \t]*-[ \t]*[\"']?(?:SYS_ADMIN|SYS_MODULE)[\"']?[ \t]*$"
+        r"|(?:seccomp|apparmor)[:=]\s*[\"']?unconfined|seccompProfile[\"']?\s*:\s*\{?\s*[\"']?type[\"']?\s*:\s*[\"']?Unconfined"
+    ),
+    "open-trust": re.compile(
+        r"(?im)[\"']?Principals?[\"']?\s*[:=]\s*(?:\{\s*[\"']?(?:AWS|Federated|Service)[\"']?\s*[:=]\s*)?\[?\s*[\"']\*[\"']"
+        r"|\bidentifiers\s*=\s*\[\s*\"\*\"\s*\][^}]*\btype\s*=\s*\"AWS\"|\btype\s*=\s*\"AWS\"[^}]*\bidentifiers\s*=\s*\[\s*\"\*\"\s*\]"
+        r"|\bmembers?[\"']?\s*[:=]\s*\[?[^\]\n]{0,200}\b(?:allUsers|allAuthenticatedUsers)\b"
+        r"|^[ \t]*-[ \t]*[\"']?(?:allUsers|allAuthenticatedUsers)[\"']?[ \t]*$"
+    ),
+    "admin-grant": re.compile(
+        r"(?i)arn:aws:iam::aws:policy/(?:AdministratorAccess|IAMFullAccess|PowerUserAccess)\b"
+        r"|[\"']?Action[\"']?\s*[:=]\s*\[?\s*[\"']\*[\"']\s*\]?\s*,?\s*(?:\n\s*)?[\"']?Resource[\"']?\s*[:=]\s*\[?\s*[\"']\*[\"']"
+        r"|[\"']?actions?[\"']?\s*=\s*\[\s*\"\*\"\s*\]"
+        r"|\broles/(?:owner|editor|iam\.securityAdmin|resourcemanager\.organizationAdmin)\b"
+        r"|role_definition_name\s*=\s*\"(?:Owner|User Access Administrator)\""
+        r"|roleRef[^}]{0,200}\bcluster-admin\b"
+        r"|verbs\s*:\s*\[\s*[\"']\*[\"']\s*\][^\n]{0,200}\n?\s{0,40}(?:-\s*)?resources\s*:\s*\[\s*[\"']\*[\"']"
+        r"|resources\s*:\s*\[\s*[\"']\*[\"']\s*\][^\n]{0,200}\n?\s{0,40}(?:-\s*)?verbs\s*:\s*\[\s*[\"']\*[\"']"
+    ),
+    "public-access": re.compile(
+        r"(?i)\b(?:block_public_acls|block_public_policy|ignore_public_acls|restrict_public_buckets|BlockPublicAcls"
+        r"|BlockPublicPolicy|IgnorePublicAcls|RestrictPublicBuckets)[\"']?\s*[:=]\s*[\"']?false\b"
+        r"|\bacl[\"']?\s*[:=]\s*[\"']?public-read(?:-write)?\b|AccessControl[\"']?\s*:\s*[\"']?PublicRead"
+        r"|container_access_type\s*=\s*\"(?:blob|container)\"|[\"']?publicAccess[\"']?\s*:\s*[\"']?(?:Blob|Container)\b"
+    ),
+}
+"""Each infrastructure signal with the pattern that finds it in a file's new text."""
+
+
+_OPEN_SOURCE = re.compile(
+    r"(?i)[\"']?(?:0\.0\.0\.0/0|::/0)[\"']?|(?:source_address_prefix|sourceAddressPrefix)[\"']?\s*[:=]\s*[\"'](?:\*|Internet|Any)[\"']"
+)
+_DIRECTION = re.compile(
+    r"(?i)\b(?:ingress|egress|inbound|outbound|SecurityGroupIngress|SecurityGroupEgress|source_ranges|sourceRanges"
+    r"|destination_ranges|destinationRanges|source_address_prefix|sourceAddressPrefix|CidrIp|DestinationCidrIp)\b"
+)
+_ADMIN_PORT = re.compile(
+    r"(?i)(?:port|ports|port_range|portRange|destination_port_ranges?|destinationPortRanges?)[\"']?\s*[:=]\s*\[?\s*[\"']?"
+    r"(?:22|23|2375|2376|3306|3389|5432|5900|5984|6379|9200|10250|11211|27017|0-65535|\*)\b"
+    r"|\b(?:ip_?)?protocol[\"']?\s*[:=]\s*[\"']?(?:-1|all|\*)\b"
+)
+_WINDOW = 500
+_MAX_OPEN_RANGES = 256
+"""Open source ranges read per file (a template with more is judged by its first ones)."""
+
+
+def _open_ingress(text: str) -> bool:
+    """An open source range in an inbound rule that names an administration or database port, or
+    every port and protocol. The rule runs from the direction word before the range (ingress,
+    inbound, SecurityGroupIngress; for CloudFormation's CidrIp the word before it) to the next
+    direction word after it, so an open egress rule beside an inbound web rule is not read as one
+    rule; where the source range closes the rule (GCP source_ranges, Azure source prefixes) the
+    ports before it, back to the previous direction word, belong to it. The direction words are
+    found once and at most :data:`_MAX_OPEN_RANGES` ranges are read, so the work stays linear."""
+    words = list(_DIRECTION.finditer(text))
+    starts = [w.start() for w in words]
+    for count, match in enumerate(_OPEN_SOURCE.finditer(text)):
+        if count >= _MAX_OPEN_RANGES:
+            break
+        first = bisect_left(starts, max(0, match.start() - _WINDOW))
+        before = words[first : bisect_left(starts, match.start())]
+        if not before:
+            continue
+        head = before.pop()
+        if head.group().lower() == "cidrip" and before:
+            head = before.pop()
+        if re.match(r"(?i)egress|outbound|destination|SecurityGroupEgress", head.group()):
+            continue
+        nxt = bisect_left(starts, match.end())
+        stop = words[nxt].start() if nxt < len(words) and words[nxt].start() < match.end() + _WINDOW else None
+        rule = text[head.start() : stop if stop is not None else match.end() + _WINDOW]
+        if re.match(r"(?i)source", head.group()):
+            floor = before[-1].end() if before else 0
+            rule = text[max(floor, head.start() - _WINDOW) : head.start()] + rule
+        if _ADMIN_PORT.search(rule):
+            return True
+    return False
+
+
+INFRA_SIGNAL_NAMES: tuple[str, ...] = (*INFRA_SIGNALS, "open-ingress")
+"""Every signal :func:`infra_signals` reports, in its order."""
+
+
+def infra_signals(text: str) -> list[str]:
+    """The infrastructure signals found in ``text`` (the first 200,000 characters)."""
+    sample = text[:200_000]
+    found = [name for name, pattern in INFRA_SIGNALS.items() if pattern.search(sample)]
+    return [*found, "open-ingress"] if _open_ingress(sample) else found
