@@ -1,0 +1,73 @@
+"""The sixth round's mechanisms (issue 25, the classes ``heldout_corpus_5.yaml`` found open), each
+in spellings of our own (``round6_classes.yaml``) beside look-alikes that must stay allowed:
+signals that reach every process or are only probes, signal builtins without parentheses, protected
+paths appended to a computed home, files other tools run later, MCP servers of other editors,
+commands that write through a downloader's or a link farm's options, and version control that
+replays other commits.
+
+DATA ONLY: the command strings are decided, never run (the YAML was written with the file editor).
+The layout is ``measure_rates.py``'s per-user one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from dsh_policy.policy.hooks.protocol.vocabulary import ToolInputError, canonicalize
+from dsh_policy.policy.self_protection import processes
+from measure_rates import _fill
+
+DATA = yaml.safe_load((Path(__file__).with_name("round6_classes.yaml")).read_text())
+
+
+def _ids(section: str) -> list[str]:
+    return [f"{entry['class']}:{entry['name']}" for entry in DATA[section]]
+
+
+def _check(layout: tuple[Any, dict[str, str]], entry: dict[str, Any]) -> Any:
+    protection, names = layout
+    call = canonicalize("claude-code", entry["tool"], _fill(entry["input"], names))
+    assert not isinstance(call, ToolInputError), call
+    return protection.check(call.name, call.args, names["project"])
+
+
+@pytest.mark.parametrize("entry", DATA["tamper"], ids=_ids("tamper"))
+def test_each_spelling_is_refused(layout: tuple[Any, dict[str, str]], entry: dict[str, Any]) -> None:
+    refusal = _check(layout, entry)
+    assert refusal is not None, f"{entry['name']}: let through"
+    assert refusal.rule.startswith("self-protection/")
+
+
+@pytest.mark.parametrize("entry", DATA["benign"], ids=_ids("benign"))
+def test_each_look_alike_is_allowed(layout: tuple[Any, dict[str, str]], entry: dict[str, Any]) -> None:
+    assert _check(layout, entry) is None
+
+
+def test_every_class_has_spellings_and_look_alikes() -> None:
+    tamper = {entry["class"] for entry in DATA["tamper"]}
+    benign = {entry["class"] for entry in DATA["benign"]}
+    assert tamper <= benign  # every class has look-alikes that must stay allowed
+
+
+# -- the pieces, each on its own -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "probe"),
+    [
+        (["kill", "-0", "42"], True),
+        (["kill", "-s", "0", "42"], True),
+        (["kill", "-SIG0", "42"], True),
+        (["pkill", "--signal=0", "-f", "x"], True),
+        (["killall5", "-0"], True),
+        (["kill", "-9", "42"], False),
+        (["kill", "42"], False),
+        (["kill", "--", "-0"], False),  # after ``--`` a number is a process group, not a signal
+        (["killall5"], False),
+    ],
+)
+def test_only_signal_zero_is_a_probe(argv: list[str], probe: bool) -> None:
+    assert processes.probes_only(argv) is probe
