@@ -62,7 +62,7 @@ SESSION_SETTERS: Final[dict[str, frozenset[str]]] = {
 
 
 # Start-up files of the other shells and login managers (csh, tcsh, ksh, mksh, the login and
-# logout scripts) beside :data:`.locations.SHELL_STARTUP`.
+# logout scripts, the ``~/.bash_aliases`` Debian's and Ubuntu's bashrc sources) beside :data:`.locations.SHELL_STARTUP`.
 _MORE_STARTUP: Final[frozenset[str]] = frozenset(
     {
         ".cshrc",
@@ -72,6 +72,7 @@ _MORE_STARTUP: Final[frozenset[str]] = frozenset(
         ".kshrc",
         ".mkshrc",
         ".bash_logout",
+        ".bash_aliases",
         ".zlogout",
         "pam_env.conf",
         "launchd.conf",
