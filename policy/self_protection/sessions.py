@@ -62,7 +62,8 @@ SESSION_SETTERS: Final[dict[str, frozenset[str]]] = {
 
 
 # Start-up files of the other shells and login managers (csh, tcsh, ksh, mksh, the login and
-# logout scripts, the ``~/.bash_aliases`` Debian's and Ubuntu's bashrc sources) beside :data:`.locations.SHELL_STARTUP`.
+# logout scripts, the ``~/.bash_aliases`` Debian's and Ubuntu's bashrc sources) beside
+# :data:`.locations.SHELL_STARTUP`.
 _MORE_STARTUP: Final[frozenset[str]] = frozenset(
     {
         ".cshrc",

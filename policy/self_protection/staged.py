@@ -157,7 +157,8 @@ def hook_manager_commands(content: str) -> Iterator[str]:
     except yaml.YAMLError:
         document = None
     if not isinstance(document, (dict, list)):
-        yield from (m.group(1).strip() for m in re.finditer(r"(?m)^\s*-?\s*(?:entry|run)\s*:\s*(.+)$", content))
+        found = re.finditer(r"(?m)^\s*-?\s*(?:entry|run)\s*:\s*(.+)$", content)
+        yield from (match.group(1).strip() for match in found)
         return
     yield from _commands_in(document)
 
