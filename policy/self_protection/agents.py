@@ -296,16 +296,41 @@ def folder_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+# Harness options that load MCP servers from a JSON text or a file for one run (Claude Code's
+# ``--mcp-config`` takes several, Copilot CLI's ``--additional-mcp-config`` one, ``@FILE`` too).
+MCP_CONFIG_OPTIONS: Final[frozenset[str]] = frozenset({"--mcp-config", "--additional-mcp-config"})
+
+
+def mcp_config_values(argv: Sequence[str]) -> list[str]:
+    """The JSON texts and files a harness start loads MCP servers from (:data:`MCP_CONFIG_OPTIONS`):
+    a file's servers start as surely as those of the settings it was given beside."""
+    if harness_of(argv) is None:
+        return []
+    words = list(argv[1:])
+    values: list[str] = []
+    for index, word in enumerate(words):
+        name, equals, value = word.partition("=")
+        if name not in MCP_CONFIG_OPTIONS:
+            continue
+        if equals:
+            values.append(value)
+            continue
+        for following in words[index + 1 :]:  # ``--mcp-config A B``: values up to the next option
+            if following.startswith("-") or (values and name != "--mcp-config"):
+                break
+            values.append(following)
+            if name != "--mcp-config":
+                break
+    return [value.removeprefix("@") for value in values]
+
+
 def server_commands(argv: Sequence[str]) -> Iterator[list[str]]:
     """The commands an ``mcp add`` of a harness registers (``claude mcp add NAME -- CMD ...``,
     ``claude mcp add-json NAME JSON``, ``codex mcp add NAME -- CMD``, ``gemini mcp add NAME CMD``)."""
     if harness_of(argv) is None:
         return
-    for index, word in enumerate(argv[1:], start=1):  # copilot --additional-mcp-config JSON
-        name, equals, value = word.partition("=")
-        if name == "--additional-mcp-config":
-            text = value if equals else (argv[index + 1] if index + 1 < len(argv) else "")
-            yield from file_commands(text) if text.lstrip().startswith("{") else ()
+    for text in mcp_config_values(argv):  # ``--mcp-config JSON``; files are read by the caller
+        yield from file_commands(text) if text.lstrip().startswith("{") else ()
     if len(argv) < 3 or argv[1] != "mcp":
         return
     verb, rest = argv[2], list(argv[3:])
@@ -345,19 +370,43 @@ _VALUED: Final[frozenset[str]] = frozenset(
 )
 
 
-def is_mcp_file(path: str) -> bool:
+# The sections MCP clients read their servers from: ``mcpServers`` (Claude, Cursor, Cline, Roo,
+# Kilo, Windsurf...), ``servers`` (VS Code), ``mcp_servers`` (Codex), ``context_servers`` (Zed),
+# ``mcp`` (OpenCode). A file that declares one is a client configuration, whatever its name.
+_SERVER_SECTION: Final[re.Pattern[str]] = re.compile(
+    r"""["']?\b(?:mcpServers|mcp_servers|context_servers|servers|mcp)\b["']?\s*[:=]|\[mcp_servers\b"""
+)
+
+
+def is_mcp_file(path: str, content: str = "") -> bool:
+    """Whether ``path`` is an MCP client's configuration: one of :data:`MCP_FILES`, a JSON file
+    named for MCP (``.roo/mcp.json``, ``cline_mcp_settings.json``), or a file whose text declares
+    a server section (:data:`_SERVER_SECTION`; Zed's ``settings.json``)."""
     parts = path.replace("\\", "/").split("/")
-    return any(tuple(parts[-len(suffix) :]) == suffix for suffix in MCP_FILES)
+    if any(tuple(parts[-len(suffix) :]) == suffix for suffix in MCP_FILES):
+        return True
+    name = parts[-1].lower()
+    if "mcp" in name and name.endswith((".json", ".jsonc", ".json5")):
+        return True
+    return bool(content) and _SERVER_SECTION.search(content) is not None
+
+
+# A ``command`` value and the ``args`` list after it, in text that is not JSON (a jq filter's
+# object, JSON with comments, a fragment): keys quoted or not.
+_LOOSE_COMMAND: Final[re.Pattern[str]] = re.compile(
+    r"""["']?\bcommand["']?\s*:\s*"((?:[^"\\]|\\.)*)"(?:[^\[\]{}]*?["']?\bargs["']?\s*:\s*\[([^\]]*)\])?"""
+)
 
 
 def file_commands(content: str) -> Iterator[list[str]]:
-    """The commands MCP server entries in a client's configuration text run (JSON; a fragment
-    that does not parse is searched for ``"command"`` values)."""
+    """The commands MCP server entries in a client's configuration text run (JSON; a text that
+    does not parse is searched for ``command`` values and the ``args`` after them)."""
     try:
         document = json.loads(content)
     except ValueError:
-        for match in re.finditer(r'"command"\s*:\s*"((?:[^"\\]|\\.)*)"', content):
-            yield [match.group(1)]
+        for match in _LOOSE_COMMAND.finditer(content):
+            args = re.findall(r'"((?:[^"\\]|\\.)*)"', match.group(2) or "")
+            yield [match.group(1), *args]
         return
     yield from _entry_commands(document)
 
@@ -369,6 +418,9 @@ def _entry_commands(document: Any) -> Iterator[list[str]]:
         item = stack.pop()
         if isinstance(item, dict):
             command = item.get("command")
+            if isinstance(command, dict) and isinstance(command.get("path"), str):
+                item = {**item, **command}  # Zed: ``"command": {"path": ..., "args": [...]}``
+                command = item["path"]
             if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
                 yield [str(c) for c in command]  # OpenCode: ``"command": ["prog", "arg", ...]``
             elif isinstance(command, str):

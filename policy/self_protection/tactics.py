@@ -212,7 +212,32 @@ def nested_agent(scan: CallScan, argv: Sequence[str], tool: str) -> Refusal | No
         found = server_refusal(scan, command, f"{tool} adds an MCP server that")
         if found is not None:
             return found
+    for value in agents.mcp_config_values(argv):
+        if value.lstrip().startswith("{"):
+            continue  # judged above with the other servers the command line names
+        found = _config_file_servers(scan, value, tool)
+        if found is not None:
+            return found
     return None
+
+
+def _config_file_servers(scan: CallScan, path: str, tool: str) -> Refusal | None:
+    """The servers of an MCP configuration file a harness start loads, read now and judged as
+    their commands; a file that cannot be read now (missing, a device, written later in the
+    line) holds servers nobody judged, so the start is refused."""
+    for candidate in scan.candidates(path)[:1]:
+        try:
+            with open(candidate, encoding="utf-8", errors="replace") as handle:
+                text = handle.read(_MAX_CONFIG + 1)
+        except (OSError, ValueError):
+            break
+        if len(text) > _MAX_CONFIG or not os.path.isfile(candidate):
+            break
+        return mcp_file(scan, path, text, tool, loaded=True)
+    return _refuse("harness-settings", f"{tool} would start MCP servers from {path}, unreadable now")
+
+
+_MAX_CONFIG = 256 * 1024  # characters of an MCP configuration file read to judge its servers
 
 
 def started_elsewhere(scan: CallScan, argv: Sequence[str]) -> str | None:
@@ -250,9 +275,10 @@ def server_refusal(scan: CallScan, command: Sequence[str], said: str) -> Refusal
     return Refusal(found.rule, found.message.replace("mcp-server", f"{said} runs `{line[:120]}`:", 1))
 
 
-def mcp_file(scan: CallScan, path: str, content: str, tool: str) -> Refusal | None:
-    """A client configuration with MCP server entries: each entry's command is judged."""
-    if not agents.is_mcp_file(path):
+def mcp_file(scan: CallScan, path: str, content: str, tool: str, *, loaded: bool = False) -> Refusal | None:
+    """A client configuration with MCP server entries (:func:`.agents.is_mcp_file`, or a file a
+    harness is told to load): each entry's command is judged."""
+    if not loaded and not agents.is_mcp_file(path, content):
         return None
     for count, command in enumerate(agents.file_commands(content)):
         if count >= _MAX_NESTED:

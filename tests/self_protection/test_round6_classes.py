@@ -29,6 +29,11 @@ def _ids(section: str) -> list[str]:
 
 def _check(layout: tuple[Any, dict[str, str]], entry: dict[str, Any]) -> Any:
     protection, names = layout
+    for relative, text in DATA["files"].items():  # data files the entries name, never run
+        path = Path(names["project"]) / relative
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(_fill(text, names))
     call = canonicalize("claude-code", entry["tool"], _fill(entry["input"], names))
     assert not isinstance(call, ToolInputError), call
     return protection.check(call.name, call.args, names["project"])
