@@ -9,6 +9,7 @@ folders, links and letter case) and returns a refusal or ``None``.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
@@ -188,6 +189,34 @@ def _is_folder(entry: os.DirEntry[str]) -> bool:
         return entry.is_dir(follow_symlinks=False)
     except OSError:
         return False
+
+
+def files_within(path: str, tree: bool) -> list[str]:
+    """``path`` and, for a protected folder, the files in it now (a bounded walk): what a
+    ``find`` name test is matched against (``find .opencode -name '*.js' -delete`` selects the
+    plugin inside the protected folder, not the folder's own name)."""
+    found = [path]
+    if not tree:
+        return found
+    for root, folders, files in os.walk(path):
+        folders[:] = [f for f in folders if f not in _WALK_SKIP]
+        found.extend(os.path.join(root, name) for name in (*files, *folders))
+        if len(found) > _WALK_LIMIT or root.count("/") - path.count("/") >= _WALK_DEPTH:
+            break
+    return found
+
+
+def find_selects(candidates: Sequence[Protected], names: Sequence[str], folded: bool) -> bool:
+    """Whether a ``find``'s name tests (``-name``, ``-path``, ``-regex``; folded for ``-iname``)
+    could select a protected entry or a file inside a protected folder."""
+    paths = [p.lower() if folded else p for e in candidates for p in files_within(e.path, e.tree)]
+    return any(
+        fnmatch.fnmatch(os.path.basename(path), name)
+        or fnmatch.fnmatch(path, name)
+        or name.startswith("-regex")
+        for path in paths
+        for name in names
+    )
 
 
 def holds(folder: str, path: str) -> bool:
