@@ -25,7 +25,7 @@ from dsh_policy.cmdline.writers import (
     written_operands,
 )
 from dsh_policy.policy.self_protection import agents, processes, vcs
-from dsh_policy.policy.self_protection.locations import Protected
+from dsh_policy.policy.self_protection.locations import PROJECT_HOOK_FILES, Protected
 from dsh_policy.policy.self_protection.refusals import KIND_TEXT, RULE_PREFIX, Refusal, message, refusal
 
 
@@ -323,6 +323,10 @@ def whole_line(scan: CallScan, commands: Sequence[Sequence[str]], line: str, too
     found = gateway_installer(scan, line, tool)
     if found is not None:
         return found
+    for argv in commands:
+        moved = jj_move(scan, argv) if argv and os.path.basename(argv[0]) == "jj" else None
+        if moved is not None:
+            return moved
     why = agents.started_by(commands)
     if why is not None:
         return _refuse(
@@ -360,7 +364,7 @@ def git_rollback(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
     --quiet REVS -- HOOK FILES``, read-only, the deployment's files tracked in the project
     included); a commit git does not know changes nothing."""
     target = vcs.target_commit(argv)
-    changes = vcs.applied_changes(argv) if target is None else [[target]]
+    changes = (vcs.applied_changes(argv) or vcs.bisect_targets(argv)) if target is None else [[target]]
     if not changes:
         return None
     tree = vcs.work_tree(argv)
@@ -380,6 +384,35 @@ def git_rollback(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
                 else f"apply a change ({shown}) to hook files or protected files"
             )
             return _refuse("harness-settings", f"git would {said}, not the ones in force")
+    return None
+
+
+def jj_move(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
+    """A jj command that gives the working copy another revision (``jj new REV``, ``edit``,
+    ``undo``, ``abandon``...). jj snapshots every file of the working copy, tracked by git or not,
+    so the hook files change unless that revision holds the same ones: asked of git in a
+    colocated repository (:func:`.vcs.differs`, ``root()`` as the empty tree); a revision git
+    cannot name is refused when the folder holds hook files or protected files."""
+    targets = vcs.jj_targets(argv)
+    if not targets:
+        return None
+    folder = scan.cwd
+    for index, word in enumerate(argv[:-1]):
+        if word == "-R" or word == "--repository":
+            folder = (scan.candidates(argv[index + 1]) or [folder])[0]
+    held = scan.protection.holds_protected(folder, scan.local) or next(
+        (Protected(os.path.join(folder, name), "harness-settings") for name in PROJECT_HOOK_FILES
+         if os.path.lexists(os.path.join(folder, name))),
+        None,
+    )
+    if held is None:
+        return None
+    paths = [entry.path for entry in scan.protection.entries if entry.kind != "gateway-runtime"]
+    for target in targets:
+        known = target != "?" and vcs.git_knows(folder, target)
+        if not known or target == vcs.EMPTY_TREE or vcs.differs(folder, [target], paths):
+            shown = "a revision named only when it runs" if target == "?" else target
+            return refusal(held, f"jj would give the working copy {shown}, not the hook files in force")
     return None
 
 

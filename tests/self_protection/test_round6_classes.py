@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from dsh_policy.policy.hooks.protocol.vocabulary import ToolInputError, canonicalize
-from dsh_policy.policy.self_protection import processes
+from dsh_policy.policy.self_protection import processes, vcs
 from measure_rates import _fill
 
 DATA = yaml.safe_load((Path(__file__).with_name("round6_classes.yaml")).read_text())
@@ -76,3 +76,43 @@ def test_every_class_has_spellings_and_look_alikes() -> None:
 )
 def test_only_signal_zero_is_a_probe(argv: list[str], probe: bool) -> None:
     assert processes.probes_only(argv) is probe
+
+
+@pytest.mark.parametrize(
+    ("argv", "targets"),
+    [
+        (["git", "bisect", "start", "HEAD", "v1.0", "--", "src"], [["v1.0"]]),
+        (["git", "bisect", "good"], [["refs/bisect/bad"]]),
+        (["git", "bisect", "bad", "abc123"], [["refs/bisect/bad"], ["abc123"]]),
+        (["git", "bisect", "run", "make", "test"], [["refs/bisect/bad"]]),
+        (["git", "bisect", "reset", "v2"], [["v2"]]),
+        (["git", "bisect", "log"], []),
+        (["git", "bisect", "visualize"], []),
+        (["git", "log", "--bisect"], []),
+    ],
+)
+def test_bisect_moves_to_the_ends_of_its_range(argv: list[str], targets: list[list[str]]) -> None:
+    assert vcs.bisect_targets(argv) == targets
+
+
+@pytest.mark.parametrize(
+    ("argv", "targets"),
+    [
+        (["jj", "new", "root()"], [vcs.EMPTY_TREE]),
+        (["jj", "new", "-A", "main"], ["main"]),
+        (["jj", "edit", "xyzkpq"], ["xyzkpq"]),
+        (["jj", "new", "trunk() | @-"], ["?"]),
+        (["jj", "undo"], ["?"]),
+        (["jj", "op", "restore", "abc"], ["?"]),
+        (["jj", "restore", "--from", "@-"], ["HEAD"]),
+        (["jj", "new"], None),
+        (["jj", "new", "@"], None),
+        (["jj", "new", "-m", "a message"], None),
+        (["jj", "new", "--message", "x", "main"], ["main"]),
+        (["jj", "restore", "src/app.py"], None),
+        (["jj", "log", "-r", "root()"], None),
+        (["jj", "op", "log"], None),
+    ],
+)
+def test_jj_names_the_revision_it_gives_the_working_copy(argv: list[str], targets: list[str] | None) -> None:
+    assert vcs.jj_targets(argv) == targets
