@@ -103,6 +103,10 @@ MCP_FILES: Final[tuple[tuple[str, ...], ...]] = (
 )
 
 
+# Argument names under which tools of MCP shell servers take a command line.
+COMMAND_KEYS: Final[frozenset[str]] = frozenset({"command", "cmd", "commandLine", "command_line", "script"})
+
+
 def harness_of(argv: Sequence[str]) -> str | None:
     program = os.path.basename(argv[0]) if argv else ""
     return program if program in HARNESSES else None
