@@ -24,7 +24,7 @@ from dsh_policy.cmdline.writers import (
     tar_members,
     written_operands,
 )
-from dsh_policy.policy.self_protection import agents, processes, vcs
+from dsh_policy.policy.self_protection import agents, gateway_commands, processes, vcs
 from dsh_policy.policy.self_protection.locations import PROJECT_HOOK_FILES, Protected
 from dsh_policy.policy.self_protection.refusals import KIND_TEXT, RULE_PREFIX, Refusal, message, refusal
 
@@ -325,6 +325,7 @@ def whole_line(scan: CallScan, commands: Sequence[Sequence[str]], line: str, too
         return found
     for argv in commands:
         moved = jj_move(scan, argv) if argv and os.path.basename(argv[0]) == "jj" else None
+        moved = moved or gateway_commands.shadowing_install(argv, scan.candidates)
         if moved is not None:
             return moved
     why = agents.started_by(commands)
