@@ -117,14 +117,46 @@ def steering(text: str) -> str | None:
     shadow = _SHADOWING.search(text)
     if shadow is not None:
         return f"{next(name for name in shadow.groups() if name)} (defined in place of the program)"
+    for added in _PATH_ADD.finditer(text):  # direnv's ``PATH_add DIR``: DIR ahead of PATH
+        if _shadows_gateway(added.group(1)):
+            return f"PATH={added.group(1)}:$PATH"
     for pattern in (_ASSIGN, _SETENV, _PAM):
         for match in pattern.finditer(text):
             name, value = match.group(1), match.group(2).strip()
+            if name == "PATH" and _KEEPS_PATH.search(value) and _shadows_gateway(_KEEPS_PATH.split(value)[0]):
+                return f"{name}={value[:60]}"
             if name == "PATH" and (not value or _KEEPS_PATH.search(value) or _finds_gateway(value)):
                 continue
             shown = re.split(r"""['"]\s""", value, maxsplit=1)[0].strip("'\"")
             return f"{name}={shown[:60]}"
     return None
+
+
+# direnv's stdlib functions that put a folder ahead of PATH.
+_PATH_ADD: Final[re.Pattern[str]] = re.compile(r"""(?m)^\s*(?:PATH_add|path_add\s+PATH)\s+["']?([^"'\s;]+)""")
+
+
+def _shadows_gateway(folders: str) -> bool:
+    """Whether a folder put ahead of the ``PATH`` in force holds a ``dsh-policy`` other than the
+    gateway's own: later sessions would run it for the hook command. (A folder that holds none
+    now gains one only by a write of that name, which is refused wherever it is made.)"""
+    own = shutil.which("dsh-policy")
+    for part in re.split(r"[:\s]", folders):
+        folder = os.path.expandvars(os.path.expanduser(part.strip("\"'{}")))
+        if not folder or not os.path.isabs(folder):
+            continue
+        for name in ("dsh-policy", "dsh_policy"):
+            candidate = os.path.join(folder, name)
+            if os.path.lexists(candidate) and not _same(candidate, own):
+                return True
+    return False
+
+
+def _same(path: str, other: str | None) -> bool:
+    try:
+        return other is not None and os.path.samefile(path, other)
+    except OSError:  # a dangling link is not the gateway's (and leaves the hook unrunnable)
+        return False
 
 
 def _finds_gateway(value: str) -> bool:
