@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Sequence
+import shlex
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from dsh_policy.cmdline.programs import operands as operands_of
@@ -105,6 +106,19 @@ MCP_FILES: Final[tuple[tuple[str, ...], ...]] = (
 
 # Argument names under which tools of MCP shell servers take a command line.
 COMMAND_KEYS: Final[frozenset[str]] = frozenset({"command", "cmd", "commandLine", "command_line", "script"})
+
+
+def command_lines(args: Any) -> list[str]:
+    """The command lines an unknown tool's arguments hand a shell (:data:`COMMAND_KEYS`; a line,
+    or an argv list joined as the shell would read it)."""
+    lines: list[str] = []
+    for key in sorted(COMMAND_KEYS & set(args)) if isinstance(args, Mapping) else ():
+        value = args[key]
+        if isinstance(value, list | tuple):
+            value = shlex.join(str(word) for word in value)
+        if isinstance(value, str) and value.strip():
+            lines.append(value)
+    return lines
 
 
 def harness_of(argv: Sequence[str]) -> str | None:

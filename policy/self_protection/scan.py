@@ -277,13 +277,10 @@ class CallScan:
     def any_tool(self, args: Any, tool: str) -> Refusal | None:
         """A tool we do not know (an MCP server's, say) is taken to write what it names; a
         command line it is given (an MCP shell server's ``command``) is judged as the shell's."""
-        for key in agents.COMMAND_KEYS & set(args) if isinstance(args, Mapping) else ():
-            value = args[key]  # a line, or an argv list
-            words = value if isinstance(value, list) else []
-            line = value if isinstance(value, str) else " ".join(map(str, words))
-            found = self.nested().shell(line, tool) if line.strip() else None
-            if found is not None:
-                return found
+        for line in agents.command_lines(args):
+            judged = self.nested().shell(line, tool)
+            if judged is not None:
+                return judged
         for count, text in enumerate(_strings(args)):
             if count > MAX_CHECKED_WORDS:
                 return Refusal(f"{RULE_PREFIX}/limits", limit_message(tool))
