@@ -53,7 +53,7 @@ def session_write(scan: CallScan, path: str, content: str, tool: str) -> Refusal
     """A file tool writing a variable that steers the hook into a file later sessions read."""
     if not content or not sessions.is_session_file(scan.expand(path)):
         return None
-    found = sessions.steering(content)
+    found = sessions.steering(content, os.path.dirname(scan.expand(path)))
     return _session_refusal(tool, path, found) if found is not None else None
 
 

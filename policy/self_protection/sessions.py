@@ -110,7 +110,7 @@ _SHADOWING: Final[re.Pattern[str]] = re.compile(
 )
 
 
-def steering(text: str) -> str | None:
+def steering(text: str, base: str = "") -> str | None:
     """The first assignment in ``text`` that steers the hook (``PATH`` only when the new value
     drops the one in force), as ``NAME=value``, or a definition that shadows the gateway's
     command; ``None`` when there is none."""
@@ -118,12 +118,13 @@ def steering(text: str) -> str | None:
     if shadow is not None:
         return f"{next(name for name in shadow.groups() if name)} (defined in place of the program)"
     for added in _PATH_ADD.finditer(text):  # direnv's ``PATH_add DIR``: DIR ahead of PATH
-        if _shadows_gateway(added.group(1)):
+        if _shadows_gateway(added.group(1), base):
             return f"PATH={added.group(1)}:$PATH"
     for pattern in (_ASSIGN, _SETENV, _PAM):
         for match in pattern.finditer(text):
             name, value = match.group(1), match.group(2).strip()
-            if name == "PATH" and _KEEPS_PATH.search(value) and _shadows_gateway(_KEEPS_PATH.split(value)[0]):
+            ahead = _KEEPS_PATH.split(value)[0] if name == "PATH" and _KEEPS_PATH.search(value) else ""
+            if ahead and _shadows_gateway(ahead, base):
                 return f"{name}={value[:60]}"
             if name == "PATH" and (not value or _KEEPS_PATH.search(value) or _finds_gateway(value)):
                 continue
@@ -136,14 +137,17 @@ def steering(text: str) -> str | None:
 _PATH_ADD: Final[re.Pattern[str]] = re.compile(r"""(?m)^\s*(?:PATH_add|path_add\s+PATH)\s+["']?([^"'\s;]+)""")
 
 
-def _shadows_gateway(folders: str) -> bool:
+def _shadows_gateway(folders: str, base: str) -> bool:
     """Whether a folder put ahead of the ``PATH`` in force holds a ``dsh-policy`` other than the
     gateway's own: later sessions would run it for the hook command. (A folder that holds none
-    now gains one only by a write of that name, which is refused wherever it is made.)"""
+    now gains one only by a write of that name, which is refused wherever it is made.) A relative
+    folder is read from ``base``, the folder of the file that sets it (direnv's ``.envrc``)."""
     own = shutil.which("dsh-policy")
     for part in re.split(r"[:\s]", folders):
         folder = os.path.expandvars(os.path.expanduser(part.strip("\"'{}")))
-        if not folder or not os.path.isabs(folder):
+        if folder and not os.path.isabs(folder) and base:
+            folder = os.path.join(base, folder)
+        if not os.path.isabs(folder):
             continue
         for name in ("dsh-policy", "dsh_policy"):
             candidate = os.path.join(folder, name)
