@@ -8,7 +8,8 @@ Everything a program's table does not mention is left to the caller (a program t
 reader is taken to write every operand it names).
 
 Sources: GNU tar, cpio, coreutils (``sort``, ``install``, ``ln``, ``split``), GNU patch, Info-ZIP
-``unzip``, p7zip, curl, GNU Wget, rsync, pip, git and util-linux ``mount`` manuals.
+``unzip``, p7zip, curl, GNU Wget, aria2, yt-dlp, HTTPie, xh, GNU Stow, rsync, pip, git and
+util-linux ``mount`` manuals.
 """
 
 from __future__ import annotations
