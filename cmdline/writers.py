@@ -291,14 +291,14 @@ def written_operands(argv: Sequence[str]) -> Written:
         out.files.extend(operands[:1])
         out.unpacks_here = not operands and not out.folders
     elif program == "stow" and _STOW_CHANGES.intersection(words):
-        out.folders.append(_stow_target(words))
+        out.folders.append(stow_target(words))
     elif program == "mount" or program == "umount":
         operands = operands_of(words, frozenset({"-t", "-o", "-L", "-U", "--bind", "-B"}))
         out.folders.extend(operands[-1:])
     return out
 
 
-def _stow_target(words: Sequence[str]) -> str:
+def stow_target(words: Sequence[str]) -> str:
     """Stow's target folder: ``-t``/``--target``, else the parent of ``-d``/``--dir``, else the
     parent of the folder it runs in (the stow manual's defaults)."""
     found: dict[str, str] = {}

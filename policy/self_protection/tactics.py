@@ -21,6 +21,7 @@ from dsh_policy.cmdline.writers import (
     copies_trees,
     follows_links,
     reads_recursively,
+    stow_target,
     tar_members,
     written_operands,
 )
@@ -87,6 +88,10 @@ def option_writes(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
         found = scan.hit(word, folders=True)
         if found is not None:
             return refusal(found, f"{program} would write into {word}")
+    if program == "stow":
+        linked = stow_links(scan, argv)
+        if linked is not None:
+            return linked
     if written.unpacks_here:
         # The folder the line runs in, once it moved (``cd ~/.claude && tar x``); the session's
         # own folder is the project, where unpacking is ordinary work.
@@ -96,6 +101,29 @@ def option_writes(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
             )
             if found is not None:
                 return refusal(found, f"{program} would unpack into {base}")
+    return None
+
+
+def stow_links(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
+    """The links ``stow PACKAGE...`` makes in its target folder, one per file of each package
+    (read now): a link where a hook file is, or is missing, hands that file to the package's
+    content. A package that does not exist links nothing."""
+    words = list(argv[1:])
+    target, packages_dir = stow_target(words), "."
+    for index, word in enumerate(words):
+        name, equals, value = word.partition("=")
+        if name in ("-d", "--dir"):
+            packages_dir = value if equals else (words[index + 1] if index + 1 < len(words) else ".")
+    valued = {"-d", "--dir", "-t", "--target", "--ignore", "--defer", "--override"}
+    packages = [w for i, w in enumerate(words) if w[:1] != "-" and (i == 0 or words[i - 1] not in valued)]
+    for package in packages:
+        for folder in scan.candidates(os.path.join(packages_dir, package))[:1]:
+            for path in files_within(folder, True)[1:]:
+                relative = os.path.relpath(path, folder)
+                found = scan.hit(os.path.join(target, relative), folders=False)
+                if found is not None:
+                    linked = os.path.join(target, relative)
+                    return refusal(found, f"stow would link {linked} to {package}'s copy")
     return None
 
 
