@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from collections.abc import Iterator
 from typing import Final
 
@@ -71,8 +72,9 @@ _IMPORTED_BY_TOOLS: Final[frozenset[str]] = frozenset(
 # (``entry`` plus ``args``) and lefthook's ``run`` values.
 _PRE_COMMIT: Final[frozenset[str]] = frozenset({".pre-commit-config.yaml", ".pre-commit-config.yml"})
 _LEFTHOOK: Final[re.Pattern[str]] = re.compile(r"^\.?lefthook(?:-local)?\.ya?ml$")
-# pre-commit languages whose ``entry`` is a command line run as it is.
-_PRE_COMMIT_COMMANDS: Final[frozenset[str]] = frozenset({"system", "unsupported"})
+# pre-commit languages whose ``entry`` is no command (a regular expression, a message); every
+# other language runs its ``entry`` with the ``args`` (in the hook's own environment).
+_PRE_COMMIT_TEXT: Final[frozenset[str]] = frozenset({"pygrep", "fail"})
 _MAKEFILES: Final[frozenset[str]] = frozenset({"makefile", "gnumakefile"})
 _JUSTFILES: Final[frozenset[str]] = frozenset({"justfile", ".justfile"})
 # Folders whose files a version-control tool or hook manager runs as scripts.
@@ -149,9 +151,9 @@ def runs_later(path: str, content: str) -> Iterator[tuple[str, str]]:
 
 
 def hook_manager_commands(content: str) -> Iterator[str]:
-    """The command lines a hook manager's configuration runs: pre-commit's hooks of a command
-    language (``entry`` and ``args``), lefthook's ``run`` values. A text that is no YAML mapping
-    is searched for ``entry:``/``run:`` values."""
+    """The command lines a hook manager's configuration runs: pre-commit's hooks (``entry`` and
+    ``args``; not a ``pygrep`` pattern or a ``fail`` message), lefthook's ``run`` values. A text
+    that is no YAML mapping is searched for ``entry:``/``run:`` values."""
     try:
         document = yaml.safe_load(content)
     except yaml.YAMLError:
@@ -163,25 +165,29 @@ def hook_manager_commands(content: str) -> Iterator[str]:
     yield from _commands_in(document)
 
 
-def _commands_in(node: object) -> Iterator[str]:
-    if isinstance(node, list):
-        for item in node:
-            yield from _commands_in(item)
-        return
-    if not isinstance(node, dict):
-        return
-    entry = node.get("entry")
-    language = str(node.get("language", "system"))
-    if isinstance(entry, str) and language in _PRE_COMMIT_COMMANDS:
-        args = node.get("args")
-        words = [str(a) for a in args] if isinstance(args, list) else []
-        yield " ".join([entry, *words])
-    run = node.get("run")
-    if isinstance(run, str):
-        yield run
-    for value in node.values():
-        if isinstance(value, (dict, list)):
-            yield from _commands_in(value)
+_MAX_NODES: Final[int] = 10_000  # mappings and lists looked at (YAML aliases share nodes)
+
+
+def _commands_in(document: object) -> Iterator[str]:
+    """Every pre-commit hook's ``entry`` with its ``args`` and every ``run`` value, each
+    node looked at once (aliases repeat a node without copying it)."""
+    stack: list[object] = [document]
+    seen: set[int] = set()
+    while stack and len(seen) < _MAX_NODES:
+        node = stack.pop()
+        if id(node) in seen or not isinstance(node, (dict, list)):
+            continue
+        seen.add(id(node))
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        entry, run, args = node.get("entry"), node.get("run"), node.get("args")
+        if isinstance(entry, str) and str(node.get("language", "system")) not in _PRE_COMMIT_TEXT:
+            words = [shlex.quote(str(a)) for a in args] if isinstance(args, list) else []
+            yield " ".join([entry, *words])
+        if isinstance(run, str):
+            yield run
+        stack.extend(node.values())
 
 
 def _tmpfiles_paths(content: str) -> Iterator[str]:

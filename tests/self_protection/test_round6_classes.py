@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from dsh_policy.policy.hooks.protocol.vocabulary import ToolInputError, canonicalize
-from dsh_policy.policy.self_protection import processes, vcs
+from dsh_policy.policy.self_protection import processes, staged, vcs
 from measure_rates import _fill
 
 DATA = yaml.safe_load((Path(__file__).with_name("round6_classes.yaml")).read_text())
@@ -116,3 +116,18 @@ def test_bisect_moves_to_the_ends_of_its_range(argv: list[str], targets: list[li
 )
 def test_jj_names_the_revision_it_gives_the_working_copy(argv: list[str], targets: list[str] | None) -> None:
     assert vcs.jj_targets(argv) == targets
+
+
+def test_hook_manager_commands_read_each_shared_node_once() -> None:
+    # thirty levels of aliases, each listing the one before twice: 2**30 paths, one command
+    levels = ["a: &l0 [{run: 'make lint'}]"]
+    levels += [f"b{i}: &l{i} [*l{i - 1}, *l{i - 1}]" for i in range(1, 31)]
+    assert list(staged.hook_manager_commands("\n".join(levels) + "\n")) == ["make lint"]
+
+
+def test_pre_commit_args_are_quoted_as_words() -> None:
+    hooks = "repos:\n- repo: local\n  hooks:\n"
+    text = hooks + "  - {id: x, entry: black, language: python, args: ['a b']}\n"
+    assert list(staged.hook_manager_commands(text)) == ["black 'a b'"]
+    pattern = hooks + "  - {id: y, entry: 'rm -rf', language: pygrep}\n"
+    assert list(staged.hook_manager_commands(pattern)) == []  # a pattern searched for, not run
