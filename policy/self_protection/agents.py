@@ -14,9 +14,11 @@ import json
 import os
 import re
 import shlex
+import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
+import yaml
 from dsh_policy.cmdline.programs import operands as operands_of
 
 # Harness programs (``npx @anthropic-ai/claude-code`` is read by the shell reader as
@@ -389,24 +391,43 @@ _VALUED: Final[frozenset[str]] = frozenset(
 
 
 # The sections MCP clients read their servers from: ``mcpServers`` (Claude, Cursor, Cline, Roo,
-# Kilo, Windsurf...), ``servers`` (VS Code), ``mcp_servers`` (Codex), ``context_servers`` (Zed),
-# ``mcp`` (OpenCode). A file that declares one is a client configuration, whatever its name.
-_SERVER_SECTION: Final[re.Pattern[str]] = re.compile(
-    r"""["']?\b(?:mcpServers|mcp_servers|context_servers|servers|mcp)\b["']?\s*[:=]|\[mcp_servers\b"""
+# Kilo, Windsurf...), ``servers`` (VS Code's ``mcp.json``, or under ``mcp`` in its settings),
+# ``mcp_servers`` (Codex), ``context_servers`` (Zed), ``mcp`` (OpenCode). A configuration that
+# declares one at its top is a client's, whatever its name.
+_SERVER_SECTIONS: Final[frozenset[str]] = frozenset(
+    {"mcpServers", "mcp_servers", "context_servers", "servers", "mcp"}
 )
 
 
 def is_mcp_file(path: str, content: str = "") -> bool:
     """Whether ``path`` is an MCP client's configuration: one of :data:`MCP_FILES`, a JSON file
-    named for MCP (``.roo/mcp.json``, ``cline_mcp_settings.json``), or a file whose text declares
-    a server section (:data:`_SERVER_SECTION`; Zed's ``settings.json``)."""
+    named for MCP (``.roo/mcp.json``, ``cline_mcp_settings.json``), or a JSON, YAML or TOML
+    document whose top declares a server section (:data:`_SERVER_SECTIONS`; Zed's
+    ``settings.json``). Read as a document, so a section named inside a string (a corpus, a
+    test) does not count."""
     parts = path.replace("\\", "/").split("/")
     if any(tuple(parts[-len(suffix) :]) == suffix for suffix in MCP_FILES):
         return True
     name = parts[-1].lower()
     if "mcp" in name and name.endswith((".json", ".jsonc", ".json5")):
         return True
-    return bool(content) and _SERVER_SECTION.search(content) is not None
+    document = _document(name, content) if content else None
+    return isinstance(document, dict) and any(
+        key in _SERVER_SECTIONS and isinstance(value, dict | list) for key, value in document.items()
+    )
+
+
+def _document(name: str, content: str) -> Any:
+    """``content`` parsed as the configuration language its name or text says (``None`` when it
+    is none of JSON, JSON with comment lines, YAML or TOML)."""
+    try:
+        if name.endswith((".yaml", ".yml")):
+            return yaml.safe_load(content)
+        if name.endswith(".toml"):
+            return tomllib.loads(content)
+        return json.loads(re.sub(r"(?m)^\s*//.*$", "", content))
+    except (ValueError, yaml.YAMLError):
+        return None
 
 
 # A ``command`` value and the ``args`` list after it, in text that is not JSON (a jq filter's
@@ -417,23 +438,33 @@ _LOOSE_COMMAND: Final[re.Pattern[str]] = re.compile(
 
 
 def file_commands(content: str) -> Iterator[list[str]]:
-    """The commands MCP server entries in a client's configuration text run (JSON; a text that
-    does not parse is searched for ``command`` values and the ``args`` after them)."""
+    """The commands MCP server entries in a client's configuration text run (JSON or YAML; a text
+    that parses as neither is searched for ``command`` values and the ``args`` after them)."""
     try:
         document = json.loads(content)
     except ValueError:
+        document = _document(".yaml", content)  # YAML configurations, and JSON's flow form
+    if isinstance(document, dict | list):
+        yield from _entry_commands(document)
+    else:
         for match in _LOOSE_COMMAND.finditer(content):
             args = re.findall(r'"((?:[^"\\]|\\.)*)"', match.group(2) or "")
             yield [match.group(1), *args]
-        return
-    yield from _entry_commands(document)
+
+
+_MAX_NODES: Final[int] = 10_000
 
 
 def _entry_commands(document: Any) -> Iterator[list[str]]:
-    """Every ``{"command": ..., "args": [...]}`` inside a JSON value."""
+    """Every ``{"command": ..., "args": [...]}`` inside a JSON or YAML value (each node once:
+    YAML aliases share nodes; at most :data:`_MAX_NODES`)."""
     stack = [document]
-    while stack:
+    seen: set[int] = set()
+    while stack and len(seen) < _MAX_NODES:
         item = stack.pop()
+        if isinstance(item, dict | list) and id(item) in seen:
+            continue
+        seen.add(id(item))
         if isinstance(item, dict):
             command = item.get("command")
             if isinstance(command, dict) and isinstance(command.get("path"), str):

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from dsh_policy.policy.hooks.protocol.vocabulary import ToolInputError, canonicalize
-from dsh_policy.policy.self_protection import processes, staged, vcs
+from dsh_policy.policy.self_protection import agents, processes, staged, vcs
 from measure_rates import _fill
 
 DATA = yaml.safe_load((Path(__file__).with_name("round6_classes.yaml")).read_text())
@@ -131,3 +131,17 @@ def test_pre_commit_args_are_quoted_as_words() -> None:
     assert list(staged.hook_manager_commands(text)) == ["black 'a b'"]
     pattern = hooks + "  - {id: y, entry: 'rm -rf', language: pygrep}\n"
     assert list(staged.hook_manager_commands(pattern)) == []  # a pattern searched for, not run
+
+
+def test_server_entries_of_yaml_read_each_shared_node_once() -> None:
+    levels = ["a: &l0 [{command: npx, args: [docs-mcp]}]"]
+    levels += [f"b{i}: &l{i} [*l{i - 1}, *l{i - 1}]" for i in range(1, 31)]
+    assert list(agents.file_commands("\n".join(levels) + "\n")) == [["npx", "docs-mcp"]]
+
+
+def test_a_server_section_counts_only_at_the_top_of_a_document() -> None:
+    zed = '{"context_servers": {"x": {"command": {"path": "a"}}}}'
+    assert agents.is_mcp_file("/p/.zed/settings.json", zed)
+    assert agents.is_mcp_file("/p/agent.yaml", "mcpServers:\n  - name: x\n    command: a\n")
+    assert not agents.is_mcp_file("/p/cases.json", '{"content": "{\\"mcpServers\\": {}}"}')
+    assert not agents.is_mcp_file("/p/notes.md", "mcpServers: see the docs")
