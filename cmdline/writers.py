@@ -8,7 +8,8 @@ Everything a program's table does not mention is left to the caller (a program t
 reader is taken to write every operand it names).
 
 Sources: GNU tar, cpio, coreutils (``sort``, ``install``, ``ln``, ``split``), GNU patch, Info-ZIP
-``unzip``, p7zip, curl, GNU Wget, rsync, pip, git and util-linux ``mount`` manuals.
+``unzip``, p7zip, curl, GNU Wget, aria2, yt-dlp, HTTPie, xh, GNU Stow, rsync, pip, git and
+util-linux ``mount`` manuals.
 """
 
 from __future__ import annotations
@@ -103,7 +104,28 @@ WRITE_OPTIONS: Final[dict[str, dict[str, Target]]] = {
     "git": {"-o": "file", "--output": "file", "--output-directory": "folder"},
     "zip": {"-O": "file", "--output-file": "file"},
     "xz": {},
+    # Downloaders: where the download lands (``aria2c -d DIR -o NAME``, ``yt-dlp -P DIR``).
+    "aria2c": {
+        "-d": "folder",
+        "--dir": "folder",
+        "-o": "file",
+        "--out": "file",
+        "-l": "file",
+        "--log": "file",
+        "--save-session": "file",
+        "--save-cookies": "file",
+    },
+    "axel": {"-o": "file", "--output": "file"},
+    "wget2": {"-O": "file", "--output-document": "file", "-P": "folder", "--directory-prefix": "folder"},
+    "yt-dlp": {"-o": "file", "--output": "file", "-P": "folder", "--paths": "folder"},
+    "http": {"-o": "file", "--output": "file"},
+    "https": {"-o": "file", "--output": "file"},
+    "xh": {"-o": "file", "--output": "file"},
+    "lwp-download": {},
 }
+# GNU Stow options that replace or remove what is in the target folder: ``--adopt`` moves each
+# target file into the package and links it back, ``-D``/``-R`` remove the links it made.
+_STOW_CHANGES: Final[frozenset[str]] = frozenset({"--adopt", "-D", "--delete", "-R", "--restow"})
 
 # Options that take a value which is not written (so the word after them is not an operand).
 VALUE_OPTIONS: Final[dict[str, frozenset[str]]] = {
@@ -268,10 +290,28 @@ def written_operands(argv: Sequence[str]) -> Written:
         operands = operands_of(words, VALUE_OPTIONS["patch"])
         out.files.extend(operands[:1])
         out.unpacks_here = not operands and not out.folders
+    elif program == "stow" and _STOW_CHANGES.intersection(words):
+        out.folders.append(stow_target(words))
     elif program == "mount" or program == "umount":
         operands = operands_of(words, frozenset({"-t", "-o", "-L", "-U", "--bind", "-B"}))
         out.folders.extend(operands[-1:])
     return out
+
+
+def stow_target(words: Sequence[str]) -> str:
+    """Stow's target folder: ``-t``/``--target``, else the parent of ``-d``/``--dir``, else the
+    parent of the folder it runs in (the stow manual's defaults)."""
+    found: dict[str, str] = {}
+    for index, word in enumerate(words):
+        name, equals, value = word.partition("=")
+        if name in ("-t", "--target", "-d", "--dir"):
+            given = value if equals else (words[index + 1] if index + 1 < len(words) else "")
+            found["target" if name in ("-t", "--target") else "dir"] = given
+        elif word.startswith(("-t", "-d")) and len(word) > 2:
+            found["target" if word[1] == "t" else "dir"] = word[2:]
+    if "target" in found:
+        return found["target"]
+    return (found.get("dir", ".").rstrip("/") or "/") + "/.."
 
 
 # bubblewrap options that mount SOURCE over DEST (two operands): what is at DEST is hidden from

@@ -13,9 +13,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Sequence
+import shlex
+import tomllib
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
+import yaml
 from dsh_policy.cmdline.programs import operands as operands_of
 
 # Harness programs (``npx @anthropic-ai/claude-code`` is read by the shell reader as
@@ -101,6 +104,23 @@ MCP_FILES: Final[tuple[tuple[str, ...], ...]] = (
     ("opencode.json",),
     ("opencode.jsonc",),
 )
+
+
+# Argument names under which tools of MCP shell servers take a command line.
+COMMAND_KEYS: Final[frozenset[str]] = frozenset({"command", "cmd", "commandLine", "command_line", "script"})
+
+
+def command_lines(args: Any) -> list[str]:
+    """The command lines an unknown tool's arguments hand a shell (:data:`COMMAND_KEYS`; a line,
+    or an argv list joined as the shell would read it)."""
+    lines: list[str] = []
+    for key in sorted(COMMAND_KEYS & set(args)) if isinstance(args, Mapping) else ():
+        value = args[key]
+        if isinstance(value, list | tuple):
+            value = shlex.join(str(word) for word in value)
+        if isinstance(value, str) and value.strip():
+            lines.append(value)
+    return lines
 
 
 def harness_of(argv: Sequence[str]) -> str | None:
@@ -296,16 +316,41 @@ def folder_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+# Harness options that load MCP servers from a JSON text or a file for one run (Claude Code's
+# ``--mcp-config`` takes several, Copilot CLI's ``--additional-mcp-config`` one, ``@FILE`` too).
+MCP_CONFIG_OPTIONS: Final[frozenset[str]] = frozenset({"--mcp-config", "--additional-mcp-config"})
+
+
+def mcp_config_values(argv: Sequence[str]) -> list[str]:
+    """The JSON texts and files a harness start loads MCP servers from (:data:`MCP_CONFIG_OPTIONS`):
+    a file's servers start as surely as those of the settings it was given beside."""
+    if harness_of(argv) is None:
+        return []
+    words = list(argv[1:])
+    values: list[str] = []
+    for index, word in enumerate(words):
+        name, equals, value = word.partition("=")
+        if name not in MCP_CONFIG_OPTIONS:
+            continue
+        if equals:
+            values.append(value)
+            continue
+        for following in words[index + 1 :]:  # ``--mcp-config A B``: values up to the next option
+            if following.startswith("-") or (values and name != "--mcp-config"):
+                break
+            values.append(following)
+            if name != "--mcp-config":
+                break
+    return [value.removeprefix("@") for value in values]
+
+
 def server_commands(argv: Sequence[str]) -> Iterator[list[str]]:
     """The commands an ``mcp add`` of a harness registers (``claude mcp add NAME -- CMD ...``,
     ``claude mcp add-json NAME JSON``, ``codex mcp add NAME -- CMD``, ``gemini mcp add NAME CMD``)."""
     if harness_of(argv) is None:
         return
-    for index, word in enumerate(argv[1:], start=1):  # copilot --additional-mcp-config JSON
-        name, equals, value = word.partition("=")
-        if name == "--additional-mcp-config":
-            text = value if equals else (argv[index + 1] if index + 1 < len(argv) else "")
-            yield from file_commands(text) if text.lstrip().startswith("{") else ()
+    for text in mcp_config_values(argv):  # ``--mcp-config JSON``; files are read by the caller
+        yield from file_commands(text) if text.lstrip().startswith("{") else ()
     if len(argv) < 3 or argv[1] != "mcp":
         return
     verb, rest = argv[2], list(argv[3:])
@@ -345,30 +390,86 @@ _VALUED: Final[frozenset[str]] = frozenset(
 )
 
 
-def is_mcp_file(path: str) -> bool:
+# The sections MCP clients read their servers from: ``mcpServers`` (Claude, Cursor, Cline, Roo,
+# Kilo, Windsurf...), ``servers`` (VS Code's ``mcp.json``, or under ``mcp`` in its settings),
+# ``mcp_servers`` (Codex), ``context_servers`` (Zed), ``mcp`` (OpenCode). A configuration that
+# declares one at its top is a client's, whatever its name.
+_SERVER_SECTIONS: Final[frozenset[str]] = frozenset(
+    {"mcpServers", "mcp_servers", "context_servers", "servers", "mcp"}
+)
+
+
+def is_mcp_file(path: str, content: str = "") -> bool:
+    """Whether ``path`` is an MCP client's configuration: one of :data:`MCP_FILES`, a JSON file
+    named for MCP (``.roo/mcp.json``, ``cline_mcp_settings.json``), or a JSON, YAML or TOML
+    document whose top declares a server section (:data:`_SERVER_SECTIONS`; Zed's
+    ``settings.json``). Read as a document, so a section named inside a string (a corpus, a
+    test) does not count."""
     parts = path.replace("\\", "/").split("/")
-    return any(tuple(parts[-len(suffix) :]) == suffix for suffix in MCP_FILES)
+    if any(tuple(parts[-len(suffix) :]) == suffix for suffix in MCP_FILES):
+        return True
+    name = parts[-1].lower()
+    if "mcp" in name and name.endswith((".json", ".jsonc", ".json5")):
+        return True
+    document = _document(name, content) if content else None
+    return isinstance(document, dict) and any(
+        key in _SERVER_SECTIONS and isinstance(value, dict | list) for key, value in document.items()
+    )
+
+
+def _document(name: str, content: str) -> Any:
+    """``content`` parsed as the configuration language its name or text says (``None`` when it
+    is none of JSON, JSON with comment lines, YAML or TOML)."""
+    try:
+        if name.endswith((".yaml", ".yml")):
+            return yaml.safe_load(content)
+        if name.endswith(".toml"):
+            return tomllib.loads(content)
+        return json.loads(re.sub(r"(?m)^\s*//.*$", "", content))
+    except (ValueError, yaml.YAMLError):
+        return None
+
+
+# A ``command`` value and the ``args`` list after it, in text that is not JSON (a jq filter's
+# object, JSON with comments, a fragment): keys quoted or not.
+_LOOSE_COMMAND: Final[re.Pattern[str]] = re.compile(
+    r"""["']?\bcommand["']?\s*:\s*"((?:[^"\\]|\\.)*)"(?:[^\[\]{}]*?["']?\bargs["']?\s*:\s*\[([^\]]*)\])?"""
+)
 
 
 def file_commands(content: str) -> Iterator[list[str]]:
-    """The commands MCP server entries in a client's configuration text run (JSON; a fragment
-    that does not parse is searched for ``"command"`` values)."""
+    """The commands MCP server entries in a client's configuration text run (JSON or YAML; a text
+    that parses as neither is searched for ``command`` values and the ``args`` after them)."""
     try:
         document = json.loads(content)
     except ValueError:
-        for match in re.finditer(r'"command"\s*:\s*"((?:[^"\\]|\\.)*)"', content):
-            yield [match.group(1)]
-        return
-    yield from _entry_commands(document)
+        document = _document(".yaml", content)  # YAML configurations, and JSON's flow form
+    if isinstance(document, dict | list):
+        yield from _entry_commands(document)
+    else:
+        for match in _LOOSE_COMMAND.finditer(content):
+            args = re.findall(r'"((?:[^"\\]|\\.)*)"', match.group(2) or "")
+            yield [match.group(1), *args]
+
+
+_MAX_NODES: Final[int] = 10_000
 
 
 def _entry_commands(document: Any) -> Iterator[list[str]]:
-    """Every ``{"command": ..., "args": [...]}`` inside a JSON value."""
+    """Every ``{"command": ..., "args": [...]}`` inside a JSON or YAML value (each node once:
+    YAML aliases share nodes; at most :data:`_MAX_NODES`)."""
     stack = [document]
-    while stack:
+    seen: set[int] = set()
+    while stack and len(seen) < _MAX_NODES:
         item = stack.pop()
+        if isinstance(item, dict | list) and id(item) in seen:
+            continue
+        seen.add(id(item))
         if isinstance(item, dict):
             command = item.get("command")
+            if isinstance(command, dict) and isinstance(command.get("path"), str):
+                item = {**item, **command}  # Zed: ``"command": {"path": ..., "args": [...]}``
+                command = item["path"]
             if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
                 yield [str(c) for c in command]  # OpenCode: ``"command": ["prog", "arg", ...]``
             elif isinstance(command, str):

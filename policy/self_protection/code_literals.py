@@ -19,12 +19,20 @@ from typing import Final, Protocol
 from dsh_policy.policy.self_protection import processes
 from dsh_policy.policy.self_protection.locations import HARNESS_SUFFIXES, Protected
 
-_LITERAL: Final[re.Pattern[str]] = re.compile(r"'([^'\n]{1,512})'|\"([^\"\n]{1,512})\"|`([^`\n]{1,512})`")
+_LITERAL: Final[re.Pattern[str]] = re.compile(
+    r"'([^'\n]{1,512})'|\"([^\"\n]{1,512})\"|`([^`\n]{1,512})`"
+    # Perl's and Ruby's quote-like operators: ``q(...)``, ``qq{...}``, ``qx(...)``, ``%x(...)``.
+    r"|(?<![\w$@%])(?:qq|qx|qw|q|%[qQxw]?)\(([^()\n]{1,512})\)"
+    r"|(?<![\w$@%])(?:qq|qx|qw|q|%[qQxw]?)\{([^{}\n]{1,512})\}"
+)
 _COMPONENT: Final[re.Pattern[str]] = re.compile(r"^[^\s;|&<>$(){}]+$")
 # Calls that send a signal to a process the code names by PID (Python, Node, Ruby, Perl, PHP).
 SIGNALS: Final[re.Pattern[str]] = re.compile(
     r"\b(?:os\.kill|os\.killpg|killpg|pthread_kill|send_signal|terminate|posix_kill|Process\.kill"
     r"|process\.kill|kill)\s*\("
+    # Perl's and Ruby's builtins without parentheses: ``kill 'TERM', @pids``, ``kill q(STOP), ...``,
+    # ``kill 9 => $pid``, ``Process.kill :KILL, pid``.
+    r"|\b(?:Process\.)?kill\s+(?:q\(|['\"]-?\w|-?[0-9A-Z]|\$|:\w)"
 )
 # Code that finds processes by what they are (the process table, a finder program or library).
 FINDS: Final[re.Pattern[str]] = re.compile(
@@ -102,24 +110,44 @@ def assembled_path(scan: CallScan, codes: Sequence[str]) -> Protected | None:
                 if found is not None:
                     return found
                 continue
-            parts = [part for part in tail.lower().split("/") if part]
-            if len(parts) < 2:
-                continue
-            for entry in entries:
-                have = entry.path.lower().split("/")
-                if have[-len(parts) :] == parts:
-                    return entry
-                # inside a protected folder: the run starts with the folder's trailing components
-                # (two of them, or its one name when that name is the gateway's or a harness's
-                # own: ``'.codex', 'config.toml'``, not a venv's ``'.venv', 'bin'``)
-                least = 1 if have[-1] in _OWN_FOLDERS else 2
-                if entry.tree and any(have[-size:] == parts[:size] for size in range(least, len(parts))):
-                    return entry
-            for suffix, _tree in HARNESS_SUFFIXES:
-                if len(suffix) > 1 and tuple(parts[-len(suffix) :]) == suffix:
-                    return Protected(tail, "harness-settings")
-            if scan.protection.mentions.search(tail):
-                return Protected(tail, "harness-settings")
+            found = _tail_entry(scan, entries, tail)
+            if found is not None:
+                return found
+        # ``homedir() + '/.claude/settings.json'``, ``$ENV{HOME} . "/.codex/config.toml"``: a
+        # literal appended to a computed value is a tail of the path, wherever that value points.
+        for match in _APPENDED.finditer(code):
+            found = _tail_entry(scan, entries, match.group(2))
+            if found is not None:
+                return found
+    return None
+
+
+# A literal starting with ``/`` appended to something computed, by each language's concatenation
+# (``+``, Perl's and PHP's ``.``, ``<<``, pathlib's ``/``, template ``${...}/``).
+_APPENDED: Final[re.Pattern[str]] = re.compile(r"""(?:[+.]|<<|[\w)\]}]\s*/)\s*(['"`])(/[^'"`\n]{2,512})\1""")
+
+
+def _tail_entry(scan: CallScan, entries: Sequence[Protected], tail: str) -> Protected | None:
+    """The protected entry whose trailing components ``tail`` (relative: ``.claude/settings.json``)
+    spells, or a file inside a protected folder it starts with."""
+    parts = [part for part in tail.lower().split("/") if part]
+    if len(parts) < 2:
+        return None
+    for entry in entries:
+        have = entry.path.lower().split("/")
+        if have[-len(parts) :] == parts:
+            return entry
+        # inside a protected folder: the run starts with the folder's trailing components
+        # (two of them, or its one name when that name is the gateway's or a harness's
+        # own: ``'.codex', 'config.toml'``, not a venv's ``'.venv', 'bin'``)
+        least = 1 if have[-1] in _OWN_FOLDERS else 2
+        if entry.tree and any(have[-size:] == parts[:size] for size in range(least, len(parts))):
+            return entry
+    for suffix, _tree in HARNESS_SUFFIXES:
+        if len(suffix) > 1 and tuple(parts[-len(suffix) :]) == suffix:
+            return Protected(tail, "harness-settings")
+    if scan.protection.mentions.search(tail):
+        return Protected(tail, "harness-settings")
     return None
 
 
@@ -136,9 +164,12 @@ def signals_gateway(codes: Sequence[str], gateway: Sequence[processes.GatewayPro
                 return number
         if not FINDS.search(code):
             continue
-        for text in literals(code):
-            if len(text) < 3 or text.startswith("/proc"):
-                continue
-            if processes.pattern_hits(text, gateway, True):
-                return text
+        for literal in literals(code):
+            # A finder's command line in a literal (``qx(pgrep -f NAME)``, ``execSync('pgrep
+            # NAME')``) picks by its words: each is matched as the finder would.
+            for text in (literal, *literal.split()) if " " in literal else (literal,):
+                if len(text) < 3 or text.startswith(("/proc", "-")):
+                    continue
+                if processes.pattern_hits(text, gateway, True):
+                    return text
     return None

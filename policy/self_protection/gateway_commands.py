@@ -6,9 +6,12 @@ audit log); and the package-manager subcommands whose operands are package names
 
 from __future__ import annotations
 
+import json
+import os
 import re
-from collections.abc import Sequence
-from typing import Final
+import tomllib
+from collections.abc import Callable, Sequence
+from typing import Any, Final
 
 from dsh_policy.cmdline.programs import PIP, PYTHON, PYTHON_INSTALLERS
 from dsh_policy.policy.self_protection.locations import SHADOW_ENV
@@ -85,6 +88,92 @@ def gateway_command(argv: list[str], tool: str) -> Refusal | None:
             ),
         )
     return None
+
+
+# Package managers that install a local folder's commands onto the PATH, and the verbs that do.
+_LOCAL_INSTALLERS: Final[frozenset[str]] = frozenset(
+    {"pip", "pip3", "pipx", "uv", "npm", "pnpm", "yarn", "bun", "cargo", "poetry", "pdm", "hatch"}
+)
+_INSTALL_VERBS: Final[frozenset[str]] = frozenset(
+    {"install", "i", "add", "inject", "link", "reinstall", "upgrade"}
+)
+_MAX_METADATA: Final[int] = 256 * 1024
+
+
+def shadowing_install(argv: Sequence[str], resolve: Callable[[str], list[str]]) -> Refusal | None:
+    """An installer given a local package folder (``pipx install ./shim``, ``npm i -g ./shim``,
+    ``cargo install --path shim``) that provides a command named as the gateway: installed onto
+    the PATH, it may stand in for the hook command. The commands are read from the folder's
+    metadata (``[project.scripts]``, ``console_scripts``, ``package.json``'s ``bin``, Cargo's
+    ``[[bin]]``); a folder that does not exist installs nothing."""
+    program = (argv[0] if argv else "").rsplit("/", 1)[-1]
+    words = list(argv[1:])
+    if program not in _LOCAL_INSTALLERS and not PIP.fullmatch(program):
+        return None
+    if not _INSTALL_VERBS & set(words):
+        return None
+    for word in words:
+        if word.startswith("-") or word in _INSTALL_VERBS:
+            continue
+        for folder in resolve(word.removeprefix("file:"))[:1]:
+            provided = provided_commands(folder)
+            if provided & _OUR_NAMES:
+                return Refusal(
+                    f"{RULE_PREFIX}/gateway-package",
+                    message(
+                        f"{program} would install {word}, which provides a "
+                        f"{sorted(provided & _OUR_NAMES)[0]} command in place of the gateway's",
+                        KIND_TEXT["gateway-package"],
+                    ),
+                )
+    return None
+
+
+def provided_commands(folder: str) -> set[str]:
+    """The command names a local package folder installs (empty for anything else)."""
+    if not os.path.isdir(folder):
+        return set()
+    names: set[str] = set()
+    pyproject = _load(os.path.join(folder, "pyproject.toml"), tomllib.loads)
+    project, poetry = _table(pyproject, "project"), _table(_table(pyproject, "tool"), "poetry")
+    for scripts in (_table(project, "scripts"), _table(project, "gui-scripts"), _table(poetry, "scripts")):
+        names.update(scripts)
+    setup_cfg = _text(os.path.join(folder, "setup.cfg")) + _text(os.path.join(folder, "setup.py"))
+    names.update(re.findall(r"""(?m)^\s*['"]?([\w.-]+)\s*=\s*[\w.]+:\w""", setup_cfg))
+    package = _load(os.path.join(folder, "package.json"), json.loads)
+    if isinstance(package, dict):
+        bin_field = package.get("bin")
+        if isinstance(bin_field, str):
+            names.add(str(package.get("name", "")).rsplit("/", 1)[-1])
+        elif isinstance(bin_field, dict):
+            names.update(str(key) for key in bin_field)
+    cargo = _load(os.path.join(folder, "Cargo.toml"), tomllib.loads)
+    bins = cargo.get("bin") if isinstance(cargo, dict) else None
+    for entry in bins if isinstance(bins, list) else ():
+        names.add(str(entry.get("name", "")) if isinstance(entry, dict) else "")
+    names.add(str(_table(cargo, "package").get("name", "")))
+    return {normal_name(str(name)) for name in names if name}
+
+
+def _table(document: Any, key: str) -> dict[str, Any]:
+    """``document[key]`` when both are mappings, else an empty one."""
+    value = document.get(key) if isinstance(document, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def _text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(_MAX_METADATA)
+    except (OSError, ValueError):
+        return ""
+
+
+def _load(path: str, parse: Callable[[str], Any]) -> Any:
+    try:
+        return parse(_text(path) or "{}")
+    except ValueError:  # tomllib.TOMLDecodeError and json.JSONDecodeError are ValueErrors
+        return {}
 
 
 def package_fetch(argv: Sequence[str]) -> bool:

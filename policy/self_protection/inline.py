@@ -53,7 +53,10 @@ class CallScan(Protocol):
 _CODE_ACTS: Final[re.Pattern[str]] = re.compile(
     r"write|append|remove|unlink|rename|replace|rmtree|rmdir|move|copy|chmod|chown|truncate|symlink"
     r"|\blink|mkdir|makedirs|system|subprocess|popen|spawn|exec|eval|kill|signal|socket|shutil|dump"
-    r"|save|touch|utime|delete|erase|argv|import\s*\(|__import__|ctypes",
+    r"|save|touch|utime|delete|erase|argv|import\s*\(|__import__|ctypes"
+    # Node's ``fs.rm``/``rmSync``/``cp``/``cpSync``, Ruby's ``FileUtils.rm_rf``/``mv``, PHP's
+    # ``file_put_contents``: calls whose names hold none of the words above.
+    r"|\brm\w*\s*\(|\bcp\w*\s*\(|\bmv\s*\(|\brm(?:_\w+)?\s+['\"\w]|put_contents|FileUtils",
     re.IGNORECASE,
 )
 # A file mode that writes (``open(p, "w")``, ``fopen($p, "a+")``), as a whole string literal.

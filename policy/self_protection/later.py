@@ -9,13 +9,14 @@ shell line (a nested scan of the same call's folder).
 
 from __future__ import annotations
 
+import itertools
 import os
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Final, Protocol
 
 from dsh_policy.cmdline.programs import copy_destinations, only_reads
-from dsh_policy.policy.self_protection import code_literals, sessions, staged, streams
+from dsh_policy.policy.self_protection import agents, code_literals, sessions, staged, streams
 from dsh_policy.policy.self_protection.locations import Protected
 from dsh_policy.policy.self_protection.refusals import RULE_PREFIX, Refusal, message, refusal
 
@@ -52,7 +53,7 @@ def session_write(scan: CallScan, path: str, content: str, tool: str) -> Refusal
     """A file tool writing a variable that steers the hook into a file later sessions read."""
     if not content or not sessions.is_session_file(scan.expand(path)):
         return None
-    found = sessions.steering(content)
+    found = sessions.steering(content, os.path.dirname(scan.expand(path)))
     return _session_refusal(tool, path, found) if found is not None else None
 
 
@@ -85,7 +86,7 @@ def session_line(
         for target in written:
             if target.startswith(("/dev/", "/proc/")):
                 continue  # a device or a process's file: nothing there runs later
-            refused = staged_write(scan, target, known, tool)
+            refused = staged_write(scan, target, known, tool) or _servers_written(scan, target, known, tool)
             if refused is not None:
                 return refused
     return scheduled(scan, commands, redirects, tool)
@@ -98,6 +99,22 @@ def staged_write(scan: CallScan, path: str, content: str, tool: str) -> Refusal 
         if found is not None:
             return _relabel(found, f"{tool} writes {path}, which will run")
     return None
+
+
+def _servers_written(scan: CallScan, path: str, text: str, tool: str) -> Refusal | None:
+    """MCP server entries a line writes into a client's configuration (``jq -n '{mcpServers:
+    ...}' > .mcp.json``): the client will start each, so each command is judged now."""
+    if not agents.is_mcp_file(scan.expand(path), text):
+        return None
+    for command in itertools.islice(agents.file_commands(text), _MAX_SERVERS):
+        line = command[0] if len(command) == 1 else shlex.join(command)
+        found = judge(scan, "shell", line)
+        if found is not None:
+            return _relabel(found, f"{tool} writes an MCP server into {path} that runs `{line[:120]}`")
+    return None
+
+
+_MAX_SERVERS: Final[int] = 8
 
 
 def _copied_runner(scan: CallScan, argv: Sequence[str], tool: str) -> Refusal | None:
@@ -233,9 +250,24 @@ def _known_text(
     """The text a line writes that is known now: what ``echo``/``printf`` print (through the
     decoders after them), here-documents and here-strings."""
     pieces = [streams.producers_text(commands)]
+    # ``jq -n FILTER`` prints the value its filter builds: an object literal's text is its output.
+    pieces += [_jq_filter(argv) for argv in commands if argv and os.path.basename(argv[0]) in _JQ]
     pieces += [r["target"] for r in redirects if r.get("op") == "<<<"]
     pieces += streams.heredoc_bodies(line)
     return "\n".join(piece for piece in pieces if piece)
+
+
+_JQ: Final[frozenset[str]] = frozenset({"jq", "gojq", "jaq"})
+
+
+def _jq_filter(argv: Sequence[str]) -> str:
+    """The filter of a ``jq`` that reads no input (``-n``/``--null-input``), else nothing."""
+    words = list(argv[1:])
+    short = [w for w in words if w.startswith("-") and not w.startswith("--")]
+    if "--null-input" not in words and not any("n" in w for w in short):
+        return ""
+    operands = [w for w in words if not w.startswith("-")]
+    return operands[0] if operands else ""
 
 
 def _bodies(redirects: Sequence[Mapping[str, str]]) -> Iterator[str]:

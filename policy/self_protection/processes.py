@@ -154,7 +154,11 @@ def stops_gateway(
 ) -> str | None:
     """Why this line would stop, freeze or starve the gateway, or ``None``."""
     pids = {str(p.pid) for p in processes}
-    senders = [argv for argv in commands if argv and os.path.basename(argv[0]) in SIGNAL_SENDERS]
+    senders = [
+        argv
+        for argv in commands
+        if argv and os.path.basename(argv[0]) in SIGNAL_SENDERS and not probes_only(argv)
+    ]
     services = ("systemctl", "launchctl", "service", "rc-service", "sv")
     for argv in commands:
         program = os.path.basename(argv[0]) if argv else ""
@@ -176,6 +180,8 @@ def stops_gateway(
         program = os.path.basename(argv[0])
         if program == "kill" and "-1" in argv[2:]:
             return "kill -1 would signal every process of this user (the gateway's among them)"
+        if program == "killall5":
+            return "killall5 would signal every process outside its own session (the gateway's among them)"
         operands = [w for w in argv[1:] if not w.startswith("-") or w.lstrip("-").isdigit()]
         for word in operands:
             bare = word.lstrip("-")
@@ -210,6 +216,33 @@ def stops_gateway(
         if OWN_NAMES.search(line):
             return "the line signals processes it finds by the gateway's name"
     return None
+
+
+# Senders whose signal option may name signal 0, by the option that names it.
+_SIGNAL_OPTIONS: Final[frozenset[str]] = frozenset({"-s", "-n", "--signal"})
+
+
+def probes_only(argv: Sequence[str]) -> bool:
+    """Whether a ``kill``/``pkill``/``killall`` names signal 0 (``-0``, ``-s 0``, ``--signal=0``,
+    ``-SIG0``): the kernel checks that the process exists and may be signalled but delivers
+    nothing, so a liveness probe of the gateway changes nothing. ``killall5 -0`` included."""
+    program = os.path.basename(argv[0]) if argv else ""
+    if program not in ("kill", "pkill", "killall", "killall5", "skill"):
+        return False
+    words = list(argv[1:])
+    for index, word in enumerate(words):
+        if word == "--":
+            return False
+        value: str | None = None
+        if word in _SIGNAL_OPTIONS and index + 1 < len(words):
+            value = words[index + 1]
+        elif word.startswith("--signal="):
+            value = word.split("=", 1)[1]
+        elif word.startswith("-") and not word.startswith("--"):
+            value = word[1:]
+        if value is not None and value.upper().removeprefix("SIG") == "0":
+            return True
+    return False
 
 
 # The unit names the gateway's service has (the hardened install's, a user unit of its name).

@@ -31,6 +31,7 @@ from dsh_policy.cmdline.shell import (
 )
 from dsh_policy.cmdline.writers import tar_mode
 from dsh_policy.policy.self_protection import (
+    agents,
     gateway_commands,
     inline,
     later,
@@ -274,7 +275,12 @@ class CallScan:
         return None
 
     def any_tool(self, args: Any, tool: str) -> Refusal | None:
-        """A tool we do not know (an MCP server's, say) is taken to write what it names."""
+        """A tool we do not know (an MCP server's, say) is taken to write what it names; a
+        command line it is given (an MCP shell server's ``command``) is judged as the shell's."""
+        for line in agents.command_lines(args):
+            judged = self.nested().shell(line, tool)
+            if judged is not None:
+                return judged
         for count, text in enumerate(_strings(args)):
             if count > MAX_CHECKED_WORDS:
                 return Refusal(f"{RULE_PREFIX}/limits", limit_message(tool))
@@ -586,11 +592,12 @@ class CallScan:
         protected path its ``-name``/``-path`` tests could select (``find . -name '*.pyc'
         -delete`` stays allowed)."""
         words = argv[1:]
-        names = [
-            words[i + 1]
+        names = [  # ``-iname``/``-ipath`` ignore letter case: matched folded
+            words[i + 1].lower() if w in ("-iname", "-ipath") else words[i + 1]
             for i, w in enumerate(words[:-1])
             if w in ("-name", "-iname", "-path", "-ipath", "-wholename", "-regex")
         ]
+        folded = any(w in ("-iname", "-ipath") for w in words)
         starts = [
             w
             for w in words[
@@ -604,17 +611,7 @@ class CallScan:
             if found.tree and any(found.covers(c) for c in self.candidates(start)):
                 return refusal(found, f"find would delete or run commands inside {start}")
             candidates = [e for e in (*self.protection.entries, *self.local) if self._under(e.path, start)]
-            if (
-                not names
-                or not candidates
-                or any(
-                    fnmatch.fnmatch(os.path.basename(e.path), n)
-                    or fnmatch.fnmatch(e.path, n)
-                    or n.startswith("-regex")
-                    for e in candidates
-                    for n in names
-                )
-            ):
+            if not names or not candidates or tactics.find_selects(candidates, names, folded):
                 return refusal(found, f"find would delete or run commands on {start}")
         return None
 

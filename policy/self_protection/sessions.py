@@ -62,7 +62,8 @@ SESSION_SETTERS: Final[dict[str, frozenset[str]]] = {
 
 
 # Start-up files of the other shells and login managers (csh, tcsh, ksh, mksh, the login and
-# logout scripts) beside :data:`.locations.SHELL_STARTUP`.
+# logout scripts, the ``~/.bash_aliases`` Debian's and Ubuntu's bashrc sources) beside
+# :data:`.locations.SHELL_STARTUP`.
 _MORE_STARTUP: Final[frozenset[str]] = frozenset(
     {
         ".cshrc",
@@ -72,6 +73,7 @@ _MORE_STARTUP: Final[frozenset[str]] = frozenset(
         ".kshrc",
         ".mkshrc",
         ".bash_logout",
+        ".bash_aliases",
         ".zlogout",
         "pam_env.conf",
         "launchd.conf",
@@ -108,21 +110,57 @@ _SHADOWING: Final[re.Pattern[str]] = re.compile(
 )
 
 
-def steering(text: str) -> str | None:
+def steering(text: str, base: str = "") -> str | None:
     """The first assignment in ``text`` that steers the hook (``PATH`` only when the new value
     drops the one in force), as ``NAME=value``, or a definition that shadows the gateway's
     command; ``None`` when there is none."""
     shadow = _SHADOWING.search(text)
     if shadow is not None:
         return f"{next(name for name in shadow.groups() if name)} (defined in place of the program)"
+    for added in _PATH_ADD.finditer(text):  # direnv's ``PATH_add DIR``: DIR ahead of PATH
+        if _shadows_gateway(added.group(1), base):
+            return f"PATH={added.group(1)}:$PATH"
     for pattern in (_ASSIGN, _SETENV, _PAM):
         for match in pattern.finditer(text):
             name, value = match.group(1), match.group(2).strip()
+            ahead = _KEEPS_PATH.split(value)[0] if name == "PATH" and _KEEPS_PATH.search(value) else ""
+            if ahead and _shadows_gateway(ahead, base):
+                return f"{name}={value[:60]}"
             if name == "PATH" and (not value or _KEEPS_PATH.search(value) or _finds_gateway(value)):
                 continue
             shown = re.split(r"""['"]\s""", value, maxsplit=1)[0].strip("'\"")
             return f"{name}={shown[:60]}"
     return None
+
+
+# direnv's stdlib functions that put a folder ahead of PATH.
+_PATH_ADD: Final[re.Pattern[str]] = re.compile(r"""(?m)^\s*(?:PATH_add|path_add\s+PATH)\s+["']?([^"'\s;]+)""")
+
+
+def _shadows_gateway(folders: str, base: str) -> bool:
+    """Whether a folder put ahead of the ``PATH`` in force holds a ``dsh-policy`` other than the
+    gateway's own: later sessions would run it for the hook command. (A folder that holds none
+    now gains one only by a write of that name, which is refused wherever it is made.) A relative
+    folder is read from ``base``, the folder of the file that sets it (direnv's ``.envrc``)."""
+    own = shutil.which("dsh-policy")
+    for part in re.split(r"[:\s]", folders):
+        folder = os.path.expandvars(os.path.expanduser(part.strip("\"'{}")))
+        if folder and not os.path.isabs(folder) and base:
+            folder = os.path.join(base, folder)
+        if not os.path.isabs(folder):
+            continue
+        for name in ("dsh-policy", "dsh_policy"):
+            candidate = os.path.join(folder, name)
+            if os.path.lexists(candidate) and not _same(candidate, own):
+                return True
+    return False
+
+
+def _same(path: str, other: str | None) -> bool:
+    try:
+        return other is not None and os.path.samefile(path, other)
+    except OSError:  # a dangling link is not the gateway's (and leaves the hook unrunnable)
+        return False
 
 
 def _finds_gateway(value: str) -> bool:

@@ -9,7 +9,9 @@ the file, from each runner's documentation: a ``#!`` line names the interpreter;
 extension names the runner (``make`` runs tab-indented recipe lines, ``just`` indented ones,
 ``npm run`` the ``scripts`` values, systemd the ``Exec*=`` values, cron the command after the
 schedule, VS Code a task's ``command`` and ``args``, git the values of its configuration that are
-commands); git and the hook managers run a hook file as a script.
+commands, pre-commit a local hook's ``entry``, lefthook its ``run`` values); git and the hook
+managers run a hook file as a script, a shell its start-up and logout files, pytest a
+``conftest.py`` and the build and task runners their ``setup.py``, ``noxfile.py``, ``tasks.py``.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from collections.abc import Iterator
 from typing import Final
 
+import yaml
 from dsh_policy.cmdline.programs import SHELLS
 
 # Interpreters by the name a ``#!`` line or an extension gives, with the option that runs code.
@@ -35,6 +39,42 @@ _INTERPRETERS: Final[dict[str, str]] = {
 # every source file that names a harness's settings would refuse ordinary work on tools that
 # read them.
 _SHELL_EXTENSIONS: Final[frozenset[str]] = frozenset({".sh", ".bash", ".zsh", ".ksh", ".command"})
+# Files a shell runs as its own script at login, start-up or logout (``~/.bash_logout``, the
+# ``~/.bash_aliases`` Debian's bashrc sources, direnv's ``.envrc``): what they run, not only what
+# they export, happens in a later session.
+_SHELL_RUN_FILES: Final[frozenset[str]] = frozenset(
+    {
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".bash_aliases",
+        ".profile",
+        ".zshrc",
+        ".zshenv",
+        ".zprofile",
+        ".zlogin",
+        ".zlogout",
+        ".kshrc",
+        ".mkshrc",
+        ".xprofile",
+        ".xsessionrc",
+        ".xinitrc",
+        ".envrc",
+    }
+)
+# Python modules a tool imports by name when it runs in their folder: pytest's ``conftest.py``,
+# the build backends' ``setup.py``, nox's, invoke's and doit's task files.
+_IMPORTED_BY_TOOLS: Final[frozenset[str]] = frozenset(
+    {"conftest.py", "setup.py", "noxfile.py", "tasks.py", "dodo.py", "fabfile.py"}
+)
+# Hook managers whose configuration holds command lines: pre-commit's local hooks
+# (``entry`` plus ``args``) and lefthook's ``run`` values.
+_PRE_COMMIT: Final[frozenset[str]] = frozenset({".pre-commit-config.yaml", ".pre-commit-config.yml"})
+_LEFTHOOK: Final[re.Pattern[str]] = re.compile(r"^\.?lefthook(?:-local)?\.ya?ml$")
+# pre-commit languages whose ``entry`` is no command (a regular expression, a message); every
+# other language runs its ``entry`` with the ``args`` (in the hook's own environment).
+_PRE_COMMIT_TEXT: Final[frozenset[str]] = frozenset({"pygrep", "fail"})
 _MAKEFILES: Final[frozenset[str]] = frozenset({"makefile", "gnumakefile"})
 _JUSTFILES: Final[frozenset[str]] = frozenset({"justfile", ".justfile"})
 # Folders whose files a version-control tool or hook manager runs as scripts.
@@ -97,11 +137,57 @@ def runs_later(path: str, content: str) -> Iterator[tuple[str, str]]:
     if _is_crontab(parts):
         yield "shell", "\n".join(_cron_commands(content))
         return
-    if os.path.splitext(lowered)[1] in _SHELL_EXTENSIONS:
+    if os.path.splitext(lowered)[1] in _SHELL_EXTENSIONS or name in _SHELL_RUN_FILES:
         yield "shell", content
+        return
+    if lowered in _IMPORTED_BY_TOOLS:
+        yield "python", content
+        return
+    if lowered in _PRE_COMMIT or _LEFTHOOK.match(lowered):
+        yield from (("shell", command) for command in hook_manager_commands(content))
         return
     if any(_under(parts[:-1], folder) for folder in _HOOK_FOLDERS):
         yield "shell", content  # git runs a hook without ``#!`` through ``sh``
+
+
+def hook_manager_commands(content: str) -> Iterator[str]:
+    """The command lines a hook manager's configuration runs: pre-commit's hooks (``entry`` and
+    ``args``; not a ``pygrep`` pattern or a ``fail`` message), lefthook's ``run`` values. A text
+    that is no YAML mapping is searched for ``entry:``/``run:`` values."""
+    try:
+        document = yaml.safe_load(content)
+    except yaml.YAMLError:
+        document = None
+    if not isinstance(document, (dict, list)):
+        found = re.finditer(r"(?m)^\s*-?\s*(?:entry|run)\s*:\s*(.+)$", content)
+        yield from (match.group(1).strip() for match in found)
+        return
+    yield from _commands_in(document)
+
+
+_MAX_NODES: Final[int] = 10_000  # mappings and lists looked at (YAML aliases share nodes)
+
+
+def _commands_in(document: object) -> Iterator[str]:
+    """Every pre-commit hook's ``entry`` with its ``args`` and every ``run`` value, each
+    node looked at once (aliases repeat a node without copying it)."""
+    stack: list[object] = [document]
+    seen: set[int] = set()
+    while stack and len(seen) < _MAX_NODES:
+        node = stack.pop()
+        if id(node) in seen or not isinstance(node, (dict, list)):
+            continue
+        seen.add(id(node))
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        entry, run, args = node.get("entry"), node.get("run"), node.get("args")
+        if isinstance(entry, str) and str(node.get("language", "system")) not in _PRE_COMMIT_TEXT:
+            words = [shlex.quote(str(a)) for a in args] if isinstance(args, list) else []
+            yield " ".join([entry, *words])
+        if isinstance(run, str):
+            yield run
+        stack.extend(node.values())
 
 
 def _tmpfiles_paths(content: str) -> Iterator[str]:

@@ -9,6 +9,7 @@ folders, links and letter case) and returns a refusal or ``None``.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
@@ -20,11 +21,12 @@ from dsh_policy.cmdline.writers import (
     copies_trees,
     follows_links,
     reads_recursively,
+    stow_target,
     tar_members,
     written_operands,
 )
-from dsh_policy.policy.self_protection import agents, processes, vcs
-from dsh_policy.policy.self_protection.locations import Protected
+from dsh_policy.policy.self_protection import agents, gateway_commands, processes, vcs
+from dsh_policy.policy.self_protection.locations import PROJECT_HOOK_FILES, Protected
 from dsh_policy.policy.self_protection.refusals import KIND_TEXT, RULE_PREFIX, Refusal, message, refusal
 
 
@@ -86,6 +88,10 @@ def option_writes(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
         found = scan.hit(word, folders=True)
         if found is not None:
             return refusal(found, f"{program} would write into {word}")
+    if program == "stow":
+        linked = stow_links(scan, argv)
+        if linked is not None:
+            return linked
     if written.unpacks_here:
         # The folder the line runs in, once it moved (``cd ~/.claude && tar x``); the session's
         # own folder is the project, where unpacking is ordinary work.
@@ -95,6 +101,29 @@ def option_writes(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
             )
             if found is not None:
                 return refusal(found, f"{program} would unpack into {base}")
+    return None
+
+
+def stow_links(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
+    """The links ``stow PACKAGE...`` makes in its target folder, one per file of each package
+    (read now): a link where a hook file is, or is missing, hands that file to the package's
+    content. A package that does not exist links nothing."""
+    words = list(argv[1:])
+    target, packages_dir = stow_target(words), "."
+    for index, word in enumerate(words):
+        name, equals, value = word.partition("=")
+        if name in ("-d", "--dir"):
+            packages_dir = value if equals else (words[index + 1] if index + 1 < len(words) else ".")
+    valued = {"-d", "--dir", "-t", "--target", "--ignore", "--defer", "--override"}
+    packages = [w for i, w in enumerate(words) if w[:1] != "-" and (i == 0 or words[i - 1] not in valued)]
+    for package in packages:
+        for folder in scan.candidates(os.path.join(packages_dir, package))[:1]:
+            for path in files_within(folder, True)[1:]:
+                relative = os.path.relpath(path, folder)
+                found = scan.hit(os.path.join(target, relative), folders=False)
+                if found is not None:
+                    linked = os.path.join(target, relative)
+                    return refusal(found, f"stow would link {linked} to {package}'s copy")
     return None
 
 
@@ -190,6 +219,34 @@ def _is_folder(entry: os.DirEntry[str]) -> bool:
         return False
 
 
+def files_within(path: str, tree: bool) -> list[str]:
+    """``path`` and, for a protected folder, the files in it now (a bounded walk): what a
+    ``find`` name test is matched against (``find .opencode -name '*.js' -delete`` selects the
+    plugin inside the protected folder, not the folder's own name)."""
+    found = [path]
+    if not tree:
+        return found
+    for root, folders, files in os.walk(path):
+        folders[:] = [f for f in folders if f not in _WALK_SKIP]
+        found.extend(os.path.join(root, name) for name in (*files, *folders))
+        if len(found) > _WALK_LIMIT or root.count("/") - path.count("/") >= _WALK_DEPTH:
+            break
+    return found
+
+
+def find_selects(candidates: Sequence[Protected], names: Sequence[str], folded: bool) -> bool:
+    """Whether a ``find``'s name tests (``-name``, ``-path``, ``-regex``; folded for ``-iname``)
+    could select a protected entry or a file inside a protected folder."""
+    paths = [p.lower() if folded else p for e in candidates for p in files_within(e.path, e.tree)]
+    return any(
+        fnmatch.fnmatch(os.path.basename(path), name)
+        or fnmatch.fnmatch(path, name)
+        or name.startswith("-regex")
+        for path in paths
+        for name in names
+    )
+
+
 def holds(folder: str, path: str) -> bool:
     """Whether ``folder`` is ``path``'s parent at any depth (``/`` holds everything: not counted)."""
     return _ancestor(folder, path)
@@ -212,7 +269,32 @@ def nested_agent(scan: CallScan, argv: Sequence[str], tool: str) -> Refusal | No
         found = server_refusal(scan, command, f"{tool} adds an MCP server that")
         if found is not None:
             return found
+    for value in agents.mcp_config_values(argv):
+        if value.lstrip().startswith("{"):
+            continue  # judged above with the other servers the command line names
+        found = _config_file_servers(scan, value, tool)
+        if found is not None:
+            return found
     return None
+
+
+def _config_file_servers(scan: CallScan, path: str, tool: str) -> Refusal | None:
+    """The servers of an MCP configuration file a harness start loads, read now and judged as
+    their commands; a file that cannot be read now (missing, a device, written later in the
+    line) holds servers nobody judged, so the start is refused."""
+    for candidate in scan.candidates(path)[:1]:
+        try:
+            with open(candidate, encoding="utf-8", errors="replace") as handle:
+                text = handle.read(_MAX_CONFIG + 1)
+        except (OSError, ValueError):
+            break
+        if len(text) > _MAX_CONFIG or not os.path.isfile(candidate):
+            break
+        return mcp_file(scan, path, text, tool, loaded=True)
+    return _refuse("harness-settings", f"{tool} would start MCP servers from {path}, unreadable now")
+
+
+_MAX_CONFIG = 256 * 1024  # characters of an MCP configuration file read to judge its servers
 
 
 def started_elsewhere(scan: CallScan, argv: Sequence[str]) -> str | None:
@@ -250,9 +332,10 @@ def server_refusal(scan: CallScan, command: Sequence[str], said: str) -> Refusal
     return Refusal(found.rule, found.message.replace("mcp-server", f"{said} runs `{line[:120]}`:", 1))
 
 
-def mcp_file(scan: CallScan, path: str, content: str, tool: str) -> Refusal | None:
-    """A client configuration with MCP server entries: each entry's command is judged."""
-    if not agents.is_mcp_file(path):
+def mcp_file(scan: CallScan, path: str, content: str, tool: str, *, loaded: bool = False) -> Refusal | None:
+    """A client configuration with MCP server entries (:func:`.agents.is_mcp_file`, or a file a
+    harness is told to load): each entry's command is judged."""
+    if not loaded and not agents.is_mcp_file(path, content):
         return None
     for count, command in enumerate(agents.file_commands(content)):
         if count >= _MAX_NESTED:
@@ -268,6 +351,11 @@ def whole_line(scan: CallScan, commands: Sequence[Sequence[str]], line: str, too
     found = gateway_installer(scan, line, tool)
     if found is not None:
         return found
+    for argv in commands:
+        moved = jj_move(scan, argv) if argv and os.path.basename(argv[0]) == "jj" else None
+        moved = moved or gateway_commands.shadowing_install(argv, scan.candidates)
+        if moved is not None:
+            return moved
     why = agents.started_by(commands)
     if why is not None:
         return _refuse(
@@ -305,7 +393,7 @@ def git_rollback(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
     --quiet REVS -- HOOK FILES``, read-only, the deployment's files tracked in the project
     included); a commit git does not know changes nothing."""
     target = vcs.target_commit(argv)
-    changes = vcs.applied_changes(argv) if target is None else [[target]]
+    changes = (vcs.applied_changes(argv) or vcs.bisect_targets(argv)) if target is None else [[target]]
     if not changes:
         return None
     tree = vcs.work_tree(argv)
@@ -325,6 +413,35 @@ def git_rollback(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
                 else f"apply a change ({shown}) to hook files or protected files"
             )
             return _refuse("harness-settings", f"git would {said}, not the ones in force")
+    return None
+
+
+def jj_move(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
+    """A jj command that gives the working copy another revision (``jj new REV``, ``edit``,
+    ``undo``, ``abandon``...). jj snapshots every file of the working copy, tracked by git or not,
+    so the hook files change unless that revision holds the same ones: asked of git in a
+    colocated repository (:func:`.vcs.differs`, ``root()`` as the empty tree); a revision git
+    cannot name is refused when the folder holds hook files or protected files."""
+    targets = vcs.jj_targets(argv)
+    if not targets:
+        return None
+    folder = scan.cwd
+    for index, word in enumerate(argv[:-1]):
+        if word == "-R" or word == "--repository":
+            folder = (scan.candidates(argv[index + 1]) or [folder])[0]
+    held = scan.protection.holds_protected(folder, scan.local) or next(
+        (Protected(os.path.join(folder, name), "harness-settings") for name in PROJECT_HOOK_FILES
+         if os.path.lexists(os.path.join(folder, name))),
+        None,
+    )
+    if held is None:
+        return None
+    paths = [entry.path for entry in scan.protection.entries if entry.kind != "gateway-runtime"]
+    for target in targets:
+        known = target != "?" and vcs.git_knows(folder, target)
+        if not known or target == vcs.EMPTY_TREE or vcs.differs(folder, [target], paths):
+            shown = "a revision named only when it runs" if target == "?" else target
+            return refusal(held, f"jj would give the working copy {shown}, not the hook files in force")
     return None
 
 

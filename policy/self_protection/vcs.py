@@ -14,6 +14,7 @@ refused, never waved through).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Sequence
 from typing import Final
@@ -122,6 +123,119 @@ def applied_changes(argv: Sequence[str]) -> list[list[str]]:
     if {"-i", "--interactive", "--root"} & set(words):
         changes.append([operands[0] if operands else upstream, "HEAD"])
     return changes
+
+
+# ``git bisect`` verbs that check out another commit of the range being bisected.
+_BISECT_MOVES: Final[frozenset[str]] = frozenset(
+    {"good", "bad", "new", "old", "skip", "next", "run", "replay"}
+)
+
+
+def bisect_targets(argv: Sequence[str]) -> list[list[str]]:
+    """The commits a ``git bisect`` may check out, each as ``git diff`` revisions against the
+    working tree: ``start BAD GOOD...`` goes between the ones it names (each end compared),
+    ``good``/``bad``/``skip``/``run``... to commits of the range (its ends: ``refs/bisect/bad``
+    and the revisions named), ``reset COMMIT`` to that commit. A commit between two ends whose
+    hook files both match the working tree's is not looked at."""
+    if git_subcommand(argv) != "bisect":
+        return []
+    words = list(argv[list(argv).index("bisect") + 1 :])
+    verb, rest = (words[0], words[1:]) if words else ("", [])
+    if "--" in rest:
+        rest = rest[: rest.index("--")]
+    revisions = [w for w in rest if not w.startswith("-")]
+    if verb == "start":
+        return [[revision] for revision in revisions if revision != "HEAD"]
+    if verb == "reset":
+        return [[revision] for revision in revisions[:1]]
+    if verb in _BISECT_MOVES:
+        named = [] if verb in ("run", "replay") else revisions
+        return [["refs/bisect/bad"], *([revision] for revision in named if revision != "HEAD")]
+    return []
+
+
+# jj verbs that move the working copy to another revision, with the options naming it.
+_JJ_MOVES: Final[dict[str, frozenset[str]]] = {
+    "new": frozenset(
+        {"-A", "--insert-after", "--after", "-B", "--insert-before", "--before", "-o", "--onto"}
+    ),
+    "checkout": frozenset(),
+    "co": frozenset(),
+    "edit": frozenset({"-r"}),
+    "restore": frozenset({"--from", "-f"}),
+    "rebase": frozenset(
+        {"-d", "--destination", "-o", "--onto", "-A", "--insert-after", "-B", "--insert-before"}
+    ),
+}
+# jj verbs whose new working copy is a revision read from the operation log or history: no
+# revision to name (``undo``, ``op restore``, ``next``, ``prev``, ``abandon`` of ``@``).
+_JJ_UNNAMED: Final[frozenset[str]] = frozenset({"undo", "next", "prev", "abandon", "op", "operation"})
+# jj options whose value is text or a place, never the revision moved to.
+_JJ_TEXT: Final[frozenset[str]] = frozenset(
+    {"-m", "--message", "-R", "--repository", "--at-op", "--at-operation", "--config", "--color"}
+)
+# The revision of the empty tree jj's ``root()`` stands for, as git spells it.
+EMPTY_TREE: Final[str] = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def jj_targets(argv: Sequence[str]) -> list[str] | None:
+    """The revisions a jj command gives the working copy (``root()`` as git's empty tree, ``@-``
+    as ``HEAD`` of a colocated repository), ``["?"]`` when it moves to one that cannot be named
+    now, ``None`` when it does not move the working copy (``jj new`` on ``@``, ``jj log``;
+    ``restore`` of named paths, which are judged as paths)."""
+    if not argv or os.path.basename(argv[0]) != "jj":
+        return None
+    words = [w for w in argv[1:] if not w.startswith("--config") and not w.startswith("-R")]
+    verb = next((w for w in words if not w.startswith("-")), "")
+    if verb in _JJ_UNNAMED:
+        if verb in ("op", "operation") and not {"restore", "revert", "undo"} & set(words):
+            return None
+        return ["?"]
+    valued = _JJ_MOVES.get(verb)
+    if valued is None:
+        return None
+    rest = words[words.index(verb) + 1 :]
+    named: list[str] = []
+    operands: list[str] = []
+    for index, word in enumerate(rest):
+        name, equals, value = word.partition("=")
+        if name in valued:
+            named.append(value if equals else (rest[index + 1] if index + 1 < len(rest) else ""))
+        elif not word.startswith("-") and (index == 0 or rest[index - 1] not in valued | _JJ_TEXT):
+            operands.append(word)
+    if verb == "restore":
+        return None if operands else [_git_revision(r) for r in named or ["@-"]]
+    revisions = named + (operands if verb != "rebase" else [])
+    moved = [_git_revision(r) for r in revisions if r not in ("@", "")]
+    return moved or None
+
+
+def _git_revision(revision: str) -> str:
+    """A jj revision as git names it in a colocated repository; ``?`` for a revset git cannot
+    read (change ids, expressions)."""
+    if revision.replace(" ", "") == "root()":
+        return EMPTY_TREE
+    if revision == "@-":
+        return "HEAD"
+    return revision if _PLAIN_REVISION.fullmatch(revision) else "?"
+
+
+_PLAIN_REVISION: Final[re.Pattern[str]] = re.compile(r"[A-Za-z0-9][\w./-]*")
+
+
+def git_knows(folder: str, revision: str) -> bool:
+    """Whether git in ``folder`` names ``revision`` (a commit or a tree), read-only."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", folder, "rev-parse", "--verify", "--quiet", f"{revision}^{{tree}}"],
+            capture_output=True,
+            timeout=GIT_TIMEOUT,
+            check=False,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"},
+        )
+    except (subprocess.TimeoutExpired, OSError):
+        return False
+    return done.returncode == 0
 
 
 def protected_pathspecs(folder: str, paths: Sequence[str]) -> list[str]:
