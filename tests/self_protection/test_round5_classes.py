@@ -18,46 +18,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from dsh_policy.cmdline.writers import tar_members
-from dsh_policy.policy.hooks.protocol.vocabulary import ToolInputError, canonicalize
 from dsh_policy.policy.self_protection import later, processes, sessions, staged, vcs
-from measure_rates import _fill
+from round_kit import Round
 
-DATA = yaml.safe_load((Path(__file__).with_name("round5_classes.yaml")).read_text())
-
-
-def _ids(section: str) -> list[str]:
-    return [f"{entry['class']}:{entry['name']}" for entry in DATA[section]]
+ROUND = Round("round5_classes.yaml")
+DATA = ROUND.data
+_check = ROUND.check
 
 
-def _check(layout: tuple[Any, dict[str, str]], entry: dict[str, Any], cwd: str | None = None) -> Any:
-    protection, names = layout
-    for relative, text in DATA["files"].items():  # data files the entries copy or link, never run
-        path = Path(names["project"]) / relative
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(_fill(text, names))
-    call = canonicalize("claude-code", entry["tool"], _fill(entry["input"], names))
-    assert not isinstance(call, ToolInputError), call
-    return protection.check(call.name, call.args, cwd or names["project"])
-
-
-@pytest.mark.parametrize("entry", DATA["tamper"], ids=_ids("tamper"))
+@pytest.mark.parametrize("entry", DATA["tamper"], ids=ROUND.ids("tamper"))
 def test_each_spelling_is_refused(layout: tuple[Any, dict[str, str]], entry: dict[str, Any]) -> None:
     refusal = _check(layout, entry)
     assert refusal is not None, f"{entry['name']}: let through"
     assert refusal.rule.startswith("self-protection/")
 
 
-@pytest.mark.parametrize("entry", DATA["benign"], ids=_ids("benign"))
+@pytest.mark.parametrize("entry", DATA["benign"], ids=ROUND.ids("benign"))
 def test_each_look_alike_is_allowed(layout: tuple[Any, dict[str, str]], entry: dict[str, Any]) -> None:
     assert _check(layout, entry) is None
 
 
 def test_every_class_has_spellings_and_look_alikes() -> None:
-    tamper = {entry["class"] for entry in DATA["tamper"]}
-    benign = {entry["class"] for entry in DATA["benign"]}
+    tamper, benign = ROUND.classes()
     assert {"code-literals", "code-signals", "future-env", "staged", "deferred", "unhooked-agent"} <= tamper
     assert tamper <= benign  # every class has look-alikes that must stay allowed
 
