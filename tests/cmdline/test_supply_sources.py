@@ -1,0 +1,61 @@
+"""Installs from outside the official, verified channel (cmdline/effects/sources.py): system
+package managers without signature checks, Homebrew taps given their own remote and formula
+files, editor extensions side-loaded from a file or URL, and the public index added next to a configured one.
+Spellings are this project's own; each class has look-alikes that must stay without the effect."""
+
+from __future__ import annotations
+
+import pytest
+from dsh_policy.cmdline.effects import shell_acts
+
+
+def _acts(line: str) -> list[tuple[str, str]]:
+    return [(e["kind"], e["target"]) for e in shell_acts(line) if e["kind"] in ("registry", "tls-off")]
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("apt install --allow-unauthenticated ./vendor-agent_2.1_amd64.deb", "tls-off"),
+        ("sudo apt-get -y --allow-insecure-repositories update", "tls-off"),
+        ("apt-get install -o APT::Get::AllowUnauthenticated=true -y build-helper", "tls-off"),
+        ("sudo dnf install --nogpgcheck -y https://rpms.example.net/tool-1.0.rpm", "tls-off"),
+        ("yum --setopt=myrepo.gpgcheck=0 install fastsync", "tls-off"),
+        ("zypper --no-gpg-checks install agent", "tls-off"),
+        ("rpm -ivh --nosignature tool.rpm", "tls-off"),
+        ("apk add --allow-untrusted ./pkg.apk", "tls-off"),
+        ("brew tap acme/devtools https://git.example.org/acme/homebrew-devtools.git", "registry"),
+        ("brew install --cask https://raw.example.net/casks/helper.rb", "registry"),
+        ("brew install ./Formula/helper.rb", "registry"),
+        ("code --install-extension /tmp/dl/eslint-helper-3.2.0.vsix", "registry"),
+        ("cursor --install-extension=https://files.example.net/ext/theme.vsix", "registry"),
+        ("windsurf --install-extension ms-python-2025.1.vsix --force", "registry"),
+        ("codium --install-extension ./build/ext.vsix", "registry"),
+        ("pip3 install --extra-index-url=https://pypi.org/simple/ corp-billing-client", "registry"),
+        ("uv pip install --extra-index-url https://pypi.python.org/simple internal-auth", "registry"),
+    ],
+)
+def test_outside_the_verified_channel(line: str, kind: str) -> None:
+    assert kind in [k for k, _ in _acts(line)], line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "sudo apt-get install -y build-essential",
+        "apt-get -o Dpkg::Options::=--force-confold upgrade -y",
+        "dnf install -y --setopt=install_weak_deps=False gcc",
+        "brew install jq",
+        "brew tap hashicorp/tap && brew install hashicorp/tap/packer",
+        "brew tap homebrew/cask-fonts",
+        "brew install homebrew/cask/firefox",
+        "brew install --cask visual-studio-code",
+        "code --install-extension ms-python.python",
+        "cursor --install-extension esbenp.prettier-vscode@11.0.0",
+        "code --list-extensions",
+        "pip install -r requirements.txt",
+        "pip install --extra-index-url https://download.pytorch.org/whl/cu121 torch",
+    ],
+)
+def test_official_channels_stay_clean(line: str) -> None:
+    assert not [t for k, t in _acts(line) if "://" not in t or "pypi.org" in t], _acts(line)
