@@ -124,3 +124,45 @@ SOURCE_HANDLERS: dict[str, tuple[Handler, ...]] = {
     **{name: (_public_extra_index,) for name in ("pip", "pip3", "uv", "pipx")},
 }
 """The readers by program name (argv[0] basename)."""
+
+
+_OFFICIAL_INDEX_HOSTS = frozenset(
+    {"pypi.org", "pypi.python.org", "files.pythonhosted.org", "download.pytorch.org", "rubygems.org"}
+)
+"""The public indexes and the one vendor index projects name in their dependency files as
+documented (PyTorch's wheels); any other host in a dependency file is a source to vet."""
+
+_INDEX_LINE = re.compile(
+    r"(?i)^\s*(--extra-index-url|--index-url|-i|--find-links|-f|extra-index-url|index-url"
+    r"|extra_index_url|index_url|find-links|url|source)\s*[=\s]\s*\[?\s*[\"']?([^\s\"',\]]+)"
+)
+"""An index named in a requirements file (pip's option lines), a ``pyproject.toml`` (uv's,
+poetry's and pdm's index and source tables, whose ``url =`` key counts only inside them) or a
+Gemfile (``source``)."""
+
+_INDEX_TABLE = re.compile(r"(?i)^\s*\[\[?[^\]]*(?:index|source)[^\]]*\]")
+_ANY_TABLE = re.compile(r"^\s*\[")
+
+
+def dependency_file_index_swap(text: str) -> bool:
+    """Whether a dependency file names an index a plain install would not use: a host other than
+    the official ones, or the public index as an *extra* index (dependency confusion)."""
+    in_index_table = False
+    for line in text[:200_000].splitlines():
+        if _ANY_TABLE.match(line):
+            in_index_table = bool(_INDEX_TABLE.match(line))
+            continue
+        match = _INDEX_LINE.match(line)
+        if not match:
+            continue
+        option, value = match.group(1).lower(), match.group(2)
+        if option == "url" and not in_index_table:
+            continue
+        host = urlsplit(value).hostname if "://" in value else None
+        if option in ("url", "source") and host is None:
+            continue  # a Gemfile's `source :rubygems`, a table's other keys
+        if host is None or host not in _OFFICIAL_INDEX_HOSTS:
+            return True  # a local folder, a bare host or another index
+        if "extra" in option and host in _PUBLIC_INDEXES:
+            return True
+    return False

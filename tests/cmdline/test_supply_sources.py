@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (tables of file texts read better unwrapped)
 """Installs from outside the official, verified channel (cmdline/effects/sources.py): system
 package managers without signature checks, Homebrew taps given their own remote and formula
 files, editor extensions side-loaded from a file or URL, and the public index added next to a configured one.
@@ -6,7 +7,7 @@ Spellings are this project's own; each class has look-alikes that must stay with
 from __future__ import annotations
 
 import pytest
-from dsh_policy.cmdline.effects import shell_acts
+from dsh_policy.cmdline.effects import later_risks, shell_acts
 
 
 def _acts(line: str) -> list[tuple[str, str]]:
@@ -59,3 +60,33 @@ def test_outside_the_verified_channel(line: str, kind: str) -> None:
 )
 def test_official_channels_stay_clean(line: str) -> None:
     assert not [t for k, t in _acts(line) if "://" not in t or "pypi.org" in t], _acts(line)
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("requirements-dev.txt", "--index-url https://pkgs.example.net/simple/\npytest==8.3.3\n"),
+        ("requirements/base.in", "django>=5.0\n--extra-index-url=https://pypi.org/simple\nacme-sso\n"),
+        ("constraints.txt", "-f ./wheels\nnumpy==2.1.0\n"),
+        ("requirements.txt", "--trusted-host mirror.example.org\nrequests\n"),
+        ("pyproject.toml", '[project]\nname = "x"\n\n[[tool.uv.index]]\nname = "corp"\nurl = "http://10.1.2.3:8080/simple"\n'),
+        ("pyproject.toml", '[[tool.poetry.source]]\nname = "mirror"\nurl = "https://pypi-mirror.example.com/simple/"\n'),
+        ("Gemfile", 'source "https://gems.example.net"\ngem "rails"\n'),
+    ],
+)
+def test_dependency_files_naming_another_index(path: str, text: str) -> None:
+    assert set(later_risks(path, text)) & {"index-swap", "tls-off"}, (path, text)
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("requirements.txt", "flask==3.0.3\nsqlalchemy>=2.0\n"),
+        ("requirements-gpu.txt", "--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.4.1\n"),
+        ("requirements.txt", "--index-url https://pypi.org/simple\nhttpx\n"),
+        ("pyproject.toml", '[project]\nname = "x"\n[project.urls]\nHomepage = "https://example.org"\n[tool.coverage.run]\nsource = ["src"]\n[tool.docs]\nurl = "https://docs.example.org"\n'),
+        ("Gemfile", 'source "https://rubygems.org"\ngem "rails", "~> 7.1"\n'),
+    ],
+)
+def test_dependency_files_with_the_default_index_stay_clean(path: str, text: str) -> None:
+    assert later_risks(path, text) == [], (path, text)
