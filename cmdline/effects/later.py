@@ -22,6 +22,7 @@ import re
 from functools import lru_cache
 
 from dsh_policy.cmdline.effects.agent_configs import only_reference_servers
+from dsh_policy.cmdline.effects.compromised_actions import compromised_action_refs
 from dsh_policy.cmdline.effects.infra_files import INFRA_SIGNAL_NAMES, infra_signals
 from dsh_policy.cmdline.effects.packages import manifest_hits
 from dsh_policy.cmdline.effects.sources import dependency_file_index_swap
@@ -379,6 +380,8 @@ def _untrusted_trigger(text: str) -> bool:
 def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
     if signal == "known-malicious":
         return bool(manifest_hits(path, sample))
+    if signal == "compromised-action":
+        return bool(compromised_action_refs(sample))
     if signal == "index-swap":
         return dependency_file_index_swap(sample)
     if signal == "untrusted-trigger":
@@ -399,7 +402,7 @@ def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
 _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "git-config": ("runs-program",),
     "python-startup": ("startup-import", "build-exec"),
-    "ci-workflow": ("fetch-exec", "sends", "untrusted-trigger", "tls-off"),
+    "ci-workflow": ("fetch-exec", "sends", "untrusted-trigger", "tls-off", "compromised-action"),
     "project-hook": ("fetch-exec", "sends"),
     "editor-task": ("folder-open", "fetch-exec", "sends"),
     "editor-settings": ("runs-program", "fetch-exec", "approvals-off"),

@@ -90,3 +90,30 @@ def test_dependency_files_naming_another_index(path: str, text: str) -> None:
 )
 def test_dependency_files_with_the_default_index_stay_clean(path: str, text: str) -> None:
     assert later_risks(path, text) == [], (path, text)
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        (".github/workflows/pr.yml", "jobs:\n  diff:\n    steps:\n      - uses: tj-actions/changed-files@v44.5.2\n"),
+        (".github/workflows/pr.yml", "      - name: files\n        uses: 'TJ-Actions/changed-files@v41'\n"),
+        (".github/actions/lint/action.yml", "runs:\n  using: composite\n  steps:\n    - uses: reviewdog/action-setup@v1.3.0\n"),
+        (".github/workflows/review.yml", "    steps:\n      - uses: reviewdog/action-setup@master\n"),
+    ],
+)
+def test_actions_through_repointed_tags(path: str, text: str) -> None:
+    assert "compromised-action" in later_risks(path, text), text
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        (".github/workflows/pr.yml", "      - uses: tj-actions/changed-files@v46\n"),
+        (".github/workflows/pr.yml", "      - uses: tj-actions/changed-files@v46.0.5\n"),
+        (".github/workflows/pr.yml", "      - uses: tj-actions/changed-files@ed68ef82c095e0d48ec87eccea555d944a631a4c # v46\n"),
+        (".github/workflows/review.yml", "      - uses: reviewdog/action-setup@e04ffabe3898a0af8d0fb1af00c188831c4b5893\n"),
+        (".github/workflows/ci.yml", "      - uses: actions/checkout@v4\n      - uses: dorny/paths-filter@v3\n"),
+    ],
+)
+def test_actions_pinned_or_clean_stay_clean(path: str, text: str) -> None:
+    assert "compromised-action" not in later_risks(path, text), text
