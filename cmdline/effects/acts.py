@@ -29,6 +29,7 @@ from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.effects.packages import install_acts, runner_acts
+from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS
 from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts
 from dsh_policy.cmdline.shell import shell_commands, shell_redirects
 
@@ -439,6 +440,8 @@ def command_acts(argv: list[str]) -> list[Effect]:
         reader = table.get(argv[0])
         if reader is not None:
             found.extend(reader(argv))
+    for source_reader in SOURCE_HANDLERS.get(argv[0], ()):
+        found.extend(source_reader(argv))
     found.extend(hash_reader(argv))
     found.extend(install_acts(argv))
     found.extend(channel_acts(argv))

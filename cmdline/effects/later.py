@@ -22,8 +22,10 @@ import re
 from functools import lru_cache
 
 from dsh_policy.cmdline.effects.agent_configs import only_reference_servers
+from dsh_policy.cmdline.effects.compromised_actions import compromised_action_refs
 from dsh_policy.cmdline.effects.infra_files import INFRA_SIGNAL_NAMES, infra_signals
 from dsh_policy.cmdline.effects.packages import manifest_hits
+from dsh_policy.cmdline.effects.sources import dependency_file_index_swap
 
 __all__ = ["ALWAYS", "later_class", "later_risks"]
 
@@ -150,7 +152,7 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "dependency-list",
             r"(?:^|/)(?:requirements[\w.-]*\.(?:txt|in)|constraints\.txt|pyproject\.toml|Gemfile|Cargo\.toml"
-            r"|go\.mod)$",
+            r"|go\.mod)$|(?:^|/)requirements/+[\w.-]+\.(?:txt|in)$",
         ),
         # a shell or PowerShell script: written to be run (by the agent, a user or a scheduler)
         ("script", r"\.(?:sh|bash|zsh|ksh|command|ps1)$"),
@@ -378,6 +380,10 @@ def _untrusted_trigger(text: str) -> bool:
 def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
     if signal == "known-malicious":
         return bool(manifest_hits(path, sample))
+    if signal == "compromised-action":
+        return bool(compromised_action_refs(sample))
+    if signal == "index-swap":
+        return dependency_file_index_swap(sample)
     if signal == "untrusted-trigger":
         return _untrusted_trigger(sample)
     if signal == "hidden-instructions":
@@ -396,14 +402,14 @@ def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
 _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "git-config": ("runs-program",),
     "python-startup": ("startup-import", "build-exec"),
-    "ci-workflow": ("fetch-exec", "sends", "untrusted-trigger", "tls-off"),
+    "ci-workflow": ("fetch-exec", "sends", "untrusted-trigger", "tls-off", "compromised-action"),
     "project-hook": ("fetch-exec", "sends"),
     "editor-task": ("folder-open", "fetch-exec", "sends"),
     "editor-settings": ("runs-program", "fetch-exec", "approvals-off"),
     "agent-config": ("starts-command", "fetch-exec", "sends", "approvals-off"),
     "agent-instructions": ("hidden-instructions", "fetch-exec", "sends"),
     "package-manifest": ("install-script", "build-exec", "fetch-exec", "sends", "known-malicious"),
-    "dependency-list": ("known-malicious",),
+    "dependency-list": ("known-malicious", "index-swap", "tls-off"),
     "package-config": ("registry", "tls-off", "odd-tool"),
     "direnv": ("runs-command", "fetch-exec", "sends"),
     "test-hook": ("fetch-exec", "exfil"),

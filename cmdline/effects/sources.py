@@ -1,0 +1,168 @@
+"""Code installed from outside a package manager's official, verified channel, spelled as an
+install rather than a config change: system package managers told to skip signature checks,
+Homebrew taps from a remote of their own and formula files, editor extensions side-loaded from a
+file or URL, and the public index added *next to* a configured one (dependency confusion).
+
+Each is the same technique for every tool that has it: the install still looks routine, but who
+vouches for the code has changed. The effects reuse the kinds ``ask-before-trust-changes`` reads
+(``tls-off``: verification off; ``registry``: a source other than the trusted registries), so
+one rule judges the flag, the environment variable and the config-file spelling alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+from dsh_policy.cmdline.effects.model import Effect, Handler
+from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.effects.model import option_value as _value
+
+__all__ = ["SOURCE_HANDLERS"]
+
+_UNSIGNED_FLAGS = re.compile(
+    r"^(?:--allow-unauthenticated|--allow-insecure-repositories|--allow-downgrades-unauthenticated"
+    r"|--force-yes|--nogpgcheck|--no-gpgcheck|--no-gpg-checks?|--nosignature|--nodigest"
+    r"|--no-check-signature|--skip-signature-check|--allow-untrusted|--allowuntrusted"
+    r"|--force-bad-verify|--insecure)$"
+)
+"""System package managers' switches that install what no trusted key signed (apt, apt-get,
+dnf, yum, microdnf, zypper, rpm, dpkg, apk, pacman's and opkg's spellings)."""
+
+_UNSIGNED_SETTINGS = re.compile(
+    r"(?i)^(?:APT::Get::AllowUnauthenticated|Acquire::AllowInsecureRepositories"
+    r"|Acquire::AllowDowngradeToInsecureRepositories|APT::Get::AllowInsecureRepositories"
+    r"|Acquire::Check-Valid-Until)=(?:1|true|yes)$"
+    r"|^(?:gpgcheck|repo_gpgcheck|localpkg_gpgcheck|sslverify)=(?:0|false|no)$"
+    r"|^SigLevel=Never$"
+)
+"""The same switches given as settings (``apt -o Key=true``, ``dnf --setopt=gpgcheck=0``)."""
+
+_SYSTEM_MANAGERS = (
+    "apt", "apt-get", "aptitude", "dnf", "yum", "microdnf", "zypper", "rpm", "dpkg", "apk",
+    "pacman", "opkg", "tdnf",
+)
+
+
+def _unsigned_install(argv: list[str]) -> Iterator[Effect]:
+    for i, arg in enumerate(argv[1:], start=1):
+        setting = ""
+        if arg in ("-o", "--option", "--setopt") and i + 1 < len(argv):
+            setting = argv[i + 1]
+        elif arg.startswith("--setopt=") or arg.startswith("--option="):
+            setting = arg.partition("=")[2]
+        elif arg.startswith("-o") and len(arg) > 2 and arg[2] != "-":
+            setting = arg[2:]
+        key, _, value = setting.partition("=")
+        if "::" not in key:
+            key = key.rsplit(".", 1)[-1]  # dnf's per-repository form: --setopt=myrepo.gpgcheck=0
+        setting = f"{key}={value}" if setting else ""
+        if _UNSIGNED_FLAGS.match(arg) or (setting and _UNSIGNED_SETTINGS.match(setting)):
+            yield _fx("tls-off", f"{argv[0]} installs packages without checking their signatures", arg)
+            return
+
+
+def _brew(argv: list[str]) -> Iterator[Effect]:
+    """A tap given its own remote, or a formula installed from a file or URL. A tap named only
+    ``user/repo`` resolves to that account's GitHub repository, which is how vendors ship their
+    official taps (``hashicorp/tap``), so the name alone is not judged: nothing on the line tells a
+    vendor's account from a stranger's."""
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if not words:
+        return
+    verb, rest = words[0], words[1:]
+    if verb == "tap" and len(rest) > 1:
+        yield _fx("registry", f"brew taps {rest[0]} from a remote of its own choosing", rest[1])
+    elif verb in ("install", "reinstall", "upgrade", "fetch"):
+        for name in rest:
+            if "://" in name or name.endswith(".rb"):
+                yield _fx("registry", "brew installs a formula from a file or URL", name)
+
+
+_EDITORS = (
+    "code", "code-insiders", "codium", "vscodium", "cursor", "windsurf", "positron", "code-oss",
+    "void", "trae", "kiro",
+)
+
+
+def _editor_extension(argv: list[str]) -> Iterator[Effect]:
+    for i, arg in enumerate(argv):
+        value = ""
+        if arg == "--install-extension" and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.startswith("--install-extension="):
+            value = arg.partition("=")[2]
+        # a marketplace id is publisher.name[@version]; anything with a path or a scheme is a file
+        if value and ("/" in value or "\\" in value or value.lower().endswith(".vsix")):
+            yield _fx(
+                "registry",
+                f"{argv[0]} side-loads an editor extension from outside the marketplace",
+                value if "://" in value else f"file {value}",
+            )
+
+
+_PUBLIC_INDEXES = frozenset({"pypi.org", "pypi.python.org", "registry.npmjs.org"})
+
+
+def _public_extra_index(argv: list[str]) -> Iterator[Effect]:
+    value = _value(argv, "--extra-index-url")
+    if value and urlsplit(value).hostname in _PUBLIC_INDEXES:
+        # an extra index is merged with the configured one and the highest version wins, so the
+        # public index next to a private one lets anyone publish an internal name
+        yield _fx(
+            "registry",
+            "adds the public index next to the configured one (dependency confusion)",
+            f"{urlsplit(value).hostname} as an extra index",
+        )
+
+
+SOURCE_HANDLERS: dict[str, tuple[Handler, ...]] = {
+    **{name: (_unsigned_install,) for name in _SYSTEM_MANAGERS},
+    "brew": (_brew,),
+    **{name: (_editor_extension,) for name in _EDITORS},
+    **{name: (_public_extra_index,) for name in ("pip", "pip3", "uv", "pipx")},
+}
+"""The readers by program name (argv[0] basename)."""
+
+
+_OFFICIAL_INDEX_HOSTS = frozenset(
+    {"pypi.org", "pypi.python.org", "files.pythonhosted.org", "download.pytorch.org", "rubygems.org"}
+)
+"""The public indexes and the one vendor index projects name in their dependency files as
+documented (PyTorch's wheels); any other host in a dependency file is a source to vet."""
+
+_INDEX_LINE = re.compile(
+    r"(?i)^\s*(--extra-index-url|--index-url|-i|--find-links|-f|extra-index-url|index-url"
+    r"|extra_index_url|index_url|find-links|url|source)\s*[=\s]\s*\[?\s*[\"']?([^\s\"',\]]+)"
+)
+"""An index named in a requirements file (pip's option lines), a ``pyproject.toml`` (uv's,
+poetry's and pdm's index and source tables, whose ``url =`` key counts only inside them) or a
+Gemfile (``source``)."""
+
+_INDEX_TABLE = re.compile(r"(?i)^\s*\[\[?[^\]]*(?:index|source)[^\]]*\]")
+_ANY_TABLE = re.compile(r"^\s*\[")
+
+
+def dependency_file_index_swap(text: str) -> bool:
+    """Whether a dependency file names an index a plain install would not use: a host other than
+    the official ones, or the public index as an *extra* index (dependency confusion)."""
+    in_index_table = False
+    for line in text[:200_000].splitlines():
+        if _ANY_TABLE.match(line):
+            in_index_table = bool(_INDEX_TABLE.match(line))
+            continue
+        match = _INDEX_LINE.match(line)
+        if not match:
+            continue
+        option, value = match.group(1).lower(), match.group(2)
+        if option == "url" and not in_index_table:
+            continue
+        host = urlsplit(value).hostname if "://" in value else None
+        if option in ("url", "source") and host is None:
+            continue  # a Gemfile's `source :rubygems`, a table's other keys
+        if host is None or host not in _OFFICIAL_INDEX_HOSTS:
+            return True  # a local folder, a bare host or another index
+        if "extra" in option and host in _PUBLIC_INDEXES:
+            return True
+    return False
