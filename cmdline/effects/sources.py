@@ -40,8 +40,19 @@ _UNSIGNED_SETTINGS = re.compile(
 """The same switches given as settings (``apt -o Key=true``, ``dnf --setopt=gpgcheck=0``)."""
 
 _SYSTEM_MANAGERS = (
-    "apt", "apt-get", "aptitude", "dnf", "yum", "microdnf", "zypper", "rpm", "dpkg", "apk",
-    "pacman", "opkg", "tdnf",
+    "apt",
+    "apt-get",
+    "aptitude",
+    "dnf",
+    "yum",
+    "microdnf",
+    "zypper",
+    "rpm",
+    "dpkg",
+    "apk",
+    "pacman",
+    "opkg",
+    "tdnf",
 )
 
 
@@ -81,8 +92,17 @@ def _brew(argv: list[str]) -> Iterator[Effect]:
 
 
 _EDITORS = (
-    "code", "code-insiders", "codium", "vscodium", "cursor", "windsurf", "positron", "code-oss",
-    "void", "trae", "kiro",
+    "code",
+    "code-insiders",
+    "codium",
+    "vscodium",
+    "cursor",
+    "windsurf",
+    "positron",
+    "code-oss",
+    "void",
+    "trae",
+    "kiro",
 )
 
 
