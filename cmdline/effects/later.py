@@ -174,9 +174,7 @@ _S = r"[\s\"'`;|&(]"
 _SIGNALS: dict[str, re.Pattern[str]] = {
     # a download handed to an interpreter, or decoded text run (the fetcher-then-pipe forms are read
     # line by line in _LINE_PAIRS)
-    "fetch-exec": re.compile(
-        r"\beval\s*[\"'(]?\$\(|\b(?:bash|sh)\s+<\(\s*(?:curl|wget)"
-    ),
+    "fetch-exec": re.compile(r"\beval\s*[\"'(]?\$\(|\b(?:bash|sh)\s+<\(\s*(?:curl|wget)"),
     # data leaving: an upload, a post, a raw socket, secrets or the whole environment sent (the
     # fetcher-then-flag forms are read line by line in _LINE_PAIRS)
     "sends": re.compile(
@@ -281,14 +279,12 @@ _SECRET_SOURCE = re.compile(
     r"|\bObject\.(?:entries|keys|values|assign)\([^)\n]*process\.env\b|\bENV\.(?:to_h|to_hash|inspect)\b"
     r"|(?:^|[\s|;&(])(?:env|printenv)\s*\||\b(?:Get-ChildItem|gci|dir|ls)\s+env:"
 )
-_SEND = re.compile(
-    r"(?i)(?:curl|wget)\b[^\n]*[\s\"',\[](?:-d|--data[\w-]*|-F|--form|-T|--upload-file|--post-\w+)\b"
-    r"|(?:curl|wget)\b[^\n]*-X\s*['\"]?(?:POST|PUT)"
-    r"|\b(?:nc|ncat|socat)\s+[\w.-]+\s+\d+|/dev/tcp/|urlopen\([^)\n]*\bdata\s*="
+_SEND = re.compile(  # the fetcher-then-flag forms are _LINE_PAIRS["exfil-send"], read line by line
+    r"(?i)\b(?:nc|ncat|socat)\s+[\w.-]+\s+\d+|/dev/tcp/|urlopen\([^)\n]*\bdata\s*="
     r"|\b(?:requests|httpx|session)\.(?:post|put)\(|\bRequest\([^)\n]*\bdata\s*="
     r"|\.request\(\s*['\"](?:POST|PUT)|method\s*[:=]\s*['\"](?:POST|PUT)"
     r"|\bsocket\.(?:socket|create_connection)\(|Net::HTTP\.post|\bfetch\([^)\n]*\bbody\s*:"
-    r"|-Method\s+['\"]?(?:Post|Put)|Invoke-RestMethod[^\n]*-Body|-InFile\b"
+    r"|-Method\s+['\"]?(?:Post|Put)|-InFile\b"
 )
 
 
@@ -296,7 +292,8 @@ def _exfil(text: str) -> bool:
     """Signal ``exfil``: secrets read and sent out by one file, a send (a shell upload or post,
     or code posting data or opening a socket) beside a secret source (key and cloud credential
     folders, the environment, the shadow file). Either alone is everyday code."""
-    return _SEND.search(text) is not None and _SECRET_SOURCE.search(text) is not None
+    sends = _SEND.search(text) is not None or _line_pair(text, "exfil-send")
+    return sends and _SECRET_SOURCE.search(text) is not None
 
 
 _LINE_PAIRS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
@@ -310,6 +307,14 @@ _LINE_PAIRS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(r"(?:curl|wget|http|Invoke-RestMethod)\b"),
         re.compile(
             r"\s-d\b|\s--data|\s-F\b|\s--form|\s-T\b|--upload-file|--post-data|--post-file|-X\s*(?:POST|PUT)"
+        ),
+    ),
+    # the shell half of ``exfil`` (:func:`_exfil`): a fetcher posting, uploading or given a body
+    "exfil-send": (
+        re.compile(r"(?i)(?:curl|wget)\b|Invoke-RestMethod"),
+        re.compile(
+            r"(?i)[\s\"',\[](?:-d|--data[\w-]*|-F|--form|-T|--upload-file|--post-\w+)\b"
+            r"|-X\s*['\"]?(?:POST|PUT)|-Body"
         ),
     ),
 }

@@ -311,4 +311,6 @@ def test_long_repetitive_texts_are_read_in_linear_time(unit: str) -> None:
     later_risks("AGENTS.md", text)
     later_risks(".github/workflows/ci.yml", text)
     later_risks(".gemini/settings.json", text)
+    later_risks("deploy.sh", text)  # exfil: a send beside a secret source
+    later_risks("tests/conftest.py", text)
     assert time.monotonic() - started < 8
