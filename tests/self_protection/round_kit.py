@@ -20,6 +20,7 @@ class Round:
     """One round's file: ``tamper`` and ``benign`` entries, and ``files`` they copy, link or name."""
 
     def __init__(self, name: str) -> None:
+        self.name = name.removesuffix("_classes.yaml")
         self.data: dict[str, Any] = yaml.safe_load((HERE / name).read_text())
 
     def entries(self, section: str) -> list[dict[str, Any]]:
