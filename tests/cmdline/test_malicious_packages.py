@@ -67,6 +67,18 @@ def kinds(line: str) -> list[str]:
         "cargo install evm-units",
         "gem install strong_password --version 0.0.7",
         "gem install rest-client:1.6.11",
+        # compromised releases of popular packages (GitHub-reviewed CWE-506 advisories, the feed's
+        # MAL records of the September 2025 npm hijack, maintainers' and registries' notices)
+        "npm install ua-parser-js@0.7.29",
+        "npm i --save-exact coa@2.0.3",
+        "npm install rc@1.2.9",
+        "yarn add event-stream@3.3.6",
+        "pnpm add node-ipc@10.1.2",
+        "npm install eslint-scope@3.7.2",
+        "npm i -D @rspack/core@1.1.7",
+        "npm install strip-ansi@7.1.1",
+        "pip install ultralytics==8.3.41",
+        "cargo add faster_log",
     ],
 )
 def test_installs_of_listed_versions_are_malicious(line: str) -> None:
@@ -93,6 +105,10 @@ def test_installs_of_listed_versions_are_malicious(line: str) -> None:
         "gem install rest-client -v 1.6.9",
         "gem install rest-client -v 1.6.14",
         "gem install rest-client",
+        "npm install ua-parser-js@0.7.30",
+        "pnpm add node-ipc@10.1.3",
+        "pip install ultralytics==8.3.43",
+        "npm install strip-ansi@7.1.0",
     ],
 )
 def test_clean_versions_and_other_commands_are_not(line: str) -> None:
@@ -122,13 +138,34 @@ def test_the_shipped_snapshot_is_dated_and_sourced() -> None:
     assert header["format"] == 2 and header["snapshot"] and "malicious-packages" in header["source"]
     assert snapshot().endswith("@" + header["snapshot"])
     data = _load(DATA)
-    advisory = ("MAL-", "PYSEC-", "RUSTSEC-", "GHSA-", "CVE-")
+    advisory = ("MAL-", "PYSEC-", "RUSTSEC-", "GHSA-", "CVE-", "DSHP-")
     for names in data["packages"].values():
         for entry in names.values():
             if isinstance(entry, str):
                 assert entry.startswith(advisory)
             else:
                 assert entry["id"].startswith(advisory) and (entry.get("versions") or entry.get("ranges"))
+
+
+SUPPLEMENT = ROOT / "tools" / "osv-supplement"
+
+
+def test_every_supplement_record_is_in_the_snapshot_and_names_its_source() -> None:
+    """Each record read one by one (tools/osv-supplement) says where it was read, and the shipped
+    snapshot was rebuilt after it was added: every version it lists is refused."""
+    ecosystems = _update_script().ECOSYSTEMS
+    records = sorted(SUPPLEMENT.glob("*.json"))
+    assert len(records) >= 20
+    for path in records:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        assert record["id"] == path.stem and record["database_specific"]["dsh-policy"], path
+        for affected in record["affected"]:
+            ecosystem, name = ecosystems[affected["package"]["ecosystem"]], affected["package"]["name"]
+            versions = affected.get("versions") or [
+                e["introduced"] for r in affected.get("ranges", ()) for e in r["events"] if "introduced" in e
+            ]
+            for version in versions:
+                assert malicious(ecosystem, name, None if version == "0" else version), (path.name, name, version)
 
 
 def test_the_shipped_snapshot_is_the_feed_not_a_seed() -> None:
