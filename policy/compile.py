@@ -16,6 +16,7 @@ from typing import Any, Literal, cast
 
 import lark
 import re2
+from dsh_policy.cmdline.effects.lookalikes import snapshot as popular_packages_snapshot
 from dsh_policy.cmdline.effects.packages import snapshot as malicious_packages_snapshot
 from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.cel import EngineUnavailableError, make_engine
@@ -635,8 +636,12 @@ def _compile_all(
             "params": [dict(pack.params) for pack in compiled_packs],
             "engine": engine.name,
             "shadow": shadow,
-            # data the readers decide with: a refreshed advisory snapshot is a different policy
-            "data": {"malicious_packages": malicious_packages_snapshot()},
+            # data the readers decide with: a refreshed advisory snapshot or list of established
+            # package names is a different policy (headers only: the data loads on first use)
+            "data": {
+                "malicious_packages": malicious_packages_snapshot(),
+                "popular_packages": popular_packages_snapshot(),
+            },
         }
     )
     policy = CompiledPolicy(

@@ -56,10 +56,13 @@ def _keeping_type(declared: CelType, value: Any) -> Any:
 
 
 def _override_fits(declared: CelType, value: Any) -> bool:
-    """Whether an override has the declared param's type (a declared ``null`` takes anything)."""
+    """Whether an override has the declared param's type (a declared ``null`` takes anything; a
+    declared empty list, whose elements have no type yet, takes any list)."""
     if declared.kind == "dyn":
         return True
     actual = type_of_value(value)
+    if declared.kind == "list" and declared.args[0].kind == "never":
+        return actual.kind == "list"
     if value is None or actual.kind == "dyn":
         return False
     return unify(declared, actual, {})

@@ -24,6 +24,7 @@ from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
 from dsh_policy.cmdline.effects.escape import escape_command_acts, escape_line_acts, uninstalled_agents
 from dsh_policy.cmdline.effects.harvest import harvest_acts, hash_reader
 from dsh_policy.cmdline.effects.host import host_command_acts, killed_daemons
+from dsh_policy.cmdline.effects.lookalikes import lookalike_acts
 from dsh_policy.cmdline.effects.model import Effect, Handler
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
@@ -39,6 +40,7 @@ KINDS = frozenset(
     {
         "runs-later-config",
         "registry",
+        "tap",
         "tls-off",
         "cloud-identity",
         "cloud-exposure",
@@ -55,6 +57,7 @@ KINDS = frozenset(
         "secret-store",
         "persistence",
         "malicious-package",
+        "lookalike-package",
         "agent-unsafe",
         "publish",
         "encrypt-destroy",
@@ -444,6 +447,7 @@ def command_acts(argv: list[str]) -> list[Effect]:
         found.extend(source_reader(argv))
     found.extend(hash_reader(argv))
     found.extend(install_acts(argv))
+    found.extend(lookalike_acts(argv))
     found.extend(channel_acts(argv))
     found.extend(escape_command_acts(argv))
     found.extend(cloud_command_acts(argv))

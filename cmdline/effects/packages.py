@@ -28,7 +28,7 @@ from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.programs import operands
 
-__all__ = ["DATA", "install_acts", "malicious", "manifest_hits", "snapshot"]
+__all__ = ["DATA", "install_acts", "install_specs", "malicious", "manifest_hits", "snapshot"]
 
 DATA = Path(__file__).with_name("malicious_packages.json")
 """The shipped snapshot (``format``, ``source``, ``snapshot`` date, ``packages`` by ecosystem)."""
@@ -276,12 +276,18 @@ def _effect(ecosystem: str, name: str, version: str | None) -> Effect | None:
     )
 
 
-def install_acts(argv: list[str]) -> Iterator[Effect]:
-    """The ``malicious-package`` effects of one command (argv[0] a basename)."""
+def install_specs(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
+    """``(ecosystem, name, version or None)`` for every package one install command names
+    (argv[0] a basename); nothing for other commands."""
     reader = _READERS.get(argv[0]) or (_python if argv[0].startswith("python") else None)
     if reader is None or len(argv) < 2:
         return
-    for ecosystem, name, version in reader(argv):
+    yield from reader(argv)
+
+
+def install_acts(argv: list[str]) -> Iterator[Effect]:
+    """The ``malicious-package`` effects of one command (argv[0] a basename)."""
+    for ecosystem, name, version in install_specs(argv):
         found = _effect(ecosystem, name, version)
         if found:
             yield found

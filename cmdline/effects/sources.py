@@ -1,6 +1,6 @@
 """Code installed from outside a package manager's official, verified channel, spelled as an
 install rather than a config change: system package managers told to skip signature checks,
-Homebrew taps from a remote of their own and formula files, editor extensions side-loaded from a
+Homebrew taps (named, from a remote of their own) and formula files, editor extensions side-loaded from a
 file or URL, and the public index added *next to* a configured one (dependency confusion).
 
 Each is the same technique for every tool that has it: the install still looks routine, but who
@@ -75,20 +75,26 @@ def _unsigned_install(argv: list[str]) -> Iterator[Effect]:
 
 
 def _brew(argv: list[str]) -> Iterator[Effect]:
-    """A tap given its own remote, or a formula installed from a file or URL. A tap named only
-    ``user/repo`` resolves to that account's GitHub repository, which is how vendors ship their
-    official taps (``hashicorp/tap``), so the name alone is not judged: nothing on the line tells a
-    vendor's account from a stranger's."""
+    """A tap given its own remote, a formula installed from a file or URL, and every tap a line
+    names (``brew tap user/repo``, ``brew install user/repo/formula``, which taps it first): a
+    tap's formulae are Ruby that runs at install, published by whoever owns that account's
+    ``homebrew-repo``. Kind ``tap`` carries the tap as brew compares it (lower case); the rule
+    asks unless it is one the pack trusts (Homebrew's own, vendors' official taps)."""
     words = [a for a in argv[1:] if not a.startswith("-")]
     if not words:
         return
     verb, rest = words[0], words[1:]
     if verb == "tap" and len(rest) > 1:
         yield _fx("registry", f"brew taps {rest[0]} from a remote of its own choosing", rest[1])
+    elif verb == "tap" and rest and rest[0].count("/") == 1:
+        yield _fx("tap", f"brew taps {rest[0]}", rest[0].lower())
     elif verb in ("install", "reinstall", "upgrade", "fetch"):
         for name in rest:
             if "://" in name or name.endswith(".rb"):
                 yield _fx("registry", "brew installs a formula from a file or URL", name)
+            elif name.count("/") == 2:
+                tap = name.rsplit("/", 1)[0]
+                yield _fx("tap", f"brew installs {name} from the tap {tap}", tap.lower())
 
 
 _EDITORS = (

@@ -300,6 +300,24 @@ def test_an_int_override_of_a_double_param_stays_a_double(write_pack: WritePack)
     assert verdict.decision == "reject", verdict.trace
 
 
+def test_an_empty_list_param_takes_a_list_of_any_element_type(write_pack: WritePack) -> None:
+    """A pack ships an allow list empty (nothing approved yet); a deployment fills it."""
+    path = write_pack(
+        """
+        params: {approved: []}
+        rules:
+          - id: r
+            stage: pre-step
+            decision: reject
+            when: 'params.approved.exists(a, a == "x")'
+        """
+    )
+    policy = Policy.load([path], engine="python", params={"approved": ["x"]})
+    assert not isinstance(policy, LoadFailure), str(policy)
+    assert policy.gate_step(StepEvent(messages=())).decision == "reject"
+    assert isinstance(Policy.load([path], engine="python", params={"approved": "x"}), LoadFailure)
+
+
 # -- what must keep loading ----------------------------------------------------------------------
 
 
