@@ -26,7 +26,7 @@ from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.packages import install_specs, malicious, normalize
 
-__all__ = ["DATA", "lookalike_acts", "near_miss", "snapshot"]
+__all__ = ["DATA", "lookalike_acts", "near_miss", "runner_lookalike_acts", "snapshot"]
 
 DATA = Path(__file__).with_name("popular_packages.json")
 
@@ -184,3 +184,45 @@ def lookalike_acts(argv: list[str]) -> Iterator[Effect]:
                 f"installs {name}, a look-alike of the popular {ecosystem} package {target} ({how})",
                 f"{ecosystem}:{normalize(ecosystem, name)}",
             )
+
+
+_RUNNERS = (
+    (
+        "npm",
+        re.compile(
+            r"(?:^|[\s;&|(])(?:npx|bunx|pnpx|(?:pnpm|yarn)\s+dlx|npm\s+exec)\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*"
+            r"(@[\w.-]+/[\w.-]+|[\w.-]+)"
+        ),
+    ),
+    (
+        "pypi",
+        re.compile(
+            r"(?:^|[\s;&|(])(?:uvx|pipx\s+run|uv\s+tool\s+run)\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*"
+            r"([A-Za-z0-9][\w.-]*)"
+        ),
+    ),
+)
+"""Package runners (``npx pkg``, ``pnpm dlx pkg``, ``uvx pkg``, ``pipx run pkg``): they fetch
+and run the package in one step, and the shell reader folds the package into the command it runs,
+so they are read from the line."""
+
+_RUNNER_WORDS = ("npx", "pnpx", "bunx", "dlx", "exec", "uvx", "run")
+"""A word every runner spelling holds: a line without one is not searched."""
+
+
+def runner_lookalike_acts(line: str) -> Iterator[Effect]:
+    """The ``lookalike-package`` effects of the package runners on one line."""
+    if not any(word in line for word in _RUNNER_WORDS):
+        return
+    for ecosystem, runner in _RUNNERS:
+        for match in runner.finditer(line):
+            name = match.group(1)
+            if malicious(ecosystem, name, None):
+                continue
+            target, how = near_miss(ecosystem, name)
+            if target:
+                yield _fx(
+                    "lookalike-package",
+                    f"runs {name}, a look-alike of the popular {ecosystem} package {target} ({how})",
+                    f"{ecosystem}:{normalize(ecosystem, name)}",
+                )

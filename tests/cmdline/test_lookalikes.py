@@ -71,6 +71,10 @@ def test_installs_carry_the_effect_and_other_commands_do_not() -> None:
     assert kinds("pip install requests numpy pandas") == []
     assert kinds("pip download colourama") == []
     assert kinds("cat colourama.txt") == []
+    assert kinds("npx crossenv NODE_ENV=production node app.js") == ["lookalike-package"]
+    assert kinds("uvx colourama") == ["lookalike-package"]
+    assert kinds("pnpm dlx crossenv build") == ["lookalike-package"]
+    assert kinds("npx -y create-react-app my-app && npx prettier --write . && uvx ruff check") == []
     (effect,) = shell_acts("pip install colourama==0.4.6")
     assert effect["target"] == "pypi:colourama" and "colorama" in effect["what"]
 
