@@ -68,6 +68,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "approvals": ("dsh_policy.policy.cli.approvals", "answer the approval queue: list, approve, deny, grant"),
     "bundle": ("dsh_policy.policy.fleet.commands", "build, sign and publish a fleet policy bundle"),
     "fleet": ("dsh_policy.policy.fleet.commands", "fleet status, and export of the evidence stream"),
+    "data": ("dsh_policy.policy.cli.data", "show or refresh the package data the readers decide with"),
 }
 #: ``verify --fleet`` verifies every host's log from the fleet's stream (the audit package, which
 #: imports nothing else of ours, verifies local files).
