@@ -74,6 +74,7 @@ def kinds(line: str) -> list[str]:
         "npm install rc@1.2.9",
         "yarn add event-stream@3.3.6",
         "pnpm add node-ipc@10.1.2",
+        "npm install node-ipc@12.0.1",
         "npm install eslint-scope@3.7.2",
         "npm i -D @rspack/core@1.1.7",
         "npm install strip-ansi@7.1.1",
