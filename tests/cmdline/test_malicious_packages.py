@@ -75,6 +75,8 @@ def kinds(line: str) -> list[str]:
         "yarn add event-stream@3.3.6",
         "pnpm add node-ipc@10.1.2",
         "npm install node-ipc@12.0.1",
+        "npm install ngx-bootstrap@20.0.5",
+        "bun add @duckdb/node-api@1.3.3",
         "npm install eslint-scope@3.7.2",
         "npm i -D @rspack/core@1.1.7",
         "npm install strip-ansi@7.1.1",
