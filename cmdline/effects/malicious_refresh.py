@@ -29,9 +29,11 @@ policy digest names the snapshot without parsing tens of thousands of names): li
 (``format`` 2, ``source``, ``snapshot`` date, ``scope``: each source with its newest record's date
 and count), then one line per ecosystem, ``{"ecosystem": ..., "packages": {name: entry}}``, names
 normalized the way the ecosystem compares them. An entry is the advisory id alone (a string) when
-every version is malicious, else ``{"id", "versions"?, "ranges"?}``. One id per package (the
-feed's own ``MAL-YYYY-`` id first): a verdict names one advisory, and every further id would
-only grow the file. Withdrawn records are dropped. The snapshot date is the newest ``modified``
+every version is malicious, else ``{"id", "versions"?, "advisories"?, "ranges"?}``. The id is the
+package's first advisory; a version or range only another advisory of the same package lists
+names that one (``advisories``: version -> id; a range's own ``id``), so a verdict cites the
+record that lists the version and the file grows only where a package has several. Withdrawn
+records are dropped. The snapshot date is the newest ``modified``
 time among the records kept, or ``--date``.
 
 One reading needs saying: the feed merges several sources' reports, and a first report of "every
@@ -218,21 +220,42 @@ def merge(into: dict[str, dict[str, Any]], record: dict[str, Any]) -> bool:
             entry["ids"].append(ident)
         if versions:
             entry["versions"] = sorted(set(entry.get("versions", [])) | set(versions))
+            by_version = entry.setdefault("by_version", {})
+            for version in versions:
+                by_version.setdefault(version, ident)
         if bounded:
             entry["ranges"] = entry.get("ranges", []) + [
-                b for b in bounded if b not in entry.get("ranges", [])
+                {**b, "id": ident} for b in bounded if b not in _bounds(entry.get("ranges", []))
             ]
         if every:
             entry["all"] = True
     return True
 
 
+def _bounds(ranges: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Merged ranges without the advisory each came from, to compare bounds alone."""
+    return [{k: v for k, v in span.items() if k != "id"} for span in ranges]
+
+
 def _compact(entry: dict[str, Any]) -> str | dict[str, Any]:
-    """The shipped form of one merged entry: its first id alone when every version is malicious."""
+    """The shipped form of one merged entry: its first id alone when every version is malicious;
+    else that id with the versions and ranges, where a version or a range another advisory of the
+    same package reported names that advisory (``advisories``: version -> id; a range's ``id``),
+    so a verdict cites the record that lists the version."""
     ident = sorted(entry["ids"], key=lambda i: (i.startswith("MAL-0000"), i))[0]
     if entry.get("all"):
         return ident
-    return {"id": ident, **{k: entry[k] for k in ("versions", "ranges") if k in entry}}
+    compact: dict[str, Any] = {"id": ident}
+    if "versions" in entry:
+        compact["versions"] = entry["versions"]
+        others = {v: i for v, i in sorted(entry.get("by_version", {}).items()) if i != ident}
+        if others:
+            compact["advisories"] = others
+    if "ranges" in entry:
+        compact["ranges"] = [
+            {k: v for k, v in span.items() if k != "id" or v != ident} for span in entry["ranges"]
+        ]
+    return compact
 
 
 def build(sources: list[Path], date: str | None) -> dict[str, Any]:

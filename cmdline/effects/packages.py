@@ -140,9 +140,10 @@ def malicious(ecosystem: str, name: str, version: str | None) -> str:
     if version is None:
         return ""
     clean = version.strip().lstrip("=v^~")
-    if clean in entry.get("versions", ()) or any(_in_range(clean, span) for span in entry.get("ranges", ())):
-        return ident
-    return ""
+    if clean in entry.get("versions", ()):
+        return str(entry.get("advisories", {}).get(clean, ident))
+    span = next((span for span in entry.get("ranges", ()) if _in_range(clean, span)), None)
+    return str(span.get("id", ident)) if span is not None else ""
 
 
 # ----------------------------------------------------------------- install commands

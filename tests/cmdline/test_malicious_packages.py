@@ -123,6 +123,39 @@ def test_the_verdict_names_the_advisory() -> None:
     assert "MAL-2025-41443" in effect["what"] and effect["target"] == "npm:nx@21.7.0"
 
 
+def test_a_version_is_cited_under_the_advisory_that_lists_it() -> None:
+    assert malicious("npm", "node-ipc", "10.1.2") == "GHSA-97m3-w2cp-4xx6"  # a range of one advisory
+    assert malicious("npm", "node-ipc", "12.0.1") == "MAL-2026-3744"  # a version of another
+    assert malicious("npm", "node-ipc", "10.1.3") == ""
+
+
+def test_the_update_script_keeps_each_advisory_of_a_package(tmp_path: Path) -> None:
+    def record(ident: str, affected: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": ident,
+            "modified": "2026-01-01",
+            "affected": [{"package": {"ecosystem": "npm", "name": "p"}, **affected}],
+        }
+
+    from dsh_policy.cmdline.effects import malicious_refresh as script
+
+    into: dict[str, dict[str, Any]] = {}
+    script.merge(into, record("MAL-2026-2", {"versions": ["2.0.0"]}))
+    script.merge(
+        into,
+        record(
+            "MAL-2026-1",
+            {
+                "versions": ["1.0.0"],
+                "ranges": [{"type": "SEMVER", "events": [{"introduced": "3.0.0"}, {"fixed": "3.1.0"}]}],
+            },
+        ),
+    )
+    compact = script._compact(into["npm"]["p"])
+    assert compact["id"] == "MAL-2026-1" and compact["advisories"] == {"2.0.0": "MAL-2026-2"}
+    assert compact["ranges"] == [{"introduced": "3.0.0", "fixed": "3.1.0"}]
+
+
 def test_pypi_names_compare_normalized() -> None:
     assert malicious("pypi", "3WEB_py", "1.0.0") == "MAL-2024-9934"
 
