@@ -40,7 +40,7 @@ KINDS = frozenset(
     {
         "runs-later-config",
         "registry",
-        "tap",
+        "source",
         "tls-off",
         "cloud-identity",
         "cloud-exposure",

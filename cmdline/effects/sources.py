@@ -1,6 +1,7 @@
 """Code installed from outside a package manager's official, verified channel, spelled as an
 install rather than a config change: system package managers told to skip signature checks,
-Homebrew taps (named, from a remote of their own) and formula files, editor extensions side-loaded from a
+Homebrew taps (named, from a remote of their own) and formula files, conda channels, PPAs and
+repositories added to the system manager, editor extensions side-loaded from a
 file or URL, and the public index added *next to* a configured one (dependency confusion).
 
 Each is the same technique for every tool that has it: the install still looks routine, but who
@@ -25,10 +26,11 @@ _UNSIGNED_FLAGS = re.compile(
     r"^(?:--allow-unauthenticated|--allow-insecure-repositories|--allow-downgrades-unauthenticated"
     r"|--force-yes|--nogpgcheck|--no-gpgcheck|--no-gpg-checks?|--nosignature|--nodigest"
     r"|--no-check-signature|--skip-signature-check|--allow-untrusted|--allowuntrusted"
-    r"|--force-bad-verify|--insecure)$"
+    r"|--force-bad-verify|--insecure|--dangerous)$"
 )
 """System package managers' switches that install what no trusted key signed (apt, apt-get,
-dnf, yum, microdnf, zypper, rpm, dpkg, apk, pacman's and opkg's spellings)."""
+dnf, yum, microdnf, zypper, rpm, dpkg, apk, pacman's and opkg's spellings; snap's
+``--dangerous``)."""
 
 _UNSIGNED_SETTINGS = re.compile(
     r"(?i)^(?:APT::Get::AllowUnauthenticated|Acquire::AllowInsecureRepositories"
@@ -53,6 +55,7 @@ _SYSTEM_MANAGERS = (
     "pacman",
     "opkg",
     "tdnf",
+    "snap",
 )
 
 
@@ -78,8 +81,8 @@ def _brew(argv: list[str]) -> Iterator[Effect]:
     """A tap given its own remote, a formula installed from a file or URL, and every tap a line
     names (``brew tap user/repo``, ``brew install user/repo/formula``, which taps it first): a
     tap's formulae are Ruby that runs at install, published by whoever owns that account's
-    ``homebrew-repo``. Kind ``tap`` carries the tap as brew compares it (lower case); the rule
-    asks unless it is one the pack trusts (Homebrew's own, vendors' official taps)."""
+    ``homebrew-repo``. Kind ``source``, target ``brew:user/repo`` in lower case (brew's own
+    comparison); the rule asks unless the pack trusts it (Homebrew's own, vendors' official taps)."""
     words = [a for a in argv[1:] if not a.startswith("-")]
     if not words:
         return
@@ -87,14 +90,57 @@ def _brew(argv: list[str]) -> Iterator[Effect]:
     if verb == "tap" and len(rest) > 1:
         yield _fx("registry", f"brew taps {rest[0]} from a remote of its own choosing", rest[1])
     elif verb == "tap" and rest and rest[0].count("/") == 1:
-        yield _fx("tap", f"brew taps {rest[0]}", rest[0].lower())
+        yield _fx("source", f"brew taps {rest[0]}", f"brew:{rest[0].lower()}")
     elif verb in ("install", "reinstall", "upgrade", "fetch"):
         for name in rest:
             if "://" in name or name.endswith(".rb"):
                 yield _fx("registry", "brew installs a formula from a file or URL", name)
             elif name.count("/") == 2:
                 tap = name.rsplit("/", 1)[0]
-                yield _fx("tap", f"brew installs {name} from the tap {tap}", tap.lower())
+                yield _fx("source", f"brew installs {name} from the tap {tap}", f"brew:{tap.lower()}")
+
+
+def _conda_channels(argv: list[str]) -> Iterator[Effect]:
+    """``conda``/``mamba``/``micromamba`` ``install``/``create``/``update`` with ``-c``/``--channel``:
+    a channel name is an anaconda.org account anyone can register (``conda:NAME``); a channel URL
+    is a registry like any other index."""
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if not words or words[0] not in ("install", "create", "update", "upgrade"):
+        return
+    for i, arg in enumerate(argv):
+        value = ""
+        if arg in ("-c", "--channel") and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.startswith("--channel="):
+            value = arg.partition("=")[2]
+        if "://" in value:
+            yield _fx("registry", f"{argv[0]} installs from the channel {value}", value)
+        elif value:
+            yield _fx("source", f"{argv[0]} installs from the channel {value}", f"conda:{value.lower()}")
+
+
+def _system_repositories(argv: list[str]) -> Iterator[Effect]:
+    """Package repositories added to the system manager: a PPA (``add-apt-repository
+    ppa:user/name``, ``source`` kind, ``ppa:user/name``), or a repository URL (``add-apt-repository
+    "deb URL ..."``, ``dnf config-manager --add-repo URL``, ``zypper addrepo URL``, ``flatpak
+    remote-add NAME URL``: ``registry`` kind, judged by host like any index)."""
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if argv[0] in ("add-apt-repository", "apt-add-repository"):
+        for word in words:
+            if word.lower().startswith("ppa:"):
+                yield _fx("source", f"adds the PPA {word}", word.lower())
+            elif match := re.search(r"\b[a-z][a-z0-9+.-]*://\S+", word):
+                yield _fx("registry", "adds an apt repository", match.group(0))
+        return
+    urls = [w for w in words if "://" in w]
+    adding = (
+        (argv[0] in ("dnf", "yum") and "config-manager" in words and "--add-repo" in argv)
+        or (argv[0] == "zypper" and words[:1] in (["addrepo"], ["ar"]))
+        or (argv[0] == "flatpak" and words[:1] == ["remote-add"])
+    )
+    if adding:
+        for url in urls:
+            yield _fx("registry", f"{argv[0]} adds a package repository", url)
 
 
 _EDITORS = (
@@ -145,6 +191,9 @@ def _public_extra_index(argv: list[str]) -> Iterator[Effect]:
 
 SOURCE_HANDLERS: dict[str, tuple[Handler, ...]] = {
     **{name: (_unsigned_install,) for name in _SYSTEM_MANAGERS},
+    **{name: (_unsigned_install, _system_repositories) for name in ("dnf", "yum", "zypper")},
+    **{name: (_system_repositories,) for name in ("add-apt-repository", "apt-add-repository", "flatpak")},
+    **{name: (_conda_channels,) for name in ("conda", "mamba", "micromamba")},
     "brew": (_brew,),
     **{name: (_editor_extension,) for name in _EDITORS},
     **{name: (_public_extra_index,) for name in ("pip", "pip3", "uv", "pipx")},

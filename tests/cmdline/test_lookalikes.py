@@ -1,4 +1,4 @@
-"""Look-alike package names (typosquats and affix combosquats) and named Homebrew taps: the
+"""Look-alike package names (typosquats and affix combosquats) and named package sources: the
 reader's classes, the shipped list of established names, false positives on real names and on
 every corpus's benign side, the pack parameters, and lazy loading of the list."""
 
@@ -134,18 +134,45 @@ def test_approved_names_and_trusted_taps_are_pack_parameters() -> None:
     assert _decision(default, "pip install colourama") == "ask"
     assert _decision(default, "brew install kubetools/tap/kubectl-fast") == "ask"
     assert _decision(default, "brew tap hashicorp/tap") == "allow"
-    tuned = _policy(approved_package_names=["pypi:colourama"], trusted_taps=["homebrew/*", "kubetools/*"])
+    assert _decision(default, "conda install -c someuser sometool") == "ask"
+    assert _decision(default, "conda install -c conda-forge numpy") == "allow"
+    tuned = _policy(
+        approved_package_names=["pypi:colourama"], trusted_sources=["brew:homebrew/*", "brew:kubetools/*"]
+    )
     assert _decision(tuned, "pip install colourama") == "allow"
     assert _decision(tuned, "pip install reqeusts") == "ask"
     assert _decision(tuned, "brew install kubetools/tap/kubectl-fast") == "allow"
     assert _decision(tuned, "brew tap hashicorp/tap") == "ask"
 
 
-def test_homebrew_taps_named_by_name_are_read() -> None:
-    assert [e["target"] for e in shell_acts("brew tap Someone/Tools")] == ["someone/tools"]
-    assert [e["target"] for e in shell_acts("brew install someone/tools/thing")] == ["someone/tools"]
-    assert kinds("brew install jq ripgrep") == []
-    assert kinds("brew install --cask firefox") == []
+def test_named_sources_and_added_repositories_are_read() -> None:
+    def targets(line: str) -> list[tuple[str, str]]:
+        return [(e["kind"], e["target"]) for e in shell_acts(line)]
+
+    assert targets("brew tap Someone/Tools") == [("source", "brew:someone/tools")]
+    assert targets("brew install someone/tools/thing") == [("source", "brew:someone/tools")]
+    assert targets("mamba install -c SomeUser tool") == [("source", "conda:someuser")]
+    assert targets("conda create -n x --channel=https://x.example/ch y") == [
+        ("registry", "https://x.example/ch")
+    ]
+    assert targets("sudo add-apt-repository -y ppa:someone/tools") == [("source", "ppa:someone/tools")]
+    assert targets('add-apt-repository "deb https://x.example/apt stable main"') == [
+        ("registry", "https://x.example/apt")
+    ]
+    assert targets("dnf config-manager --add-repo https://x.example/x.repo") == [
+        ("registry", "https://x.example/x.repo")
+    ]
+    assert targets("flatpak remote-add r https://x.example/r.flatpakrepo") == [
+        ("registry", "https://x.example/r.flatpakrepo")
+    ]
+    assert targets("snap install --dangerous ./tool.snap") == [("tls-off", "--dangerous")]
+    for line in (
+        "brew install jq ripgrep",
+        "brew install --cask firefox",
+        "conda list",
+        "dnf install -y git",
+    ):
+        assert targets(line) == [], line
 
 
 def test_the_list_is_parsed_on_the_first_install_not_at_policy_load() -> None:
