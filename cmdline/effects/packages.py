@@ -2,9 +2,10 @@
 that a public malicious-package advisory lists.
 
 The data is a compact snapshot of the OpenSSF malicious-packages feed (OSV records with ``MAL-``
-ids), shipped as ``malicious_packages.json`` beside this module and rebuilt by
-``tools/update_malicious_packages.py`` from a checkout of that repository or from osv.dev's
-per-ecosystem exports. A package version is malicious when an advisory lists it, when it falls in
+ids) and of the general databases' malicious-release advisories, shipped as
+``malicious_packages.json`` beside this module and rebuilt by ``dsh-policy data
+refresh-malicious`` (:mod:`.malicious_refresh`) from checkouts of those repositories or from
+osv.dev's per-ecosystem exports. A package version is malicious when an advisory lists it, when it falls in
 an advisory's range, or when the advisory covers every version; an install that names no version
 is judged only by the last kind (a compromised popular package is clean again at its next
 release, so its name alone proves nothing).

@@ -129,7 +129,7 @@ def _decision(policy: Policy, command: str) -> str:
     return str(policy.check_tool_call(event).decision)
 
 
-def test_approved_names_and_trusted_taps_are_pack_parameters() -> None:
+def test_approved_names_and_trusted_sources_are_pack_parameters() -> None:
     default = _policy()
     assert _decision(default, "pip install colourama") == "ask"
     assert _decision(default, "brew install kubetools/tap/kubectl-fast") == "ask"
