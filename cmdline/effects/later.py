@@ -148,6 +148,13 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"(?:^|/)conftest\.py$|(?:^|/)(?:jest|vitest|playwright|cypress)\.(?:setup|config|global-?setup)"
             r"[\w.-]*\.[cm]?[jt]s$|(?:^|/)setupTests\.[jt]sx?$|(?:^|/)\.mocharc\.(?:c?js|json|ya?ml)$",
         ),
+        # run by the project's own task runner on the next build or test (make, just, task, tox,
+        # nox, mise): an edit is judged by what its recipes fetch, run and send
+        (
+            "build-file",
+            r"(?:^|/)(?:GNU)?[Mm]akefile$|\.mk$|(?:^|/)\.?[Jj]ustfile$|(?:^|/)Taskfile(?:\.dist)?\.ya?ml$"
+            r"|(?:^|/)tox\.ini$|(?:^|/)noxfile\.py$|(?:^|/)\.?mise(?:\.[\w-]+)?\.toml$|(?:^|/)\.mise/+config\.toml$",
+        ),
         # what an install step installs later: a pinned dependency is code the next install runs
         (
             "dependency-list",
@@ -158,7 +165,7 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("script", r"\.(?:sh|bash|zsh|ksh|command|ps1)$"),
         # applied later by kubectl, helm, docker compose, terraform/tofu or CloudFormation: judged by
         # what the text grants (cmdline.effects.infra_files), whatever the file is called
-        ("infrastructure", r"\.(?:ya?ml|json|tf|tf\.json|tfvars|hcl|template)$"),
+        ("infrastructure", r"\.(?:ya?ml|json|tf|tf\.json|tfvars|hcl|template|bicep)$"),
     )
 )
 """Every class with the pattern of the normalized paths it holds, most specific first (the first
@@ -220,7 +227,8 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     # bun's preload, go's -toolexec) pointed at a scratch or cache folder, a shell's -c or a
     # download; the everyday values (sccache, clang, a cross linker, .yarn/releases) name a tool
     "odd-tool": re.compile(
-        r"(?im)^\s*(?:rustc-wrapper|rustc-workspace-wrapper|rustc|rustdoc|runner|linker|script-shell"
+        r"(?im)^\s*script-shell\s*[=:]\s*(?!(?:(?:/usr)?/bin/+)?(?:ba|z|da|k|fi)?sh\s*$|(?:cmd|pwsh|powershell)"
+        r"(?:\.exe)?\s*$)\S|^\s*(?:rustc-wrapper|rustc-workspace-wrapper|rustc|rustdoc|runner|linker|script-shell"
         r"|node-options|yarnPath|preload|GOFLAGS)\s*[=:][^\n]*(?:/tmp/|/var/tmp/|/dev/shm/|/\.cache/"
         r"|\b(?:ba|z|da|k)?sh\s+-c\b|\bcurl\b|\bwget\b|https?://|-toolexec)"
     ),
@@ -259,6 +267,11 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|(?:do\s+not|don'?t|never)\s+(?:mention|tell|inform|notify|alert)\s+(?:this\s+|it\s+|that\s+|about\s+)?"
         r"(?:to\s+)?(?:the\s+)?(?:user|human|developer|reviewer)"
         r"|https?://[^\s\"'<>`]{0,500}\$\("
+    ),
+    # a recursive delete of the home folder or the root, however the path is quoted or globbed
+    "wipes-home": re.compile(
+        r"(?m)\brm\s+(?:-[\w-]+\s+)*-[a-zA-Z]*[rR][a-zA-Z]*\s+(?:-[\w-]+\s+)*(?:--\s+)?"
+        r"[\"']?(?:~|\$HOME|\$\{HOME\}|/)[\"']?/?\*?[\"']?(?:\s|$|;|&)"
     ),
     # a Python .pth line that imports (run at every interpreter start-up)
     "startup-import": re.compile(r"(?m)^\s*import[\s\t]"),
@@ -408,7 +421,7 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "git-config": ("runs-program",),
     "python-startup": ("startup-import", "build-exec"),
     "ci-workflow": ("fetch-exec", "sends", "untrusted-trigger", "tls-off", "compromised-action"),
-    "project-hook": ("fetch-exec", "sends"),
+    "project-hook": ("fetch-exec", "sends", "wipes-home"),
     "editor-task": ("folder-open", "fetch-exec", "sends"),
     "editor-settings": ("runs-program", "fetch-exec", "approvals-off"),
     "agent-config": ("starts-command", "fetch-exec", "sends", "approvals-off"),
@@ -418,7 +431,8 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "package-config": ("registry", "tls-off", "odd-tool"),
     "direnv": ("runs-command", "fetch-exec", "sends"),
     "test-hook": ("fetch-exec", "exfil"),
-    "script": ("exfil",),
+    "build-file": ("fetch-exec", "sends", "exfil", "wipes-home"),
+    "script": ("exfil", "wipes-home"),
     "infrastructure": INFRA_SIGNAL_NAMES,
 }
 """The signals that make a write of each judged class a technique. Secrets in a workflow are
