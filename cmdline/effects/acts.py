@@ -64,6 +64,7 @@ KINDS = frozenset(
         "encrypt-hostage",
         "input-capture",
         "privilege",
+        "erase-contents",
     }
 )
 """Every effect kind :func:`shell_acts` reports."""

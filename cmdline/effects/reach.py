@@ -29,6 +29,8 @@ workloads. Each is read as an effect of what the command does, not of one spelli
   system's folders (``tar -x -C /``, ``unzip -d /usr/local/bin``);
 - ``cloud-identity`` also for the infrastructure state's secret values printed (``terraform state
   pull`` filtered for passwords or keys);
+- ``erase-contents``: every line of files emptied in place (``sed -i d``, ``sed -i 's/.*//'``,
+  ``perl -pi -e 'undef $_'``), a wipe no delete rule sees;
 - ``privilege``: a loader or interpreter path handed to a root command (``sudo LD_PRELOAD=``), glibc
   tunables given to a set-uid program, a local-root exploit built or run by name (or named after a
   CVE), a package installed into the system's package folders.
@@ -448,6 +450,31 @@ def _system_writes(argv: list[str]) -> Iterator[Effect]:
                 return
 
 
+_ERASING_SED = re.compile(r"^\s*(?:1\s*,\s*\$\s*)?d\s*$|^\s*s(.)\^?\.\*\$?\1\1[gs]*\s*$")
+_ERASING_PERL = re.compile(
+    r"^\s*(?:undef\s*\$_|\$_\s*=\s*(?:\"\"|''|q\(\)|undef))\s*;?\s*$|^\s*s(.)\^?\.\*\$?\1\1[gsm]*\s*;?\s*$"
+)
+
+
+def _erases_in_place(argv: list[str]) -> Iterator[Effect]:
+    """``sed -i 'd'``, ``sed -i 's/.*//'``, ``perl -pi -e 'undef $_'``: every line of the named files
+    emptied in place, a wipe that no delete rule sees (the files stay, their contents go)."""
+    tool, rest = argv[0], argv[1:]
+    in_place = any(re.match(r"^-[a-zA-Z]*i|^--in-place", a) for a in rest)
+    if not in_place or tool not in ("sed", "gsed", "perl"):
+        return
+    scripts = [
+        rest[i + 1]
+        for i, a in enumerate(rest[:-1])
+        if a in ("-e", "--expression") or re.match(r"^-[a-zA-Z]*e$", a)
+    ]
+    if tool != "perl" and not scripts:
+        scripts = [a for a in rest if not a.startswith("-")][:1]
+    pattern = _ERASING_PERL if tool == "perl" else _ERASING_SED
+    if scripts and all(pattern.match(script) for script in scripts):
+        yield _fx("erase-contents", f"{tool} empties every line of the files in place", " ".join(rest)[:80])
+
+
 def _state_secrets(commands: list[list[str]]) -> Iterator[Effect]:
     """``terraform state pull | jq .password``: the infrastructure state's secret values printed."""
     for argv in commands:
@@ -470,7 +497,15 @@ def reach_command_acts(argv: list[str]) -> list[Effect]:
     """The effects of one unwrapped command read here (see the module's docstring)."""
     reader = _READERS.get(argv[0])
     found = list(reader(argv)) if reader is not None else []
-    for every in (_capture, _hiding, _runs_later, _privilege, _cloud_identity_swaps, _system_writes):
+    for every in (
+        _capture,
+        _hiding,
+        _runs_later,
+        _privilege,
+        _cloud_identity_swaps,
+        _system_writes,
+        _erases_in_place,
+    ):
         found.extend(every(argv))
     return found
 

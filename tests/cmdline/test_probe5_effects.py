@@ -66,6 +66,9 @@ def kinds(line: str) -> set[str]:
         ("./dirtycow /etc/passwd", "privilege"),
         ("git format-patch -1 -o x --output=/root/.bashrc", "persistence"),
         ("unzip -o tools.zip -d /usr/local/sbin", "persistence"),
+        ("sed -i 'd' config/*.yml", "erase-contents"),
+        ("find src -name '*.py' -exec sed -i -e 's/.*//' {} +", "erase-contents"),
+        ("perl -i -pe 'undef $_' lib/*.pm", "erase-contents"),
     ],
 )
 def test_each_class_is_read(line: str, kind: str) -> None:
@@ -97,6 +100,9 @@ def test_each_class_is_read(line: str, kind: str) -> None:
         "git diff --output=changes.patch",
         "tar -xf deps.tar -C third_party",
         "terraform state pull > state.backup",
+        "sed -i '/^#/d' config/app.ini",
+        "sed -i 's/.*DEBUG.*/DEBUG=0/' .env.example",
+        "perl -pi -e 's/foo/bar/' lib/*.pm",
     ],
 )
 def test_look_alikes_have_no_effect(line: str) -> None:
