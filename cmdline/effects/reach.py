@@ -9,7 +9,8 @@ workloads. Each is read as an effect of what the command does, not of one spelli
 - ``cloud-identity``/``cloud-exposure``: a cluster role granting every verb on every resource, a
   namespace's pod-security level set to ``privileged``, a chart deployed with the host's
   namespaces, privileged containers or cluster-admin switched on, a function's role swapped for
-  another (``iam:PassRole``), an application's whole secret configuration printed;
+  another (``iam:PassRole``), an application's whole secret configuration or a container's
+  environment (``docker inspect --format '{{json .Config.Env}}'``) printed;
 - ``host-escape``: an LXD container made privileged or given the host's root as a disk, a
   container started in a working directory under ``/proc/self/fd`` (runc's leaked descriptor,
   CVE-2024-21626);
@@ -233,12 +234,30 @@ def _cloud_identity_swaps(argv: list[str]) -> Iterator[Effect]:
         )
 
 
+def _container_environments(argv: list[str]) -> Iterator[Effect]:
+    """``docker inspect --format '{{json .Config.Env}}'``: the environment a container was given,
+    where services keep their secrets, printed (the /proc/PID/environ of a container)."""
+    if _words(argv)[:1] == ["inspect"] or _words(argv)[:2] == ["container", "inspect"]:
+        template = _value(argv, "-f", "--format") or ""
+        if re.search(r"\.Config\.Env\b", template):
+            yield _fx(
+                "cloud-identity",
+                f"{argv[0]} prints containers' environments, where their secrets are",
+                template[:80],
+            )
+
+
 def _lxc(argv: list[str]) -> Iterator[Effect]:
     text = " ".join(argv[1:])
     if re.search(r"security\.privileged[= ]true|security\.nesting[= ]true", text):
         yield _fx("host-escape", f"{argv[0]} makes a container privileged", text[:80])
     elif "device" in argv and "add" in argv and any(re.match(r"^source=/+$", a) for a in argv):
         yield _fx("host-escape", f"{argv[0]} gives a container the host's root as a disk", text[:80])
+
+
+def _containers(argv: list[str]) -> Iterator[Effect]:
+    yield from _leaky_workdir(argv)
+    yield from _container_environments(argv)
 
 
 def _leaky_workdir(argv: list[str]) -> Iterator[Effect]:
@@ -541,6 +560,6 @@ _READERS = {
     "ctr": _node_runtime,
     "lxc": _lxc,
     "incus": _lxc,
-    **dict.fromkeys(("docker", "podman", "nerdctl"), _leaky_workdir),
+    **dict.fromkeys(("docker", "podman", "nerdctl"), _containers),
 }
 """Readers by program name (argv[0] basename); the others in reach_command_acts read every command."""
