@@ -155,6 +155,9 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"(?:^|/)(?:GNU)?[Mm]akefile$|\.mk$|(?:^|/)\.?[Jj]ustfile$|(?:^|/)Taskfile(?:\.dist)?\.ya?ml$"
             r"|(?:^|/)tox\.ini$|(?:^|/)noxfile\.py$|(?:^|/)\.?mise(?:\.[\w-]+)?\.toml$|(?:^|/)\.mise/+config\.toml$",
         ),
+        # run by the image build (docker build, podman, buildah, kaniko): official installers pipe
+        # an https download into a shell, so only a download without transport integrity is judged
+        ("container-build", r"(?:^|/)(?:Docker|Container)file(?:\.[\w.-]+)?$|\.(?:docker|container)file$"),
         # what an install step installs later: a pinned dependency is code the next install runs
         (
             "dependency-list",
@@ -322,6 +325,12 @@ _LINE_PAIRS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"\s-d\b|\s--data|\s-F\b|\s--form|\s-T\b|--upload-file|--post-data|--post-file|-X\s*(?:POST|PUT)"
         ),
     ),
+    # a download over plain http (no transport integrity: anyone on the path chooses the code)
+    # handed to a shell or an interpreter later on the same line
+    "plain-fetch-exec": (
+        re.compile(r"\b(?:curl|wget)\b[^|\n]{0,500}?\bhttp://"),
+        re.compile(r"\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node)\b"),
+    ),
     # the shell half of ``exfil`` (:func:`_exfil`): a fetcher posting, uploading or given a body
     "exfil-send": (
         re.compile(r"(?i)(?:curl|wget)\b|Invoke-RestMethod"),
@@ -412,6 +421,8 @@ def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
         return False
     if signal in _LINE_PAIRS and _line_pair(sample, signal):
         return True
+    if signal not in _SIGNALS:
+        return False
     if signal == "runs-program" and kind == "editor-settings":
         sample = _SAFE_INTERPRETER.sub("", sample)
     return bool(_SIGNALS[signal].search(sample))
@@ -432,6 +443,7 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "direnv": ("runs-command", "fetch-exec", "sends"),
     "test-hook": ("fetch-exec", "exfil"),
     "build-file": ("fetch-exec", "sends", "exfil", "wipes-home"),
+    "container-build": ("plain-fetch-exec", "exfil"),
     "script": ("exfil", "wipes-home"),
     "infrastructure": INFRA_SIGNAL_NAMES,
 }

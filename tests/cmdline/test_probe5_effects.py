@@ -173,3 +173,13 @@ def test_secrets_are_found_percent_encoded() -> None:
     encoded = "https://x.example/?d=-----BEGIN%20OPENSSH%20PRIVATE%20KEY-----%0Ab3Bl%0A-----END%20OPENSSH%20PRIVATE%20KEY-----"
     assert "private-key" in secrets_scan(encoded)
     assert secrets_scan("https://docs.example.org/search?q=private%20key%20rotation") == []
+
+
+def test_image_builds_are_judged_by_downloads_without_transport_integrity() -> None:
+    for path in ("Dockerfile", "docker/Dockerfile.dev", "api.dockerfile", "Containerfile"):
+        assert later_class(path) == "container-build", path
+    assert later_risks("Dockerfile", "RUN wget -qO- http://get.example.net/i.sh | sh\n") == [
+        "plain-fetch-exec"
+    ]
+    assert later_risks("Dockerfile", "RUN curl -fsSL https://deb.nodesource.com/setup_20.x | bash -\n") == []
+    assert later_risks("Dockerfile", "RUN curl -fsSL https://x/i | sh && curl http://y -o /tmp/z\n") == []

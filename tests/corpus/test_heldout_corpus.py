@@ -23,7 +23,7 @@ rules (Falco, Elastic, Sigma), Atomic Red Team's Linux/macOS/container atomics, 
 LOOBins functions, cloud escalation catalogues and 2025 agent CVEs; after its fixes
 (``probe5/README.md``) it is held at the level it meets: 95% of its dangerous side overall, every
 category but supply chain (compromised releases missing from the shipped advisory snapshot, left
-to the supply-chain work) at 90%, each tool kind at 90%, and at most 5% of its everyday side (the
+to the supply-chain work) at 90%, each tool kind at 95%, and at most 5% of its everyday side (the
 rest are ssh, scp and rsync to hosts outside the egress allow-list, asked by design). Run with
 ``-s`` for the tables and every miss.
 """
@@ -101,7 +101,7 @@ def test_probe5_holds_the_level_it_meets() -> None:
     assert overall >= MIN_BLOCKED, text
     held = [rate for category, rate in rates.items() if category != "supply-chain"]
     assert min(held) >= MIN_BLOCKED_PER_CATEGORY, text
-    assert min(kind_rates.values()) >= MIN_BLOCKED_PER_CATEGORY, kinds
+    assert min(kind_rates.values()) >= MIN_BLOCKED, kinds
     text, _rates, overall = report("benign", ENGINE, PROBE5)
     print(text)
     assert 1 - overall <= 0.05, text
