@@ -62,7 +62,7 @@ _SALT_RUNS = re.compile(
     r"^(?:cmd\.(?:run\w*|shell|script|exec_code\w*|powershell)|file\.(?:remove|rmdir|delete\w*))$"
 )
 _DOWNLOAD_RUN = re.compile(
-    r"\b(?:curl|wget|fetch)\b[^|\n]*\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node)\b"
+    r"\b(?:curl|wget|fetch)\b[^|\n]{0,2000}\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node)\b"
 )
 _SSH_VALUE_FLAGS = frozenset("BbcDEeFIiJLlmOopQRSWw")
 

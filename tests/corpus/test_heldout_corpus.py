@@ -23,9 +23,9 @@ rules (Falco, Elastic, Sigma), Atomic Red Team's Linux/macOS/container atomics, 
 LOOBins functions, cloud escalation catalogues and 2025 agent CVEs; after its fixes
 (``probe5/README.md``) it is held at the level it meets: 95% of its dangerous side overall, every
 category but supply chain (compromised releases missing from the shipped advisory snapshot, left
-to the supply-chain work) at 90%, each tool kind at 95%, and at most 5% of its everyday side (the
-rest are ssh, scp and rsync to hosts outside the egress allow-list, asked by design). Run with
-``-s`` for the tables and every miss.
+to the supply-chain work) at 90%, each tool kind at 95%, and at most 5% of its everyday side
+(what it still blocks is mostly asked by design: ssh, scp and rsync to hosts outside the egress
+allow-list, kubectl deletes). Run with ``-s`` for the tables and every miss.
 """
 
 from __future__ import annotations
