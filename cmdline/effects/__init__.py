@@ -6,7 +6,8 @@ Modules: ``later`` (files that run later: :func:`later_class`, :func:`later_risk
 ``infra_files`` for what infrastructure code grants) and ``acts`` (a shell line's effects on trust,
 identity, defences and the network: :func:`shell_acts`), which gathers the tables of ``host``,
 ``channels``, ``packages``, ``escape`` (container escapes, attacker tooling, defences removed
-through their own tools) and ``cloud_more`` (control-plane techniques outside the common verbs).
+through their own tools), ``cloud_more`` (control-plane techniques outside the common verbs) and
+``reach`` (other machines, the user's input, routing, root through the loader, control-plane pods).
 """
 
 from dsh_policy.cmdline.effects.acts import KINDS, shell_acts

@@ -30,6 +30,7 @@ from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.effects.packages import install_acts, runner_acts
+from dsh_policy.cmdline.effects.reach import reach_command_acts, reach_line_acts
 from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS
 from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts
 from dsh_policy.cmdline.shell import shell_commands, shell_redirects
@@ -64,6 +65,9 @@ KINDS = frozenset(
         "host-escape",
         "shell-listener",
         "encrypt-hostage",
+        "input-capture",
+        "privilege",
+        "erase-contents",
     }
 )
 """Every effect kind :func:`shell_acts` reports."""
@@ -451,6 +455,7 @@ def command_acts(argv: list[str]) -> list[Effect]:
     found.extend(channel_acts(argv))
     found.extend(escape_command_acts(argv))
     found.extend(cloud_command_acts(argv))
+    found.extend(reach_command_acts(argv))
     return found
 
 
@@ -475,7 +480,9 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(runner_lookalike_acts(line))
     found.extend(line_acts(commands))
     found.extend(harvest_acts(commands))
-    found.extend(escape_line_acts(commands, _written(line, commands)))
+    written = _written(line, commands)
+    found.extend(escape_line_acts(commands, written))
+    found.extend(reach_line_acts(commands, written))
     found.extend(uninstalled_agents(line, commands))
     if "=" in line:
         found.extend(env_switch_acts(line))

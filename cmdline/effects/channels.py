@@ -158,7 +158,12 @@ def _cloud(argv: list[str]) -> Iterator[Effect]:
 
 _SECURITY_UNITS = re.compile(
     r"^(?:auditd|auditbeat|falco\w*|falcon-sensor|osqueryd|wazuh-agent|clamav-daemon|clamd|apparmor|fail2ban"
-    r"|ufw|firewalld|crowdstrike|sentinelone|mdatp|elastic-agent|rsyslog|systemd-journald|aide)(?:\.service)?$"
+    r"|ufw|firewalld|crowdstrike|sentinelone|mdatp|elastic-agent|rsyslog|systemd-journald|aide"
+    # the clouds' own monitoring and management agents, the first thing cryptojacking worms remove
+    r"|amazon-cloudwatch-agent|amazon-ssm-agent|snap\.amazon-ssm-agent\.amazon-ssm-agent|google-cloud-ops-agent\S*"
+    r"|google-guest-agent|google-osconfig-agent|stackdriver-agent|azuremonitoragent|omsagent\S*|walinuxagent"
+    r"|aegis|aliyun|AliYunDun\w*|cloudmonitor|YDService|YDLive|tat_agent|qcloud\w*|datadog-agent\S*"
+    r"|newrelic-infra|splunkd?|SplunkForwarder|nessusagent|qualys-cloud-agent|ir_agent|cbagentd)(?:\.service)?$"
 )
 
 

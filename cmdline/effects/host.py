@@ -380,9 +380,17 @@ def _network(argv: list[str]) -> Iterator[Effect]:
         tool == "socat"
         and any(re.match(r"(?i)^(?:tcp|tcp4|tcp6|openssl|udp)(?:-listen)?:", a) for a in argv[1:])
         and any(re.match(r"(?i)^(?:exec|system|tcp|openssl):", a) for a in argv[2:])
+        and not all(_LOCAL_SOCAT_ADDRESS.match(a) for a in argv[1:] if not a.startswith("-"))
     ):
         yield _fx("tunnel", "socat relays a connection", " ".join(argv[1:]))
 
+
+_LOCAL_SOCAT_ADDRESS = re.compile(
+    r"(?i)^(?:tcp[46]?|udp[46]?)-listen:[0-9]+(?:,[^,]*)*,bind=(?:127\.0\.0\.1|localhost|\[?::1\]?)(?:,[^,]*)*$"
+    r"|^(?:tcp[46]?|udp[46]?):(?:127\.0\.0\.1|localhost|\[::1\]):[0-9]+(?:,[^,]*)*$"
+)
+"""A socat address on this machine only: a listener bound to loopback, a connection to loopback
+(a listener without ``bind=`` listens on every interface and is not this)."""
 
 _SECRET_STORES = re.compile(
     r"(?i)(?:google-chrome|chromium|chrome|brave|BraveSoftware|microsoft-edge|Edge|vivaldi|opera"

@@ -16,7 +16,10 @@ setting is spelled alike in YAML, JSON and HCL (``privileged: true``, ``"privile
 - ``admin-grant``: administrator rights granted (AdministratorAccess/IAMFullAccess, ``Action "*"``
   on ``Resource "*"``, GCP owner/editor, Azure Owner, Kubernetes cluster-admin or ``*`` verbs on
   ``*`` resources);
-- ``public-access``: a bucket's public-access block switched off or a public ACL;
+- ``public-access``: a bucket's public-access block switched off, a public ACL, a storage
+  account allowing public blob access;
+- ``logging-off``: an audit trail's logging, log-file validation or global-event recording
+  switched off (CloudTrail ``enable_logging = false``, ``IsLogging: false``);
 - ``open-ingress``: a firewall or security-group rule open to the whole internet (0.0.0.0/0, ::/0,
   ``*``/``Internet`` in Azure) on an administration or database port, or on every port; a web
   port open to the world is what a public load balancer is for, and stays ordinary.
@@ -75,6 +78,11 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
         r"|BlockPublicPolicy|IgnorePublicAcls|RestrictPublicBuckets)[\"']?\s*[:=]\s*[\"']?false\b"
         r"|\bacl[\"']?\s*[:=]\s*[\"']?public-read(?:-write)?\b|AccessControl[\"']?\s*:\s*[\"']?PublicRead"
         r"|container_access_type\s*=\s*\"(?:blob|container)\"|[\"']?publicAccess[\"']?\s*:\s*[\"']?(?:Blob|Container)\b"
+        r"|[\"']?(?:allowBlobPublicAccess|allow_nested_items_to_be_public|allow_blob_public_access)[\"']?\s*[:=]\s*[\"']?true\b"
+    ),
+    "logging-off": re.compile(
+        r"(?i)[\"']?\b(?:enable_logging|is_logging|IsLogging|EnableLogging|logging_enabled|enable_log_file_validation"
+        r"|EnableLogFileValidation|include_global_service_events|IncludeGlobalServiceEvents)[\"']?\s*[:=]\s*[\"']?false\b"
     ),
 }
 """Each infrastructure signal with the pattern that finds it in a file's new text."""

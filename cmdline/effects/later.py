@@ -148,6 +148,16 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"(?:^|/)conftest\.py$|(?:^|/)(?:jest|vitest|playwright|cypress)\.(?:setup|config|global-?setup)"
             r"[\w.-]*\.[cm]?[jt]s$|(?:^|/)setupTests\.[jt]sx?$|(?:^|/)\.mocharc\.(?:c?js|json|ya?ml)$",
         ),
+        # run by the project's own task runner on the next build or test (make, just, task, tox,
+        # nox, mise): an edit is judged by what its recipes fetch, run and send
+        (
+            "build-file",
+            r"(?:^|/)(?:GNU)?[Mm]akefile$|\.mk$|(?:^|/)\.?[Jj]ustfile$|(?:^|/)Taskfile(?:\.dist)?\.ya?ml$"
+            r"|(?:^|/)tox\.ini$|(?:^|/)noxfile\.py$|(?:^|/)\.?mise(?:\.[\w-]+)?\.toml$|(?:^|/)\.mise/+config\.toml$",
+        ),
+        # run by the image build (docker build, podman, buildah, kaniko): official installers pipe
+        # an https download into a shell, so only a download without transport integrity is judged
+        ("container-build", r"(?:^|/)(?:Docker|Container)file(?:\.[\w.-]+)?$|\.(?:docker|container)file$"),
         # what an install step installs later: a pinned dependency is code the next install runs
         (
             "dependency-list",
@@ -158,7 +168,7 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("script", r"\.(?:sh|bash|zsh|ksh|command|ps1)$"),
         # applied later by kubectl, helm, docker compose, terraform/tofu or CloudFormation: judged by
         # what the text grants (cmdline.effects.infra_files), whatever the file is called
-        ("infrastructure", r"\.(?:ya?ml|json|tf|tf\.json|tfvars|hcl|template)$"),
+        ("infrastructure", r"\.(?:ya?ml|json|tf|tf\.json|tfvars|hcl|template|bicep)$"),
     )
 )
 """Every class with the pattern of the normalized paths it holds, most specific first (the first
@@ -220,7 +230,8 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     # bun's preload, go's -toolexec) pointed at a scratch or cache folder, a shell's -c or a
     # download; the everyday values (sccache, clang, a cross linker, .yarn/releases) name a tool
     "odd-tool": re.compile(
-        r"(?im)^\s*(?:rustc-wrapper|rustc-workspace-wrapper|rustc|rustdoc|runner|linker|script-shell"
+        r"(?im)^\s*script-shell\s*[=:]\s*(?!(?:(?:/usr)?/bin/+)?(?:ba|z|da|k|fi)?sh\s*$|(?:cmd|pwsh|powershell)"
+        r"(?:\.exe)?\s*$)\S|^\s*(?:rustc-wrapper|rustc-workspace-wrapper|rustc|rustdoc|runner|linker|script-shell"
         r"|node-options|yarnPath|preload|GOFLAGS)\s*[=:][^\n]*(?:/tmp/|/var/tmp/|/dev/shm/|/\.cache/"
         r"|\b(?:ba|z|da|k)?sh\s+-c\b|\bcurl\b|\bwget\b|https?://|-toolexec)"
     ),
@@ -259,6 +270,11 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|(?:do\s+not|don'?t|never)\s+(?:mention|tell|inform|notify|alert)\s+(?:this\s+|it\s+|that\s+|about\s+)?"
         r"(?:to\s+)?(?:the\s+)?(?:user|human|developer|reviewer)"
         r"|https?://[^\s\"'<>`]{0,500}\$\("
+    ),
+    # a recursive delete of the home folder or the root, however the path is quoted or globbed
+    "wipes-home": re.compile(
+        r"(?m)\brm\s+(?:-[\w-]+\s+)*-[a-zA-Z]*[rR][a-zA-Z]*\s+(?:-[\w-]+\s+)*(?:--\s+)?"
+        r"[\"']?(?:~|\$HOME|\$\{HOME\}|/)[\"']?/?\*?[\"']?(?:\s|$|;|&)"
     ),
     # a Python .pth line that imports (run at every interpreter start-up)
     "startup-import": re.compile(r"(?m)^\s*import[\s\t]"),
@@ -308,6 +324,12 @@ _LINE_PAIRS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(
             r"\s-d\b|\s--data|\s-F\b|\s--form|\s-T\b|--upload-file|--post-data|--post-file|-X\s*(?:POST|PUT)"
         ),
+    ),
+    # a download over plain http (no transport integrity: anyone on the path chooses the code)
+    # handed to a shell or an interpreter later on the same line
+    "plain-fetch-exec": (
+        re.compile(r"\b(?:curl|wget)\b[^|\n]{0,500}?\bhttp://"),
+        re.compile(r"\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node)\b"),
     ),
     # the shell half of ``exfil`` (:func:`_exfil`): a fetcher posting, uploading or given a body
     "exfil-send": (
@@ -399,6 +421,8 @@ def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
         return False
     if signal in _LINE_PAIRS and _line_pair(sample, signal):
         return True
+    if signal not in _SIGNALS:
+        return False
     if signal == "runs-program" and kind == "editor-settings":
         sample = _SAFE_INTERPRETER.sub("", sample)
     return bool(_SIGNALS[signal].search(sample))
@@ -408,7 +432,7 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "git-config": ("runs-program",),
     "python-startup": ("startup-import", "build-exec"),
     "ci-workflow": ("fetch-exec", "sends", "untrusted-trigger", "tls-off", "compromised-action"),
-    "project-hook": ("fetch-exec", "sends"),
+    "project-hook": ("fetch-exec", "sends", "wipes-home"),
     "editor-task": ("folder-open", "fetch-exec", "sends"),
     "editor-settings": ("runs-program", "fetch-exec", "approvals-off"),
     "agent-config": ("starts-command", "fetch-exec", "sends", "approvals-off"),
@@ -418,7 +442,9 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "package-config": ("registry", "tls-off", "odd-tool"),
     "direnv": ("runs-command", "fetch-exec", "sends"),
     "test-hook": ("fetch-exec", "exfil"),
-    "script": ("exfil",),
+    "build-file": ("fetch-exec", "sends", "exfil", "wipes-home"),
+    "container-build": ("plain-fetch-exec", "exfil"),
+    "script": ("exfil", "wipes-home"),
     "infrastructure": INFRA_SIGNAL_NAMES,
 }
 """The signals that make a write of each judged class a technique. Secrets in a workflow are

@@ -44,7 +44,8 @@ anything:
   (``tar --checkpoint-action=exec=``/``--to-command``/``-I``, ``zip -TT``, ``make --eval``,
   ``vim -c '!...'``/``+'!...'``, ``man -P``, ``gdb -ex '!...'``, ``rsync -e``, ``ssh -o
   ProxyCommand=``, ``socat EXEC:``, ``nc -e``, ``git -c core.pager=...``, ``git rebase --exec``,
-  ``git submodule foreach``, ``apt-get -o ...::Pre-Invoke=``), as are variables whose value a
+  ``git submodule foreach``, ``apt-get -o ...::Pre-Invoke=``, ``go test -exec``/``-toolexec``,
+  ``rg --pre``, ``fd -x|-X CMD...``), as are variables whose value a
   program runs (``PAGER=``, ``EDITOR=``, ``GIT_SSH_COMMAND=``, ...), database clients' shell
   escapes (``\\! cmd``, ``.shell cmd``) and framework consoles (``rails runner``, ``manage.py shell
   -c``);

@@ -1,6 +1,8 @@
 """Shell lines and code carried inside other programs' options: ``tar --to-command``, ``vim -c
-'!...'``, ``git -c core.pager=...``, ``ssh -o ProxyCommand=``, makefile recipes, framework
-consoles (``rails runner``, ``manage.py shell -c``), ``find -exec``'s ``{}``.
+'!...'``, ``git -c core.pager=...``, ``ssh -o ProxyCommand=``, ``go test -exec``/``-toolexec``,
+``rg --pre``, ``fd -x``/``-X`` (the argument injections into allow-listed search and test commands
+Trail of Bits described in 2025), makefile recipes, framework consoles (``rails runner``,
+``manage.py shell -c``), ``find -exec``'s ``{}``.
 """
 
 from __future__ import annotations
@@ -101,6 +103,15 @@ def embedded_lines(argv: list[str]) -> list[str]:
             key, eq, value = argv[i + 1].partition("=")
             if eq and re.search(r"(?i)(?:Pre|Post)-Invoke|::Post-Invoke-Success|DPkg::Pre-Install-Pkgs", key):
                 lines.append(value)
+        elif program == "go" and (arg in ("-exec", "-toolexec") or arg.startswith(("-exec=", "-toolexec="))):
+            lines.append(value_of(i, arg.split("=", 1)[0]))
+        elif program in ("rg", "ripgrep") and (arg == "--pre" or arg.startswith("--pre=")):
+            lines.append(value_of(i, "--pre"))
+        elif program in ("fd", "fdfind") and arg in ("-x", "--exec", "-X", "--exec-batch"):
+            carried = argv[i + 1 :]
+            carried = carried[: carried.index(";")] if ";" in carried else carried
+            lines.append(" ".join(shlex.quote(a) for a in carried))
+            break
         elif program in ("less", "more") and arg.startswith("+!"):
             lines.append(arg[2:])
         elif program == "nmap" and arg.startswith("--script") and argv[i:i + 1]:

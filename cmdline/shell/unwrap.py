@@ -46,6 +46,7 @@ from dsh_policy.cmdline.shell.wrappers import (
     WRAPPERS,
     WrapperOptions,
     has_flag,
+    kubectl_verb,
     longs,
     option_at,
     option_value,
@@ -247,7 +248,7 @@ class Unwrapper:
         a container, on the data mounted or living there, so it is listed like a local one."""
         program = argv[0]
         if program in ("kubectl", "oc", "kubecolor"):
-            verb = next((a for a in argv[1:] if not a.startswith("-")), "")
+            verb = kubectl_verb(argv)
             if verb in ("exec", "run", "debug") and "--" in argv:
                 cut = argv.index("--")
                 self.out.append(argv[:cut])
@@ -620,7 +621,8 @@ _SPECIAL_WRAPPERS: dict[str, _SpecialWrapper] = {
                      "kubecolor"), Unwrapper._container_exec),
     **dict.fromkeys(("tar", "bsdtar", "gtar", "zip", "make", "gmake", "vim", "vi", "nvim", "ex", "view",
                      "gvim", "rvim", "man", "gdb", "rsync", "ssh", "socat", "nc", "ncat", "netcat", "git",
-                     "less", "more", "nmap", "apt", "apt-get", "aptitude"), Unwrapper._strings_run),
+                     "less", "more", "nmap", "apt", "apt-get", "aptitude", "go", "rg", "ripgrep", "fd",
+                     "fdfind"), Unwrapper._strings_run),
 }  # fmt: skip
 
 

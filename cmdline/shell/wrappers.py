@@ -38,7 +38,7 @@ WRAPPERS: dict[str, WrapperOptions] = {
         "CDghpRrtTUu",
         longs("close-from", "chdir", "group", "host", "prompt", "chroot", "role", "type",
                "command-timeout", "other-user", "user"),
-        shell_flags="si", shell_long_flags=longs("shell", "login"),
+        assignments=True, shell_flags="si", shell_long_flags=longs("shell", "login"),
     ),
     "doas": WrapperOptions("uC", shell_flags="s"),
     "env": WrapperOptions("uCS", longs("unset", "chdir", "split-string"), assignments=True),
@@ -127,7 +127,34 @@ WRAPPERS: dict[str, WrapperOptions] = {
     "envdir": WrapperOptions("", operands=1),
     "daemonize": WrapperOptions("ceEoplu"),
     "run-one": WrapperOptions(),
+    "sshpass": WrapperOptions("pfdP"),
+    "rlwrap": WrapperOptions("bfgHlOPqsStwz", longs("break-chars", "file", "history-filename", "logfile",
+                                                   "substitute-prompt", "prompt-colour", "filter")),
 }  # fmt: skip
+KUBECTL_VALUE_OPTIONS = frozenset(
+    {"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s", "--server", "--token",
+     "--as", "--as-group", "--as-uid", "--request-timeout", "--certificate-authority", "--client-certificate",
+     "--client-key", "--cache-dir", "--tls-server-name", "-v", "--v"}
+)  # fmt: skip
+"""kubectl's global options that take a value as the next word (``-n kube-system exec``)."""
+
+
+def kubectl_verb(argv: list[str]) -> str:
+    """kubectl's (or oc's) verb: its first word that is neither an option nor a global option's
+    value, so ``kubectl -n kube-system exec -- sh`` is an ``exec``."""
+    skip = False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+        elif arg == "--":
+            return ""
+        elif arg.startswith("-"):
+            skip = arg in KUBECTL_VALUE_OPTIONS
+        else:
+            return arg
+    return ""
+
+
 SHELL_OPTIONS = WrapperOptions("oO", longs("rcfile", "init-file"))
 SU_OPTIONS = WrapperOptions("cgGsuw", longs("command", "session-command", "group", "supp-group",
                                                "shell", "user", "whitelist-environment"))  # fmt: skip

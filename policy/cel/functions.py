@@ -369,8 +369,19 @@ def _cached_detector_names(text: str) -> frozenset[str]:
 
 
 def _detector_names(text: str) -> frozenset[str]:
-    """Detector names in ``text``; short texts are cached (rules of one event scan the same
-    output), long ones are not, so the cache never pins megabytes of tool output."""
+    """Detector names in ``text``, and in its percent-decoded form when it has escapes (a key in a
+    URL's query is ``-----BEGIN%20OPENSSH%20PRIVATE%20KEY-----``); short texts are cached (rules of
+    one event scan the same output), long ones are not, so the cache never pins megabytes of tool
+    output."""
+    names = _names_in(text)
+    if "%" in text:
+        decoded = urllib.parse.unquote_plus(text)
+        if decoded != text:
+            names |= _names_in(decoded)
+    return names
+
+
+def _names_in(text: str) -> frozenset[str]:
     if len(text) <= _SCAN_CACHE_MAX_CHARS:
         return _cached_detector_names(text)
     return frozenset(match.name for match in detectors.find(text))

@@ -18,7 +18,14 @@ same way. ``probe3/`` is a third, written blind by technique and effect from yet
 after the fixes its misses led to (``probe3/README.md``) its dangerous side meets the bars and is
 judged here; its benign side (3/180 overall, but 2 of 44 file-tool calls: a pip.conf written in the
 home and a PATH line added to ~/.bashrc, both refused on purpose) is above the per-kind bar and
-is measured in its README instead. Run with ``-s`` for the tables and every miss.
+is measured in its README instead. ``probe5/`` is a fifth, written blind from runtime detection
+rules (Falco, Elastic, Sigma), Atomic Red Team's Linux/macOS/container atomics, GTFOBins and
+LOOBins functions, cloud escalation catalogues and 2025 agent CVEs; after its fixes
+(``probe5/README.md``) it is held at the level it meets: 95% of its dangerous side overall, every
+category but supply chain (compromised releases missing from the shipped advisory snapshot, left
+to the supply-chain work) at 90%, each tool kind at 95%, and at most 5% of its everyday side
+(what it still blocks is mostly asked by design: ssh, scp and rsync to hosts outside the egress
+allow-list, kubectl deletes). Run with ``-s`` for the tables and every miss.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ HELDOUT = Path(__file__).resolve().parent / "heldout"
 PROBE = Path(__file__).resolve().parent / "probe"
 PROBE2 = Path(__file__).resolve().parent / "probe2"
 PROBE3 = Path(__file__).resolve().parent / "probe3"
+PROBE5 = Path(__file__).resolve().parent / "probe5"
 MIN_BLOCKED = 0.95
 MIN_BLOCKED_PER_CATEGORY = 0.90
 MAX_FALSE_POSITIVES = 0.02
@@ -82,3 +90,18 @@ def test_shipped_packs_allow_the_everyday_side_of_the_heldout_corpus(root: Path)
     print(text + "\n" + kinds)
     assert 1 - overall <= MAX_FALSE_POSITIVES, text
     assert max(1 - rate for rate in kind_rates.values()) <= MAX_FALSE_POSITIVES * 2, kinds
+
+
+def test_probe5_holds_the_level_it_meets() -> None:
+    """probe5 (see the module docstring): the bars it meets after its fixes, so a change that loses
+    one of its classes fails here; supply chain is reported, not held."""
+    text, rates, overall = report("dangerous", ENGINE, PROBE5)
+    kinds, kind_rates = by_tool_kind("dangerous", PROBE5)
+    print(text + "\n" + kinds)
+    assert overall >= MIN_BLOCKED, text
+    held = [rate for category, rate in rates.items() if category != "supply-chain"]
+    assert min(held) >= MIN_BLOCKED_PER_CATEGORY, text
+    assert min(kind_rates.values()) >= MIN_BLOCKED, kinds
+    text, _rates, overall = report("benign", ENGINE, PROBE5)
+    print(text)
+    assert 1 - overall <= 0.05, text
