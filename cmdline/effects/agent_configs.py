@@ -4,7 +4,8 @@ An MCP or agent config that starts a command is code that runs at every session,
 ``starts-command`` signal of ``later_risks`` asks for it. One shape is the quick-start of every MCP
 client's documentation and carries no choice of code by the agent: ``npx -y
 @modelcontextprotocol/server-<name> <folder>``, a package of the MCP project's own npm scope (a
-scope only its owner can publish to), given a project folder. :func:`only_reference_servers`
+scope only its owner can publish to), given a project folder, or ``uvx mcp-server-<name>`` for the
+servers the project publishes on PyPI (git, fetch, time). :func:`only_reference_servers`
 recognises exactly that shape, read from the config as JSON; anything else (another package, a
 shell, a path, hooks, permissions, a folder that is the whole disk or a home, text that is no
 complete JSON document such as an edit's fragment) is left to ask.
@@ -17,11 +18,17 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["only_reference_servers"]
+__all__ = ["only_reference_servers", "reference_server_words"]
 
 _REFERENCE_PACKAGE = re.compile(r"^@modelcontextprotocol/server-[a-z0-9-]+(?:@[\w.^~-]+)?$")
-_RUNNERS = {"npx": (), "bunx": (), "pnpm": ("dlx",), "yarn": ("dlx",)}
+# The reference servers the MCP project publishes on PyPI and documents as `uvx mcp-server-NAME`
+# (modelcontextprotocol/servers: git, fetch, time). PyPI has no scopes, so these are named, not
+# matched by prefix: `mcp-server-anything` could be anyone's.
+_REFERENCE_PYPI = re.compile(r"^mcp-server-(?:git|fetch|time)(?:(?:==|@)[\w.]+)?$")
+_RUNNERS = {"npx": (), "bunx": (), "pnpm": ("dlx",), "yarn": ("dlx",), "uvx": (), "pipx": ("run",)}
 """Package runners and the verb each needs before the package."""
+# Options of the reference servers that take a value (the value is checked like a folder).
+_SERVER_OPTIONS = frozenset({"--repository", "--local-timezone", "--user-agent"})
 _WIDE = re.compile(r"^(?:/+|~[\w.-]*/*|\$HOME/*|\$\{HOME\}/*|/+(?:home|Users|root|etc|var)(?:/+[^/]*)?/*)$")
 _AGENT_CONTROLS = frozenset(
     {"hooks", "permissions", "apiKeyHelper", "PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart"}
@@ -52,11 +59,19 @@ def _reference_server(entry: dict[str, Any]) -> bool:
     rest = [a for a in args if a not in ("-y", "--yes", "-q", "--quiet")]
     if tuple(rest[: len(verbs)]) != verbs:
         return False
-    rest = rest[len(verbs) :]
-    return (
-        bool(rest)
-        and _REFERENCE_PACKAGE.match(rest[0]) is not None
-        and not any(a.startswith("-") or _WIDE.match(a) for a in rest[1:])
+    return reference_server_words(command.rsplit("/", 1)[-1], rest[len(verbs) :])
+
+
+def reference_server_words(runner: str, words: list[str]) -> bool:
+    """Whether ``runner`` given ``words`` (its verb already taken) starts a reference server: the
+    MCP project's npm scope through an npm runner, or one of its PyPI servers through uvx or
+    pipx, given a project folder (no whole disk or home) and only the servers' own options."""
+    package = _REFERENCE_PYPI if runner in ("uvx", "pipx") else _REFERENCE_PACKAGE
+    if runner not in _RUNNERS or not words or package.match(words[0]) is None:
+        return False
+    return not any(
+        (a.startswith("-") and a.split("=", 1)[0] not in _SERVER_OPTIONS) or _WIDE.match(a.split("=", 1)[-1])
+        for a in words[1:]
     )
 
 

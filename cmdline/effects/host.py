@@ -341,6 +341,36 @@ def _pool_argument(argv: list[str]) -> bool:
     )
 
 
+_SSH_FORWARD = re.compile(r"^-[a-zA-Z0-9]*?([RLDwg])(.*)$")
+_SSH_FORWARD_OPTION = re.compile(r"(?i)^(?:-o\s*)?(?:(?:Remote|Local|Dynamic)Forward|GatewayPorts)")
+# A local forward bound to this machine's loopback: ``PORT:HOST:HOSTPORT`` (ssh binds it to
+# localhost unless GatewayPorts or -g say otherwise) or an explicit loopback bind address.
+_LOOPBACK_LOCAL_FORWARD = re.compile(
+    r"^(?:(?:localhost|127\.0\.0\.1|\[::1\]|::1):)?[0-9]{1,5}:(?:\[[0-9A-Fa-f:.]+\]|[\w.-]+):[0-9]{1,5}$"
+)
+
+
+def _ssh_exposing_forward(argv: list[str]) -> bool:
+    """Whether ssh forwards a path that carries data without a URL to check: a remote forward
+    (-R: the remote side reaches into this machine), a dynamic SOCKS proxy (-D), a tun device
+    (-w), forward options in -o, or a local forward (-L) that listens beyond loopback (a bind
+    address, ``*``, or -g). A local forward on loopback only makes a remote service reachable
+    from this machine, as a client connection to it would: it sends nothing by itself."""
+    for index, arg in enumerate(argv[1:], start=1):
+        if _SSH_FORWARD_OPTION.match(arg):
+            return True
+        found = _SSH_FORWARD.match(arg)
+        if found is None or arg.startswith("--"):
+            continue
+        letter, rest = found.groups()
+        if letter != "L":
+            return True
+        spec = rest or (argv[index + 1] if index + 1 < len(argv) else "")
+        if not _LOOPBACK_LOCAL_FORWARD.match(spec):
+            return True
+    return False
+
+
 def _network(argv: list[str]) -> Iterator[Effect]:
     tool = argv[0]
     if (
@@ -359,11 +389,7 @@ def _network(argv: list[str]) -> Iterator[Effect]:
     elif tool in _TUNNELS:
         yield _fx("tunnel", f"{tool} opens a tunnel or proxy", " ".join(argv[1:3]))
     elif tool in ("ssh", "autossh"):
-        if any(
-            re.match(r"^-[a-zA-Z]*[RLDw]", a)
-            or re.match(r"(?i)^-o\s*(?:Remote|Local|Dynamic)Forward|^(?:Remote|Local|Dynamic)Forward", a)
-            for a in argv[1:]
-        ):
+        if _ssh_exposing_forward(argv):
             yield _fx("tunnel", "ssh forwards ports", " ".join(argv[1:]))
         elif any(
             re.match(r"^-[a-zA-Z]*[XY]", a) or re.match(r"(?i)^-oForwardX11|ForwardX11\s*=?\s*yes", a)

@@ -12,7 +12,8 @@ The engines register them under these CEL names (see :data:`CEL_FUNCTIONS`):
 ``shell.sql`` (statements database clients send), ``shell.cli`` (infrastructure CLIs read with
 their grammars), ``shell.acts`` (a line's effects on trust, identity, defences and the network),
 ``path.later`` and ``path.later_risks`` (files that run later, and what in their text makes a
-write a technique), ``sql.statements``, ``url.host``, ``glob``, ``secrets.scan`` and ``matches``
+write a technique), ``path.later_unread`` (whether what such a file runs cannot be judged as its
+command lines), ``sql.statements``, ``url.host``, ``glob``, ``secrets.scan`` and ``matches``
 (RE2, cached).
 """
 
@@ -29,6 +30,7 @@ from typing import Any
 import re2
 from dsh_policy.cmdline.cli_grammars import shell_cli
 from dsh_policy.cmdline.effects import later_class, later_risks, shell_acts
+from dsh_policy.cmdline.effects.later_commands import later_unread
 from dsh_policy.cmdline.shell import (
     shell_argv0s,
     shell_commands,
@@ -405,6 +407,7 @@ CEL_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "shell.acts": shell_acts,
     "path.later": later_class,
     "path.later_risks": later_risks,
+    "path.later_unread": later_unread,
     "sql.statements": sql_statements,
     "url.host": url_host,
     "glob": glob_match,
@@ -428,6 +431,7 @@ CEL_SIGNATURES: Mapping[str, tuple[str, ...]] = {
     "shell.acts": ("shell.acts(string) -> list(map(string, string))",),
     "path.later": ("path.later(string) -> string",),
     "path.later_risks": ("path.later_risks(string, string) -> list(string)",),
+    "path.later_unread": ("path.later_unread(string, string) -> bool",),
     "sql.statements": ("sql.statements(string) -> list(map(string, string))",),
     "url.host": ("url.host(string) -> string",),
     "glob": ("glob(string, string) -> bool",),

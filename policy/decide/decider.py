@@ -29,6 +29,7 @@ from dsh_policy.policy.decide.combine import (
     combine_step,
 )
 from dsh_policy.policy.decide.fast_path import shortcut
+from dsh_policy.policy.decide.later_calls import is_writer, judge_implied
 from dsh_policy.policy.decide.scope import EventScope
 from dsh_policy.policy.decide.sizes import mib, strings_size, utf8_size
 from dsh_policy.policy.decide.stage_run import RuleRun, StageRun, default_message
@@ -159,7 +160,7 @@ class Decider:
             # built at load, before anything is looked at or built (see ``_unruled_verdict``).
             unruled = self._pre_unruled
             if unruled is not None and tool not in self._pre_named:
-                return unruled
+                return self._with_implied_calls(event, unruled)
             plan = self._pre_planned.get(tool) or self._pre_plans.get(tool)
             if plan.rules:  # a call no rule reads is never measured
                 oversized = self._oversized_call(event)
@@ -169,15 +170,24 @@ class Decider:
             if fast is not None:
                 found = fast(event)
                 if found is not None:
-                    return found
+                    return self._with_implied_calls(event, found)
             run = self._run_tool_stage(plan, event)
-            return plan.verdict(
+            verdict = plan.verdict(
                 run.key(),
                 lambda: combine_pre_execute(run, tool, self.policy.default_decision, self._stamp),
             )
+            return self._with_implied_calls(event, verdict)
         except Exception as exc:
             message = _internal(exc, "pre-execute")
             return ToolCallVerdict("deny", (), message, internal_error=message, policy=self._stamp)
+
+    def _with_implied_calls(self, event: ToolCallEvent, verdict: ToolCallVerdict) -> ToolCallVerdict:
+        """A write of a file that runs later is judged like the shell commands it will run
+        (:mod:`.later_calls`); any other call's verdict is returned as it is."""
+        tool = event.tool
+        if tool.__class__ is not str or not is_writer(tool):
+            return verdict
+        return judge_implied(event, verdict, self.pre_execute)
 
     def pre_execute_call(self, tool: str, args: Any = None) -> ToolCallVerdict:
         """:meth:`pre_execute` of ``ToolCallEvent(tool, args)``, for a caller holding only a tool
@@ -185,7 +195,8 @@ class Decider:
         the stage applies to ``tool``, so a call for a tool no rule names costs a dict lookup.
         The verdict is the one ``pre_execute`` gives for that event."""
         unruled = self._pre_unruled
-        if unruled is not None and tool.__class__ is str and tool not in self._pre_named:
+        named = tool.__class__ is not str or tool in self._pre_named
+        if unruled is not None and not named and not is_writer(tool):
             return unruled
         return self.pre_execute(ToolCallEvent(tool, args))
 

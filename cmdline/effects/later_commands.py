@@ -1,0 +1,227 @@
+"""What a file that runs later will run, read out of the text written to it, so the write can be
+judged as the shell command it is.
+
+A git hook, a folder-open editor task, an MCP server entry or an install-time package script is
+a command line the project's tools run later, without anyone typing it. Asking for every such
+write drowns ordinary work (a lint hook, a watch task, ``patch-package`` after install); allowing
+them unread is persistence. So the reader hands the gateway the command lines the file will run
+(:func:`later_commands`), which are judged by the same rules as a shell line, and says when that
+reading cannot stand for what runs (:func:`later_unread`): a script of another language, a file
+the line runs whose text is not shown (``node .vscode/.init.js``, ``./.cache/agent``), a package
+fetched and run at whatever version a registry serves then (``npx -y pkg``), a process left
+running in the background, or text that is not the runner's format. Unread text keeps today's
+decision (deny or ask); read text is as safe as the commands in it.
+
+Lexical and bounded: JSON is parsed with the standard library, a fragment (an edit's new text) is
+searched for the runner's keys, nothing touches the disk.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterator
+from typing import Any
+
+from dsh_policy.cmdline.effects.agent_configs import reference_server_words
+from dsh_policy.cmdline.effects.later import later_class
+
+__all__ = ["JUDGED_BY_COMMANDS", "hidden_code", "later_commands", "later_unread"]
+
+JUDGED_BY_COMMANDS = frozenset(
+    {"git-hook", "project-hook", "editor-task", "agent-config", "package-manifest"}
+)
+"""Classes whose later effect is a command line this module reads."""
+
+_MAX_TEXT = 64 * 1024
+_MAX_NODES = 5_000
+_SHEBANG = re.compile(r"\A#!\s*(\S+)(?:[ \t]+(\S+))?")
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+# npm's lifecycle scripts that run without being named (on install, pack, publish)
+_LIFECYCLE = frozenset(
+    {"preinstall", "install", "postinstall", "prepare", "prepublish", "prepublishOnly", "prepack", "postpack"}
+)
+_JSON_PAIR = re.compile(r'"([\w:.-]+)"\s*:\s*"((?:[^"\\\n]|\\.){0,4000})"')
+# an agent config entry that is no command (rights, keys, approvals) keeps its signal
+_AGENT_CONTROL = re.compile(
+    r'"(?:permissions|apiKeyHelper|env)"\s*:|dangerously|bypassPermissions|"defaultMode"'
+)
+
+_INTERPRETERS = re.compile(
+    r"^(?:(?:ba|da|z|k|mk|a|fi|c|tc)?sh|python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|lua|Rscript"
+    r"|osascript|pwsh|powershell|tsx|ts-node|java|source|\.)$"
+)
+_RUNNERS = re.compile(r"^(?:npx|bunx|pnpx|uvx|pipx)$")
+_RUNNER_VERBS = {"pnpm": ("dlx",), "yarn": ("dlx",), "npm": ("exec", "x"), "uv": ("tool",), "pipx": ("run",)}
+_DETACH = frozenset({"nohup", "setsid", "disown", "daemonize", "screen", "tmux", "at", "batch"})
+_WORD = re.compile(r"[^\s;&|()<>]+")
+
+
+def _bounded(text: str) -> str:
+    return text[:_MAX_TEXT]
+
+
+def _walk(node: Any) -> Iterator[dict[str, Any]]:
+    stack, seen = [node], 0
+    while stack and seen < _MAX_NODES:
+        item = stack.pop()
+        seen += 1
+        if isinstance(item, dict):
+            yield item
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(re.sub(r"(?m)^\s*//.*$", "", text))
+    except ValueError:
+        return None
+
+
+def _hook_commands(path: str, text: str) -> list[str] | None:
+    """A hook file is a script: its body, when a shell runs it (``#!`` naming a shell, or none:
+    git runs it through ``sh``); ``None`` for another language."""
+    found = _SHEBANG.match(text)
+    if found is not None:
+        name = found.group(1).rsplit("/", 1)[-1]
+        if name == "env" and found.group(2):
+            name = found.group(2).rsplit("/", 1)[-1]
+        if name not in _SHELLS:
+            return None
+    return [text]
+
+
+def _task_commands(text: str) -> list[str] | None:
+    """VS Code tasks: a shell or process task's ``command`` with its ``args``; an npm task runs
+    ``npm run SCRIPT``. A fragment is searched for ``command`` values."""
+    document = _json(text)
+    if document is None:
+        values = [v for k, v in _JSON_PAIR.findall(text) if k == "command"]
+        return values or None
+    found: list[str] = []
+    for entry in _walk(document):
+        command, args = entry.get("command"), entry.get("args")
+        if isinstance(command, str):
+            words = [shlex.quote(str(a)) for a in args] if isinstance(args, list) else []
+            found.append(" ".join([command, *words]))
+        elif entry.get("type") == "npm" and isinstance(entry.get("script"), str):
+            found.append("npm run " + shlex.quote(entry["script"]))
+    return found
+
+
+def _agent_commands(text: str) -> list[str] | None:
+    """MCP server entries (``command`` and ``args``) and agent hooks (``command`` strings). A
+    config that also grants rights or sets keys is no command to read (``None``)."""
+    if _AGENT_CONTROL.search(text):
+        return None
+    document = _json(text)
+    if document is None:
+        return None
+    found: list[str] = []
+    for entry in _walk(document):
+        command, args = entry.get("command"), entry.get("args", [])
+        if isinstance(command, list) and all(isinstance(c, str) for c in command):
+            found.append(shlex.join(command))
+        elif isinstance(command, str) and isinstance(args, list) and all(isinstance(a, str) for a in args):
+            found.append(shlex.join([command, *args]) if args else command)
+        elif "command" in entry or "cmd" in entry:
+            return None
+    return found
+
+
+def _manifest_commands(path: str, text: str) -> list[str] | None:
+    """package.json lifecycle scripts (run on install without being named). Other manifests
+    (setup.py, build.rs, gemspecs) are code, not a command line: ``None``."""
+    if not re.search(r"(?:^|/)package\.json$", path):
+        return None
+    document = _json(text)
+    if isinstance(document, dict):
+        scripts = document.get("scripts")
+        if not isinstance(scripts, dict):
+            return []
+        return [v for k, v in scripts.items() if k in _LIFECYCLE and isinstance(v, str)]
+    return [json.loads(f'"{v}"') for k, v in _JSON_PAIR.findall(text) if k in _LIFECYCLE]
+
+
+def later_commands(path: str, text: str) -> list[str]:
+    """The command lines writing ``text`` to ``path`` makes run later, for the classes in
+    :data:`JUDGED_BY_COMMANDS`; ``[]`` for other files and for text this module cannot read."""
+    if not isinstance(path, str) or not isinstance(text, str):
+        raise TypeError("path.later_commands expects two strings")
+    found = _read(path, _bounded(text))
+    return found or []
+
+
+def _read(path: str, text: str) -> list[str] | None:
+    kind = later_class(path)
+    if kind in ("git-hook", "project-hook") and not re.search(r"\.ya?ml$", path):
+        return _hook_commands(path, text)
+    if kind == "editor-task" and path.endswith("tasks.json"):
+        return _task_commands(text)
+    if kind == "agent-config":
+        return _agent_commands(text)
+    if kind == "package-manifest":
+        return _manifest_commands(path, text)
+    return None
+
+
+def _simple_commands(line: str) -> Iterator[list[str]]:
+    """The words of each simple command of a line, split at operators (a lexical reading for
+    this module's one question: what each command starts)."""
+    line = re.sub(r"(?m)^\s*#.*$|\s#[^\n]*", "", line)  # comments (and the #! line) run nothing
+    for part in re.split(r"\|\||&&|[;|\n]|\$\(|`|\(|\)", line):
+        words = _WORD.findall(part)
+        while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+            words = words[1:]
+        if words:
+            yield words
+
+
+def hidden_code(line: str) -> str:
+    """Why ``line`` runs code its text does not show, or ``""``: a program named by a path
+    (``./.cache/agent``, ``~/bin/x``); an interpreter or shell given a file (``node x.js``,
+    ``sh run.sh``; ``-m module`` and inline code are shown); a package runner fetching a package
+    (``npx -y pkg``, ``uvx pkg``, ``pnpm dlx``), unless it is an MCP reference server; a process
+    left running (``nohup``, ``setsid``, a trailing ``&``)."""
+    if re.search(r"(?<![&>|])&(?![&>])\s*(?:$|[;\n)])|\bdisown\b", line):
+        return "leaves a process running"
+    for words in _simple_commands(line):
+        program = words[0]
+        if program in ("exec", "command", "env", "time", "nice"):
+            words = words[1:] or [program]
+            program = words[0]
+        if program.rsplit("/", 1)[-1] in _DETACH:
+            return "leaves a process running"
+        if "/" in program or program.startswith("~"):
+            return f"runs the file {program}"
+        base = program
+        if _INTERPRETERS.match(base):
+            rest = [w for w in words[1:] if not re.match(r"^-[A-Za-z]*$", w) or w in ("-c", "-e", "-m")]
+            if rest and rest[0] not in ("-c", "-e", "-m", "--version"):
+                return f"{base} runs the file {rest[0]}"
+        verbs = _RUNNER_VERBS.get(base, ())
+        package_words = [w for w in words[1:] if not w.startswith("-")]
+        if verbs and package_words[:1] and package_words[0] in verbs:
+            package_words = package_words[1:]
+        elif not (_RUNNERS.match(base) and base != "pipx"):
+            continue
+        if not reference_server_words(base, package_words):
+            return f"{base} fetches and runs a package"
+    return ""
+
+
+def later_unread(path: str, text: str) -> bool:
+    """Whether what writing ``text`` to ``path`` runs later cannot be judged as its command
+    lines: a class this module reads, whose text is not the runner's format, is another
+    language, or runs code it does not show (:func:`hidden_code`)."""
+    if not isinstance(path, str) or not isinstance(text, str):
+        raise TypeError("path.later_unread expects two strings")
+    if later_class(path) not in JUDGED_BY_COMMANDS:
+        return True
+    found = _read(path, _bounded(text))
+    if found is None or len(text) > _MAX_TEXT:
+        return True
+    return any(hidden_code(line) for line in found)

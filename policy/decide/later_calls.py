@@ -1,0 +1,86 @@
+"""The shell calls a file write implies: a write of a file that runs later (a git hook, a folder-open
+task, an MCP server entry, an install-time package script) is judged like the shell command that
+would run, by the same rules as any shell line.
+
+The packs decide whether what runs can be read at all (``path.later_unread``: another language,
+a file or package the text does not show, a process left running keep their deny or ask); this
+module hands each command line the file will run (``cmdline.effects.later_commands``) to the same
+policy's pre-execute stage as a ``shell`` call, and the write takes the strictest answer. The
+derived calls are shell calls, so they imply nothing further.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Final
+
+from dsh_policy.cmdline.effects.later_commands import later_commands
+from dsh_policy.policy.events import ToolCallEvent, ToolCallVerdict
+
+# Canonical file-writing tools whose whole new text is an argument (a patch's or a multi-edit's
+# text is not a file's text: those writes keep the packs' decision unread).
+_WRITERS: Final[frozenset[str]] = frozenset({"write_file", "edit_file"})
+_PATH_ARGS: Final[tuple[str, ...]] = ("path", "file_path")
+_TEXT_ARGS: Final[tuple[str, ...]] = ("content", "new_string", "new")
+_STRENGTH: Final[dict[str, int]] = {"allow": 0, "ask": 1, "deny": 2}
+_SHOWN: Final[int] = 120  # characters of a command line quoted in a message
+
+
+def is_writer(tool: str) -> bool:
+    """Whether ``tool`` is a file-writing tool whose writes may imply shell calls."""
+    return tool in _WRITERS or (tool.startswith("mcp__") and tool.rsplit("__", 1)[-1] in _WRITERS)
+
+
+def implied_lines(event: ToolCallEvent) -> Iterator[tuple[str, str]]:
+    """``(path, command line)`` for each command the written file will run later."""
+    args = event.args
+    if not is_writer(event.tool) or not isinstance(args, Mapping):
+        return
+    if any(key in args for key in ("patch", "input", "edits")):
+        return
+    text = "\n".join(str(args[key]) for key in _TEXT_ARGS if isinstance(args.get(key), str))
+    for key in _PATH_ARGS:
+        path = args.get(key)
+        if isinstance(path, str) and path:
+            for line in later_commands(path, text):
+                yield path, line
+
+
+def judge_implied(
+    event: ToolCallEvent, verdict: ToolCallVerdict, decide: Callable[[ToolCallEvent], ToolCallVerdict]
+) -> ToolCallVerdict:
+    """``verdict``, or the stricter verdict of a command line the write makes run later (judged
+    by ``decide`` as a ``shell`` call), naming the file and the line."""
+    if verdict.decision == "deny":
+        return verdict
+    strictest: tuple[str, str, ToolCallVerdict] | None = None
+    for path, line in implied_lines(event):
+        implied = ToolCallEvent(
+            "shell",
+            {"command": line},
+            session_id=event.session_id,
+            agent_id=event.agent_id,
+            turn=event.turn,
+            step=event.step,
+            cwd=event.cwd,
+        )
+        found = decide(implied)
+        best = strictest[2].decision if strictest is not None else verdict.decision
+        if _STRENGTH.get(found.decision, 2) > _STRENGTH.get(best, 2):
+            strictest = (path, line, found)
+            if found.decision == "deny":
+                break
+    if strictest is None:
+        return verdict
+    path, line, found = strictest
+    shown = line if len(line) <= _SHOWN else line[:_SHOWN] + "..."
+    message = f"{path} will run `{shown}` later, judged as that command: {found.message or found.decision}"
+    return ToolCallVerdict(
+        found.decision,
+        verdict.rules + tuple(rule for rule in found.rules if rule not in verdict.rules),
+        message,
+        verdict.shadow_rules,
+        verdict.trace,
+        found.internal_error or verdict.internal_error,
+        policy=verdict.policy,
+    )
