@@ -162,12 +162,12 @@ class CallScan:
         for base in bases:
             path = os.path.normpath(os.path.join(base, word))
             out.append(path)
-            if not _GLOB_CHARS.intersection(path):
-                # Links anywhere on the way (a linked folder, a linked file) are judged where
-                # they lead, as the kernel will open them.
-                real = _real(path)
-                if real != path:
-                    out.append(real)
+            # Links anywhere on the way (a linked folder, a linked file) are judged where they
+            # lead, as the kernel will open them; a glob under a linked folder (``cfg/*`` with
+            # ``cfg`` a link) expands where the link leads.
+            real = _real_glob(path) if _GLOB_CHARS.intersection(path) else _real(path)
+            if real != path:
+                out.append(real)
         return out
 
     def _plausible(self, word: str) -> bool:
@@ -673,6 +673,17 @@ def _real(path: str) -> str:
         return os.path.realpath(path)
     except (OSError, ValueError):
         return os.path.normpath(path)
+
+
+def _real_glob(pattern: str) -> str:
+    """A glob with the links of its literal leading folders resolved (the shell expands the
+    pattern where those folders lead); the pattern itself when they hold no link."""
+    parts = pattern.split("/")
+    for index, part in enumerate(parts):
+        if _GLOB_CHARS.intersection(part):
+            prefix = "/".join(parts[:index]) or "/"
+            return "/".join([_real(prefix).rstrip("/"), *parts[index:]])
+    return _real(pattern)
 
 
 def _glob_matches(pattern: Sequence[str], parts: Sequence[str]) -> bool:

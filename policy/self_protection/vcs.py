@@ -125,6 +125,56 @@ def applied_changes(argv: Sequence[str]) -> list[list[str]]:
     return changes
 
 
+# ``git pull`` options that take the next word as their value (besides :data:`_VALUED`).
+_PULL_VALUED: Final[frozenset[str]] = _VALUED | frozenset(
+    {"--depth", "--deepen", "--shallow-since", "--shallow-exclude", "-o", "--server-option",
+     "--upload-pack", "-j", "--jobs", "--negotiation-tip"}
+)
+
+
+def pulled_revisions(argv: Sequence[str]) -> list[str]:
+    """The revisions ``git pull REMOTE REFSPEC...`` merges or rebases onto, as this repository
+    names them once fetched (``REMOTE/BRANCH``; a refspec's source side, ``refs/heads/`` left
+    out). Empty for a pull that names no refspec (it merges the upstream, judged as
+    ``@{upstream}``) and for anything else."""
+    if git_subcommand(argv) != "pull":
+        return []
+    words = list(argv[list(argv).index("pull") + 1 :])
+    operands: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in _PULL_VALUED:
+            skip = True
+        elif not word.startswith("-"):
+            operands.append(word)
+    if len(operands) < 2:
+        return []
+    remote = operands[0]
+    branches = [spec.lstrip("+").split(":", 1)[0].removeprefix("refs/heads/") for spec in operands[1:]]
+    return [f"{remote}/{branch}" for branch in branches if branch]
+
+
+def named_revisions(argv: Sequence[str]) -> list[str]:
+    """The revisions a command that applies another commit's change names on its line
+    (``merge``, ``cherry-pick``, ``revert``, ``rebase UPSTREAM``/``--onto``, ``pull REMOTE
+    REFSPEC``), each as ``git rev-parse`` would be asked about it. A stash and a rebase's implicit
+    upstream are not named (a ``git stash`` earlier on the line makes the one ``pop`` applies)."""
+    if git_subcommand(argv) == "pull":
+        return pulled_revisions(argv)
+    if git_subcommand(argv) not in ("revert", "cherry-pick", "merge", "rebase"):
+        return []
+    names: list[str] = []
+    for revisions in applied_changes(argv):
+        for revision in revisions:
+            for part in re.split(r"\.\.\.?", revision):
+                part = part.removesuffix("^!")
+                if part and part != "HEAD" and not part.startswith("@{"):
+                    names.append(part)
+    return names
+
+
 # ``git bisect`` verbs that check out another commit of the range being bisected.
 _BISECT_MOVES: Final[frozenset[str]] = frozenset(
     {"good", "bad", "new", "old", "skip", "next", "run", "replay"}
