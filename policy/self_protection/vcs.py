@@ -156,11 +156,17 @@ def pulled_revisions(argv: Sequence[str]) -> list[str]:
     return [f"{remote}/{branch}" for branch in branches if branch]
 
 
+# Revisions of the branch in hand (``HEAD~3``, ``@^``, ``@{-1}``): this repository's own history,
+# never a change from elsewhere (one that does not exist is no content at all).
+_OWN_HISTORY: Final[re.Pattern[str]] = re.compile(r"(?:HEAD|ORIG_HEAD|@)(?:$|[~^@{])")
+
+
 def named_revisions(argv: Sequence[str]) -> list[str]:
     """The revisions a command that applies another commit's change names on its line
     (``merge``, ``cherry-pick``, ``revert``, ``rebase UPSTREAM``/``--onto``, ``pull REMOTE
     REFSPEC``), each as ``git rev-parse`` would be asked about it. A stash and a rebase's implicit
-    upstream are not named (a ``git stash`` earlier on the line makes the one ``pop`` applies)."""
+    upstream are not named (a ``git stash`` earlier on the line makes the one ``pop`` applies), nor
+    are revisions of the branch in hand (``HEAD~3``)."""
     if git_subcommand(argv) == "pull":
         return pulled_revisions(argv)
     if git_subcommand(argv) not in ("revert", "cherry-pick", "merge", "rebase"):
@@ -170,7 +176,7 @@ def named_revisions(argv: Sequence[str]) -> list[str]:
         for revision in revisions:
             for part in re.split(r"\.\.\.?", revision):
                 part = part.removesuffix("^!")
-                if part and part != "HEAD" and not part.startswith("@{"):
+                if part and not _OWN_HISTORY.match(part):
                     names.append(part)
     return names
 

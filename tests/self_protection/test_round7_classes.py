@@ -41,6 +41,8 @@ def test_a_pull_names_what_it_merges_as_remote_branches(argv: list[str], revisio
         (["git", "revert", "--no-edit", "abc123"], ["abc123"]),
         (["git", "rebase", "--onto", "up/main", "HEAD"], ["up/main"]),
         (["git", "rebase"], []),  # the upstream, not named on the line
+        (["git", "rebase", "-i", "HEAD~3"], []),  # the branch's own history, never from elsewhere
+        (["git", "revert", "--no-edit", "@~2"], []),
         (["git", "stash", "pop"], []),  # a stash an earlier ``git stash`` on the line may make
         (["git", "merge", "--abort"], []),
         (["git", "checkout", "main"], []),  # a whole-tree move: judged by git_knows and diff
