@@ -185,6 +185,13 @@ class CallScan:
             or word.startswith("/proc/")
         ):
             return True
+        # The working folder or a folder above it, by any spelling (``git -C /abs/app clean``):
+        # a folder operation there reaches the project's hook files (:attr:`local`).
+        here = self.cwd.rstrip("/") + "/"
+        for base in self.bases[:2]:
+            named = os.path.normpath(os.path.join(base, word)).rstrip("/") + "/"
+            if here.startswith(named):
+                return True
         # A name we do not know may still lead to a protected path through a link on the way.
         return any(
             _real(os.path.join(base, word)) != os.path.normpath(os.path.join(base, word))

@@ -397,6 +397,8 @@ def git_rollback(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
     commit git does not know changes nothing (git only moves to states it holds)."""
     target = vcs.target_commit(argv)
     pulled = [[f"HEAD...{revision}"] for revision in vcs.pulled_revisions(argv)]
+    if target is None and vcs.stash_saves(argv) is not None:
+        target = "HEAD"  # a stash puts the tree back to HEAD: its uncommitted hook files go
     changes = (
         (vcs.applied_changes(argv) or pulled or vcs.bisect_targets(argv)) if target is None else [[target]]
     )

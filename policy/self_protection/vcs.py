@@ -358,12 +358,39 @@ def git_words(argv: Sequence[str]) -> list[str]:
     return out
 
 
+_STASH_UNTRACKED: Final[frozenset[str]] = frozenset({"-u", "--include-untracked", "-a", "--all"})
+
+
+def stash_saves(argv: Sequence[str]) -> tuple[bool, bool] | None:
+    """``git stash`` / ``stash push|save`` of the whole tree (no pathspec): ``(True, untracked)``,
+    where ``untracked`` says it also takes untracked (``-u``) or ignored (``-a``) files away;
+    ``None`` for any other command (a stash of named paths is judged as those paths)."""
+    if git_subcommand(argv) != "stash":
+        return None
+    words = git_words(argv)
+    rest = words[words.index("stash") + 1 :]
+    operands = [w for w in rest if not w.startswith("-")]
+    if operands[:1] and operands[0] not in ("push", "save"):
+        return None
+    pathspec = operands[1:] if operands[:1] == ["push"] else []  # ``save``'s words: a message
+    if pathspec or "--pathspec-from-file" in {w.split("=", 1)[0] for w in rest}:
+        return None
+    untracked = any(
+        w in _STASH_UNTRACKED or (w[:1] == "-" and w[1:2] != "-" and bool(set(w[1:]) & {"u", "a"}))
+        for w in rest
+    )
+    return True, untracked
+
+
 def whole_tree(argv: Sequence[str]) -> bool:
     """git commands that rewrite the whole working tree whatever they name: a sparse checkout
     that narrows it, an orphan branch (no tracked file stays), ``read-tree -u``, history
-    rewrites that end in a reset."""
+    rewrites that end in a reset, a stash that also takes untracked or ignored files away."""
     sub = git_subcommand(argv)
     words = set(argv[1:])
+    if sub == "stash":
+        saved = stash_saves(argv)
+        return saved is not None and saved[1]
     if sub == "sparse-checkout":
         return bool(words & {"set", "add", "init", "reapply"})
     if sub in ("switch", "checkout"):

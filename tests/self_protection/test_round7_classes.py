@@ -104,3 +104,51 @@ def test_a_fetched_branch_that_leaves_the_hook_files_alone_merges(
     assert refused is not None and refused.rule.startswith("self-protection/")
     unknown = _decide(layout, "git merge --no-edit never-fetched")
     assert unknown is not None and "does not hold now" in unknown.message
+
+
+def _git(folder: Path, *words: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=a@b", "-c", "user.name=a", *words],
+        cwd=folder,
+        env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"},
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "saved"),
+    [
+        (["git", "stash"], (True, False)),
+        (["git", "stash", "push", "-m", "wip"], (True, False)),
+        (["git", "stash", "save", "a message"], (True, False)),
+        (["git", "stash", "-u"], (True, True)),
+        (["git", "stash", "push", "--all"], (True, True)),
+        (["git", "stash", "-qu"], (True, True)),
+        (["git", "stash", "push", "-u", "--", "src"], None),  # named paths: judged as paths
+        (["git", "stash", "pop"], None),
+        (["git", "stash", "list"], None),
+    ],
+)
+def test_a_stash_of_the_whole_tree_is_told_apart(argv: list[str], saved: tuple[bool, bool] | None) -> None:
+    assert vcs.stash_saves(argv) == saved
+
+
+def test_a_stash_is_refused_when_it_would_put_back_hook_files_changed_since_head(
+    layout: tuple[Any, dict[str, str]], tmp_path: Path
+) -> None:
+    """``git stash`` puts every tracked file back to ``HEAD``: refused when a hook file differs
+    from ``HEAD`` (the stash would take the one in force away), allowed when none does."""
+    protection, _names = layout
+    repository = tmp_path / "repo"
+    (repository / ".qwen").mkdir(parents=True)
+    (repository / ".qwen" / "settings.json").write_text("{}\n")
+    (repository / "app.py").write_text("x = 1\n")
+    _git(repository, "init", "-q")
+    _git(repository, "add", "-A")
+    _git(repository, "commit", "-qm", "start")
+    (repository / "app.py").write_text("x = 2\n")
+    assert protection.check("shell", {"command": "git stash"}, str(repository)) is None
+    (repository / ".qwen" / "settings.json").write_text('{"hooks": {}}\n')
+    refused = protection.check("shell", {"command": "git stash push -m wip"}, str(repository))
+    assert refused is not None and refused.rule.startswith("self-protection/")
