@@ -371,7 +371,8 @@ def whole_line(scan: CallScan, commands: Sequence[Sequence[str]], line: str, too
         | {"systemctl", "launchctl", "service", "rc-service", "sv", "xargs", "loginctl", "dsh-policy"}
     ):
         runtime = [e.path for e in scan.protection.entries if e.kind == "gateway-runtime"]
-        why = processes.stops_gateway(commands, line, processes.gateway_processes(runtime))
+        files = processes.runtime_files(runtime)
+        why = processes.stops_gateway(commands, line, processes.gateway_processes(runtime), files)
         if why is not None:
             return _refuse("gateway-runtime", f"{tool}: {why}")
     if names & {"fallocate", "truncate", "dd", "head", "xfs_mkfile", "mkfile"}:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from dsh_policy.policy.hooks.protocol.vocabulary import canonicalize
-from dsh_policy.policy.self_protection import gateway_commands, vcs
+from dsh_policy.policy.self_protection import gateway_commands, processes, vcs
 
 
 @pytest.mark.parametrize(
@@ -152,3 +152,26 @@ def test_a_stash_is_refused_when_it_would_put_back_hook_files_changed_since_head
     (repository / ".qwen" / "settings.json").write_text('{"hooks": {}}\n')
     refused = protection.check("shell", {"command": "git stash push -m wip"}, str(repository))
     assert refused is not None and refused.rule.startswith("self-protection/")
+
+
+@pytest.mark.parametrize(
+    ("finder", "stops"),
+    [
+        (["grep", "a1b2c3.sock"], True),  # the gateway's socket by its name
+        (["grep", "/run/user/1000/dsh-policy"], True),  # by its runtime folder
+        (["awk", "/a1b2c3/"], True),
+        (["grep", "vite.sock"], False),  # another program's socket
+        (["grep", "-o", "pid=[0-9]*"], False),  # only options and a pattern of no file
+        (["grep", "sock"], False),  # a suffix every socket has
+        (["grep", "-rn", "run", "src"], False),  # a word of the folder's path, not the folder
+    ],
+)
+def test_a_pid_picked_from_a_socket_listing_by_the_gateways_files_is_refused(
+    finder: list[str], stops: bool
+) -> None:
+    """``kill $(ss -xlp | grep SOCKET | ...)``: a socket listing shows each socket's owner, so a
+    finder pattern that selects one of the gateway's runtime files picks its PID."""
+    commands = [["kill", "$(ss -xlp | ...)"], ["ss", "-xlp"], finder, ["cut", "-d=", "-f2"]]
+    files = ("/run/user/1000/dsh-policy/a1b2c3.sock", "/run/user/1000/dsh-policy/a1b2c3.lock")
+    why = processes.stops_gateway(commands, "kill $(ss -xlp | ...)", (), files)
+    assert (why is not None) is stops, why
