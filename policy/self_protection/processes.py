@@ -71,7 +71,10 @@ OWN_NAMES: Final[re.Pattern[str]] = re.compile(r"dsh[-_.]?policy|policy\.cli|\bs
 REDIRECTING_ENV: Final[re.Pattern[str]] = re.compile(
     r"(?:^|[\s;&|(`]|\benv\s+(?:-\S+\s+)*)(?:export\s+|declare\s+-x\s+|setenv\s+)?"
     r"(DSH_POLICY_[A-Z_]+|XDG_RUNTIME_DIR|TMPDIR|HOME|XDG_CONFIG_HOME|CLAUDE_CONFIG_DIR|CODEX_HOME"
-    r"|GEMINI_CLI_HOME|CLAUDE_CODE_[A-Z_]+|CODEX_[A-Z_]+)="
+    r"|GEMINI_CLI_HOME|CLAUDE_CODE_[A-Z_]+|CODEX_[A-Z_]+"
+    # other clients' settings locations (their hook files or plugins live there) and approvals
+    r"|GEMINI_CLI_SYSTEM_SETTINGS_PATH|GEMINI_CLI_SYSTEM_DEFAULTS_PATH|COPILOT_HOME|COPILOT_ALLOW_ALL"
+    r"|OPENCODE_CONFIG|OPENCODE_CONFIG_DIR|OPENCODE_CONFIG_CONTENT|OPENCODE_DISABLE_[A-Z_]+)="
 )
 # Variables that move the gateway's runtime folder: set anywhere, the next harness started from
 # that shell talks to whoever listens there.

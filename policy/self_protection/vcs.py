@@ -400,3 +400,54 @@ def whole_tree(argv: Sequence[str]) -> bool:
             w.startswith("-") and "u" in w[1:] and not w.startswith("--") for w in words
         )
     return sub in ("filter-branch", "filter-repo")
+
+
+# ``git archive`` options that take the next word as their value.
+_ARCHIVE_VALUED: Final[frozenset[str]] = frozenset(
+    {"-o", "--output", "--format", "--prefix", "--remote", "--exec", "--add-file", "--add-virtual-file"}
+)
+
+
+def packed_history(argv: Sequence[str]) -> tuple[list[str], list[str]] | None:
+    """What a git command packs into a file another may read: ``git archive TREE [PATH...]``
+    the tree of one revision (its paths, if named), ``git bundle create FILE REV...`` the history
+    of the revisions (``--all`` included); ``(revisions, paths)`` or ``None``."""
+    sub = git_subcommand(argv)
+    words = list(argv[list(argv).index(sub) + 1 :]) if sub else []
+    if sub == "archive":
+        operands: list[str] = []
+        skip = False
+        for word in words:
+            if skip:
+                skip = False
+            elif word in _ARCHIVE_VALUED:
+                skip = True
+            elif word != "--" and not word.startswith("-"):
+                operands.append(word)
+        return (operands[:1], operands[1:]) if operands else None
+    if sub == "bundle" and words[:1] == ["create"]:
+        revisions = [w for w in words[2:] if w == "--all" or not w.startswith("-")]
+        return (revisions or ["--all"], [])
+    return None
+
+
+def history_holds(folder: str, revisions: Sequence[str], relative: str, whole_history: bool) -> bool:
+    """Whether ``relative`` is in the tree of ``revisions[0]`` (``whole_history``: in any commit
+    the revisions reach), asked of git read-only; a git that does not answer in time holds it."""
+    if whole_history:
+        command = ["rev-list", "-1", *revisions, "--", relative]
+    else:
+        command = ["cat-file", "-e", f"{revisions[0]}:{relative}"]
+    try:
+        done = subprocess.run(
+            ["git", "-C", folder, *command],
+            capture_output=True,
+            timeout=GIT_TIMEOUT,
+            check=False,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"},
+        )
+    except subprocess.TimeoutExpired:
+        return True
+    except OSError:
+        return False
+    return done.returncode == 0 and (not whole_history or bool(done.stdout.strip()))
