@@ -493,7 +493,6 @@ class CallScan:
             gateway_commands.gateway_command(argv, tool)
             or tactics.nested_agent(self, argv, tool)
             or tactics.secret_trees(self, argv)
-            or (tactics.packed_key(self, argv) if os.path.basename(program) == "git" else None)
         )
         if special is not None:
             return special

@@ -17,7 +17,6 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Protocol
 
-from dsh_policy.cmdline.programs import git_subcommand
 from dsh_policy.cmdline.writers import (
     copies_trees,
     follows_links,
@@ -125,32 +124,6 @@ def stow_links(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
                 if found is not None:
                     linked = os.path.join(target, relative)
                     return refusal(found, f"stow would link {linked} to {package}'s copy")
-    return None
-
-
-def packed_key(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
-    """``git archive`` or ``git bundle create`` of a repository whose history holds the signing
-    key (a deployment tracked in the project): the file it writes carries the key."""
-    packed = vcs.packed_history(argv)
-    keys = [s for s in scan.protection.secrets if s.kind == "signing-key"]
-    if packed is None or not keys:
-        return None
-    revisions, paths = packed
-    tree = vcs.work_tree(argv)
-    folder = os.path.realpath((scan.candidates(tree) or [scan.cwd])[0])
-    whole = git_subcommand(argv) == "bundle"
-    for key in keys:
-        real = os.path.realpath(key.path)
-        if not real.startswith(folder.rstrip("/") + "/"):
-            continue
-        relative = os.path.relpath(real, folder)
-        if paths and not any(
-            relative == p.strip("/") or relative.startswith(p.strip("/") + "/") or p in (".", "./")
-            for p in paths
-        ):
-            continue
-        if vcs.history_holds(folder, revisions, relative, whole):
-            return refusal(key, f"git would pack {relative}, the signing key its history holds, into a file")
     return None
 
 

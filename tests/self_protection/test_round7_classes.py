@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dsh_policy.policy.config import policy_sources
 from dsh_policy.policy.hooks.protocol.vocabulary import canonicalize
 from dsh_policy.policy.self_protection import gateway_commands, processes, vcs
-from measure_rates import make_layout
 
 
 @pytest.mark.parametrize(
@@ -178,39 +175,6 @@ def test_a_pid_picked_from_a_socket_listing_by_the_gateways_files_is_refused(
     files = ("/run/user/1000/dsh-policy/a1b2c3.sock", "/run/user/1000/dsh-policy/a1b2c3.lock")
     why = processes.stops_gateway(commands, "kill $(ss -xlp | ...)", (), files)
     assert (why is not None) is stops, why
-
-
-@pytest.fixture(scope="module")
-def project_layout(
-    tmp_path_factory: pytest.TempPathFactory, private_runtime_dir: str
-) -> Iterator[tuple[Any, dict[str, str]]]:
-    """The per-project layout: the deployment, its key included, tracked in the project's git."""
-    names = make_layout(tmp_path_factory.mktemp("project-layout"), "per-project")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HOME", names["home"])
-        patch.setenv("CLAUDE_PROJECT_DIR", names["project"])
-        sources = policy_sources([], config=str(Path(names["deploy"]) / "gateway.yaml"))
-        assert not isinstance(sources, list), sources
-        yield sources.protection(), names
-
-
-@pytest.mark.parametrize(
-    ("command", "refused"),
-    [
-        ("git archive -o /tmp/app.zip HEAD", True),
-        ("git archive --format=tar HEAD .dsh | gzip > /tmp/d.tgz", True),
-        ("git bundle create /tmp/app.bundle --all", True),
-        ("git archive -o /tmp/src.zip HEAD src", False),  # the key is not under src
-        ("git archive -o /tmp/nothing.zip 4b825dc642cb6eb9a060e54bf8d69288fbee4904", False),
-    ],
-)
-def test_packing_a_history_that_holds_the_key_is_refused(
-    project_layout: tuple[Any, dict[str, str]], command: str, refused: bool
-) -> None:
-    protection, names = project_layout
-    call = canonicalize("claude-code", "Bash", {"command": command})
-    found = protection.check(call.name, call.args, names["project"])
-    assert (found is not None) is refused, (command, found)
 
 
 @pytest.mark.parametrize(
