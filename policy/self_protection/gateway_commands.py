@@ -105,17 +105,32 @@ def shadowing_install(argv: Sequence[str], resolve: Callable[[str], list[str]]) 
     ``cargo install --path shim``) that provides a command named as the gateway: installed onto
     the PATH, it may stand in for the hook command. The commands are read from the folder's
     metadata (``[project.scripts]``, ``console_scripts``, ``package.json``'s ``bin``, Cargo's
-    ``[[bin]]``); a folder that does not exist installs nothing."""
+    ``[[bin]]``). A global install (onto the user's PATH: ``pipx``, ``uv tool``, ``npm -g``,
+    ``cargo install``) of a local folder whose metadata cannot be read now (missing here, made by
+    another call) is judged by where it lands, not by whether it would succeed: its commands may be
+    any, the gateway's included, so it is refused."""
     program = (argv[0] if argv else "").rsplit("/", 1)[-1]
     words = list(argv[1:])
     if program not in _LOCAL_INSTALLERS and not PIP.fullmatch(program):
         return None
     if not _INSTALL_VERBS & set(words):
         return None
+    onto_path = _installs_globally(program, words)
+    skip = False
     for word in words:
-        if word.startswith("-") or word in _INSTALL_VERBS:
+        if skip or word.startswith("-") or word in _INSTALL_VERBS:
+            skip = not skip and word in _VALUED_OPTIONS
             continue
         for folder in resolve(word.removeprefix("file:"))[:1]:
+            if onto_path and _local_path(word) and not _readable_package(folder):
+                return Refusal(
+                    f"{RULE_PREFIX}/gateway-package",
+                    message(
+                        f"{program} would put the commands of {word} onto the PATH, a package "
+                        "whose commands cannot be read now (one may be named as the gateway)",
+                        KIND_TEXT["gateway-package"],
+                    ),
+                )
             provided = provided_commands(folder)
             if provided & _OUR_NAMES:
                 return Refusal(
@@ -127,6 +142,42 @@ def shadowing_install(argv: Sequence[str], resolve: Callable[[str], list[str]]) 
                     ),
                 )
     return None
+
+
+# Installer options whose value is not a package (an index, a requirements file, a place).
+_VALUED_OPTIONS: Final[frozenset[str]] = frozenset(
+    {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f",
+     "--find-links", "-t", "--target", "--prefix", "--root", "--python", "--registry", "--pip-args",
+     "--suffix", "--index", "--default-index", "--with", "--root-dir"}
+)
+_METADATA_FILES: Final[tuple[str, ...]] = (
+    "pyproject.toml", "setup.cfg", "setup.py", "package.json", "Cargo.toml"
+)
+_ARCHIVES: Final[tuple[str, ...]] = (".whl", ".tar.gz", ".zip", ".tgz", ".egg")
+
+
+def _installs_globally(program: str, words: Sequence[str]) -> bool:
+    """Whether the install puts its commands on the user's PATH, outside any project."""
+    if program == "pipx" or program == "cargo":
+        return True
+    if program == "uv":
+        return words[:1] == ["tool"]
+    if program in ("npm", "pnpm", "yarn", "bun"):
+        return bool({"-g", "--global", "global"} & set(words))
+    return False
+
+
+def _local_path(word: str) -> bool:
+    """A package operand that names a folder on this machine rather than a registry package."""
+    word = word.removeprefix("file:")
+    return word.startswith(("/", "./", "../", "~")) and not word.endswith(_ARCHIVES)
+
+
+def _readable_package(folder: str) -> bool:
+    """A folder holding package metadata that can be read now."""
+    return os.path.isdir(folder) and any(
+        os.path.isfile(os.path.join(folder, name)) for name in _METADATA_FILES
+    )
 
 
 def provided_commands(folder: str) -> set[str]:

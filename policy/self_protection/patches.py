@@ -6,8 +6,10 @@ into it.
 A patch whose text cannot be read now (a file the same line downloads or writes first, a download
 piped in) may change anything under the folder it is applied in: it is refused when that folder
 holds a protected file (a client's hook files, a deployment tracked in the project), as the shell
-reader refuses a command it cannot resolve. A patch file that does not exist and that the line
-does not write applies nothing (``git apply`` and ``patch`` fail on it): it is let through.
+reader refuses a command it cannot resolve. ``git apply`` and ``git am`` are judged by the
+repository they change, not by whether they would succeed: a patch file they are given that cannot
+be read now (missing here, written or fetched by another call) is refused there too. ``patch``
+given a file that does not exist and that the line does not write applies nothing: let through.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dsh_policy.cmdline.programs import git_subcommand
 from dsh_policy.cmdline.programs import operands as operands_of
 from dsh_policy.cmdline.writers import written_operands
 from dsh_policy.policy.self_protection import streams, vcs
-from dsh_policy.policy.self_protection.locations import Protected
+from dsh_policy.policy.self_protection.locations import PROJECT_HOOK_FILES, Protected
 from dsh_policy.policy.self_protection.refusals import RULE_PREFIX, Refusal, message, refusal
 
 MAX_PATCH_TEXT: Final[int] = 4 * 1024 * 1024
@@ -131,7 +133,9 @@ def line(
                 texts.append(read)
             elif name in made or os.path.basename(name) in made:
                 unknown.append(name)  # written by the line before it is applied: unknown now
-            # else: a patch that does not exist applies nothing (git and patch fail on it)
+            elif os.path.basename(argv[0]) == "git":
+                unknown.append(name)  # a change to the repository judged by where it lands
+            # else: ``patch`` given a file that does not exist applies nothing and fails
         if applied.stdin:
             given = _stdin_text(scan, commands[:index], redirects, text, made)
             (texts.append(given) if given is not None else unknown.append("its standard input"))
@@ -170,8 +174,13 @@ def _made_by_line(commands: Sequence[Sequence[str]], redirects: Sequence[Mapping
 
 
 def _holds_protected(scan: CallScan, folder: str) -> Protected | None:
+    """A protected entry or a client's hook file inside ``folder``."""
     for candidate in scan.candidates(folder)[:2]:
-        found = scan.protection.holds_protected(candidate, scan.local)
+        found = scan.protection.holds_protected(candidate, scan.local) or next(
+            (Protected(os.path.join(candidate, name), "harness-settings") for name in PROJECT_HOOK_FILES
+             if os.path.lexists(os.path.join(candidate, name))),
+            None,
+        )
         if found is not None:
             return found
     return None

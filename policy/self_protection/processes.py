@@ -71,7 +71,10 @@ OWN_NAMES: Final[re.Pattern[str]] = re.compile(r"dsh[-_.]?policy|policy\.cli|\bs
 REDIRECTING_ENV: Final[re.Pattern[str]] = re.compile(
     r"(?:^|[\s;&|(`]|\benv\s+(?:-\S+\s+)*)(?:export\s+|declare\s+-x\s+|setenv\s+)?"
     r"(DSH_POLICY_[A-Z_]+|XDG_RUNTIME_DIR|TMPDIR|HOME|XDG_CONFIG_HOME|CLAUDE_CONFIG_DIR|CODEX_HOME"
-    r"|GEMINI_CLI_HOME|CLAUDE_CODE_[A-Z_]+|CODEX_[A-Z_]+)="
+    r"|GEMINI_CLI_HOME|CLAUDE_CODE_[A-Z_]+|CODEX_[A-Z_]+"
+    # other clients' settings locations (their hook files or plugins live there) and approvals
+    r"|GEMINI_CLI_SYSTEM_SETTINGS_PATH|GEMINI_CLI_SYSTEM_DEFAULTS_PATH|COPILOT_HOME|COPILOT_ALLOW_ALL"
+    r"|OPENCODE_CONFIG|OPENCODE_CONFIG_DIR|OPENCODE_CONFIG_CONTENT|OPENCODE_DISABLE_[A-Z_]+)="
 )
 # Variables that move the gateway's runtime folder: set anywhere, the next harness started from
 # that shell talks to whoever listens there.
@@ -118,6 +121,17 @@ def _read(path: str) -> str:
         return ""
 
 
+def runtime_files(runtime_folders: Iterable[str]) -> tuple[str, ...]:
+    """The sockets and lock files in the gateway's runtime folders, by full path."""
+    found: list[str] = []
+    for folder in runtime_folders:
+        with contextlib.suppress(OSError):
+            found.extend(
+                os.path.join(folder, name) for name in os.listdir(folder) if name.endswith((".sock", ".lock"))
+            )
+    return tuple(found)
+
+
 def pattern_hits(pattern: str, processes: Sequence[GatewayProcess], full: bool) -> bool:
     """Whether a process finder's ``pattern`` (a regular expression) selects a gateway process."""
     if OWN_NAMES.search(pattern):
@@ -150,9 +164,14 @@ def run_names(command_line: str) -> list[str]:
 
 
 def stops_gateway(
-    commands: Sequence[Sequence[str]], line: str, processes: Sequence[GatewayProcess]
+    commands: Sequence[Sequence[str]],
+    line: str,
+    processes: Sequence[GatewayProcess],
+    runtime_files: Sequence[str] = (),
 ) -> str | None:
-    """Why this line would stop, freeze or starve the gateway, or ``None``."""
+    """Why this line would stop, freeze or starve the gateway, or ``None``. ``runtime_files``:
+    the sockets and lock files of its runtime folders, which socket listings (``ss -xp``,
+    ``lsof``, ``netstat -xp``) show beside the gateway's PID."""
     pids = {str(p.pid) for p in processes}
     senders = [
         argv
@@ -213,9 +232,31 @@ def stops_gateway(
                         and pattern_hits(word.strip("/"), processes, True)
                     ):
                         return f"{program} {word} picks the gateway's process for a signal"
+                    picks_file = _names_runtime(word.strip("/"), runtime_files)
+                    if not word.startswith("-") and len(word) >= 3 and picks_file:
+                        return f"{program} {word} picks the owner of the gateway's socket for a signal"
         if OWN_NAMES.search(line):
             return "the line signals processes it finds by the gateway's name"
     return None
+
+
+def _names_runtime(pattern: str, runtime_files: Sequence[str]) -> bool:
+    """Whether a finder's pattern selects one of the gateway's runtime files by its path (a
+    listing of sockets shows each with its owner's PID)."""
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        compiled = re.compile(re.escape(pattern))
+    for path in runtime_files:
+        folder, name = os.path.split(path)
+        if len(folder.strip("/")) > 1 and folder.strip("/") in pattern:
+            return True  # the runtime folder itself
+        # The file's own name (its deployment key), not only a suffix every socket has.
+        key = name.rsplit(".", 1)[0]
+        match = compiled.search(name)
+        if match is not None and match.start() < len(key) and match.end() - match.start() >= 3:
+            return True
+    return False
 
 
 # Senders whose signal option may name signal 0, by the option that names it.

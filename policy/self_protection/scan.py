@@ -162,12 +162,12 @@ class CallScan:
         for base in bases:
             path = os.path.normpath(os.path.join(base, word))
             out.append(path)
-            if not _GLOB_CHARS.intersection(path):
-                # Links anywhere on the way (a linked folder, a linked file) are judged where
-                # they lead, as the kernel will open them.
-                real = _real(path)
-                if real != path:
-                    out.append(real)
+            # Links anywhere on the way (a linked folder, a linked file) are judged where they
+            # lead, as the kernel will open them; a glob under a linked folder (``cfg/*`` with
+            # ``cfg`` a link) expands where the link leads.
+            real = _real_glob(path) if _GLOB_CHARS.intersection(path) else _real(path)
+            if real != path:
+                out.append(real)
         return out
 
     def _plausible(self, word: str) -> bool:
@@ -185,6 +185,13 @@ class CallScan:
             or word.startswith("/proc/")
         ):
             return True
+        # The working folder or a folder above it, by any spelling (``git -C /abs/app clean``):
+        # a folder operation there reaches the project's hook files (:attr:`local`).
+        here = self.cwd.rstrip("/") + "/"
+        for base in self.bases[:2]:
+            named = os.path.normpath(os.path.join(base, word)).rstrip("/") + "/"
+            if here.startswith(named):
+                return True
         # A name we do not know may still lead to a protected path through a link on the way.
         return any(
             _real(os.path.join(base, word)) != os.path.normpath(os.path.join(base, word))
@@ -673,6 +680,17 @@ def _real(path: str) -> str:
         return os.path.realpath(path)
     except (OSError, ValueError):
         return os.path.normpath(path)
+
+
+def _real_glob(pattern: str) -> str:
+    """A glob with the links of its literal leading folders resolved (the shell expands the
+    pattern where those folders lead); the pattern itself when they hold no link."""
+    parts = pattern.split("/")
+    for index, part in enumerate(parts):
+        if _GLOB_CHARS.intersection(part):
+            prefix = "/".join(parts[:index]) or "/"
+            return "/".join([_real(prefix).rstrip("/"), *parts[index:]])
+    return _real(pattern)
 
 
 def _glob_matches(pattern: Sequence[str], parts: Sequence[str]) -> bool:

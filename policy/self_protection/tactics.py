@@ -371,7 +371,8 @@ def whole_line(scan: CallScan, commands: Sequence[Sequence[str]], line: str, too
         | {"systemctl", "launchctl", "service", "rc-service", "sv", "xargs", "loginctl", "dsh-policy"}
     ):
         runtime = [e.path for e in scan.protection.entries if e.kind == "gateway-runtime"]
-        why = processes.stops_gateway(commands, line, processes.gateway_processes(runtime))
+        files = processes.runtime_files(runtime)
+        why = processes.stops_gateway(commands, line, processes.gateway_processes(runtime), files)
         if why is not None:
             return _refuse("gateway-runtime", f"{tool}: {why}")
     if names & {"fallocate", "truncate", "dd", "head", "xfs_mkfile", "mkfile"}:
@@ -391,14 +392,34 @@ def git_rollback(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
     another commit's change (``revert``, ``cherry-pick``, ``merge``, ``rebase``, ``stash pop``)
     when that change touches them (:func:`.vcs.applied_changes`). Asked of git itself (``git diff
     --quiet REVS -- HOOK FILES``, read-only, the deployment's files tracked in the project
-    included); a commit git does not know changes nothing."""
+    included). A change named by a revision this repository does not hold now (a branch not
+    fetched yet, ``git pull REMOTE BRANCH``) is judged by where it lands, not by whether git would
+    find it: refused when the tree holds hook files or protected files. A whole-tree move to a
+    commit git does not know changes nothing (git only moves to states it holds)."""
     target = vcs.target_commit(argv)
-    changes = (vcs.applied_changes(argv) or vcs.bisect_targets(argv)) if target is None else [[target]]
+    pulled = [[f"HEAD...{revision}"] for revision in vcs.pulled_revisions(argv)]
+    if target is None and vcs.stash_saves(argv) is not None:
+        target = "HEAD"  # a stash puts the tree back to HEAD: its uncommitted hook files go
+    changes = (
+        (vcs.applied_changes(argv) or pulled or vcs.bisect_targets(argv)) if target is None else [[target]]
+    )
     if not changes:
         return None
     tree = vcs.work_tree(argv)
     folder = scan.candidates(tree)[0] if scan.candidates(tree) else scan.cwd
     paths = [entry.path for entry in scan.protection.entries if entry.kind != "gateway-runtime"]
+    unknown = [
+        revision
+        for revision in vcs.named_revisions(argv)
+        if "$" not in revision and "`" not in revision and not vcs.git_knows(folder, revision)
+    ]
+    held = held_in(scan, folder) if unknown else None
+    if held is not None:
+        return refusal(
+            held,
+            f"git would apply the change of {unknown[0]}, which this repository does not hold now, "
+            f"to a tree that holds {held.path}",
+        )
     for revisions in changes:
         shown = " ".join(revisions)
         if "$" in shown or "`" in shown:
@@ -429,11 +450,7 @@ def jj_move(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
     for index, word in enumerate(argv[:-1]):
         if word == "-R" or word == "--repository":
             folder = (scan.candidates(argv[index + 1]) or [folder])[0]
-    held = scan.protection.holds_protected(folder, scan.local) or next(
-        (Protected(os.path.join(folder, name), "harness-settings") for name in PROJECT_HOOK_FILES
-         if os.path.lexists(os.path.join(folder, name))),
-        None,
-    )
+    held = held_in(scan, folder)
     if held is None:
         return None
     paths = [entry.path for entry in scan.protection.entries if entry.kind != "gateway-runtime"]
@@ -443,6 +460,16 @@ def jj_move(scan: CallScan, argv: Sequence[str]) -> Refusal | None:
             shown = "a revision named only when it runs" if target == "?" else target
             return refusal(held, f"jj would give the working copy {shown}, not the hook files in force")
     return None
+
+
+def held_in(scan: CallScan, folder: str) -> Protected | None:
+    """A protected entry or a client's hook file inside ``folder`` (a working tree a change
+    lands in), or ``None``."""
+    return scan.protection.holds_protected(folder, scan.local) or next(
+        (Protected(os.path.join(folder, name), "harness-settings") for name in PROJECT_HOOK_FILES
+         if os.path.lexists(os.path.join(folder, name))),
+        None,
+    )
 
 
 def gateway_installer(scan: CallScan, line: str, tool: str) -> Refusal | None:

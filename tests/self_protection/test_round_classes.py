@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from round_kit import Round
 
-ROUNDS = (Round("round5_classes.yaml"), Round("round6_classes.yaml"))
+ROUNDS = (Round("round5_classes.yaml"), Round("round6_classes.yaml"), Round("round7_classes.yaml"))
 
 
 def _params(section: str) -> list[Any]:
