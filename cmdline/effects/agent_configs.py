@@ -13,16 +13,17 @@ complete JSON document such as an edit's fragment) is left to ask.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from typing import Any
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
+
 __all__ = ["only_reference_servers"]
 
-_REFERENCE_PACKAGE = re.compile(r"^@modelcontextprotocol/server-[a-z0-9-]+(?:@[\w.^~-]+)?$")
+_REFERENCE_PACKAGE = lazy_compile(r"^@modelcontextprotocol/server-[a-z0-9-]+(?:@[\w.^~-]+)?$")
 _RUNNERS = {"npx": (), "bunx": (), "pnpm": ("dlx",), "yarn": ("dlx",)}
 """Package runners and the verb each needs before the package."""
-_WIDE = re.compile(r"^(?:/+|~[\w.-]*/*|\$HOME/*|\$\{HOME\}/*|/+(?:home|Users|root|etc|var)(?:/+[^/]*)?/*)$")
+_WIDE = lazy_compile(r"^(?:/+|~[\w.-]*/*|\$HOME/*|\$\{HOME\}/*|/+(?:home|Users|root|etc|var)(?:/+[^/]*)?/*)$")
 _AGENT_CONTROLS = frozenset(
     {"hooks", "permissions", "apiKeyHelper", "PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart"}
 )
