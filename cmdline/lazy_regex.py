@@ -1,7 +1,7 @@
 """Regular expressions compiled on their first use, not when their module is imported.
 
 The readers hold a few hundred module-level patterns; compiling them all at import was about a
-third of the CPU a process spent before its first decision (``benchmarks/bench_load.py``), while
+fifth of the CPU a process spent before its policy was ready (``benchmarks/bench_load.py``), while
 one decision uses only the few its input reaches. :func:`lazy_compile` returns a stand-in that
 compiles on the first access to anything but ``pattern``, then keeps the compiled pattern's
 methods and attributes on itself, so every later ``search``/``match``/``sub``... is one attribute
