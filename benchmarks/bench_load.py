@@ -37,6 +37,11 @@ figure to compare across versions; *load* alone moves with what is imported lazi
 
 CPU time, not wall time: the machine is shared, and CPU time is what the process itself spent.
 Each cell takes the median of ``--rounds`` processes.
+
+``--before DIR`` (a checkout of another version, e.g. ``git worktree add /tmp/main main``) runs
+every cell and check of that version too, interleaved with this one's in every round (its package
+found first on ``PYTHONPATH``, its own ``rules/``, cache and bytecode folders), and prints both
+side by side; the targets are read from this checkout's rows.
 The N-rule packs are those of ``bench_peers.py`` with a distinct condition per rule (a load must
 not profit from repeated text).
 """
@@ -131,19 +136,22 @@ def numbered_pack(rules: int) -> dict[str, Any]:
     }
 
 
-def shipped_packs() -> list[Path]:
-    """The packs in ``rules/`` (without their cases files)."""
-    return sorted(p for p in (ROOT / "rules").glob("*.yaml") if not p.name.endswith(".cases.yaml"))
+def shipped_packs(root: Path = ROOT) -> list[Path]:
+    """The packs in ``rules/`` of the checkout at ``root`` (without their cases files)."""
+    return sorted(p for p in (root / "rules").glob("*.yaml") if not p.name.endswith(".cases.yaml"))
 
 
 MODES = (("cold", "none"), ("cold", "pyc"), ("cached", "none"), ("cached", "pyc"))
 TARGET_MODE = ("cached", "pyc")
 
 
-def _env(tmp: str, cache: str, bytecode: str) -> dict[str, str]:
+def _env(tmp: str, cache: str, bytecode: str, package: str | None = None) -> dict[str, str]:
     """The environment of one mode: a private cache folder (off for ``cold``), and no bytecode
-    written (``none``) or bytecode read from a private prefix (``pyc``)."""
+    written (``none``) or bytecode read from a private prefix (``pyc``); ``package``: a folder
+    holding another version's ``dsh_policy``, put first on ``PYTHONPATH`` (``--before``)."""
     env = {**os.environ, "DSH_POLICY_CACHE_DIR": str(Path(tmp) / "cache")}
+    if package is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (package, os.environ.get("PYTHONPATH"))))
     env["DSH_POLICY_COMPILE_CACHE"] = "off" if cache == "cold" else "on"
     env.pop("PYTHONPYCACHEPREFIX", None)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -152,14 +160,14 @@ def _env(tmp: str, cache: str, bytecode: str) -> dict[str, str]:
     return env
 
 
-def _prime(tmp: str, cells: list[list[str]]) -> None:
+def _prime(tmp: str, cells: list[list[str]], root: Path = ROOT, package: str | None = None) -> None:
     """Write the bytecode of every module a load and a check import, and keep each cell's policy
     (and each shipped pack's, which ``check`` loads one by one)."""
-    env = _env(tmp, "cached", "pyc")
+    env = _env(tmp, "cached", "pyc", package)
     env.pop("PYTHONDONTWRITEBYTECODE")
     for paths in cells:
         subprocess.run([sys.executable, "-c", _CHILD, *paths], capture_output=True, check=True, env=env)
-    packs = [str(p) for p in shipped_packs()]
+    packs = [str(p) for p in shipped_packs(root)]
     subprocess.run([sys.executable, "-c", _CHECK, *packs], capture_output=True, check=True, env=env)
 
 
@@ -170,12 +178,12 @@ def _child(paths: list[str], env: dict[str, str]) -> dict[str, float]:
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def _check_cpu(env: dict[str, str]) -> tuple[float, float, float]:
+def _check_cpu(env: dict[str, str], root: Path = ROOT) -> tuple[float, float, float]:
     """CPU seconds of ``dsh-policy check PACK --cases PACK.cases.yaml`` over every shipped pack,
     of its floor (the same packs loaded as ``check`` loads them, cache or not, and their cases
     files read as YAML, in that process) and of the built floor (the packs built from YAML and
     compiled, never read from the cache)."""
-    packs = [str(p) for p in shipped_packs()]
+    packs = [str(p) for p in shipped_packs(root)]
     out = subprocess.run(
         [sys.executable, "-c", _CHECK, *packs], capture_output=True, text=True, check=True, env=env
     )
@@ -185,27 +193,42 @@ def _check_cpu(env: dict[str, str]) -> tuple[float, float, float]:
     return float(found["check_s"]), float(found["floor_s"]), float(found["built_floor_s"])
 
 
-def measure(rounds: int, sizes: tuple[int, ...] = SIZES) -> dict[str, Any]:
-    """Every cell in every mode, each the median of ``rounds`` fresh processes."""
+def measure(rounds: int, sizes: tuple[int, ...] = SIZES, before: Path | None = None) -> dict[str, Any]:
+    """Every cell in every mode, each the median of ``rounds`` fresh processes; with ``before``
+    (another checkout), its cells too, interleaved (rows and checks marked ``before``)."""
     rows: list[dict[str, Any]] = []
     checks: dict[str, list[tuple[float, float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        sides: list[tuple[str, str, Path, str | None]] = [("", tmp, ROOT, None)]
+        if before is not None:
+            package = Path(tmp) / "before-package"
+            package.mkdir()
+            (package / "dsh_policy").symlink_to(before.resolve(), target_is_directory=True)
+            (Path(tmp) / "before").mkdir()
+            sides.append(("before", str(Path(tmp) / "before"), before.resolve(), str(package)))
         cells: list[tuple[str, list[str]]] = []
         for rules in sizes:
             path = Path(tmp) / f"load-{rules}.yaml"
             path.write_text(yaml.safe_dump(numbered_pack(rules), sort_keys=False), encoding="utf-8")
             cells.append((f"{rules} rules", [str(path)]))
-        cells.append(("shipped packs", [str(p) for p in shipped_packs()]))
-        _prime(tmp, [paths for _, paths in cells])
-        samples: dict[tuple[str, str, str], list[dict[str, float]]] = {}
+        side_cells = {
+            side: [*cells, ("shipped packs", [str(p) for p in shipped_packs(root)])]
+            for side, _, root, _ in sides
+        }
+        for side, folder, root, package in sides:
+            _prime(folder, [paths for _, paths in side_cells[side]], root, package)
+        samples: dict[tuple[str, str, str, str], list[dict[str, float]]] = {}
         for _ in range(rounds):  # interleaved: every cell sees the same drift of the machine's load
             for cache, bytecode in MODES:
-                env = _env(tmp, cache, bytecode)
-                for name, paths in cells:
-                    samples.setdefault((name, cache, bytecode), []).append(_child(paths, env))
-                checks.setdefault(f"{cache}/{bytecode}", []).append(_check_cpu(env))
-    for (name, cache, bytecode), found in samples.items():
+                for side, folder, root, package in sides:
+                    env = _env(folder, cache, bytecode, package)
+                    for name, paths in side_cells[side]:
+                        samples.setdefault((side, name, cache, bytecode), []).append(_child(paths, env))
+                    mode = f"{cache}/{bytecode}" if not side else f"{side} {cache}/{bytecode}"
+                    checks.setdefault(mode, []).append(_check_cpu(env, root))
+    for (side, name, cache, bytecode), found in samples.items():
         rows.append({
+            **({"tree": side} if side else {}),
             "cell": name,
             "cache": cache,
             "bytecode": bytecode,
@@ -229,8 +252,13 @@ def measure(rounds: int, sizes: tuple[int, ...] = SIZES) -> dict[str, Any]:
 
 
 def targets(result: dict[str, Any], mode: tuple[str, str] = TARGET_MODE) -> list[dict[str, Any]]:
-    """The load targets of issue 34, from a :func:`measure` result, in one mode."""
-    by_cell = {row["cell"]: row for row in result["rows"] if (row.get("cache"), row.get("bytecode")) == mode}
+    """The load targets of issue 34, from a :func:`measure` result, in one mode (this checkout's
+    rows, never ``--before``'s)."""
+    by_cell = {
+        row["cell"]: row
+        for row in result["rows"]
+        if (row.get("cache"), row.get("bytecode")) == mode and "tree" not in row
+    }
     label = "/".join(mode)
     found = []
     if "1000 rules" in by_cell:
@@ -269,11 +297,17 @@ def print_table(result: dict[str, Any]) -> None:
     """The load table and its targets."""
     print("\nload, each cell a fresh process (CPU ms; held: tracemalloc after gc)")
     print(
-        f"{'cell':<15}{'cache':>8}{'bytecode':>9}{'import ms':>11}{'load ms':>10}{'ready ms':>10}"
+        f"{'tree':<7}{'cell':<15}{'cache':>8}{'bytecode':>9}{'import ms':>11}{'load ms':>10}{'ready ms':>10}"
         f"{'warm ms':>10}{'held MiB':>10}"
     )
-    for row in sorted(result["rows"], key=lambda r: (r["cache"], r["bytecode"])):
+    order: dict[str, int] = {}
+    for row in result["rows"]:
+        order.setdefault(row["cell"], len(order))
+    for row in sorted(
+        result["rows"], key=lambda r: (r["cache"], r["bytecode"], order[r["cell"]], r.get("tree", ""))
+    ):
         print(
+            f"{row.get('tree', 'this'):<7}"
             f"{row['cell']:<15}{row['cache']:>8}{row['bytecode']:>9}{row['import_s'] * 1e3:>11.1f}"
             f"{row['load_s'] * 1e3:>10.1f}{row['ready_s'] * 1e3:>10.1f}{row['warm_s'] * 1e3:>10.1f}"
             f"{row['held_mib']:>10.2f}"
@@ -299,8 +333,11 @@ def main(argv: list[str] | None = None) -> int:
     """Measure, print, and write ``benchmarks/results/load.json``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rounds", type=int, default=3, help="fresh processes per cell (median)")
+    parser.add_argument(
+        "--before", type=Path, default=None, metavar="DIR", help="another checkout to run side by side"
+    )
     options = parser.parse_args(argv)
-    result = measure(options.rounds)
+    result = measure(options.rounds, before=options.before)
     print_table(result)
     result["targets"] = targets(result) + targets(result, ("cached", "none"))
     out = Path(__file__).resolve().parent / "results" / "load.json"

@@ -10,6 +10,7 @@ reused on its own.
 Modules: ``shell/`` (the POSIX shell reader: lexer, expansion, wrapper tables, unwrapping),
 ``interpreters`` (code handed to python/node/perl/awk/...), ``sql`` (SQL, MongoDB and redis
 statements), ``cli_grammars`` (kubectl, aws, terraform, ... argument grammars), ``programs`` (the
-one table of what programs do: which only read, which act on whole folders, ...) and ``deadline``
-(the time budget a caller sets and every reader honours).
+one table of what programs do: which only read, which act on whole folders, ...), ``deadline``
+(the time budget a caller sets and every reader honours) and ``lazy_regex`` (the readers' patterns,
+compiled on first use rather than at import).
 """

@@ -11,6 +11,8 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
+
 SHELLS: Final[frozenset[str]] = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "rbash"})
 """POSIX-style shells: ``-c LINE`` is a shell line, and without ``-c`` or a script they read one
 from stdin."""
@@ -21,7 +23,7 @@ FIND_EXEC: Final[frozenset[str]] = frozenset({"-exec", "-execdir", "-ok", "-okdi
 FIND_WRITES: Final[frozenset[str]] = FIND_EXEC | {"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
 """``find`` actions that change files: deleting, printing into a file, or running a command."""
 
-PYTHON: Final[re.Pattern[str]] = re.compile(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)*)?[mwt]?(?:\.exe)?")
+PYTHON: Final[re.Pattern[str]] = lazy_compile(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)*)?[mwt]?(?:\.exe)?")
 """Names of Python interpreters (``python3.12``, ``pypy3``, ``python3.13t``, ``pythonw``)."""
 
 PYTHON_INSTALLERS: Final[frozenset[str]] = frozenset(
@@ -29,7 +31,7 @@ PYTHON_INSTALLERS: Final[frozenset[str]] = frozenset(
 )
 """Programs that install or remove Python packages besides ``pip`` (see :data:`PIP`)."""
 
-PIP: Final[re.Pattern[str]] = re.compile(r"pip[0-9.]*")
+PIP: Final[re.Pattern[str]] = lazy_compile(r"pip[0-9.]*")
 """Names of pip (``pip``, ``pip3``, ``pip3.12``); ``python -m pip`` is pip as well."""
 
 # Programs that only read the files they name (with the options that would make them write

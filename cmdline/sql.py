@@ -26,6 +26,8 @@ from __future__ import annotations
 import re
 import shlex
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
+
 __all__ = ["MAX_STATEMENTS", "MAX_TEXT", "mongo_statements", "redis_statements", "sql_statements"]
 
 MAX_STATEMENTS = 256
@@ -39,21 +41,21 @@ MAX_TEXT = 512
 MAX_SQL_CHARS = 256 * 1024
 """Longest text read."""
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
-_DOLLAR_TAG = re.compile(r"\$[A-Za-z_]*\$")  # a PostgreSQL dollar quote's opening tag
-_LEADING_WORD = re.compile(r"\s*([A-Za-z_]+)\b")
-_NAME = re.compile(
+_WORD = lazy_compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+_DOLLAR_TAG = lazy_compile(r"\$[A-Za-z_]*\$")  # a PostgreSQL dollar quote's opening tag
+_LEADING_WORD = lazy_compile(r"\s*([A-Za-z_]+)\b")
+_NAME = lazy_compile(
     r'\s*((?:[A-Za-z0-9_$.*-]+|"[^"]*"|`[^`]*`|\[[^\]]*\])(?:\s*\.\s*(?:[A-Za-z0-9_$*-]+'
     r'|"[^"]*"|`[^`]*`|\[[^\]]*\]))*)'
 )
-_TRIVIAL_WHERE = re.compile(
+_TRIVIAL_WHERE = lazy_compile(
     r"(?is)^\s*where\s+(?:\(?\s*(?:1\s*=\s*1|'1'\s*=\s*'1'"
     r"|true|1|0\s*=\s*0|'a'\s*=\s*'a')\s*\)?\s*)(?:;|$|(?:order|returning|limit)\b)"
 )
 _SKIPPED_WORDS = frozenset({"if", "exists", "not", "temporary", "temp", "concurrently", "only", "global",
                             "local", "unlogged", "cascade", "restrict", "online", "quick", "low_priority",
                             "ignore", "from", "table", "view", "materialized"})  # fmt: skip
-_CLIENT_ESCAPE = re.compile(r"^\s*(?:\\!|\.(?:shell|system)\b|system\b)\s*(.*)$", re.DOTALL)
+_CLIENT_ESCAPE = lazy_compile(r"^\s*(?:\\!|\.(?:shell|system)\b|system\b)\s*(.*)$", re.DOTALL)
 
 
 def _split(text: str) -> tuple[list[str], str]:
@@ -284,21 +286,21 @@ one ``too-deep`` entry."""
 MAX_ENTRIES = 4 * MAX_STATEMENTS
 """Most entries one text yields, wrapped statements included."""
 
-_EXPLAIN = re.compile(r"(?is)^\s*explain\b")
-_EXPLAIN_OPTION_WORDS = re.compile(
+_EXPLAIN = lazy_compile(r"(?is)^\s*explain\b")
+_EXPLAIN_OPTION_WORDS = lazy_compile(
     r"(?is)\s*(?:analy[sz]e|verbose|extended|partitions|costs|buffers|query\s+plan|plan\s+for|format\s*=?\s*\w+)\b"
 )
-_ANALYZE_ON = re.compile(r"(?is)\banaly[sz]e\b(?!\s*(?:false|off|0)\b)")
-_PREPARE = re.compile(r"(?is)^\s*prepare\s+[\w$\"]+\s*(?:\([^)]*\))?\s*(?:as\b|from\s*(?=['\"]))")
-_EXECUTE_TEXT = re.compile(
+_ANALYZE_ON = lazy_compile(r"(?is)\banaly[sz]e\b(?!\s*(?:false|off|0)\b)")
+_PREPARE = lazy_compile(r"(?is)^\s*prepare\s+[\w$\"]+\s*(?:\([^)]*\))?\s*(?:as\b|from\s*(?=['\"]))")
+_EXECUTE_TEXT = lazy_compile(
     r"(?is)^\s*(?:execute|exec)\s*(?:immediate\s*|sp_executesql\s*)?\(?\s*(?:format\s*\(\s*)?N?(?=')"
 )
-_DO = re.compile(r"(?is)^\s*do\b")
-_ROUTINE = re.compile(r"(?is)^\s*create\s+(?:or\s+replace\s+)?(?:function|procedure)\b")
-_ROUTINE_BODY = re.compile(r"(?is)\bas\s*(?=\$[A-Za-z_]*\$|')|\bbegin\s+atomic\b")
-_CTE_BODY = re.compile(r"(?is)\bas\s*(?:not\s+)?(?:materialized\s*)?\(")
-_MODIFYING = re.compile(r"(?is)^\s*(?:delete|update|insert|merge|drop|truncate|alter)\b")
-_CONTROL = re.compile(
+_DO = lazy_compile(r"(?is)^\s*do\b")
+_ROUTINE = lazy_compile(r"(?is)^\s*create\s+(?:or\s+replace\s+)?(?:function|procedure)\b")
+_ROUTINE_BODY = lazy_compile(r"(?is)\bas\s*(?=\$[A-Za-z_]*\$|')|\bbegin\s+atomic\b")
+_CTE_BODY = lazy_compile(r"(?is)\bas\s*(?:not\s+)?(?:materialized\s*)?\(")
+_MODIFYING = lazy_compile(r"(?is)^\s*(?:delete|update|insert|merge|drop|truncate|alter)\b")
+_CONTROL = lazy_compile(
     r"(?is)^\s*(?:<<\w+>>|begin\b|declare\b.*?\bbegin\b|else\b|loop\b|exception\b|end(?:\s+(?:if|loop|case))?\b"
     r"|(?:if|elsif|elseif|when|while)\b.*?\b(?:then|loop|do)\b|for\b.*?\bloop\b|foreach\b.*?\bloop\b)"
 )
@@ -468,27 +470,29 @@ def redis_argvs(text: str) -> list[list[str]]:
     return argvs
 
 
-_MONGO_DROP_DATABASE = re.compile(r"\.dropDatabase\s*\(")
+_MONGO_DROP_DATABASE = lazy_compile(r"\.dropDatabase\s*\(")
 # A collection reference: a dotted name. Bounded, because Python's ``re`` tries a match from every
 # start: unbounded, a long run of name characters with no ``.drop()`` after it cost time quadratic
 # in its length (4 s at 16 KiB, minutes at the 256 KiB cap, inside one helper call). A longer chain
 # is still found; it is named by its last 128 characters.
 _MONGO_NAME = r"[A-Za-z_][\w.]{0,127}"
-_MONGO_DROP = re.compile(
+_MONGO_DROP = lazy_compile(
     r"(?:db\.)?(?:getCollection\(\s*['\"]([^'\"]+)['\"]\s*\)|(" + _MONGO_NAME + r"))\.drop\s*\(\s*\)"
 )
 # A collection named by a value computed at run time: ``db[c].drop()``, ``getCollection(n).drop()``
 # (a loop over ``getCollectionNames()`` drops every collection this way).
-_MONGO_COMPUTED = re.compile(
+_MONGO_COMPUTED = lazy_compile(
     r"(?:\[[^\]\n]{1,128}\]|getCollection\(\s*[^'\")\s][^)\n]{0,127}\))\.(drop|deleteMany|remove)\s*\(\s*(\{\s*\})?\s*\)?"
 )
-_MONGO_DROP_COLLECTION = re.compile(r"\.dropCollection\s*\(\s*['\"]([^'\"]*)['\"]")
-_MONGO_BULK = re.compile(
+_MONGO_DROP_COLLECTION = lazy_compile(r"\.dropCollection\s*\(\s*['\"]([^'\"]*)['\"]")
+_MONGO_BULK = lazy_compile(
     r"(?:db\.)?(?:getCollection\(\s*['\"]([^'\"]+)['\"]\s*\)"
     r"|(" + _MONGO_NAME + r"))\.(deleteMany|remove|updateMany"
     r"|update|findOneAndDelete|deleteOne)\s*\(\s*(\{\s*\})?"
 )
-_MONGO_ADMIN = re.compile(r"\.(dropUser|dropAllUsers|dropRole|dropAllRoles|dropIndexes|shutdownServer)\s*\(")
+_MONGO_ADMIN = lazy_compile(
+    r"\.(dropUser|dropAllUsers|dropRole|dropAllRoles|dropIndexes|shutdownServer)\s*\("
+)
 
 
 def mongo_statements(code: str) -> list[dict[str, str]]:

@@ -33,6 +33,7 @@ from dsh_policy.cmdline.effects.packages import install_acts, runner_acts
 from dsh_policy.cmdline.effects.reach import reach_command_acts, reach_line_acts
 from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS
 from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell import shell_commands, shell_redirects
 
 __all__ = ["KINDS", "command_acts", "shell_acts"]
@@ -73,16 +74,16 @@ KINDS = frozenset(
 """Every effect kind :func:`shell_acts` reports."""
 
 # ----------------------------------------------------------------- package managers and git
-_TLS_KEYS = re.compile(
+_TLS_KEYS = lazy_compile(
     r"(?i)^(?:strict-ssl|enableStrictSsl|ssl_verify|sslverify|http\.sslVerify|http\.[^ ]*\.sslVerify"
     r"|global\.trusted-host|[\w.]*trusted-host|verify_ssl|ssl-verify|cafile|ca-file|ca|insecure)$"
 )
-_REGISTRY_KEYS = re.compile(
+_REGISTRY_KEYS = lazy_compile(
     r"(?i)^(?:registry|@[\w-]+:registry|npmRegistryServer|[\w.]*index-url|[\w.]*extra-index-url"
     r"|[\w.]*find-links|global\.index|channels|default_channels|mirror\..*|source|sources)$"
 )
-_FALSE = re.compile(r"(?i)^(?:false|0|no|off)$")
-_LATER_GIT_KEYS = re.compile(
+_FALSE = lazy_compile(r"(?i)^(?:false|0|no|off)$")
+_LATER_GIT_KEYS = lazy_compile(
     r"(?i)^(?:core\.(?:hookspath|fsmonitor|sshcommand|pager|editor|askpass|gitproxy)|alias\.[\w-]+"
     r"|include(?:if\.[^=]*)?\.path|filter\.[\w-]+\.(?:clean|smudge|process)"
     r"|diff\.[\w-]+\.(?:textconv|command)|credential\.helper|gpg\.program|uploadpack\.packobjectshook"
@@ -236,7 +237,7 @@ def _fetcher(argv: list[str]) -> Iterator[Effect]:
 
 
 # ----------------------------------------------------------------- cloud control planes
-_AWS_IDENTITY = re.compile(
+_AWS_IDENTITY = lazy_compile(
     r"^(?:create-access-key|create-user|create-login-profile|update-login-profile|attach-(?:user|role"
     r"|group)-policy|put-(?:user|role|group)-policy"
     r"|add-user-to-group|update-assume-role-policy|create-role|create-policy-version"
@@ -244,7 +245,9 @@ _AWS_IDENTITY = re.compile(
     r"|upload-ssh-public-key|create-virtual-mfa-device|deactivate-mfa-device"
     r"|delete-account-password-policy|update-account-password-policy)$"
 )
-_OPEN_CIDR = re.compile(r"(?:^|[^0-9])0\.0\.0\.0/0|::/0|^\*$|^Internet$|^Any$|allUsers|allAuthenticatedUsers")
+_OPEN_CIDR = lazy_compile(
+    r"(?:^|[^0-9])0\.0\.0\.0/0|::/0|^\*$|^Internet$|^Any$|allUsers|allAuthenticatedUsers"
+)
 
 
 def _aws(argv: list[str]) -> Iterator[Effect]:
@@ -397,7 +400,7 @@ def _kubectl(argv: list[str]) -> Iterator[Effect]:
         yield _fx("cloud-identity", "kubectl prints secret values", " ".join(words))
 
 
-_TEMPLATE_VALUES = re.compile(
+_TEMPLATE_VALUES = lazy_compile(
     r"(?i)(?:^|[^a-z])(?:string)?data\b|\{\s*[@.]?\s*\}|\{\s*\.items(?:\[[^\]]*\])?\s*\}"
     r"|\{\{\s*\.\s*\}\}|:\.\s*(?:,|$)"
 )

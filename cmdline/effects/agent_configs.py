@@ -14,22 +14,23 @@ complete JSON document such as an edit's fragment) is left to ask.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from typing import Any
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
+
 __all__ = ["only_reference_servers", "reference_server_words"]
 
-_REFERENCE_PACKAGE = re.compile(r"^@modelcontextprotocol/server-[a-z0-9-]+(?:@[\w.^~-]+)?$")
+_REFERENCE_PACKAGE = lazy_compile(r"^@modelcontextprotocol/server-[a-z0-9-]+(?:@[\w.^~-]+)?$")
 # The reference servers the MCP project publishes on PyPI and documents as `uvx mcp-server-NAME`
 # (modelcontextprotocol/servers: git, fetch, time). PyPI has no scopes, so these are named, not
 # matched by prefix: `mcp-server-anything` could be anyone's.
-_REFERENCE_PYPI = re.compile(r"^mcp-server-(?:git|fetch|time)(?:(?:==|@)[\w.]+)?$")
+_REFERENCE_PYPI = lazy_compile(r"^mcp-server-(?:git|fetch|time)(?:(?:==|@)[\w.]+)?$")
 _RUNNERS = {"npx": (), "bunx": (), "pnpm": ("dlx",), "yarn": ("dlx",), "uvx": (), "pipx": ("run",)}
 """Package runners and the verb each needs before the package."""
 # Options of the reference servers that take a value (the value is checked like a folder).
 _SERVER_OPTIONS = frozenset({"--repository", "--local-timezone", "--user-agent"})
-_WIDE = re.compile(r"^(?:/+|~[\w.-]*/*|\$HOME/*|\$\{HOME\}/*|/+(?:home|Users|root|etc|var)(?:/+[^/]*)?/*)$")
+_WIDE = lazy_compile(r"^(?:/+|~[\w.-]*/*|\$HOME/*|\$\{HOME\}/*|/+(?:home|Users|root|etc|var)(?:/+[^/]*)?/*)$")
 _AGENT_CONTROLS = frozenset(
     {"hooks", "permissions", "apiKeyHelper", "PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart"}
 )

@@ -22,10 +22,11 @@ from collections.abc import Iterator
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import words as _words
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["channel_acts", "line_acts"]
 
-_AGENT_BYPASS = re.compile(
+_AGENT_BYPASS = lazy_compile(
     r"^--?(?:dangerously[\w-]*|yolo|trust-all-tools|approval-mode=yolo|full-auto|allow-all-tools"
     r"|permission-mode=bypassPermissions|skip-permissions[\w-]*|force|auto-approve|no-confirm)$"
 )
@@ -80,7 +81,7 @@ def _agent(argv: list[str]) -> Iterator[Effect]:
         )
 
 
-_URL = re.compile(r"^(?:https?|ssh|git)://|^[\w.-]+@[\w.-]+:")
+_URL = lazy_compile(r"^(?:https?|ssh|git)://|^[\w.-]+@[\w.-]+:")
 
 
 def _git(argv: list[str]) -> Iterator[Effect]:
@@ -116,7 +117,7 @@ def _gh(argv: list[str]) -> Iterator[Effect]:
 _SCANNERS = frozenset(
     {"trufflehog", "gitleaks", "noseyparker", "detect-secrets", "ggshield", "whispers", "kingfisher"}
 )
-_WIDE = re.compile(
+_WIDE = lazy_compile(
     r"^(?:/+|/+(?:home|root|Users|etc|var|opt)(?:/+[^/]*)?/*|~[\w.-]*/*|\$HOME/*|\$\{HOME\}/*)$"
 )
 
@@ -127,12 +128,12 @@ def _scanner(argv: list[str]) -> Iterator[Effect]:
         yield _fx("secret-hunt", f"{argv[0]} scans the machine for secrets", " ".join(argv[1:4]))
 
 
-_OPEN = re.compile(r"(?:^|[=,\[{])0\.0\.0\.0/0|::/0")
-_PUBLIC_SWITCH = re.compile(
+_OPEN = lazy_compile(r"(?:^|[=,\[{])0\.0\.0\.0/0|::/0")
+_PUBLIC_SWITCH = lazy_compile(
     r"^--(?:publicly-accessible|allow-blob-public-access|public-access|assign-public-ip|enable-public-ip"
     r"|no-require-ssl|public-network-access)(?:=(?:true|enabled|Enabled|blob|container))?$"
 )
-_MUTATING = re.compile(r"^(?:create|update|patch|modify|set|put|authorize|add|attach|enable|allow|apply)")
+_MUTATING = lazy_compile(r"^(?:create|update|patch|modify|set|put|authorize|add|attach|enable|allow|apply)")
 
 
 def _cloud(argv: list[str]) -> Iterator[Effect]:
@@ -156,7 +157,7 @@ def _cloud(argv: list[str]) -> Iterator[Effect]:
         yield _fx("log-off", "aws leaves the organization and its guardrails", words[1])
 
 
-_SECURITY_UNITS = re.compile(
+_SECURITY_UNITS = lazy_compile(
     r"^(?:auditd|auditbeat|falco\w*|falcon-sensor|osqueryd|wazuh-agent|clamav-daemon|clamd|apparmor|fail2ban"
     r"|ufw|firewalld|crowdstrike|sentinelone|mdatp|elastic-agent|rsyslog|systemd-journald|aide"
     # the clouds' own monitoring and management agents, the first thing cryptojacking worms remove

@@ -26,23 +26,24 @@ from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["cloud_command_acts"]
 
-_LOG_BUCKET = re.compile(r"(?i)log|trail|audit|siem|flow|guardduty|security|forensic|archive")
-_KUBELET = re.compile(
+_LOG_BUCKET = lazy_compile(r"(?i)log|trail|audit|siem|flow|guardduty|security|forensic|archive")
+_KUBELET = lazy_compile(
     r"/nodes/+[^/\s]+/+proxy/+(?:run|exec|attach|portForward)\b|:10250/+(?:run|exec|attach|portForward)\b"
 )
-_FETCH_RUN = re.compile(
+_FETCH_RUN = lazy_compile(
     r"\b(?:curl|wget|fetch)\b[^|;&]{0,400}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b"
     r"|\b(?:curl|wget)\b[^|;&]{0,400}\|\s*(?:python[0-9.]*|perl|ruby|node)\b"
     r"|\b(?:nc|ncat|socat|telnet)\s+\S+\s+\d+|/dev/tcp/|base64\s+(?:-d|--decode)"
 )
-_OUTSIDE = re.compile(
+_OUTSIDE = lazy_compile(
     r"^(?:~[A-Za-z0-9._-]*(?:/.*)?|\$HOME(?:/.*)?|\$\{HOME\}(?:/.*)?|/+(?:root|home/+[^/]+|Users/+[^/]+)(?:/.*)?"
     r"|/+etc(?:/.*)?|/+)$"
 )
-_BUCKET_URL = re.compile(
+_BUCKET_URL = lazy_compile(
     r"^(?:s3|gs|az|azure|r2|b2|oss|cos)://|^https://[\w.-]+\.blob\.core\.windows\.net/|^[\w-]+:[\w./-]*$"
 )
 """A bucket or a remote (rclone's ``name:path``)."""

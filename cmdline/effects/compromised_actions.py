@@ -16,15 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from dsh_policy.cmdline.effects.packages import version_key
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["compromised_action_refs"]
 
 DATA = Path(__file__).with_name("compromised_actions.json")
 
-_USES = re.compile(
+_USES = lazy_compile(
     r"(?im)^[ \t-]*[\"']?uses[\"']?\s*:\s*[\"']?([\w.-]+/[\w.-]+)(?:/[^@\s\"']*)?@([^\s\"'#]+)"
 )
-_SHA = re.compile(r"^[0-9a-f]{40}$")
+_SHA = lazy_compile(r"^[0-9a-f]{40}$")
 
 
 @lru_cache(maxsize=1)

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["DEFENCE_HANDLERS"]
 
@@ -41,7 +42,7 @@ _AGENT_CONTROLS = frozenset(
 )
 """Security agents' control programs (argv[0] basenames)."""
 
-_DISABLING = re.compile(
+_DISABLING = lazy_compile(
     r"(?i)^(?:unload|unprotect|uninstall|disable|disabled|stop|remove|removeframework|deregister"
     r"|unregister|kill|off|false|-d|--delete|--uninstall|--disable|--unload|--stop)$"
 )

@@ -27,11 +27,14 @@ from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["escape_command_acts", "escape_line_acts", "uninstalled_agents"]
 
-_ENGINE_SOCKET = re.compile(r"(?:docker|containerd|podman|crio|cri-dockerd|dockershim|buildkitd?)\.sock\b")
-_MUTATING_FLAG = re.compile(r"^(?:-X|--request)(?:=?(?:POST|PUT|DELETE|PATCH))?$|^-[dF]|^--data|^--form|^-T$")
+_ENGINE_SOCKET = lazy_compile(r"(?:docker|containerd|podman|crio|cri-dockerd|dockershim|buildkitd?)\.sock\b")
+_MUTATING_FLAG = lazy_compile(
+    r"^(?:-X|--request)(?:=?(?:POST|PUT|DELETE|PATCH))?$|^-[dF]|^--data|^--form|^-T$"
+)
 
 
 def _stem(word: str) -> str:
@@ -64,14 +67,14 @@ _SECURITY_CLIS = frozenset(
      "ossec-control", "santactl", "osqueryctl", "xagt", "cbagentd", "savdctl", "sophos-spl", "taniumclient",
      "cylancesvc", "sentinelone", "jamf", "wdavdaemon", "falcon-kernel-check"}
 )  # fmt: skip
-_REMOVE_VERBS = re.compile(
+_REMOVE_VERBS = lazy_compile(
     r"^(?:-d|--delete|uninstall|--uninstall|unload|remove|disable|disabled|stop|unprotect|unmanage|--disable[\w-]*"
     r"|removeFramework|--unload)$"
 )
-_SECRET_WORDS = re.compile(
+_SECRET_WORDS = lazy_compile(
     r"(?i)authori[sz]ation|\bpass(?:w(?:or)?d)?\b|passw|pwd=|pass=|cookie|token|secret|bearer|credential|user(?:name)?="
 )
-_SECURITY_VENDORS = re.compile(
+_SECURITY_VENDORS = lazy_compile(
     r"(?i)crowdstrike|falcon|sentinel|sophos|carbonblack|mdatp|defender|elastic[/-](?:endpoint|agent)|wazuh|ossec"
     r"|osquery|cylance|trend ?micro|eset|kaspersky|bitdefender|symantec|mcafee|trellix|tanium|jamf|huntress"
     r"|rapid7|qualys|tenable|cortex|traps|fireeye|xagt"

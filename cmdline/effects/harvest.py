@@ -19,6 +19,7 @@ from collections.abc import Iterator
 
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["harvest_acts", "hash_reader"]
 
@@ -35,20 +36,20 @@ def hash_reader(argv: list[str]) -> Iterator[Effect]:
         yield _fx("secret-store", f"{argv[0]} reads the accounts' password hashes", " ".join(argv[1:]))
 
 
-_SECRET_WORDS = re.compile(r"(?i)passw|secret|token|credential|api[_-]?key|private|aws_|\bkeys?\b")
+_SECRET_WORDS = lazy_compile(r"(?i)passw|secret|token|credential|api[_-]?key|private|aws_|\bkeys?\b")
 _ENCODERS_AND_SENDERS = frozenset(
     {"base64", "base32", "basenc", "xxd", "od", "hexdump", "curl", "wget", "nc", "ncat", "netcat", "socat"}
 )
 _FILTERS = frozenset({"grep", "egrep", "fgrep", "rg", "awk", "sed", "ag", "ugrep"})
 
 
-_CODE_DUMP = re.compile(
+_CODE_DUMP = lazy_compile(
     r"\b(?:print|pprint|dict|json\.dumps|repr|str)\(\s*(?:dict\()?os\.environ\b|os\.environ\.items\(\)"
     r"|\b(?:JSON\.stringify|console\.log|console\.dir)\(\s*process\.env\b|\bENV\.(?:to_h|each|inspect)\b"
     r"|\bp\s+ENV\b|\b(?:keys|each)\s*%ENV|%ENV\b[^;]*\bprint|getenv\(\s*\)"
 )
 """Interpreter code that prints or serialises the whole environment."""
-_INTERPRETERS = re.compile(r"^(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php)$")
+_INTERPRETERS = lazy_compile(r"^(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php)$")
 
 
 def _dumps_environment(argv: list[str]) -> bool:
@@ -83,15 +84,15 @@ def _environment_hunt(commands: list[list[str]]) -> Iterator[Effect]:
 
 
 _ENCRYPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("gpg", re.compile(r"^(?:-[a-zA-Z]*[ce][a-zA-Z]*|--symmetric|--encrypt)$")),
-    ("gpg2", re.compile(r"^(?:-[a-zA-Z]*[ce][a-zA-Z]*|--symmetric|--encrypt)$")),
-    ("openssl", re.compile(r"^(?:enc|-e|-encrypt|aes-\S+|des\S*|chacha20\S*|camellia\S*)$")),
-    ("age", re.compile(r"^(?:-[ep]|--encrypt|--passphrase|-r|--recipient|-R)$")),
-    ("7z", re.compile(r"^-p\S*$")),
-    ("7za", re.compile(r"^-p\S*$")),
-    ("zip", re.compile(r"^(?:-[a-zA-Z]*e[a-zA-Z]*|-P|--encrypt|--password)$")),
-    ("ccrypt", re.compile(r"^(?:-e|--encrypt)$")),
-    ("scrypt", re.compile(r"^enc$")),
+    ("gpg", lazy_compile(r"^(?:-[a-zA-Z]*[ce][a-zA-Z]*|--symmetric|--encrypt)$")),
+    ("gpg2", lazy_compile(r"^(?:-[a-zA-Z]*[ce][a-zA-Z]*|--symmetric|--encrypt)$")),
+    ("openssl", lazy_compile(r"^(?:enc|-e|-encrypt|aes-\S+|des\S*|chacha20\S*|camellia\S*)$")),
+    ("age", lazy_compile(r"^(?:-[ep]|--encrypt|--passphrase|-r|--recipient|-R)$")),
+    ("7z", lazy_compile(r"^-p\S*$")),
+    ("7za", lazy_compile(r"^-p\S*$")),
+    ("zip", lazy_compile(r"^(?:-[a-zA-Z]*e[a-zA-Z]*|-P|--encrypt|--password)$")),
+    ("ccrypt", lazy_compile(r"^(?:-e|--encrypt)$")),
+    ("scrypt", lazy_compile(r"^enc$")),
 )
 _DESTROYS = frozenset({"rm", "shred", "srm", "wipe", "unlink", "truncate"})
 

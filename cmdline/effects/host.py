@@ -11,11 +11,12 @@ from collections.abc import Iterator
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["HOST_HANDLERS", "host_command_acts", "killed_daemons"]
 
 # ----------------------------------------------------------------- host defences and accounts
-_KERNEL_GUARDS = re.compile(
+_KERNEL_GUARDS = lazy_compile(
     r"^(?:kernel\.(?:randomize_va_space|yama\.ptrace_scope|kptr_restrict|dmesg_restrict|modules_disabled"
     r"|unprivileged_bpf_disabled|perf_event_paranoid"
     r"|kexec_load_disabled|sysrq|core_pattern|unprivileged_userns_clone)|fs\.(?:protected_\w+"
@@ -126,16 +127,16 @@ def _secret_tool(argv: list[str]) -> Iterator[Effect]:
 
 
 # ----------------------------------------------------------------- credential access
-_PROC_SECRET = re.compile(
+_PROC_SECRET = lazy_compile(
     r"^/proc/+(?:[0-9]+|self|\*|\$\w+|\$\(.*\))/+(?:mem|environ|maps)$|^if=/proc/+[^/]+/+mem$"
     r"|^/dev/+(?:k?mem|crash)$|^/proc/+kcore$"
 )
 
 
-_INTERPRETER = re.compile(
+_INTERPRETER = lazy_compile(
     r"^(?:python[0-9.]*|pypy[0-9.]*|perl|ruby|node|nodejs|deno|bun|php|lua[0-9.]*|Rscript)$"
 )
-_TRACE_CALL = re.compile(
+_TRACE_CALL = lazy_compile(
     r"\bptrace\s*\(|\b(?:SYS|__NR)_ptrace\b|\bprocess_vm_(?:readv|writev)\b|\bPTRACE_(?:ATTACH|SEIZE|PEEK\w*)\b"
     r"|/proc/+(?:[0-9]+|\{[^}]*\}|%[ds]|\$\w+|\"\s*\+[^+]*\+\s*\")/+mem\b"
 )
@@ -168,16 +169,16 @@ def _debugger(argv: list[str]) -> Iterator[Effect]:
             yield _fx("memory-access", "reads another process's memory or environment", arg)
 
 
-_SECRET_NAME = re.compile(
+_SECRET_NAME = lazy_compile(
     r"(?i)(?:\*?\.(?:pem|key|p12|pfx|ppk|kdbx|keychain|jks|ovpn|env)\b|\bid_(?:rsa|dsa|ecdsa|ed25519)"
     r"|\.env\b|credentials|\.git-credentials|\.netrc|\.npmrc|\.pypirc|\.pgpass|secret|passw|\.aws|\.ssh"
     r"|wallet|shadow|\*key\*)"
 )
-_SECRET_TEXT = re.compile(
+_SECRET_TEXT = lazy_compile(
     r"(?i)passw|secret|api[_-]?key|token|AKIA|ASIA|PRIVATE KEY|BEGIN [A-Z ]*KEY|aws_access|ghp_|xox[bp]-"
     r"|sk-[a-z]|credential"
 )
-_WIDE_ROOT = re.compile(
+_WIDE_ROOT = lazy_compile(
     r"^(?:/+proc/+\*/.*|/+|/+(?:home|root|Users|etc|var|opt|srv|mnt|media|proc)(?:/+[^/]*)?/*"
     r"|~[A-Za-z0-9._-]*/*|\$HOME/*|\$\{HOME\}/*)$"
 )
@@ -306,12 +307,12 @@ _POOL_PORTS = frozenset(
     }
 )
 """Ports mining pools listen on (stratum's customary ones)."""
-_MINER_SWITCHES = re.compile(
+_MINER_SWITCHES = lazy_compile(
     r"^(?:-B|--background|--donate-level(?:=\S*)?|--cpu-priority(?:=\S*)?|--randomx\S*|--coin(?:=\S*)?"
     r"|--rig-id(?:=\S*)?|--nicehash|--max-cpu-usage(?:=\S*)?|-k|--keepalive|--tls-fingerprint\S*"
     r"|(?:-a|--algo=?)\s*(?:rx/\S+|cn\S*|argon2\S*|ghostrider|kawpow|ethash|etchash|kheavyhash|autolykos\S*))$"
 )
-_MINER_ALGOS = re.compile(
+_MINER_ALGOS = lazy_compile(
     r"^(?:rx/\S+|cn\S*|argon2\S*|ghostrider|kawpow|ethash|etchash|kheavyhash|autolykos\S*)$"
 )
 
@@ -411,14 +412,14 @@ def _network(argv: list[str]) -> Iterator[Effect]:
         yield _fx("tunnel", "socat relays a connection", " ".join(argv[1:]))
 
 
-_LOCAL_SOCAT_ADDRESS = re.compile(
+_LOCAL_SOCAT_ADDRESS = lazy_compile(
     r"(?i)^(?:tcp[46]?|udp[46]?)-listen:[0-9]+(?:,[^,]*)*,bind=(?:127\.0\.0\.1|localhost|\[?::1\]?)(?:,[^,]*)*$"
     r"|^(?:tcp[46]?|udp[46]?):(?:127\.0\.0\.1|localhost|\[::1\]):[0-9]+(?:,[^,]*)*$"
 )
 """A socat address on this machine only: a listener bound to loopback, a connection to loopback
 (a listener without ``bind=`` listens on every interface and is not this)."""
 
-_SECRET_STORES = re.compile(
+_SECRET_STORES = lazy_compile(
     r"(?i)(?:google-chrome|chromium|chrome|brave|BraveSoftware|microsoft-edge|Edge|vivaldi|opera"
     r"|yandex)[^\n]*/(?:Cookies|Login Data|Web Data|Local State|Network/+Cookies)(?:-journal)?$"
     r"|/(?:cookies\.sqlite|logins\.json|key[34]\.db|signons\.sqlite|cert9\.db|formhistory\.sqlite)$"
@@ -427,7 +428,7 @@ _SECRET_STORES = re.compile(
     r"|/com\.apple\.TCC/+TCC\.db$|/TCC\.db$"
     r"|/\.config/+(?:gh/+hosts\.yml|hub|op/+config|Bitwarden[^/]*/+data\.json)$|\.kdbx$|/Library/+Cookies/"
 )
-_SECURITY_DAEMONS = re.compile(
+_SECURITY_DAEMONS = lazy_compile(
     r"^(?:auditd|auditbeat|falcon-sensor|falcond|falcon|osqueryd|wazuh-agentd?|ossec\w*|sysmon|clamd"
     r"|freshclam|rsyslogd|syslog-ng|systemd-journald|filebeat|elastic-agent"
     r"|elastic-endpoint|sentinel\w*|SentinelAgent|cbagentd|cbdaemon|mdatp|wdavdaemon|santad?|jamf\w*"

@@ -30,6 +30,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
+
 __all__ = ["INFRA_SIGNALS", "INFRA_SIGNAL_NAMES", "infra_signals"]
 
 _SEP = r"[\"']?\s*[:=]\s*[\"']?"
@@ -41,7 +43,7 @@ _SENSITIVE_HOST_PATH = (
 (a single file such as /etc/localtime, or /proc read by a monitoring agent, is not this)."""
 
 INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
-    "host-escape": re.compile(
+    "host-escape": lazy_compile(
         r"(?im)[\"']?\b(?:privileged|hostPID|hostIPC|hostNetwork|host_pid|host_ipc|host_network)"
         + _SEP
         + r"true\b"
@@ -57,13 +59,13 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
         r"|^[ \t]*-[ \t]*[\"']?(?:SYS_ADMIN|SYS_MODULE)[\"']?[ \t]*$"
         r"|(?:seccomp|apparmor)[:=]\s*[\"']?unconfined|seccompProfile[\"']?\s*:\s*\{?\s*[\"']?type[\"']?\s*:\s*[\"']?Unconfined"
     ),
-    "open-trust": re.compile(
+    "open-trust": lazy_compile(
         r"(?im)[\"']?Principals?[\"']?\s*[:=]\s*(?:\{\s*[\"']?(?:AWS|Federated|Service)[\"']?\s*[:=]\s*)?\[?\s*[\"']\*[\"']"
         r"|\bidentifiers\s*=\s*\[\s*\"\*\"\s*\][^}]*\btype\s*=\s*\"AWS\"|\btype\s*=\s*\"AWS\"[^}]*\bidentifiers\s*=\s*\[\s*\"\*\"\s*\]"
         r"|\bmembers?[\"']?\s*[:=]\s*\[?[^\]\n]{0,200}\b(?:allUsers|allAuthenticatedUsers)\b"
         r"|^[ \t]*-[ \t]*[\"']?(?:allUsers|allAuthenticatedUsers)[\"']?[ \t]*$"
     ),
-    "admin-grant": re.compile(
+    "admin-grant": lazy_compile(
         r"(?i)arn:aws:iam::aws:policy/(?:AdministratorAccess|IAMFullAccess|PowerUserAccess)\b"
         r"|[\"']?Action[\"']?\s*[:=]\s*\[?\s*[\"']\*[\"']\s*\]?\s*,?\s*(?:\n\s*)?[\"']?Resource[\"']?\s*[:=]\s*\[?\s*[\"']\*[\"']"
         r"|[\"']?actions?[\"']?\s*=\s*\[\s*\"\*\"\s*\]"
@@ -73,7 +75,7 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
         r"|verbs\s*:\s*\[\s*[\"']\*[\"']\s*\][^\n]{0,200}\n?\s{0,40}(?:-\s*)?resources\s*:\s*\[\s*[\"']\*[\"']"
         r"|resources\s*:\s*\[\s*[\"']\*[\"']\s*\][^\n]{0,200}\n?\s{0,40}(?:-\s*)?verbs\s*:\s*\[\s*[\"']\*[\"']"
     ),
-    "public-access": re.compile(
+    "public-access": lazy_compile(
         r"(?i)\b(?:block_public_acls|block_public_policy|ignore_public_acls|restrict_public_buckets|BlockPublicAcls"
         r"|BlockPublicPolicy|IgnorePublicAcls|RestrictPublicBuckets)[\"']?\s*[:=]\s*[\"']?false\b"
         r"|\bacl[\"']?\s*[:=]\s*[\"']?public-read(?:-write)?\b|AccessControl[\"']?\s*:\s*[\"']?PublicRead"
@@ -88,14 +90,14 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
 """Each infrastructure signal with the pattern that finds it in a file's new text."""
 
 
-_OPEN_SOURCE = re.compile(
+_OPEN_SOURCE = lazy_compile(
     r"(?i)[\"']?(?:0\.0\.0\.0/0|::/0)[\"']?|(?:source_address_prefix|sourceAddressPrefix)[\"']?\s*[:=]\s*[\"'](?:\*|Internet|Any)[\"']"
 )
-_DIRECTION = re.compile(
+_DIRECTION = lazy_compile(
     r"(?i)\b(?:ingress|egress|inbound|outbound|SecurityGroupIngress|SecurityGroupEgress|source_ranges|sourceRanges"
     r"|destination_ranges|destinationRanges|source_address_prefix|sourceAddressPrefix|CidrIp|DestinationCidrIp)\b"
 )
-_ADMIN_PORT = re.compile(
+_ADMIN_PORT = lazy_compile(
     r"(?i)(?:port|ports|port_range|portRange|destination_port_ranges?|destinationPortRanges?)[\"']?\s*[:=]\s*\[?\s*[\"']?"
     r"(?:22|23|2375|2376|3306|3389|5432|5900|5984|6379|9200|10250|11211|27017|0-65535|\*)\b"
     r"|\b(?:ip_?)?protocol[\"']?\s*[:=]\s*[\"']?(?:-1|all|\*)\b"

@@ -26,13 +26,14 @@ from dsh_policy.cmdline.effects.compromised_actions import compromised_action_re
 from dsh_policy.cmdline.effects.infra_files import INFRA_SIGNAL_NAMES, infra_signals
 from dsh_policy.cmdline.effects.packages import manifest_hits
 from dsh_policy.cmdline.effects.sources import dependency_file_index_swap
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["ALWAYS", "later_class", "later_risks"]
 
 _HOME = r"(?:~[A-Za-z0-9._-]*|\$HOME|\$\{HOME\}|/+root|/+home/+[^/]+|/+Users/+[^/]+)"
 
 _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern))
+    (name, lazy_compile(pattern))
     for name, pattern in (
         # run by a login or interactive shell, the desktop session or the user's service manager
         (
@@ -184,42 +185,42 @@ _S = r"[\s\"'`;|&(]"
 _SIGNALS: dict[str, re.Pattern[str]] = {
     # a download handed to an interpreter, or decoded text run (the fetcher-then-pipe forms are read
     # line by line in _LINE_PAIRS)
-    "fetch-exec": re.compile(r"\beval\s*[\"'(]?\$\(|\b(?:bash|sh)\s+<\(\s*(?:curl|wget)"),
+    "fetch-exec": lazy_compile(r"\beval\s*[\"'(]?\$\(|\b(?:bash|sh)\s+<\(\s*(?:curl|wget)"),
     # data leaving: an upload, a post, a raw socket, secrets or the whole environment sent (the
     # fetcher-then-flag forms are read line by line in _LINE_PAIRS)
-    "sends": re.compile(
+    "sends": lazy_compile(
         r"" + _S + r"(?:nc|ncat|netcat|socat|telnet)\s+[\w.-]+\s+[0-9]+|/dev/tcp/|toJSON\(\s*secrets\s*\)"
         r"|\benv\s*\|\s*(?:base64|curl|nc)|printenv\s*\|"
     ),
     # secrets referenced where the file's runner would hand them to its commands
-    "secrets": re.compile(
+    "secrets": lazy_compile(
         r"\$\{\{\s*secrets\.|\$(?:\{)?(?:AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|GITHUB_TOKEN|GH_TOKEN"
         r"|NPM_TOKEN|PYPI_TOKEN|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN)\b"
     ),
     # a workflow that runs untrusted code with the base repository's secrets (pull_request_target is
     # read by _untrusted_trigger: only when it fetches the pull request's code, or in a fragment)
-    "untrusted-trigger": re.compile(
+    "untrusted-trigger": lazy_compile(
         r"\bworkflow_run\b[^\n]*\n(?:[^\n]*\n){0,6}[^\n]*head_(?:sha|branch)"
         r"|github\.event\.(?:issue|comment|pull_request|review)\.(?:title|body|head\.ref)"
     ),
     # npm/composer lifecycle scripts that run on install
-    "install-script": re.compile(
+    "install-script": lazy_compile(
         r"[\"'](?:preinstall|install|postinstall|preuninstall|postuninstall|prepublish|post-install-cmd"
         r"|pre-install-cmd|post-update-cmd|post-autoload-dump)[\"']\s*:"
     ),
     # code run from a setup.py / build script when the package is built or installed
-    "build-exec": re.compile(
+    "build-exec": lazy_compile(
         r"\b(?:os\.system|subprocess\.|urllib\.request|urlopen|requests\.(?:get|post)|socket\.socket"
         r"|exec\(|eval\(|std::process::Command|Command::new|__import__)"
     ),
     # the package registry or index swapped
-    "registry": re.compile(
+    "registry": lazy_compile(
         r"(?im)^\s*(?:@[\w-]+:)?registry\s*=|\b(?:index-url|extra-index-url|find-links|index_url"
         r"|extra_index_url)\s*[=:]|npmRegistryServer|\bGOPROXY\s*=|\bGONOSUMDB|\bGOPRIVATE\s*="
         r"|\[source\.[^\]]+\]|replace-with|\bmirror\.|<mirror>|\bsource\s*=\s*[\"']https?://"
     ),
     # TLS verification off
-    "tls-off": re.compile(
+    "tls-off": lazy_compile(
         r"(?i)strict-ssl\s*[=:]\s*false|enableStrictSsl\s*:\s*false|ssl_?verify\s*[=:]\s*(?:false|0|no)"
         r"|sslVerify\s*=\s*false|trusted-host|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*[\"']?0"
         r"|GIT_SSL_NO_VERIFY|PYTHONHTTPSVERIFY\s*=\s*[\"']?0|GOINSECURE|GOFLAGS\s*=.*-insecure"
@@ -229,7 +230,7 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     # (cargo's rustc-wrapper/runner/linker, npm's script-shell and node-options --require, yarnPath,
     # bun's preload, go's -toolexec) pointed at a scratch or cache folder, a shell's -c or a
     # download; the everyday values (sccache, clang, a cross linker, .yarn/releases) name a tool
-    "odd-tool": re.compile(
+    "odd-tool": lazy_compile(
         r"(?im)^\s*script-shell\s*[=:]\s*(?!(?:(?:/usr)?/bin/+)?(?:ba|z|da|k|fi)?sh\s*$|(?:cmd|pwsh|powershell)"
         r"(?:\.exe)?\s*$)\S|^\s*(?:rustc-wrapper|rustc-workspace-wrapper|rustc|rustdoc|runner|linker|script-shell"
         r"|node-options|yarnPath|preload|GOFLAGS)\s*[=:][^\n]*(?:/tmp/|/var/tmp/|/dev/shm/|/\.cache/"
@@ -238,9 +239,9 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     # an editor task that runs when the folder is opened, or a dev container command run on the host
     # (initializeCommand); the container's own lifecycle commands run inside it and are judged by
     # what they run (fetch-exec, sends)
-    "folder-open": re.compile(r"[\"']runOn[\"']\s*:\s*[\"']folderOpen[\"']|initializeCommand"),
+    "folder-open": lazy_compile(r"[\"']runOn[\"']\s*:\s*[\"']folderOpen[\"']|initializeCommand"),
     # editor or git settings that name a program the tool will run
-    "runs-program": re.compile(
+    "runs-program": lazy_compile(
         r"(?im)terminal\.integrated\.(?:profiles|shell|automationProfile|env)|(?:executable|interpreter"
         r"|server)Path[\"']?\s*:|[\"'](?:git|php\.validate|go\.alternateTools"
         r"|python\.defaultInterpreterPath)[\w.]*[\"']\s*:"
@@ -249,13 +250,13 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|\bfilter=|\balias\.[\w-]+\s*=\s*!|^\s*[\w-]+\s*=\s*!"
     ),
     # an MCP or agent config that starts a command or hooks the agent
-    "starts-command": re.compile(
+    "starts-command": lazy_compile(
         r"[\"'](?:command|cmd)[\"']\s*:|\bcommand\s*=|[\"']hooks[\"']\s*:|[\"'](?:PreToolUse|PostToolUse"
         r"|UserPromptSubmit|SessionStart|Stop)[\"']|[\"']apiKeyHelper[\"']|[\"']permissions[\"']\s*:"
         r"|dangerously|bypassPermissions"
     ),
     # an agent's or editor's approvals switched off in its settings (the file form of `--yolo`)
-    "approvals-off": re.compile(
+    "approvals-off": lazy_compile(
         r"(?i)(?<!\w)(?:autoAccept|yolo(?:Mode)?|autoApprove|alwaysAllow|skipPermissions|dangerouslySkipPermissions"
         r"|auto_approve|autoApproveAll|trust|trustAllTools|allowAllTools)[\"']?\s*[:=]\s*(?:true|\[\s*[\"']\*)"
         r"|[\"']?(?:approvalMode|approval_policy|approval-mode|defaultMode|permission_mode|sandbox_mode)[\"']?\s*[:=]\s*"
@@ -264,7 +265,7 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     # text hidden from the person reviewing an agent's instruction file but read by the agent: an
     # HTML comment carrying a command or asking for secrecy, invisible or bidirectional characters,
     # instructions to ignore earlier ones or to keep the user uninformed, a URL built from a command
-    "hidden-instructions": re.compile(
+    "hidden-instructions": lazy_compile(
         r"(?i)[\u200b-\u200d\u2060\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
         r"|ignore\s+(?:all\s+|any\s+)?(?:previous|prior|above|earlier)\s+instructions"
         r"|(?:do\s+not|don'?t|never)\s+(?:mention|tell|inform|notify|alert)\s+(?:this\s+|it\s+|that\s+|about\s+)?"
@@ -277,15 +278,15 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"[\"']?(?:~|\$HOME|\$\{HOME\}|/)[\"']?/?\*?[\"']?(?:\s|$|;|&)"
     ),
     # a Python .pth line that imports (run at every interpreter start-up)
-    "startup-import": re.compile(r"(?m)^\s*import[\s\t]"),
+    "startup-import": lazy_compile(r"(?m)^\s*import[\s\t]"),
     # anything that runs a command at all (for direnv: beyond export/layout/use/dotenv lines)
-    "runs-command": re.compile(
+    "runs-command": lazy_compile(
         r"(?m)^(?!\s*(?:#|$|export\s|unset\s|layout\s|use\s|dotenv|source_env|source_up|watch_file"
         r"|PATH_add|path_add|[A-Za-z_][A-Za-z0-9_]*=))\S"
     ),
 }
 
-_SECRET_SOURCE = re.compile(
+_SECRET_SOURCE = lazy_compile(
     r"(?i)(?:~|\$HOME|\$\{HOME\}|\$env:(?:HOME|USERPROFILE)|%USERPROFILE%|expanduser\(['\"]~)[/\\]+"
     r"\.(?:ssh|aws|gnupg|kube|docker|config[/\\]+gh)\b"
     r"|\bid_(?:rsa|ed25519|ecdsa)\b|\.(?:git-credentials|netrc|pgpass)\b|/etc/+shadow\b"
@@ -295,7 +296,7 @@ _SECRET_SOURCE = re.compile(
     r"|\bObject\.(?:entries|keys|values|assign)\([^)\n]*process\.env\b|\bENV\.(?:to_h|to_hash|inspect)\b"
     r"|(?:^|[\s|;&(])(?:env|printenv)\s*\||\b(?:Get-ChildItem|gci|dir|ls)\s+env:"
 )
-_SEND = re.compile(  # the fetcher-then-flag forms are _LINE_PAIRS["exfil-send"], read line by line
+_SEND = lazy_compile(  # the fetcher-then-flag forms are _LINE_PAIRS["exfil-send"], read line by line
     r"(?i)\b(?:nc|ncat|socat)\s+[\w.-]+\s+\d+|/dev/tcp/|urlopen\([^)\n]*\bdata\s*="
     r"|\b(?:requests|httpx|session)\.(?:post|put)\(|\bRequest\([^)\n]*\bdata\s*="
     r"|\.request\(\s*['\"](?:POST|PUT)|method\s*[:=]\s*['\"](?:POST|PUT)"
@@ -315,13 +316,13 @@ def _exfil(text: str) -> bool:
 _LINE_PAIRS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     # a download (or decoded text) handed to a shell or an interpreter later on the same line
     "fetch-exec": (
-        re.compile(r"(?:curl|wget|fetch|iwr|Invoke-WebRequest)\b|base64\s+(?:-d|--decode)"),
-        re.compile(r"\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby)\b"),
+        lazy_compile(r"(?:curl|wget|fetch|iwr|Invoke-WebRequest)\b|base64\s+(?:-d|--decode)"),
+        lazy_compile(r"\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby)\b"),
     ),
     # a fetcher given a body, a form or an upload later on the same line
     "sends": (
-        re.compile(r"(?:curl|wget|http|Invoke-RestMethod)\b"),
-        re.compile(
+        lazy_compile(r"(?:curl|wget|http|Invoke-RestMethod)\b"),
+        lazy_compile(
             r"\s-d\b|\s--data|\s-F\b|\s--form|\s-T\b|--upload-file|--post-data|--post-file|-X\s*(?:POST|PUT)"
         ),
     ),
@@ -333,8 +334,8 @@ _LINE_PAIRS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     ),
     # the shell half of ``exfil`` (:func:`_exfil`): a fetcher posting, uploading or given a body
     "exfil-send": (
-        re.compile(r"(?i)(?:curl|wget)\b|Invoke-RestMethod"),
-        re.compile(
+        lazy_compile(r"(?i)(?:curl|wget)\b|Invoke-RestMethod"),
+        lazy_compile(
             r"(?i)[\s\"',\[](?:-d|--data[\w-]*|-F|--form|-T|--upload-file|--post-\w+)\b"
             r"|-X\s*['\"]?(?:POST|PUT)|-Body"
         ),
@@ -354,7 +355,7 @@ def _line_pair(text: str, signal: str) -> bool:
     return False
 
 
-_HIDDEN_COMMENT = re.compile(
+_HIDDEN_COMMENT = lazy_compile(
     r"(?i)\b(?:curl|wget|ncat|netcat|base64|eval)\b|\bnc\s+-|\b(?:ba)?sh\s+-c\b|Invoke-WebRequest|\|\s*(?:ba)?sh\b"
     r"|do\s+not\s+(?:mention|tell|show|reveal|inform|ask)|don'?t\s+(?:mention|tell|show|reveal|ask)"
     r"|without\s+(?:telling|asking|informing|mentioning)|silently|secretly|ignore\s+(?:all\s+|any\s+)?(?:previous|prior|above)"
@@ -378,12 +379,12 @@ def _hidden_instructions(text: str) -> bool:
     return False
 
 
-_PR_TARGET = re.compile(r"\bpull_request_target\b")
-_PR_CODE = re.compile(
+_PR_TARGET = lazy_compile(r"\bpull_request_target\b")
+_PR_CODE = lazy_compile(
     r"pull_request\.head\.|github\.head_ref|\bhead_ref\b|refs/pull/|\bpull/\$\{\{|merge_commit_sha"
     r"|gh\s+pr\s+checkout|github\.event\.number|pull_request\.number"
 )
-_SAFE_INTERPRETER = re.compile(
+_SAFE_INTERPRETER = lazy_compile(
     r"[\"'][\w.]*(?:interpreterPath|InterpreterPath|pythonPath)[\"']\s*:\s*[\"'](?:\$\{workspaceFolder\}/|\./)?"
     r"\.?v?env/+(?:bin|Scripts)/+python[0-9.]*(?:\.exe)?[\"']"
 )

@@ -27,6 +27,7 @@ from typing import Any
 
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import operands
 
 __all__ = ["DATA", "install_acts", "install_specs", "malicious", "manifest_hits", "snapshot"]
@@ -148,18 +149,18 @@ def malicious(ecosystem: str, name: str, version: str | None) -> str:
 
 
 # ----------------------------------------------------------------- install commands
-_NPM_SPEC = re.compile(r"^(@[\w.-]+/[\w.-]+|[\w.-]+)(?:@([\w.^~<>=*+-]+))?$")
-_PY_SPEC = re.compile(r"^([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*(?:===?\s*([\w.!+-]+)|[<>~!]=?.*)?$")
-_PY_AT_SPEC = re.compile(r"^([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?@(?:==?)?(?:(\d[\w.!+-]*)|[\^~<>*].*)$")
+_NPM_SPEC = lazy_compile(r"^(@[\w.-]+/[\w.-]+|[\w.-]+)(?:@([\w.^~<>=*+-]+))?$")
+_PY_SPEC = lazy_compile(r"^([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*(?:===?\s*([\w.!+-]+)|[<>~!]=?.*)?$")
+_PY_AT_SPEC = lazy_compile(r"^([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?@(?:==?)?(?:(\d[\w.!+-]*)|[\^~<>*].*)$")
 """poetry's and pdm's ``name@1.2.3`` (an exact version) and ``name@^1.2`` (a constraint: no
 version named)."""
-_RUNNER = re.compile(
+_RUNNER = lazy_compile(
     r"(?:^|[\s;&|(])(?:npx|bunx|pnpx|(?:pnpm|yarn)\s+dlx|npm\s+exec)\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*"
     r"(@[\w.-]+/[\w.-]+@[\w.^~-]+|[\w.-]+@[\w.^~-]+)"
 )
 
 
-_PY_RUNNER = re.compile(
+_PY_RUNNER = lazy_compile(
     r"(?:^|[\s;&|(])(?:uvx|pipx\s+run|uv\s+tool\s+run)\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*([A-Za-z0-9][\w.\[\]=@-]*)"
 )
 
@@ -319,34 +320,34 @@ def runner_acts(line: str) -> Iterator[Effect]:
 # ----------------------------------------------------------------- dependency files
 _MANIFESTS: tuple[tuple[re.Pattern[str], str, re.Pattern[str]], ...] = (
     (
-        re.compile(r"(?:^|/)package\.json$"),
+        lazy_compile(r"(?:^|/)package\.json$"),
         "npm",
-        re.compile(r"\"(@?[\w./-]+)\"\s*:\s*\"[\^~=v]*([\w.+-]+)\""),
+        lazy_compile(r"\"(@?[\w./-]+)\"\s*:\s*\"[\^~=v]*([\w.+-]+)\""),
     ),
     (
-        re.compile(r"(?:^|/)(?:requirements[\w.-]*\.(?:txt|in)|constraints\.txt)$"),
+        lazy_compile(r"(?:^|/)(?:requirements[\w.-]*\.(?:txt|in)|constraints\.txt)$"),
         "pypi",
-        re.compile(r"(?m)^\s*([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*===?\s*([\w.!+-]+)"),
+        lazy_compile(r"(?m)^\s*([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*===?\s*([\w.!+-]+)"),
     ),
     (
-        re.compile(r"(?:^|/)pyproject\.toml$"),
+        lazy_compile(r"(?:^|/)pyproject\.toml$"),
         "pypi",
-        re.compile(r"[\"']([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*===?\s*([\w.!+-]+)[\"']"),
+        lazy_compile(r"[\"']([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*===?\s*([\w.!+-]+)[\"']"),
     ),
     (
-        re.compile(r"(?:^|/)Gemfile$"),
+        lazy_compile(r"(?:^|/)Gemfile$"),
         "rubygems",
-        re.compile(r"gem\s+[\"']([\w.-]+)[\"']\s*,\s*[\"']=?\s*([\w.]+)[\"']"),
+        lazy_compile(r"gem\s+[\"']([\w.-]+)[\"']\s*,\s*[\"']=?\s*([\w.]+)[\"']"),
     ),
     (
-        re.compile(r"(?:^|/)Cargo\.toml$"),
+        lazy_compile(r"(?:^|/)Cargo\.toml$"),
         "crates",
-        re.compile(r"(?m)^\s*([\w-]+)\s*=\s*(?:\{[^}\n]*version\s*=\s*)?\"=?([\w.+-]+)\""),
+        lazy_compile(r"(?m)^\s*([\w-]+)\s*=\s*(?:\{[^}\n]*version\s*=\s*)?\"=?([\w.+-]+)\""),
     ),
     (
-        re.compile(r"(?:^|/)go\.mod$"),
+        lazy_compile(r"(?:^|/)go\.mod$"),
         "go",
-        re.compile(r"(?m)^\s*(?:require\s+)?([\w.-]+\.[\w.-]+/[\w./-]+)\s+(v[\w.+-]+)"),
+        lazy_compile(r"(?m)^\s*(?:require\s+)?([\w.-]+\.[\w.-]+/[\w./-]+)\s+(v[\w.+-]+)"),
     ),
 )
 

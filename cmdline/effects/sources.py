@@ -19,10 +19,11 @@ from urllib.parse import urlsplit
 from dsh_policy.cmdline.effects.model import Effect, Handler
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["SOURCE_HANDLERS"]
 
-_UNSIGNED_FLAGS = re.compile(
+_UNSIGNED_FLAGS = lazy_compile(
     r"^(?:--allow-unauthenticated|--allow-insecure-repositories|--allow-downgrades-unauthenticated"
     r"|--force-yes|--nogpgcheck|--no-gpgcheck|--no-gpg-checks?|--nosignature|--nodigest"
     r"|--no-check-signature|--skip-signature-check|--allow-untrusted|--allowuntrusted"
@@ -32,7 +33,7 @@ _UNSIGNED_FLAGS = re.compile(
 dnf, yum, microdnf, zypper, rpm, dpkg, apk, pacman's and opkg's spellings; snap's
 ``--dangerous``)."""
 
-_UNSIGNED_SETTINGS = re.compile(
+_UNSIGNED_SETTINGS = lazy_compile(
     r"(?i)^(?:APT::Get::AllowUnauthenticated|Acquire::AllowInsecureRepositories"
     r"|Acquire::AllowDowngradeToInsecureRepositories|APT::Get::AllowInsecureRepositories"
     r"|Acquire::Check-Valid-Until)=(?:1|true|yes)$"
@@ -207,7 +208,7 @@ _OFFICIAL_INDEX_HOSTS = frozenset(
 """The public indexes and the one vendor index projects name in their dependency files as
 documented (PyTorch's wheels); any other host in a dependency file is a source to vet."""
 
-_INDEX_LINE = re.compile(
+_INDEX_LINE = lazy_compile(
     r"(?i)^\s*(--extra-index-url|--index-url|-i|--find-links|-f|extra-index-url|index-url"
     r"|extra_index_url|index_url|find-links|url|source)\s*[=\s]\s*\[?\s*[\"']?([^\s\"',\]]+)"
 )
@@ -215,8 +216,8 @@ _INDEX_LINE = re.compile(
 poetry's and pdm's index and source tables, whose ``url =`` key counts only inside them) or a
 Gemfile (``source``)."""
 
-_INDEX_TABLE = re.compile(r"(?i)^\s*\[\[?[^\]]*(?:index|source)[^\]]*\]")
-_ANY_TABLE = re.compile(r"^\s*\[")
+_INDEX_TABLE = lazy_compile(r"(?i)^\s*\[\[?[^\]]*(?:index|source)[^\]]*\]")
+_ANY_TABLE = lazy_compile(r"^\s*\[")
 
 
 def dependency_file_index_swap(text: str) -> bool:

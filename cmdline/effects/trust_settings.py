@@ -16,10 +16,11 @@ from collections.abc import Iterator
 
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["TRUST_HANDLERS", "env_switch_acts"]
 
-_REGISTRY_VARIABLES = re.compile(
+_REGISTRY_VARIABLES = lazy_compile(
     r"(?i:npm_config_registry|npm_config_[\w-]*_registry)$"
     r"|^(?:YARN_NPM_REGISTRY_SERVER|YARN_REGISTRY|PIP_INDEX_URL|PIP_EXTRA_INDEX_URL|PIP_FIND_LINKS"
     r"|UV_INDEX|UV_INDEX_URL|UV_EXTRA_INDEX_URL|UV_DEFAULT_INDEX|UV_FIND_LINKS|PDM_PYPI_URL"
@@ -29,24 +30,24 @@ _REGISTRY_VARIABLES = re.compile(
 )
 """Variables that name where packages come from (any non-empty value swaps the source)."""
 
-_TLS_OFF_WHEN_FALSE = re.compile(
+_TLS_OFF_WHEN_FALSE = lazy_compile(
     r"(?i:npm_config_strict_ssl)$|^(?:YARN_ENABLE_STRICT_SSL|YARN_STRICT_SSL|CONDA_SSL_VERIFY"
     r"|CARGO_HTTP_CHECK_REVOKE|BUNDLE_SSL_VERIFY_MODE|NODE_TLS_REJECT_UNAUTHORIZED|PYTHONHTTPSVERIFY"
     r"|POETRY_CERTIFICATES_\w+_CERT|HTTPIE_VERIFY|UV_NATIVE_TLS_VERIFY)$"
 )
 """Verification switches: a false value turns certificate checks off."""
 
-_TLS_OFF_WHEN_SET = re.compile(
+_TLS_OFF_WHEN_SET = lazy_compile(
     r"^(?:GIT_SSL_NO_VERIFY|PIP_TRUSTED_HOST|UV_INSECURE_HOST|GOINSECURE|GONOSUMDB|GONOSUMCHECK"
     r"|GOPRIVATE|GONOPROXY)$"
 )
 """Variables whose mere presence exempts hosts or modules from verification."""
 
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = lazy_compile(
     r"(?:^|[\s;&|(])(?:export\s+|env\s+(?:-\S+\s+)*|set\s+-x\s+|declare\s+-x\s+)?"
     r"([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;&|)]*)"
 )
-_FALSE = re.compile(r"(?i)^(?:false|0|no|off|none)$")
+_FALSE = lazy_compile(r"(?i)^(?:false|0|no|off|none)$")
 
 
 def env_switch_acts(line: str) -> Iterator[Effect]:

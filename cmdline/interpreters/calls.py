@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import re
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
+
 # (language set, call head, how its arguments are read): "line" = the first argument is a shell
 # line, a list or several strings an argv; "argv" = program then argument list (spawn, execFile);
 # "exec" = os.exec*: program path, then argv.
 SHELL_CALLS: tuple[tuple[frozenset[str], re.Pattern[str], str], ...] = tuple(
-    (frozenset(langs.split()), re.compile(head), how)
+    (frozenset(langs.split()), lazy_compile(head), how)
     for langs, head, how in (
         ("python", r"\bos\.(?:system|popen[234]?)\s*\(", "line"),
         ("python", r"\bsubprocess\.(?:run|call|check_call|check_output"
@@ -34,13 +36,13 @@ SHELL_CALLS: tuple[tuple[frozenset[str], re.Pattern[str], str], ...] = tuple(
     )
 )  # fmt: skip
 BACKTICK_LANGS = frozenset({"ruby", "perl", "php"})
-QUOTED_COMMAND = re.compile(r"(?:%x|qx)\s*([\[({<|/!])")
-AWK_PIPES = re.compile(r"""("(?:[^"\\]|\\.)*")\s*\|&?\s*getline|\|&?\s*("(?:[^"\\]|\\.)*")""")
-SED_EXEC = re.compile(r"(?:^|[;\n}]|^\s*[0-9$]+|/\s*)\s*e\s+([^;\n}]+)", re.MULTILINE)
+QUOTED_COMMAND = lazy_compile(r"(?:%x|qx)\s*([\[({<|/!])")
+AWK_PIPES = lazy_compile(r"""("(?:[^"\\]|\\.)*")\s*\|&?\s*getline|\|&?\s*("(?:[^"\\]|\\.)*")""")
+SED_EXEC = lazy_compile(r"(?:^|[;\n}]|^\s*[0-9$]+|/\s*)\s*e\s+([^;\n}]+)", re.MULTILINE)
 
 # Deletions through the language's API: (languages, head, recursive).
 DELETES: tuple[tuple[frozenset[str], re.Pattern[str], bool], ...] = tuple(
-    (frozenset(langs.split()), re.compile(head), recursive)
+    (frozenset(langs.split()), lazy_compile(head), recursive)
     for langs, head, recursive in (
         ("python", r"\bshutil\.rmtree\s*\(|\brmtree\s*\(", True),
         ("python", r"\bos\.(?:remove|unlink|rmdir|removedirs)\s*\(", False),
@@ -68,7 +70,7 @@ DELETES: tuple[tuple[frozenset[str], re.Pattern[str], bool], ...] = tuple(
 # File access through the language's API: (languages, head, kind, which argument names the file).
 # Python's open() and Ruby's File.open() are reads unless their mode argument writes.
 FILES: tuple[tuple[frozenset[str], re.Pattern[str], str, str], ...] = tuple(
-    (frozenset(langs.split()), re.compile(head), kind, which)
+    (frozenset(langs.split()), lazy_compile(head), kind, which)
     for langs, head, kind, which in (
         ("python", r"(?<![.\w])(?:io\.|codecs\.)?open\s*\(", "mode", "first"),
         ("python", r"\b(?:pathlib\.)?Path\s*\((?=[^()]*\)\s*\.(?:read_text|read_bytes|open)\s*\()", "read",
@@ -92,12 +94,12 @@ FILES: tuple[tuple[frozenset[str], re.Pattern[str], str, str], ...] = tuple(
         ("r", r"\b(?:readLines|readRDS|read\.csv|scan|file)\s*\(", "read", "first"),
     )
 )  # fmt: skip
-WRITE_MODE = re.compile(r"[wax+]")
-AWK_READS = re.compile(r"getline\s*(?:[A-Za-z_]\w*\s*)?<\s*(\"(?:[^\"\\]|\\.)*\")")
+WRITE_MODE = lazy_compile(r"[wax+]")
+AWK_READS = lazy_compile(r"getline\s*(?:[A-Za-z_]\w*\s*)?<\s*(\"(?:[^\"\\]|\\.)*\")")
 
 # Network use: (languages, head). The target is the first host- or URL-like string argument.
 CONNECTS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = tuple(
-    (frozenset(langs.split()), re.compile(head))
+    (frozenset(langs.split()), lazy_compile(head))
     for langs, head in (
         ("python", r"\.connect(?:_ex)?\s*\(\s*\(?|\bsocket\.create_connection\s*\(\s*\(?"),
         ("python", r"\b(?:urllib\d?\.(?:request\.)?(?:urlopen|urlretrieve"
@@ -125,17 +127,18 @@ CONNECTS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = tuple(
         ("tcl", r"\bsocket\s+"),
     )
 )  # fmt: skip
-AWK_RUNS_READ_LINE = re.compile(r"\(\s*[A-Za-z_]\w*\s*\|&?\s*getline\b")  # `(c |& getline)`: runs the text c
-AWK_INET = re.compile(r"/inet[46]?/(?:tcp|udp)/[0-9]+/([^/\"]+)/")
-HOST_LIKE = re.compile(
+# `(c |& getline)`: runs the text c
+AWK_RUNS_READ_LINE = lazy_compile(r"\(\s*[A-Za-z_]\w*\s*\|&?\s*getline\b")
+AWK_INET = lazy_compile(r"/inet[46]?/(?:tcp|udp)/[0-9]+/([^/\"]+)/")
+HOST_LIKE = lazy_compile(
     r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?::[0-9]+)?$"
     r"|localhost\b|\[?[0-9a-fA-F:]+:[0-9a-fA-F:]+\]?$)"
 )
-FD_DUPLICATION = re.compile(
+FD_DUPLICATION = lazy_compile(
     r"\bos\.dup2\s*\(|\bdup2\s*\(|\bopen\s*\(\s*STD(?:IN"
         r"|OUT|ERR)\s*,\s*['\"][<>+]*&|[<>]&\s*(?:[0-9]+|%d)"
         r"|\.pipe\s*\(\s*\w+\s*\)|\bfdopen\b|\bIO\.for_fd\b|\bproc_open\s*\([^)]*\$sock"
 )  # fmt: skip
-SHELL_LITERAL = re.compile(
+SHELL_LITERAL = lazy_compile(
     r"""['"](?:/(?:usr/)?bin/)?(?:ba|z|da|k|c)?sh(?:\s+-i)?['"]|['"]cmd(?:\.exe)?['"]"""
 )

@@ -15,26 +15,28 @@ from __future__ import annotations
 
 import re
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
+
 __all__ = ["decoded_runs"]
 
 _EVALUATORS: dict[str, re.Pattern[str]] = {
-    "python": re.compile(
+    "python": lazy_compile(
         r"(?<![\w.])(?:exec|eval|compile)\s*\(|(?:\bbuiltins|__builtins__|\))\s*\.\s*(?:exec|eval)\s*\("
         r"|\bgetattr\s*\([^)]*[\"'](?:exec|eval)[\"']\s*\)\s*\("
     ),
-    "perl": re.compile(r"(?<![\w$>])eval\s*(?!\s*\{)(?=\S)"),
-    "ruby": re.compile(r"(?<![\w.])(?:eval|instance_eval|class_eval|module_eval)\b|\bsend\s*\(?\s*:eval\b"),
-    "javascript": re.compile(
+    "perl": lazy_compile(r"(?<![\w$>])eval\s*(?!\s*\{)(?=\S)"),
+    "ruby": lazy_compile(r"(?<![\w.])(?:eval|instance_eval|class_eval|module_eval)\b|\bsend\s*\(?\s*:eval\b"),
+    "javascript": lazy_compile(
         r"(?<![\w.])(?:eval|Function)\s*\(|\bnew\s+Function\s*\(|\bvm\.(?:Script|compileFunction)\b|\.runIn\w*Context\s*\("
         # the global object's members called by a computed name: global["ev" + "al"](...)
         r"|\b(?:global|globalThis|window|self)\s*\[[^\]\n]{1,60}\]\s*\("
     ),
-    "php": re.compile(r"(?<![\w$>])(?:eval|assert|create_function)\s*\("),
-    "lua": re.compile(r"(?<![\w.])(?:load|loadstring|dostring)\s*\("),
+    "php": lazy_compile(r"(?<![\w$>])(?:eval|assert|create_function)\s*\("),
+    "lua": lazy_compile(r"(?<![\w.])(?:load|loadstring|dostring)\s*\("),
 }
 """Per language, the calls that evaluate a string as code in the running interpreter."""
 
-_DECODERS = re.compile(
+_DECODERS = lazy_compile(
     r"(?i)b(?:64|32|16|85)decode|a85decode|decodebytes|decodestring|decompress|inflate|gzuncompress"
     r"|\bunhexlify|fromhex|codecs\.decode|rot_?13|\bchr\s*\(|\bord\s*\(|fromCharCode|Buffer\.from"
     r"|\batob\s*\(|\bpack\s*[(\s]|\bunpack1?\b|decode64|decode_base64|base64_decode|hex2bin|MIME::Base64"
@@ -45,16 +47,16 @@ _DECODERS = re.compile(
 one, reversed or joined strings, long hex escapes."""
 
 _SHELL_OUTS: dict[str, re.Pattern[str]] = {
-    "python": re.compile(r"\bos\.(?:system|popen)\s*\(|\bsubprocess\.\w+\s*\(|\bpty\.spawn\s*\("),
-    "perl": re.compile(r"(?<![\w$>])(?:system|exec)\s*(?=\S)|\bqx\s*[({]"),
-    "ruby": re.compile(r"(?<![\w.])(?:system|exec|spawn)\b|\b(?:IO\.popen|Open3\.\w+|Process\.spawn)\b"),
-    "javascript": re.compile(r"\b(?:exec|execSync|spawn|spawnSync|execFile|execFileSync)\s*\("),
-    "php": re.compile(r"(?<![\w$>])(?:system|exec|shell_exec|passthru|popen|proc_open)\s*\("),
-    "lua": re.compile(r"\b(?:os\.execute|io\.popen)\s*\(?"),
+    "python": lazy_compile(r"\bos\.(?:system|popen)\s*\(|\bsubprocess\.\w+\s*\(|\bpty\.spawn\s*\("),
+    "perl": lazy_compile(r"(?<![\w$>])(?:system|exec)\s*(?=\S)|\bqx\s*[({]"),
+    "ruby": lazy_compile(r"(?<![\w.])(?:system|exec|spawn)\b|\b(?:IO\.popen|Open3\.\w+|Process\.spawn)\b"),
+    "javascript": lazy_compile(r"\b(?:exec|execSync|spawn|spawnSync|execFile|execFileSync)\s*\("),
+    "php": lazy_compile(r"(?<![\w$>])(?:system|exec|shell_exec|passthru|popen|proc_open)\s*\("),
+    "lua": lazy_compile(r"\b(?:os\.execute|io\.popen)\s*\(?"),
 }
 """Per language, the calls that hand a string to the shell: a decoded command is as hidden there."""
 
-_COMMAND_DECODERS = re.compile(
+_COMMAND_DECODERS = lazy_compile(
     r"(?i)b(?:64|32|16|85)decode|a85decode|decodebytes|decompress|inflate|gzuncompress|\bunhexlify|fromhex"
     r"|codecs\.decode|rot_?13|fromCharCode|Buffer\.from\s*\([^)]*,\s*[\"'](?:base64|hex|base64url)[\"']"
     r"|\batob\s*\(|\bpack\s*[(\s]|\bunpack1?\b|decode64|decode_base64|base64_decode|hex2bin|Base64\.|strrev"

@@ -26,6 +26,7 @@ from dsh_policy.cmdline.interpreters.decoded import decoded_runs
 from dsh_policy.cmdline.interpreters.model import MAX_CODE_CHARS, SHELL_NAMES, UNKNOWN, CodeAnalysis
 from dsh_policy.cmdline.interpreters.python_ast import canonical_python
 from dsh_policy.cmdline.interpreters.reader import CodeReader
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 
 def analyze(code: str, language: str) -> CodeAnalysis:
@@ -162,11 +163,11 @@ def _file_access(reader: CodeReader, language: str, code: str, out: CodeAnalysis
                 out.effects.append({"kind": "read", "lang": language, "target": literal[0]})
 
 
-_SQL_CALL = re.compile(
+_SQL_CALL = lazy_compile(
     r"\.(?:execute|executemany|executescript|exec|query|raw|run|prepare|sql|unsafe)\s*\(|\bsql\s*`"
 )
-_SQL_TEXT = re.compile(r"(?is)^\s*(?:drop|truncate|delete|update|alter|grant|with|insert|select|create)\b")
-_ORM_BULK = re.compile(
+_SQL_TEXT = lazy_compile(r"(?is)^\s*(?:drop|truncate|delete|update|alter|grant|with|insert|select|create)\b")
+_ORM_BULK = lazy_compile(
     r"\b([A-Z][A-Za-z0-9_]*)\.(?:objects\.all\(\)\.delete\(\)|objects\.filter\(\s*\)\.delete\(\)|delete_all\b|destroy_all\b"
     r"|truncate\b|query\.delete\(\))|\bsession\.query\(\s*([A-Z][A-Za-z0-9_]*)\s*\)\.delete\(\s*\)"
     r"|\bprisma\.([a-z][A-Za-z0-9_]*)\.deleteMany\(\s*\)|\bprisma\.([a-z][A-Za-z0-9_]*)\.deleteMany\(\s*\{\s*\}\s*\)"

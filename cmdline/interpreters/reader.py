@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 
 from dsh_policy.cmdline.interpreters.model import UNKNOWN
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-_STRING_START = re.compile(r"""(?:[rRbBuUfF]{0,2})(['"`])""")
+_STRING_START = lazy_compile(r"""(?:[rRbBuUfF]{0,2})(['"`])""")
 _KNOWN_VALUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern), value)
+    (lazy_compile(pattern), value)
     for pattern, value in (
         (r"os\.path\.expanduser\(\s*(['\"])~\1\s*\)", "~"),
         (r"(?:pathlib\.)?Path\.home\(\s*\)", "~"),
@@ -29,19 +30,19 @@ _KNOWN_VALUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )  # fmt: skip
 # Calls whose value is their first argument, as far as which file is meant goes.
-_PASSTHROUGH = re.compile(
+_PASSTHROUGH = lazy_compile(
     r"(?:os\.path\.(?:expanduser|abspath|realpath"
     r"|normpath|expandvars)|File\.(?:expand_path|absolute_path|realpath)"
     r"|path\.normalize|realpath|String|str|Pathname|URI|sprintf|format)\s*\("
     # a glob names what it expands to: rmtree(glob("~/src")) deletes ~/src
     r"|(?<![\w.])(?:glob\.i?glob|Dir\.glob|(?:File::Glob::)?bsd_glob|glob)\s*\("
 )
-_JOINERS = re.compile(
+_JOINERS = lazy_compile(
     r"(?:os\.path\.join|path\.join|path\.resolve|File\.join|(?:pathlib\.)?(?:Pure)?(?:Posix)?Path)\("
 )
-_IDENT = re.compile(r"\$?[A-Za-z_][A-Za-z0-9_]*")
-_KEYWORD_ARGUMENT = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*\s*=(?!=)\s*")
-_ASSIGNMENT = re.compile(
+_IDENT = lazy_compile(r"\$?[A-Za-z_][A-Za-z0-9_]*")
+_KEYWORD_ARGUMENT = lazy_compile(r"\s*[A-Za-z_][A-Za-z0-9_]*\s*=(?!=)\s*")
+_ASSIGNMENT = lazy_compile(
     r"(?:^|[;\n{(]|\b(?:const|let|var|my|local|our)\b)\s*(\$?[A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*\w+\s*)?=(?![=~>])\s*"
 )
 

@@ -5,9 +5,9 @@ statements from stdin (a here-document, a pipe).
 
 from __future__ import annotations
 
-import re
 import shlex
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell.budget import DatabaseClient
 from dsh_policy.cmdline.shell.wrappers import longs
 
@@ -43,7 +43,7 @@ _DATABASE_ALIASES = {
     "duckdb": "sqlite3", "litecli": "sqlite3", "mongo": "mongosh", "valkey-cli": "redis-cli",
     "keydb-cli": "redis-cli",
 }  # fmt: skip
-_DATABASE_URL = re.compile(r"^(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?"
+_DATABASE_URL = lazy_compile(r"^(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?"
     r"|redis|rediss|cockroachdb|clickhouse)://(?:[^@/]*@)?([^/:?,]*)[^/]*(?:/([^?]*))?")
 
 

@@ -11,16 +11,17 @@ import re
 import shlex
 
 from dsh_policy.cmdline import interpreters
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell.wrappers import option_value
 
-_VIM_SHELL = re.compile(r"^[:\s]*(?:(?:silent!?\s*)?!|(?:r(?:ead)?|w(?:rite)?)\s*!"
+_VIM_SHELL = lazy_compile(r"^[:\s]*(?:(?:silent!?\s*)?!|(?:r(?:ead)?|w(?:rite)?)\s*!"
     r"|(?:call\s+)?system(?:list)?\s*\(\s*(['\"]))(.*)$", re.DOTALL)
-_VIM_CODE = re.compile(r"^[:\s]*(py(?:thon)?3?|pyx|lua|perl|ruby|rub)\s+(.*)$", re.DOTALL)
+_VIM_CODE = lazy_compile(r"^[:\s]*(py(?:thon)?3?|pyx|lua|perl|ruby|rub)\s+(.*)$", re.DOTALL)
 _VIM_LANGS = {"py": "python", "python": "python", "py3": "python", "python3": "python", "pyx": "python",
               "lua": "lua", "perl": "perl", "ruby": "ruby", "rub": "ruby"}  # fmt: skip
-_MAKE_RULE = re.compile(r"^[^:=#\t]+::?(?!=)[^;]*;(.*)$")
-_MAKE_SHELL = re.compile(r"\$[({]shell\s+([^)}]*)[)}]")
-_GIT_COMMAND_KEYS = re.compile(
+_MAKE_RULE = lazy_compile(r"^[^:=#\t]+::?(?!=)[^;]*;(.*)$")
+_MAKE_SHELL = lazy_compile(r"\$[({]shell\s+([^)}]*)[)}]")
+_GIT_COMMAND_KEYS = lazy_compile(
     r"(?i)^(?:core\.(?:pager|editor|sshcommand|fsmonitor|askpass)|diff\.external|credential\.helper|"
     r"gpg\.program|sequence\.editor|alias\.[^=]+"
         r"|(?:filter|merge|diff)\.[^=]+\.(?:clean|smudge"

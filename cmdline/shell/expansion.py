@@ -10,6 +10,7 @@ import posixpath
 import re
 import shlex
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell.budget import (
     MAX_BRACE_WORDS,
     MAX_LEXED_CHARS,
@@ -115,13 +116,13 @@ def basename(program: str) -> str:
     return text[last + 1 :] or text
 
 
-_PRINTERS = re.compile(r"^\s*(echo|printf)(\s.*)?$", re.DOTALL)
-_CURRENT_DIRECTORY = re.compile(
+_PRINTERS = lazy_compile(r"^\s*(echo|printf)(\s.*)?$", re.DOTALL)
+_CURRENT_DIRECTORY = lazy_compile(
     r"^\s*(?:pwd(?:\s+-[LP])?|git\s+rev-parse\s+--show-toplevel|realpath\s+\.|readlink\s+-[fem]\s+\.)\s*$"
 )
-_PATH_COMMAND = re.compile(r"^\s*(dirname|basename|realpath|readlink\s+-[fem]|readlink)\s+(.*)$", re.DOTALL)
-_SUBSTITUTION = re.compile(r"\$\(([^()`]*)\)|`([^`]*)`")
-_DEFAULT_EXPANSION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])([^}]*)\}")
+_PATH_COMMAND = lazy_compile(r"^\s*(dirname|basename|realpath|readlink\s+-[fem]|readlink)\s+(.*)$", re.DOTALL)
+_SUBSTITUTION = lazy_compile(r"\$\(([^()`]*)\)|`([^`]*)`")
+_DEFAULT_EXPANSION = lazy_compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])([^}]*)\}")
 _ALWAYS_SET = frozenset({"HOME", "PWD", "USER", "LOGNAME", "PATH", "SHELL"})
 
 

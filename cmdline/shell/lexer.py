@@ -8,9 +8,9 @@ A word keeps which of its characters were quoted, because brace expansion and ``
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell.budget import (
     MAX_INPUT_CHARS,
     MAX_LEXED_CHARS,
@@ -21,9 +21,9 @@ from dsh_policy.cmdline.shell.budget import (
 
 IFS = ""  # a marker in a word's character list: unquoted $IFS, split here
 _METACHARS = frozenset(" \t\n;&|()<>")
-NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_POSITIONAL = re.compile(r"[0-9@*#]")
-ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+NAME = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_POSITIONAL = lazy_compile(r"[0-9@*#]")
+ASSIGNMENT = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _ANSI_SIMPLE = {
     "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
     "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",

@@ -5,13 +5,13 @@ statements, read once per line (parses are cached) and handed out as the functio
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 
 from dsh_policy.cmdline import interpreters, sql
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell.budget import (
     MAX_COMMANDS,
     MAX_INPUT_CHARS,
@@ -31,7 +31,7 @@ from dsh_policy.cmdline.shell.expansion import basename, expand, resolved_word
 from dsh_policy.cmdline.shell.lexer import ASSIGNMENT, NAME, Lexer, Token, find_closing
 from dsh_policy.cmdline.shell.unwrap import unwrap
 
-_FUNCTION_DEFINITION = re.compile(
+_FUNCTION_DEFINITION = lazy_compile(
     r"(?:^|[;&|\n(){}]|\bthen|\bdo|\belse)\s*(?:function\s+([A-Za-z_][\w.:-]*)\s*(?:\(\s*\))?"
         r"|([A-Za-z_][\w.:-]*)\s*\(\s*\))\s*\{"
 )

@@ -7,11 +7,11 @@ functions defined on the line. Nested text goes back to the line reader through 
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Callable
 
 from dsh_policy.cmdline import interpreters
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import FIND_EXEC, SHELLS
 from dsh_policy.cmdline.shell.budget import MAX_PARALLEL_JOBS, Budget, ScriptReader
 from dsh_policy.cmdline.shell.databases import database_invocation
@@ -62,7 +62,7 @@ _SKIPPED_KEYWORDS = frozenset(
 _DROPPED_KEYWORDS = frozenset({"for", "select", "case", "function", "in"})
 
 
-_ALIAS_NAME = re.compile(r"[A-Za-z0-9_.:+@%-]+")
+_ALIAS_NAME = lazy_compile(r"[A-Za-z0-9_.:+@%-]+")
 
 
 class Unwrapper:

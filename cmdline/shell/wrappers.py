@@ -7,9 +7,9 @@ the command it finds is in :mod:`.unwrap`.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell.lexer import ASSIGNMENT
 
 # -- wrappers -----------------------------------------------------------------------------------
@@ -171,7 +171,7 @@ PARALLEL_OPTIONS = WrapperOptions(
            "semaphoretimeout", "st", "arg-sep", "arg-file-sep", "shebang-wrap"),
 )  # fmt: skip
 PARALLEL_INPUTS = frozenset({":::", "::::", ":::+", "::::+"})
-PARALLEL_REPLACEMENT = re.compile(r"\{[0-9]*(?:\.|/|//|/\.|#|%|\+/|\+\.|\+\.\.)?\}")
+PARALLEL_REPLACEMENT = lazy_compile(r"\{[0-9]*(?:\.|/|//|/\.|#|%|\+/|\+\.|\+\.\.)?\}")
 FLOCK_OPTIONS = WrapperOptions("wE", longs("timeout", "wait", "conflict-exit-code"), operands=1)
 CHRT_OPTIONS = WrapperOptions("TPD", longs("sched-runtime", "sched-period", "sched-deadline"))
 AT_OPTIONS = WrapperOptions("qft")
@@ -265,7 +265,7 @@ RUNNERS: dict[str, dict[tuple[str, ...], _Runner]] = {
 RUNNER_GLOBAL_OPTIONS = WrapperOptions(
     "CFPpw", longs("dir", "filter", "directory", "project", "cache-dir", "config-file", "prefix")
 )
-_PACKAGE_VERSION = re.compile(r"[@=<>!~\[;, ]")
+_PACKAGE_VERSION = lazy_compile(r"[@=<>!~\[;, ]")
 
 
 def split_options(argv: list[str], options: WrapperOptions, start: int = 1) -> int:

@@ -15,6 +15,7 @@ import re
 from decimal import Decimal
 from typing import Any, Final
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.policy.cel.closure_time import format_duration, format_timestamp
 from dsh_policy.policy.cel.closure_values import (
     CelError,
@@ -33,7 +34,7 @@ _DT = datetime.datetime
 
 # -- conversions -------------------------------------------------------------------------------
 
-_INT_TEXT = re.compile(r"[+-]?[0-9]+\Z")
+_INT_TEXT = lazy_compile(r"[+-]?[0-9]+\Z")
 
 
 def to_int(value: Any) -> int:
@@ -77,7 +78,7 @@ def to_uint(value: Any) -> Uint:
     raise overload_error("uint", value)
 
 
-_FLOAT_TEXT = re.compile(
+_FLOAT_TEXT = lazy_compile(
     r"[+-]?(?:[0-9]+\.?[0-9]*(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)\Z", re.I
 )
 

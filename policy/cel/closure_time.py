@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.policy.cel.closure_values import (
     MAX_DURATION_SECONDS,
     UTC,
@@ -31,7 +32,7 @@ _DT = datetime.datetime
 
 # -- timestamps and durations ------------------------------------------------------------------
 
-_RFC3339: Final = re.compile(
+_RFC3339: Final = lazy_compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))\Z"
 )
 
@@ -80,7 +81,7 @@ def format_timestamp(value: _DT) -> str:
     return text + "Z"
 
 
-_DURATION_PART: Final = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_DURATION_PART: Final = lazy_compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _UNIT_NANOS: Final = {
     "ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000,
     "m": 60_000_000_000, "h": 3_600_000_000_000,

@@ -21,6 +21,7 @@ import re
 from typing import Any, Final
 
 import lark
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from lark.tree import Meta
 
 # Terminal patterns exactly as cel-python's grammar compiles them (the test pins them), in the
@@ -43,11 +44,11 @@ PATTERNS: Final[dict[str, str]] = {
     "INT_LIT": r"(?:-?0x(?:[0-9abcdefABCDEF])+|-?(?:[0-9])+)",
     "IDENT": r"[_a-zA-Z][_a-zA-Z0-9]*",
 }
-_IGNORED: Final = re.compile(r"(?:[\t\n\f\r ]+|//.*)+", re.M)
+_IGNORED: Final = lazy_compile(r"(?:[\t\n\f\r ]+|//.*)+", re.M)
 # An operand: a literal or a name, tried in lark's order (the lexer's "first match wins").
-_OPERAND: Final = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in PATTERNS.items()), re.M)
+_OPERAND: Final = lazy_compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in PATTERNS.items()), re.M)
 # What may come next when it is not an operand: an operator, punctuation, or the word ``in``.
-_PUNCTUATION: Final = re.compile(r"\|\||&&|<=|>=|==|!=|[!:,.{<(\[\-%+?}>)\]/*]|in(?![_a-zA-Z0-9])")
+_PUNCTUATION: Final = lazy_compile(r"\|\||&&|<=|>=|==|!=|[!:,.{<(\[\-%+?}>)\]/*]|in(?![_a-zA-Z0-9])")
 _KEYWORDS: Final = {"true": "BOOL_LIT", "false": "BOOL_LIT", "null": "NULL_LIT"}
 # ``in`` is the operator wherever it stands (lark's lexer makes the word its keyword): declined as
 # a name, so cel-python words whatever it makes of it.

@@ -31,6 +31,7 @@ import re2
 from dsh_policy.cmdline.cli_grammars import shell_cli
 from dsh_policy.cmdline.effects import later_class, later_risks, shell_acts
 from dsh_policy.cmdline.effects.later_commands import later_unread
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell import (
     shell_argv0s,
     shell_commands,
@@ -129,9 +130,9 @@ def path_ext(p: str) -> str:
 
 # -- url ----------------------------------------------------------------------------------------
 
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_SCHEME = lazy_compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
-_AUTHORITY_END = re.compile(r"[/?#\\]")
+_AUTHORITY_END = lazy_compile(r"[/?#\\]")
 _C0_AND_SPACE = "".join(chr(c) for c in range(0x21))
 _IDNA_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})  # dots IDNA maps to "."
 

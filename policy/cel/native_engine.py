@@ -29,7 +29,6 @@ rules using them load only on this engine).
 from __future__ import annotations
 
 import datetime
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -38,6 +37,7 @@ from typing import Any
 
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.policy.cel import functions as fn
 from dsh_policy.policy.cel.celpy_ast import analyze, line_column_to_offset, parse_lean
 from dsh_policy.policy.cel.engine import (
@@ -66,10 +66,10 @@ CACHED_MATCHES = "matchRE"
 _T = cel.Type
 _INT64 = (-(2**63), 2**63)
 _UINT64_END = 2**64
-_ERROR_POSITION = re.compile(r"<input>:(\d+):(\d+): (.*)")
-_UNDECLARED = re.compile(r"undeclared reference to '([^']+)'")
-_STATUS_PREFIX = re.compile(r"^[A-Z_]+: ")
-_STATUS_SUFFIX = re.compile(r" \[[A-Z_]+\]$")
+_ERROR_POSITION = lazy_compile(r"<input>:(\d+):(\d+): (.*)")
+_UNDECLARED = lazy_compile(r"undeclared reference to '([^']+)'")
+_STATUS_PREFIX = lazy_compile(r"^[A-Z_]+: ")
+_STATUS_SUFFIX = lazy_compile(r" \[[A-Z_]+\]$")
 
 
 # -- host functions -----------------------------------------------------------------------------

@@ -14,10 +14,11 @@ in ``size(list(A))``), ``never`` (the element type of ``[]``, which joins with a
 from __future__ import annotations
 
 import datetime
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
+
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 Kind: TypeAlias = Literal[
     "int", "uint", "double", "bool", "string", "bytes", "null_type", "timestamp", "duration",
@@ -125,7 +126,7 @@ def type_param(name: str) -> CelType:
 
 # -- notation ------------------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"\s*(?:([A-Za-z_][A-Za-z0-9_.]*)|(\S))")
+_TOKEN = lazy_compile(r"\s*(?:([A-Za-z_][A-Za-z0-9_.]*)|(\S))")
 
 
 class TypeNotationError(ValueError):
