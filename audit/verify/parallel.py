@@ -268,12 +268,15 @@ class _Scanner:
     def start(cls, segments: list[tuple[str, bool]], anchor_seq: int | None) -> _Scanner | None:
         """Fork a child that scans ``segments`` ((path, is the log's last)); ``None`` when no
         child can be started (the main process then walks the share)."""
+        fork = getattr(os, "fork", None)  # none on Windows: the main process walks every share
+        if fork is None:
+            return None
         try:
             output = _anonymous_file()
         except OSError:
             return None
         try:
-            pid = os.fork()
+            pid = fork()
         except OSError:
             output.close()
             return None
