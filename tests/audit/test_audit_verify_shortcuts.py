@@ -79,7 +79,7 @@ def test_the_segmented_log_is_intact_in_every_mode(
     assert reports[0].records_checked > 90
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_changed_byte_anywhere_is_found_serially_and_in_parallel(
     tmp_path_factory: pytest.TempPathFactory, key_pair: KeyPairFiles, log_format: int, data: st.DataObject
