@@ -22,9 +22,9 @@ Processes are sized to the work (:func:`walk_in_shares`): the segments are cut i
 shares of near-equal bytes, one per process; the main process walks the first share itself, as a
 serial walk would (nothing to replay, its caches warm), while one forked child per other share
 scans it and leaves its scans in an anonymous file. A child that fails in any way (killed, out of
-memory, an exception) leaves its share to the main process. A pool of workers fed a segment at a
-time cost more than it gained on two cores: the pool's start-up, a cold process per core and a
-main process that waited instead of working made 8 segments on 2 processes no faster than one.
+memory, an exception) leaves its share to the main process. The pool of workers fed a segment at a
+time that this replaced cost 1.4x the CPU of one process (its start-up, a cold process per core
+beside a main process that only waited); shares cost 1.1-1.2x (``benchmarks/bench_audit.py``).
 """
 
 from __future__ import annotations
