@@ -86,8 +86,9 @@ def verify_main(argv: Sequence[str]) -> int:
         "--jobs",
         type=_positive,
         metavar="N",
-        help="processes verifying segments in parallel (the report is the same as with 1); default:"
-        " every usable core when the segments hold 8 MiB or more, else 1",
+        help="processes verifying segments in parallel, each a contiguous share of near-equal bytes"
+        " (the report is the same as with 1); default: one per 4 MiB of segments, up to every usable"
+        " core (so 1 for a log under 8 MiB)",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
     args = parse_command(parser, argv)

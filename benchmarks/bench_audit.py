@@ -3,8 +3,10 @@
 Both ratios are measured for both format versions in one run (format 1 hashes the canonical form,
 format 2 the bytes as written), each pair interleaved.
 
-Run: ``python benchmarks/bench_audit.py [--records N]`` (``BENCH_DIR`` picks the scratch directory,
-default the system temp dir). Prints a table and writes ``benchmarks/results/audit.json``.
+Run: ``python benchmarks/bench_audit.py [--records N] [--against PYTHON]`` (``BENCH_DIR`` picks the
+scratch directory, default the system temp dir; ``--against`` the interpreter of another tree's
+venv, whose verifier is then measured side by side with this one's, each run in a fresh process:
+:mod:`bench_audit_processes`). Prints a table and writes ``benchmarks/results/audit.json``.
 
 Every figure is the best of several runs, with the median beside it, in wall time and in process
 CPU time (the writer's flusher thread included). Targets are ratios against what the machine does
@@ -16,8 +18,12 @@ moves both sides together), because absolute rates depend on the host far more t
   on a loaded host the fsync's wait moves it more than our code does);
 - ``verify --key`` within 5x of raw SHA-256 of the same file, in CPU time (wall beside it), on one
   core (a single segment: one process);
-- and, beside them, a log of several segments verified on one process and on every usable core
-  (wall speed-up, and the CPU time of all processes against one's; the reports must be equal).
+- and, beside them, a log of several segments verified on one process and as the ``verify``
+  command does (processes sized to the work, up to every usable core): the wall speed-up, the
+  speed-up idle cores would give (one process's CPU against the parallel run's spread over its
+  cores, or its longest process's: the wall speed-up measures the neighbours' load too), and the
+  CPU time of all processes against one's, each in a fresh process of the command's size;
+  the reports must be equal.
 
 Two floors, measured in the same interleaved runs, say how far each target is from what the format
 itself costs in CPython, whatever the code around it:
@@ -60,11 +66,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
+from audit_bench_common import Row, Timing, measure
+from bench_audit_processes import bench_parallel_verify, compare_trees
 from dsh_policy.audit.keys import write_key_pair
 from dsh_policy.audit.record import (
     _types_in_domain,
@@ -73,7 +80,6 @@ from dsh_policy.audit.record import (
 )
 from dsh_policy.audit.record_hash import RECORD_HASHER
 from dsh_policy.audit.verify import verify_log
-from dsh_policy.audit.verify.parallel import usable_cores
 from dsh_policy.audit.writer import AuditWriter, FsyncMode
 
 RESULTS = Path(__file__).resolve().parent / "results" / "audit.json"
@@ -110,48 +116,6 @@ def gateway_record(index: int) -> dict[str, Any]:
         },
         "policy": {"digest": "sha256:" + "ab" * 32, "engine": "cel-python"},
     }
-
-
-@dataclass(frozen=True, slots=True)
-class Timing:
-    """One run: wall seconds and process CPU seconds."""
-
-    wall: float
-    cpu: float
-
-
-def measure(action: Callable[[], object]) -> Timing:
-    wall, cpu = time.perf_counter(), time.process_time()
-    action()
-    return Timing(time.perf_counter() - wall, time.process_time() - cpu)
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    what: str
-    records: int
-    runs: tuple[Timing, ...]
-    megabytes: float | None = None
-
-    def best(self, clock: str) -> float:
-        return min(getattr(run, clock) for run in self.runs)
-
-    def median(self, clock: str) -> float:
-        values = sorted(getattr(run, clock) for run in self.runs)
-        return values[len(values) // 2]
-
-    def rate(self, clock: str) -> float:
-        return self.records / max(self.best(clock), 1e-9)
-
-    def to_json(self) -> dict[str, Any]:
-        row: dict[str, Any] = {"what": self.what, "records": self.records}
-        for clock in ("cpu", "wall"):
-            row[f"{clock}_seconds_best"] = self.best(clock)
-            row[f"{clock}_records_per_s_best"] = self.rate(clock)
-            row[f"{clock}_records_per_s_median"] = self.records / max(self.median(clock), 1e-9)
-            if self.megabytes is not None:
-                row[f"{clock}_mb_per_s_best"] = self.megabytes / max(self.best(clock), 1e-9)
-        return row
 
 
 def bench_append(
@@ -306,6 +270,12 @@ def verify_floor_inputs(lines: list[bytes]) -> list[tuple[bytes, int, int]]:
     return spans
 
 
+def _read_and_hash(path: Path) -> bytes:
+    """What ``sha256sum`` does: read the file and hash it."""
+    with path.open("rb", buffering=0) as handle:
+        return hashlib.file_digest(handle, "sha256").digest()
+
+
 def bench_verify_floor(spans: list[tuple[bytes, int, int]]) -> Timing:
     """SHA-256 of tag + record bytes without ``hash``, and the RFC 6962 leaf and node hashes."""
 
@@ -363,22 +333,24 @@ def bench_format(
     public = directory / "signer.pub"
     assert verify_log([log], public_key=public).intact
     spans = verify_floor_inputs(data.splitlines())
-    unsigned, signed, raw, floor = [], [], [], []
+    unsigned, signed, raw, read_raw, floor = [], [], [], [], []
     for _ in range(5):  # interleaved: verify, the raw hash and the floor see the same load
         unsigned.append(measure(lambda: verify_log([log])))
         signed.append(measure(lambda: verify_log([log], public_key=public)))
         raw.append(measure(lambda: hashlib.sha256(data).digest()))
+        read_raw.append(measure(lambda: _read_and_hash(log)))
         floor.append(bench_verify_floor(spans))
     verify_plain = Row(f"v{version} verify (no key)", line_count, tuple(unsigned), megabytes)
     verify_key = Row(f"v{version} verify --key", line_count, tuple(signed), megabytes)
     raw_hash = Row(f"v{version} raw sha256 of file", line_count, tuple(raw), megabytes)
+    read_hash = Row(f"v{version} read + sha256", line_count, tuple(read_raw), megabytes)
     verify_floor = Row(f"v{version} verify floor", line_count, tuple(floor), megabytes)
 
     clocks = ("cpu", "wall")
     append_ratio = {clock: batch.rate(clock) / raw_write.rate(clock) for clock in clocks}
     verify_ratio = {clock: verify_key.best(clock) / raw_hash.best(clock) for clock in clocks}
     return {
-        "rows": [batch, raw_write, append_floor, verify_plain, verify_key, raw_hash, verify_floor],
+        "rows": [batch, raw_write, append_floor, verify_plain, verify_key, raw_hash, read_hash, verify_floor],
         "records": line_count,
         "bytes_per_record": len(data) / line_count,
         "append": {
@@ -386,6 +358,9 @@ def bench_format(
             "measured_cpu": append_ratio["cpu"],
             "measured_wall": append_ratio["wall"],
             "floor_vs_raw_cpu": append_floor.rate("cpu") / raw_write.rate("cpu"),
+            "raw_ns_per_record_cpu": 1e9 / raw_write.rate("cpu"),
+            "floor_ns_per_record_cpu": 1e9 / append_floor.rate("cpu"),
+            "batch_ns_per_record_cpu": 1e9 / batch.rate("cpu"),
             "batch_vs_floor_cpu": batch.rate("cpu") / append_floor.rate("cpu"),
         },
         "verify": {
@@ -395,54 +370,10 @@ def bench_format(
             "met": verify_ratio["cpu"] <= VERIFY_RATIO_TARGET,
             "floor_vs_raw_sha256_cpu": verify_floor.best("cpu") / raw_hash.best("cpu"),
             "verify_key_vs_floor_cpu": verify_key.best("cpu") / verify_floor.best("cpu"),
+            # The same, against a whole sha256sum (reading the file is work the verifier does too).
+            "measured_cpu_vs_read_and_hash": verify_key.best("cpu") / read_hash.best("cpu"),
         },
     }
-
-
-def measure_with_children(action: Callable[[], object]) -> Timing:
-    """Like :func:`measure`, with the CPU time of child processes waited for meanwhile (the
-    verifier's segment workers) added to this process's."""
-    wall, cpu, before = time.perf_counter(), time.process_time(), os.times()
-    action()
-    after = os.times()
-    children = (after.children_user - before.children_user) + (after.children_system - before.children_system)
-    return Timing(time.perf_counter() - wall, time.process_time() - cpu + children)
-
-
-def bench_parallel_verify(
-    directory: Path, key: Path, records: list[dict[str, Any]], count: int
-) -> tuple[list[Row], dict[str, Any]]:
-    """``verify --key`` of a log of several segments on one process and on every usable core,
-    interleaved; the reports must be equal (the parallel walk's promise)."""
-    path = directory / "parallel.jsonl"
-    rotate_bytes = max(1 << 20, count * 1100 // 8)  # about eight segments
-    with AuditWriter.open(
-        path, fsync="off", signing_key=key, checkpoint_every=1000, rotate_bytes=rotate_bytes
-    ) as writer:
-        for index in range(count):
-            writer.append("tool_result", records[index % len(records)])
-    public = directory / "signer.pub"
-    cores = usable_cores()
-    serial_report = verify_log([path], public_key=public, workers=1)
-    assert serial_report.intact and verify_log([path], public_key=public, workers=cores) == serial_report
-    segments = len(serial_report.files)
-    serial, parallel = [], []
-    for _ in range(3):
-        serial.append(measure_with_children(lambda: verify_log([path], public_key=public, workers=1)))
-        parallel.append(measure_with_children(lambda: verify_log([path], public_key=public, workers=cores)))
-    megabytes = serial_report.bytes_checked / 1e6
-    records_checked = serial_report.records_checked
-    rows = [
-        Row(f"v2 verify {segments} seg x1", records_checked, tuple(serial), megabytes),
-        Row(f"v2 verify {segments} seg x{cores}", records_checked, tuple(parallel), megabytes),
-    ]
-    facts = {
-        "segments": segments,
-        "workers": cores,
-        "wall_speedup": rows[0].best("wall") / rows[1].best("wall"),
-        "cpu_ratio_parallel_vs_serial": rows[1].best("cpu") / rows[0].best("cpu"),
-    }
-    return rows, facts
 
 
 def machine_facts() -> dict[str, Any]:
@@ -563,6 +494,26 @@ def append_phases(directory: Path, key: Path, records: list[dict[str, Any]], cou
     }
 
 
+def append_budget(append: dict[str, Any], phases: dict[str, float]) -> dict[str, float]:
+    """Whether the append target is reachable at all: the floor (a tight loop of the format's
+    steps) without its per-record lock (batch mode leases it) plus the two steps every record
+    needs that the floor leaves out (the domain type walk: orjson writes floats, enums and UUIDs
+    the log must refuse; the timestamp), against what the target allows."""
+    raw = append["raw_ns_per_record_cpu"]
+    floor = append["floor_ns_per_record_cpu"]
+    without_lock = floor - phases["lock + seek (before leases)"]
+    format_floor = without_lock + phases["  of it: domain type walk"] + phases["timestamp"]
+    return {
+        "raw": raw,
+        "target": raw / APPEND_CPU_TARGET,
+        "floor": floor,
+        "floor_without_lock": without_lock,
+        "format_floor": format_floor,
+        "format_floor_vs_raw": raw / format_floor,
+        "batch": append["batch_ns_per_record_cpu"],
+    }
+
+
 def bench_serializers(records: list[dict[str, Any]]) -> list[Row]:
     """Per-record cost of the canonical fast path against the pure-Python reference and json."""
     import rfc8785
@@ -594,6 +545,11 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="also time N writer processes appending to one log in always mode (default: skip)",
     )
+    parser.add_argument(
+        "--against",
+        metavar="PYTHON",
+        help="also measure the verifier of another tree (the interpreter of its venv) side by side",
+    )
     args = parser.parse_args(argv)
     count: int = args.records
     directory = Path(tempfile.mkdtemp(prefix="bench-audit-", dir=os.environ.get("BENCH_DIR")))
@@ -610,6 +566,13 @@ def main(argv: list[str] | None = None) -> int:
             per_format[version] = found
         parallel_rows, parallel = bench_parallel_verify(directory, key, records, count)
         rows += parallel_rows
+        compared = (
+            compare_trees(
+                {"this tree": sys.executable, "against": args.against}, directory, key, records, count
+            )
+            if args.against
+            else None
+        )
         rows += bench_serializers(records)
         phases = append_phases(directory, key, records, count)
         if args.processes:
@@ -640,20 +603,47 @@ def main(argv: list[str] | None = None) -> int:
                 f" batch = {append['batch_vs_floor_cpu']:.0%} of the floor;"
                 f" verify floor {verify['floor_vs_raw_sha256_cpu']:.1f}x raw sha256,"
                 f" verify --key = {verify['verify_key_vs_floor_cpu']:.1f}x the floor"
+                f" and {verify['measured_cpu_vs_read_and_hash']:.1f}x reading + hashing the file"
             )
+        budget = append_budget(per_format[2]["append"], phases)
+        print(
+            f"append budget (format 2, CPU ns per record): raw write+fsync {budget['raw']:,.0f};"
+            f" the 35% target allows {budget['target']:,.0f}; the floor {budget['floor']:,.0f}"
+            f" ({budget['floor_without_lock']:,.0f} without its per-record lock, which batch leases"
+            f" avoid), {budget['format_floor']:,.0f} with the domain type walk and the timestamp every"
+            f" record needs = {budget['format_floor_vs_raw']:.0%} of raw; batch appends"
+            f" {budget['batch']:,.0f}"
+        )
         print("where one batch append's CPU goes (format 2, ns per record):")
         for name, nanoseconds in phases.items():
             print(f"  {name:<34}{nanoseconds:>8,.0f}")
         print(
-            f"parallel verify --key: {parallel['segments']} segments on {parallel['workers']} processes,"
-            f" wall {parallel['wall_speedup']:.2f}x faster than one process"
-            f" (CPU of all processes {parallel['cpu_ratio_parallel_vs_serial']:.2f}x one process's;"
-            " the same report)"
+            f"parallel verify --key: {parallel['segments']} segments ({parallel['megabytes']:.0f} MB) on"
+            f" {parallel['processes']} processes ({parallel['usable_cores']} usable cores):"
+            f" wall speed-up {parallel['wall_speedup']:.2f}x (one process's wall time over theirs;"
+            f" median {parallel['wall_speedup_median']:.2f}x, at load {load:.1f}: what the neighbours leave);"
+            f" {parallel['idle_core_speedup']:.2f}x on idle cores (one process's CPU against the"
+            f" parallel run's, spread over its cores or its longest process's);"
+            f" CPU of all processes {parallel['cpu_ratio_parallel_vs_serial']:.2f}x"
+            " one process's; the same report"
         )
+        if compared is not None:
+            print(f"side by side with {args.against} (each measure in a fresh process, alternating):")
+            for name, facts in compared.items():
+                print(
+                    f"  {name:<10} single segment verify --key"
+                    f" {facts['single_segment_verify_vs_sha256_best']:.2f}x raw sha256"
+                    f" (median {facts['single_segment_verify_vs_sha256_median']:.2f}x);"
+                    f" {parallel['segments']} segments: wall speed-up {facts['parallel_wall_speedup']:.2f}x,"
+                    f" on idle cores {facts['parallel_idle_core_speedup']:.2f}x,"
+                    f" CPU {facts['parallel_cpu_vs_one_process']:.2f}x one process's"
+                )
         summary = {
             "machine": {**machine_facts(), "load_average_1m": load},
             "parallel_verify": parallel,
             "append_phases_ns": phases,
+            "append_budget_ns": budget,
+            **({"against": {"python": args.against, "trees": compared}} if compared is not None else {}),
             "rows": [row.to_json() for row in rows],
             "formats": {str(version): found for version, found in per_format.items()},
         }

@@ -17,18 +17,28 @@ nothing but that state, the anchor's seq and the lines), so the main process app
 runs and gives every recorded line to its own slow path: the report is the serial one. Different
 (a segment that does not continue the previous one: a file missing, cut or forged), it walks the
 rest of that segment itself.
+
+Processes are sized to the work (:func:`walk_in_shares`): the segments are cut into contiguous
+shares of near-equal bytes, one per process; the main process walks the first share itself, as a
+serial walk would (nothing to replay, its caches warm), while one forked child per other share
+scans it and leaves its scans in an anonymous file. A child that fails in any way (killed, out of
+memory, an exception) leaves its share to the main process. The pool of workers fed a segment at a
+time that this replaced cost 1.4x the CPU of one process (its start-up, a cold process per core
+beside a main process that only waited); shares cost 1.1-1.2x (``benchmarks/bench_audit.py``).
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import gc
 import os
-from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+import pickle
+import signal
+import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate, pairwise
 from pathlib import Path
+from typing import BinaryIO
 
 from ..merkle import MerkleFrontier
 from .chain import Chain, SegmentState
@@ -128,14 +138,10 @@ def scan_segment(path: str, anchor_seq: int | None, is_last: bool) -> SegmentSca
     return scan
 
 
-def replay_segment(walker: ChainWalker, path: Path, future: Future[SegmentScan], *, is_last: bool) -> None:
+def replay_segment(walker: ChainWalker, path: Path, scan: SegmentScan | None, *, is_last: bool) -> None:
     """Take one segment into ``walker`` from a worker's scan, exactly as walking it would; walk it
-    here when there is no scan (the worker died: killed, out of memory)."""
-    try:
-        scan = future.result()
-    except (BrokenProcessPool, OSError):
-        scan = SegmentScan()
-    if scan.first_line is None or scan.last is None:
+    here when there is no scan (the worker failed)."""
+    if scan is None or scan.first_line is None or scan.last is None:
         walker.walk_file(path, is_last=is_last)
         return
     name = str(path)
@@ -179,19 +185,152 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-@contextmanager
-def segment_scans(
-    files: Sequence[Path], anchor_seq: int | None, workers: int
-) -> Iterator[list[Future[SegmentScan]]]:
-    """Every segment's scan, started at once on ``workers`` processes (forked: nothing to import)."""
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = [
-            pool.submit(scan_segment, str(path), anchor_seq, position == len(files) - 1)
-            for position, path in enumerate(files)
-        ]
+#: The least share of bytes worth a process of its own when the number is left to us: below it,
+#: forking and warming a process costs more than it saves (measured: benchmarks/bench_audit.py).
+SHARE_FROM_BYTES = 4 << 20
+
+
+def processes_for(files: Sequence[Path], workers: int | None) -> int:
+    """How many processes verify ``files``: ``workers`` (at most one per segment), or with
+    ``None`` one per :data:`SHARE_FROM_BYTES` of segments, up to every usable core."""
+    if workers is None:
+        workers = usable_cores() if len(files) > 1 else 1
+        workers = min(workers, sum(segment_sizes(files)) // SHARE_FROM_BYTES)
+    return max(1, min(workers, len(files)))
+
+
+def segment_sizes(files: Sequence[Path]) -> list[int]:
+    """Each segment's size in bytes (0 for one that cannot be stat'ed: its walk reports it)."""
+    sizes = []
+    for path in files:
         try:
-            yield futures
+            sizes.append(path.stat().st_size)
+        except OSError:
+            sizes.append(0)
+    return sizes
+
+
+def contiguous_shares(sizes: Sequence[int], count: int) -> list[range]:
+    """At most ``count`` runs of consecutive segments, in log order, of near-equal bytes: each cut
+    falls at the segment boundary nearest its even part of the total. None is empty."""
+    total, cuts = sum(sizes), [0]
+    ends = list(accumulate(sizes))
+    for part in range(1, count):
+        target = total * part / count
+        after = cuts[-1] + 1  # at least one segment per share, and one left for the rest
+        if after >= len(sizes):
+            break
+        cuts.append(min(range(after, len(sizes)), key=lambda cut: abs(ends[cut - 1] - target)))
+    cuts.append(len(sizes))
+    return [range(start, stop) for start, stop in pairwise(cuts) if stop > start]
+
+
+def walk_in_shares(
+    walker: ChainWalker,
+    files: Sequence[Path],
+    processes: int,
+    on_segment: Callable[[int, int, str], None] | None = None,
+) -> None:
+    """Walk ``files`` into ``walker`` on ``processes`` processes, this one included: the report is
+    the one a serial walk gives (see the module docstring)."""
+    shares = contiguous_shares(segment_sizes(files), processes)
+    last = len(files) - 1
+    anchor_seq = walker.anchor.seq
+    children = [
+        _Scanner.start([(str(files[i]), i == last) for i in share], anchor_seq) for share in shares[1:]
+    ]
+    try:
+        for position in shares[0]:
+            walker.walk_file(files[position], is_last=position == last)
+            if on_segment is not None:
+                on_segment(position + 1, len(files), str(files[position]))
+        for child, share in zip(children, shares[1:], strict=True):
+            scans = child.collect() if child is not None else []
+            for offset, position in enumerate(share):
+                scan = scans[offset] if offset < len(scans) else None
+                replay_segment(walker, files[position], scan, is_last=position == last)
+                if on_segment is not None:
+                    on_segment(position + 1, len(files), str(files[position]))
+    finally:
+        for child in children:
+            if child is not None:
+                child.stop()
+
+
+@dataclass(slots=True)
+class _Scanner:
+    """A forked child scanning a share of segments into an anonymous file."""
+
+    pid: int
+    output: BinaryIO
+
+    @classmethod
+    def start(cls, segments: list[tuple[str, bool]], anchor_seq: int | None) -> _Scanner | None:
+        """Fork a child that scans ``segments`` ((path, is the log's last)); ``None`` when no
+        child can be started (the main process then walks the share)."""
+        fork = getattr(os, "fork", None)  # none on Windows: the main process walks every share
+        if fork is None:
+            return None
+        try:
+            output = _anonymous_file()
+        except OSError:
+            return None
+        try:
+            pid = fork()
+        except OSError:
+            output.close()
+            return None
+        if pid == 0:  # pragma: no cover - runs in the child, which never returns to the caller
+            code = 70
+            try:
+                gc.disable()  # a collection would touch (and so copy) every page the parent shares
+                scans = [scan_segment(path, anchor_seq, is_last) for path, is_last in segments]
+                pickle.dump(scans, output, protocol=pickle.HIGHEST_PROTOCOL)
+                output.flush()
+                code = 0
+            finally:
+                os._exit(code)
+        return cls(pid, output)
+
+    def collect(self) -> list[SegmentScan]:
+        """The child's scans once it has exited; none if it failed in any way."""
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            status = -1
+        self.pid = 0
+        try:
+            if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+                return []
+            self.output.seek(0)
+            scans = pickle.load(self.output)
+        except (OSError, EOFError, pickle.UnpicklingError):
+            return []
         finally:
-            for future in futures:
-                future.cancel()
+            self.output.close()
+        if not isinstance(scans, list) or not all(isinstance(scan, SegmentScan) for scan in scans):
+            return []
+        return scans
+
+    def stop(self) -> None:
+        """Make sure the child is gone (the main process was interrupted before collecting it)."""
+        if self.pid:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self.pid = 0
+        self.output.close()
+
+
+def _anonymous_file() -> BinaryIO:
+    """A file no other process can open, for a child's scans (a pipe would stall a child whose
+    scans outgrow it while the main process walks its own share)."""
+    memfd_create = getattr(os, "memfd_create", None)
+    if memfd_create is not None:
+        try:
+            return open(memfd_create("dsh-policy-verify-scans", os.MFD_CLOEXEC), "w+b")
+        except OSError:
+            pass
+    return tempfile.TemporaryFile()

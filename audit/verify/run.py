@@ -13,13 +13,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from ..keys import load_public_key
 from ..segments import active_path_of, anchor_path, discover_segments
 from .anchor_lookup import find_anchor, first_log_id
-from .parallel import replay_segment, segment_scans, usable_cores
+from .parallel import processes_for, walk_in_shares
 from .report import VerificationReport
 from .walker import ChainWalker
 
 PublicKeySource = str | os.PathLike[str] | Ed25519PublicKey | Ed25519PrivateKey
-#: Below this many bytes of segments, one process verifies them (forking workers costs more).
-PARALLEL_FROM_BYTES = 8 << 20
 
 
 def verify_log(
@@ -50,9 +48,11 @@ def verify_log(
     the key cannot be loaded. ``on_segment(done, total, file)`` is called after each segment (for
     a progress display).
 
-    ``workers``: processes that verify segments in parallel (:mod:`.parallel`; the report is the
-    one a single walk gives). ``None``: every usable core when the segments hold at least
-    :data:`PARALLEL_FROM_BYTES`, else one (starting processes costs more than small logs take).
+    ``workers``: processes that verify segments in parallel, this one included (:mod:`.parallel`;
+    the report is the one a single walk gives), each a contiguous share of the segments of
+    near-equal bytes. ``None``: sized to the work, one process per ``SHARE_FROM_BYTES`` of
+    segments up to every usable core, so one for a small log (starting a process costs more than a
+    small share takes).
     Workers are forked, so the default is one: a caller with threads of its own (the gateway)
     must not fork; the ``verify`` command, which has none, asks for ``None``.
 
@@ -90,16 +90,9 @@ def verify_log(
     # The anchor is read before the log: a writer still running may export a newer one meanwhile,
     # which must not make the log we read look truncated.
     anchor_bytes = walker.anchor.read(Path(anchor), walker.unreadable) if anchor is not None else None
-    if contents is not None:
-        workers = 1
-    elif workers is None:
-        workers = usable_cores() if _total_size(files) >= PARALLEL_FROM_BYTES else 1
-    if workers > 1 and len(files) > 1:
-        with segment_scans(files, walker.anchor.seq, min(workers, len(files))) as scans:
-            for position, (path, scan) in enumerate(zip(files, scans, strict=True)):
-                replay_segment(walker, path, scan, is_last=position == len(files) - 1)
-                if on_segment is not None:
-                    on_segment(position + 1, len(files), str(path))
+    workers = 1 if contents is not None else processes_for(files, workers)
+    if workers > 1:
+        walk_in_shares(walker, files, workers, on_segment)
     else:
         for position, path in enumerate(files):
             data = None if contents is None else contents[position]
@@ -115,16 +108,6 @@ def verify_log(
     return walker.report(
         [str(p) for p in files], str(anchor) if anchor is not None else None, anchor_kind, found_by
     )
-
-
-def _total_size(files: Sequence[Path]) -> int:
-    total = 0
-    for path in files:
-        try:
-            total += path.stat().st_size
-        except OSError:
-            continue
-    return total
 
 
 def _same_file(first: Path, second: Path) -> bool:
