@@ -27,6 +27,7 @@ import structlog
 from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.decide import Decider
+from dsh_policy.policy.decide.later_calls import implied_lines, is_writer
 from dsh_policy.policy.events import StepEvent, ToolCallEvent, ToolResultEvent
 from dsh_policy.policy.fingerprint import rule_fingerprints
 from dsh_policy.policy.review.outcomes import (
@@ -150,6 +151,11 @@ class Replayer:
             and (verdict.message or "").startswith(_OVERSIZED)
         ):
             return self._oversized(decision)
+        if decision.stage == "pre-execute" and decision.call is not None and is_writer(decision.call.tool):
+            call = _event_for("pre-execute", decision, {})
+            assert isinstance(call, ToolCallEvent)
+            if any(implied_lines(call)):
+                return self._whole_call(call, verdict)
         key, plan = self._plan(decision, recorded)
         evidence: GateEvidence | RecordedVerdict = decision.gate if decision.gate is not None else verdict
         memo_key = (key, _evidence_key(evidence))
@@ -210,6 +216,16 @@ class Replayer:
                 self._memo.clear()
             self._memo[memo_key] = result  # depends only on the plan and the recorded verdict
         return result
+
+    def _whole_call(self, call: ToolCallEvent, verdict: RecordedVerdict) -> ReplayResult:
+        """A write of a file that runs later is decided with the shell calls it implies
+        (``decide.later_calls``), which no rule of the write itself records: such a decision is
+        re-decided whole by the candidate, never combined from recorded rule outcomes."""
+        whole = self.decider.check_tool_call(call)
+        outcome = Outcome(whole.decision, frozenset(whole.rules))
+        recorded = Outcome(verdict.decision, frozenset(verdict.rules))
+        kind: Verdict = "unchanged" if outcome == recorded else "changed"
+        return ReplayResult(kind, frozenset({outcome}))
 
     def _oversized(self, decision: RecordedDecision) -> ReplayResult:
         """Output too large to review is withheld whenever a post-execute rule applies to the tool."""

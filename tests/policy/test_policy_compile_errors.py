@@ -55,7 +55,7 @@ def test_cel_errors_in_literal_and_quoted_scalars(write_pack: WritePack) -> None
     assert load_errors(path) == [
         "t.yaml:12:14: unknown variable 'nope'",
         "t.yaml:16:19: CEL: unknown function path.normalise() (known: path.base, path.ext, "
-        "path.later, path.later_risks, path.normalize, path.within)",
+        "path.later, path.later_risks, path.later_unread, path.normalize, path.within)",
     ]
 
 
