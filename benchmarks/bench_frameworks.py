@@ -80,7 +80,6 @@ def _spin(microseconds: float) -> None:
     while time.thread_time() < end:
         pass
 
-
 #: A session factory: (calls, adapter or None) -> a function running the whole session once.
 Session = Callable[[int, Any], Callable[[], None]]
 
@@ -100,16 +99,11 @@ def _langgraph_session(calls: int, middleware: Any) -> Callable[[], None]:
         """A canned shell (nothing is executed)."""
         return "4 passed in 0.12s"
 
-    script = [
-        AIMessage(content="", tool_calls=[{"name": "shell", "args": {"command": "pytest -q"}, "id": f"c{i}"}])
-        for i in range(calls)
-    ]
+    script = [AIMessage(content="", tool_calls=[{"name": "shell", "args": {"command": "pytest -q"},
+                                                 "id": f"c{i}"}]) for i in range(calls)]
     script.append(AIMessage(content="done"))
-    agent = create_agent(
-        ScriptedChatModel(messages=iter(script)),
-        tools=[shell],
-        middleware=[middleware] if middleware is not None else [],
-    )
+    agent = create_agent(ScriptedChatModel(messages=iter(script)), tools=[shell],
+                         middleware=[middleware] if middleware is not None else [])
 
     def run() -> None:
         agent.invoke({"messages": [{"role": "user", "content": "go"}]})
@@ -149,9 +143,8 @@ def _openai_agents_session(calls: int, guardrails: Any) -> Callable[[], None]:
         """A canned shell (nothing is executed)."""
         return "4 passed in 0.12s"
 
-    steps: list[Any] = [
-        [function_call("shell", {"command": "pytest -q"}, call_id=f"c{i}")] for i in range(calls)
-    ]
+    steps: list[Any] = [[function_call("shell", {"command": "pytest -q"}, call_id=f"c{i}")]
+                        for i in range(calls)]
     steps.append([assistant_message("done")])
     tools = [guardrails.govern(shell)] if guardrails is not None else [shell]
     agent = Agent(name="bench", model=ScriptedModel(steps), tools=tools)
@@ -177,15 +170,13 @@ def _openai_agents_noop(spin_us: float = 0.0) -> Any:
     class NoopGuardrails:  # what PolicyGuardrails.govern adds to a tool, each doing nothing
         def __init__(self) -> None:
             allow = ToolGuardrailFunctionOutput.allow
-
             def before(data: Any) -> Any:
                 _spin(spin_us)
                 return allow()
 
             self.before: ToolInputGuardrail[Any] = ToolInputGuardrail(guardrail_function=before, name="noop")
-            self.after: ToolOutputGuardrail[Any] = ToolOutputGuardrail(
-                guardrail_function=lambda d: allow(), name="noop"
-            )
+            self.after: ToolOutputGuardrail[Any] = ToolOutputGuardrail(guardrail_function=lambda d: allow(),
+                                                                       name="noop")
 
         def govern(self, tool: Any) -> Any:
             async def needs_approval(context: Any, params: dict[str, Any], call_id: str) -> bool:
@@ -202,10 +193,8 @@ def _pydantic_ai_session(calls: int, capability: Any) -> Callable[[], None]:
     from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-    script = [
-        ModelResponse(parts=[ToolCallPart("shell", {"command": "pytest -q"}, tool_call_id=f"c{i}")])
-        for i in range(calls)
-    ]
+    script = [ModelResponse(parts=[ToolCallPart("shell", {"command": "pytest -q"}, tool_call_id=f"c{i}")])
+              for i in range(calls)]
     turns = iter([*script, ModelResponse(parts=[TextPart("done")])])
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -215,9 +204,8 @@ def _pydantic_ai_session(calls: int, capability: Any) -> Callable[[], None]:
         """A canned shell (nothing is executed)."""
         return "4 passed in 0.12s"
 
-    agent = Agent(
-        FunctionModel(respond), tools=[shell], capabilities=[capability] if capability is not None else []
-    )
+    agent = Agent(FunctionModel(respond), tools=[shell],
+                  capabilities=[capability] if capability is not None else [])
 
     def run() -> None:
         agent.run_sync("go")
@@ -238,9 +226,8 @@ def _pydantic_ai_noop(spin_us: float = 0.0) -> Any:
         def get_ordering(self) -> CapabilityOrdering:
             return CapabilityOrdering(position="innermost")
 
-        async def wrap_tool_execute(
-            self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any
-        ) -> Any:
+        async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any,
+                                    handler: Any) -> Any:
             _spin(spin_us)
             return await handler(args)
 
@@ -259,20 +246,10 @@ def _adk_session(calls: int, plugin: Any) -> Callable[[], None]:
     from google.adk.runners import InMemoryRunner
     from google.genai import types
 
-    no_tokens = types.GenerateContentResponseUsageMetadata(
-        prompt_token_count=0, candidates_token_count=0, total_token_count=0
-    )
-    script = [
-        types.Content(
-            role="model",
-            parts=[
-                types.Part(
-                    function_call=types.FunctionCall(id=f"c{i}", name="shell", args={"command": "pytest -q"})
-                )
-            ],
-        )
-        for i in range(calls)
-    ]
+    no_tokens = types.GenerateContentResponseUsageMetadata(prompt_token_count=0, candidates_token_count=0,
+                                                           total_token_count=0)
+    script = [types.Content(role="model", parts=[types.Part(function_call=types.FunctionCall(
+        id=f"c{i}", name="shell", args={"command": "pytest -q"}))]) for i in range(calls)]
     script.append(types.Content(role="model", parts=[types.Part(text="done")]))
 
     class ScriptedModel(BaseLlm):
@@ -286,9 +263,8 @@ def _adk_session(calls: int, plugin: Any) -> Callable[[], None]:
         return "4 passed in 0.12s"
 
     agent = LlmAgent(name="bench", model=ScriptedModel(model="scripted"), tools=[shell])
-    runner = InMemoryRunner(
-        app=App(name="bench", root_agent=agent, plugins=[plugin] if plugin is not None else [])
-    )
+    runner = InMemoryRunner(app=App(name="bench", root_agent=agent,
+                                    plugins=[plugin] if plugin is not None else []))
 
     async def session() -> None:
         created = await runner.session_service.create_session(app_name="bench", user_id="u")
@@ -316,9 +292,8 @@ def _adk_noop(spin_us: float = 0.0) -> Any:
             _spin(spin_us)
             return None
 
-        async def after_tool_callback(
-            self, *, tool: Any, tool_args: Any, tool_context: Any, result: Any
-        ) -> Any:
+        async def after_tool_callback(self, *, tool: Any, tool_args: Any, tool_context: Any,
+                                      result: Any) -> Any:
             return None
 
     return NoopPlugin(name="noop")
@@ -364,10 +339,8 @@ def _sdk_noop(spin_us: float = 0.0) -> Any:
                     _spin(spin_us)
                 return {}
 
-            return {
-                event: [HookMatcher(matcher=None, hooks=[callback], timeout=60.0, on_failure="block")]
-                for event in ("PreToolUse", "PostToolUse", "UserPromptSubmit")
-            }
+            return {event: [HookMatcher(matcher=None, hooks=[callback], timeout=60.0, on_failure="block")]
+                    for event in ("PreToolUse", "PostToolUse", "UserPromptSubmit")}
 
     return NoopHooks()
 
@@ -383,23 +356,15 @@ class Framework(NamedTuple):
 
 
 FRAMEWORKS: dict[str, Framework] = {
-    "langgraph": Framework(
-        "langchain.agents", "langgraph", _langgraph_session, _langgraph_adapter, _langgraph_noop
-    ),
-    "openai-agents": Framework(
-        "agents.testing", "openai-agents", _openai_agents_session, _openai_agents_adapter, _openai_agents_noop
-    ),
-    "pydantic-ai": Framework(
-        "pydantic_ai.models.function",
-        "pydantic-ai",
-        _pydantic_ai_session,
-        _pydantic_ai_adapter,
-        _pydantic_ai_noop,
-    ),
+    "langgraph": Framework("langchain.agents", "langgraph", _langgraph_session, _langgraph_adapter,
+                           _langgraph_noop),
+    "openai-agents": Framework("agents.testing", "openai-agents", _openai_agents_session,
+                               _openai_agents_adapter, _openai_agents_noop),
+    "pydantic-ai": Framework("pydantic_ai.models.function", "pydantic-ai", _pydantic_ai_session,
+                             _pydantic_ai_adapter, _pydantic_ai_noop),
     "adk": Framework("google.adk.runners", "adk", _adk_session, _adk_adapter, _adk_noop),
-    "claude-agent-sdk": Framework(
-        "claude_agent_sdk", "claude-agent-sdk", _sdk_session, _sdk_adapter, _sdk_noop
-    ),
+    "claude-agent-sdk": Framework("claude_agent_sdk", "claude-agent-sdk", _sdk_session, _sdk_adapter,
+                                  _sdk_noop),
 }
 
 
@@ -471,7 +436,6 @@ class Meter:
             return (args[0], wrapped, *args[2:]), kwargs
 
         if asynchronous:
-
             async def timed_async(*args: Any, **kwargs: Any) -> Any:
                 inner = [0.0]
                 args, kwargs = split(args, kwargs, inner)
@@ -500,9 +464,8 @@ def metered(name: str, adapter: Any, meter: Meter) -> Any:
     if name == "langgraph":
         adapter.wrap_tool_call = meter.wrapping(adapter.wrap_tool_call, handler="handler", asynchronous=False)
     elif name == "pydantic-ai":
-        adapter.wrap_tool_execute = meter.wrapping(
-            adapter.wrap_tool_execute, handler="handler", asynchronous=True
-        )
+        adapter.wrap_tool_execute = meter.wrapping(adapter.wrap_tool_execute, handler="handler",
+                                                   asynchronous=True)
     elif name == "openai-agents":
         adapter._plan = meter.plain(adapter._plan)
         for guardrail in (adapter.input_guardrail, adapter.output_guardrail):
@@ -592,7 +555,7 @@ def measure(name: str, calls: int, rounds: int) -> dict[str, Any]:
         for hook in hooks.values():  # warm every path (imports, compiled caches)
             session(2, hook())()
         for round_ in range(rounds):
-            order = VARIANTS[round_ % len(VARIANTS) :] + VARIANTS[: round_ % len(VARIANTS)]
+            order = VARIANTS[round_ % len(VARIANTS):] + VARIANTS[: round_ % len(VARIANTS)]
             for variant in order:
                 samples[variant].append(_sample(session, calls, hooks[variant]))
             meter = Meter()
@@ -603,9 +566,8 @@ def measure(name: str, calls: int, rounds: int) -> dict[str, Any]:
     return _row(name, calls, rounds, samples, direct)
 
 
-def _row(
-    name: str, calls: int, rounds: int, samples: dict[str, list[Sample]], direct: list[float]
-) -> dict[str, Any]:
+def _row(name: str, calls: int, rounds: int, samples: dict[str, list[Sample]],
+         direct: list[float]) -> dict[str, Any]:
     def median(values: Any) -> float:
         return statistics.median(list(values))
 
@@ -634,8 +596,7 @@ def _row(
         "glue_over_noop_us_per_call": round(glue_over_noop_us, 1),
         "known_us_per_call": KNOWN_US,
         "known_over_noop_us_per_call": round(
-            median(k - n for k, n in zip(per_call["known"], per_call["noop"], strict=True)) * 1e6, 1
-        ),
+            median(k - n for k, n in zip(per_call["known"], per_call["noop"], strict=True)) * 1e6, 1),
         "glue_over_noop_ratio": ratio("noop", "glue"),
         "glue_own_us_per_call": round(own_us, 1),
         "glue_own_ratio": round(median(d / a for d, a in zip(direct, alone, strict=True)), 3),
@@ -661,21 +622,11 @@ def _cli_session(calls: int, hooks: Any, folder: Path) -> tuple[float, float]:
     script: dict[str, Any] = {"bench": [("Bash", {"command": f"echo ok-{i}"}) for i in range(calls)]}
     with FakeModel(script) as model:
         options = ClaudeAgentOptions(
-            cwd=str(folder),
-            hooks=hooks.matchers() if hooks is not None else None,
-            allowed_tools=["Bash"],
-            setting_sources=[],
-            max_turns=calls + 5,
-            env={
-                "HOME": str(home),
-                "ANTHROPIC_BASE_URL": model.url,
-                "ANTHROPIC_API_KEY": "dummy",
-                "DISABLE_TELEMETRY": "1",
-                "DISABLE_AUTOUPDATER": "1",
-                "DISABLE_ERROR_REPORTING": "1",
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            },
-        )
+            cwd=str(folder), hooks=hooks.matchers() if hooks is not None else None, allowed_tools=["Bash"],
+            setting_sources=[], max_turns=calls + 5,
+            env={"HOME": str(home), "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "dummy",
+                 "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
+                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
 
         async def prompt() -> Any:
             yield {"type": "user", "message": {"role": "user", "content": "scenario=bench"}}
@@ -718,11 +669,8 @@ def measure_cli(calls: int, rounds: int) -> dict[str, Any]:
                 one = _cli_session(1, adapter, Path(folder))
                 samples[variant].append(((many[0] - one[0]) / (calls - 1), (many[1] - one[1]) / (calls - 1)))
         writer.close()
-    row: dict[str, Any] = {
-        "framework": "claude-agent-sdk (real CLI)",
-        "calls_per_session": calls,
-        "rounds": rounds,
-    }
+    row: dict[str, Any] = {"framework": "claude-agent-sdk (real CLI)", "calls_per_session": calls,
+                           "rounds": rounds}
     for variant in ("alone", "noop", "gated"):
         row[f"{variant}_wall_ms_per_call"] = round(statistics.median(w for w, _ in samples[variant]) * 1e3, 2)
         row[f"{variant}_cpu_ms_per_call"] = round(statistics.median(c for _, c in samples[variant]) * 1e3, 2)
@@ -754,22 +702,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=25)
-    parser.add_argument(
-        "--only", action="append", choices=sorted(FRAMEWORKS), help="measure only this framework (repeatable)"
-    )
-    parser.add_argument(
-        "--cli",
-        action="store_true",
-        help="also run the real bundled Claude Code CLI (claude-agent-sdk extra), offline",
-    )
+    parser.add_argument("--only", action="append", choices=sorted(FRAMEWORKS),
+                        help="measure only this framework (repeatable)")
+    parser.add_argument("--cli", action="store_true",
+                        help="also run the real bundled Claude Code CLI (claude-agent-sdk extra), offline")
     parser.add_argument("--cli-calls", type=int, default=10)
     parser.add_argument("--cli-rounds", type=int, default=5)
     options = parser.parse_args(argv)
     load = os.getloadavg()
-    print(
-        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; CPU time of this process, median of "
-        f"{options.rounds} rounds x {options.calls} calls; ratios are over the framework alone"
-    )
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; CPU time of this process, median of "
+          f"{options.rounds} rounds x {options.calls} calls; ratios are over the framework alone")
     rows = []
     for name, framework in FRAMEWORKS.items():
         if options.only and name not in options.only:
@@ -780,29 +722,21 @@ def main(argv: list[str] | None = None) -> int:
         row = measure(name, options.calls, options.rounds)
         rows.append(row)
         print(_line(row))
-    print(
-        "(ratios: median over rounds of the variant's steady per-call CPU minus alone's (or noop's), over "
-        "alone's, same round; setup: a one-call session minus one steady call; build: making the agent)"
-    )
+    print("(ratios: median over rounds of the variant's steady per-call CPU minus alone's (or noop's), over "
+          "alone's, same round; setup: a one-call session minus one steady call; build: making the agent)")
     if options.cli and _installed("claude_agent_sdk"):
         cli = measure_cli(options.cli_calls, options.cli_rounds)
         rows.append(cli)
-        print(
-            f"{'claude-agent-sdk':<16} real CLI per tool call: alone "
-            f"{cli['alone_wall_ms_per_call']:.1f} ms wall, {cli['alone_cpu_ms_per_call']:.1f} ms CPU "
-            f"(CLI + this process) | do-nothing hook callbacks {cli['noop_wall_ms_per_call']:.1f} ms wall "
-            f"({cli['noop_wall_ratio']:+.3f}), {cli['noop_cpu_ms_per_call']:.1f} ms CPU "
-            f"({cli['noop_cpu_ratio']:+.3f}) | with PolicyHooks (packs, audit) "
-            f"{cli['gated_wall_ms_per_call']:.1f} ms wall ({cli['gated_wall_ratio']:+.3f}), "
-            f"{cli['gated_cpu_ms_per_call']:.1f} ms CPU ({cli['gated_cpu_ratio']:+.3f})"
-        )
+        print(f"{'claude-agent-sdk':<16} real CLI per tool call: alone "
+              f"{cli['alone_wall_ms_per_call']:.1f} ms wall, {cli['alone_cpu_ms_per_call']:.1f} ms CPU "
+              f"(CLI + this process) | do-nothing hook callbacks {cli['noop_wall_ms_per_call']:.1f} ms wall "
+              f"({cli['noop_wall_ratio']:+.3f}), {cli['noop_cpu_ms_per_call']:.1f} ms CPU "
+              f"({cli['noop_cpu_ratio']:+.3f}) | with PolicyHooks (packs, audit) "
+              f"{cli['gated_wall_ms_per_call']:.1f} ms wall ({cli['gated_wall_ratio']:+.3f}), "
+              f"{cli['gated_cpu_ms_per_call']:.1f} ms CPU ({cli['gated_cpu_ratio']:+.3f})")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    report = {
-        "python": sys.version.split()[0],
-        "machine": platform.machine(),
-        "load_average": [round(x, 2) for x in load],
-        "results": rows,
-    }
+    report = {"python": sys.version.split()[0], "machine": platform.machine(),
+              "load_average": [round(x, 2) for x in load], "results": rows}
     RESULTS.write_text(json.dumps(report, indent=2) + "\n")
     return 0
 

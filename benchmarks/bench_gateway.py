@@ -568,7 +568,7 @@ SHELL_CALLS: tuple[str, ...] = (
     "kubectl get pods -n web",
     "terraform plan -out tfplan",
     "psql -c 'SELECT count(*) FROM users'",
-    'python3 -c \'import json; print(json.load(open("package.json"))["version"])\'',
+    "python3 -c 'import json; print(json.load(open(\"package.json\"))[\"version\"])'",
     "docker compose up -d --build",
 )
 """Everyday shell calls, the common case of an agent's tool calls, each timed through pre-execute
@@ -616,8 +616,6 @@ def _shipped_targets(shipped: Mapping[str, Any], engines: Sequence[str]) -> list
             "kind": "target", "ratio": ratio, "limit": 2.0, "passed": ratio <= 2.0,
         })  # fmt: skip
     return found
-
-
 def shipped_load(engines: Sequence[str], rounds: int) -> dict[str, float]:
     """CPU seconds to load the shipped packs on each engine (best of ``rounds``), with the type
     checker and with it patched out (``_PackCompiler.check_types``), interleaved; and the ratio."""

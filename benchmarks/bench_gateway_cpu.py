@@ -128,31 +128,14 @@ def main() -> int:
         for name, kinds in samples.items()
     }
     for name, kinds in summary.items():
-        print(
-            f"{name:6} "
-            + "  ".join(
-                f"{kind}: {v['cpu_ms_per_request_median']:.3f} ms CPU/request" for kind, v in kinds.items()
-            )
-        )
+        print(f"{name:6} " + "  ".join(f"{kind}: {v['cpu_ms_per_request_median']:.3f} ms CPU/request"
+                                       for kind, v in kinds.items()))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "machine": {
-                    "cpus": os.cpu_count(),
-                    "load": os.getloadavg(),
-                    "python": platform.python_version(),
-                },
-                "requests": args.requests,
-                "concurrency": args.concurrency,
-                "rounds": args.rounds,
-                "summary": summary,
-                "samples": samples,
-            },
-            indent=2,
-        )
-        + "\n"
-    )
+    RESULTS.write_text(json.dumps({
+        "machine": {"cpus": os.cpu_count(), "load": os.getloadavg(), "python": platform.python_version()},
+        "requests": args.requests, "concurrency": args.concurrency, "rounds": args.rounds,
+        "summary": summary, "samples": samples,
+    }, indent=2) + "\n")
     return 0
 
 

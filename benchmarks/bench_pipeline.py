@@ -102,11 +102,7 @@ def harness_with_tool(listeners: bool) -> Harness:
     harness = Harness()
     harness.tools.register(
         define_tool(
-            "read_file",
-            description="read",
-            parameters=PARAMETERS,
-            execute=read_file,
-            output=OUTPUT,
+            "read_file", description="read", parameters=PARAMETERS, execute=read_file, output=OUTPUT,
             concurrency_safe=True,
         )
     )
@@ -174,12 +170,8 @@ async def ab_pipeline(core: Any, listeners: bool) -> float:
     harness = core.Harness()
     harness.tools.register(
         core.define_tool(
-            "read_file",
-            description="read",
-            parameters=PARAMETERS,
-            execute=read_file,
-            output=core.ToolOutput(schema=OUTPUT.schema),
-            concurrency_safe=True,
+            "read_file", description="read", parameters=PARAMETERS, execute=read_file,
+            output=core.ToolOutput(schema=OUTPUT.schema), concurrency_safe=True,
         )
     )
     if listeners:
@@ -200,12 +192,8 @@ async def ab_step(core: Any) -> float:
     harness = core.Harness()
     harness.tools.register(
         core.define_tool(
-            "read_file",
-            description="read",
-            parameters=PARAMETERS,
-            execute=read_file,
-            output=core.ToolOutput(schema=OUTPUT.schema),
-            concurrency_safe=True,
+            "read_file", description="read", parameters=PARAMETERS, execute=read_file,
+            output=core.ToolOutput(schema=OUTPUT.schema), concurrency_safe=True,
         )
     )
 
@@ -231,27 +219,21 @@ def against(other: Path) -> dict[str, Any]:
     import dsh_policy.core as this
 
     sides = {"this": this, "other": load_core(other.resolve(), "dsh_policy_against")}
-    ratios: dict[str, dict[str, list[float]]] = {
-        side: {"pipeline": [], "listeners": [], "step": []} for side in sides
-    }
+    ratios: dict[str, dict[str, list[float]]] = {side: {"pipeline": [], "listeners": [], "step": []}
+                                                 for side in sides}
     for round_ in range(AB_ROUNDS):
         for side in list(sides) if round_ % 2 == 0 else list(reversed(sides)):
             core = sides[side]
-            direct = min(
-                cpu_per_op(lambda: [read_file(ARGUMENTS, None) for _ in range(20000)], 20000)
-                for _ in range(3)
-            )
+            direct = min(cpu_per_op(lambda: [read_file(ARGUMENTS, None) for _ in range(20000)], 20000)
+                         for _ in range(3))
             ratios[side]["pipeline"].append(anyio.run(ab_pipeline, core, False) / direct)
             ratios[side]["listeners"].append(anyio.run(ab_pipeline, core, True) / direct)
             ratios[side]["step"].append(anyio.run(ab_step, core) / direct)
     report: dict[str, Any] = {"other": str(other), "rounds": AB_ROUNDS, "timer": "thread_time"}
     print(f"\nA/B against {other} ({AB_ROUNDS} alternating rounds, thread CPU time, x direct call)")
     print(f"{'measurement':<28}{'this':>10}{'other':>10}{'this/other':>12}")
-    for key, label in (
-        ("pipeline", "pipeline, no listeners"),
-        ("listeners", "pipeline, 4 listeners"),
-        ("step", "loop step, one tool call"),
-    ):
+    for key, label in (("pipeline", "pipeline, no listeners"), ("listeners", "pipeline, 4 listeners"),
+                       ("step", "loop step, one tool call")):
         mine, theirs = statistics.median(ratios["this"][key]), statistics.median(ratios["other"][key])
         report[key] = {"this": mine, "other": theirs, "this_vs_other": mine / theirs}
         print(f"{label:<28}{mine:>10.1f}{theirs:>10.1f}{mine / theirs:>12.3f}")
