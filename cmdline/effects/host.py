@@ -342,11 +342,11 @@ def _pool_argument(argv: list[str]) -> bool:
     )
 
 
-_SSH_FORWARD = re.compile(r"^-[a-zA-Z0-9]*?([RLDwg])(.*)$")
-_SSH_FORWARD_OPTION = re.compile(r"(?i)^(?:-o\s*)?(?:(?:Remote|Local|Dynamic)Forward|GatewayPorts)")
+_SSH_FORWARD = lazy_compile(r"^-[a-zA-Z0-9]*?([RLDwg])(.*)$")
+_SSH_FORWARD_OPTION = lazy_compile(r"(?i)^(?:-o\s*)?(?:(?:Remote|Local|Dynamic)Forward|GatewayPorts)")
 # A local forward bound to this machine's loopback: ``PORT:HOST:HOSTPORT`` (ssh binds it to
 # localhost unless GatewayPorts or -g say otherwise) or an explicit loopback bind address.
-_LOOPBACK_LOCAL_FORWARD = re.compile(
+_LOOPBACK_LOCAL_FORWARD = lazy_compile(
     r"^(?:(?:localhost|127\.0\.0\.1|\[::1\]|::1):)?[0-9]{1,5}:(?:\[[0-9A-Fa-f:.]+\]|[\w.-]+):[0-9]{1,5}$"
 )
 

@@ -82,7 +82,7 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
         r"|container_access_type\s*=\s*\"(?:blob|container)\"|[\"']?publicAccess[\"']?\s*:\s*[\"']?(?:Blob|Container)\b"
         r"|[\"']?(?:allowBlobPublicAccess|allow_nested_items_to_be_public|allow_blob_public_access)[\"']?\s*[:=]\s*[\"']?true\b"
     ),
-    "logging-off": re.compile(
+    "logging-off": lazy_compile(
         r"(?i)[\"']?\b(?:enable_logging|is_logging|IsLogging|EnableLogging|logging_enabled|enable_log_file_validation"
         r"|EnableLogFileValidation|include_global_service_events|IncludeGlobalServiceEvents)[\"']?\s*[:=]\s*[\"']?false\b"
     ),

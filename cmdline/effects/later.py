@@ -273,7 +273,7 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|https?://[^\s\"'<>`]{0,500}\$\("
     ),
     # a recursive delete of the home folder or the root, however the path is quoted or globbed
-    "wipes-home": re.compile(
+    "wipes-home": lazy_compile(
         r"(?m)\brm\s+(?:-[\w-]+\s+)*-[a-zA-Z]*[rR][a-zA-Z]*\s+(?:-[\w-]+\s+)*(?:--\s+)?"
         r"[\"']?(?:~|\$HOME|\$\{HOME\}|/)[\"']?/?\*?[\"']?(?:\s|$|;|&)"
     ),
@@ -329,8 +329,8 @@ _LINE_PAIRS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     # a download over plain http (no transport integrity: anyone on the path chooses the code)
     # handed to a shell or an interpreter later on the same line
     "plain-fetch-exec": (
-        re.compile(r"\b(?:curl|wget)\b[^|\n]{0,500}?\bhttp://"),
-        re.compile(r"\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node)\b"),
+        lazy_compile(r"\b(?:curl|wget)\b[^|\n]{0,500}?\bhttp://"),
+        lazy_compile(r"\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node)\b"),
     ),
     # the shell half of ``exfil`` (:func:`_exfil`): a fetcher posting, uploading or given a body
     "exfil-send": (

@@ -26,6 +26,7 @@ from typing import Any
 
 from dsh_policy.cmdline.effects.agent_configs import reference_server_words
 from dsh_policy.cmdline.effects.later import later_class
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["JUDGED_BY_COMMANDS", "hidden_code", "later_commands", "later_unread"]
 
@@ -36,26 +37,26 @@ JUDGED_BY_COMMANDS = frozenset(
 
 _MAX_TEXT = 64 * 1024
 _MAX_NODES = 5_000
-_SHEBANG = re.compile(r"\A#!\s*(\S+)(?:[ \t]+(\S+))?")
+_SHEBANG = lazy_compile(r"\A#!\s*(\S+)(?:[ \t]+(\S+))?")
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
 # npm's lifecycle scripts that run without being named (on install, pack, publish)
 _LIFECYCLE = frozenset(
     {"preinstall", "install", "postinstall", "prepare", "prepublish", "prepublishOnly", "prepack", "postpack"}
 )
-_JSON_PAIR = re.compile(r'"([\w:.-]+)"\s*:\s*"((?:[^"\\\n]|\\.){0,4000})"')
+_JSON_PAIR = lazy_compile(r'"([\w:.-]+)"\s*:\s*"((?:[^"\\\n]|\\.){0,4000})"')
 # an agent config entry that is no command (rights, keys, approvals) keeps its signal
-_AGENT_CONTROL = re.compile(
+_AGENT_CONTROL = lazy_compile(
     r'"(?:permissions|apiKeyHelper|env)"\s*:|dangerously|bypassPermissions|"defaultMode"'
 )
 
-_INTERPRETERS = re.compile(
+_INTERPRETERS = lazy_compile(
     r"^(?:(?:ba|da|z|k|mk|a|fi|c|tc)?sh|python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|lua|Rscript"
     r"|osascript|pwsh|powershell|tsx|ts-node|java|source|\.)$"
 )
-_RUNNERS = re.compile(r"^(?:npx|bunx|pnpx|uvx|pipx)$")
+_RUNNERS = lazy_compile(r"^(?:npx|bunx|pnpx|uvx|pipx)$")
 _RUNNER_VERBS = {"pnpm": ("dlx",), "yarn": ("dlx",), "npm": ("exec", "x"), "uv": ("tool",), "pipx": ("run",)}
 _DETACH = frozenset({"nohup", "setsid", "disown", "daemonize", "screen", "tmux", "at", "batch"})
-_WORD = re.compile(r"[^\s;&|()<>]+")
+_WORD = lazy_compile(r"[^\s;&|()<>]+")
 
 
 def _bounded(text: str) -> str:

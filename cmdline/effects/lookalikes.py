@@ -16,7 +16,6 @@ policy load.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -25,6 +24,7 @@ from pathlib import Path
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.packages import install_specs, malicious, normalize
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["DATA", "lookalike_acts", "near_miss", "runner_lookalike_acts", "snapshot"]
 
@@ -40,7 +40,7 @@ MIN_EDITED_LENGTH = 6
 """One letter away is judged only against names this long: five-letter names sit one edit from
 many real ones (``color``/``colour``, ``clone``/``cline``)."""
 
-_SEPARATORS = re.compile(r"[-_.]+")
+_SEPARATORS = lazy_compile(r"[-_.]+")
 _AFFIXES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "pypi": (
         ("python3-", "python-", "py-", "pypi-", "py"),
@@ -175,28 +175,34 @@ def lookalike_acts(argv: list[str]) -> Iterator[Effect]:
     """The ``lookalike-package`` effects of one install command (argv[0] a basename); none for a
     package the malicious-package snapshot already refuses."""
     for ecosystem, name, version in install_specs(argv):
-        if malicious(ecosystem, name, version):
-            continue
-        target, how = near_miss(ecosystem, name)
-        if target:
-            yield _fx(
-                "lookalike-package",
-                f"installs {name}, a look-alike of the popular {ecosystem} package {target} ({how})",
-                f"{ecosystem}:{normalize(ecosystem, name)}",
-            )
+        yield from _lookalike("installs", ecosystem, name, version)
+
+
+def _lookalike(verb: str, ecosystem: str, name: str, version: str | None) -> Iterator[Effect]:
+    """The ``lookalike-package`` effect of one package a command ``verb``s (installs or runs),
+    unless the malicious-package snapshot already refuses it."""
+    if malicious(ecosystem, name, version):
+        return
+    target, how = near_miss(ecosystem, name)
+    if target:
+        yield _fx(
+            "lookalike-package",
+            f"{verb} {name}, a look-alike of the popular {ecosystem} package {target} ({how})",
+            f"{ecosystem}:{normalize(ecosystem, name)}",
+        )
 
 
 _RUNNERS = (
     (
         "npm",
-        re.compile(
+        lazy_compile(
             r"(?:^|[\s;&|(])(?:npx|bunx|pnpx|(?:pnpm|yarn)\s+dlx|npm\s+exec)\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*"
             r"(@[\w.-]+/[\w.-]+|[\w.-]+)"
         ),
     ),
     (
         "pypi",
-        re.compile(
+        lazy_compile(
             r"(?:^|[\s;&|(])(?:uvx|pipx\s+run|uv\s+tool\s+run)\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*"
             r"([A-Za-z0-9][\w.-]*)"
         ),
@@ -216,13 +222,4 @@ def runner_lookalike_acts(line: str) -> Iterator[Effect]:
         return
     for ecosystem, runner in _RUNNERS:
         for match in runner.finditer(line):
-            name = match.group(1)
-            if malicious(ecosystem, name, None):
-                continue
-            target, how = near_miss(ecosystem, name)
-            if target:
-                yield _fx(
-                    "lookalike-package",
-                    f"runs {name}, a look-alike of the popular {ecosystem} package {target} ({how})",
-                    f"{ecosystem}:{normalize(ecosystem, name)}",
-                )
+            yield from _lookalike("runs", ecosystem, match.group(1), None)

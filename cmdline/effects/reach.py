@@ -48,20 +48,21 @@ from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell.wrappers import kubectl_verb
 from dsh_policy.cmdline.writers import written_operands
 
 __all__ = ["reach_command_acts", "reach_line_acts"]
 
 # ----------------------------------------------------------------- other machines
-_COMMAND_MODULES = re.compile(
+_COMMAND_MODULES = lazy_compile(
     r"^(?:ansible\.(?:builtin|windows)\.)?(?:shell|command|raw|script|win_shell|win_command|expect)$"
 )
-_DESTRUCTIVE_MODULE_ARGS = re.compile(r"(?:^|\s)state=absent\b")
-_SALT_RUNS = re.compile(
+_DESTRUCTIVE_MODULE_ARGS = lazy_compile(r"(?:^|\s)state=absent\b")
+_SALT_RUNS = lazy_compile(
     r"^(?:cmd\.(?:run\w*|shell|script|exec_code\w*|powershell)|file\.(?:remove|rmdir|delete\w*))$"
 )
-_DOWNLOAD_RUN = re.compile(
+_DOWNLOAD_RUN = lazy_compile(
     r"\b(?:curl|wget|fetch)\b[^|\n]{0,2000}\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node)\b"
 )
 _SSH_VALUE_FLAGS = frozenset("BbcDEeFIiJLlmOopQRSWw")
@@ -107,14 +108,14 @@ def _ssh_remote(argv: list[str]) -> Iterator[Effect]:
 
 
 # ----------------------------------------------------------------- clusters and clouds
-_CONTROL_NAMESPACES = re.compile(
+_CONTROL_NAMESPACES = lazy_compile(
     r"^(?:kube-system|kube-public|kube-node-lease|openshift-[\w-]+|gke-system|calico-system|tigera-operator)$"
 )
-_POD_SECRET_PATHS = re.compile(
+_POD_SECRET_PATHS = lazy_compile(
     r":/+(?:etc/+kubernetes/+(?:pki|admin\.conf|super-admin\.conf|controller-manager\.conf|scheduler\.conf)"
     r"|var/+lib/+kubelet/+pki|var/+run/+secrets|run/+secrets|var/+lib/+etcd)"
 )
-_HOST_SETTINGS = re.compile(
+_HOST_SETTINGS = lazy_compile(
     r"(?i)(?:^|[.\[])(?:hostPID|hostNetwork|hostIPC|privileged|allowPrivilegeEscalation|hostPath\w*)\]?=true$"
     r"|(?:clusterAdmin|cluster-admin|clusterRoleAdmin)\w*=true$|=cluster-admin$"
 )
@@ -168,7 +169,7 @@ def _helm(argv: list[str]) -> Iterator[Effect]:
         yield _fx("cloud-exposure", "helm deploys a chart given the host or cluster-admin", granted[0])
 
 
-_SHELLS = re.compile(r"^(?:/\S*/)?(?:ba|z|da|k|a|fi)?sh$|^busybox$")
+_SHELLS = lazy_compile(r"^(?:/\S*/)?(?:ba|z|da|k|a|fi)?sh$|^busybox$")
 
 
 def _control_plane_shells(commands: list[list[str]]) -> Iterator[Effect]:
@@ -280,7 +281,7 @@ _REMOTE_ACCESS = frozenset(
     {"anydesk", "teamviewer", "rustdesk", "meshagent", "ligolo-agent", "ligolo-ng", "ligolo-proxy", "x11vnc",
      "screenconnect", "tacticalrmm", "atera", "splashtop", "dwagent", "remoteutilities"}
 )  # fmt: skip
-_PROXY_SETTERS = re.compile(
+_PROXY_SETTERS = lazy_compile(
     r"^-set(?:web|secureweb|socksfirewall|ftp|streaming|gopher)proxy$|^-setautoproxyurl$|^-setdnsservers$"
 )
 
@@ -320,14 +321,14 @@ def _capture(argv: list[str]) -> Iterator[Effect]:
 
 
 # ----------------------------------------------------------------- hiding, run-later and root
-_SYSTEM_NAMES = re.compile(
+_SYSTEM_NAMES = lazy_compile(
     r"^\[[\w/:.+-]+\]$|^(?:kworker|kthreadd|ksoftirqd|kswapd\d*|migration|rcu_\w+|systemd(?:-\w+)?|sshd|dbus-daemon"
     r"|crond?|init|rsyslogd|udevd|irqbalance|polkitd|containerd|dockerd)(?:$|[:/ ])"
 )
-_STANDARD_SHELLS = re.compile(
+_STANDARD_SHELLS = lazy_compile(
     r"^(?:(?:/usr)?/bin/+)?(?:ba|z|da|k|fi)?sh(?:\.exe)?$|^(?:cmd|pwsh|powershell)(?:\.exe)?$"
 )
-_SYSTEM_PROGRAM_DIRS = re.compile(r"^/+(?:usr|opt|lib|lib64|bin|sbin|snap|nix|Applications|System)/")
+_SYSTEM_PROGRAM_DIRS = lazy_compile(r"^/+(?:usr|opt|lib|lib64|bin|sbin|snap|nix|Applications|System)/")
 _TIMER_OPTIONS = (
     "--on-active",
     "--on-boot",
@@ -397,7 +398,7 @@ def _runs_later(argv: list[str]) -> Iterator[Effect]:
             yield _fx("runs-later-config", f"{tool} runs every package script through another program", value)
 
 
-_LOADER_VARIABLES = re.compile(
+_LOADER_VARIABLES = lazy_compile(
     r"^(?:LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|GLIBC_TUNABLES|PYTHONPATH|PYTHONSTARTUP|PERL5LIB|PERL5OPT|RUBYLIB"
     r"|RUBYOPT|NODE_OPTIONS|BASH_ENV|ENV|DYLD_INSERT_LIBRARIES|DYLD_LIBRARY_PATH)="
 )
@@ -419,11 +420,11 @@ _SETUID_PROGRAMS = frozenset(
         "fusermount3",
     }
 )
-_EXPLOITS = re.compile(
+_EXPLOITS = lazy_compile(
     r"(?i)^(?:pwnkit|dirtypipe|dirty_pipe|dirtycow|dirty_cow|cowroot|baron[-_]?samedit|sudo[-_]?killer|gameoverlay"
     r"|overlayfs[-_]?exploit|looney[-_]?tunables|nimbuspwn|polkit[-_]?exploit|cve[-_]?\d{4}[-_]\d{4,})$"
 )
-_SYSTEM_PACKAGE_DIRS = re.compile(
+_SYSTEM_PACKAGE_DIRS = lazy_compile(
     r"^/+(?:usr/+lib|usr/+lib64|usr/+share|lib|lib64|etc|usr/+bin|usr/+sbin|bin|sbin)(?:/|$)"
 )
 
@@ -447,10 +448,10 @@ def _privilege(argv: list[str]) -> Iterator[Effect]:
 
 
 _UNPACKERS = frozenset({"tar", "bsdtar", "gtar", "unzip", "7z", "7za", "7zr", "cpio"})
-_SYSTEM_FOLDERS = re.compile(
+_SYSTEM_FOLDERS = lazy_compile(
     r"^/+(?:$|(?:etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|var/+spool|var/+lib|System|Library)(?:/|$))"
 )
-_STATE_SECRETS = re.compile(r"(?i)password|secret|private_key|access_key|token|\.sensitive")
+_STATE_SECRETS = lazy_compile(r"(?i)password|secret|private_key|access_key|token|\.sensitive")
 
 
 def _system_writes(argv: list[str]) -> Iterator[Effect]:
@@ -469,8 +470,8 @@ def _system_writes(argv: list[str]) -> Iterator[Effect]:
                 return
 
 
-_ERASING_SED = re.compile(r"^\s*(?:1\s*,\s*\$\s*)?d\s*$|^\s*s(.)\^?\.\*\$?\1\1[gs]*\s*$")
-_ERASING_PERL = re.compile(
+_ERASING_SED = lazy_compile(r"^\s*(?:1\s*,\s*\$\s*)?d\s*$|^\s*s(.)\^?\.\*\$?\1\1[gs]*\s*$")
+_ERASING_PERL = lazy_compile(
     r"^\s*(?:undef\s*\$_|\$_\s*=\s*(?:\"\"|''|q\(\)|undef))\s*;?\s*$|^\s*s(.)\^?\.\*\$?\1\1[gsm]*\s*;?\s*$"
 )
 
