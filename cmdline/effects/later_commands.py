@@ -22,6 +22,7 @@ import json
 import re
 import shlex
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from dsh_policy.cmdline.effects.agent_configs import reference_server_words
@@ -153,10 +154,19 @@ def later_commands(path: str, text: str) -> list[str]:
     if not isinstance(path, str) or not isinstance(text, str):
         raise TypeError("path.later_commands expects two strings")
     found = _read(path, _bounded(text))
-    return found or []
+    return list(found or ())
 
 
-def _read(path: str, text: str) -> list[str] | None:
+@lru_cache(maxsize=16)
+def _read(path: str, text: str) -> tuple[str, ...] | None:
+    """The command lines of ``text`` at ``path`` (``None``: not a runner's format). Kept for the
+    few last writes: the packs' ``path.later_unread`` and the decider's implied calls read the same
+    write once each."""
+    found = _read_uncached(path, text)
+    return None if found is None else tuple(found)
+
+
+def _read_uncached(path: str, text: str) -> list[str] | None:
     kind = later_class(path)
     if kind in ("git-hook", "project-hook") and not re.search(r"\.ya?ml$", path):
         return _hook_commands(path, text)
