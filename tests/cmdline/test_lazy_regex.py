@@ -59,3 +59,32 @@ def test_every_pattern_the_readers_and_cel_create_compiles() -> None:
             importlib.import_module(module.name)
     assert compile_all() >= 200
     assert all("search" in vars(pattern) for pattern in list(_CREATED))
+
+
+# Data refresh tools run from the command line, never while a policy loads or decides.
+_OFF_THE_DECISION_PATH = {"malicious_refresh.py", "popular_refresh.py"}
+
+
+def test_no_reader_or_cel_module_compiles_a_pattern_at_import() -> None:
+    """docs/design/STYLE.md: module-level patterns on the load and decision path are lazy."""
+    import ast
+    from pathlib import Path
+
+    eager: list[str] = []
+    for package in (dsh_policy.cmdline, dsh_policy.policy.cel):
+        for path in sorted(Path(package.__path__[0]).rglob("*.py")):
+            if path.name in _OFF_THE_DECISION_PATH:
+                continue
+            for node in ast.parse(path.read_text()).body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    continue
+                for sub in ast.walk(node):
+                    func = sub.func if isinstance(sub, ast.Call) else None
+                    if (
+                        isinstance(func, ast.Attribute)
+                        and func.attr == "compile"
+                        and isinstance(func.value, ast.Name)
+                        and func.value.id == "re"
+                    ):
+                        eager.append(f"{path.name}:{sub.lineno}")
+    assert eager == []
