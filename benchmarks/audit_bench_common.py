@@ -7,6 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+APPEND_CPU_TARGET = 0.35  # batch appends / raw write + group fsync, CPU
+BATCH_RECORDS = 256  # the writer's default group commit
+
 
 @dataclass(frozen=True, slots=True)
 class Timing:

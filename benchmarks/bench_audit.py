@@ -39,9 +39,10 @@ itself costs in CPython, whatever the code around it:
   not timed), and the RFC 6962 leaf and node hashes of the tree the checkpoints sign. No parsing,
   no canonical check, no chain or signature check.
 
-Beside them, *where one append's CPU goes* (:func:`append_phases`): the batch append measured in its
-own thread and in the process (the flusher is the difference), each step it takes timed alone over
-the same records, and what the steps leave unexplained (the interpreter between them).
+Beside them, *where one append's CPU goes* (:mod:`bench_audit_phases`): the batch append measured in
+its own thread and in the process (the flusher is the difference), each step it takes timed alone
+over the same records, what the steps leave unexplained (the interpreter between them), and the
+flusher's fsyncs counted against raw's with its anchor exports timed alone.
 
 Why absolute figures move between hosts of the same kind (2 vCPU): the CPU model (SHA-256 runs at
 1.2 GB/s without the SHA extensions and 1.7 GB/s with them, while interpreted Python is 2x slower
@@ -70,7 +71,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from audit_bench_common import Row, Timing, measure
+from audit_bench_common import APPEND_CPU_TARGET, BATCH_RECORDS, Row, Timing, measure
+from bench_audit_phases import append_budget, append_phases, flusher_work
 from bench_audit_processes import bench_parallel_verify, compare_trees
 from dsh_policy.audit.keys import write_key_pair
 from dsh_policy.audit.record import (
@@ -83,9 +85,7 @@ from dsh_policy.audit.verify import verify_log
 from dsh_policy.audit.writer import AuditWriter, FsyncMode
 
 RESULTS = Path(__file__).resolve().parent / "results" / "audit.json"
-APPEND_CPU_TARGET = 0.35  # batch appends / raw write + group fsync, CPU
 VERIFY_RATIO_TARGET = 5.0  # verify --key / raw SHA-256, CPU
-BATCH_RECORDS = 256  # the writer's default group commit
 
 
 def gateway_record(index: int) -> dict[str, Any]:
@@ -400,120 +400,6 @@ def machine_facts() -> dict[str, Any]:
     }
 
 
-def append_phases(directory: Path, key: Path, records: list[dict[str, Any]], count: int) -> dict[str, float]:
-    """Where one batch append's CPU goes, in nanoseconds per record (format 2, best of 3 each).
-
-    The whole append is measured in the appending thread (``thread_time``) and in the process
-    (the flusher's fsyncs and anchor exports are the difference); each step the append takes is
-    then timed alone over the same records, and what the steps do not explain is the
-    interpreter's own work between them (calls, attribute reads, the receipt, the bookkeeping).
-    ``lock + seek`` is what a record paid before batch-mode leases: now once per lease.
-    """
-    from dsh_policy.audit.merkle import MerkleFrontier
-    from dsh_policy.audit.record import seal_line_v2
-    from dsh_policy.audit.writer.append import UtcClock, check_caller_record
-
-    sample = [records[index % len(records)] for index in range(count)]
-    best_thread = best_process = float("inf")
-    for attempt in range(3):
-        with AuditWriter.open(
-            directory / f"phases-{attempt}.jsonl",
-            fsync="batch",
-            signing_key=key,
-            checkpoint_every=1000,
-            batch_records=BATCH_RECORDS,
-        ) as writer:
-            process, thread = time.process_time(), time.thread_time()
-            for fields in sample:
-                writer.append("tool_result", fields)
-            writer.flush()
-            best_thread = min(best_thread, time.thread_time() - thread)
-            best_process = min(best_process, time.process_time() - process)
-    clock = UtcClock()
-    stamped = [{**fields, "ts": clock.now()} for fields in sample]
-    lines = [seal_line_v2(dict(fields), "log", 1, "ab" * 32, "tool_result")[0] for fields in stamped]
-    digests = [hashlib.sha256(line).digest() for line in lines]
-    scratch = directory / "phases-write.jsonl"
-    fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
-    lock = os.open(directory / "phases.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    frontier = MerkleFrontier()
-
-    def caller_checks() -> None:
-        for fields in sample:
-            check_caller_record("tool_result", fields)
-            dict(fields)
-
-    def stamp() -> None:
-        for _ in sample:
-            clock.now()
-
-    def walk() -> None:
-        for fields in stamped:
-            _types_in_domain(fields)
-
-    def dump() -> None:
-        for fields in stamped:
-            canonical_bytes_unchecked(fields)
-
-    def seal() -> None:
-        for seq, fields in enumerate(stamped):
-            seal_line_v2(fields, "log", seq, "ab" * 32, "tool_result")
-
-    def tree() -> None:
-        for digest in digests:
-            frontier.append(digest)
-
-    def write() -> None:
-        for line in lines:
-            os.write(fd, line)
-
-    def lock_and_seek() -> None:
-        flock, exclusive, unlock = fcntl.flock, fcntl.LOCK_EX, fcntl.LOCK_UN
-        for _ in sample:
-            flock(lock, exclusive)
-            os.lseek(fd, 0, os.SEEK_END)
-            flock(lock, unlock)
-
-    steps = {"caller checks + copy": caller_checks, "timestamp": stamp, "seal (all of it)": seal}
-    parts = {"  of it: domain type walk": walk, "  of it: sorted orjson dump": dump}
-    rest = {"Merkle leaf + nodes": tree, "write(2) of the line": write}
-    timed: dict[str, float] = {}
-    try:
-        for name, step in {**steps, **parts, **rest, "lock + seek (before leases)": lock_and_seek}.items():
-            timed[name] = min(measure(step).cpu for _ in range(3)) / count * 1e9
-    finally:
-        os.close(fd)
-        os.close(lock)
-    explained = sum(timed[name] for name in (*steps, *rest))
-    return {
-        "append, appending thread": best_thread / count * 1e9,
-        "append, whole process": best_process / count * 1e9,
-        **timed,
-        "flusher (fsync, anchor export)": (best_process - best_thread) / count * 1e9,
-        "interpreter between the steps": best_thread / count * 1e9 - explained,
-    }
-
-
-def append_budget(append: dict[str, Any], phases: dict[str, float]) -> dict[str, float]:
-    """Whether the append target is reachable at all: the floor (a tight loop of the format's
-    steps) without its per-record lock (batch mode leases it) plus the two steps every record
-    needs that the floor leaves out (the domain type walk: orjson writes floats, enums and UUIDs
-    the log must refuse; the timestamp), against what the target allows."""
-    raw = append["raw_ns_per_record_cpu"]
-    floor = append["floor_ns_per_record_cpu"]
-    without_lock = floor - phases["lock + seek (before leases)"]
-    format_floor = without_lock + phases["  of it: domain type walk"] + phases["timestamp"]
-    return {
-        "raw": raw,
-        "target": raw / APPEND_CPU_TARGET,
-        "floor": floor,
-        "floor_without_lock": without_lock,
-        "format_floor": format_floor,
-        "format_floor_vs_raw": raw / format_floor,
-        "batch": append["batch_ns_per_record_cpu"],
-    }
-
-
 def bench_serializers(records: list[dict[str, Any]]) -> list[Row]:
     """Per-record cost of the canonical fast path against the pure-Python reference and json."""
     import rfc8785
@@ -574,7 +460,8 @@ def main(argv: list[str] | None = None) -> int:
             else None
         )
         rows += bench_serializers(records)
-        phases = append_phases(directory, key, records, count)
+        flusher = flusher_work(directory, key, records, count)
+        phases = append_phases(directory, key, records, count, flusher)
         if args.processes:
             per_process = 300
             for rotate_bytes in (0, 4096):
@@ -618,6 +505,12 @@ def main(argv: list[str] | None = None) -> int:
         for name, nanoseconds in phases.items():
             print(f"  {name:<34}{nanoseconds:>8,.0f}")
         print(
+            f"  the flusher's fsyncs: {flusher['fsyncs_per_1000_records']:.1f} per 1,000 records"
+            f" (raw's: {flusher['raw_fsyncs_per_1000_records']:.1f}), of them"
+            f" {flusher['anchor_exports_per_1000_records']:.1f} for anchor exports, each"
+            f" {flusher['anchor_export_cpu_us']:,.0f} us of CPU alone (a new file, its fsync, a rename)"
+        )
+        print(
             f"parallel verify --key: {parallel['segments']} segments ({parallel['megabytes']:.0f} MB) on"
             f" {parallel['processes']} processes ({parallel['usable_cores']} usable cores):"
             f" wall speed-up {parallel['wall_speedup']:.2f}x (one process's wall time over theirs;"
@@ -642,6 +535,7 @@ def main(argv: list[str] | None = None) -> int:
             "machine": {**machine_facts(), "load_average_1m": load},
             "parallel_verify": parallel,
             "append_phases_ns": phases,
+            "flusher": flusher,
             "append_budget_ns": budget,
             **({"against": {"python": args.against, "trees": compared}} if compared is not None else {}),
             "rows": [row.to_json() for row in rows],
