@@ -1,0 +1,414 @@
+"""Installs that take code from outside the package registry: a git repository, a code host's
+archive or any other URL, named on an install command line or in a dependency file that the next
+install reads (ATT&CK T1195.001).
+
+A registry install gets a published, immutable release that the registry's malware scanning and the
+advisory databases cover. An install from a repository gets whatever a branch holds today, from
+whoever controls that account, and runs its install-time code (npm lifecycle scripts, setup.py,
+build.rs, a gemspec) as the user. That is one effect, whichever package manager spells it:
+``npm install github:user/repo``, ``pip install git+https://host/user/repo``, ``uv add``/``poetry
+add``/``pipx install`` of a ``git+`` URL, ``cargo install --git``, ``bundle add --git``/``--github``,
+``gem specific_install``, a package runner given a repository (``npx github:user/repo``, ``uvx
+--from git+...``), or the same source written into package.json, requirements, pyproject.toml,
+Cargo.toml or a Gemfile.
+
+The effect is ``source`` with target ``git:HOST/OWNER/REPO`` (lower case) for a repository or a
+code host's archive, so ``ask-before-trust-changes`` judges it against the pack's
+``trusted_sources`` globs (``git:github.com/huggingface/*``); an archive URL on any other host is a
+``registry`` effect judged by host, like an index. Local paths (``./lib``, ``file:``, ``-e .``)
+and registry names are no effect. Go is not read here: ``go install``/``go get`` fetch a module
+path through the Go module proxy and checksum database, which is Go's registry.
+
+Readers: :func:`code_source` (one install operand), :func:`install_source_acts` (one command's
+argv, for ``shell.acts``) and :func:`dependency_installs` (the install lines a dependency file's new
+text implies, for the implied shell calls of ``later_commands``). Lexical: nothing is resolved.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.effects.model import option_value as _value
+from dsh_policy.cmdline.lazy_regex import lazy_compile
+from dsh_policy.cmdline.programs import operands
+
+__all__ = ["code_source", "dependency_installs", "install_source_acts", "runner_source_acts"]
+
+_SHORTHAND_HOSTS = {
+    "github": "github.com",
+    "gitlab": "gitlab.com",
+    "bitbucket": "bitbucket.org",
+    "gist": "gist.github.com",
+}
+"""npm's hosted-git shorthands (``github:user/repo``)."""
+
+_CODE_HOSTS = {
+    "github.com": "github.com",
+    "www.github.com": "github.com",
+    "codeload.github.com": "github.com",
+    "gist.github.com": "gist.github.com",
+    "gitlab.com": "gitlab.com",
+    "bitbucket.org": "bitbucket.org",
+    "codeberg.org": "codeberg.org",
+}
+"""Hosts whose URLs name a repository as their first two path segments (an archive of
+``github.com/user/repo/archive/main.zip`` is that repository's code)."""
+
+_VCS_PREFIX = lazy_compile(r"^(?:git|hg|svn|bzr)\+", re.I)
+_ALIAS = lazy_compile(
+    r"^(?:@[\w.-]+/)?[\w.-]+@(?=(?:git\+|git:|github:|gitlab:|bitbucket:|gist:|https?:|ssh:))"
+)
+"""npm's ``name@<source>`` (an alias or an explicit name for a git or URL spec)."""
+_DIRECT_REFERENCE = lazy_compile(r"^[A-Za-z0-9][\w.-]*(?:\[[^\]]*\])?\s*@\s*(\S+)$")
+"""PEP 508's ``name @ URL`` (pip, uv, poetry, pdm, pyproject dependencies)."""
+_SCP = lazy_compile(r"^[\w.-]+@([\w.-]+):(?!//)(\S+)$")
+"""git's scp-like ``git@host:user/repo.git``."""
+_NPM_SHORTHAND = lazy_compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(?:#\S*)?$")
+"""npm's bare ``user/repo`` (a GitHub repository), as against a scoped name or a path."""
+_ARCHIVE = lazy_compile(r"\.(?:tgz|tar|tar\.gz|tar\.bz2|zip|whl|gem|crate)$", re.I)
+
+
+def _repository(host: str, path: str) -> str:
+    """``git:HOST/OWNER/REPO`` from a host and a URL path (a ref, ``.git`` and the rest dropped)."""
+    path = re.split(r"[#?]", path, maxsplit=1)[0]
+    parts = [p for p in path.split("/") if p][:2]
+    if parts:
+        parts[-1] = re.sub(r"\.git$", "", parts[-1].split("@", 1)[0], flags=re.I)
+    return "git:" + "/".join([host.lower(), *(p.lower() for p in parts if p)])
+
+
+def code_source(spec: str, *, npm_shorthand: bool = False) -> tuple[str, str] | None:
+    """``(kind, target)`` when one install operand names code outside the registry: ``("source",
+    "git:host/owner/repo")`` for a repository or a code host's archive, ``("registry", URL)`` for
+    an archive on any other host; ``None`` for a registry name, a local path or a ``file:`` URL.
+    ``npm_shorthand``: read a bare ``user/repo`` as npm does (a GitHub repository)."""
+    spec = spec.strip().strip("'\"")
+    if not spec or spec.startswith(("file:", "link:", "workspace:", "portal:", "npm:", ".", "/", "~")):
+        return None
+    spec = _ALIAS.sub("", spec, count=1)
+    direct = _DIRECT_REFERENCE.match(spec)
+    if direct and ("://" in direct.group(1) or _VCS_PREFIX.match(direct.group(1))):
+        spec = direct.group(1)
+    scheme, colon, rest = spec.partition(":")
+    if colon and scheme.lower() in _SHORTHAND_HOSTS and not rest.startswith("//"):
+        return "source", _repository(_SHORTHAND_HOSTS[scheme.lower()], rest)
+    vcs = bool(_VCS_PREFIX.match(spec))
+    url = _VCS_PREFIX.sub("", spec, count=1)
+    scp = _SCP.match(url)
+    if scp and "://" not in url:
+        return "source", _repository(scp.group(1), scp.group(2))
+    if "://" not in url:
+        if npm_shorthand and _NPM_SHORTHAND.match(spec) and not _ARCHIVE.search(spec):
+            return "source", _repository("github.com", spec)
+        return None
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme.lower() == "file" or not host:
+        return None
+    if vcs or parts.scheme.lower() in ("git", "ssh", "git+ssh") or parts.path.lower().endswith(".git"):
+        return "source", _repository(_CODE_HOSTS.get(host, host), parts.path)
+    if host in _CODE_HOSTS:
+        return "source", _repository(_CODE_HOSTS[host], parts.path)
+    return "registry", url
+
+
+# ----------------------------------------------------------------- install commands
+_NPM_VERBS = frozenset(
+    {"install", "i", "add", "isntall", "in", "ins", "inst", "insta", "instal", "update", "up"}
+)
+_NPM_VALUE_OPTIONS = frozenset(
+    {"--registry", "--tag", "-w", "--workspace", "--filter", "-F", "--cwd", "--prefix", "-C", "--dir"}
+)
+_PY_VALUE_OPTIONS = frozenset(
+    {
+        "-r",
+        "--requirement",
+        "-c",
+        "--constraint",
+        "-e",
+        "--editable",
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "--python",
+        "-p",
+        "--group",
+        "--optional",
+        "--target",
+        "-t",
+        "--prefix",
+        "--from",
+        "--spec",
+        "--with",
+        "--index",
+        "--default-index",
+        "--source",
+        "-G",
+        "-E",
+        "--extras",
+    }
+)
+_RUNNERS = frozenset({"npx", "bunx", "pnpx"})
+_RUNNER_VERBS = {"npm": ("exec", "x"), "pnpm": ("dlx",), "yarn": ("dlx",), "bun": ("x",)}
+
+
+def _npm(argv: list[str]) -> Iterator[str]:
+    """Install operands of npm/pnpm/yarn/bun (``yarn global add``), and the package a runner
+    (``npx``, ``npm exec``, ``pnpm dlx``) fetches: its first operand and ``--package`` values."""
+    tool = argv[0]
+    runner_verb = tool in _RUNNERS or (argv[1:2] and argv[1] in _RUNNER_VERBS.get(tool, ()))
+    if runner_verb:
+        start = 1 if tool in _RUNNERS else 2
+        for i, arg in enumerate(argv[start:], start):
+            if arg in ("-p", "--package") and i + 1 < len(argv):
+                yield argv[i + 1]
+            elif arg.startswith("--package="):
+                yield arg.partition("=")[2]
+        first = operands(argv[start:], frozenset({"-p", "--package", "-c", "--call"}))
+        yield from first[:1]
+        return
+    verb = next((j for j, a in enumerate(argv[1:4], 1) if a in _NPM_VERBS), 0)
+    if verb:
+        yield from operands(argv[verb + 1 :], _NPM_VALUE_OPTIONS)
+
+
+def _python_words(argv: list[str]) -> list[str] | None:
+    """The words after the install verb of pip, ``python -m pip``, ``uv pip``/``uv add``/``uv
+    tool install``, pipx, poetry and pdm; the package runners ``uvx``, ``uv tool run`` and ``pipx
+    run`` count as installs (``--from``/``--spec`` name what they fetch)."""
+    tool, words = argv[0], argv[1:]
+    if tool.startswith("python") and words[:2] == ["-m", "pip"]:
+        words = words[2:]
+    elif tool == "uv" and words[:1] in (["pip"], ["tool"]):
+        words = words[1:]
+    if tool == "uvx" or (tool in ("uv", "pipx") and words[:1] == ["run"]):
+        return ["install", *(words if tool == "uvx" else words[1:])]
+    if words and words[0] in ("install", "add"):
+        return words
+    return None
+
+
+def _python(argv: list[str]) -> Iterator[str]:
+    words = _python_words(argv)
+    if words is None:
+        return
+    for option in ("-e", "--editable", "--from", "--spec", "--with"):
+        value = _value(words, option)
+        if value is not None:
+            yield value
+    found = operands(words[1:], _PY_VALUE_OPTIONS)
+    # ``name @ URL`` given as three words
+    for i, word in enumerate(found):
+        if word == "@" and 0 < i < len(found) - 1:
+            yield f"{found[i - 1]} @ {found[i + 1]}"
+        else:
+            yield word
+
+
+def _cargo(argv: list[str]) -> Iterator[str]:
+    if argv[1:2] in (["install"], ["add"]):
+        value = _value(argv, "--git")
+        if value:
+            yield "git+" + value if "://" in value else value
+
+
+def _gem(argv: list[str]) -> Iterator[str]:
+    """``gem specific_install URL`` (a plugin that builds a gem from a repository)."""
+    if argv[1:2] == ["specific_install"]:
+        yield from (
+            w for w in operands(argv[2:], frozenset({"-l", "--location", "-b", "--branch"})) if "/" in w
+        )
+        value = _value(argv, "-l", "--location")
+        if value:
+            yield value
+
+
+def _bundle(argv: list[str]) -> Iterator[str]:
+    if argv[1:2] == ["add"]:
+        git = _value(argv, "--git")
+        if git:
+            yield "git+" + git if "://" in git else git
+        github = _value(argv, "--github")
+        if github:
+            yield f"github:{github}"
+
+
+_READERS = {
+    **dict.fromkeys(("npm", "pnpm", "yarn", "bun", "npx", "bunx", "pnpx"), _npm),
+    **dict.fromkeys(("pip", "pip3", "uv", "uvx", "poetry", "pipx", "pdm"), _python),
+    "cargo": _cargo,
+    "gem": _gem,
+    **dict.fromkeys(("bundle", "bundler"), _bundle),
+}
+
+
+def install_source_acts(argv: list[str]) -> Iterator[Effect]:
+    """The ``source``/``registry`` effects of one install command (argv[0] a basename) that takes
+    code from a repository or a URL instead of the registry."""
+    reader = _READERS.get(argv[0]) or (_python if argv[0].startswith("python") else None)
+    if reader is None or len(argv) < 2:
+        return
+    npm_like = reader is _npm
+    for spec in reader(argv):
+        found = code_source(spec, npm_shorthand=npm_like)
+        if found is None:
+            continue
+        kind, target = found
+        where = target.removeprefix("git:") if kind == "source" else target
+        yield _fx(
+            kind,
+            f"{argv[0]} installs code from {where}, outside the package registry (its install code runs)",
+            target,
+        )
+
+
+_RUNNER_LINE = lazy_compile(
+    r"(?:^|[\s;&|(])(?:npx|bunx|pnpx|(?:pnpm|yarn)\s+dlx|npm\s+(?:exec|x)|bun\s+x)\s+"
+    r"(?:-{1,2}[\w-]+(?:=\S+)?\s+)*([^\s;&|()]+)"
+)
+"""A JavaScript package runner and the package it fetches (the shell reader folds that package
+into the program it runs, so the runner's own argv no longer shows it)."""
+
+
+def runner_source_acts(line: str) -> Iterator[Effect]:
+    """``npx github:user/repo``, ``pnpm dlx git+https://...``: a runner fetching a repository."""
+    if "/" not in line:
+        return
+    for match in _RUNNER_LINE.finditer(line):
+        found = code_source(match.group(1), npm_shorthand=True)
+        if found is not None:
+            kind, target = found
+            where = target.removeprefix("git:") if kind == "source" else target
+            yield _fx(
+                kind,
+                f"a package runner fetches and runs code from {where}, outside the package registry",
+                target,
+            )
+
+
+# ----------------------------------------------------------------- dependency files
+_DEPENDENCY_TABLES = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
+_JSON_PAIR = lazy_compile(r'"(@?[\w./-]+)"\s*:\s*"((?:[^"\\\n]|\\.){0,2000})"')
+_PACKAGE_METADATA = frozenset(
+    {
+        "repository",
+        "url",
+        "homepage",
+        "bugs",
+        "funding",
+        "author",
+        "name",
+        "description",
+        "main",
+        "types",
+        "typings",
+        "module",
+        "browser",
+        "bin",
+        "man",
+        "directories",
+        "files",
+        "license",
+        "type",
+        "$schema",
+        "email",
+    }
+)
+_REQUIREMENT_EDITABLE = lazy_compile(r"^(?:-e|--editable)[\s=]+(\S+)")
+_PEP508_STRING = lazy_compile(r"[\"']([A-Za-z0-9][\w.-]*(?:\[[^\]\"']*\])?\s*@\s*[^\"'\s;]+)")
+_INLINE_SOURCE = lazy_compile(r"(?m)^\s*([\w.-]+)\s*=\s*\{[^}\n]*?\b(git|url)\s*=\s*[\"']([^\"']+)[\"']")
+_CARGO_GIT = lazy_compile(r"(?m)\bgit\s*=\s*\"([^\"]+)\"")
+_GEM_SOURCE = lazy_compile(
+    r"(?m)^\s*gem\s+[\"']([\w.-]+)[\"'][^\n]*?(?:\b|:)(git|github)(?::|\s*=>)\s*[\"']([^\"']+)[\"']"
+)
+_GEM_GIT_BLOCK = lazy_compile(r"(?m)^\s*(git|github)\s+[\"']([^\"']+)[\"']\s*(?:,|do\b)")
+
+
+def _package_json(text: str) -> Iterator[str]:
+    document = _json_document(text)
+    if isinstance(document, dict):
+        for table in _DEPENDENCY_TABLES:
+            section = document.get(table)
+            if isinstance(section, dict):
+                for value in section.values():
+                    if isinstance(value, str) and code_source(value, npm_shorthand=True):
+                        yield f"npm install {shlex.quote(value)}"
+        return
+    # a fragment (an edit's new text): explicit sources only, never a metadata field
+    for key, value in _JSON_PAIR.findall(text):
+        if key not in _PACKAGE_METADATA and code_source(value):
+            yield f"npm install {shlex.quote(value)}"
+
+
+def _json_document(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _requirements(text: str) -> Iterator[str]:
+    for raw in text.splitlines():
+        line = re.sub(r"(?:^|\s)#.*$", "", raw).strip()
+        editable = _REQUIREMENT_EDITABLE.match(line)
+        spec = editable.group(1) if editable else line
+        if spec and not spec.startswith("-") and code_source(spec):
+            yield "pip install " + (f"-e {shlex.quote(spec)}" if editable else shlex.quote(spec))
+
+
+def _pyproject(text: str) -> Iterator[str]:
+    for match in _PEP508_STRING.finditer(text):
+        if code_source(match.group(1)):
+            yield f"pip install {shlex.quote(match.group(1))}"
+    for match in _INLINE_SOURCE.finditer(text):
+        url = match.group(3)
+        spec = f"git+{url}" if match.group(2) == "git" and "://" in url else url
+        if code_source(spec):
+            yield f"pip install {shlex.quote(spec)}"
+
+
+def _cargo_toml(text: str) -> Iterator[str]:
+    for match in _CARGO_GIT.finditer(text):
+        yield f"cargo add --git {shlex.quote(match.group(1))}"
+
+
+def _gemfile(text: str) -> Iterator[str]:
+    for match in _GEM_SOURCE.finditer(text):
+        name, kind, where = match.groups()
+        yield f"bundle add {shlex.quote(name)} --{kind} {shlex.quote(where)}"
+    for match in _GEM_GIT_BLOCK.finditer(text):
+        kind, where = match.groups()
+        yield f"bundle add gems --{kind} {shlex.quote(where)}"
+
+
+_DEPENDENCY_FILES: tuple[tuple[re.Pattern[str], Any], ...] = (
+    (lazy_compile(r"(?:^|/)package\.json$"), _package_json),
+    (
+        lazy_compile(
+            r"(?:^|/)(?:requirements[\w.-]*\.(?:txt|in)|constraints\.txt)$|(?:^|/)requirements/+[\w.-]+\.(?:txt|in)$"
+        ),
+        _requirements,
+    ),
+    (lazy_compile(r"(?:^|/)pyproject\.toml$"), _pyproject),
+    (lazy_compile(r"(?:^|/)Cargo\.toml$"), _cargo_toml),
+    (lazy_compile(r"(?:^|/)Gemfile$"), _gemfile),
+)
+
+
+def dependency_installs(path: str, text: str) -> list[str]:
+    """The install command lines the next install of a dependency file at ``path`` runs for the
+    sources in ``text`` that are not the registry (a git repository, an archive URL), so the write
+    is judged like those installs; ``[]`` for registry-only text and for other files."""
+    for pattern, reader in _DEPENDENCY_FILES:
+        if pattern.search(path):
+            return list(dict.fromkeys(reader(text[:200_000])))
+    return []
