@@ -108,8 +108,11 @@ def code_source(spec: str, *, npm_shorthand: bool = False) -> tuple[str, str] | 
         if npm_shorthand and _NPM_SHORTHAND.match(spec) and not _ARCHIVE.search(spec):
             return "source", _repository("github.com", spec)
         return None
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+    except ValueError:  # a malformed authority (an unclosed IPv6 bracket): a source to vet
+        return "registry", url
     if parts.scheme.lower() == "file" or not host:
         return None
     if vcs or parts.scheme.lower() in ("git", "ssh", "git+ssh") or parts.path.lower().endswith(".git"):
@@ -321,6 +324,7 @@ _PACKAGE_METADATA = frozenset(
         "type",
         "$schema",
         "email",
+        "registry",
     }
 )
 _REQUIREMENT_EDITABLE = lazy_compile(r"^(?:-e|--editable)[\s=]+(\S+)")
@@ -343,9 +347,11 @@ def _package_json(text: str) -> Iterator[str]:
                     if isinstance(value, str) and code_source(value, npm_shorthand=True):
                         yield f"npm install {shlex.quote(value)}"
         return
-    # a fragment (an edit's new text): explicit sources only, never a metadata field
+    # a fragment (an edit's new text): repositories named explicitly, never a metadata field or
+    # another URL (a publishConfig registry, a docs link: no dependency table is shown around it)
     for key, value in _JSON_PAIR.findall(text):
-        if key not in _PACKAGE_METADATA and code_source(value):
+        found = code_source(value)
+        if key not in _PACKAGE_METADATA and found is not None and found[0] == "source":
             yield f"npm install {shlex.quote(value)}"
 
 

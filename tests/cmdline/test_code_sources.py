@@ -121,6 +121,10 @@ def test_registry_names_and_local_paths_are_no_source(line: str) -> None:
     assert _sources(line) == []
 
 
+def test_a_malformed_url_is_a_source_to_vet_not_an_error() -> None:
+    assert code_source("https://[::1/pkg.tgz") == ("registry", "https://[::1/pkg.tgz")
+
+
 def test_a_file_url_and_a_workspace_protocol_are_local() -> None:
     for spec in ("file:///srv/pkgs/lib.tgz", "workspace:*", "link:../lib", "npm:other@1", "~/src/lib"):
         assert code_source(spec, npm_shorthand=True) is None
@@ -202,6 +206,10 @@ def test_a_dependency_file_implies_the_install_of_its_outside_sources(
         (
             "package.json",
             '"version": "1.0.1",\n  "repository": "github:acme/acme",\n  "main": "dist/index.js",',
+        ),
+        (
+            "package.json",
+            '"publishConfig": {"registry": "https://npm.acme.internal/"},\n  "docs": "https://docs.acme.dev/guide.tgz"',
         ),
         ("requirements.txt", "requests==2.32.3\n-e .\n-r base.txt\n--index-url https://pypi.org/simple\n"),
         (
