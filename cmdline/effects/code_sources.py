@@ -10,14 +10,16 @@ build.rs, a gemspec) as the user. That is one effect, whichever package manager 
 add``/``pipx install`` of a ``git+`` URL, ``cargo install --git``, ``bundle add --git``/``--github``,
 ``gem specific_install``, a package runner given a repository (``npx github:user/repo``, ``uvx
 --from git+...``), or the same source written into package.json, requirements, pyproject.toml,
-Cargo.toml or a Gemfile.
+Cargo.toml, a Gemfile or go.mod.
 
 The effect is ``source`` with target ``git:HOST/OWNER/REPO`` (lower case) for a repository or a
 code host's archive, so ``ask-before-trust-changes`` judges it against the pack's
 ``trusted_sources`` globs (``git:github.com/huggingface/*``); an archive URL on any other host is a
 ``registry`` effect judged by host, like an index. Local paths (``./lib``, ``file:``, ``-e .``)
-and registry names are no effect. Go is not read here: ``go install``/``go get`` fetch a module
-path through the Go module proxy and checksum database, which is Go's registry.
+and registry names are no effect. Go's installs are not read here: ``go install``/``go get``
+fetch a module path through the Go module proxy and checksum database, which is Go's registry
+(its look-alike owners are :mod:`.lookalikes`'); a ``replace`` that swaps a module for another
+owner's (``go mod edit -replace``, a go.mod ``replace`` line) is read, as that owner's repository.
 
 Readers: :func:`code_source` (one install operand), :func:`install_source_acts` (one command's
 argv, for ``shell.acts``) and :func:`dependency_installs` (the install lines a dependency file's new
@@ -245,12 +247,30 @@ def _bundle(argv: list[str]) -> Iterator[str]:
             yield f"github:{github}"
 
 
+def _go_replace(argv: list[str]) -> Iterator[str]:
+    """``go mod edit -replace=OLD=NEW[@v]``: the build takes NEW's code wherever OLD is imported.
+    A local folder, the same module at another version and another module of the same owner are
+    no new party; a module of another owner is a repository to vet (an ``https://`` spec)."""
+    if argv[1:3] != ["mod", "edit"]:
+        return
+    for i, arg in enumerate(argv):
+        value = argv[i + 1] if arg == "-replace" and i + 1 < len(argv) else ""
+        value = arg.partition("=")[2] if arg.startswith("-replace=") else value
+        old, _, new = value.partition("=")
+        new_path = new.partition("@")[0]
+        if not new_path or new_path.startswith((".", "/")) or "/" not in new_path:
+            continue
+        if new_path.split("/")[:2] != old.partition("@")[0].split("/")[:2]:
+            yield "https://" + new_path
+
+
 _READERS = {
     **dict.fromkeys(("npm", "pnpm", "yarn", "bun", "npx", "bunx", "pnpx"), _npm),
     **dict.fromkeys(("pip", "pip3", "uv", "uvx", "poetry", "pipx", "pdm"), _python),
     "cargo": _cargo,
     "gem": _gem,
     **dict.fromkeys(("bundle", "bundler"), _bundle),
+    "go": _go_replace,
 }
 
 
@@ -300,6 +320,8 @@ def runner_source_acts(line: str) -> Iterator[Effect]:
 
 # ----------------------------------------------------------------- dependency files
 _DEPENDENCY_TABLES = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
+"""package.json's dependency tables; ``overrides``, ``resolutions`` and ``pnpm.overrides`` swap a
+dependency anywhere in the tree for another spec and are read the same way."""
 _JSON_PAIR = lazy_compile(r'"(@?[\w./-]+)"\s*:\s*"((?:[^"\\\n]|\\.){0,2000})"')
 _PACKAGE_METADATA = frozenset(
     {
@@ -334,18 +356,22 @@ _CARGO_GIT = lazy_compile(r"(?m)\bgit\s*=\s*\"([^\"]+)\"")
 _GEM_SOURCE = lazy_compile(
     r"(?m)^\s*gem\s+[\"']([\w.-]+)[\"'][^\n]*?(?:\b|:)(git|github)(?::|\s*=>)\s*[\"']([^\"']+)[\"']"
 )
+_GO_REPLACE = lazy_compile(
+    r"(?m)^\s*(?:replace\s+)?([\w.~-]+(?:/[\w.~-]+)+)(?:\s+v\S+)?\s+=>\s+([\w.~-]+(?:/[\w.~-]+)+)\s+(v\S+)"
+)
 _GEM_GIT_BLOCK = lazy_compile(r"(?m)^\s*(git|github)\s+[\"']([^\"']+)[\"']\s*(?:,|do\b)")
 
 
 def _package_json(text: str) -> Iterator[str]:
     document = _json_document(text)
     if isinstance(document, dict):
-        for table in _DEPENDENCY_TABLES:
-            section = document.get(table)
-            if isinstance(section, dict):
-                for value in section.values():
-                    if isinstance(value, str) and code_source(value, npm_shorthand=True):
-                        yield f"npm install {shlex.quote(value)}"
+        pnpm = document.get("pnpm")
+        sections = [document.get(table) for table in _DEPENDENCY_TABLES]
+        sections += [document.get("overrides"), document.get("resolutions")]
+        sections += [pnpm.get("overrides")] if isinstance(pnpm, dict) else []
+        for value in _strings(sections):
+            if code_source(value, npm_shorthand=True):
+                yield f"npm install {shlex.quote(value)}"
         return
     # a fragment (an edit's new text): repositories named explicitly, never a metadata field or
     # another URL (a publishConfig registry, a docs link: no dependency table is shown around it)
@@ -353,6 +379,16 @@ def _package_json(text: str) -> Iterator[str]:
         found = code_source(value)
         if key not in _PACKAGE_METADATA and found is not None and found[0] == "source":
             yield f"npm install {shlex.quote(value)}"
+
+
+def _strings(node: Any, depth: int = 0) -> Iterator[str]:
+    """The string values of dependency tables and of overrides, which nest (npm's
+    ``overrides: {"a": {"b": "spec"}}``); bounded in depth."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, (dict, list)) and depth < 8:
+        for item in node.values() if isinstance(node, dict) else node:
+            yield from _strings(item, depth + 1)
 
 
 def _json_document(text: str) -> Any:
@@ -396,6 +432,13 @@ def _gemfile(text: str) -> Iterator[str]:
         yield f"bundle add gems --{kind} {shlex.quote(where)}"
 
 
+def _go_mod(text: str) -> Iterator[str]:
+    """``replace OLD [v] => NEW v`` lines (alone or in a ``replace (...)`` block)."""
+    for match in _GO_REPLACE.finditer(text):
+        old, new, version = match.groups()
+        yield f"go mod edit -replace={old}={new}@{version}"
+
+
 _DEPENDENCY_FILES: tuple[tuple[re.Pattern[str], Any], ...] = (
     (lazy_compile(r"(?:^|/)package\.json$"), _package_json),
     (
@@ -407,6 +450,7 @@ _DEPENDENCY_FILES: tuple[tuple[re.Pattern[str], Any], ...] = (
     (lazy_compile(r"(?:^|/)pyproject\.toml$"), _pyproject),
     (lazy_compile(r"(?:^|/)Cargo\.toml$"), _cargo_toml),
     (lazy_compile(r"(?:^|/)Gemfile$"), _gemfile),
+    (lazy_compile(r"(?:^|/)go\.mod$"), _go_mod),
 )
 
 

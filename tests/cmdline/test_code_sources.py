@@ -72,6 +72,11 @@ def _sources(line: str) -> list[tuple[str, str]]:
         ("bundle add mygem --github octo-dev/mygem", "git:github.com/octo-dev/mygem"),
         ("gem specific_install https://github.com/octo-dev/gem.git", "git:github.com/octo-dev/gem"),
         ("sudo -u app npm install github:octo-dev/x", "git:github.com/octo-dev/x"),
+        (
+            "go mod edit -replace=github.com/spf13/cobra=github.com/octo-dev/cobra@v1.8.0",
+            "git:github.com/octo-dev/cobra",
+        ),
+        ("go mod edit -replace github.com/a/b=gitlab.com/team/b@v0.1.0", "git:gitlab.com/team/b"),
     ],
 )
 def test_an_install_from_a_repository_is_a_source(line: str, target: str) -> None:
@@ -115,6 +120,10 @@ def test_an_archive_on_another_host_is_judged_as_a_registry(line: str, url: str)
         "go install golang.org/x/tools/gopls@latest",
         "git clone https://github.com/octo-dev/left-pad",
         "npm view github:octo-dev/left-pad",
+        "go mod edit -replace=github.com/a/b=../b",
+        "go mod edit -replace=github.com/a/b=github.com/a/b@v1.2.3",
+        "go mod edit -replace=github.com/a/b=github.com/a/b-fork@v1.2.3",
+        "go mod edit -require=github.com/octo-dev/x@v1.0.0",
     ],
 )
 def test_registry_names_and_local_paths_are_no_source(line: str) -> None:
@@ -186,6 +195,16 @@ def test_a_file_url_and_a_workspace_protocol_are_local() -> None:
             "bundle add mygem --git https://github.com/octo-dev/mygem",
         ),
         ("Gemfile", 'gem "mygem", :github => "octo-dev/mygem"\n', "bundle add mygem --github octo-dev/mygem"),
+        (
+            "package.json",
+            '{"overrides": {"left-pad": "github:octo-dev/left-pad"}, "pnpm": {"overrides": {"a>b": "octo-dev/b"}}}',
+            "npm install github:octo-dev/left-pad",
+        ),
+        (
+            "go.mod",
+            "module example.com/x\n\nreplace (\n\tgithub.com/spf13/cobra v1.8.0 => github.com/octo-dev/cobra v1.8.1\n)\n",
+            "go mod edit -replace=github.com/spf13/cobra=github.com/octo-dev/cobra@v1.8.1",
+        ),
     ],
 )
 def test_a_dependency_file_implies_the_install_of_its_outside_sources(
@@ -221,7 +240,10 @@ def test_a_dependency_file_implies_the_install_of_its_outside_sources(
             '[package]\nrepository = "https://github.com/acme/acme"\n[dependencies]\nserde = { version = "1" }\n',
         ),
         ("Gemfile", "source 'https://rubygems.org'\ngem 'rails', '~> 7.1'\ngem 'local', path: '../local'\n"),
-        ("go.mod", "module example.com/x\n\nrequire github.com/spf13/cobra v1.8.0\n"),
+        (
+            "go.mod",
+            "module example.com/x\n\nrequire github.com/spf13/cobra v1.8.0\n\nreplace example.com/y => ../y\n",
+        ),
     ],
 )
 def test_registry_dependencies_and_metadata_imply_no_install(path: str, text: str) -> None:
