@@ -429,7 +429,7 @@ def _gemfile(text: str) -> Iterator[str]:
         yield f"bundle add {shlex.quote(name)} --{kind} {shlex.quote(where)}"
     for match in _GEM_GIT_BLOCK.finditer(text):
         kind, where = match.groups()
-        yield f"bundle add gems --{kind} {shlex.quote(where)}"
+        yield f"bundle add --{kind} {shlex.quote(where)}"
 
 
 def _go_mod(text: str) -> Iterator[str]:
@@ -438,6 +438,110 @@ def _go_mod(text: str) -> Iterator[str]:
         old, new, version = match.groups()
         yield f"go mod edit -replace={old}={new}@{version}"
 
+
+# ----------------------------------------------------------------- lockfiles
+_MAX_LOCK_LINES = 20
+"""A lockfile names the same few hosts thousands of times: one install line per host or repository
+is judged, at most this many (more distinct sources than that is itself worth a look: the rest are
+judged as one line naming the first source past the cap)."""
+_CRATES_IO_INDEX = "https://github.com/rust-lang/crates.io-index"
+"""Cargo's own name for crates.io in Cargo.lock (``registry+`` this URL): the registry, not a
+repository on GitHub."""
+_NPM_RESOLVED = lazy_compile(r"\bresolved\"?\s*:?\s*\"([^\"\s]+)\"")
+_PNPM_RESOLUTION = lazy_compile(r"\b(tarball|repo):\s*['\"]?([^\s,'\"}]+)")
+_TOML_SOURCE = lazy_compile(r"\bsource\s*=\s*\{\s*(registry|git|url)\s*=\s*\"([^\"]+)\"")
+_POETRY_BLOCK = lazy_compile(r"(?m)^\[package\.source\][ \t]*\n((?:[^\[\n][^\n]*\n?)*)")
+_TOML_KEY = lazy_compile(r"(?m)^\s*(type|url)\s*=\s*\"([^\"]*)\"")
+_CARGO_SOURCE = lazy_compile(r"\bsource\s*=\s*\"(registry|sparse|git)\+([^\"]+)\"")
+_GEMFILE_LOCK_REMOTE = lazy_compile(r"(?m)^(GIT|GEM)\n\s+remote:\s*(\S+)")
+
+
+def _lock_line(kind: str, url: str, ecosystem: str) -> str:
+    """The install a lockfile's source implies: a repository (``git``), an index (``registry``)
+    or an archive (``url``) of one ecosystem."""
+    quoted = shlex.quote(url if kind != "git" or url.startswith("git+") or "://" not in url else "git+" + url)
+    if ecosystem == "npm":
+        return f"npm install {quoted}"
+    if ecosystem == "pypi":
+        return (
+            f"pip install --index-url {shlex.quote(url)} -r requirements.txt"
+            if kind == "registry"
+            else f"pip install {quoted}"
+        )
+    if ecosystem == "crates":
+        return (
+            f"cargo add --git {shlex.quote(url)}"
+            if kind == "git"
+            else f"cargo install --index {shlex.quote(url)}"
+        )
+    return (
+        f"bundle add --git {shlex.quote(url)}"
+        if kind == "git"
+        else f"gem install --source {shlex.quote(url)}"
+    )
+
+
+def _lock_sources(path: str, text: str) -> Iterator[tuple[str, str, str]]:
+    """``(kind, url, ecosystem)`` for every source a lockfile names."""
+    name = path.rsplit("/", 1)[-1]
+    if name in ("package-lock.json", "npm-shrinkwrap.json", "yarn.lock"):
+        for url in _NPM_RESOLVED.findall(text):
+            yield "url", url.split("#", 1)[0] if "://" in url and not url.startswith("git") else url, "npm"
+    elif name == "pnpm-lock.yaml":
+        for key, url in _PNPM_RESOLUTION.findall(text):
+            yield ("git" if key == "repo" else "url"), url, "npm"
+    elif name == "uv.lock":
+        for kind, url in _TOML_SOURCE.findall(text):
+            yield kind, url, "pypi"
+    elif name == "poetry.lock":
+        for block in _POETRY_BLOCK.findall(text):
+            keys = dict(_TOML_KEY.findall(block))
+            kind, url = keys.get("type", ""), keys.get("url", "")
+            if url and kind != "directory":
+                yield (
+                    ("git" if kind == "git" else "url" if kind in ("url", "file") else "registry"),
+                    url,
+                    "pypi",
+                )
+    elif name == "Cargo.lock":
+        for kind, url in _CARGO_SOURCE.findall(text):
+            if url.split("?", 1)[0].rstrip("/") != _CRATES_IO_INDEX:
+                yield ("git" if kind == "git" else "registry"), url.split("#", 1)[0], "crates"
+    elif name == "Gemfile.lock":
+        for section, url in _GEMFILE_LOCK_REMOTE.findall(text):
+            yield ("git" if section == "GIT" else "registry"), url, "rubygems"
+
+
+def _host(url: str) -> str:
+    """A URL's host (the URL itself when it has none or is malformed)."""
+    try:
+        return urlsplit(url).hostname or url
+    except ValueError:
+        return url
+
+
+def _lockfile(path: str, text: str) -> Iterator[str]:
+    """One install line per distinct host (an index, an archive) or repository a lockfile names."""
+    seen: set[str] = set()
+    for kind, url, ecosystem in _lock_sources(path, text):
+        if url.startswith(("file:", ".", "/")):
+            continue
+        found = code_source(
+            ("git+" + url) if kind == "git" and "://" in url and not url.startswith("git") else url
+        )
+        key = found[1] if found is not None and found[0] == "source" else _host(url)
+        if key in seen:
+            continue
+        seen.add(key)
+        yield _lock_line(kind, url, ecosystem)
+        if len(seen) >= _MAX_LOCK_LINES:
+            return
+
+
+_LOCKFILE = lazy_compile(
+    r"(?:^|/)(?:package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|poetry\.lock|uv\.lock"
+    r"|Cargo\.lock|Gemfile\.lock)$"
+)
 
 _DEPENDENCY_FILES: tuple[tuple[re.Pattern[str], Any], ...] = (
     (lazy_compile(r"(?:^|/)package\.json$"), _package_json),
@@ -458,6 +562,8 @@ def dependency_installs(path: str, text: str) -> list[str]:
     """The install command lines the next install of a dependency file at ``path`` runs for the
     sources in ``text`` that are not the registry (a git repository, an archive URL), so the write
     is judged like those installs; ``[]`` for registry-only text and for other files."""
+    if _LOCKFILE.search(path):
+        return list(_lockfile(path, text[:2_000_000]))
     for pattern, reader in _DEPENDENCY_FILES:
         if pattern.search(path):
             return list(dict.fromkeys(reader(text[:200_000])))

@@ -33,7 +33,15 @@ from dsh_policy.cmdline.lazy_regex import lazy_compile
 __all__ = ["JUDGED_BY_COMMANDS", "hidden_code", "later_commands", "later_unread"]
 
 JUDGED_BY_COMMANDS = frozenset(
-    {"git-hook", "project-hook", "editor-task", "agent-config", "package-manifest", "dependency-list"}
+    {
+        "git-hook",
+        "project-hook",
+        "editor-task",
+        "agent-config",
+        "package-manifest",
+        "dependency-list",
+        "lockfile",
+    }
 )
 """Classes whose later effect is a command line this module reads (a dependency file's: the
 install of each dependency it takes from outside the registry, :func:`dependency_installs`)."""
@@ -180,7 +188,7 @@ def _read_uncached(path: str, text: str) -> list[str] | None:
         scripts = _manifest_commands(path, text)
         installs = dependency_installs(path, text)
         return None if scripts is None and not installs else [*(scripts or ()), *installs]
-    if kind == "dependency-list":
+    if kind in ("dependency-list", "lockfile"):
         return dependency_installs(path, text)
     return None
 

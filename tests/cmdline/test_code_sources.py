@@ -248,3 +248,56 @@ def test_a_dependency_file_implies_the_install_of_its_outside_sources(
 )
 def test_registry_dependencies_and_metadata_imply_no_install(path: str, text: str) -> None:
     assert dependency_installs(path, text) == []
+
+
+LOCKS = {
+    "package-lock.json": (
+        '{"packages": {"node_modules/a": {"resolved": "https://registry.npmjs.org/a/-/a-1.0.0.tgz"},'
+        ' "node_modules/b": {"resolved": "https://registry.npmjs.org/b/-/b-2.0.0.tgz"},'
+        ' "node_modules/c": {"resolved": "https://npm.mirror.example/c/-/c-1.0.0.tgz"},'
+        ' "node_modules/d": {"resolved": "git+ssh://git@github.com/octo-dev/d.git#abc123"}}}'
+    ),
+    "pnpm-lock.yaml": (
+        "packages:\n  a@1.0.0:\n    resolution: {integrity: sha512-x}\n"
+        "  d@git+https://github.com/octo-dev/d.git#abc:\n"
+        "    resolution: {commit: abc, repo: https://github.com/octo-dev/d, type: git}\n"
+    ),
+    "uv.lock": (
+        '[[package]]\nname = "httpx"\nsource = { registry = "https://pypi.org/simple" }\n'
+        '[[package]]\nname = "mylib"\nsource = { git = "https://github.com/octo-dev/mylib?rev=main#abc" }\n'
+    ),
+    "poetry.lock": (
+        '[[package]]\nname = "mylib"\n\n[package.source]\ntype = "git"\n'
+        'url = "https://github.com/octo-dev/mylib.git"\nreference = "main"\n'
+    ),
+    "Cargo.lock": (
+        '[[package]]\nname = "serde"\nsource = "registry+https://github.com/rust-lang/crates.io-index"\n'
+        '[[package]]\nname = "fast"\nsource = "git+https://github.com/octo-dev/fast?branch=main#abc"\n'
+    ),
+    "Gemfile.lock": (
+        "GIT\n  remote: https://github.com/octo-dev/mygem.git\n  revision: abc\n\n"
+        "GEM\n  remote: https://rubygems.org/\n  specs:\n    rails (7.1.0)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("path", sorted(LOCKS))
+def test_a_lockfile_implies_the_install_of_the_repository_it_pins(path: str) -> None:
+    lines = dependency_installs(path, LOCKS[path])
+    targets = [target for line in lines for kind, target in _sources(line) if kind == "source"]
+    assert [t for t in targets if t.startswith("git:github.com/octo-dev/")], lines
+    assert later_commands(path, LOCKS[path]) == lines
+
+
+def test_a_lockfile_names_each_host_once_and_its_registry_as_a_registry() -> None:
+    lines = dependency_installs("web/package-lock.json", LOCKS["package-lock.json"])
+    assert lines[:2] == [
+        "npm install https://registry.npmjs.org/a/-/a-1.0.0.tgz",  # b's host is not repeated
+        "npm install https://npm.mirror.example/c/-/c-1.0.0.tgz",
+    ]
+    # crates.io's own index, named as a GitHub URL in Cargo.lock, is the registry
+    assert not [
+        s for line in dependency_installs("Cargo.lock", LOCKS["Cargo.lock"][:90]) for s in _sources(line)
+    ]
+    many = "".join(f'"resolved": "https://h{i}.example/x.tgz",\n' for i in range(500))
+    assert len(dependency_installs("package-lock.json", many)) == 20
