@@ -5,7 +5,8 @@ the effect and not the spelling.
 Modules: ``later`` (files that run later: :func:`later_class`, :func:`later_risks`; with
 ``infra_files`` for what infrastructure code grants) and ``acts`` (a shell line's effects on trust,
 identity, defences and the network: :func:`shell_acts`), which gathers the tables of ``host``,
-``channels``, ``packages``, ``escape`` (container escapes, attacker tooling, defences removed
+``channels``, ``packages``, ``code_sources`` (installs from a repository or URL instead of the
+registry), ``escape`` (container escapes, attacker tooling, defences removed
 through their own tools), ``cloud_more`` (control-plane techniques outside the common verbs) and
 ``reach`` (other machines, the user's input, routing, root through the loader, control-plane pods).
 """

@@ -20,6 +20,7 @@ from functools import lru_cache
 
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
 from dsh_policy.cmdline.effects.cloud_more import cloud_command_acts
+from dsh_policy.cmdline.effects.code_sources import install_source_acts, runner_source_acts
 from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
 from dsh_policy.cmdline.effects.escape import escape_command_acts, escape_line_acts, uninstalled_agents
 from dsh_policy.cmdline.effects.harvest import harvest_acts, hash_reader
@@ -454,6 +455,7 @@ def command_acts(argv: list[str]) -> list[Effect]:
         found.extend(source_reader(argv))
     found.extend(hash_reader(argv))
     found.extend(install_acts(argv))
+    found.extend(install_source_acts(argv))
     found.extend(lookalike_acts(argv))
     found.extend(channel_acts(argv))
     found.extend(escape_command_acts(argv))
@@ -480,6 +482,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
         found.extend(command_acts(argv))
     found.extend(killed_daemons(commands))
     found.extend(runner_acts(line))
+    found.extend(runner_source_acts(line))
     found.extend(runner_lookalike_acts(line))
     found.extend(line_acts(commands))
     found.extend(harvest_acts(commands))

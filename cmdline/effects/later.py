@@ -165,6 +165,12 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"(?:^|/)(?:requirements[\w.-]*\.(?:txt|in)|constraints\.txt|pyproject\.toml|Gemfile|Cargo\.toml"
             r"|go\.mod)$|(?:^|/)requirements/+[\w.-]+\.(?:txt|in)$",
         ),
+        # where the next install fetches each pinned package from: judged by the installs it implies
+        (
+            "lockfile",
+            r"(?:^|/)(?:package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|poetry\.lock|uv\.lock"
+            r"|Cargo\.lock|Gemfile\.lock)$",
+        ),
         # a shell or PowerShell script: written to be run (by the agent, a user or a scheduler)
         ("script", r"\.(?:sh|bash|zsh|ksh|command|ps1)$"),
         # applied later by kubectl, helm, docker compose, terraform/tofu or CloudFormation: judged by

@@ -26,15 +26,25 @@ from functools import lru_cache
 from typing import Any
 
 from dsh_policy.cmdline.effects.agent_configs import reference_server_words
+from dsh_policy.cmdline.effects.code_sources import dependency_installs
 from dsh_policy.cmdline.effects.later import later_class
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["JUDGED_BY_COMMANDS", "hidden_code", "later_commands", "later_unread"]
 
 JUDGED_BY_COMMANDS = frozenset(
-    {"git-hook", "project-hook", "editor-task", "agent-config", "package-manifest"}
+    {
+        "git-hook",
+        "project-hook",
+        "editor-task",
+        "agent-config",
+        "package-manifest",
+        "dependency-list",
+        "lockfile",
+    }
 )
-"""Classes whose later effect is a command line this module reads."""
+"""Classes whose later effect is a command line this module reads (a dependency file's: the
+install of each dependency it takes from outside the registry, :func:`dependency_installs`)."""
 
 _MAX_TEXT = 64 * 1024
 _MAX_NODES = 5_000
@@ -175,7 +185,11 @@ def _read_uncached(path: str, text: str) -> list[str] | None:
     if kind == "agent-config":
         return _agent_commands(text)
     if kind == "package-manifest":
-        return _manifest_commands(path, text)
+        scripts = _manifest_commands(path, text)
+        installs = dependency_installs(path, text)
+        return None if scripts is None and not installs else [*(scripts or ()), *installs]
+    if kind in ("dependency-list", "lockfile"):
+        return dependency_installs(path, text)
     return None
 
 

@@ -9,6 +9,12 @@ the shipped list of the most-used names per ecosystem (``popular_packages.json``
 gets imitated, the whole list is what is established. A name on the list is never a look-alike,
 however close it is to another (``request`` and ``requests`` are both real).
 
+Go installs by repository path (``go install github.com/owner/repo/cmd/x@latest``), so there the
+squatter spells the *owner*: a module whose owner is not on the list but imitates a listed owner
+that publishes a module of that name (``github.com/spf13-cobra/cobra-cli`` for
+``github.com/spf13/cobra``, ``github.com/boltdb-go/bolt``). Go has no download ranking; its list
+is avelino/awesome-go's curated modules, all of which count as established.
+
 Read lazily: the list is parsed on the first install command that names a package, never at
 policy load.
 """
@@ -148,9 +154,64 @@ def _affixes_removed(ecosystem: str, name: str) -> set[str]:
     return {s.strip("-_.") for s in stripped if s}
 
 
+@cache
+def _go_owners() -> dict[str, frozenset[str]]:
+    """``host/owner`` of every listed Go module, with the repository names listed under it."""
+    lists = _lists().get("go")
+    owners: dict[str, set[str]] = {}
+    for module in lists.known if lists is not None else ():
+        host, owner, repo = [*module.split("/"), "", ""][:3]
+        owners.setdefault(f"{host}/{owner}", set()).add(repo)
+    return {owner: frozenset(repos) for owner, repos in owners.items()}
+
+
+@cache
+def _go_skeletons() -> dict[str, str]:
+    """Listed owners by their name without separators (``gin_gonic`` and ``gingonic`` read as
+    ``gin-gonic``)."""
+    return {_skeleton(owner.partition("/")[2]): owner.partition("/")[2] for owner in _go_owners()}
+
+
+def _owner_variants(owner: str) -> Iterator[tuple[str, str]]:
+    """The owners ``owner`` may imitate: with one word joined by a separator removed
+    (``spf13-cobra``, ``boltdb-go``), with its separators changed, with look-alike glyphs read
+    as letters, and one letter away (owners of six letters and more)."""
+    for separator in "-_.":
+        if separator in owner:
+            yield owner.rpartition(separator)[0], "the owner with a word added"
+            yield owner.partition(separator)[2], "the owner with a word added"
+    for variant in _unglyphed(owner):
+        yield variant, "look-alike letters"
+    if (same := _go_skeletons().get(_skeleton(owner.lower()), "")) and same != owner.lower():
+        yield same, "separators changed"
+    if len(owner) >= MIN_EDITED_LENGTH:
+        for edited in _edits(owner):
+            yield edited, "one letter away"
+
+
+def _go_near_miss(module: str) -> tuple[str, str]:
+    """A Go module whose owner is not an established one but imitates one that publishes a
+    module of the same name (``github.com/spf13-cobra/cobra-cli`` for ``github.com/spf13/cobra``):
+    Go installs by repository path, so the owner is what a squatter spells."""
+    host, owner, repo = [*module.split("/"), "", ""][:3]
+    owners = _go_owners()
+    raw_owner, owner, repo = owner, owner.lower(), repo.lower()
+    if not repo or f"{host}/{owner}" in owners:
+        return "", ""
+    for variant, how in _owner_variants(raw_owner):
+        candidate = variant.lower()
+        repos = owners.get(f"{host}/{candidate}") if candidate and candidate != owner else None
+        for listed in sorted(repos or ()):
+            if repo == listed or repo.startswith(listed + "-"):
+                return f"{host}/{candidate}/{listed}", how
+    return "", ""
+
+
 def near_miss(ecosystem: str, raw_name: str) -> tuple[str, str]:
     """The popular name ``raw_name`` imitates and how (``""`` twice when it imitates none): a
     listed name is established and never a look-alike."""
+    if ecosystem == "go":
+        return _go_near_miss(raw_name)
     lists = _lists().get(ecosystem)
     if lists is None:
         return "", ""

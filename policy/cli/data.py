@@ -16,15 +16,15 @@ from pathlib import Path
 
 USAGE = """usage: dsh-policy data show
        dsh-policy data refresh-malicious SOURCE [SOURCE ...] [--out PATH] [--date D] [--note TEXT]
-       dsh-policy data refresh-popular --pypi TOP_PYPI --npm NPM_HIGH_IMPACT
+       dsh-policy data refresh-popular --pypi TOP_PYPI --npm NPM_HIGH_IMPACT [--go AWESOME_GO_README]
                                        [--out PATH] [--date D] [--note TEXT]
 
 show               each shipped data file: path, sources, snapshot date, size
 refresh-malicious  rebuild the known-malicious package snapshot from OSV records (a checkout of
                    ossf/malicious-packages and of the general advisory databases, or osv.dev
                    all.zip exports)
-refresh-popular    rebuild the most-used package names from hugovk/top-pypi-packages and a
-                   checkout of wooorm/npm-high-impact
+refresh-popular    rebuild the most-used package names from hugovk/top-pypi-packages, a
+                   checkout of wooorm/npm-high-impact and avelino/awesome-go's README (Go)
 """
 
 

@@ -39,6 +39,10 @@ def kinds(line: str) -> list[str]:
         ("npm", "expresss", "express", "one letter away"),
         ("npm", "@bable/core", "@babel/core", "one letter away"),
         ("npm", "rnocha", "mocha", "look-alike letters"),
+        ("go", "github.com/spf13-cobra/cobra-cli", "github.com/spf13/cobra", "the owner with a word added"),
+        ("go", "github.com/labstack-go/echo/v4", "github.com/labstack/echo", "the owner with a word added"),
+        ("go", "github.com/gin-gonlc/gin", "github.com/gin-gonic/gin", "one letter away"),
+        ("go", "github.com/gin_gonic/gin", "github.com/gin-gonic/gin", "separators changed"),
     ],
 )
 def test_near_misses_of_popular_names_are_found(ecosystem: str, name: str, target: str, how: str) -> None:
@@ -58,6 +62,12 @@ def test_near_misses_of_popular_names_are_found(ecosystem: str, name: str, targe
         ("pypi", "my-internal-tool"),
         ("pypi", "numpyx"[:3]),  # too short to judge
         ("crates", "serdee"),  # no list for the ecosystem: nothing is judged
+        ("go", "github.com/spf13/cobra-cli"),  # an established owner's own module
+        ("go", "golang.org/x/tools/gopls"),
+        ("go", "github.com/golangci/golangci-lint/cmd/golangci-lint"),
+        ("go", "github.com/Sirupsen/logrus"),  # owners compare without case
+        ("go", "github.com/acme-tools/cobra"),  # another owner's module of that name: no imitation
+        ("go", "github.com/spf13-cobra/unrelated"),  # the imitated owner publishes no such module
     ],
 )
 def test_established_and_unrelated_names_are_not(ecosystem: str, name: str) -> None:
@@ -75,6 +85,8 @@ def test_installs_carry_the_effect_and_other_commands_do_not() -> None:
     assert kinds("uvx colourama") == ["lookalike-package"]
     assert kinds("pnpm dlx crossenv build") == ["lookalike-package"]
     assert kinds("npx -y create-react-app my-app && npx prettier --write . && uvx ruff check") == []
+    assert kinds("go install github.com/spf13-cobra/cobra-cli@latest") == ["lookalike-package"]
+    assert kinds("go install golang.org/x/tools/gopls@latest && go get github.com/spf13/cobra@v1.8.0") == []
     (effect,) = shell_acts("pip install colourama==0.4.6")
     assert effect["target"] == "pypi:colourama" and "colorama" in effect["what"]
 
@@ -93,7 +105,7 @@ def test_the_shipped_list_is_dated_sourced_and_every_listed_name_passes() -> Non
     )
     assert snapshot().endswith("@" + header["snapshot"])
     listed = _listed()
-    assert len(listed["pypi"]) >= 10_000 and len(listed["npm"]) >= 10_000
+    assert len(listed["pypi"]) >= 10_000 and len(listed["npm"]) >= 10_000 and len(listed["go"]) >= 2_000
     for ecosystem, names in listed.items():
         assert not [n for n in names if near_miss(ecosystem, n)[0]], ecosystem
 
@@ -226,6 +238,15 @@ def test_the_update_script_reads_both_sources_in_rank_order(tmp_path: Path) -> N
     assert header["snapshot"] == "2026-04-01"
     assert lists["pypi"][:2] == ["proj-0", "proj-1"] and len(lists["pypi"]) == 1200
     assert lists["npm"][:2] == ["pkg-0", "pkg-1"] and lists["npm"][-1] == "@s/x" and len(lists["npm"]) == 1101
+    readme = tmp_path / "README.md"
+    links = [f"- [m{i}](https://github.com/Owner{i % 300}/Mod-{i}) - a module." for i in range(600)]
+    readme.write_text("\n".join(["# Awesome Go", *links, "[again](https://github.com/owner0/mod-0.git)"]))
+    argv = ["--pypi", str(pypi), "--npm", str(tmp_path / "npm"), "--go", str(readme), "--out", str(out)]
+    assert _update_script().main(argv) == 0
+    lines = out.read_text().splitlines()
+    go = {d["ecosystem"]: d["names"] for d in map(json.loads, lines[1:])}["go"]
+    assert go[:2] == ["github.com/owner0/mod-0", "github.com/owner1/mod-1"] and len(go) == 600
+    assert "avelino/awesome-go" in json.loads(lines[0])["source"]
     empty = tmp_path / "empty.json"
     empty.write_text(json.dumps({"rows": []}))
     assert (

@@ -80,6 +80,8 @@ def kinds(line: str) -> list[str]:
         "npm install eslint-scope@3.7.2",
         "npm i -D @rspack/core@1.1.7",
         "npm install strip-ansi@7.1.1",
+        "pnpm add is@3.3.1",
+        "npm install is@5.0.0",
         "pip install ultralytics==8.3.41",
         "cargo add faster_log",
     ],
@@ -112,6 +114,7 @@ def test_installs_of_listed_versions_are_malicious(line: str) -> None:
         "pnpm add node-ipc@10.1.3",
         "pip install ultralytics==8.3.43",
         "npm install strip-ansi@7.1.0",
+        "npm install is@3.3.2",
     ],
 )
 def test_clean_versions_and_other_commands_are_not(line: str) -> None:

@@ -92,3 +92,23 @@ def test_an_mcp_tool_writing_a_hook_is_judged_too(make_policy: Callable[..., Pol
         "mcp__fs__write_file", freeze_json({"path": ".git/hooks/x", "content": "curl -s x\n"})
     )
     assert found.decision == "ask"
+
+
+def test_a_dependency_file_is_decided_as_the_installs_it_causes(make_policy: Callable[..., Policy]) -> None:
+    pack = """
+rules:
+  - {id: ask-git-install, stage: pre-execute, match: {tools: [shell]},
+     when: 'shell.acts(args.command).exists(e, e.kind == "source")', decision: ask, message: outside source}
+"""
+    policy = make_policy(pack)
+    verdict = policy.pre_execute(
+        call(
+            "write_file",
+            path="Cargo.toml",
+            content='[dependencies]\nfast = { git = "https://example.org/x/fast" }\n',
+        )
+    )
+    assert verdict.decision == "ask"
+    assert "Cargo.toml will run `cargo add --git https://example.org/x/fast` later" in (verdict.message or "")
+    registry_only = call("write_file", path="Cargo.toml", content='[dependencies]\nserde = "1"\n')
+    assert policy.pre_execute(registry_only).decision == "allow"
