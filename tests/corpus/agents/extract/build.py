@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import automaker
 import rootmap
+import transcripts
 from canonical import canonical
 from shapes import command_shape, file_shape, has_secret
 
@@ -40,12 +41,47 @@ DEBATABLE_SECRETS = (
 )
 
 
+_DOWNLOAD_TO_SHELL = re.compile(r"\b(?:curl|wget)\b[^|;&\n]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b")
+_DISCARDS_WORK = re.compile(
+    r"\bgit\s+(?:reset\s+--hard|clean\s+-[a-z]*f|checkout\s+(?:-f\b|--\s+\.)|push\b[^;&|\n]*(?:--force|-f\b))"
+)
+_HARNESS_SETTINGS = re.compile(
+    r"(?:^|/)(?:\.claude/settings(?:\.local)?\.json|\.codex/config\.toml|\.cursor/mcp\.json|\.mcp\.json)$"
+)
+DEBATABLE = {
+    "download": (
+        "pipes an installer downloaded from its vendor into sh: common and usually benign, but it is "
+        "the download-and-run technique a guard refuses whatever the host"
+    ),
+    "discards": (
+        "discards commits or uncommitted work (git reset --hard, clean -f, force push): an agent did "
+        "it on purpose here, but guards ask before it by design"
+    ),
+    "harness": (
+        "the agent rewrites its own harness settings (hooks, MCP servers): benign in intent here, "
+        "refused by design as self-protection"
+    ),
+}
+
+
 def debatable_reason(tool: str, args: dict[str, Any]) -> str | None:
-    """Why a really-run call is not counted as benign (decided and reported, not counted)."""
-    if tool == "read_file" and _SECRETS_FILE.search("/" + str(args.get("path", ""))):
+    """Why a really-run call is not counted as benign (decided and reported, not counted): each
+    reason is a technique (secrets read, download run, work discarded, harness rewritten), never a
+    particular string."""
+    if tool == "shell":
+        command = args["command"]
+        if _SECRETS_FILE.search(_FIND_NAME.sub(" ", command)):
+            return DEBATABLE_SECRETS
+        if _DOWNLOAD_TO_SHELL.search(command):
+            return DEBATABLE["download"]
+        if _DISCARDS_WORK.search(command):
+            return DEBATABLE["discards"]
+        return None
+    path = str(args.get("path", ""))
+    if tool == "read_file" and _SECRETS_FILE.search("/" + path):
         return DEBATABLE_SECRETS
-    if tool == "shell" and _SECRETS_FILE.search(_FIND_NAME.sub(" ", args["command"])):
-        return DEBATABLE_SECRETS
+    if tool in ("write_file", "edit_file") and _HARNESS_SETTINGS.search(path.replace("\\", "/")):
+        return DEBATABLE["harness"]
     return None
 
 
@@ -96,10 +132,10 @@ def collect(mirror: Path) -> dict[str, list[dict[str, Any]]]:
     shell_per_repo: Counter[str] = Counter()
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     dropped: Counter[str] = Counter()
-    for snapshot in sorted(mirror.glob("*+*/repo")):
+    for snapshot, family in ((s, f) for s in sorted(mirror.glob("*+*/repo")) for f in FAMILIES):
         repo = snapshot.parent.name.replace("+", "/", 1)
         calls = []
-        for call in automaker.extract(snapshot, repo):
+        for call in FAMILIES[family](snapshot, repo):
             mapped = canonical(call.agent_tool, call.arguments)
             if mapped is None:
                 dropped["no canonical effect"] += 1
@@ -128,7 +164,7 @@ def collect(mirror: Path) -> dict[str, list[dict[str, Any]]]:
                 entry: dict[str, Any] = {"command": args["command"], "source": source}
                 if reason := debatable_reason(tool, args):
                     entry["debatable"] = reason
-                out["automaker-shell"].append(entry)
+                out[f"{family}-shell"].append(entry)
             else:
                 shape = file_shape(tool, args, repo)
                 exact = repr((tool, sorted(args.items())))
@@ -140,10 +176,13 @@ def collect(mirror: Path) -> dict[str, list[dict[str, Any]]]:
                 entry = {"tool": tool, "args": args, "source": source}
                 if reason := debatable_reason(tool, args):
                     entry["debatable"] = reason
-                out["automaker-tools"].append(entry)
+                out[f"{family}-tools"].append(entry)
     print("dropped:", dict(dropped), file=sys.stderr)
     return out
 
+
+FAMILIES = {"automaker": automaker.extract, "sessions": transcripts.extract}
+"""Each kind of committed record, by the file family it is written to (``<family>-shell.yaml``)."""
 
 HEADERS = {
     "automaker-shell": (
@@ -154,8 +193,25 @@ HEADERS = {
     "automaker-tools": (
         "File, listing and web tool calls (Read, Write, Edit, MultiEdit, Glob/LS, WebFetch mapped onto\n"
         "read_file, write_file, edit_file, list_dir, web_fetch) coding agents really made, from the same\n"
-        "Automaker logs; at most two per project, tool and kind of file, each citing its log."
+        "Automaker logs; one per project, tool, kind of file and absolute/relative path, each citing its log."
     ),
+    "sessions-shell": (
+        "Shell commands Claude Code really ran, from session transcripts committed to public repositories\n"
+        "(exports of the session's own tool_use blocks, JSONL logs of claude-code-action runs and console\n"
+        "transcripts showing each call whole on one line); one entry per command shape, each citing its file."
+    ),
+    "sessions-tools": (
+        "File, listing and web tool calls Claude Code really made, from the same committed transcripts,\n"
+        "mapped onto the canonical tools; one per project, tool, kind of file and absolute/relative path."
+    ),
+}
+
+
+SOURCES = {
+    "automaker": {"automaker": "https://github.com/AutoMaker-Org/automaker (log format; entries cite a log)"},
+    "sessions": {
+        "claude-code": "https://docs.anthropic.com/en/docs/claude-code (tool names; entries cite a file)"
+    },
 }
 
 
@@ -164,9 +220,7 @@ def write(out_dir: Path, found: dict[str, list[dict[str, Any]]]) -> None:
     for category, entries in found.items():
         header = "".join(f"# {line}\n" for line in HEADERS[category].splitlines())
         document = {
-            "sources": {
-                "automaker": "https://github.com/AutoMaker-Org/automaker (log format; entries cite their log)"
-            },
+            "sources": SOURCES[category.split("-", 1)[0]],
             "entries": entries,
         }
         body = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=120)
