@@ -187,6 +187,14 @@ class Unwrapper:
         here-document): the commands their code shells out to, and its effects. False when
         ``argv`` hands over no code we read (a script file): then it is an ordinary command."""
         invocation = interpreters.split_invocation(argv)
+        if invocation is not None:
+            # Code (or the script, or the module) taken from a substitution cannot be read;
+            # a substitution among the program's own arguments is data (`perl -pi -e CODE $(...)`).
+            self.budget.effects.extend(
+                {"kind": "code-substituted", "lang": invocation.language, "target": word}
+                for word in interpreters.code_words(argv)
+                if "$(" in word or "`" in word
+            )
         if invocation is None or not (invocation.code or invocation.reads_stdin or invocation.effects):
             return False
         self.out.append(argv)
