@@ -107,7 +107,14 @@ def _project_roots(snapshot: Path, calls: list[tuple[automaker.RawCall, str, dic
     named = [(r, n) for r, n in found.most_common() if re.sub(r"[^a-z0-9]", "", r.rsplit("/", 1)[-1]) == name]
     if not named:
         return [found.most_common(1)[0][0]]
-    return [r for r, n in named if n * 10 >= named[0][1]]
+    roots = [r for r, n in named if n * 10 >= named[0][1]]
+    # Logs copied from a sibling project with the same layout (a template's repositories) name
+    # their own root; a prefix of a named root (the folder holding it) never is one.
+    top = found.most_common(1)[0][1]
+    others = [r for r, n in found.items() if r not in roots and n * 10 >= top]
+    return roots + [
+        r for r in others if not any(root.startswith(r + "/") or r.startswith(root + "/") for root in roots)
+    ]
 
 
 def _at_workspace(tool: str, args: dict[str, Any], roots: list[str]) -> dict[str, Any]:
