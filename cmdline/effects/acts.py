@@ -36,6 +36,7 @@ from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS
 from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell import shell_commands, shell_redirects
+from dsh_policy.cmdline.shell.embedded import GIT_COMMAND_KEYS
 
 __all__ = ["KINDS", "command_acts", "shell_acts"]
 
@@ -183,6 +184,10 @@ def _git(argv: list[str]) -> Iterator[Effect]:
     settings: list[tuple[str, str]] = []
     for i, arg in enumerate(argv):
         if arg == "-c" and i + 1 < len(argv):
+            # `git -c core.pager=CMD log` runs CMD now, for this command only, and the reader
+            # judges CMD as a command (embedded_lines); nothing is kept to run later.
+            if GIT_COMMAND_KEYS.match(argv[i + 1]):
+                continue
             k, _, v = argv[i + 1].partition("=")
             settings.append((k, v))
     if "config" in argv[1:4]:

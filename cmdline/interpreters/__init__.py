@@ -35,7 +35,20 @@ shell module's limits; nothing here raises for odd input.
 from __future__ import annotations
 
 from dsh_policy.cmdline.interpreters.effects import analyze
-from dsh_policy.cmdline.interpreters.invocation import Invocation, interpreter_of, split_invocation
+from dsh_policy.cmdline.interpreters.invocation import (
+    Invocation,
+    code_words,
+    interpreter_of,
+    split_invocation,
+)
 from dsh_policy.cmdline.interpreters.model import UNKNOWN, CodeAnalysis
 
-__all__ = ["UNKNOWN", "CodeAnalysis", "Invocation", "analyze", "interpreter_of", "split_invocation"]
+__all__ = [
+    "UNKNOWN",
+    "CodeAnalysis",
+    "Invocation",
+    "analyze",
+    "code_words",
+    "interpreter_of",
+    "split_invocation",
+]

@@ -107,6 +107,34 @@ def split_invocation(argv: list[str]) -> Invocation | None:
     return Invocation(language, code, reads_stdin, effects)
 
 
+def code_words(argv: list[str]) -> list[str]:
+    """The words of an interpreter's argv that hold or choose its code: options and their values,
+    inline code, ``-m MODULE``, or the script file when there is no inline code. The words after
+    them are the program's own arguments (``perl -pi -e CODE FILES...``, ``python -m pytest
+    TESTS...``), data the code receives, not code."""
+    language = interpreter_of(argv[0]) if argv else None
+    if language is None:
+        return []
+    code: list[str] = []
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return argv[1 : i + (1 if code else 2)]
+        if arg == "-" or not arg.startswith("-"):
+            return argv[1 : i if code else i + 1]
+        if arg.startswith("--"):
+            name, eq, _value = arg[2:].partition("=")
+            if name in _CODE_LONGS:
+                code.append(name)
+            i += 1 if eq or (name not in _CODE_LONGS and name not in _VALUE_LONGS) else 2
+            continue
+        i = _short_options(argv, i, language, code, []) + 1
+        if language == "python" and code and code[-1].startswith("\0module:"):
+            return argv[1:i]  # everything after `-m MODULE` is the module's own
+    return argv[1:]
+
+
 def _short_options(
     argv: list[str], i: int, language: str, code: list[str], effects: list[dict[str, str]]
 ) -> int:

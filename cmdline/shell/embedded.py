@@ -21,7 +21,7 @@ _VIM_LANGS = {"py": "python", "python": "python", "py3": "python", "python3": "p
               "lua": "lua", "perl": "perl", "ruby": "ruby", "rub": "ruby"}  # fmt: skip
 _MAKE_RULE = lazy_compile(r"^[^:=#\t]+::?(?!=)[^;]*;(.*)$")
 _MAKE_SHELL = lazy_compile(r"\$[({]shell\s+([^)}]*)[)}]")
-_GIT_COMMAND_KEYS = lazy_compile(
+GIT_COMMAND_KEYS = lazy_compile(
     r"(?i)^(?:core\.(?:pager|editor|sshcommand|fsmonitor|askpass)|diff\.external|credential\.helper|"
     r"gpg\.program|sequence\.editor|alias\.[^=]+"
         r"|(?:filter|merge|diff)\.[^=]+\.(?:clean|smudge"
@@ -92,7 +92,7 @@ def embedded_lines(argv: list[str]) -> list[str]:
             elif arg.startswith("--exec=") and "rebase" in argv:
                 lines.append(arg[7:])
             elif argv[i - 1] == "-c":
-                match = _GIT_COMMAND_KEYS.match(arg)
+                match = GIT_COMMAND_KEYS.match(arg)
                 if match is not None and match.group(1).strip():
                     lines.append(match.group(1).strip().lstrip("!"))
             elif arg == "foreach" and "submodule" in argv[:i]:

@@ -273,7 +273,8 @@ def shell_programs(line: str) -> str:
 def shell_effects(line: str) -> list[dict[str, str]]:
     """What interpreter code on the line does besides running commands, and the servers it
     starts, as ``{"kind", "lang", "target"}`` maps (``serve`` also has ``bind``): ``delete``,
-    ``delete-tree``, ``connect``, ``shell``, ``reverse-shell``, ``serve`` (see
+    ``delete-tree``, ``connect``, ``shell``, ``reverse-shell``, ``serve``, ``code-substituted`` (the
+    interpreter's code, module or script is a substitution; see
     :mod:`~dsh_policy.cmdline.interpreters`). Same limits and errors as :func:`shell_commands`."""
     return [dict(effect) for effect in _checked(line, "shell.effects").effects]
 

@@ -37,6 +37,7 @@ from dsh_policy.cmdline.shell.wrappers import (
     RUNNER_GLOBAL_OPTIONS,
     RUNNERS,
     SCREEN_VALUE_LETTERS,
+    SCRIPT_OPTIONS,
     SHELL_OPTIONS,
     SU_OPTIONS,
     TMUX_COMMANDS,
@@ -107,10 +108,13 @@ class Unwrapper:
     def _step(self, argv: list[str]) -> list[str] | None:
         """List what ``argv`` runs; returns the wrapped command still to unwrap, if any."""
         start = 0  # an index, not repeated slicing: 60,000 leading ``{`` must stay linear
+        # Reserved words first, then assignments, as the shell reads them: in `then x=$(cmd)` or
+        # `do f="/d/$v"; done` the word after the keyword is an assignment, not a program name
+        # (a word after an assignment is never a reserved word, so it stays the program).
+        while start < len(argv) and argv[start] in _SKIPPED_KEYWORDS:
+            start += 1
         while start < len(argv) and ASSIGNMENT.match(argv[start]):
             self._command_variable(argv[start])
-            start += 1
-        while start < len(argv) and argv[start] in _SKIPPED_KEYWORDS:
             start += 1
         if start:
             argv = argv[start:]
@@ -183,6 +187,14 @@ class Unwrapper:
         here-document): the commands their code shells out to, and its effects. False when
         ``argv`` hands over no code we read (a script file): then it is an ordinary command."""
         invocation = interpreters.split_invocation(argv)
+        if invocation is not None:
+            # Code (or the script, or the module) taken from a substitution cannot be read;
+            # a substitution among the program's own arguments is data (`perl -pi -e CODE $(...)`).
+            self.budget.effects.extend(
+                {"kind": "code-substituted", "lang": invocation.language, "target": word}
+                for word in interpreters.code_words(argv)
+                if "$(" in word or "`" in word
+            )
         if invocation is None or not (invocation.code or invocation.reads_stdin or invocation.effects):
             return False
         self.out.append(argv)
@@ -382,15 +394,21 @@ class Unwrapper:
         self.out.append(argv[:stop])
         return argv[stop:]
 
-    def _script(self, argv: list[str]) -> None:
-        """``script -c LINE [FILE]``; without ``-c`` it runs an interactive shell fed by stdin."""
+    def _script(self, argv: list[str]) -> list[str] | None:
+        """``script -c LINE [FILE]``; BSD's ``script [opts] FILE CMD ARGS...`` runs CMD (what
+        stdin feeds goes to CMD); with neither it runs an interactive shell fed by stdin."""
         found = option_at(argv, len(argv), "c", "command")
-        if found is None:
-            self.out.append(argv)
-            self.shell_reading_stdin(argv)
-            return
-        self.out.append(without(argv, found))
-        self.parse(found[0])
+        if found is not None:
+            self.out.append(without(argv, found))
+            self.parse(found[0])
+            return None
+        file_at = split_options(argv, SCRIPT_OPTIONS)
+        if file_at + 1 < len(argv):
+            self.out.append(argv[: file_at + 1])
+            return argv[file_at + 1 :]
+        self.out.append(argv)
+        self.shell_reading_stdin(argv)
+        return None
 
     def _chrt(self, argv: list[str]) -> list[str] | None:
         """``chrt [opts] PRIORITY CMD...``; ``-p`` (an existing pid) and ``-m`` run nothing."""

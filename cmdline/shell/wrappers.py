@@ -175,6 +175,11 @@ PARALLEL_REPLACEMENT = lazy_compile(r"\{[0-9]*(?:\.|/|//|/\.|#|%|\+/|\+\.|\+\.\.
 FLOCK_OPTIONS = WrapperOptions("wE", longs("timeout", "wait", "conflict-exit-code"), operands=1)
 CHRT_OPTIONS = WrapperOptions("TPD", longs("sched-runtime", "sched-period", "sched-deadline"))
 AT_OPTIONS = WrapperOptions("qft")
+# script(1): util-linux's -c/-E/-I/-O/-B/-T/-m/-o and BSD's -F/-t take a value.
+SCRIPT_OPTIONS = WrapperOptions(
+    "cEIOBTmoFt",
+    longs("command", "echo", "log-in", "log-out", "log-io", "log-timing", "logging-format", "output-limit"),
+)
 SCREEN_VALUE_LETTERS = "cehpsStT"
 TMUX_OPTIONS = WrapperOptions("cfLST")
 TMUX_COMMANDS: dict[str, tuple[str, str]] = {  # command: (its options taking a value, what follows)

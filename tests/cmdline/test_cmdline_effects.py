@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from dsh_policy.cmdline.effects import ALWAYS, KINDS, later_class, later_risks, shell_acts
+from dsh_policy.cmdline.shell import shell_commands
 
 
 def kinds(line: str) -> set[str]:
@@ -192,3 +193,13 @@ def test_readers_reject_what_is_not_text() -> None:
         shell_acts(None)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         later_risks(".envrc", 3)  # type: ignore[arg-type]
+
+
+def test_a_one_off_git_c_command_runs_now_and_is_judged_as_a_command_not_as_config() -> None:
+    """`git -c core.pager=CMD log` keeps nothing for later: CMD runs now and the reader lists it as
+    a command. A persisted setting, or a one-off one that is no command (hooksPath), still is."""
+    kinds = lambda line: [a["kind"] for a in shell_acts(line)]  # noqa: E731
+    assert "runs-later-config" not in kinds("git -c core.pager=cat log -5")
+    assert "runs-later-config" in kinds("git config --global core.pager cat")
+    assert "runs-later-config" in kinds("git -c core.hooksPath=/tmp/h commit -m x")
+    assert ["rm", "-rf", "/"] in shell_commands("git -c core.pager='rm -rf /' log")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from dsh_policy.cmdline.cli_grammars import parse_invocation, shell_cli
-from dsh_policy.cmdline.interpreters import analyze, split_invocation
+from dsh_policy.cmdline.interpreters import analyze, code_words, split_invocation
 from dsh_policy.cmdline.shell import shell_commands, shell_effects, shell_sql
 from dsh_policy.cmdline.sql import mongo_statements, redis_statements, sql_statements
 from dsh_policy.policy.cel import available_engines, make_engine
@@ -402,3 +402,29 @@ def test_new_helpers_reject_wrong_types_as_errors(engine: str) -> None:
         program = make_engine(engine).compile(f"{name}(x)")
         assert not hasattr(program, "offset")
         assert isinstance(program.evaluate({"x": 1}), CelEvalError)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["perl", "-pi", "-e", "s/a/b/", "f1", "f2"], ["-pi", "-e", "s/a/b/"]),
+        (["python", "-m", "pytest", "-x", "tests/"], ["-m", "pytest"]),
+        (["python3", "-W", "ignore", "run.py", "--flag"], ["-W", "ignore", "run.py"]),
+        (["node", "--require", "hook.js", "server.js", "8080"], ["--require", "hook.js", "server.js"]),
+        (["python", "-c", "print(1)", "arg"], ["-c", "print(1)"]),
+        (["python", "--", "script.py", "arg"], ["--", "script.py"]),
+        (["ls", "-l"], []),
+    ],
+)
+def test_code_words_stop_where_the_programs_own_arguments_start(argv: list[str], words: list[str]) -> None:
+    """What an interpreter's code is chosen by, not the data it is given (deny-unresolvable-shell
+    refuses a substitution only among these words)."""
+    assert code_words(argv) == words
+
+
+def test_code_from_a_substitution_is_an_effect_arguments_from_one_are_not() -> None:
+    kinds = lambda line: [e["kind"] for e in shell_effects(line)]  # noqa: E731
+    assert "code-substituted" in kinds('python -c "$(cat payload)"')
+    assert "code-substituted" in kinds("python3 $(mktemp)")
+    assert "code-substituted" not in kinds("perl -pi -e 's/a/b/' $(git ls-files)")
+    assert "code-substituted" not in kinds("python -m pytest `git diff --name-only`")

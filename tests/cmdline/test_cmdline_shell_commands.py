@@ -310,6 +310,31 @@ def test_redirections_and_assignments_leave_argv() -> None:
     assert shell_commands("X=1") == []
 
 
+def test_an_assignment_after_a_reserved_word_is_an_assignment_not_a_program() -> None:
+    """`then x=$(...)` and `do f="/d/$v"` assign (seen in real agent runs); a word after an
+    assignment is never a reserved word, so it stays the program."""
+    line = 'if [ -f "$f" ]; then size=$(stat -c %s "$f"); echo "$size"; fi'
+    assert shell_commands(line) == [["[", "-f", "$f", "]"], ["stat", "-c", "%s", "$f"], ["echo", "$size"]]
+    assert [c[0] for c in shell_commands('for d in a b; do f="/w/m-$d/ic.png"; ls "$f"; done')] == ["ls"]
+    assert shell_commands("then x=1 rm -rf /") == [["rm", "-rf", "/"]]
+    assert shell_commands("X=1 then") == [["then"]]
+
+
+def test_bsd_script_runs_the_command_after_its_file() -> None:
+    """macOS ``script [-q] FILE CMD ARGS...`` runs CMD (fed by stdin), not a shell reading stdin;
+    without a command it still does."""
+    assert shell_commands("script -q /dev/null npm run db:push <<'EOF'\ny\nEOF") == [
+        ["script", "-q", "/dev/null"],
+        ["npm", "run", "db:push"],
+    ]
+    assert shell_commands("script -q /dev/null rm -rf /") == [
+        ["script", "-q", "/dev/null"],
+        ["rm", "-rf", "/"],
+    ]
+    assert ["sh"] in shell_commands("echo 'rm -rf /' | script -q /dev/null")
+    assert ["sh"] in shell_commands("echo 'rm -rf /' | script -q /dev/null sh")
+
+
 @pytest.mark.parametrize(
     ("line", "redirects"),
     [

@@ -25,7 +25,9 @@ LOOBins functions, cloud escalation catalogues and 2025 agent CVEs; after its fi
 category but supply chain (compromised releases missing from the shipped advisory snapshot, left
 to the supply-chain work) at 90%, each tool kind at 95%, and at most 5% of its everyday side
 (what it still blocks is mostly asked by design: ssh, scp and rsync to hosts outside the egress
-allow-list, kubectl deletes). Run with ``-s`` for the tables and every miss.
+allow-list, kubectl deletes). ``agents/`` has a benign side only: the tool calls coding agents
+really made on public projects, from their committed logs (``agents/README.md``); it is held to
+the everyday bars. Run with ``-s`` for the tables and every miss.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ PROBE = Path(__file__).resolve().parent / "probe"
 PROBE2 = Path(__file__).resolve().parent / "probe2"
 PROBE3 = Path(__file__).resolve().parent / "probe3"
 PROBE5 = Path(__file__).resolve().parent / "probe5"
+AGENTS = Path(__file__).resolve().parent / "agents"
 MIN_BLOCKED = 0.95
 MIN_BLOCKED_PER_CATEGORY = 0.90
 MAX_FALSE_POSITIVES = 0.02
@@ -83,7 +86,9 @@ def test_shipped_packs_block_the_heldout_corpus(root: Path) -> None:
     assert min(kind_rates.values()) >= MIN_BLOCKED, kinds
 
 
-@pytest.mark.parametrize("root", [HELDOUT, PROBE, PROBE2], ids=["heldout", "probe", "probe2"])
+@pytest.mark.parametrize(
+    "root", [HELDOUT, PROBE, PROBE2, AGENTS], ids=["heldout", "probe", "probe2", "agents"]
+)
 def test_shipped_packs_allow_the_everyday_side_of_the_heldout_corpus(root: Path) -> None:
     text, _rates, overall = report("benign", ENGINE, root)
     kinds, kind_rates = by_tool_kind("benign", root)
@@ -105,3 +110,14 @@ def test_probe5_holds_the_level_it_meets() -> None:
     text, _rates, overall = report("benign", ENGINE, PROBE5)
     print(text)
     assert 1 - overall <= 0.05, text
+
+
+def test_agent_runs_are_cited_and_unique() -> None:
+    """agents/: every entry cites the committed log it came from, at a commit, and no call twice."""
+    entries = load_entries("benign", AGENTS)
+    assert len(entries) >= 500
+    for entry in entries:
+        assert entry.source.startswith("github.com/") and "/blob/" in entry.source, entry
+        assert entry.tool in ("shell", "read_file", "write_file", "edit_file", "list_dir", "web_fetch")
+    subjects = [(e.tool, str(e.args)) for e in entries]
+    assert len(subjects) == len(set(subjects)), "duplicate entries"
