@@ -74,7 +74,10 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "project-hook",
             r"(?:^|/)\.(?:husky|githooks)/+[^/_][^/]*$|(?:^|/)lefthook(?:-local)?\.ya?ml$|(?:^"
-            r"|/)\.pre-commit-config\.ya?ml$",
+            r"|/)\.pre-commit-config\.ya?ml$"
+            # the executables the project's own scripts resolve first (`npm test` runs
+            # node_modules/.bin/jest, `make` runs .venv/bin/pytest): a script written there runs later
+            r"|(?:^|/)node_modules/+\.bin/+[^/]+$|(?:^|/)\.?venv/+(?:bin|Scripts)/+[^/]+$",
         ),
         (
             "git-config",
