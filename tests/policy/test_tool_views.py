@@ -5,10 +5,12 @@ spellings of the shapes the clients and MCP servers use, never copied from a cor
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from dsh_policy.core.frozen import freeze_json
+from dsh_policy.policy.cli import main
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.decide.tool_views import patch_paths, views
 from dsh_policy.policy.events import ToolCallEvent
@@ -233,3 +235,26 @@ rules:
     )
     assert policy.pre_execute_call("view_file", freeze_json({"AbsolutePath": "a.txt"})).decision == "allow"
     assert policy.pre_execute_call("Glob", freeze_json({"pattern": "*.py"})).decision == "allow"
+
+
+def test_check_decides_a_case_in_another_clients_vocabulary_as_the_gateway_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pack = tmp_path / "t.yaml"
+    pack.write_text(
+        "apiVersion: dsh-policy/v1\nkind: RulePack\nmetadata: {name: t, version: '1'}\nspec:\n  rules:\n"
+        "    - {id: no-keys, stage: pre-execute, match: {tools: [read_file]},"
+        " when: 'args.path.contains(\".ssh/\")', decision: deny, message: no keys}\n",
+        encoding="utf-8",
+    )
+    cases = tmp_path / "cases.yaml"
+    cases.write_text(
+        "cases:\n"
+        "  - {name: viewed, stage: pre-execute, tool: view_file, args: {AbsolutePath: /h/.ssh/id_rsa},"
+        " expect: {decision: deny, rules: [t/no-keys]}}\n"
+        "  - {name: plain, stage: pre-execute, tool: view_file, args: {AbsolutePath: /h/notes.txt},"
+        " expect: {decision: allow}}\n",
+        encoding="utf-8",
+    )
+    assert main(["check", str(pack), "--cases", str(cases)]) == 0, capsys.readouterr()
+    assert "2 passed, 0 failed" in capsys.readouterr().out
