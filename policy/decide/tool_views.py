@@ -16,8 +16,10 @@ patch an ``apply_patch``, a command line a ``shell`` call, a URL a fetch (a requ
 a body or a method other than GET), a channel with text a message, a source and a destination a
 ``mv`` (``cp`` when the tool copies), a path under a tool named for deleting an ``rm -rf`` (for
 listing a ``list_dir``), any other path a read of that path, and a call carrying another call
-(``tool_name`` + ``arguments``) that call. The tool's own name matters only where the arguments
-cannot say it: whether a path-only tool deletes, creates a folder, lists or copies.
+(``tool_name`` + ``arguments``) that call. The tool's own name (and a sub-command argument such
+as ``command: create`` or ``type: delete_file``) matters only where the arguments cannot say it:
+whether a path-only tool deletes, creates a folder, lists, copies or writes text it does not show
+(then an unread patch of the path), and that a tool named only for reading never writes.
 
 :func:`views` gives those canonical calls. A canonical name with canonical fields has none (the
 hot path pays one dict lookup); a canonical name with foreign fields is replaced by its views; any
@@ -56,10 +58,19 @@ _PATH_KEYS: Final = (
     "notebook_path", "filepath", "filename", "file", "relative_workspace_path", "dir_path",
 )  # fmt: skip
 _PATH_LIST_KEYS: Final = ("paths", "files", "file_paths", "filePaths")
-_CONTENT_KEYS: Final = ("content", "file_text", "CodeContent", "contents", "new_source", "text_content")
+# ``text`` is a file's text only beside a path (LangChain's and Kiro's writes); alone it is a message.
+_CONTENT_KEYS: Final = (
+    "content",
+    "file_text",
+    "CodeContent",
+    "contents",
+    "new_source",
+    "text_content",
+    "text",
+)
 _NEW_KEYS: Final = (
     "new_string", "newString", "new_str", "new", "newText", "new_text", "replace", "replacement",
-    "code_edit", "ReplacementContent",
+    "code_edit", "ReplacementContent", "newStr", "changes",
 )  # fmt: skip
 _OLD_KEYS: Final = (
     "old_string",
@@ -70,6 +81,7 @@ _OLD_KEYS: Final = (
     "old_text",
     "search",
     "TargetContent",
+    "oldStr",
 )
 _EDIT_LIST_KEYS: Final = ("edits", "ReplacementChunks", "chunks", "replacements")
 _POSITION_KEYS: Final = ("insert_line", "line", "line_number", "position")
@@ -80,6 +92,9 @@ _URL_KEYS: Final = ("url", "Url", "URL", "uri", "TargetUrl", "href", "link", "en
 _BODY_KEYS: Final = ("body", "data", "json", "form", "payload", "files")
 _PROMPT_KEYS: Final = ("prompt", "query", "instructions")
 _CODE_KEYS: Final = ("function", "script", "code", "expression", "js")
+_CODE_SENDS: Final = lazy_compile(
+    r"(?i)method\s*:\s*['\"]?(?:post|put|patch)|\bbody\s*:|sendBeacon|\.send\(|WebSocket\(|\.submit\("
+)
 _CHANNEL_KEYS: Final = ("channel", "channel_id", "channelId", "chat_id", "recipient", "to")
 _TEXT_KEYS: Final = ("text", "message", "body")
 _MOVE_PAIRS: Final = (
@@ -98,6 +113,45 @@ _CREATE_WORDS: Final = frozenset({"create", "make", "mkdir", "new"})
 _FOLDER_WORDS: Final = frozenset({"directory", "dir", "folder", "mkdir"})
 _COPY_WORDS: Final = frozenset({"copy", "cp", "duplicate", "clone"})
 _LIST_WORDS: Final = frozenset({"list", "ls", "tree"})
+# A path-only tool named for writing writes text the call does not show (Zed's edit_file {path,
+# mode}): judged as a patch of that path, which the packs treat as unread.
+_WRITE_WORDS: Final = frozenset(
+    {
+        "write",
+        "edit",
+        "save",
+        "overwrite",
+        "append",
+        "create",
+        "modify",
+        "update",
+        "patch",
+        "insert",
+        "replace",
+    }
+)
+# A tool named only for reading or searching never writes, whatever its text arguments are called.
+_READ_WORDS: Final = frozenset(
+    {
+        "read",
+        "search",
+        "find",
+        "grep",
+        "get",
+        "view",
+        "list",
+        "show",
+        "cat",
+        "open",
+        "query",
+        "lookup",
+        "stat",
+    }
+)
+# Arguments naming the sub-command a tool runs (``{command: create, path}``, ``{type: delete_file}``).
+_VERB_KEYS: Final = ("command", "action", "type", "mode", "operation")
+# Objects a call's real arguments may be wrapped in (``{operation: {type, path, diff}}``).
+_WRAPPER_KEYS: Final = ("operation", "input", "params", "request", "edit")
 
 _PATCH_BEGIN: Final = "*** Begin Patch"
 _PATCH_FILE: Final = lazy_compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.MULTILINE)
@@ -132,7 +186,9 @@ def views(tool: str, args: Any) -> ToolViews | None:
     found = tuple(_dedupe(_read(tool, args, 0)))
     if not found or (len(found) == 1 and found[0][0] == tool and found[0][1] == dict(args)):
         return None
-    return ToolViews(found, replaces=shape is not None)
+    # A canonical name is replaced only by a view of its own kind (write_file {file_path, content}
+    # by write_file): a write whose text cannot be found is judged as itself too.
+    return ToolViews(found, replaces=shape is not None and any(name == tool for name, _ in found))
 
 
 def patch_paths(patch: str) -> list[str]:
@@ -172,7 +228,11 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
         yield name, inner
         yield from _read(name, inner, depth + 1)
         return
-    words = _name_words(tool)
+    wrapped = _wrapped(args)
+    if wrapped is not None and depth < _MAX_NESTING:
+        yield from _read(tool, wrapped, depth + 1)
+        return
+    words = _name_words(tool) | _verb_words(args)
     patch = _patch_text(args)
     if patch is not None:
         yield "apply_patch", {"patch": patch, "paths": patch_paths(patch)}
@@ -182,7 +242,7 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
     paths = [path] if path else []
     written = _written_files(args)
     yield from written
-    if path:
+    if path and (not words & _READ_WORDS or words & _WRITE_WORDS):
         content = _first_string(args, _CONTENT_KEYS)
         new_text, old_text = _replacement(args)
         if content is not None and not any(key in args for key in _POSITION_KEYS):
@@ -215,6 +275,8 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
             yield "shell", {"command": f"mkdir -p -- {shlex.quote(each)}"}
         elif words & _LIST_WORDS:
             yield "list_dir", {"path": each}
+        elif words & _WRITE_WORDS:
+            yield "apply_patch", {"patch": "", "paths": [each]}
         else:
             yield "read_file", {"path": each}
 
@@ -232,6 +294,33 @@ def _patch_removals(patch: str) -> Iterator[tuple[str, dict[str, Any]]]:
             moving = line[17:].strip()
         elif line.startswith("*** Move to: ") and moving:
             yield "shell", {"command": f"mv -- {shlex.quote(moving)} {shlex.quote(line[13:].strip())}"}
+
+
+def _wrapped(args: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The object a call's arguments are wrapped in, when the call carries nothing else that means
+    something (OpenAI's apply_patch call: ``{type, operation: {type, path, diff}}``)."""
+    for key in _WRAPPER_KEYS:
+        inner = args.get(key)
+        if isinstance(inner, Mapping) and not any(
+            k in args for k in (*_PATH_KEYS, *_COMMAND_KEYS, *_URL_KEYS, *_PATCH_KEYS[:1])
+        ):
+            return inner
+    return None
+
+
+def _verb_words(args: Mapping[str, Any]) -> frozenset[str]:
+    """The words of a sub-command argument (``create``, ``delete_file``): one identifier, never a
+    command line."""
+    found: set[str] = set()
+    for key in _VERB_KEYS:
+        value = args.get(key)
+        if (
+            isinstance(value, str)
+            and 0 < len(value) <= 40
+            and value.replace("_", "").replace("-", "").isalnum()
+        ):
+            found.update(word.lower() for word in _NAME_WORD.findall(value))
+    return frozenset(found)
 
 
 def _name_words(tool: str) -> frozenset[str]:
@@ -388,9 +477,14 @@ def _fetches(args: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     for key in _CODE_KEYS:
         code = args.get(key)
         if isinstance(code, str):
-            # Code run in a browser or a sandbox that names a URL may send anything it holds there.
+            # Code run in a browser or a sandbox goes to the URLs it names; when it also posts, it
+            # may send anything it holds there.
+            sends = _CODE_SENDS.search(code) is not None
             for found in _URL_IN_TEXT.findall(code):
-                yield "http_request", {"url": found, "method": "POST", "body": code}
+                if sends:
+                    yield "http_request", {"url": found, "method": "POST", "body": code}
+                else:
+                    yield "web_fetch", {"url": found}
 
 
 def _message(args: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -171,6 +171,31 @@ def test_messages_multi_file_writes_and_nested_calls() -> None:
     ]
 
 
+def test_sub_commands_wrappers_and_writes_whose_text_is_not_shown() -> None:
+    wrapped = {"type": "patch_call", "operation": {"type": "delete_file", "path": "src/old.py"}}
+    assert only("apply_edit", wrapped) == [("shell", {"command": "rm -rf -- src/old.py"})]
+    # a path-only tool named for writing is an unread patch of that path; a canonical name is
+    # then judged as itself too (no view of its own kind was found)
+    unshown = views("edit_file", {"path": ".git/hooks/pre-commit", "mode": "edit"})
+    assert unshown is not None and not unshown.replaces
+    assert unshown.calls == (("apply_patch", {"patch": "", "paths": [".git/hooks/pre-commit"]}),)
+    # text beside a path is a file's text, unless the tool is named only for reading or searching
+    assert only("fsWrite", {"path": "a.md", "text": "hi"}) == [
+        ("write_file", {"path": "a.md", "content": "hi"})
+    ]
+    assert only("find_in_file", {"path": "/var/log/app.log", "text": "ERROR"}) == [
+        ("read_file", {"path": "/var/log/app.log"})
+    ]
+    assert only("strReplace", {"path": "a.py", "oldStr": "x", "newStr": "y"}) == [
+        ("edit_file", {"path": "a.py", "old_string": "x", "new_string": "y"})
+    ]
+
+
+def test_code_that_only_navigates_is_a_fetch() -> None:
+    found = only("run_js", {"code": "goto('https://docs.example/a')"})
+    assert found == [("web_fetch", {"url": "https://docs.example/a"})]
+
+
 @pytest.mark.parametrize(
     "args", [{}, {"todos": [{"content": "x"}]}, {"query": "how to sort"}, {"pattern": "*.py"}]
 )
