@@ -49,13 +49,20 @@ _CANONICAL_SHAPE: Final[dict[str, tuple[str, ...]]] = {
     "send_message": ("channel", "text"),
     "apply_patch": ("patch",),
 }
+# The views that say what a canonical call with foreign fields does well enough to replace it.
+_KIN: Final[dict[str, frozenset[str]]] = {
+    "apply_patch": frozenset(("apply_patch", "edit_file", "write_file", "shell")),
+    "edit_file": frozenset(("edit_file", "write_file")),
+    "write_file": frozenset(("write_file", "edit_file")),
+}
+
 #: The canonical tool names (what the packs' rules are written against).
 CANONICAL_TOOLS: Final[frozenset[str]] = frozenset(_CANONICAL_SHAPE)
 
 # Argument names by meaning, as the clients and MCP servers spell them.
 _PATH_KEYS: Final = (
     "path", "file_path", "filePath", "absolute_path", "AbsolutePath", "target_file", "TargetFile",
-    "notebook_path", "filepath", "filename", "file", "relative_workspace_path", "dir_path",
+    "notebook_path", "filepath", "filename", "file", "relative_workspace_path", "dir_path", "targetFile",
 )  # fmt: skip
 _PATH_LIST_KEYS: Final = ("paths", "files", "file_paths", "filePaths")
 # ``text`` is a file's text only beside a path (LangChain's and Kiro's writes); alone it is a message.
@@ -148,6 +155,15 @@ _READ_WORDS: Final = frozenset(
         "stat",
     }
 )
+_SUB_COMMAND_WORDS: Final = (
+    _WRITE_WORDS
+    | _READ_WORDS
+    | _DELETE_WORDS
+    | _LIST_WORDS
+    | _CREATE_WORDS
+    | {"str", "undo", "rename", "move"}
+)
+_OPERATION_LIST_KEYS: Final = ("operations", "items", "files")
 # Arguments naming the sub-command a tool runs (``{command: create, path}``, ``{type: delete_file}``).
 _VERB_KEYS: Final = ("command", "action", "type", "mode", "operation")
 # Objects a call's real arguments may be wrapped in (``{operation: {type, path, diff}}``).
@@ -187,8 +203,10 @@ def views(tool: str, args: Any) -> ToolViews | None:
     if not found or (len(found) == 1 and found[0][0] == tool and found[0][1] == dict(args)):
         return None
     # A canonical name is replaced only by a view of its own kind (write_file {file_path, content}
-    # by write_file): a write whose text cannot be found is judged as itself too.
-    return ToolViews(found, replaces=shape is not None and any(name == tool for name, _ in found))
+    # by write_file, a patch by the edit or removal it makes): a write whose text cannot be found
+    # is judged as itself too.
+    kin = _KIN.get(tool, frozenset((tool,)))
+    return ToolViews(found, replaces=shape is not None and any(name in kin for name, _ in found))
 
 
 def patch_paths(patch: str) -> list[str]:
@@ -259,7 +277,9 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
         yield "shell", {"command": f"{verb} -- {shlex.quote(source)} {shlex.quote(destination)}"}
         return
     command = _command_line(args)
-    if command is not None and not path:
+    if command is not None and not (path and _is_sub_command(command)):
+        # beside a path, `command: create` is an editor's sub-command; any other command line is
+        # one, whatever else the call carries (Kiro's executeBash {command, path})
         yield "shell", {"command": command}
         return
     yield from _fetches(args)
@@ -267,7 +287,7 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
     if message is not None:
         yield "send_message", message
     if not written:
-        paths += _string_list(args, _PATH_LIST_KEYS)
+        paths += _string_list(args, _PATH_LIST_KEYS) + _listed_paths(args)
     for each in paths:
         if words & _DELETE_WORDS:
             yield "shell", {"command": f"rm -rf -- {shlex.quote(each)}"}
@@ -294,6 +314,24 @@ def _patch_removals(patch: str) -> Iterator[tuple[str, dict[str, Any]]]:
             moving = line[17:].strip()
         elif line.startswith("*** Move to: ") and moving:
             yield "shell", {"command": f"mv -- {shlex.quote(moving)} {shlex.quote(line[13:].strip())}"}
+
+
+def _is_sub_command(command: str) -> bool:
+    """``create``, ``str_replace``, ``view``: one word of what an editor tool does to its path."""
+    words = {word.lower() for word in _NAME_WORD.findall(command)}
+    return bool(words) and " " not in command.strip() and words <= _SUB_COMMAND_WORDS
+
+
+def _listed_paths(args: Mapping[str, Any]) -> list[str]:
+    """The paths of a list of operations (Amazon Q's fs_read ``operations: [{mode, path}]``)."""
+    found: list[str] = []
+    for key in _OPERATION_LIST_KEYS:
+        items = args.get(key)
+        for item in items if isinstance(items, list | tuple) else ():
+            path = _first_string(item, _PATH_KEYS) if isinstance(item, Mapping) else None
+            if path:
+                found.append(path)
+    return found
 
 
 def _wrapped(args: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -126,6 +126,8 @@ def test_everyday_look_alikes_have_no_effect(line: str) -> None:
         (".devcontainer/devcontainer.json", "editor-task"),
         (".mcp.json", "agent-config"),
         (".claude/settings.local.json", "agent-config"),
+        (".kiro/settings/mcp.json", "agent-config"),
+        ("~/.aws/amazonq/mcp.json", "agent-config"),
         ("web/package.json", "package-manifest"),
         (".yarnrc.yml", "package-config"),
         (".envrc", "direnv"),

@@ -174,6 +174,12 @@ def test_messages_multi_file_writes_and_nested_calls() -> None:
 def test_sub_commands_wrappers_and_writes_whose_text_is_not_shown() -> None:
     wrapped = {"type": "patch_call", "operation": {"type": "delete_file", "path": "src/old.py"}}
     assert only("apply_edit", wrapped) == [("shell", {"command": "rm -rf -- src/old.py"})]
+    # a patch described by the edit it makes is replaced by that edit (the patch's own rules would
+    # read a patch text it does not carry)
+    operation = {"type": "update_file", "path": "a.py", "diff": "@@\n-x = 1\n+x = 2\n"}
+    patched = views("apply_patch", {"type": "apply_patch_call", "operation": operation})
+    assert patched is not None and patched.replaces
+    assert patched.calls == (("edit_file", {"path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}),)
     # a path-only tool named for writing is an unread patch of that path; a canonical name is
     # then judged as itself too (no view of its own kind was found)
     unshown = views("edit_file", {"path": ".git/hooks/pre-commit", "mode": "edit"})
