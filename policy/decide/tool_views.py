@@ -169,6 +169,16 @@ _VERB_KEYS: Final = ("command", "action", "type", "mode", "operation")
 # Objects a call's real arguments may be wrapped in (``{operation: {type, path, diff}}``).
 _WRAPPER_KEYS: Final = ("operation", "input", "params", "request", "edit")
 
+# Every argument name that can make a view: a call with none of them has none (checked first).
+_MEANINGFUL: Final[frozenset[str]] = frozenset(
+    (
+        *_PATH_KEYS, *_PATH_LIST_KEYS, *_CONTENT_KEYS, *_NEW_KEYS, *_EDIT_LIST_KEYS, *_PATCH_KEYS,
+        *_DIFF_KEYS, *_COMMAND_KEYS, *_URL_KEYS, *_PROMPT_KEYS, *_CODE_KEYS, *_CHANNEL_KEYS,
+        *(key for pair in _MOVE_PAIRS for key in pair), *_NESTED_NAME_KEYS, *_WRAPPER_KEYS,
+        *_OPERATION_LIST_KEYS,
+    )
+)  # fmt: skip
+
 _PATCH_BEGIN: Final = "*** Begin Patch"
 _PATCH_FILE: Final = lazy_compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.MULTILINE)
 _PATCH_MOVE: Final = lazy_compile(r"^\*\*\* Move to: (.+?)\s*$", re.MULTILINE)
@@ -197,7 +207,7 @@ def views(tool: str, args: Any) -> ToolViews | None:
             return None
         removed = tuple(_patch_removals(args["patch"]))
         return ToolViews(removed, replaces=False) if removed else None
-    if not isinstance(args, Mapping):
+    if not isinstance(args, Mapping) or _MEANINGFUL.isdisjoint(args):
         return None
     found = tuple(_dedupe(_read(tool, args, 0)))
     if not found or (len(found) == 1 and found[0][0] == tool and found[0][1] == dict(args)):
