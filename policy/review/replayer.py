@@ -152,11 +152,16 @@ class Replayer:
             and (verdict.message or "").startswith(_OVERSIZED)
         ):
             return self._oversized(decision)
-        if decision.stage == "pre-execute" and decision.call is not None:
-            call = _event_for("pre-execute", decision, {})
-            assert isinstance(call, ToolCallEvent)
-            if views(call.tool, call.args) is not None or (is_writer(call.tool) and any(implied_lines(call))):
-                return self._whole_call(call, verdict)
+        recorded_call = decision.call
+        if decision.stage == "pre-execute" and recorded_call is not None:
+            # (the event is built only for such calls: thawing every call's arguments would read
+            # a forged record's nesting that nothing else reads)
+            viewed = views(recorded_call.tool, recorded_call.args) is not None
+            if viewed or is_writer(recorded_call.tool):
+                call = _event_for("pre-execute", decision, {})
+                assert isinstance(call, ToolCallEvent)
+                if viewed or any(implied_lines(call)):
+                    return self._whole_call(call, verdict)
         key, plan = self._plan(decision, recorded)
         evidence: GateEvidence | RecordedVerdict = decision.gate if decision.gate is not None else verdict
         memo_key = (key, _evidence_key(evidence))
