@@ -58,7 +58,9 @@ TOOL_ARGUMENTS: Final[dict[str, frozenset[str]]] = {
 }
 #: Names tools outside the vocabulary use for the same things (MCP file servers and harness tools
 #: that are not canonicalized: ``file_path``, an edit's ``new``, a patch's ``input``). An unscoped
-#: rule that reads them, to judge every tool's writes alike, is not warned about.
+#: rule that reads them, to judge every tool's writes alike, is not warned about. (The decider also
+#: judges every such call as the canonical calls its arguments describe, ``decide/tool_views.py``,
+#: so a rule scoped to the canonical tools sees them too.)
 OTHER_TOOL_ARGUMENTS: Final[frozenset[str]] = frozenset(("file_path", "new", "input"))
 ALL_ARGUMENTS: Final[frozenset[str]] = frozenset().union(*TOOL_ARGUMENTS.values(), OTHER_TOOL_ARGUMENTS)
 

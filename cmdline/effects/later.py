@@ -74,7 +74,10 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "project-hook",
             r"(?:^|/)\.(?:husky|githooks)/+[^/_][^/]*$|(?:^|/)lefthook(?:-local)?\.ya?ml$|(?:^"
-            r"|/)\.pre-commit-config\.ya?ml$",
+            r"|/)\.pre-commit-config\.ya?ml$"
+            # the executables the project's own scripts resolve first (`npm test` runs
+            # node_modules/.bin/jest, `make` runs .venv/bin/pytest): a script written there runs later
+            r"|(?:^|/)node_modules/+\.bin/+[^/]+$|(?:^|/)\.?venv/+(?:bin|Scripts)/+[^/]+$",
         ),
         (
             "git-config",
@@ -117,7 +120,8 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|amazonq)/+(?:mcp|settings)\.json$|claude_desktop_config\.json$"
             r"|(?:^|/)\.claude(?:\.json$|/+(?:settings(?:\.local)?\.json|hooks/|commands/|agents/))|(?:^"
             r"|/)\.codex/+(?:config\.toml|hooks\.json)$|(?:^|/)\.continue/+config\.(?:json|ya?ml)$"
-            r"|(?:^|/)\.aider\.conf\.ya?ml$|(?:^|/)cline_mcp_settings\.json$|(?:^|/)mcp_config\.json$",
+            r"|(?:^|/)\.aider\.conf\.ya?ml$|(?:^|/)cline_mcp_settings\.json$|(?:^|/)mcp_config\.json$"
+            r"|(?:^|/)\.kiro/+settings/+mcp\.json$|(?:^|/)\.aws/+amazonq/+(?:mcp|agents/+[^/]+)\.json$",
         ),
         # instructions an AI agent loads into its context at every session (rules files, memory
         # files, copilot instructions): written text the agent obeys later

@@ -33,6 +33,9 @@ from dsh_policy.policy.decide.later_calls import is_writer, judge_implied
 from dsh_policy.policy.decide.scope import EventScope
 from dsh_policy.policy.decide.sizes import mib, strings_size, utf8_size
 from dsh_policy.policy.decide.stage_run import RuleRun, StageRun, default_message
+from dsh_policy.policy.decide.tool_views import CANONICAL_TOOLS, ToolViews
+from dsh_policy.policy.decide.tool_views import views as tool_views
+from dsh_policy.policy.decide.view_calls import first_guard_denial, strictest_pre_execute
 from dsh_policy.policy.events import (
     GuardVerdict,
     PolicyStamp,
@@ -90,6 +93,7 @@ class Decider:
         "_pre_unruled",
         "_recent",
         "_stamp",
+        "_views_judged",
         "policy",
     )
 
@@ -123,6 +127,13 @@ class Decider:
         guard_index = policy.stages["guard"]
         self._guard_named = frozenset(guard_index.exact)
         self._guard_unruled = self._unguarded_verdict(guard_index)
+        # A call's views (.tool_views) are built only when a rule could judge one: a canonical
+        # tool has rules, or a glob or an unscoped rule could match a view's name, or the
+        # deployment's self-protection checks every call.
+        self._views_judged = protection is not None or any(
+            index.every or index.globs or any(index.select(name).rules for name in CANONICAL_TOOLS)
+            for index in (pre_index, guard_index)
+        )
         # Everything a post-execute rule could redact plus every shipped detector, whatever the
         # rule's mode: the audit log must never hold a secret in clear.
         steps: list[Redaction] = [
@@ -153,7 +164,27 @@ class Decider:
             return StepVerdict("reject", (), message, internal_error=message, policy=self._stamp)
 
     def pre_execute(self, event: ToolCallEvent) -> ToolCallVerdict:
-        """``tools/pre-execute``: deny > ask > allow > the policy's default decision."""
+        """``tools/pre-execute``: deny > ask > allow > the policy's default decision. A call is
+        also judged as each canonical call its arguments describe (:mod:`.tool_views`), and
+        takes the strictest answer (:mod:`.view_calls`)."""
+        try:
+            found = self._views(event)
+            if found is None:
+                return self._pre_execute_own(event)
+            own = None if found.replaces else self._pre_execute_own(event)
+            return strictest_pre_execute(event, found, own, self._pre_execute_own)
+        except Exception as exc:
+            message = _internal(exc, "pre-execute")
+            return ToolCallVerdict("deny", (), message, internal_error=message, policy=self._stamp)
+
+    def _views(self, event: ToolCallEvent) -> ToolViews | None:
+        tool = event.tool
+        if not self._views_judged or tool.__class__ is not str:
+            return None
+        return tool_views(tool, event.args)
+
+    def _pre_execute_own(self, event: ToolCallEvent) -> ToolCallVerdict:
+        """Pre-execute on the call as named (its views aside)."""
         try:
             tool = event.tool
             # The tool index first: a tool no rule of the stage can apply to gets the verdict
@@ -196,12 +227,26 @@ class Decider:
         The verdict is the one ``pre_execute`` gives for that event."""
         unruled = self._pre_unruled
         named = tool.__class__ is not str or tool in self._pre_named
-        if unruled is not None and not named and not is_writer(tool):
+        plain = not self._views_judged or tool_views(tool, args) is None
+        if unruled is not None and not named and not is_writer(tool) and plain:
             return unruled
         return self.pre_execute(ToolCallEvent(tool, args))
 
     def guard(self, event: ToolCallEvent) -> GuardVerdict:
-        """``ctx.tools.guard``: any matching guard denies (errors count as matches)."""
+        """``ctx.tools.guard``: any matching guard denies (errors count as matches), on the call and
+        on each canonical call its arguments describe (:mod:`.tool_views`)."""
+        try:
+            found = self._views(event)
+            if found is None:
+                return self._guard_own(event)
+            own = None if found.replaces else self._guard_own(event)
+            return first_guard_denial(event, found, own, self._guard_own)
+        except Exception as exc:
+            message = _internal(exc, "guard")
+            return GuardVerdict(True, (), message, internal_error=message, policy=self._stamp)
+
+    def _guard_own(self, event: ToolCallEvent) -> GuardVerdict:
+        """The guard on the call as named (its views aside)."""
         try:
             # The tool index first, when there is no self-protection to consult: a tool no guard
             # rule can apply to gets the verdict built at load (see ``_unguarded_verdict``).

@@ -28,6 +28,7 @@ from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.decide.later_calls import implied_lines, is_writer
+from dsh_policy.policy.decide.tool_views import views
 from dsh_policy.policy.events import StepEvent, ToolCallEvent, ToolResultEvent
 from dsh_policy.policy.fingerprint import rule_fingerprints
 from dsh_policy.policy.review.outcomes import (
@@ -151,11 +152,16 @@ class Replayer:
             and (verdict.message or "").startswith(_OVERSIZED)
         ):
             return self._oversized(decision)
-        if decision.stage == "pre-execute" and decision.call is not None and is_writer(decision.call.tool):
-            call = _event_for("pre-execute", decision, {})
-            assert isinstance(call, ToolCallEvent)
-            if any(implied_lines(call)):
-                return self._whole_call(call, verdict)
+        recorded_call = decision.call
+        if decision.stage == "pre-execute" and recorded_call is not None:
+            # (the event is built only for such calls: thawing every call's arguments would read
+            # a forged record's nesting that nothing else reads)
+            viewed = views(recorded_call.tool, recorded_call.args) is not None
+            if viewed or is_writer(recorded_call.tool):
+                call = _event_for("pre-execute", decision, {})
+                assert isinstance(call, ToolCallEvent)
+                if viewed or any(implied_lines(call)):
+                    return self._whole_call(call, verdict)
         key, plan = self._plan(decision, recorded)
         evidence: GateEvidence | RecordedVerdict = decision.gate if decision.gate is not None else verdict
         memo_key = (key, _evidence_key(evidence))
@@ -219,7 +225,8 @@ class Replayer:
 
     def _whole_call(self, call: ToolCallEvent, verdict: RecordedVerdict) -> ReplayResult:
         """A write of a file that runs later is decided with the shell calls it implies
-        (``decide.later_calls``), which no rule of the write itself records: such a decision is
+        (``decide.later_calls``), and a call its arguments describe as other calls with those
+        (``decide.tool_views``), which no rule of the call itself records: such a decision is
         re-decided whole by the candidate, never combined from recorded rule outcomes."""
         whole = self.decider.check_tool_call(call)
         outcome = Outcome(whole.decision, frozenset(whole.rules))

@@ -92,8 +92,12 @@ def test_the_command_line_client_overrides_the_files(tmp_path, capsys) -> None:
             "cases": [_case("opencode read", "read", {"filePath": CREDENTIALS}, "deny")],
         },
     )
-    assert _check(capsys, cases)[0] == 1  # claude-code leaves "read" alone: no rule names it
-    assert _check(capsys, cases, "--client", "opencode")[0] == 0
+    # claude-code's table leaves "read" alone: the decider still judges it by what its arguments
+    # do (policy/decide/tool_views.py), and says so; --client opencode maps it as OpenCode's hook
+    code, report, _ = _check(capsys, cases)
+    assert code == 0 and 'tool "read" judged as read_file' in report["cases"][0]["message"]
+    code, report, _ = _check(capsys, cases, "--client", "opencode")
+    assert code == 0 and report["cases"][0]["message"] == "reading credential files is not allowed"
 
 
 def test_explain_maps_a_clients_call_as_check_does(tmp_path, capsys) -> None:

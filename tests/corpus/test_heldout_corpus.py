@@ -27,7 +27,11 @@ to the supply-chain work) at 90%, each tool kind at 95%, and at most 5% of its e
 (what it still blocks is mostly asked by design: ssh, scp and rsync to hosts outside the egress
 allow-list, kubectl deletes). ``agents/`` has a benign side only: the tool calls coding agents
 really made on public projects, from their committed logs (``agents/README.md``); it is held to
-the everyday bars. Run with ``-s`` for the tables and every miss.
+the everyday bars. ``toolcalls/`` holds non-shell calls in the vocabularies the clients
+and MCP servers really use (Claude Code, Codex, Gemini CLI and Qwen Code, OpenCode, Copilot CLI,
+Cursor, Windsurf, Cline and Roo, the reference MCP servers), given to the policy under their own
+names and argument names; it is held at the issue's bars on both sides (``toolcalls/README.md``).
+Run with ``-s`` for the tables and every miss.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ PROBE2 = Path(__file__).resolve().parent / "probe2"
 PROBE3 = Path(__file__).resolve().parent / "probe3"
 PROBE5 = Path(__file__).resolve().parent / "probe5"
 AGENTS = Path(__file__).resolve().parent / "agents"
+TOOLCALLS = Path(__file__).resolve().parent / "toolcalls"
 MIN_BLOCKED = 0.95
 MIN_BLOCKED_PER_CATEGORY = 0.90
 MAX_FALSE_POSITIVES = 0.02
@@ -121,3 +126,17 @@ def test_agent_runs_are_cited_and_unique() -> None:
         assert entry.tool in ("shell", "read_file", "write_file", "edit_file", "list_dir", "web_fetch")
     subjects = [(e.tool, str(e.args)) for e in entries]
     assert len(subjects) == len(set(subjects)), "duplicate entries"
+
+
+def test_toolcalls_in_the_clients_own_vocabularies_meet_the_bars() -> None:
+    """toolcalls (see the module docstring): every client family at 90%, 95% overall, at most 2%
+    of the everyday calls blocked (each is the client's own spelling: a regression in reading a
+    call by what its arguments do shows here first)."""
+    text, rates, overall = report("dangerous", ENGINE, TOOLCALLS)
+    print(text)
+    assert overall >= MIN_BLOCKED, text
+    assert min(rates.values()) >= MIN_BLOCKED_PER_CATEGORY, text
+    text, rates, overall = report("benign", ENGINE, TOOLCALLS)
+    print(text)
+    assert 1 - overall <= MAX_FALSE_POSITIVES, text
+    assert max(1 - rate for rate in rates.values()) <= MAX_FALSE_POSITIVES * 2.5, text

@@ -101,7 +101,7 @@ def test_guard_beats_every_pre_execute_outcome(make_policy: MakePolicy) -> None:
 
 def test_guards_fail_closed_on_evaluation_errors(make_policy: MakePolicy) -> None:
     policy = make_policy(GUARDS)
-    guard = policy.guard(call("shell", cmd="no command key"))
+    guard = policy.guard(call("shell", note="no command key"))
     assert guard.denied and guard.rules == ("t/no-root",)
     assert "could not be evaluated" in (guard.message or "") and "failing closed" in (guard.message or "")
     assert guard.trace[0].outcome == "failed-closed" and guard.trace[0].error

@@ -50,7 +50,9 @@ def test_rules_run_only_for_lines_running_their_programs(make_policy: MakePolicy
 def test_calls_without_a_command_run_no_program(make_policy: MakePolicy, engine: str) -> None:
     policy = make_policy(PACK, engine=engine)
     assert policy.pre_execute(call("web_fetch", url="https://curl.se")).decision == "allow"
-    assert policy.pre_execute(call("shell", command=["curl", "x"])).decision == "allow"
+    assert policy.pre_execute(call("shell", command=42)).decision == "allow"
+    # an argv list is a command line (joined with shell quoting, policy/decide/tool_views.py)
+    assert policy.pre_execute(call("shell", command=["curl", "x"])).decision == "ask"
     assert policy.pre_execute(call("exec", command="curl https://example.com")).rules == ("t/ask-any",)
 
 

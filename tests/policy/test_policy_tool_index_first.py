@@ -73,8 +73,11 @@ def test_unnamed_tools_decide_as_the_full_run(tmp_path: Path, rules: str, decisi
 def test_the_prebuilt_verdicts_exist_only_when_they_are_one_object(tmp_path: Path) -> None:
     exact = _load(tmp_path, RULES).current()
     assert exact._pre_unruled is not None and exact._guard_unruled is not None
-    unnamed = exact.pre_execute(ToolCallEvent(tool="other", args={"command": "rm"}))
+    unnamed = exact.pre_execute(ToolCallEvent(tool="other", args={"note": "rm"}))
     assert unnamed is exact.pre_execute_call("another", {"x": 1})
+    # a tool no rule names whose arguments describe a canonical call is judged as that call
+    # (policy/decide/tool_views.py), so it is not handed the prebuilt verdict
+    assert exact.pre_execute(ToolCallEvent(tool="other", args={"command": "rm"})) is not unnamed
     assert unnamed.decision == "allow" and unnamed.trace == () and unnamed.policy == exact.stamp
     # the default decision's message names the tool: built per call, not shared
     assert _load(tmp_path, RULES, "deny").current()._pre_unruled is None
@@ -91,7 +94,10 @@ def test_a_named_tool_still_meets_the_size_limit(tmp_path: Path) -> None:
     assert not isinstance(small, LoadFailure)
     refused = small.pre_execute_call("shell", {"command": "ls " + "a" * 32})
     assert refused.decision == "deny" and "too large" in (refused.message or "")
-    assert small.pre_execute_call("other", {"command": "ls " + "a" * 32}).decision == "allow"
+    assert small.pre_execute_call("other", {"note": "ls " + "a" * 32}).decision == "allow"
+    # another tool carrying a command line is judged as that shell call, size limit included
+    viewed = small.pre_execute_call("other", {"command": "ls " + "a" * 32})
+    assert viewed.decision == "deny" and "too large" in (viewed.message or "")
 
 
 def test_a_plain_policy_binds_its_deciders_methods_and_a_reloading_one_does_not(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import yaml
 from dsh_policy.policy.cases import Case, load_cases
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.decide.later_calls import implied_lines, is_writer
+from dsh_policy.policy.decide.tool_views import views
 from dsh_policy.policy.events import RuleTrace, StepEvent, ToolCallEvent, ToolResultEvent
 from dsh_policy.policy.review.outcomes import (
     RANKS,
@@ -126,8 +127,9 @@ def test_replay_reasoning_agrees_with_the_decider(replayer: Replayer, name: str,
     else:
         pre, guard, whole = decider.pre_execute(event), decider.guard(event), decider.check_tool_call(event)
         truth = Outcome(whole.decision, frozenset(whole.rules))
-        if is_writer(event.tool) and any(implied_lines(event)):
-            # Judged with the shell calls the write implies: replay re-decides such a call whole.
+        if views(event.tool, event.args) is not None or (is_writer(event.tool) and any(implied_lines(event))):
+            # Judged with the shell calls the write implies, or as the canonical calls its
+            # arguments describe: replay re-decides such a call whole.
             same = replayer._whole_call(event, RecordedVerdict(whole.decision, whole.rules))
             assert same.verdict == "unchanged" and same.outcomes == {truth}
             other = "allow" if whole.decision != "allow" else "deny"
