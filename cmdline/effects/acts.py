@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
+from dsh_policy.cmdline.effects.availability import availability_command_acts, availability_line_acts
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
 from dsh_policy.cmdline.effects.cloud_more import cloud_command_acts
 from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
@@ -69,6 +70,8 @@ KINDS = frozenset(
         "input-capture",
         "privilege",
         "erase-contents",
+        "break-system",
+        "scan",
     }
 )
 """Every effect kind :func:`shell_acts` reports."""
@@ -193,8 +196,32 @@ def _git(argv: list[str]) -> Iterator[Effect]:
     for key, value in settings:
         if re.match(r"(?i)^http\.(?:[^ ]*\.)?sslverify$", key) and _FALSE.match(value):
             yield _fx("tls-off", "turns off git's TLS verification", key)
-        elif _LATER_GIT_KEYS.match(key) and (not key.lower().startswith("alias.") or value.startswith("!")):
+        elif (
+            _LATER_GIT_KEYS.match(key)
+            and (not key.lower().startswith("alias.") or value.startswith("!"))
+            and not _ordinary_git_program(key.lower(), value)
+        ):
             yield _fx("runs-later-config", f"git config {key} runs a program later", key)
+
+
+_PLAIN_EDITOR = lazy_compile(
+    r"^(?:code|code-insiders|cursor|windsurf|subl|mate|zed|vim|nvim|vi|nano|emacs|emacsclient|micro|hx|kak|idea"
+    r"|less|more|cat|delta|bat|diff-so-fancy)(?:\s+--?[A-Za-z][\w-]*)*$"
+)
+_STOCK_HELPERS = frozenset(
+    {"osxkeychain", "manager", "manager-core", "libsecret", "wincred", "cache", "store"}
+)
+
+
+def _ordinary_git_program(key: str, value: str) -> bool:
+    """A setting naming what it exists to name: an editor or pager with its own options, or one of
+    git's stock credential helpers. (``core.hooksPath`` stays a trust change even inside the
+    repository: it makes the repository's own files run as hooks, which git never does unasked.)"""
+    if key in ("core.editor", "core.pager", "sequence.editor"):
+        return bool(_PLAIN_EDITOR.match(value))
+    if key == "credential.helper":
+        return value.split(" ", 1)[0] in _STOCK_HELPERS
+    return False
 
 
 def _go(argv: list[str]) -> Iterator[Effect]:
@@ -459,6 +486,7 @@ def command_acts(argv: list[str]) -> list[Effect]:
     found.extend(escape_command_acts(argv))
     found.extend(cloud_command_acts(argv))
     found.extend(reach_command_acts(argv))
+    found.extend(availability_command_acts(argv))
     return found
 
 
@@ -487,6 +515,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(escape_line_acts(commands, written))
     found.extend(reach_line_acts(commands, written))
     found.extend(uninstalled_agents(line, commands))
+    found.extend(availability_line_acts(commands))
     if "=" in line:
         found.extend(env_switch_acts(line))
     return tuple(tuple(sorted(effect.items())) for effect in found)

@@ -16,13 +16,13 @@ arguments unchanged.
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
 from dsh_policy.core.frozen import FrozenDict, NotJsonError, freeze_json
+from dsh_policy.policy.patch_files import patch_paths
 
 Harness: TypeAlias = Literal[
     "claude-code", "codex", "gemini-cli", "qwen-code", "opencode", "copilot-cli", "dsh"
@@ -148,21 +148,6 @@ def _notebook_edit(args: dict[str, Any]) -> dict[str, Any]:
     out = dict(args)
     out.setdefault("old_string", "")
     return out
-
-
-_PATCH_FILE_HEADER = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.MULTILINE)
-_PATCH_MOVE_HEADER = re.compile(r"^\*\*\* Move to: (.+?)\s*$", re.MULTILINE)
-
-
-def patch_paths(patch: str) -> list[str]:
-    """Every file an ``apply_patch`` patch adds, updates, deletes or moves to, in patch order."""
-    found: list[tuple[int, str]] = [(m.start(), m.group(1)) for m in _PATCH_FILE_HEADER.finditer(patch)]
-    found += [(m.start(), m.group(1)) for m in _PATCH_MOVE_HEADER.finditer(patch)]
-    paths: list[str] = []
-    for _, path in sorted(found):
-        if path not in paths:
-            paths.append(path)
-    return paths
 
 
 def _apply_patch(args: dict[str, Any]) -> dict[str, Any]:
