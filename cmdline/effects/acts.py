@@ -20,6 +20,7 @@ from functools import lru_cache
 
 from dsh_policy.cmdline.effects.availability import availability_command_acts, availability_line_acts
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
+from dsh_policy.cmdline.effects.cloud_abuse import cloud_abuse_acts
 from dsh_policy.cmdline.effects.cloud_more import cloud_command_acts
 from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
 from dsh_policy.cmdline.effects.escape import escape_command_acts, escape_line_acts, uninstalled_agents
@@ -33,6 +34,7 @@ from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.effects.packages import install_acts, runner_acts
 from dsh_policy.cmdline.effects.reach import reach_command_acts, reach_line_acts
 from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS
+from dsh_policy.cmdline.effects.stored_credentials import borrowed_agents, stored_credential_acts
 from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell import shell_commands, shell_redirects
@@ -72,6 +74,7 @@ KINDS = frozenset(
         "erase-contents",
         "break-system",
         "scan",
+        "cloud-spend",
     }
 )
 """Every effect kind :func:`shell_acts` reports."""
@@ -487,6 +490,8 @@ def command_acts(argv: list[str]) -> list[Effect]:
     found.extend(cloud_command_acts(argv))
     found.extend(reach_command_acts(argv))
     found.extend(availability_command_acts(argv))
+    found.extend(stored_credential_acts(argv))
+    found.extend(cloud_abuse_acts(argv))
     return found
 
 
@@ -518,6 +523,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(availability_line_acts(commands))
     if "=" in line:
         found.extend(env_switch_acts(line))
+        found.extend(borrowed_agents(line))
     return tuple(tuple(sorted(effect.items())) for effect in found)
 
 

@@ -176,7 +176,7 @@ _SECRET_NAME = lazy_compile(
 )
 _SECRET_TEXT = lazy_compile(
     r"(?i)passw|secret|api[_-]?key|token|AKIA|ASIA|PRIVATE KEY|BEGIN [A-Z ]*KEY|aws_access|ghp_|xox[bp]-"
-    r"|sk-[a-z]|credential"
+    r"|sk-[a-z(]|credential|glpat-|github_pat_|AIza|hf_[a-z]|npm_[a-z0-9]{8}"
 )
 _WIDE_ROOT = lazy_compile(
     r"^(?:/+proc/+\*/.*|/+|/+(?:home|root|Users|etc|var|opt|srv|mnt|media|proc)(?:/+[^/]*)?/*"
@@ -427,6 +427,7 @@ _SECRET_STORES = lazy_compile(
     r"|/Library/+Keychains/|\.keychain(?:-db)?$|/\.local/+share/+keyrings/|/kwalletd?/|\.kwl$"
     r"|/com\.apple\.TCC/+TCC\.db$|/TCC\.db$"
     r"|/\.config/+(?:gh/+hosts\.yml|hub|op/+config|Bitwarden[^/]*/+data\.json)$|\.kdbx$|/Library/+Cookies/"
+    r"|/krb5cc_[^/]*$"  # Kerberos ticket caches
 )
 _SECURITY_DAEMONS = lazy_compile(
     r"^(?:auditd|auditbeat|falcon-sensor|falcond|falcon|osqueryd|wazuh-agentd?|ossec\w*|sysmon|clamd"

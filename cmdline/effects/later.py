@@ -139,6 +139,7 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|/)bunfig\.toml$|(?:^|/)pip\.(?:conf|ini)$|(?:^|/)uv\.toml$|(?:^|/)\.cargo/+config(?:\.toml)?$"
             r"|(?:^|/)\.bundle/+config$|(?:^|/)\.m2/+settings\.xml$|(?:^"
             r"|/)\.gradle/+(?:gradle\.properties|init\.d/)|(?:^|/)\.config/+go/+env$|(?:^|/)go\.work$"
+            r"|(?:^|/)\.mvn/+(?:jvm|maven)\.config$|(?:^|/)gradle\.properties$"
             r"|(?:^|/)\.docker/+config\.json$|(?:^|/)nuget\.config$",
         ),
         ("direnv", r"(?:^|/)\.envrc$|(?:^|/)\.env\.sh$|(?:^|/)\.config/+direnv/"),
@@ -201,7 +202,12 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     # read by _untrusted_trigger: only when it fetches the pull request's code, or in a fragment)
     "untrusted-trigger": lazy_compile(
         r"\bworkflow_run\b[^\n]*\n(?:[^\n]*\n){0,6}[^\n]*head_(?:sha|branch)"
-        r"|github\.event\.(?:issue|comment|pull_request|review)\.(?:title|body|head\.ref)"
+        # a value an outsider writes (an issue, comment, discussion or commit message, a branch name)
+        # spliced into the workflow's text, where a `run:` step executes it (script injection)
+        r"|github\.event\.(?:issue|comment|pull_request|review|review_comment|discussion|discussion_comment)"
+        r"\.(?:title|body|head\.ref|head\.label)"
+        r"|github\.event\.(?:head_commit|commits\[[^\]]*\])\.(?:message|author\.(?:name|email))"
+        r"|github\.event\.pages\[[^\]]*\]\.page_name"
     ),
     # npm/composer lifecycle scripts that run on install
     "install-script": lazy_compile(
@@ -235,6 +241,9 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"(?:\.exe)?\s*$)\S|^\s*(?:rustc-wrapper|rustc-workspace-wrapper|rustc|rustdoc|runner|linker|script-shell"
         r"|node-options|yarnPath|preload|GOFLAGS)\s*[=:][^\n]*(?:/tmp/|/var/tmp/|/dev/shm/|/\.cache/"
         r"|\b(?:ba|z|da|k)?sh\s+-c\b|\bcurl\b|\bwget\b|https?://|-toolexec)"
+        # a JVM agent loaded into every Maven or Gradle build (.mvn/jvm.config, org.gradle.jvmargs)
+        # from outside the project: a scratch or cache folder, the home, an absolute path
+        r"|-(?:javaagent|agentpath|agentlib)[:=]\s*(?:/(?!\S*\$\{)|~|\$HOME|[A-Za-z]:\\)"
     ),
     # an editor task that runs when the folder is opened, or a dev container command run on the host
     # (initializeCommand); the container's own lifecycle commands run inside it and are judged by
@@ -379,6 +388,26 @@ def _hidden_instructions(text: str) -> bool:
     return False
 
 
+_SEND_VERB = lazy_compile(
+    r"(?i)\b(?:send|post|upload|forward|transmit|exfiltrate|email|mail|share|submit|paste)\b"
+)
+_SECRET_WORD = lazy_compile(
+    r"(?i)(?:^|[\s`'\"(])\.env\b|\bsecrets?\b|\bcredentials?\b|\btokens?\b|\bapi[ _-]?keys?\b|private key"
+    r"|\bid_(?:rsa|ed25519)\b|\.ssh\b|\bpasswords?\b|\.aws\b|\bcookies?\b"
+)
+_DESTINATION = lazy_compile(r"https?://[^\s)\"'`>]+|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|\bwebhook\b")
+
+
+def _instructs_exfil(text: str) -> bool:
+    """An agent's instruction file telling it, in plain words, to send a secret somewhere: a send
+    verb, a secret and a destination (a URL, an address, a webhook) in one sentence. A rule that
+    only mentions secrets (never commit .env) or only links documentation names no send of one."""
+    for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
+        if _SEND_VERB.search(sentence) and _SECRET_WORD.search(sentence) and _DESTINATION.search(sentence):
+            return True
+    return False
+
+
 _PR_TARGET = lazy_compile(r"\bpull_request_target\b")
 _PR_CODE = lazy_compile(
     r"pull_request\.head\.|github\.head_ref|\bhead_ref\b|refs/pull/|\bpull/\$\{\{|merge_commit_sha"
@@ -418,6 +447,8 @@ def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
         return _hidden_instructions(sample)
     if signal == "exfil":
         return _exfil(sample)
+    if signal == "instructs-exfil":
+        return _instructs_exfil(sample)
     if signal == "starts-command" and only_reference_servers(sample):
         return False
     if signal in _LINE_PAIRS and _line_pair(sample, signal):
@@ -437,7 +468,7 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "editor-task": ("folder-open", "fetch-exec", "sends"),
     "editor-settings": ("runs-program", "fetch-exec", "approvals-off"),
     "agent-config": ("starts-command", "fetch-exec", "sends", "approvals-off"),
-    "agent-instructions": ("hidden-instructions", "fetch-exec", "sends"),
+    "agent-instructions": ("hidden-instructions", "fetch-exec", "sends", "instructs-exfil"),
     "package-manifest": ("install-script", "build-exec", "fetch-exec", "sends", "known-malicious"),
     "dependency-list": ("known-malicious", "index-swap", "tls-off"),
     "package-config": ("registry", "tls-off", "odd-tool"),

@@ -152,3 +152,41 @@ def test_a_patch_without_its_file_list_is_judged_by_the_files_it_names() -> None
     assert with_patch_paths("apply_patch", given) is given  # a list the adapter gave is kept
     other = {"path": "x", "content": "*** Update File: y"}
     assert ToolCallEvent(tool="write_file", args=other).args is other
+
+
+def kinds(line: str) -> set[str]:
+    return {effect["kind"] for effect in shell_acts(line)}
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("az cognitiveservices account keys list -n ai -g rg", "secret-store"),
+        ("aws configure get aws_secret_access_key --profile prod", "secret-store"),
+        ("git config --get-regexp '^http\\..*\\.extraheader$'", "secret-store"),
+        ("SSH_AUTH_SOCK=$(find /tmp -path '*ssh-*' -name 'agent.*' | head -1) ssh-add -l", "keychain"),
+        ("strings /tmp/krb5cc_1000", "secret-store"),
+        ("grep -rhoE 'glpat-[0-9A-Za-z_-]{20}' /home", "secret-hunt"),
+        ("doctl compute droplet create a1 a2 a3 a4 a5 a6 a7 a8 a9 a10 --size s-1vcpu-1gb", "cloud-spend"),
+        ("az vm create -g rg -n v --size Standard_NC24ads_A100_v4 --image Ubuntu2204", "cloud-spend"),
+        ("aws ec2 import-key-pair --key-name k2 --public-key-material fileb://k.pub", "cloud-identity"),
+        ("sudo systemctl disable --now tetragon", "defense-off"),
+    ],
+)
+def test_stored_credentials_and_accounts_put_to_another_use(line: str, kind: str) -> None:
+    assert kind in kinds(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git config --get remote.origin.url",
+        "aws configure get region",
+        "az storage account list -o table",
+        "aws ec2 run-instances --image-id ami-1 --instance-type m7g.large",
+        "kubectl -n kube-system get ds",
+        "export SSH_AUTH_SOCK=$(gpgconf --list-dirs agent-ssh-socket)",
+    ],
+)
+def test_their_everyday_look_alikes_have_no_such_effect(line: str) -> None:
+    assert not kinds(line) & {"secret-store", "keychain", "cloud-spend", "cloud-identity", "cloud-exposure"}
