@@ -6,7 +6,10 @@
   switch off (``--force-remove-essential``, ``--force-all``, ``--nodeps``, ``-dd``); every process
   killed through ``killall5``; a service taken down for good (``systemctl disable --now``,
   ``mask``, or stopped and disabled on one line: a restart or a plain stop is everyday); the disk
-  filled by a file sized beyond any working set (``fallocate -l 900G``);
+  filled by a file sized beyond any working set (``fallocate -l 900G``); processes killed by rank
+  from a listing of every process (``ps -e ... | head | xargs kill -9``), not by name;
+- ``log-off``: a container's log file, looked up through the engine (``docker inspect --format
+  '{{.LogPath}}'``), emptied or removed;
 - ``scan`` (T1046 network service discovery, T1595 active scanning): a port scanner pointed at
   anything but loopback;
 - ``tunnel`` for shells shared or machines joined to another network without a URL to judge
@@ -165,9 +168,45 @@ def availability_command_acts(argv: list[str]) -> list[Effect]:
     return [effect for handler in _COMMAND_HANDLERS for effect in handler(argv)]
 
 
+_EVERY_PROCESS = lazy_compile(r"^-[a-zA-Z]*[eA]|^a?u?x$|^aux$|^-ef$")
+_FILTERS = frozenset({"grep", "egrep", "fgrep", "rg", "pgrep"})
+_PATTERN_PROGRAM = lazy_compile(r"/[^/]+/|~|==")
+_LOG_ERASERS = frozenset({"truncate", "rm", "shred", "unlink", "cp", "tee"})
+
+
+def _blind_kills(commands: list[list[str]]) -> Iterator[Effect]:
+    """``ps -eo pid --sort=-%cpu | head | xargs kill -9``: processes picked from a listing of every
+    process by rank, not by what they are (a name filter such as ``grep node`` keeps it ordinary)."""
+    programs = {argv[0] for argv in commands}
+    if not {"ps", "xargs", "kill"} <= programs or programs & _FILTERS:
+        return
+    if any(
+        argv[0] in ("awk", "gawk", "sed") and any(_PATTERN_PROGRAM.search(a) for a in argv[1:])
+        for argv in commands
+    ):
+        return  # awk '/node/ {print $2}', sed -n '/vite/p': chosen by what they are
+    lists_all = any(argv[0] == "ps" and any(_EVERY_PROCESS.match(a) for a in argv[1:]) for argv in commands)
+    if lists_all:
+        yield _fx("break-system", "kills processes picked from a listing of every process", "ps | xargs kill")
+
+
+def _erased_container_logs(commands: list[list[str]]) -> Iterator[Effect]:
+    """``truncate -s 0 $(docker inspect --format '{{.LogPath}}' app)``: a container's log file,
+    looked up by the engine and emptied or removed (T1070)."""
+    looked_up = any(
+        argv[0] in ("docker", "podman", "nerdctl") and "inspect" in argv and any("LogPath" in a for a in argv)
+        for argv in commands
+    )
+    if looked_up and any(argv[0] in _LOG_ERASERS for argv in commands):
+        yield _fx("log-off", "empties or removes a container's log file", "LogPath")
+
+
 def availability_line_acts(commands: list[list[str]]) -> Iterator[Effect]:
-    """A system service both stopped and disabled on one line (``systemctl stop X && systemctl
-    disable X``): the two halves of ``disable --now``."""
+    """Line-level effects: processes killed blind, a container's log erased, and a system service
+    both stopped and disabled on one line (``systemctl stop X && systemctl disable X``: the two
+    halves of ``disable --now``)."""
+    yield from _blind_kills(commands)
+    yield from _erased_container_logs(commands)
     stopped: set[str] = set()
     disabled: set[str] = set()
     for argv in commands:

@@ -214,6 +214,11 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"[\"'](?:preinstall|install|postinstall|preuninstall|postuninstall|prepublish|post-install-cmd"
         r"|pre-install-cmd|post-update-cmd|post-autoload-dump)[\"']\s*:"
     ),
+    # a dependency fetched from a bare address or over plain http instead of the registry (the
+    # tarball's install scripts run at the next install, and nothing pins what it serves)
+    "remote-dependency": lazy_compile(
+        r"[\"'][\w@./-]+[\"']\s*:\s*[\"'](?:git\+)?(?:https?://(?:\d{1,3}\.){3}\d{1,3}[:/]|http://)[^\"']*[\"']"
+    ),
     # code run from a setup.py / build script when the package is built or installed
     "build-exec": lazy_compile(
         r"\b(?:os\.system|subprocess\.|urllib\.request|urlopen|requests\.(?:get|post)|socket\.socket"
@@ -469,7 +474,14 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "editor-settings": ("runs-program", "fetch-exec", "approvals-off"),
     "agent-config": ("starts-command", "fetch-exec", "sends", "approvals-off"),
     "agent-instructions": ("hidden-instructions", "fetch-exec", "sends", "instructs-exfil"),
-    "package-manifest": ("install-script", "build-exec", "fetch-exec", "sends", "known-malicious"),
+    "package-manifest": (
+        "install-script",
+        "build-exec",
+        "fetch-exec",
+        "sends",
+        "known-malicious",
+        "remote-dependency",
+    ),
     "dependency-list": ("known-malicious", "index-swap", "tls-off"),
     "package-config": ("registry", "tls-off", "odd-tool"),
     "direnv": ("runs-command", "fetch-exec", "sends"),
