@@ -25,7 +25,11 @@ LOOBins functions, cloud escalation catalogues and 2025 agent CVEs; after its fi
 category but supply chain (compromised releases missing from the shipped advisory snapshot, left
 to the supply-chain work) at 90%, each tool kind at 95%, and at most 5% of its everyday side
 (what it still blocks is mostly asked by design: ssh, scp and rsync to hosts outside the egress
-allow-list, kubectl deletes). Run with ``-s`` for the tables and every miss.
+allow-list, kubectl deletes). ``probe6/`` is a sixth, written blind from the agent-safety
+benchmarks (RedCode, CyberSecEval, ToolEmu, R-Judge, Agent-SafetyBench, OS-Harm, InjecAgent,
+AgentDojo, Agent Security Bench), offensive methodology pages and 2025 threat research; after its
+fixes (``probe6/README.md``) it is held the same way. Run with ``-s`` for the tables and every
+miss.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ PROBE = Path(__file__).resolve().parent / "probe"
 PROBE2 = Path(__file__).resolve().parent / "probe2"
 PROBE3 = Path(__file__).resolve().parent / "probe3"
 PROBE5 = Path(__file__).resolve().parent / "probe5"
+PROBE6 = Path(__file__).resolve().parent / "probe6"
 MIN_BLOCKED = 0.95
 MIN_BLOCKED_PER_CATEGORY = 0.90
 MAX_FALSE_POSITIVES = 0.02
@@ -103,5 +108,19 @@ def test_probe5_holds_the_level_it_meets() -> None:
     assert min(held) >= MIN_BLOCKED_PER_CATEGORY, text
     assert min(kind_rates.values()) >= MIN_BLOCKED, kinds
     text, _rates, overall = report("benign", ENGINE, PROBE5)
+    print(text)
+    assert 1 - overall <= 0.05, text
+
+
+def test_probe6_holds_the_level_it_meets() -> None:
+    """probe6 (see the module docstring), held like probe5: supply chain is reported, not held."""
+    text, rates, overall = report("dangerous", ENGINE, PROBE6)
+    kinds, kind_rates = by_tool_kind("dangerous", PROBE6)
+    print(text + "\n" + kinds)
+    assert overall >= MIN_BLOCKED, text
+    held = [rate for category, rate in rates.items() if category != "supply-chain"]
+    assert min(held) >= MIN_BLOCKED_PER_CATEGORY, text
+    assert min(kind_rates.values()) >= MIN_BLOCKED, kinds
+    text, _rates, overall = report("benign", ENGINE, PROBE6)
     print(text)
     assert 1 - overall <= 0.05, text
