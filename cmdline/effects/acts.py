@@ -25,7 +25,7 @@ from dsh_policy.cmdline.effects.cloud_more import cloud_command_acts
 from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
 from dsh_policy.cmdline.effects.escape import escape_command_acts, escape_line_acts, uninstalled_agents
 from dsh_policy.cmdline.effects.harvest import harvest_acts, hash_reader
-from dsh_policy.cmdline.effects.host import host_command_acts, killed_daemons
+from dsh_policy.cmdline.effects.host import host_command_acts, hunts_through_xargs, killed_daemons
 from dsh_policy.cmdline.effects.lookalikes import lookalike_acts, runner_lookalike_acts
 from dsh_policy.cmdline.effects.model import Effect, Handler
 from dsh_policy.cmdline.effects.model import fx as _fx
@@ -512,6 +512,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     for argv in commands:
         found.extend(command_acts(argv))
     found.extend(killed_daemons(commands))
+    found.extend(hunts_through_xargs(commands))
     found.extend(runner_acts(line))
     found.extend(runner_lookalike_acts(line))
     found.extend(line_acts(commands))
