@@ -394,25 +394,30 @@ def _hidden_instructions(text: str) -> bool:
 
 
 _SEND_VERB = lazy_compile(
-    r"(?i)\b(?:send|post|upload|forward|transmit|exfiltrate|email|mail|share|submit|paste)\b"
-)
-_SECRET_WORD = lazy_compile(
-    r"(?i)(?:^|[\s`'\"(])\.env\b|\bsecrets?\b|\bcredentials?\b|\btokens?\b|\bapi[ _-]?keys?\b|private key"
-    r"|\bid_(?:rsa|ed25519)\b|\.ssh\b|\bpasswords?\b|\.aws\b|\bcookies?\b"
+    r"(?i)\b(?:send|post|upload|forward|transmit|exfiltrate|email|mail|share|submit|paste)\s+"
+    r"(?:(?:the|your|all|any|its|their|our|my|contents?|values?|of|each|every|current|full|whole|raw)\s+){0,4}"
+    r"(?=[`'\"(]?(?:\.env\b|secrets?\b|credentials?\b|tokens?\b|api[ _-]?keys?\b|private key"
+    r"|id_(?:rsa|ed25519)\b|~?/?\.ssh\b|passwords?\b|~?/?\.aws\b|cookies?\b"
+    r"|\w+[ _-](?:token|key|secret|password)s?\b))"
 )
 _DESTINATION = lazy_compile(r"https?://[^\s)\"'`>]+|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|\bwebhook\b")
 
 
 def _instructs_exfil(text: str) -> bool:
     """An agent's instruction file telling it, in plain words, to send a secret somewhere: a send
-    verb, a secret and a destination (a URL, an address, a webhook) in one sentence. A rule that
-    only mentions secrets (never commit .env) or only links documentation names no send of one."""
-    for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
-        if _SEND_VERB.search(sentence) and _SECRET_WORD.search(sentence) and _DESTINATION.search(sentence):
+    verb whose object is a secret, and a destination (a URL, an address, a webhook) after it in
+    the same sentence. A rule that only mentions secrets (never commit .env), or sends something
+    else (post a summary ... mention any key rotation), names no send of one."""
+    for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])|\n", text):
+        verb = _SEND_VERB.search(sentence)
+        if verb and _DESTINATION.search(sentence, verb.end()):
             return True
     return False
 
 
+_HANDED_OVER = lazy_compile(r"[ \t]*(?:-[ \t]*)?(?!run\b|script\b)[\w.-]+[ \t]*:[ \t]*[\"']?\$\{\{")
+"""A line that hands an outsider's value to an environment variable or an action input (``TITLE:
+${{ github.event.issue.title }}``): GitHub's recommended way to keep it out of a script's text."""
 _PR_TARGET = lazy_compile(r"\bpull_request_target\b")
 _PR_CODE = lazy_compile(
     r"pull_request\.head\.|github\.head_ref|\bhead_ref\b|refs/pull/|\bpull/\$\{\{|merge_commit_sha"
@@ -430,8 +435,10 @@ def _untrusted_trigger(text: str) -> bool:
     workflow fetches the pull request's code (head ref or sha, refs/pull, gh pr checkout), or when
     the text is a fragment (an edit) whose other steps are not shown. A complete workflow that
     only labels or comments (actions/labeler) is the trigger's intended use."""
-    if _SIGNALS["untrusted-trigger"].search(text):
-        return True
+    for found in _SIGNALS["untrusted-trigger"].finditer(text):
+        start = text.rfind("\n", 0, found.start()) + 1
+        if not _HANDED_OVER.match(text, start):
+            return True
     if not _PR_TARGET.search(text):
         return False
     has_jobs = re.search(r"(?m)^jobs\s*:", text) is not None
