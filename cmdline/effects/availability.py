@@ -32,7 +32,7 @@ from dsh_policy.cmdline.lazy_regex import lazy_compile
 __all__ = ["availability_command_acts", "availability_line_acts"]
 
 _ESSENTIAL = lazy_compile(
-    r"^(?:libc6|glibc|libc-bin|musl|systemd|systemd-sysv|init|udev|dbus|bash|dash|zsh|coreutils|util-linux"
+    r"^(?:libc6|glibc|libc-bin|musl|busybox|alpine-baselayout|systemd|systemd-sysv|init|udev|dbus|bash|dash|zsh|coreutils|util-linux"
     r"|login|passwd|shadow-utils|sudo|openssh-server|openssh|apt|dpkg|rpm|dnf|yum|pacman|apk-tools|zypper"
     r"|python3|python3-minimal|libpython3(?:\.\d+)?-minimal|python3\.\d+|perl-base|grub\S*|linux-image\S*"
     r"|kernel(?:-core)?|base-files|base-passwd|tar|gzip|findutils|grep|sed|mount|e2fsprogs|ca-certificates)"
@@ -40,7 +40,7 @@ _ESSENTIAL = lazy_compile(
 )
 _FORCED = frozenset(
     {"--force-remove-essential", "--force-all", "--force-depends", "--nodeps", "--force-remove-reinstreq",
-     "--allow-remove-essential"}
+     "--allow-remove-essential", "--force-broken-world"}
 )  # fmt: skip
 # (manager, the verbs that remove); pacman and rpm spell removal as an option.
 _REMOVE_VERBS = {

@@ -395,7 +395,7 @@ def _hidden_instructions(text: str) -> bool:
 
 _SEND_VERB = lazy_compile(
     r"(?i)\b(?:send|post|upload|forward|transmit|exfiltrate|email|mail|share|submit|paste)\s+"
-    r"(?:(?:the|your|all|any|its|their|our|my|contents?|values?|of|each|every|current|full|whole|raw)\s+){0,4}"
+    r"(?:(?:the|your|all|any|its|their|our|my|contents?|values?|of|each|every|current|full|whole|raw|\w+'s)\s+){0,4}"
     r"(?=[`'\"(]?(?:\.env\b|secrets?\b|credentials?\b|tokens?\b|api[ _-]?keys?\b|private key"
     r"|id_(?:rsa|ed25519)\b|~?/?\.ssh\b|passwords?\b|~?/?\.aws\b|cookies?\b"
     r"|\w+[ _-](?:token|key|secret|password)s?\b))"

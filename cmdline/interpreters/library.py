@@ -31,8 +31,8 @@ _COPIES: tuple[tuple[frozenset[str], re.Pattern[str], bool], ...] = tuple(
         ("python", r"\b(?:shutil\.move|os\.rename|os\.renames|os\.replace)\s*\(", True),
         ("javascript", r"\b(?:fs\.)?(?:promises\.)?(?:copyFileSync|copyFile|cpSync|cp)\s*\(", False),
         ("javascript", r"\b(?:fs\.)?(?:promises\.)?(?:renameSync|rename)\s*\(", True),
-        ("ruby", r"\bFileUtils\.(?:cp|cp_r|copy|copy_entry|install)\s*\(?", False),
-        ("ruby", r"\b(?:FileUtils\.(?:mv|move)|File\.rename)\s*\(?", True),
+        ("ruby", r"\bFileUtils\.(?:cp_r|copy_entry|copy|cp|install)\b\s*\(?", False),
+        ("ruby", r"\b(?:FileUtils\.(?:mv|move)|File\.rename)\b\s*\(?", True),
         ("perl", r"\bFile::Copy::copy\s*\(|(?<![\w:$>])copy\s*\(", False),
         ("perl", r"\bFile::Copy::move\s*\(|(?<![\w:$>])(?:move|rename)\s*\(", True),
         ("php", r"(?<![\w$>])copy\s*\(", False),
@@ -71,6 +71,12 @@ _WALKS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = tuple(
 _UNRESOLVED_WRITE = lazy_compile(
     r"""(?:(?<![.\w])open|io\.open)\s*\(\s*[A-Za-z_][\w.\[\]]*(?:\([^()]*\))?(?:\s*\.\.\s*['"][^'"]*['"])?\s*,\s*['"][^'"]*[wa]"""
     r"""|\b(?:write_text|write_bytes)\s*\(|\b(?:writeFileSync|writeFile)\s*\(\s*[A-Za-z_]"""
+)
+# A file deleted through a name the reader cannot resolve: pathlib's ``p.unlink()`` on a walk's
+# path, Ruby's ``File.delete(f)``.
+_UNRESOLVED_DELETE = lazy_compile(
+    r"(?<![\w.])(?!Path\b)[a-z_]\w*\.(?:unlink|rmdir)\s*\(\s*(?:missing_ok\s*=\s*\w+\s*)?\)"
+    r"|\bFile\.(?:delete|unlink)\s*\(?\s*[a-z_]\w*\s*\)?"
 )
 _FIND_ROOT = lazy_compile(r"^\s*(?:\S*/)?find\s+(?:-[HLP]\s+)*((?:[^\s-]|-(?=\S*/))\S*)")
 _KILL_PID = lazy_compile(r"\bos\.(?:kill|killpg)\s*\(\s*(-?\d+)\s*[,)]")
@@ -192,7 +198,7 @@ def _walked(reader: CodeReader, language: str, code: str, out: CodeAnalysis) -> 
     that folder's files deleted or rewritten one by one: reported on the folder."""
     unresolved_delete = any(
         e["kind"] in ("delete", "delete-tree") and UNKNOWN in e["target"] for e in out.effects
-    )
+    ) or bool(_UNRESOLVED_DELETE.search(code))
     unresolved_write = any(e["kind"] == "write" and UNKNOWN in e["target"] for e in out.effects) or bool(
         _UNRESOLVED_WRITE.search(code)
     )

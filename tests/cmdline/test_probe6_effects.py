@@ -190,3 +190,19 @@ def test_stored_credentials_and_accounts_put_to_another_use(line: str, kind: str
 )
 def test_their_everyday_look_alikes_have_no_such_effect(line: str) -> None:
     assert not kinds(line) & {"secret-store", "keychain", "cloud-spend", "cloud-identity", "cloud-exposure"}
+
+
+def test_longer_library_names_and_method_deletes_are_read_too() -> None:
+    """The longest spelling wins (FileUtils.cp_r is not FileUtils.cp), and a delete through a
+    method on a walk's path (``p.unlink()``) counts as the unnamed delete it is."""
+    assert ("read", "/home/u/.gnupg") in effects("FileUtils.cp_r('/home/u/.gnupg', 'g')", "ruby")
+    walk = "from pathlib import Path\nfor p in Path('/opt/cache').rglob('*'):\n    p.unlink(missing_ok=True)"
+    assert ("delete-tree", "/opt/cache") in effects(walk)
+    project = "from pathlib import Path\nfor p in Path('build').rglob('*.o'):\n    p.unlink()"
+    assert ("delete-tree", "build") in effects(project)  # inside the workspace: the rules allow it
+
+
+def test_alpines_safety_switch_and_base_packages() -> None:
+    assert "break-system" in kinds("apk del --force-broken-world curl")
+    assert "break-system" in kinds("apk del busybox")
+    assert "break-system" not in kinds("apk del curl")
