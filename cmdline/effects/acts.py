@@ -211,15 +211,15 @@ _PLAIN_EDITOR = lazy_compile(
     r"^(?:code|code-insiders|cursor|windsurf|subl|mate|zed|vim|nvim|vi|nano|emacs|emacsclient|micro|hx|kak|idea"
     r"|less|more|cat|delta|bat|diff-so-fancy)(?:\s+--?[A-Za-z][\w-]*)*$"
 )
-_STOCK_HELPERS = frozenset(
-    {"osxkeychain", "manager", "manager-core", "libsecret", "wincred", "cache", "store"}
-)
+_STOCK_HELPERS = frozenset({"osxkeychain", "manager", "manager-core", "libsecret", "wincred", "cache"})
 
 
 def _ordinary_git_program(key: str, value: str) -> bool:
     """A setting naming what it exists to name: an editor or pager with its own options, or one of
-    git's stock credential helpers. (``core.hooksPath`` stays a trust change even inside the
-    repository: it makes the repository's own files run as hooks, which git never does unasked.)"""
+    git's stock credential helpers that keep secrets in memory or a keychain (``store`` writes
+    them in clear to a file and stays a trust change). ``core.hooksPath`` stays a trust change
+    even inside the repository: it makes the repository's own files run as hooks, which git
+    never does unasked."""
     if key in ("core.editor", "core.pager", "sequence.editor"):
         return bool(_PLAIN_EDITOR.match(value))
     if key == "credential.helper":
