@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from dsh_policy.policy.patch_files import with_patch_paths
+
 # --- events ---------------------------------------------------------------------------------------
 
 
@@ -81,7 +83,9 @@ class ToolCallEvent:
         values = self.__dict__
         values["tool"] = tool
         if args is not None:
-            values["args"] = args
+            # A patch given alone names its files in its headers: rules and guards read them
+            # as ``paths`` (hook adapters list them; other entries may not).
+            values["args"] = with_patch_paths(tool, args) if tool == "apply_patch" else args
         if call_id != "":
             values["call_id"] = call_id
         if root_call_id != "":

@@ -18,13 +18,15 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
+from dsh_policy.cmdline.effects.availability import availability_command_acts, availability_line_acts
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
+from dsh_policy.cmdline.effects.cloud_abuse import cloud_abuse_acts
 from dsh_policy.cmdline.effects.cloud_more import cloud_command_acts
 from dsh_policy.cmdline.effects.code_sources import install_source_acts, runner_source_acts
 from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
 from dsh_policy.cmdline.effects.escape import escape_command_acts, escape_line_acts, uninstalled_agents
 from dsh_policy.cmdline.effects.harvest import harvest_acts, hash_reader
-from dsh_policy.cmdline.effects.host import host_command_acts, killed_daemons
+from dsh_policy.cmdline.effects.host import host_command_acts, hunts_through_xargs, killed_daemons
 from dsh_policy.cmdline.effects.lookalikes import lookalike_acts, runner_lookalike_acts
 from dsh_policy.cmdline.effects.model import Effect, Handler
 from dsh_policy.cmdline.effects.model import fx as _fx
@@ -33,6 +35,7 @@ from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.effects.packages import install_acts, runner_acts
 from dsh_policy.cmdline.effects.reach import reach_command_acts, reach_line_acts
 from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS
+from dsh_policy.cmdline.effects.stored_credentials import borrowed_agents, stored_credential_acts
 from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell import shell_commands, shell_redirects
@@ -71,6 +74,9 @@ KINDS = frozenset(
         "input-capture",
         "privilege",
         "erase-contents",
+        "break-system",
+        "scan",
+        "cloud-spend",
     }
 )
 """Every effect kind :func:`shell_acts` reports."""
@@ -199,8 +205,32 @@ def _git(argv: list[str]) -> Iterator[Effect]:
     for key, value in settings:
         if re.match(r"(?i)^http\.(?:[^ ]*\.)?sslverify$", key) and _FALSE.match(value):
             yield _fx("tls-off", "turns off git's TLS verification", key)
-        elif _LATER_GIT_KEYS.match(key) and (not key.lower().startswith("alias.") or value.startswith("!")):
+        elif (
+            _LATER_GIT_KEYS.match(key)
+            and (not key.lower().startswith("alias.") or value.startswith("!"))
+            and not _ordinary_git_program(key.lower(), value)
+        ):
             yield _fx("runs-later-config", f"git config {key} runs a program later", key)
+
+
+_PLAIN_EDITOR = lazy_compile(
+    r"^(?:code|code-insiders|cursor|windsurf|subl|mate|zed|vim|nvim|vi|nano|emacs|emacsclient|micro|hx|kak|idea"
+    r"|less|more|cat|delta|bat|diff-so-fancy)(?:\s+--?[A-Za-z][\w-]*)*$"
+)
+_STOCK_HELPERS = frozenset({"osxkeychain", "manager", "manager-core", "libsecret", "wincred", "cache"})
+
+
+def _ordinary_git_program(key: str, value: str) -> bool:
+    """A setting naming what it exists to name: an editor or pager with its own options, or one of
+    git's stock credential helpers that keep secrets in memory or a keychain (``store`` writes
+    them in clear to a file and stays a trust change). ``core.hooksPath`` stays a trust change
+    even inside the repository: it makes the repository's own files run as hooks, which git
+    never does unasked."""
+    if key in ("core.editor", "core.pager", "sequence.editor"):
+        return bool(_PLAIN_EDITOR.match(value))
+    if key == "credential.helper":
+        return value.split(" ", 1)[0] in _STOCK_HELPERS
+    return False
 
 
 def _go(argv: list[str]) -> Iterator[Effect]:
@@ -466,6 +496,9 @@ def command_acts(argv: list[str]) -> list[Effect]:
     found.extend(escape_command_acts(argv))
     found.extend(cloud_command_acts(argv))
     found.extend(reach_command_acts(argv))
+    found.extend(availability_command_acts(argv))
+    found.extend(stored_credential_acts(argv))
+    found.extend(cloud_abuse_acts(argv))
     return found
 
 
@@ -486,6 +519,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     for argv in commands:
         found.extend(command_acts(argv))
     found.extend(killed_daemons(commands))
+    found.extend(hunts_through_xargs(commands))
     found.extend(runner_acts(line))
     found.extend(runner_source_acts(line))
     found.extend(runner_lookalike_acts(line))
@@ -495,8 +529,10 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(escape_line_acts(commands, written))
     found.extend(reach_line_acts(commands, written))
     found.extend(uninstalled_agents(line, commands))
+    found.extend(availability_line_acts(commands))
     if "=" in line:
         found.extend(env_switch_acts(line))
+        found.extend(borrowed_agents(line))
     return tuple(tuple(sorted(effect.items())) for effect in found)
 
 

@@ -158,7 +158,7 @@ def _cloud(argv: list[str]) -> Iterator[Effect]:
 
 
 _SECURITY_UNITS = lazy_compile(
-    r"^(?:auditd|auditbeat|falco\w*|falcon-sensor|osqueryd|wazuh-agent|clamav-daemon|clamd|apparmor|fail2ban"
+    r"^(?:auditd|auditbeat|falco[\w-]*|falcon-sensor|osqueryd|wazuh-agent|tetragon|tracee|sysdig-agent|dragent|clamav-daemon|clamd|apparmor|fail2ban"
     r"|ufw|firewalld|crowdstrike|sentinelone|mdatp|elastic-agent|rsyslog|systemd-journald|aide"
     # the clouds' own monitoring and management agents, the first thing cryptojacking worms remove
     r"|amazon-cloudwatch-agent|amazon-ssm-agent|snap\.amazon-ssm-agent\.amazon-ssm-agent|google-cloud-ops-agent\S*"

@@ -104,6 +104,19 @@ def _joins_pid_one(rest: list[str]) -> bool:
     )
 
 
+_BLOCK_DEVICE = lazy_compile(
+    r"^/+dev/+(?:(?:s|h|v|xv)d[a-z]+\d*|nvme\d+n\d+(?:p\d+)?|mmcblk\d+(?:p\d+)?|dm-\d+|mapper/|disk/)"
+)
+_EXEC_RIGHTS = lazy_compile(r"(?:^|,)(?:suid|exec|dev)(?:,|$)")
+
+
+def _adds_exec_rights(rest: list[str]) -> bool:
+    """``mount -o remount,suid,exec /tmp``: a hardened mount's noexec/nosuid/nodev taken back."""
+    options = [rest[i + 1] for i in range(len(rest) - 1) if rest[i] == "-o"]
+    options += [a.split("=", 1)[1] for a in rest if a.startswith("--options=")]
+    return any("remount" in o and _EXEC_RIGHTS.search(o) for o in options)
+
+
 def _escape(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
     names = _named(argv)
@@ -111,6 +124,11 @@ def _escape(argv: list[str]) -> Iterator[Effect]:
         any(a == "cgroup" for a in rest) and ("-t" in rest or any(a.startswith("--types") for a in rest))
     ):
         yield _fx("host-escape", "mounts a cgroup v1 hierarchy (release_agent escape)", " ".join(rest))
+    elif tool == "mount" and any(_BLOCK_DEVICE.match(a) for a in rest):
+        # the host's disk read and written under the container's (or the user's) own rules
+        yield _fx("host-escape", "mounts a raw disk device", next(a for a in rest if _BLOCK_DEVICE.match(a)))
+    elif tool == "mount" and _adds_exec_rights(rest):
+        yield _fx("privilege", "remounts a file system allowing set-uid or executable files", " ".join(rest))
     elif "nsenter" in argv and _joins_pid_one(argv[argv.index("nsenter") + 1 :]):
         # also inside a container runtime's exec (crictl exec ID nsenter ..., docker exec ...)
         yield _fx("host-escape", "nsenter joins the host's pid 1 namespaces", " ".join(rest))

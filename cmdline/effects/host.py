@@ -13,7 +13,7 @@ from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["HOST_HANDLERS", "host_command_acts", "killed_daemons"]
+__all__ = ["HOST_HANDLERS", "host_command_acts", "hunts_through_xargs", "killed_daemons"]
 
 # ----------------------------------------------------------------- host defences and accounts
 _KERNEL_GUARDS = lazy_compile(
@@ -176,7 +176,7 @@ _SECRET_NAME = lazy_compile(
 )
 _SECRET_TEXT = lazy_compile(
     r"(?i)passw|secret|api[_-]?key|token|AKIA|ASIA|PRIVATE KEY|BEGIN [A-Z ]*KEY|aws_access|ghp_|xox[bp]-"
-    r"|sk-[a-z]|credential"
+    r"|sk-[a-z(]|credential|glpat-|github_pat_|AIza|hf_[a-z]|npm_[a-z0-9]{8}|://\S*:\S*@"
 )
 _WIDE_ROOT = lazy_compile(
     r"^(?:/+proc/+\*/.*|/+|/+(?:home|root|Users|etc|var|opt|srv|mnt|media|proc)(?:/+[^/]*)?/*"
@@ -427,6 +427,7 @@ _SECRET_STORES = lazy_compile(
     r"|/Library/+Keychains/|\.keychain(?:-db)?$|/\.local/+share/+keyrings/|/kwalletd?/|\.kwl$"
     r"|/com\.apple\.TCC/+TCC\.db$|/TCC\.db$"
     r"|/\.config/+(?:gh/+hosts\.yml|hub|op/+config|Bitwarden[^/]*/+data\.json)$|\.kdbx$|/Library/+Cookies/"
+    r"|/krb5cc_[^/]*$"  # Kerberos ticket caches
 )
 _SECURITY_DAEMONS = lazy_compile(
     r"^(?:auditd|auditbeat|falcon-sensor|falcond|falcon|osqueryd|wazuh-agentd?|ossec\w*|sysmon|clamd"
@@ -460,6 +461,26 @@ def _host_guards(argv: list[str]) -> Iterator[Effect]:
         )
     elif tool == "sfltool" and rest[:1] in (["add-item"], ["resetbtm"], ["clear"]):
         yield _fx("persistence", "sfltool changes login items", " ".join(rest))
+
+
+def hunts_through_xargs(commands: list[list[str]]) -> Iterator[Effect]:
+    """``find / -name config | xargs grep -l 'https://.*:.*@'``: a machine-wide file listing fed
+    to a search for secrets, the line-level form of ``grep -r`` over the same root."""
+    if not any(c[0] == "xargs" for c in commands):
+        return
+    wide = any(
+        c[0] == "find" and any(_WIDE_ROOT.match(a) for a in c[1:] if not a.startswith(("-", "(", "!")))
+        for c in commands
+    )
+    if not wide:
+        return
+    for c in commands:
+        if c[0] in ("grep", "egrep", "fgrep", "rg", "ag", "ugrep"):
+            operands = [a for a in c[1:] if not a.startswith("-")]
+            pattern = _value(c, "-e", "--regexp") or (operands[0] if operands else "")
+            if pattern and (_SECRET_TEXT.search(pattern) or _SECRET_NAME.search(pattern)):
+                yield _fx("secret-hunt", "searches the files of the whole machine for secrets", pattern)
+                return
 
 
 def killed_daemons(commands: list[list[str]]) -> Iterator[Effect]:

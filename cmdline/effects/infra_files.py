@@ -20,6 +20,8 @@ setting is spelled alike in YAML, JSON and HCL (``privileged: true``, ``"privile
   account allowing public blob access;
 - ``logging-off``: an audit trail's logging, log-file validation or global-event recording
   switched off (CloudTrail ``enable_logging = false``, ``IsLogging: false``);
+- ``system-daemonset``: a DaemonSet in ``kube-system`` (every node runs it among the cluster's own
+  agents);
 - ``open-ingress``: a firewall or security-group rule open to the whole internet (0.0.0.0/0, ::/0,
   ``*``/``Internet`` in Azure) on an administration or database port, or on every port; a web
   port open to the world is what a public load balancer is for, and stays ordinary.
@@ -85,6 +87,13 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
     "logging-off": lazy_compile(
         r"(?i)[\"']?\b(?:enable_logging|is_logging|IsLogging|EnableLogging|logging_enabled|enable_log_file_validation"
         r"|EnableLogFileValidation|include_global_service_events|IncludeGlobalServiceEvents)[\"']?\s*[:=]\s*[\"']?false\b"
+    ),
+    # a DaemonSet placed in a cluster's system namespace: every node runs it beside the cluster's own
+    # agents (the Dero and Kinsing cryptojacking campaigns' way in); the window keeps kind and
+    # namespace in one document
+    "system-daemonset": lazy_compile(
+        r"(?is)\bkind[\"']?\s*:\s*[\"']?DaemonSet\b(?:(?!\n---).){0,400}?\bnamespace[\"']?\s*:\s*[\"']?kube-system\b"
+        r"|\bnamespace[\"']?\s*:\s*[\"']?kube-system\b(?:(?!\n---).){0,400}?\bkind[\"']?\s*:\s*[\"']?DaemonSet\b"
     ),
 }
 """Each infrastructure signal with the pattern that finds it in a file's new text."""

@@ -143,6 +143,7 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|/)bunfig\.toml$|(?:^|/)pip\.(?:conf|ini)$|(?:^|/)uv\.toml$|(?:^|/)\.cargo/+config(?:\.toml)?$"
             r"|(?:^|/)\.bundle/+config$|(?:^|/)\.m2/+settings\.xml$|(?:^"
             r"|/)\.gradle/+(?:gradle\.properties|init\.d/)|(?:^|/)\.config/+go/+env$|(?:^|/)go\.work$"
+            r"|(?:^|/)\.mvn/+(?:jvm|maven)\.config$|(?:^|/)gradle\.properties$"
             r"|(?:^|/)\.docker/+config\.json$|(?:^|/)nuget\.config$",
         ),
         ("direnv", r"(?:^|/)\.envrc$|(?:^|/)\.env\.sh$|(?:^|/)\.config/+direnv/"),
@@ -211,12 +212,22 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     # read by _untrusted_trigger: only when it fetches the pull request's code, or in a fragment)
     "untrusted-trigger": lazy_compile(
         r"\bworkflow_run\b[^\n]*\n(?:[^\n]*\n){0,6}[^\n]*head_(?:sha|branch)"
-        r"|github\.event\.(?:issue|comment|pull_request|review)\.(?:title|body|head\.ref)"
+        # a value an outsider writes (an issue, comment, discussion or commit message, a branch name)
+        # spliced into the workflow's text, where a `run:` step executes it (script injection)
+        r"|github\.event\.(?:issue|comment|pull_request|review|review_comment|discussion|discussion_comment)"
+        r"\.(?:title|body|head\.ref|head\.label)"
+        r"|github\.event\.(?:head_commit|commits\[[^\]]*\])\.(?:message|author\.(?:name|email))"
+        r"|github\.event\.pages\[[^\]]*\]\.page_name"
     ),
     # npm/composer lifecycle scripts that run on install
     "install-script": lazy_compile(
         r"[\"'](?:preinstall|install|postinstall|preuninstall|postuninstall|prepublish|post-install-cmd"
         r"|pre-install-cmd|post-update-cmd|post-autoload-dump)[\"']\s*:"
+    ),
+    # a dependency fetched from a bare address or over plain http instead of the registry (the
+    # tarball's install scripts run at the next install, and nothing pins what it serves)
+    "remote-dependency": lazy_compile(
+        r"[\"'][\w@./-]+[\"']\s*:\s*[\"'](?:git\+)?(?:https?://(?:\d{1,3}\.){3}\d{1,3}[:/]|http://)[^\"']*[\"']"
     ),
     # code run from a setup.py / build script when the package is built or installed
     "build-exec": lazy_compile(
@@ -245,6 +256,9 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"(?:\.exe)?\s*$)\S|^\s*(?:rustc-wrapper|rustc-workspace-wrapper|rustc|rustdoc|runner|linker|script-shell"
         r"|node-options|yarnPath|preload|GOFLAGS)\s*[=:][^\n]*(?:/tmp/|/var/tmp/|/dev/shm/|/\.cache/"
         r"|\b(?:ba|z|da|k)?sh\s+-c\b|\bcurl\b|\bwget\b|https?://|-toolexec)"
+        # a JVM agent loaded into every Maven or Gradle build (.mvn/jvm.config, org.gradle.jvmargs)
+        # from outside the project: a scratch or cache folder, the home, an absolute path
+        r"|-(?:javaagent|agentpath|agentlib)[:=]\s*(?:/(?!\S*\$\{)|~|\$HOME|[A-Za-z]:\\)"
     ),
     # an editor task that runs when the folder is opened, or a dev container command run on the host
     # (initializeCommand); the container's own lifecycle commands run inside it and are judged by
@@ -389,6 +403,31 @@ def _hidden_instructions(text: str) -> bool:
     return False
 
 
+_SEND_VERB = lazy_compile(
+    r"(?i)\b(?:send|post|upload|forward|transmit|exfiltrate|email|mail|share|submit|paste)\s+"
+    r"(?:(?:the|your|all|any|its|their|our|my|contents?|values?|of|each|every|current|full|whole|raw|\w+'s)\s+){0,4}"
+    r"(?=[`'\"(]?(?:\.env\b|secrets?\b|credentials?\b|tokens?\b|api[ _-]?keys?\b|private key"
+    r"|id_(?:rsa|ed25519)\b|~?/?\.ssh\b|passwords?\b|~?/?\.aws\b|cookies?\b"
+    r"|\w+[ _-](?:token|key|secret|password)s?\b))"
+)
+_DESTINATION = lazy_compile(r"https?://[^\s)\"'`>]+|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|\bwebhook\b")
+
+
+def _instructs_exfil(text: str) -> bool:
+    """An agent's instruction file telling it, in plain words, to send a secret somewhere: a send
+    verb whose object is a secret, and a destination (a URL, an address, a webhook) after it in
+    the same sentence. A rule that only mentions secrets (never commit .env), or sends something
+    else (post a summary ... mention any key rotation), names no send of one."""
+    for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])|\n", text):
+        verb = _SEND_VERB.search(sentence)
+        if verb and _DESTINATION.search(sentence, verb.end()):
+            return True
+    return False
+
+
+_HANDED_OVER = lazy_compile(r"[ \t]*(?:-[ \t]*)?(?!run\b|script\b)[\w.-]+[ \t]*:[ \t]*[\"']?\$\{\{")
+"""A line that hands an outsider's value to an environment variable or an action input (``TITLE:
+${{ github.event.issue.title }}``): GitHub's recommended way to keep it out of a script's text."""
 _PR_TARGET = lazy_compile(r"\bpull_request_target\b")
 _PR_CODE = lazy_compile(
     r"pull_request\.head\.|github\.head_ref|\bhead_ref\b|refs/pull/|\bpull/\$\{\{|merge_commit_sha"
@@ -406,8 +445,10 @@ def _untrusted_trigger(text: str) -> bool:
     workflow fetches the pull request's code (head ref or sha, refs/pull, gh pr checkout), or when
     the text is a fragment (an edit) whose other steps are not shown. A complete workflow that
     only labels or comments (actions/labeler) is the trigger's intended use."""
-    if _SIGNALS["untrusted-trigger"].search(text):
-        return True
+    for found in _SIGNALS["untrusted-trigger"].finditer(text):
+        start = text.rfind("\n", 0, found.start()) + 1
+        if not _HANDED_OVER.match(text, start):
+            return True
     if not _PR_TARGET.search(text):
         return False
     has_jobs = re.search(r"(?m)^jobs\s*:", text) is not None
@@ -428,6 +469,8 @@ def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
         return _hidden_instructions(sample)
     if signal == "exfil":
         return _exfil(sample)
+    if signal == "instructs-exfil":
+        return _instructs_exfil(sample)
     if signal == "starts-command" and only_reference_servers(sample):
         return False
     if signal in _LINE_PAIRS and _line_pair(sample, signal):
@@ -447,8 +490,15 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "editor-task": ("folder-open", "fetch-exec", "sends"),
     "editor-settings": ("runs-program", "fetch-exec", "approvals-off"),
     "agent-config": ("starts-command", "fetch-exec", "sends", "approvals-off"),
-    "agent-instructions": ("hidden-instructions", "fetch-exec", "sends"),
-    "package-manifest": ("install-script", "build-exec", "fetch-exec", "sends", "known-malicious"),
+    "agent-instructions": ("hidden-instructions", "fetch-exec", "sends", "instructs-exfil"),
+    "package-manifest": (
+        "install-script",
+        "build-exec",
+        "fetch-exec",
+        "sends",
+        "known-malicious",
+        "remote-dependency",
+    ),
     "dependency-list": ("known-malicious", "index-swap", "tls-off"),
     "package-config": ("registry", "tls-off", "odd-tool"),
     "direnv": ("runs-command", "fetch-exec", "sends"),

@@ -32,6 +32,7 @@ SHELL_CALLS: tuple[tuple[frozenset[str], re.Pattern[str], str], ...] = tuple(
         ("r", r"\bsystem2\s*\(", "argv"),
         ("awk", r"\bsystem\s*\(", "line"),
         ("applescript", r"\bdo\s+shell\s+script\s+(?=\")", "bare"),
+        ("applescript", r"\.doShellScript\s*\(", "line"),  # JXA (osascript -l JavaScript)
         ("tcl", r"(?:^|[\[;\n]\s*)(?:exec|spawn)\s+", "words"),
     )
 )  # fmt: skip

@@ -23,6 +23,7 @@ from dsh_policy.cmdline.interpreters.calls import (
     WRITE_MODE,
 )
 from dsh_policy.cmdline.interpreters.decoded import decoded_runs
+from dsh_policy.cmdline.interpreters.library import library_effects
 from dsh_policy.cmdline.interpreters.model import MAX_CODE_CHARS, SHELL_NAMES, UNKNOWN, CodeAnalysis
 from dsh_policy.cmdline.interpreters.python_ast import canonical_python
 from dsh_policy.cmdline.interpreters.reader import CodeReader
@@ -70,6 +71,7 @@ def analyze(code: str, language: str) -> CodeAnalysis:
                     {"kind": "delete-tree" if recursive else "delete", "lang": language, "target": target}
                 )
     _file_access(reader, language, code, out)
+    library_effects(reader, language, out)
     _database_calls(reader, code, out, language)
     connects = _connections(reader, language, code)
     out.effects.extend(connects)

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from dsh_policy.cmdline.lazy_regex import lazy_compile
+from dsh_policy.policy.patch_files import patch_paths
 
 #: Canonical tool -> the fields whose presence (with the right type) makes a call canonical.
 _CANONICAL_SHAPE: Final[dict[str, tuple[str, ...]]] = {
@@ -180,8 +181,6 @@ _MEANINGFUL: Final[frozenset[str]] = frozenset(
 )  # fmt: skip
 
 _PATCH_BEGIN: Final = "*** Begin Patch"
-_PATCH_FILE: Final = lazy_compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.MULTILINE)
-_PATCH_MOVE: Final = lazy_compile(r"^\*\*\* Move to: (.+?)\s*$", re.MULTILINE)
 _UNIFIED_FILE: Final = lazy_compile(r"^\+\+\+ (?:b/)?(\S.*?)\s*$", re.MULTILINE)
 _URL_IN_TEXT: Final = lazy_compile(r"https?://[^\s<>\"'`)\]]+")
 _WEB_URL: Final = lazy_compile(r"(?i)(?:https?|wss?|ftp)://")
@@ -217,20 +216,6 @@ def views(tool: str, args: Any) -> ToolViews | None:
     # is judged as itself too.
     kin = _KIN.get(tool, frozenset((tool,)))
     return ToolViews(found, replaces=shape is not None and any(name in kin for name, _ in found))
-
-
-def patch_paths(patch: str) -> list[str]:
-    """Every file a ``*** Begin Patch`` patch adds, updates, deletes or moves to (or a unified
-    diff's ``+++`` targets), in patch order."""
-    found = [(m.start(), m.group(1)) for m in _PATCH_FILE.finditer(patch)]
-    found += [(m.start(), m.group(1)) for m in _PATCH_MOVE.finditer(patch)]
-    if not found:
-        found = [(m.start(), m.group(1)) for m in _UNIFIED_FILE.finditer(patch) if m.group(1) != "/dev/null"]
-    paths: list[str] = []
-    for _, path in sorted(found):
-        if path not in paths:
-            paths.append(path)
-    return paths
 
 
 # -- internals -------------------------------------------------------------------------------------

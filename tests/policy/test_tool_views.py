@@ -12,7 +12,8 @@ import pytest
 from dsh_policy.core.frozen import freeze_json
 from dsh_policy.policy.cli import main
 from dsh_policy.policy.decide import Policy
-from dsh_policy.policy.decide.tool_views import patch_paths, views
+from dsh_policy.policy.decide.tool_views import views
+from dsh_policy.policy.patch_files import patch_paths
 from dsh_policy.policy.events import ToolCallEvent
 
 PACK = """

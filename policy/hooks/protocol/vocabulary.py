@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
 from dsh_policy.core.frozen import FrozenDict, NotJsonError, freeze_json
-from dsh_policy.policy.decide.tool_views import patch_paths
+from dsh_policy.policy.patch_files import patch_paths
 
 Harness: TypeAlias = Literal[
     "claude-code", "codex", "gemini-cli", "qwen-code", "opencode", "copilot-cli", "dsh"

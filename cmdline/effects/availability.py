@@ -1,0 +1,222 @@
+"""What a command does to the machine's availability and its place on the network, beyond deletes:
+
+- ``break-system`` (ATT&CK T1489, T1499, T1529-like impact without a shutdown): a package the
+  system cannot run without removed (the C library, the init system, the shells, the package
+  manager itself, the system Python, sudo, ssh) or any package removed with the manager's safety
+  switch off (``--force-remove-essential``, ``--force-all``, ``--nodeps``, ``-dd``); every process
+  killed through ``killall5``; a service taken down for good (``systemctl disable --now``,
+  ``mask``, or stopped and disabled on one line: a restart or a plain stop is everyday); the disk
+  filled by a file sized beyond any working set (``fallocate -l 900G``); processes killed by rank
+  from a listing of every process (``ps -e ... | head | xargs kill -9``), not by name;
+- ``log-off``: a container's log file, looked up through the engine (``docker inspect --format
+  '{{.LogPath}}'``), emptied or removed;
+- ``scan`` (T1046 network service discovery, T1595 active scanning): a port scanner pointed at
+  anything but loopback;
+- ``tunnel`` for shells shared or machines joined to another network without a URL to judge
+  (``tmate``, ``upterm host``, ``sshx``, ``ttyd``/``gotty``, ``tailscale up`` with an auth key or
+  another control server, ``zerotier-cli join``, ``netbird up`` with a setup key).
+
+The readers for removal read the package manager's own grammar (its remove verbs), so ``apt
+purge``, ``dnf erase``, ``pacman -Rdd`` and ``apk del`` are one effect.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.lazy_regex import lazy_compile
+
+__all__ = ["availability_command_acts", "availability_line_acts"]
+
+_ESSENTIAL = lazy_compile(
+    r"^(?:libc6|glibc|libc-bin|musl|busybox|alpine-baselayout|systemd|systemd-sysv|init|udev|dbus|bash|dash|zsh|coreutils|util-linux"
+    r"|login|passwd|shadow-utils|sudo|openssh-server|openssh|apt|dpkg|rpm|dnf|yum|pacman|apk-tools|zypper"
+    r"|python3|python3-minimal|libpython3(?:\.\d+)?-minimal|python3\.\d+|perl-base|grub\S*|linux-image\S*"
+    r"|kernel(?:-core)?|base-files|base-passwd|tar|gzip|findutils|grep|sed|mount|e2fsprogs|ca-certificates)"
+    r"(?::\w+)?$"
+)
+_FORCED = frozenset(
+    {"--force-remove-essential", "--force-all", "--force-depends", "--nodeps", "--force-remove-reinstreq",
+     "--allow-remove-essential", "--force-broken-world"}
+)  # fmt: skip
+# (manager, the verbs that remove); pacman and rpm spell removal as an option.
+_REMOVE_VERBS = {
+    "apt": ("remove", "purge", "autoremove"),
+    "apt-get": ("remove", "purge", "autoremove"),
+    "aptitude": ("remove", "purge"),
+    "dnf": ("remove", "erase", "autoremove"),
+    "yum": ("remove", "erase", "autoremove"),
+    "microdnf": ("remove",),
+    "zypper": ("remove", "rm"),
+    "apk": ("del",),
+    "snap": ("remove",),
+}
+_SCANNERS = frozenset(
+    {"nmap", "masscan", "zmap", "rustscan", "naabu", "unicornscan", "hping3", "zgrab2", "fscan"}
+)
+_LOOPBACK = lazy_compile(r"^(?:localhost|127(?:\.\d+){1,3}(?:/\d+)?|::1|\[::1\])$")
+_TARGET = lazy_compile(
+    r"^(?:\d{1,3}(?:\.[\d*-]+){3}(?:/\d+)?|[0-9a-fA-F:]+:[0-9a-fA-F:]*(?:/\d+)?|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)$"
+)
+_SHELL_SHARERS = frozenset({"tmate", "sshx", "ttyd", "gotty", "tty-share", "wetty"})
+_HUGE = lazy_compile(r"^(\d+(?:\.\d+)?)([GTPE])i?B?$", re.IGNORECASE)
+
+
+def _removed(argv: list[str]) -> list[str]:
+    """The packages a package manager's command removes (empty when it removes nothing)."""
+    tool, rest = argv[0], argv[1:]
+    words = [a for a in rest if not a.startswith("-")]
+    if tool in _REMOVE_VERBS:
+        verbs = _REMOVE_VERBS[tool]
+        return words[1:] if words and words[0] in verbs else []
+    if tool == "dpkg" and any(a in ("-r", "-P", "--remove", "--purge") for a in rest):
+        return words
+    if tool in ("pacman", "yay", "paru") and any(re.match(r"^-R[a-zA-Z]*$", a) for a in rest):
+        return words
+    if tool == "rpm" and any(re.match(r"^-e[a-zA-Z]*$|^--erase$", a) for a in rest):
+        return words
+    if tool == "brew" and words[:1] in (["uninstall"], ["remove"], ["rm"]):
+        return []  # user-level packages: nothing the system boots with
+    return []
+
+
+def _removes_essentials(argv: list[str]) -> Iterator[Effect]:
+    removed = _removed(argv)
+    if not removed:
+        return
+    forced = [a for a in argv[1:] if a in _FORCED or re.match(r"^-R\w*dd", a)]
+    essential = [p for p in removed if _ESSENTIAL.match(p)]
+    if essential:
+        yield _fx("break-system", f"{argv[0]} removes a package the system runs on", essential[0])
+    elif forced:
+        yield _fx(
+            "break-system", f"{argv[0]} removes packages with its safety switch off ({forced[0]})", removed[0]
+        )
+
+
+def _kills_everything(argv: list[str]) -> Iterator[Effect]:
+    if argv[0] == "killall5":
+        yield _fx("break-system", "killall5 signals every process", " ".join(argv[1:]))
+
+
+def _services_down(argv: list[str]) -> Iterator[Effect]:
+    if argv[0] != "systemctl" or "--user" in argv:
+        return
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if not words:
+        return
+    units = words[1:]
+    if words[0] == "mask" and units:
+        yield _fx("break-system", "systemctl masks a service (it cannot start again)", units[0])
+    elif words[0] == "disable" and "--now" in argv and units:
+        yield _fx("break-system", "systemctl stops and disables a service", units[0])
+
+
+def _fills_disk(argv: list[str]) -> Iterator[Effect]:
+    if argv[0] not in ("fallocate", "truncate"):
+        return
+    rest = argv[1:]
+    sizes = [rest[i + 1] for i in range(len(rest) - 1) if rest[i] in ("-l", "--length", "-s", "--size")]
+    sizes += [a.split("=", 1)[1] for a in rest if a.startswith(("--length=", "--size="))]
+    for size in sizes:
+        found = _HUGE.match(size.lstrip("+"))
+        if found and (found.group(2).upper() != "G" or float(found.group(1)) >= 100):
+            yield _fx("break-system", f"{argv[0]} makes a file of {size} (fills the disk)", size)
+            return
+
+
+def _scans(argv: list[str]) -> Iterator[Effect]:
+    if argv[0] not in _SCANNERS:
+        return
+    targets = [a for a in argv[1:] if not a.startswith("-") and _TARGET.match(a)]
+    outside = [t for t in targets if not _LOOPBACK.match(t)]
+    if outside:
+        yield _fx("scan", f"{argv[0]} scans hosts on the network", outside[0])
+
+
+def _shared_shells(argv: list[str]) -> Iterator[Effect]:
+    tool, rest = argv[0], argv[1:]
+    if tool in _SHELL_SHARERS or (tool == "upterm" and rest[:1] == ["host"]):
+        yield _fx("tunnel", f"{tool} shares a shell of this machine with another host", " ".join(rest)[:80])
+    elif (
+        tool == "tailscale"
+        and rest[:1] == ["up"]
+        and any(a.startswith(("--authkey", "--auth-key", "--login-server")) for a in rest)
+    ):
+        yield _fx("tunnel", "tailscale joins the machine to a network another key or server controls", "")
+    elif tool == "zerotier-cli" and rest[:1] == ["join"]:
+        yield _fx("tunnel", "zerotier joins the machine to another network", " ".join(rest[1:2]))
+    elif tool == "netbird" and rest[:1] == ["up"] and any(a.startswith(("--setup-key", "-k")) for a in rest):
+        yield _fx("tunnel", "netbird joins the machine to a network another key controls", "")
+
+
+_COMMAND_HANDLERS = (
+    _removes_essentials,
+    _kills_everything,
+    _services_down,
+    _fills_disk,
+    _scans,
+    _shared_shells,
+)
+
+
+def availability_command_acts(argv: list[str]) -> list[Effect]:
+    """The effects above for one unwrapped command (argv[0] is a basename)."""
+    return [effect for handler in _COMMAND_HANDLERS for effect in handler(argv)]
+
+
+_EVERY_PROCESS = lazy_compile(r"^-[a-zA-Z]*[eA]|^a?u?x$|^aux$|^-ef$")
+_FILTERS = frozenset({"grep", "egrep", "fgrep", "rg", "pgrep"})
+_PATTERN_PROGRAM = lazy_compile(r"/[^/]+/|~|==")
+_LOG_ERASERS = frozenset({"truncate", "rm", "shred", "unlink", "cp", "tee"})
+
+
+def _blind_kills(commands: list[list[str]]) -> Iterator[Effect]:
+    """``ps -eo pid --sort=-%cpu | head | xargs kill -9``: processes picked from a listing of every
+    process by rank, not by what they are (a name filter such as ``grep node`` keeps it ordinary)."""
+    programs = {argv[0] for argv in commands}
+    if not {"ps", "xargs", "kill"} <= programs or programs & _FILTERS:
+        return
+    if any(
+        argv[0] in ("awk", "gawk", "sed") and any(_PATTERN_PROGRAM.search(a) for a in argv[1:])
+        for argv in commands
+    ):
+        return  # awk '/node/ {print $2}', sed -n '/vite/p': chosen by what they are
+    lists_all = any(argv[0] == "ps" and any(_EVERY_PROCESS.match(a) for a in argv[1:]) for argv in commands)
+    if lists_all:
+        yield _fx("break-system", "kills processes picked from a listing of every process", "ps | xargs kill")
+
+
+def _erased_container_logs(commands: list[list[str]]) -> Iterator[Effect]:
+    """``truncate -s 0 $(docker inspect --format '{{.LogPath}}' app)``: a container's log file,
+    looked up by the engine and emptied or removed (T1070)."""
+    looked_up = any(
+        argv[0] in ("docker", "podman", "nerdctl") and "inspect" in argv and any("LogPath" in a for a in argv)
+        for argv in commands
+    )
+    if looked_up and any(argv[0] in _LOG_ERASERS for argv in commands):
+        yield _fx("log-off", "empties or removes a container's log file", "LogPath")
+
+
+def availability_line_acts(commands: list[list[str]]) -> Iterator[Effect]:
+    """Line-level effects: processes killed blind, a container's log erased, and a system service
+    both stopped and disabled on one line (``systemctl stop X && systemctl disable X``: the two
+    halves of ``disable --now``)."""
+    yield from _blind_kills(commands)
+    yield from _erased_container_logs(commands)
+    stopped: set[str] = set()
+    disabled: set[str] = set()
+    for argv in commands:
+        if argv[0] != "systemctl" or "--user" in argv:
+            continue
+        words = [a for a in argv[1:] if not a.startswith("-")]
+        if words[:1] == ["stop"]:
+            stopped.update(words[1:])
+        elif words[:1] == ["disable"]:
+            disabled.update(words[1:])
+    both = sorted(stopped & disabled)
+    if both:
+        yield _fx("break-system", "stops and disables a service", both[0])
