@@ -160,7 +160,10 @@ class Decider:
             # built at load, before anything is looked at or built (see ``_unruled_verdict``).
             unruled = self._pre_unruled
             if unruled is not None and tool not in self._pre_named:
-                return self._with_implied_calls(event, unruled)
+                # ``_with_implied_calls`` inlined: this is the whole cost of a call no rule names.
+                if tool.__class__ is not str or not is_writer(tool):
+                    return unruled
+                return judge_implied(event, unruled, self.pre_execute)
             plan = self._pre_planned.get(tool) or self._pre_plans.get(tool)
             if plan.rules:  # a call no rule reads is never measured
                 oversized = self._oversized_call(event)
