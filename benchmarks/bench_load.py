@@ -28,7 +28,9 @@ Every cell runs in four modes, side by side in one run:
 - *bytecode*: ``none`` is this machine's default (``PYTHONDONTWRITEBYTECODE=1``, so this
   package's modules are compiled from source in every process, as in a development checkout);
   ``pyc`` reads bytecode from a private ``PYTHONPYCACHEPREFIX`` primed first, as a ``pip``
-  install (which compiles on install) has it.
+  install (which compiles on install) has it. ``none`` points ``PYTHONPYCACHEPREFIX`` at an empty
+  folder, so ``__pycache__`` folders a checkout holds (``--before`` a tree others run in) are not
+  read: without that, such a tree would be measured with bytecode in the ``none`` rows.
 
 The targets are read from the ``cached``/``pyc`` rows (a user's installed gateway, the packs
 loaded before), and printed for the ``cached``/``none`` rows too. Since a load imports what it
@@ -153,10 +155,10 @@ def _env(tmp: str, cache: str, bytecode: str, package: str | None = None) -> dic
     if package is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, (package, os.environ.get("PYTHONPATH"))))
     env["DSH_POLICY_COMPILE_CACHE"] = "off" if cache == "cold" else "on"
-    env.pop("PYTHONPYCACHEPREFIX", None)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    if bytecode == "pyc":
-        env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pyc")
+    # ``none`` looks for bytecode in an empty private prefix, so a checkout's own ``__pycache__``
+    # folders (which a run without PYTHONDONTWRITEBYTECODE leaves) are never read either.
+    env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / ("pyc" if bytecode == "pyc" else "no-pyc"))
     return env
 
 
