@@ -8,7 +8,10 @@ imported before), which reports:
   start included);
 - *load*: CPU seconds of the first ``build_policy`` (YAML, schema, CEL parse, type check, compile,
   inline examples, and the modules and tables loading imports on first use): the "ready in"
-  figure of the targets; *ready* is import + load, the process's CPU until the policy decides;
+  figure of the targets; *ready* is import + load, the process's CPU until the policy is built;
+- *decided*: the process's CPU once it has also imported the decision API and decided a first
+  call (``Read``, a tool the shipped packs' rules read nothing of): what a hook process or an
+  embedding program pays before its first verdict;
 - *warm*: a second ``build_policy`` of the same files in that process (nothing is shared with the
   first but imported modules and one-time tables);
 - *held*: bytes a third load leaves allocated (``tracemalloc``, after a collection) while its
@@ -28,7 +31,9 @@ Every cell runs in four modes, side by side in one run:
 - *bytecode*: ``none`` is this machine's default (``PYTHONDONTWRITEBYTECODE=1``, so this
   package's modules are compiled from source in every process, as in a development checkout);
   ``pyc`` reads bytecode from a private ``PYTHONPYCACHEPREFIX`` primed first, as a ``pip``
-  install (which compiles on install) has it.
+  install (which compiles on install) has it. ``none`` still reads the ``__pycache__`` folders a
+  checkout holds: give ``--before`` a tree without them (``git archive main | tar -x -C DIR``), or
+  its ``none`` rows are measured with its bytecode.
 
 The targets are read from the ``cached``/``pyc`` rows (a user's installed gateway, the packs
 loaded before), and printed for the ``cached``/``none`` rows too. Since a load imports what it
@@ -73,6 +78,10 @@ began = time.process_time()
 policy = build_policy(paths)
 ready = time.process_time()
 assert not isinstance(policy, LoadFailure), str(policy)
+from dsh_policy.policy.decide import Decider
+from dsh_policy.policy.events import ToolCallEvent
+Decider(policy).check_tool_call(ToolCallEvent(tool="Read", args={"file_path": "/tmp/x"}))
+decided = time.process_time()
 del policy
 began_warm = time.process_time()
 assert not isinstance(build_policy(paths), LoadFailure)
@@ -83,7 +92,10 @@ base = tracemalloc.get_traced_memory()[0]
 policy = build_policy(paths)
 gc.collect()
 held = tracemalloc.get_traced_memory()[0] - base
-row = {"import_s": imported, "load_s": ready - began, "ready_s": ready, "warm_s": warm, "held": held}
+row = {
+    "import_s": imported, "load_s": ready - began, "ready_s": ready, "decided_s": decided, "warm_s": warm,
+    "held": held,
+}
 print(json.dumps(row))
 """
 
@@ -234,6 +246,7 @@ def measure(rounds: int, sizes: tuple[int, ...] = SIZES, before: Path | None = N
             "bytecode": bytecode,
             "import_s": statistics.median(s["import_s"] for s in found),
             "ready_s": statistics.median(s["ready_s"] for s in found),
+            "decided_s": statistics.median(s["decided_s"] for s in found),
             "load_s": statistics.median(s["load_s"] for s in found),
             "warm_s": statistics.median(s["warm_s"] for s in found),
             "held_mib": statistics.median(s["held"] for s in found) / 2**20,
@@ -298,7 +311,7 @@ def print_table(result: dict[str, Any]) -> None:
     print("\nload, each cell a fresh process (CPU ms; held: tracemalloc after gc)")
     print(
         f"{'tree':<7}{'cell':<15}{'cache':>8}{'bytecode':>9}{'import ms':>11}{'load ms':>10}{'ready ms':>10}"
-        f"{'warm ms':>10}{'held MiB':>10}"
+        f"{'decided ms':>12}{'warm ms':>10}{'held MiB':>10}"
     )
     order: dict[str, int] = {}
     for row in result["rows"]:
@@ -309,7 +322,8 @@ def print_table(result: dict[str, Any]) -> None:
         print(
             f"{row.get('tree', 'this'):<7}"
             f"{row['cell']:<15}{row['cache']:>8}{row['bytecode']:>9}{row['import_s'] * 1e3:>11.1f}"
-            f"{row['load_s'] * 1e3:>10.1f}{row['ready_s'] * 1e3:>10.1f}{row['warm_s'] * 1e3:>10.1f}"
+            f"{row['load_s'] * 1e3:>10.1f}{row['ready_s'] * 1e3:>10.1f}{row['decided_s'] * 1e3:>12.1f}"
+            f"{row['warm_s'] * 1e3:>10.1f}"
             f"{row['held_mib']:>10.2f}"
         )
     for mode, check in result["check"].items():

@@ -18,6 +18,7 @@ import lark
 import re2
 from dsh_policy.cmdline.effects.lookalikes import snapshot as popular_packages_snapshot
 from dsh_policy.cmdline.effects.packages import snapshot as malicious_packages_snapshot
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.cel import EngineUnavailableError, make_engine
 from dsh_policy.policy.cel.celpy_ast import parse_checked
@@ -529,10 +530,12 @@ def _build_rule(
 
 
 def _programs_pattern(globs: Sequence[str] | None) -> re.Pattern[str] | None:
-    """``match.programs`` globs as one pattern a program name must fully match."""
+    """``match.programs`` globs as one pattern a program name must fully match; compiled on the
+    first event that reaches the rule (``fnmatch.translate`` always makes a valid pattern, and a
+    load compiling them all was a measurable part of reading a kept policy back)."""
     if not globs:
         return None
-    return re.compile("|".join(f"(?:{fnmatch.translate(glob)})" for glob in globs))
+    return lazy_compile("|".join(f"(?:{fnmatch.translate(glob)})" for glob in globs))
 
 
 def _reads(variables: Mapping[str, CompiledExpr], *exprs: CompiledExpr | None) -> frozenset[str]:

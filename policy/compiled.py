@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.policy.cel.branches import Branch
 from dsh_policy.policy.cel.engine import CompiledExpression
 from dsh_policy.policy.errors import PolicyError
@@ -184,7 +185,7 @@ def index_stage(rules: Sequence[CompiledRule]) -> StageIndex:
             continue
         for pattern in rule.tools:
             if any(char in pattern for char in "*?["):
-                globs.append((re.compile(fnmatch.translate(pattern)), rule))
+                globs.append((lazy_compile(fnmatch.translate(pattern)), rule))
             else:
                 exact.setdefault(pattern, []).append(rule)
     return StageIndex(

@@ -19,13 +19,16 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 import lark
-from dsh_policy.policy.cel.engine import MAX_EXPRESSION_CHARS, CelCompileIssue, MemberRead, Reads
+from dsh_policy.policy.cel.engine import (
+    MAX_COMPREHENSION_NESTING,
+    MAX_EXPRESSION_CHARS,
+    CelCompileIssue,
+    MemberRead,
+    Reads,
+)
 from dsh_policy.policy.cel.fast_parser import parse_collapsed
 from dsh_policy.policy.cel.functions import CEL_FUNCTIONS, FUNCTION_NAMESPACES, compile_re2
-
-MAX_COMPREHENSION_NESTING = 4
-"""Deepest nesting of ``all``/``exists``/``map``/``filter``: work grows as input size to this
-power, so deeper nesting is rejected at load (typical rules use 1 or 2)."""
+from dsh_policy.policy.cel.tree_shape import line_column_to_offset
 
 MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 _CELPY_EXTRA_MACROS = frozenset({"reduce", "min"})  # cel-python extensions, not CEL: rejected
@@ -83,12 +86,6 @@ def _offset(source: str, item: lark.Tree | lark.Token) -> int | None:
     if line is None or column is None:
         return None
     return line_column_to_offset(source, line, column)
-
-
-def line_column_to_offset(source: str, line: int, column: int) -> int:
-    """1-based line and column (as cel-python and lark report them) to a 0-based offset."""
-    lines = source.split("\n")
-    return sum(len(text) + 1 for text in lines[: max(line - 1, 0)]) + max(column - 1, 0)
 
 
 def _single_ident(tree: lark.Tree) -> str | None:

@@ -6,16 +6,17 @@ RE2, a gateway helper from :data:`~dsh_policy.policy.cel.functions.CEL_FUNCTIONS
 directly into its call node (and marks the expression as calling helpers), and every other
 function comes from :mod:`.closure_library`. Anything the closures cannot run is a
 :class:`CompileError` with the offending node, so the load reports it with its offset.
+
+Trees are read by their shape (:mod:`.tree_shape`: a token is a ``str``, a tree is not), so the
+walk takes lark's trees from the parser and the cache's stored trees alike, without lark.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import lark
 from dsh_policy.policy.cel import closure_operators as ops
-from dsh_policy.policy.cel.celpy_ast import line_column_to_offset, single_ident
 from dsh_policy.policy.cel.closure_comprehensions import comprehension_fn
 from dsh_policy.policy.cel.closure_conversions import to_type
 from dsh_policy.policy.cel.closure_library import GLOBAL_FUNCTIONS, MACROS, METHODS, NAMESPACES
@@ -48,12 +49,16 @@ from dsh_policy.policy.cel.closure_values import (
     overload_error,
 )
 from dsh_policy.policy.cel.functions import CEL_FUNCTIONS, compile_re2
+from dsh_policy.policy.cel.tree_shape import line_column_to_offset, single_ident
+
+if TYPE_CHECKING:
+    import lark
 
 
 class CompileError(Exception):
     """Syntax the closures cannot run, at ``at`` (a node or token of the parse tree)."""
 
-    def __init__(self, message: str, at: lark.Tree | lark.Token | None = None) -> None:
+    def __init__(self, message: str, at: Any = None) -> None:
         super().__init__(message)
         self.message = message
         self.at = at
@@ -83,10 +88,13 @@ def _helper(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
 
 class Compiler:
     """One walk over one parse tree: the slots it allocated, whether it loops or calls a
-    helper, and the activation names it references."""
+    helper, and the activation names it references. ``patterns_checked``: the tree's constant
+    ``matches`` patterns were compiled by the build that made it (a tree the verified cache kept),
+    so each is compiled on its first evaluation rather than in the walk."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, *, patterns_checked: bool = False) -> None:
         self.source = source
+        self.patterns_checked = patterns_checked
         self.slots = FIRST_VARIABLE_SLOT
         self.loops = False
         self.helpers = False  # calls a gateway helper (which reads the stage deadline)
@@ -95,9 +103,11 @@ class Compiler:
     # -- plumbing --
 
     def offset(self, at: lark.Tree | lark.Token | None) -> int | None:
-        if isinstance(at, lark.Token) and at.line is not None and at.column is not None:
-            return line_column_to_offset(self.source, at.line, at.column)
-        if isinstance(at, lark.Tree) and not at.meta.empty:
+        if isinstance(at, str):
+            line, column = getattr(at, "line", None), getattr(at, "column", None)
+            if line is not None and column is not None:
+                return line_column_to_offset(self.source, line, column)
+        elif at is not None and not at.meta.empty:
             return line_column_to_offset(self.source, at.meta.line, at.meta.column)
         return None
 
@@ -106,7 +116,7 @@ class Compiler:
         while True:
             data = node.data
             children = node.children
-            if len(children) == 1 and data in _PASS_THROUGH and isinstance(children[0], lark.Tree):
+            if len(children) == 1 and data in _PASS_THROUGH and not isinstance(children[0], str):
                 node = children[0]
                 continue
             break
@@ -147,7 +157,7 @@ class Compiler:
 
     def relation(self, tree: lark.Tree, scope: Mapping[str, int]) -> Node:
         operator_tree, right_tree = tree.children
-        assert isinstance(operator_tree, lark.Tree) and isinstance(right_tree, lark.Tree)
+        assert not isinstance(operator_tree, str) and not isinstance(right_tree, str)
         left = self.compile(operator_tree.children[0], scope)
         right = self.compile(right_tree, scope)
         kind = str(operator_tree.data)
@@ -160,7 +170,7 @@ class Compiler:
 
     def arithmetic(self, tree: lark.Tree, scope: Mapping[str, int]) -> Node:
         operator_tree, right_tree = tree.children
-        assert isinstance(operator_tree, lark.Tree) and isinstance(right_tree, lark.Tree)
+        assert not isinstance(operator_tree, str) and not isinstance(right_tree, str)
         left = self.compile(operator_tree.children[0], scope)
         right = self.compile(right_tree, scope)
         function = _ARITHMETIC[str(operator_tree.data)]
@@ -168,7 +178,7 @@ class Compiler:
 
     def unary(self, tree: lark.Tree, scope: Mapping[str, int]) -> Node:
         operator_tree, operand_tree = tree.children
-        assert isinstance(operator_tree, lark.Tree) and isinstance(operand_tree, lark.Tree)
+        assert not isinstance(operator_tree, str) and not isinstance(operand_tree, str)
         operand = self.compile(operand_tree, scope)
         if operator_tree.data == "unary_not":
             function: Callable[[Any], Any] = ops.logical_not
@@ -187,9 +197,10 @@ class Compiler:
 
     def literal(self, tree: lark.Tree, scope: Mapping[str, int]) -> Node:
         token = tree.children[0]
-        assert isinstance(token, lark.Token)
+        assert isinstance(token, str)  # lark's Token or tree_shape's StoredToken: a str with a type
+        kind: str = token.type  # type: ignore[attr-defined]
         try:
-            return constant_node(decode_literal(token.type, str(token)))
+            return constant_node(decode_literal(kind, str(token)))
         except LiteralError as error:
             raise CompileError(str(error), token) from None
 
@@ -228,7 +239,9 @@ class Compiler:
     def map_literal(self, tree: lark.Tree, scope: Mapping[str, int]) -> Node:
         inits = tree.children[0] if tree.children else None
         exprs = (
-            [c for c in inits.children if isinstance(c, lark.Tree)] if isinstance(inits, lark.Tree) else []
+            [c for c in inits.children if not isinstance(c, str)]
+            if inits is not None and not isinstance(inits, str)
+            else []
         )
         pairs = [
             (self.compile(exprs[i], scope), self.compile(exprs[i + 1], scope))
@@ -271,7 +284,7 @@ class Compiler:
         if qualified is not None and qualified in _QUALIFIED_TYPES and qualified.split(".")[0] not in scope:
             type_value = _QUALIFIED_TYPES[qualified]
             return Node(lambda _a, _l: type_value, True, type_value)
-        assert isinstance(target_tree, lark.Tree)
+        assert not isinstance(target_tree, str)
         target = self.compile(target_tree, scope)
         return select_node(target, name)
 
@@ -327,7 +340,7 @@ class Compiler:
         exprlist = tree.children[2] if len(tree.children) > 2 else None
         raw = _argument_trees(exprlist)
         method = str(method_token)
-        assert isinstance(target_tree, lark.Tree)
+        assert not isinstance(target_tree, str)
         namespace = single_ident(target_tree)
         if namespace is not None and namespace in NAMESPACES and namespace not in scope:
             qualified = f"{namespace}.{method}"
@@ -367,11 +380,26 @@ class Compiler:
             raise CompileError("matches() takes a string and a pattern", at)
         subject, pattern = operands
         if pattern.constant and type(pattern.value) is str:
-            try:
-                regex = compile_re2(pattern.value)
-            except ValueError as exc:
-                raise CompileError(str(exc), at) from None
-            search = regex.search
+            search: Callable[[str], Any]
+            if self.patterns_checked:
+                source = pattern.value
+
+                def first_search(text: str) -> Any:
+                    # The first evaluation compiles, and puts the pattern's own method in the
+                    # closures' cell: later ones pay nothing for the deferral.
+                    nonlocal search
+                    try:
+                        search = compile_re2(source).search
+                    except ValueError as exc:  # never for a kept tree; fails closed if it were
+                        raise CelError(f"matches: {exc}", "invalid_argument") from None
+                    return search(text)
+
+                search = first_search
+            else:
+                try:
+                    search = compile_re2(pattern.value).search
+                except ValueError as exc:
+                    raise CompileError(str(exc), at) from None
             subject_fn = subject.fn
             if subject.slot is not None:
                 slot = subject.slot
@@ -397,7 +425,7 @@ class Compiler:
     def _has(self, argument: lark.Tree, scope: Mapping[str, int]) -> Node:
         node = argument
         while (
-            len(node.children) == 1 and isinstance(node.children[0], lark.Tree) and node.data in _PASS_THROUGH
+            len(node.children) == 1 and not isinstance(node.children[0], str) and node.data in _PASS_THROUGH
         ):
             node = node.children[0]
         if node.data != "member_dot":
@@ -521,9 +549,9 @@ def _negated_literal(tree: lark.Tree) -> Node | None:
     """``-9223372036854775808`` with a space after the sign: int64's minimum, whose magnitude
     alone would be an out-of-range literal."""
     node: Any = tree
-    while isinstance(node, lark.Tree) and len(node.children) == 1:
+    while not isinstance(node, str) and len(node.children) == 1:
         node = node.children[0]
-    if isinstance(node, lark.Token) and node.type == "INT_LIT" and not str(node).startswith("-"):
+    if isinstance(node, str) and getattr(node, "type", None) == "INT_LIT" and not node.startswith("-"):
         try:
             return constant_node(decode_literal("INT_LIT", "-" + str(node)))
         except LiteralError:
@@ -533,16 +561,16 @@ def _negated_literal(tree: lark.Tree) -> Node | None:
 
 def _argument_trees(exprlist: Any) -> list[lark.Tree]:
     """A call's argument expressions (``exprlist`` is absent for a call without arguments)."""
-    if not isinstance(exprlist, lark.Tree):
+    if exprlist is None or isinstance(exprlist, str):
         return []
-    return [child for child in exprlist.children if isinstance(child, lark.Tree)]
+    return [child for child in exprlist.children if not isinstance(child, str)]
 
 
 def _qualified_name(tree: lark.Tree) -> str | None:
     """``a.b.c`` when ``tree`` is only identifiers and dots."""
     parts: list[str] = []
     node: Any = tree
-    while isinstance(node, lark.Tree):
+    while not isinstance(node, str):
         if node.data == "member_dot":
             parts.append(str(node.children[1]))
             node = node.children[0]

@@ -29,11 +29,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from dsh_policy.policy.cel.celpy_ast import MAX_COMPREHENSION_NESTING, analyze, parse_lean
 from dsh_policy.policy.cel.closure_compiler import CompileError, Compiler
 from dsh_policy.policy.cel.closure_nodes import BUDGET_SLOT, DEADLINE_SLOT, FIRST_VARIABLE_SLOT, Fn, Locals
 from dsh_policy.policy.cel.closure_values import CelError, to_output
-from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError, Reads
+from dsh_policy.policy.cel.engine import MAX_COMPREHENSION_NESTING, CelCompileIssue, CelEvalError, Reads
 
 DEFAULT_ITERATION_BUDGET: Final = 10_000
 """Comprehension iterations of one evaluation, all comprehensions together, at which it stops
@@ -132,6 +131,10 @@ class ClosureCelEngine:
     def compile(self, expression: str) -> ClosureCompiledExpression | CelCompileIssue:
         """Parse, check and compile ``expression``; the first problem comes back as a
         :class:`CelCompileIssue` with its offset."""
+        # Imported here: the parser and its analysis (and lark) are not needed to compile the
+        # trees the compiled-policy cache keeps (:meth:`compile_analyzed`).
+        from dsh_policy.policy.cel.celpy_ast import analyze, parse_lean
+
         tree = parse_lean(expression)
         if isinstance(tree, CelCompileIssue):
             return tree
@@ -145,13 +148,21 @@ class ClosureCelEngine:
         return self.compile_analyzed(expression, tree, analysis.reads, keep_tree=True)
 
     def compile_analyzed(
-        self, expression: str, tree: Any, reads: Reads, *, keep_tree: bool = False
+        self,
+        expression: str,
+        tree: Any,
+        reads: Reads,
+        *,
+        keep_tree: bool = False,
+        patterns_checked: bool = False,
     ) -> ClosureCompiledExpression | CelCompileIssue:
         """Compile a tree :func:`analyze` has already rewritten and passed (``reads``: what it
         found): the second half of :meth:`compile`, which the verified compiled-policy cache
         (:mod:`dsh_policy.policy.policy_cache`) calls with a stored tree instead of parsing.
-        ``keep_tree``: hand the tree to the loader's type checker (``take_parse_tree``)."""
-        compiler = Compiler(expression)
+        ``keep_tree``: hand the tree to the loader's type checker (``take_parse_tree``).
+        ``patterns_checked``: the tree's constant ``matches`` patterns compiled in the build that
+        kept it, so each is compiled on first use (see :class:`.closure_compiler.Compiler`)."""
+        compiler = Compiler(expression, patterns_checked=patterns_checked)
         try:
             node = compiler.compile(tree, {})
         except CompileError as error:

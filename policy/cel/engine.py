@@ -28,6 +28,10 @@ MAX_EXPRESSION_CHARS: Final = 16_384
 """Longest expression any engine accepts at compile time (the same bound for all, so an
 expression one engine refuses for its length every engine refuses)."""
 
+MAX_COMPREHENSION_NESTING: Final = 4
+"""Deepest nesting of ``all``/``exists``/``map``/``filter``: work grows as input size to this
+power, so deeper nesting is rejected at load (typical rules use 1 or 2)."""
+
 
 @dataclass(frozen=True, slots=True)
 class CelCompileIssue:

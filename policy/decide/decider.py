@@ -88,6 +88,7 @@ class Decider:
         "_max_scan_bytes",
         "_plans",
         "_pre_named",
+        "_pre_plain",
         "_pre_planned",
         "_pre_plans",
         "_pre_unruled",
@@ -124,6 +125,9 @@ class Decider:
         pre_index = policy.stages["pre-execute"]
         self._pre_named = frozenset(pre_index.exact)
         self._pre_unruled = self._unruled_verdict(pre_index)
+        # Tool names seen that no pre-execute rule names and that write no file: their verdict is
+        # ``_pre_unruled``, found with one lookup (bounded; fixed for this policy's lifetime).
+        self._pre_plain: dict[str, ToolCallVerdict] = {}
         guard_index = policy.stages["guard"]
         self._guard_named = frozenset(guard_index.exact)
         self._guard_unruled = self._unguarded_verdict(guard_index)
@@ -189,9 +193,16 @@ class Decider:
             tool = event.tool
             # The tool index first: a tool no rule of the stage can apply to gets the verdict
             # built at load, before anything is looked at or built (see ``_unruled_verdict``).
+            plain = self._pre_plain.get(tool)
+            if plain is not None:
+                return plain
             unruled = self._pre_unruled
             if unruled is not None and tool not in self._pre_named:
-                return self._with_implied_calls(event, unruled)
+                if tool.__class__ is not str:
+                    return unruled
+                if not is_writer(tool):  # a write may imply shell calls (``_with_implied_calls``)
+                    return self._plain(tool, unruled)
+                return judge_implied(event, unruled, self.pre_execute)
             plan = self._pre_planned.get(tool) or self._pre_plans.get(tool)
             if plan.rules:  # a call no rule reads is never measured
                 oversized = self._oversized_call(event)
@@ -225,12 +236,21 @@ class Decider:
         name and its arguments (a framework's tool hook): the event is built only when a rule of
         the stage applies to ``tool``, so a call for a tool no rule names costs a dict lookup.
         The verdict is the one ``pre_execute`` gives for that event."""
-        unruled = self._pre_unruled
-        named = tool.__class__ is not str or tool in self._pre_named
-        plain = not self._views_judged or tool_views(tool, args) is None
-        if unruled is not None and not named and not is_writer(tool) and plain:
-            return unruled
+        if tool.__class__ is str and (not self._views_judged or tool_views(tool, args) is None):
+            plain = self._pre_plain.get(tool)
+            if plain is not None:
+                return plain
+            unruled = self._pre_unruled
+            if unruled is not None and tool not in self._pre_named and not is_writer(tool):
+                return self._plain(tool, unruled)
         return self.pre_execute(ToolCallEvent(tool, args))
+
+    def _plain(self, tool: str, unruled: ToolCallVerdict) -> ToolCallVerdict:
+        """``unruled``, remembered as ``tool``'s verdict (up to 4,096 names: attacker-chosen
+        names beyond that take the two lookups above instead of one)."""
+        if len(self._pre_plain) < 4096:
+            self._pre_plain[tool] = unruled
+        return unruled
 
     def guard(self, event: ToolCallEvent) -> GuardVerdict:
         """``ctx.tools.guard``: any matching guard denies (errors count as matches), on the call and

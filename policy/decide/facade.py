@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from os import PathLike
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsh_policy.policy.cel.engine import CelEngine
 from dsh_policy.policy.compiled import CompiledPolicy
@@ -23,7 +23,10 @@ from dsh_policy.policy.events import (
     ToolResultEvent,
 )
 from dsh_policy.policy.loading import LoadFailure, PackInfo, build_policy
-from dsh_policy.policy.params import ParamOrigin
+
+if TYPE_CHECKING:  # annotations only: params imports the pack reader (PyYAML, pydantic, jsonschema),
+    # which a policy read back from the compiled-policy cache never needs
+    from dsh_policy.policy.params import ParamOrigin
 
 _FORWARDED = (
     "gate_step",

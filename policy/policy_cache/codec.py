@@ -4,9 +4,12 @@ Kept: every field of the policy, its packs and rules that is a value (ids, stage
 messages, params, the digest, the type checker's warnings and coverage branches), and for each
 CEL expression the parse tree the closure compiler walked (after ``analyze``'s rewrites) with
 what it reads. Rebuilding compiles each tree to closures again (closures cannot be stored), and
-recompiles redaction and ``match.programs`` patterns; it skips the YAML, the schema, the CEL
-parser, the type checker and the inline examples, all of which the entry's build passed with the
-same sources and code.
+recompiles redaction patterns; it skips the YAML, the schema, the CEL parser, the type checker
+and the inline examples, all of which the entry's build passed with the same sources and code.
+Trees come back as :mod:`~dsh_policy.policy.cel.tree_shape`'s stand-ins (reading one back imports
+no lark), and the patterns that build already compiled (constant ``matches`` patterns,
+``match.programs`` globs) are compiled on their first use: every tree is still compiled whole
+before the policy is used, so an entry that does not compile is never used.
 
 Only policies whose every expression runs on the closure compiler are kept (an expression on the
 native runtime has no tree to store); :func:`encode` returns None for the others.
@@ -14,17 +17,17 @@ native runtime has no tree to store); :func:`encode` returns None for the others
 
 from __future__ import annotations
 
-import re
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import lark
 import orjson
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.cel.branches import Branch
 from dsh_policy.policy.cel.closure_engine import ClosureCelEngine, ClosureCompiledExpression
 from dsh_policy.policy.cel.engine import CelCompileIssue, MemberRead, Reads
 from dsh_policy.policy.cel.functions import compile_re2
+from dsh_policy.policy.cel.tree_shape import StoredToken, StoredTree
 from dsh_policy.policy.compiled import (
     CompiledExpr,
     CompiledPack,
@@ -37,6 +40,9 @@ from dsh_policy.policy.compiled import (
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.stages import STAGES
 
+if TYPE_CHECKING:
+    import lark
+
 
 class Unusable(Exception):
     """The entry cannot be rebuilt (a shape this code never writes): build from the packs."""
@@ -48,18 +54,24 @@ class Unusable(Exception):
 def _tree_out(node: lark.Tree | lark.Token) -> Any:
     """A tree as nested lists, ``[data, child...]``; a token as the string ``TYPE:value`` (token
     types are upper-case names, never holding a colon)."""
-    if isinstance(node, lark.Token):
+    if isinstance(node, str):
         if ":" in node.type:
             raise Unusable(f"a token type with a colon: {node.type!r}")
         return f"{node.type}:{node}"
     return [str(node.data), *(_tree_out(child) for child in node.children)]
 
 
-def _tree_in(value: Any, tree: type[lark.Tree] = lark.Tree, token: type[lark.Token] = lark.Token) -> Any:
+def _tree_in(value: Any, tokens: dict[str, StoredToken]) -> Any:
+    """A stored tree back as :class:`StoredTree` nodes; equal tokens (an expression's ``args``, its
+    ``IDENT`` names...) are one shared :class:`StoredToken` (``tokens``, per entry: tokens are
+    immutable)."""
     if type(value) is str:
-        kind, _, text = value.partition(":")
-        return token(kind, text)
-    return tree(value[0], [_tree_in(child) for child in value[1:]])
+        token = tokens.get(value)
+        if token is None:
+            kind, _, text = value.partition(":")
+            token = tokens[value] = StoredToken(kind, text)
+        return token
+    return StoredTree(value[0], [_tree_in(child, tokens) for child in value[1:]])
 
 
 # --- writing --------------------------------------------------------------------------------------
@@ -151,19 +163,22 @@ def decode(body: bytes) -> CompiledPolicy:
     when it does not rebuild."""
     data = orjson.loads(body)
     engine = ClosureCelEngine()
+    tokens: dict[str, StoredToken] = {}
     packs = tuple(
         CompiledPack(
             name=pack["name"],
             path=pack["path"],
             digest=pack["digest"],
             params=MappingProxyType(dict(pack["params"])),
-            variables=MappingProxyType({n: _variable_in(e, engine) for n, e in pack["variables"].items()}),
+            variables=MappingProxyType(
+                {n: _variable_in(e, engine, tokens) for n, e in pack["variables"].items()}
+            ),
             default_decision=pack["default_decision"],
             activation_params=thaw(pack["params"]),
         )
         for pack in data["packs"]
     )
-    rules = tuple(_rule_in(rule, engine) for rule in data["rules"])
+    rules = tuple(_rule_in(rule, engine, tokens) for rule in data["rules"])
     stages: dict[str, StageIndex] = {
         stage: index_stage([r for r in rules if r.stage == stage]) for stage in STAGES
     }
@@ -180,11 +195,13 @@ def decode(body: bytes) -> CompiledPolicy:
     )
 
 
-def _expr_in(value: Any, engine: ClosureCelEngine) -> CompiledExpr | None:
+def _expr_in(value: Any, engine: ClosureCelEngine, tokens: dict[str, StoredToken]) -> CompiledExpr | None:
     if value is None:
         return None
     reads = Reads(tuple(MemberRead(*read) for read in value["members"]), frozenset(value["whole"]))
-    program = engine.compile_analyzed(value["source"], _tree_in(value["tree"]), reads)
+    program = engine.compile_analyzed(
+        value["source"], _tree_in(value["tree"], tokens), reads, patterns_checked=True
+    )
     if isinstance(program, CelCompileIssue):
         raise Unusable(f"a kept expression no longer compiles: {program.message}")
     return CompiledExpr(
@@ -195,14 +212,14 @@ def _expr_in(value: Any, engine: ClosureCelEngine) -> CompiledExpr | None:
     )
 
 
-def _variable_in(value: Any, engine: ClosureCelEngine) -> CompiledExpr:
-    expr = _expr_in(value, engine)
+def _variable_in(value: Any, engine: ClosureCelEngine, tokens: dict[str, StoredToken]) -> CompiledExpr:
+    expr = _expr_in(value, engine, tokens)
     if expr is None:
         raise Unusable("a variable without an expression")
     return expr
 
 
-def _rule_in(value: dict[str, Any], engine: ClosureCelEngine) -> CompiledRule:
+def _rule_in(value: dict[str, Any], engine: ClosureCelEngine, tokens: dict[str, StoredToken]) -> CompiledRule:
     redactions = tuple(
         Redaction(preset, None, replace)
         if preset is not None
@@ -218,20 +235,12 @@ def _rule_in(value: dict[str, Any], engine: ClosureCelEngine) -> CompiledRule:
         on_error=value["on_error"],
         effect=value["effect"],
         tools=tuple(value["tools"]) if value["tools"] is not None else None,
-        when=_expr_in(value["when"], engine),
+        when=_expr_in(value["when"], engine, tokens),
         message=value["message"],
-        message_expression=_expr_in(value["message_expression"], engine),
+        message_expression=_expr_in(value["message_expression"], engine, tokens),
         redactions=redactions,
         context=value["context"],
         description=value["description"],
         reads=frozenset(value["reads"]),
-        programs=re.compile(value["programs"]) if value["programs"] is not None else None,
+        programs=lazy_compile(value["programs"]) if value["programs"] is not None else None,
     )
-
-
-def _re2(pattern: str) -> Any:
-    import re2
-
-    options = re2.Options()
-    options.log_errors = False
-    return re2.compile(pattern, options)

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import yaml
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import operands as operands_of
 
 # Harness programs (``npx @anthropic-ai/claude-code`` is read by the shell reader as
@@ -71,23 +72,23 @@ FOLDER_OPTIONS: Final[frozenset[str]] = frozenset(
 )
 # Agent SDKs: code that imports one starts the harness itself, and the SDKs load no settings
 # (so no hooks) unless told to (Claude Agent SDK ``setting_sources``/``settingSources``).
-SDK_NAMES: Final[re.Pattern[str]] = re.compile(
+SDK_NAMES: Final[re.Pattern[str]] = lazy_compile(
     r"claude_agent_sdk|claude_code_sdk|@anthropic-ai/claude-agent-sdk|@anthropic-ai/claude-code"
     r"|@openai/codex-sdk|@github/copilot-sdk|github_copilot_sdk|copilot_sdk|@google/gemini-cli-core"
 )
-_SDK_WITH_USER_SETTINGS: Final[re.Pattern[str]] = re.compile(
+_SDK_WITH_USER_SETTINGS: Final[re.Pattern[str]] = lazy_compile(
     r"(?:setting_sources|settingSources)\s*[=:]\s*\[[^\]]*['\"]user['\"]"
 )
 # Options that take a harness's hooks (or its approvals, which are what its hooks answer) away:
 # Claude Code (``--settings``, ``--setting-sources``, ``--bare``, permission bypasses), Codex
 # (``-c``/``--config`` over hooks or features, ``--disable FEATURE``, ``--profile`` from an
 # unvetted file, the sandbox bypass), Gemini CLI (``--yolo``, ``--approval-mode yolo``).
-UNHOOKING: Final[re.Pattern[str]] = re.compile(
+UNHOOKING: Final[re.Pattern[str]] = lazy_compile(
     r"^(?:--settings|--setting-sources|--bare|--dangerously[-\w]*|--allow-dangerously[-\w]*"
     r"|--permission-mode(?:=bypassPermissions)?|--disable|--yolo|-y|--approval-mode(?:=yolo)?"
     r"|--no-hooks|--disable-hooks|--allow-all-tools|--allow-all|--allow-all-paths|--config-dir)(?:=.*)?$"
 )
-CONFIG_OVERRIDE: Final[re.Pattern[str]] = re.compile(
+CONFIG_OVERRIDE: Final[re.Pattern[str]] = lazy_compile(
     r"hook|feature|notify|sandbox|approval|profile", re.IGNORECASE
 )
 # Files where a client reads MCP server entries, by trailing path.
@@ -432,7 +433,7 @@ def _document(name: str, content: str) -> Any:
 
 # A ``command`` value and the ``args`` list after it, in text that is not JSON (a jq filter's
 # object, JSON with comments, a fragment): keys quoted or not.
-_LOOSE_COMMAND: Final[re.Pattern[str]] = re.compile(
+_LOOSE_COMMAND: Final[re.Pattern[str]] = lazy_compile(
     r"""["']?\bcommand["']?\s*:\s*"((?:[^"\\]|\\.)*)"(?:[^\[\]{}]*?["']?\bargs["']?\s*:\s*\[([^\]]*)\])?"""
 )
 

@@ -16,18 +16,19 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Final, Protocol
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.policy.self_protection import processes
 from dsh_policy.policy.self_protection.locations import HARNESS_SUFFIXES, Protected
 
-_LITERAL: Final[re.Pattern[str]] = re.compile(
+_LITERAL: Final[re.Pattern[str]] = lazy_compile(
     r"'([^'\n]{1,512})'|\"([^\"\n]{1,512})\"|`([^`\n]{1,512})`"
     # Perl's and Ruby's quote-like operators: ``q(...)``, ``qq{...}``, ``qx(...)``, ``%x(...)``.
     r"|(?<![\w$@%])(?:qq|qx|qw|q|%[qQxw]?)\(([^()\n]{1,512})\)"
     r"|(?<![\w$@%])(?:qq|qx|qw|q|%[qQxw]?)\{([^{}\n]{1,512})\}"
 )
-_COMPONENT: Final[re.Pattern[str]] = re.compile(r"^[^\s;|&<>$(){}]+$")
+_COMPONENT: Final[re.Pattern[str]] = lazy_compile(r"^[^\s;|&<>$(){}]+$")
 # Calls that send a signal to a process the code names by PID (Python, Node, Ruby, Perl, PHP).
-SIGNALS: Final[re.Pattern[str]] = re.compile(
+SIGNALS: Final[re.Pattern[str]] = lazy_compile(
     r"\b(?:os\.kill|os\.killpg|killpg|pthread_kill|send_signal|terminate|posix_kill|Process\.kill"
     r"|process\.kill|kill)\s*\("
     # Perl's and Ruby's builtins without parentheses: ``kill 'TERM', @pids``, ``kill q(STOP), ...``,
@@ -35,7 +36,7 @@ SIGNALS: Final[re.Pattern[str]] = re.compile(
     r"|\b(?:Process\.)?kill\s+(?:q\(|['\"]-?\w|-?[0-9A-Z]|\$|:\w)"
 )
 # Code that finds processes by what they are (the process table, a finder program or library).
-FINDS: Final[re.Pattern[str]] = re.compile(
+FINDS: Final[re.Pattern[str]] = lazy_compile(
     r"/proc\b|process_iter|psutil|\bpgrep\b|\bpidof\b|\bps\b|ps-list|find-process|ProcessTable"
     r"|Sys::Process|sys-proctable"
 )
@@ -124,7 +125,9 @@ def assembled_path(scan: CallScan, codes: Sequence[str]) -> Protected | None:
 
 # A literal starting with ``/`` appended to something computed, by each language's concatenation
 # (``+``, Perl's and PHP's ``.``, ``<<``, pathlib's ``/``, template ``${...}/``).
-_APPENDED: Final[re.Pattern[str]] = re.compile(r"""(?:[+.]|<<|[\w)\]}]\s*/)\s*(['"`])(/[^'"`\n]{2,512})\1""")
+_APPENDED: Final[re.Pattern[str]] = lazy_compile(
+    r"""(?:[+.]|<<|[\w)\]}]\s*/)\s*(['"`])(/[^'"`\n]{2,512})\1"""
+)
 
 
 def _tail_entry(scan: CallScan, entries: Sequence[Protected], tail: str) -> Protected | None:

@@ -17,6 +17,7 @@ from typing import Final, Protocol
 
 from dsh_policy.cmdline.interpreters.effects import analyze
 from dsh_policy.cmdline.interpreters.invocation import split_invocation
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import only_reads
 from dsh_policy.policy.self_protection import code_literals, later, processes, streams, tactics
 from dsh_policy.policy.self_protection.locations import Protected
@@ -50,7 +51,7 @@ class CallScan(Protocol):
 
 # Inline code that may act on files or processes beyond what the interpreter reader resolves: such
 # code naming a protected path is judged as a writer of it.
-_CODE_ACTS: Final[re.Pattern[str]] = re.compile(
+_CODE_ACTS: Final[re.Pattern[str]] = lazy_compile(
     r"write|append|remove|unlink|rename|replace|rmtree|rmdir|move|copy|chmod|chown|truncate|symlink"
     r"|\blink|mkdir|makedirs|system|subprocess|popen|spawn|exec|eval|kill|signal|socket|shutil|dump"
     r"|save|touch|utime|delete|erase|argv|import\s*\(|__import__|ctypes"
@@ -60,15 +61,15 @@ _CODE_ACTS: Final[re.Pattern[str]] = re.compile(
     re.IGNORECASE,
 )
 # A file mode that writes (``open(p, "w")``, ``fopen($p, "a+")``), as a whole string literal.
-_WRITE_MODE: Final[re.Pattern[str]] = re.compile(r"[rbt]*[wax+][rwxabt+]*")
+_WRITE_MODE: Final[re.Pattern[str]] = lazy_compile(r"[rbt]*[wax+][rwxabt+]*")
 # Languages whose inline code is the only thing that acts (no operand the interpreter rewrites).
 _CODE_READERS: Final[frozenset[str]] = frozenset({"python", "javascript", "ruby", "perl", "php", "lua", "r"})
 
-_QUOTED: Final[re.Pattern[str]] = re.compile(r"'([^'\n]{1,4096})'|\"([^\"\n]{1,4096})\"")
+_QUOTED: Final[re.Pattern[str]] = lazy_compile(r"'([^'\n]{1,4096})'|\"([^\"\n]{1,4096})\"")
 
-_AWK_OUTPUT: Final[re.Pattern[str]] = re.compile(r'>>?\s*"([^"]+)"')
+_AWK_OUTPUT: Final[re.Pattern[str]] = lazy_compile(r'>>?\s*"([^"]+)"')
 
-_SED_OUTPUT: Final[re.Pattern[str]] = re.compile(r"(?:^|[;{}\n]|/[gpIiMme0-9]*)\s*w\s+([^;\n}]+)")
+_SED_OUTPUT: Final[re.Pattern[str]] = lazy_compile(r"(?:^|[;{}\n]|/[gpIiMme0-9]*)\s*w\s+([^;\n}]+)")
 
 
 def _acts(code: str) -> bool:

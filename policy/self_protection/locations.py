@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
+
 Kind = Literal[
     "pack",
     "deployment",
@@ -89,7 +91,7 @@ SHADOW_NAMES: Final[frozenset[str]] = frozenset(
     {"sitecustomize.py", "usercustomize.py", "dsh_policy", "dsh-policy"}
 )
 SHADOW_SUFFIXES: Final[tuple[str, ...]] = (".pth",)
-SHADOW_ENV: Final[re.Pattern[str]] = re.compile(
+SHADOW_ENV: Final[re.Pattern[str]] = lazy_compile(
     r"\b(?:PYTHONPATH|PYTHONHOME|PYTHONSTARTUP|PYTHONUSERBASE|PYTHONEXECUTABLE|PYTHONSAFEPATH"
     r"|BASH_ENV|ENV|LD_PRELOAD|CLAUDE_CONFIG_DIR|CODEX_HOME)="
 )

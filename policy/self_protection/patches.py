@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import git_subcommand
 from dsh_policy.cmdline.programs import operands as operands_of
 from dsh_policy.cmdline.writers import written_operands
@@ -29,7 +30,7 @@ from dsh_policy.policy.self_protection.refusals import RULE_PREFIX, Refusal, mes
 
 MAX_PATCH_TEXT: Final[int] = 4 * 1024 * 1024
 # Header lines that name a file a patch changes (unified and git diffs, renames and copies).
-_HEADERS: Final[re.Pattern[str]] = re.compile(
+_HEADERS: Final[re.Pattern[str]] = lazy_compile(
     r"^(?:diff --git (\S+) (\S+)|(?:---|\+\+\+) (\S+)|(?:rename|copy) (?:from|to) (.+)"
     r"|\*\*\* (\S+)|Index: (.+))\s*$",
     re.MULTILINE,

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import operands as operands_of
 
 # Programs that send signals or otherwise stop, freeze or starve a process they are given.
@@ -65,10 +66,10 @@ SERVICE_STOPS: Final[frozenset[str]] = frozenset(
     }
 )
 # Words that name the gateway itself wherever they appear in a command that finds processes.
-OWN_NAMES: Final[re.Pattern[str]] = re.compile(r"dsh[-_.]?policy|policy\.cli|\bserve\b")
+OWN_NAMES: Final[re.Pattern[str]] = lazy_compile(r"dsh[-_.]?policy|policy\.cli|\bserve\b")
 # Environment variables that decide where the hook client looks for its gateway, or whether a
 # nested harness's hooks apply at all.
-REDIRECTING_ENV: Final[re.Pattern[str]] = re.compile(
+REDIRECTING_ENV: Final[re.Pattern[str]] = lazy_compile(
     r"(?:^|[\s;&|(`]|\benv\s+(?:-\S+\s+)*)(?:export\s+|declare\s+-x\s+|setenv\s+)?"
     r"(DSH_POLICY_[A-Z_]+|XDG_RUNTIME_DIR|TMPDIR|HOME|XDG_CONFIG_HOME|CLAUDE_CONFIG_DIR|CODEX_HOME"
     r"|GEMINI_CLI_HOME|CLAUDE_CODE_[A-Z_]+|CODEX_[A-Z_]+"
@@ -78,10 +79,10 @@ REDIRECTING_ENV: Final[re.Pattern[str]] = re.compile(
 )
 # Variables that move the gateway's runtime folder: set anywhere, the next harness started from
 # that shell talks to whoever listens there.
-RUNTIME_ENV: Final[re.Pattern[str]] = re.compile(
+RUNTIME_ENV: Final[re.Pattern[str]] = lazy_compile(
     r"(?:^|[\s;&|(`])(?:export\s+|declare\s+-x\s+|setenv\s+)(DSH_POLICY_[A-Z_]+|XDG_RUNTIME_DIR)="
 )
-SIZE: Final[re.Pattern[str]] = re.compile(r"^(\d+(?:\.\d+)?)([KMGTPE]?)(i?B?)?$", re.IGNORECASE)
+SIZE: Final[re.Pattern[str]] = lazy_compile(r"^(\d+(?:\.\d+)?)([KMGTPE]?)(i?B?)?$", re.IGNORECASE)
 _UNITS: Final[str] = "KMGTPE"
 
 

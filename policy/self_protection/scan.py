@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Any, Final, Protocol
 
 from dsh_policy.cmdline.interpreters.invocation import split_invocation
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import (
     COPIERS,
     FOLDER_ACTORS,
@@ -58,7 +59,7 @@ from dsh_policy.policy.self_protection.refusals import (
 )
 
 _GLOB_CHARS: Final[frozenset[str]] = frozenset("*?[")
-_PROC_CWD: Final[re.Pattern[str]] = re.compile(r"^/proc/(?:self|thread-self|[0-9]+)/cwd(/|$)")
+_PROC_CWD: Final[re.Pattern[str]] = lazy_compile(r"^/proc/(?:self|thread-self|[0-9]+)/cwd(/|$)")
 # Tools that search file contents under a folder (Claude Code's Grep, Gemini CLI's and Qwen Code's
 # search_file_content, OpenCode's grep).
 _CONTENT_SEARCHES: Final[frozenset[str]] = frozenset({"Grep", "search_file_content", "grep", "search"})

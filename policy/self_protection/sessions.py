@@ -21,6 +21,7 @@ import shutil
 from collections.abc import Sequence
 from typing import Final
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.policy.self_protection.locations import SHELL_STARTUP
 
 # Variables that decide whether the hook runs, which gateway it reaches and what that gateway
@@ -34,21 +35,21 @@ _STEERING_NAMES: Final[str] = (
 _VALUE: Final[str] = r"""([^\n;&|]*)"""
 # ``export NAME=value``, ``NAME=value`` (sh, environment.d, /etc/environment), ``systemctl --user
 # set-environment NAME=value``.
-_ASSIGN: Final[re.Pattern[str]] = re.compile(
+_ASSIGN: Final[re.Pattern[str]] = lazy_compile(
     r"""(?:^|[\s;&|(`'"])(?:export\s+|declare\s+-\w+\s+|typeset\s+-\w+\s+|readonly\s+)?"""
     rf"""\b({_STEERING_NAMES})={_VALUE}""",
     re.MULTILINE,
 )
 # ``setenv NAME value`` (csh, ``launchctl setenv``), ``set -gx NAME value`` (fish).
-_SETENV: Final[re.Pattern[str]] = re.compile(
+_SETENV: Final[re.Pattern[str]] = lazy_compile(
     rf"""(?:^|[\s;&|(`'"])(?:setenv|set(?:\s+-[-\w]+)+)\s+({_STEERING_NAMES})\b{_VALUE}""",
     re.MULTILINE,
 )
 # ``NAME DEFAULT=value`` / ``NAME OVERRIDE=value`` (pam_env).
-_PAM: Final[re.Pattern[str]] = re.compile(
+_PAM: Final[re.Pattern[str]] = lazy_compile(
     rf"""^\s*({_STEERING_NAMES})\s+(?:DEFAULT|OVERRIDE)={_VALUE}""", re.MULTILINE
 )
-_KEEPS_PATH: Final[re.Pattern[str]] = re.compile(r"\$\{?PATH\b|\$path\b|\$\{?fish_user_paths")
+_KEEPS_PATH: Final[re.Pattern[str]] = lazy_compile(r"\$\{?PATH\b|\$path\b|\$\{?fish_user_paths")
 
 # Programs that set the environment of the sessions the service manager or terminal multiplexer
 # starts next (``systemctl --user set-environment``, ``launchctl setenv``, ...), by subcommand.
@@ -103,7 +104,7 @@ def is_session_file(path: str) -> bool:
 
 # An alias or a shell function of the gateway's name, or of the builtin the hook command checks
 # it with (``command -v dsh-policy``): a later shell that reads it runs that in its place.
-_SHADOWING: Final[re.Pattern[str]] = re.compile(
+_SHADOWING: Final[re.Pattern[str]] = lazy_compile(
     r"""(?:^|[\s;&|(`'"])(?:alias\s+(dsh-policy|command)=|function\s+(dsh-policy|command)\b"""
     r"""|(dsh-policy|command)\s*\(\s*\)|abbr\s+(?:-a\s+)?(dsh-policy)\b)""",
     re.MULTILINE,
@@ -134,7 +135,9 @@ def steering(text: str, base: str = "") -> str | None:
 
 
 # direnv's stdlib functions that put a folder ahead of PATH.
-_PATH_ADD: Final[re.Pattern[str]] = re.compile(r"""(?m)^\s*(?:PATH_add|path_add\s+PATH)\s+["']?([^"'\s;]+)""")
+_PATH_ADD: Final[re.Pattern[str]] = lazy_compile(
+    r"""(?m)^\s*(?:PATH_add|path_add\s+PATH)\s+["']?([^"'\s;]+)"""
+)
 
 
 def _shadows_gateway(folders: str, base: str) -> bool:

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import Final
 
 import yaml
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import SHELLS
 
 # Interpreters by the name a ``#!`` line or an extension gives, with the option that runs code.
@@ -71,7 +72,7 @@ _IMPORTED_BY_TOOLS: Final[frozenset[str]] = frozenset(
 # Hook managers whose configuration holds command lines: pre-commit's local hooks
 # (``entry`` plus ``args``) and lefthook's ``run`` values.
 _PRE_COMMIT: Final[frozenset[str]] = frozenset({".pre-commit-config.yaml", ".pre-commit-config.yml"})
-_LEFTHOOK: Final[re.Pattern[str]] = re.compile(r"^\.?lefthook(?:-local)?\.ya?ml$")
+_LEFTHOOK: Final[re.Pattern[str]] = lazy_compile(r"^\.?lefthook(?:-local)?\.ya?ml$")
 # pre-commit languages whose ``entry`` is no command (a regular expression, a message); every
 # other language runs its ``entry`` with the ``args`` (in the hook's own environment).
 _PRE_COMMIT_TEXT: Final[frozenset[str]] = frozenset({"pygrep", "fail"})
@@ -84,14 +85,14 @@ _HOOK_FOLDERS: Final[tuple[tuple[str, ...], ...]] = (
     (".githooks",),
     (".hooks",),
 )
-_SHEBANG: Final[re.Pattern[str]] = re.compile(r"\A#!\s*(\S+)(?:\s+(\S+))?")
-_UNIT_EXEC: Final[re.Pattern[str]] = re.compile(
+_SHEBANG: Final[re.Pattern[str]] = lazy_compile(r"\A#!\s*(\S+)(?:\s+(\S+))?")
+_UNIT_EXEC: Final[re.Pattern[str]] = lazy_compile(
     r"^\s*(?:ExecStart|ExecStartPre|ExecStartPost|ExecStop|ExecStopPost|ExecReload|ExecCondition)"
     r"\s*=\s*[-@:+!]*(.+)$",
     re.MULTILINE,
 )
-_DESKTOP_EXEC: Final[re.Pattern[str]] = re.compile(r"^\s*(?:Exec|TryExec)\s*=\s*(.+)$", re.MULTILINE)
-_CRON_LINE: Final[re.Pattern[str]] = re.compile(r"^\s*(?:@\w+\s+|(?:\S+\s+){5})(.+)$")
+_DESKTOP_EXEC: Final[re.Pattern[str]] = lazy_compile(r"^\s*(?:Exec|TryExec)\s*=\s*(.+)$", re.MULTILINE)
+_CRON_LINE: Final[re.Pattern[str]] = lazy_compile(r"^\s*(?:@\w+\s+|(?:\S+\s+){5})(.+)$")
 
 
 def runs_later(path: str, content: str) -> Iterator[tuple[str, str]]:
@@ -243,8 +244,8 @@ GIT_COMMAND_KEYS: Final[frozenset[str]] = frozenset(
         "command",
     }
 )
-_GIT_CONFIG_LINE: Final[re.Pattern[str]] = re.compile(r"^\s*([A-Za-z][\w.-]*)\s*=\s*(.+?)\s*$")
-_GIT_SECTION: Final[re.Pattern[str]] = re.compile(r"^\s*\[\s*([A-Za-z][\w.-]*)")
+_GIT_CONFIG_LINE: Final[re.Pattern[str]] = lazy_compile(r"^\s*([A-Za-z][\w.-]*)\s*=\s*(.+?)\s*$")
+_GIT_SECTION: Final[re.Pattern[str]] = lazy_compile(r"^\s*\[\s*([A-Za-z][\w.-]*)")
 
 
 def git_config_command(key: str, value: str) -> str | None:
@@ -274,7 +275,7 @@ def _git_config_commands(content: str) -> Iterator[str]:
                 yield command
 
 
-_MAKE_VARIABLE: Final[re.Pattern[str]] = re.compile(r"\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]")
+_MAKE_VARIABLE: Final[re.Pattern[str]] = lazy_compile(r"\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]")
 
 
 def _recipe_lines(content: str, *, tabs_only: bool) -> Iterator[str]:

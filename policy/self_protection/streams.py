@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import SHELLS
 from dsh_policy.cmdline.shell import WRITING_REDIRECTIONS
 
@@ -27,7 +28,7 @@ NAME_PRINTERS: Final[frozenset[str]] = frozenset(
 )
 # Programs that run what arrives on their standard input as commands (with no script operand).
 TEXT_RUNNERS: Final[frozenset[str]] = frozenset({*SHELLS, "at", "batch", "crontab", "source", "."})
-_CRON_FIELDS: Final[re.Pattern[str]] = re.compile(r"^\s*(?:@\w+|(?:\S+\s+){5})")
+_CRON_FIELDS: Final[re.Pattern[str]] = lazy_compile(r"^\s*(?:@\w+|(?:\S+\s+){5})")
 _PRINTF_ESCAPES: Final[dict[str, str]] = {"\\n": "\n", "\\t": "\t", "\\\\": "\\"}
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 import shlex
 from collections import deque
 from collections.abc import Sequence
 from typing import Protocol
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.writers import (
     copies_trees,
     follows_links,
@@ -65,8 +65,8 @@ class CallScan(Protocol):
 
 
 _MAX_NESTED = 8
-_INSTALL_VERBS = re.compile(r"\b(?:install|uninstall|remove|sync|add|upgrade)\b")
-_INSTALLER_PATH = re.compile(
+_INSTALL_VERBS = lazy_compile(r"\b(?:install|uninstall|remove|sync|add|upgrade)\b")
+_INSTALLER_PATH = lazy_compile(
     r"""(?:^|[\s;&|('"`])([^\s;&|('"`]*/(?:pip|python|uv|poetry|pdm|conda)[0-9.]*)(?=[\s'"]|$)"""
 )  # MCP entries judged inside one call (each is a whole check)
 

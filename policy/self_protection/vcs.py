@@ -19,6 +19,7 @@ import subprocess
 from collections.abc import Sequence
 from typing import Final
 
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import git_subcommand
 from dsh_policy.policy.self_protection.locations import HARNESS_SUFFIXES
 
@@ -158,7 +159,7 @@ def pulled_revisions(argv: Sequence[str]) -> list[str]:
 
 # Revisions of the branch in hand (``HEAD~3``, ``@^``, ``@{-1}``): this repository's own history,
 # never a change from elsewhere (one that does not exist is no content at all).
-_OWN_HISTORY: Final[re.Pattern[str]] = re.compile(r"(?:HEAD|ORIG_HEAD|@)(?:$|[~^@{])")
+_OWN_HISTORY: Final[re.Pattern[str]] = lazy_compile(r"(?:HEAD|ORIG_HEAD|@)(?:$|[~^@{])")
 
 
 def named_revisions(argv: Sequence[str]) -> list[str]:
@@ -276,7 +277,7 @@ def _git_revision(revision: str) -> str:
     return revision if _PLAIN_REVISION.fullmatch(revision) else "?"
 
 
-_PLAIN_REVISION: Final[re.Pattern[str]] = re.compile(r"[A-Za-z0-9][\w./-]*")
+_PLAIN_REVISION: Final[re.Pattern[str]] = lazy_compile(r"[A-Za-z0-9][\w./-]*")
 
 
 def git_knows(folder: str, revision: str) -> bool:

@@ -117,6 +117,23 @@ def test_every_preset_named_in_the_contract_exists_with_default_replacement() ->
     assert all(d.replacement == f"[REDACTED:{name}]" for name, d in detectors.DETECTORS.items())
 
 
+def test_every_detector_pattern_compiles_and_none_at_import() -> None:
+    """Patterns compile on first use (import stays cheap); each is still a valid RE2 program, and
+    the screen of every detector together compiles too."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import dsh_policy.policy.detectors as d; "
+        "print(sum('regex' in vars(x) for x in d.DETECTORS.values()))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0"
+    for detector in detectors.DETECTORS.values():
+        assert detector.regex.pattern == detector.pattern
+    assert detectors.find("nothing secret here") == []
+
+
 @pytest.mark.parametrize("name", sorted(detectors.DETECTORS))
 def test_redaction_is_idempotent_for_every_preset(name: str) -> None:
     """Redacting redacted text changes nothing: a marker is never itself taken for a secret."""

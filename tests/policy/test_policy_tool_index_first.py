@@ -87,6 +87,22 @@ def test_the_prebuilt_verdicts_exist_only_when_they_are_one_object(tmp_path: Pat
         assert decider._pre_unruled is None and decider._guard_unruled is None
 
 
+def test_plain_unnamed_tools_are_remembered_and_writers_and_named_tools_are_not(tmp_path: Path) -> None:
+    """A tool no rule names and that writes no file gets the load-time verdict from one lookup
+    once seen; a writer (whose content may imply shell calls) and a named tool never do."""
+    decider = _load(tmp_path, RULES).current()
+    write = {"path": "Makefile", "content": "all:\n\trm -rf build\n"}
+    for tool in ("other", "write_file", "mcp__fs__write_file", "shell"):
+        decider.pre_execute(ToolCallEvent(tool=tool, args=write))
+        decider.pre_execute_call(tool, write)
+    assert set(decider._pre_plain) == {"other"}
+    assert decider.pre_execute_call("other", None) is decider._pre_unruled
+    for index in range(5000):
+        assert decider.pre_execute_call(f"tool-{index}", None) is decider._pre_unruled
+    assert len(decider._pre_plain) == 4096  # bounded: names beyond take the two lookups
+    assert decider.pre_execute(ToolCallEvent(tool="tool-4999")) is decider._pre_unruled
+
+
 def test_a_named_tool_still_meets_the_size_limit(tmp_path: Path) -> None:
     path = tmp_path / "index.yaml"
     _load(tmp_path, RULES)
