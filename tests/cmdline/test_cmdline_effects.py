@@ -205,6 +205,9 @@ def test_a_one_off_git_c_command_runs_now_and_is_judged_as_a_command_not_as_conf
     a command. A persisted setting, or a one-off one that is no command (hooksPath), still is."""
     kinds = lambda line: [a["kind"] for a in shell_acts(line)]  # noqa: E731
     assert "runs-later-config" not in kinds("git -c core.pager=cat log -5")
-    assert "runs-later-config" in kinds("git config --global core.pager cat")
+    # A persisted pager that is a program of its own (an ordinary pager such as `cat` or `less`
+    # is what the setting exists to name, see _ordinary_git_program).
+    assert "runs-later-config" in kinds("git config --global core.pager ./scripts/page.sh")
+    assert "runs-later-config" not in kinds("git config --global core.pager cat")
     assert "runs-later-config" in kinds("git -c core.hooksPath=/tmp/h commit -m x")
     assert ["rm", "-rf", "/"] in shell_commands("git -c core.pager='rm -rf /' log")

@@ -13,8 +13,8 @@ from dsh_policy.core.frozen import freeze_json
 from dsh_policy.policy.cli import main
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.decide.tool_views import views
-from dsh_policy.policy.patch_files import patch_paths
 from dsh_policy.policy.events import ToolCallEvent
+from dsh_policy.policy.patch_files import patch_paths
 
 PACK = """
 rules:
