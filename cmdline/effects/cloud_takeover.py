@@ -3,10 +3,11 @@ ROADtools; found by the blind probe tests/corpus/probe7, read as classes):
 
 - ``cloud-identity``: a password reset on someone else's identity or a managed resource (a
   database's master user, a VM's admin, a directory user, a Cloud SQL user), key material or
-  secrets printed by the control plane (storage account keys, Lightsail's default key pair, an
-  instance's user data, Beanstalk option settings), SSH keys pushed through instance or project
+  secrets printed by the control plane (Lightsail's default key pair, an instance's user data,
+  Beanstalk option settings), SSH keys pushed through instance or project
   metadata and OS Login turned off, and identity-attack toolkits run (pacu modules, roadrecon,
-  roadtx device and token work);
+  roadtx device and token work); access keys listed by the control plane are read by
+  ``stored_credentials``;
 - ``remote-exec``: shell documents bound to a fleet by an SSM association, a command run inside a
   container task (ECS ``run-task`` with a command override, ``execute-command``);
 - ``publish``: an outside address subscribed to a notification topic (every message is copied
@@ -105,12 +106,6 @@ def _az(argv: list[str]) -> Iterator[Effect]:
         )
     elif words.startswith("ad user update") and _value(argv, "--password") is not None:
         yield _fx("cloud-identity", "resets a directory user's password", _value(argv, "--id") or "")
-    elif re.match(
-        r"(?:storage account keys list|cosmosdb keys list|redis list-keys"
-        r"|servicebus namespace authorization-rule keys list)\b",
-        words,
-    ):
-        yield _fx("cloud-identity", "prints a service's access keys", " ".join(_words(argv)[:4]))
 
 
 def _gcloud(argv: list[str]) -> Iterator[Effect]:

@@ -170,8 +170,7 @@ def test_probe6_holds_the_level_it_meets() -> None:
 def test_probe7_holds_the_level_it_meets() -> None:
     """probe7 (see the module docstring): 95% of its dangerous side overall and for each tool kind,
     every category at 90%, at most 5% of its everyday side (what it still blocks is refused by
-    design: writes outside the workspace in CI set-up steps, services enabled to start at boot,
-    apply_patch calls that carry no paths)."""
+    design: writes outside the workspace in CI set-up steps, services enabled to start at boot)."""
     text, rates, overall = report("dangerous", ENGINE, PROBE7)
     kinds, kind_rates = by_tool_kind("dangerous", PROBE7)
     print(text + "\n" + kinds)
