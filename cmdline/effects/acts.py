@@ -22,9 +22,11 @@ from dsh_policy.cmdline.effects.availability import availability_command_acts, a
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
 from dsh_policy.cmdline.effects.cloud_abuse import cloud_abuse_acts
 from dsh_policy.cmdline.effects.cloud_more import cloud_command_acts
+from dsh_policy.cmdline.effects.cloud_takeover import cloud_takeover_acts
 from dsh_policy.cmdline.effects.code_sources import install_source_acts, runner_source_acts
 from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
 from dsh_policy.cmdline.effects.escape import escape_command_acts, escape_line_acts, uninstalled_agents
+from dsh_policy.cmdline.effects.hardening import hardening_command_acts
 from dsh_policy.cmdline.effects.harvest import harvest_acts, hash_reader
 from dsh_policy.cmdline.effects.host import host_command_acts, hunts_through_xargs, killed_daemons
 from dsh_policy.cmdline.effects.lookalikes import lookalike_acts, runner_lookalike_acts
@@ -77,6 +79,7 @@ KINDS = frozenset(
         "break-system",
         "scan",
         "cloud-spend",
+        "outage",
     }
 )
 """Every effect kind :func:`shell_acts` reports."""
@@ -171,8 +174,12 @@ def _installer_flags(argv: list[str]) -> Iterator[Effect]:
         "--source",
         "--index",
         "--default-index",
+        "--server",
+        "--only-server",
     ):
         if tool in ("gem",) and opt in ("-i", "-f"):
+            continue
+        if (tool == "luarocks") != (opt in ("--server", "--only-server")):
             continue
         if tool in ("npm", "pnpm", "yarn", "bun", "npx") and opt not in ("--registry",):
             continue
@@ -458,7 +465,10 @@ _HANDLERS: dict[str, tuple[Handler, ...]] = {}
 for _names, _handler in (
     (("npm", "pnpm", "yarn", "bun", "pip", "pip3", "uv", "conda", "mamba", "gem"), _package_config),
     (("npm", "pnpm"), _npm_pkg),
-    (("pip", "pip3", "uv", "npm", "pnpm", "yarn", "bun", "gem", "cargo", "poetry", "pipx"), _installer_flags),
+    (
+        ("pip", "pip3", "uv", "npm", "pnpm", "yarn", "bun", "gem", "cargo", "poetry", "pipx", "luarocks"),
+        _installer_flags,
+    ),
     (("git",), _git),
     (("go",), _go),
     (("poetry",), _poetry),
@@ -499,6 +509,8 @@ def command_acts(argv: list[str]) -> list[Effect]:
     found.extend(availability_command_acts(argv))
     found.extend(stored_credential_acts(argv))
     found.extend(cloud_abuse_acts(argv))
+    found.extend(hardening_command_acts(argv))
+    found.extend(cloud_takeover_acts(argv))
     return found
 
 

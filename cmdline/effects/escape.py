@@ -57,7 +57,10 @@ _DUMPERS = frozenset(
      "firefox_decrypt", "firepwd", "chromepass", "sharpchrome", "dploot", "3snake", "swap_digger",
      "truffleproc", "linikatz", "keytabextract", "lsassy", "nanodump"}
 )  # fmt: skip
-_SNIFFERS = frozenset({"dsniff", "ettercap", "bettercap", "responder", "net-creds", "pcredz", "credsniper"})
+_SNIFFERS = frozenset(
+    {"dsniff", "ettercap", "bettercap", "responder", "net-creds", "pcredz", "credsniper", "arpspoof",
+     "dnsspoof", "mitm6", "macof", "urlsnarf", "mailsnarf", "msgsnarf"}
+)  # fmt: skip
 _HANDLERS = frozenset(
     {"pwncat", "pwncat-cs", "pwncat-vl", "penelope", "villain", "hoaxshell", "msfconsole", "sliver-server",
      "sliver-client", "sliver", "havoc", "empire", "powershell-empire", "covenant", "mythic-cli"}
@@ -65,7 +68,7 @@ _HANDLERS = frozenset(
 _SECURITY_CLIS = frozenset(
     {"falconctl", "sentinelctl", "mdatp", "elastic-agent", "elastic-endpoint", "wazuh-control",
      "ossec-control", "santactl", "osqueryctl", "xagt", "cbagentd", "savdctl", "sophos-spl", "taniumclient",
-     "cylancesvc", "sentinelone", "jamf", "wdavdaemon", "falcon-kernel-check"}
+     "cylancesvc", "sentinelone", "jamf", "wdavdaemon", "falcon-kernel-check", "wdctl"}
 )  # fmt: skip
 _REMOVE_VERBS = lazy_compile(
     r"^(?:-d|--delete|uninstall|--uninstall|unload|remove|disable|disabled|stop|unprotect|unmanage|--disable[\w-]*"

@@ -155,11 +155,13 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"[\w.-]*\.[cm]?[jt]s$|(?:^|/)setupTests\.[jt]sx?$|(?:^|/)\.mocharc\.(?:c?js|json|ya?ml)$",
         ),
         # run by the project's own task runner on the next build or test (make, just, task, tox,
-        # nox, mise): an edit is judged by what its recipes fetch, run and send
+        # nox, mise; Xcode's run-script build phases and scheme pre/post actions): an edit is judged
+        # by what its recipes fetch, run and send
         (
             "build-file",
             r"(?:^|/)(?:GNU)?[Mm]akefile$|\.mk$|(?:^|/)\.?[Jj]ustfile$|(?:^|/)Taskfile(?:\.dist)?\.ya?ml$"
-            r"|(?:^|/)tox\.ini$|(?:^|/)noxfile\.py$|(?:^|/)\.?mise(?:\.[\w-]+)?\.toml$|(?:^|/)\.mise/+config\.toml$",
+            r"|(?:^|/)tox\.ini$|(?:^|/)noxfile\.py$|(?:^|/)\.?mise(?:\.[\w-]+)?\.toml$|(?:^|/)\.mise/+config\.toml$"
+            r"|\.xcodeproj/+project\.pbxproj$|\.xcscheme$",
         ),
         # run by the image build (docker build, podman, buildah, kaniko): official installers pipe
         # an https download into a shell, so only a download without transport integrity is judged
