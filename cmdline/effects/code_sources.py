@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
+from dsh_policy.cmdline.effects.packages import PIP_VALUE_OPTIONS
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import operands
 
@@ -131,36 +132,8 @@ _NPM_VERBS = frozenset(
 _NPM_VALUE_OPTIONS = frozenset(
     {"--registry", "--tag", "-w", "--workspace", "--filter", "-F", "--cwd", "--prefix", "-C", "--dir"}
 )
-_PY_VALUE_OPTIONS = frozenset(
-    {
-        "-r",
-        "--requirement",
-        "-c",
-        "--constraint",
-        "-e",
-        "--editable",
-        "-i",
-        "--index-url",
-        "--extra-index-url",
-        "-f",
-        "--find-links",
-        "--python",
-        "-p",
-        "--group",
-        "--optional",
-        "--target",
-        "-t",
-        "--prefix",
-        "--from",
-        "--spec",
-        "--with",
-        "--index",
-        "--default-index",
-        "--source",
-        "-G",
-        "-E",
-        "--extras",
-    }
+_PY_VALUE_OPTIONS = PIP_VALUE_OPTIONS | frozenset(
+    {"--from", "--spec", "--with", "--index", "--default-index", "--source", "-G", "-E", "--extras"}
 )
 _RUNNERS = frozenset({"npx", "bunx", "pnpx"})
 _RUNNER_VERBS = {"npm": ("exec", "x"), "pnpm": ("dlx",), "yarn": ("dlx",), "bun": ("x",)}

@@ -30,7 +30,40 @@ from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import operands
 
-__all__ = ["DATA", "install_acts", "install_specs", "malicious", "manifest_hits", "snapshot"]
+__all__ = [
+    "DATA",
+    "PIP_VALUE_OPTIONS",
+    "install_acts",
+    "install_specs",
+    "malicious",
+    "manifest_hits",
+    "snapshot",
+]
+
+#: The options of pip-style installers (pip, uv pip, poetry, pdm) that take a value: the value is
+#: no package (shared with the code-source reader, which adds the runners' own).
+PIP_VALUE_OPTIONS: frozenset[str] = frozenset(
+    {
+        "-r",
+        "--requirement",
+        "-c",
+        "--constraint",
+        "-e",
+        "--editable",
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "--python",
+        "-p",
+        "--group",
+        "--optional",
+        "--target",
+        "-t",
+        "--prefix",
+    }
+)
 
 DATA = Path(__file__).with_name("malicious_packages.json")
 """The shipped snapshot (``format``, ``source``, ``snapshot`` date, ``packages`` by ecosystem)."""
@@ -186,29 +219,7 @@ def _python(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
         words = words[1:] if argv[0] == "uv" else ["install", *words[1:]]
     if not words or words[0] not in ("install", "add"):
         return
-    value_opts = frozenset(
-        {
-            "-r",
-            "--requirement",
-            "-c",
-            "--constraint",
-            "-e",
-            "--editable",
-            "-i",
-            "--index-url",
-            "--extra-index-url",
-            "-f",
-            "--find-links",
-            "--python",
-            "-p",
-            "--group",
-            "--optional",
-            "--target",
-            "-t",
-            "--prefix",
-        }
-    )
-    for spec in operands(words[1:], value_opts):
+    for spec in operands(words[1:], PIP_VALUE_OPTIONS):
         if "/" in spec:  # a path, a URL or a direct reference (name @ https://...)
             continue
         match = _PY_SPEC.match(spec) or _PY_AT_SPEC.match(spec)
