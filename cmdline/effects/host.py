@@ -176,8 +176,11 @@ _SECRET_NAME = lazy_compile(
 )
 _SECRET_TEXT = lazy_compile(
     r"(?i)passw|secret|api[_-]?key|token|AKIA|ASIA|PRIVATE KEY|BEGIN [A-Z ]*KEY|aws_access|ghp_|xox[bp]-"
-    r"|sk-[a-z(]|credential|glpat-|github_pat_|AIza|hf_[a-z]|npm_[a-z0-9]{8}|://\S*:\S*@"
+    r"|sk-[a-z(]|credential|glpat-|github_pat_|AIza|hf_[a-z]|npm_[a-z0-9]{8}|://[^@\n]{0,80}:[^@\n]{0,80}@"
 )
+"""Text a search for secrets looks for. The patterns it is matched against are the searches' own
+regular expressions, so a user:password@ URL is found in its regex spelling too
+(``postgres://[^ "]+:[^ "]+@``, whose character classes hold spaces)."""
 _WIDE_ROOT = lazy_compile(
     r"^(?:/+proc/+\*/.*|/+|/+(?:home|root|Users|etc|var|opt|srv|mnt|media|proc)(?:/+[^/]*)?/*"
     r"|~[A-Za-z0-9._-]*/*|\$HOME/*|\$\{HOME\}/*)$"
