@@ -172,14 +172,17 @@ class Decider:
         also judged as each canonical call its arguments describe (:mod:`.tool_views`), and
         takes the strictest answer (:mod:`.view_calls`)."""
         try:
-            found = self._views(event)
-            if found is None:
-                return self._pre_execute_own(event)
-            own = None if found.replaces else self._pre_execute_own(event)
-            return strictest_pre_execute(event, found, own, self._pre_execute_own)
+            return self._pre_execute_viewed(event, self._views(event))
         except Exception as exc:
             message = _internal(exc, "pre-execute")
             return ToolCallVerdict("deny", (), message, internal_error=message, policy=self._stamp)
+
+    def _pre_execute_viewed(self, event: ToolCallEvent, found: ToolViews | None) -> ToolCallVerdict:
+        """Pre-execute on the call and on ``found``, its views (read once by the caller)."""
+        if found is None:
+            return self._pre_execute_own(event)
+        own = None if found.replaces else self._pre_execute_own(event)
+        return strictest_pre_execute(event, found, own, self._pre_execute_own)
 
     def _views(self, event: ToolCallEvent) -> ToolViews | None:
         tool = event.tool
@@ -236,14 +239,21 @@ class Decider:
         name and its arguments (a framework's tool hook): the event is built only when a rule of
         the stage applies to ``tool``, so a call for a tool no rule names costs a dict lookup.
         The verdict is the one ``pre_execute`` gives for that event."""
-        if tool.__class__ is str and (not self._views_judged or tool_views(tool, args) is None):
-            plain = self._pre_plain.get(tool)
-            if plain is not None:
-                return plain
-            unruled = self._pre_unruled
-            if unruled is not None and tool not in self._pre_named and not is_writer(tool):
-                return self._plain(tool, unruled)
-        return self.pre_execute(ToolCallEvent(tool, args))
+        if tool.__class__ is not str:
+            return self.pre_execute(ToolCallEvent(tool, args))
+        try:
+            found = tool_views(tool, args) if self._views_judged else None
+            if found is None:
+                plain = self._pre_plain.get(tool)
+                if plain is not None:
+                    return plain
+                unruled = self._pre_unruled
+                if unruled is not None and tool not in self._pre_named and not is_writer(tool):
+                    return self._plain(tool, unruled)
+            return self._pre_execute_viewed(ToolCallEvent(tool, args), found)
+        except Exception as exc:
+            message = _internal(exc, "pre-execute")
+            return ToolCallVerdict("deny", (), message, internal_error=message, policy=self._stamp)
 
     def _plain(self, tool: str, unruled: ToolCallVerdict) -> ToolCallVerdict:
         """``unruled``, remembered as ``tool``'s verdict (up to 4,096 names: attacker-chosen
