@@ -41,6 +41,7 @@ from dsh_policy.policy.compiled import (
     index_stage,
 )
 from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.events import DECISION_STRICTNESS
 from dsh_policy.policy.pack import LoadedPack, Mode, OnError, canonical_digest, re2_options
 from dsh_policy.policy.params import ParamOrigin, merge_params, params_type, parse_param_flags, with_article
 from dsh_policy.policy.source.yaml_source import Path as NodePath
@@ -552,9 +553,6 @@ def _reads(variables: Mapping[str, CompiledExpr], *exprs: CompiledExpr | None) -
     return frozenset(names)
 
 
-_RESTRICTIVENESS = {"allow": 0, "ask": 1, "deny": 2}
-
-
 def single_rule_policy(
     policy: CompiledPolicy, rule: CompiledRule, params: Mapping[str, Any] | None = None
 ) -> CompiledPolicy:
@@ -631,7 +629,9 @@ def _compile_all(
     # With several packs, the most restrictive default wins (a lockdown pack's default deny must not
     # be loosened by another pack's default allow); explicit allow rules still apply first.
     default_decision: Literal["allow", "ask", "deny"] = max(
-        (pack.default_decision for pack in compiled_packs), key=_RESTRICTIVENESS.__getitem__, default="allow"
+        (pack.default_decision for pack in compiled_packs),
+        key=DECISION_STRICTNESS.__getitem__,
+        default="allow",
     )
     digest = canonical_digest(
         {

@@ -122,6 +122,10 @@ class ToolResultEvent:
 
 # --- verdicts -------------------------------------------------------------------------------------
 
+#: How strict each pre-execute decision is, to take the strictest of several (a call and what it
+#: implies or amounts to; packs' default decisions). An unknown decision counts as a deny.
+DECISION_STRICTNESS: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
+
 
 @dataclass(frozen=True, slots=True)
 class RuleTrace:

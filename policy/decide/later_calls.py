@@ -15,14 +15,13 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
 from dsh_policy.cmdline.effects.later_commands import later_commands
-from dsh_policy.policy.events import ToolCallEvent, ToolCallVerdict
+from dsh_policy.policy.events import DECISION_STRICTNESS, ToolCallEvent, ToolCallVerdict
 
 # Canonical file-writing tools whose whole new text is an argument (a patch's or a multi-edit's
 # text is not a file's text: those writes keep the packs' decision unread).
 _WRITERS: Final[frozenset[str]] = frozenset({"write_file", "edit_file"})
 _PATH_ARGS: Final[tuple[str, ...]] = ("path", "file_path")
 _TEXT_ARGS: Final[tuple[str, ...]] = ("content", "new_string", "new")
-_STRENGTH: Final[dict[str, int]] = {"allow": 0, "ask": 1, "deny": 2}
 _SHOWN: Final[int] = 120  # characters of a command line quoted in a message
 
 
@@ -66,7 +65,7 @@ def judge_implied(
         )
         found = decide(implied)
         best = strictest[2].decision if strictest is not None else verdict.decision
-        if _STRENGTH.get(found.decision, 2) > _STRENGTH.get(best, 2):
+        if DECISION_STRICTNESS.get(found.decision, 2) > DECISION_STRICTNESS.get(best, 2):
             strictest = (path, line, found)
             if found.decision == "deny":
                 break

@@ -13,9 +13,8 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from dsh_policy.policy.decide.tool_views import ToolViews
-from dsh_policy.policy.events import GuardVerdict, ToolCallEvent, ToolCallVerdict
+from dsh_policy.policy.events import DECISION_STRICTNESS, GuardVerdict, ToolCallEvent, ToolCallVerdict
 
-_STRENGTH: Final[dict[str, int]] = {"allow": 0, "ask": 1, "deny": 2}
 _SHOWN: Final[int] = 100  # characters of a view's main argument quoted in a message
 _MAIN_ARGUMENT: Final[dict[str, str]] = {
     "shell": "command",
@@ -73,7 +72,9 @@ def strictest_pre_execute(
         if best is not None and best.decision == "deny":
             break
         verdict = decide(view)
-        if best is None or _STRENGTH.get(verdict.decision, 2) > _STRENGTH.get(best.decision, 2):
+        if best is None or DECISION_STRICTNESS.get(verdict.decision, 2) > DECISION_STRICTNESS.get(
+            best.decision, 2
+        ):
             best, best_view = verdict, view
     assert best is not None  # found.calls is never empty
     if best_view is None or (own is None and best.decision == "allow"):
