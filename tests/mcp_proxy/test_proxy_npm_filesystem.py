@@ -101,3 +101,44 @@ def test_the_reference_filesystem_server_under_the_shipped_packs(tmp_path: Path)
     assert FAKE_ACCESS_KEY not in _text(secret) and "[REDACTED:aws-access-key]" in _text(secret)
     assert FAKE_ACCESS_KEY not in audit.read_text("utf-8")
     assert verify_log([audit]).intact
+
+
+def test_the_reference_servers_move_is_judged_as_the_move_it_is(tmp_path: Path) -> None:
+    """``move_file {source, destination}`` is in no vocabulary table: the proxy judges it by what its
+    arguments do (policy/decide/tool_views.py), so the real server's move out of the workspace is
+    refused as the ``mv`` it amounts to, and a move inside the workspace runs."""
+    entry = _installed_server()
+    served = tmp_path / "served"
+    workspace = served / "work"
+    workspace.mkdir(parents=True)
+    (workspace / "notes.txt").write_text("plain notes\n")
+    (workspace / "draft.txt").write_text("draft\n")
+    audit = tmp_path / "audit.jsonl"
+    argv = proxy_argv(
+        audit,
+        packs=[ROOT / "rules" / "baseline.yaml"],
+        server=["node", str(entry), str(served)],
+        name="filesystem",
+        extra=["--param", f"workspace={workspace}", "--param", "writable_paths=[]"],
+    )
+    outside = served / "moved-out.txt"
+
+    async def run() -> tuple[Any, Any]:
+        with anyio.fail_after(120):
+            params = StdioServerParameters(command=argv[0], args=argv[1:])
+            async with Client(params) as client:
+                out = await client.call_tool(
+                    "move_file", {"source": str(workspace / "notes.txt"), "destination": str(outside)}
+                )
+                inside = await client.call_tool(
+                    "move_file",
+                    {"source": str(workspace / "draft.txt"), "destination": str(workspace / "final.txt")},
+                )
+                return out, inside
+
+    out, inside = anyio.run(run)
+    assert out.is_error and "judged as shell mv" in _text(out), _text(out)
+    assert (workspace / "notes.txt").exists() and not outside.exists()  # the server never moved it
+    assert not inside.is_error, _text(inside)
+    assert (workspace / "final.txt").read_text() == "draft\n" and not (workspace / "draft.txt").exists()
+    assert verify_log([audit]).intact
