@@ -40,7 +40,7 @@ from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS
 from dsh_policy.cmdline.effects.stored_credentials import borrowed_agents, stored_credential_acts
 from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts
 from dsh_policy.cmdline.lazy_regex import lazy_compile
-from dsh_policy.cmdline.shell import shell_commands, shell_redirects
+from dsh_policy.cmdline.shell import shell_commands, shell_redirects, shell_scripts
 from dsh_policy.cmdline.shell.embedded import GIT_COMMAND_KEYS
 
 __all__ = ["KINDS", "command_acts", "shell_acts"]
@@ -532,20 +532,27 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
         found.extend(command_acts(argv))
     found.extend(killed_daemons(commands))
     found.extend(hunts_through_xargs(commands))
-    found.extend(runner_acts(line))
-    found.extend(runner_source_acts(line))
-    found.extend(runner_lookalike_acts(line))
+    # Readers that search words rather than commands read the line and every shell text inside it
+    # (`bash -c '...'`, `eval`, substitutions): a package runner or an exported switch means the
+    # same behind a wrapper. An effect found in both is kept once.
+    scripts = shell_scripts(line)
+    for script in scripts:
+        found.extend(runner_acts(script))
+        found.extend(runner_source_acts(script))
+        found.extend(runner_lookalike_acts(script))
     found.extend(line_acts(commands))
     found.extend(harvest_acts(commands))
     written = _written(line, commands)
     found.extend(escape_line_acts(commands, written))
     found.extend(reach_line_acts(commands, written))
-    found.extend(uninstalled_agents(line, commands))
+    for script in scripts:
+        found.extend(uninstalled_agents(script, commands))
     found.extend(availability_line_acts(commands))
-    if "=" in line:
-        found.extend(env_switch_acts(line))
-        found.extend(borrowed_agents(line))
-    return tuple(tuple(sorted(effect.items())) for effect in found)
+    for script in scripts:
+        if "=" in script:
+            found.extend(env_switch_acts(script))
+            found.extend(borrowed_agents(script))
+    return tuple(dict.fromkeys(tuple(sorted(effect.items())) for effect in found))
 
 
 def shell_acts(line: str) -> list[dict[str, str]]:

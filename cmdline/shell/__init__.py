@@ -106,6 +106,7 @@ from dsh_policy.cmdline.shell.reading import (
     shell_effects,
     shell_programs,
     shell_redirects,
+    shell_scripts,
     shell_sql,
 )
 
@@ -129,5 +130,6 @@ __all__ = [
     "shell_effects",
     "shell_programs",
     "shell_redirects",
+    "shell_scripts",
     "shell_sql",
 ]

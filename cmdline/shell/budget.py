@@ -92,7 +92,7 @@ class Budget:
     carries the :class:`NestedReader` every nested text goes back to."""
 
     __slots__ = ("aliases", "databases", "effects", "functions", "lexed_chars", "loops", "nested",
-                 "redirects", "tokens", "variable_chars", "words")  # fmt: skip
+                 "redirects", "scripts", "tokens", "variable_chars", "words")  # fmt: skip
 
     def __init__(self, nested: NestedReader) -> None:
         self.nested = nested
@@ -106,6 +106,7 @@ class Budget:
         self.functions: dict[str, str] = {}  # name -> body text
         self.databases: list[DatabaseText] = []
         self.loops: dict[str, list[str]] = {}  # for-loop variable -> the words it takes in turn
+        self.scripts: list[str] = []  # nested shell texts read (``bash -c`` strings, substitutions, ...)
 
 
 def check_time() -> None:

@@ -31,6 +31,11 @@ from dsh_policy.cmdline.shell.expansion import basename, expand, resolved_word
 from dsh_policy.cmdline.shell.lexer import ASSIGNMENT, NAME, Lexer, Token, find_closing
 from dsh_policy.cmdline.shell.unwrap import unwrap
 
+_RESERVED_WORDS = frozenset(
+    {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"}
+)
+"""Reserved words that, in a command's first place, only open or close a compound command."""
+
 _FUNCTION_DEFINITION = lazy_compile(
     r"(?:^|[;&|\n(){}]|\bthen|\bdo|\belse)\s*(?:function\s+([A-Za-z_][\w.:-]*)\s*(?:\(\s*\))?"
         r"|([A-Za-z_][\w.:-]*)\s*\(\s*\))\s*\{"
@@ -40,6 +45,8 @@ _FUNCTION_DEFINITION = lazy_compile(
 def _parse(text: str, depth: int, budget: Budget, variables: dict[str, str]) -> list[list[str]]:
     if depth > MAX_NESTING:
         raise ShellLineTooComplexError(f"shell line nests deeper than {MAX_NESTING} levels")
+    if depth:
+        budget.scripts.append(text)
     lexer = Lexer(text, depth, budget, variables)
     if "{" in text:
         for match in _FUNCTION_DEFINITION.finditer(text):
@@ -93,6 +100,11 @@ def _parse(text: str, depth: int, budget: Budget, variables: dict[str, str]) -> 
             elif token.value == "<<<":
                 stdin.append(target.value)
         elif token.word is not None:
+            if not argv and token.value in _RESERVED_WORDS and not token.word.quoted[0]:
+                # `{ f=~/.aws; cat $f/x; }`, `if true; then echo X | sh; fi`: a reserved word opens
+                # no command, so what follows is read as the command it is (its assignments, its
+                # pipe into a shell); unwrap would skip the word anyway
+                continue
             in_prefix = all(ASSIGNMENT.match(word) for word in argv)
             if in_prefix and ASSIGNMENT.match(token.value) and not token.word.quoted[0]:
                 name, _, value = token.value.partition("=")
@@ -195,6 +207,7 @@ class _ParsedLine:
     redirects: tuple[tuple[str, str, str], ...]  # (fd, op, target)
     effects: tuple[dict[str, str], ...] = ()
     databases: tuple[DatabaseText, ...] = ()
+    scripts: tuple[str, ...] = ()
 
 
 def _checked(line: object, function: str) -> _ParsedLine:
@@ -245,6 +258,7 @@ def _parse_uncached(line: str) -> _ParsedLine:
         tuple(budget.redirects),
         tuple(budget.effects),
         tuple(budget.databases),
+        tuple(budget.scripts),
     )
 
 
@@ -255,6 +269,15 @@ def shell_commands(line: str) -> list[list[str]]:
     raises ``TypeError`` when ``line`` is not a string.
     """
     return [list(argv) for argv in _checked(line, "shell.commands").commands]
+
+
+def shell_scripts(line: str) -> list[str]:
+    """``line`` and every shell text it carries that the reader read as commands, in reading
+    order: ``bash -c``/``sh -c``/``eval``/``su -c`` strings, substitutions, here-documents and
+    printed text fed to a shell, interpreter code's shell-outs. Readers that search a line's words
+    (package runners, exported variables) search each of these, so a command means the same
+    inside a wrapper as outside it. Same limits and errors as :func:`shell_commands`."""
+    return [line, *_checked(line, "shell.scripts").scripts]
 
 
 def shell_argv0s(line: str) -> list[str]:

@@ -311,11 +311,15 @@ def test_redirections_and_assignments_leave_argv() -> None:
 
 
 def test_an_assignment_after_a_reserved_word_is_an_assignment_not_a_program() -> None:
-    """`then x=$(...)` and `do f="/d/$v"` assign (seen in real agent runs); a word after an
+    """`then x=$(...)` and `do f="/d/$v"` assign (seen in real agent runs), and the value is
+    known to the commands after it as it would be outside the compound command; a word after an
     assignment is never a reserved word, so it stays the program."""
     line = 'if [ -f "$f" ]; then size=$(stat -c %s "$f"); echo "$size"; fi'
-    assert shell_commands(line) == [["[", "-f", "$f", "]"], ["stat", "-c", "%s", "$f"], ["echo", "$size"]]
-    assert [c[0] for c in shell_commands('for d in a b; do f="/w/m-$d/ic.png"; ls "$f"; done')] == ["ls"]
+    expected = [["[", "-f", "$f", "]"], ["stat", "-c", "%s", "$f"], ["echo", '$(stat -c %s "$f")']]
+    assert shell_commands(line) == expected
+    assert shell_commands('size=$(stat -c %s "$f"); echo "$size"') == expected[1:]
+    loop = shell_commands('for d in a b; do f="/w/m-$d/ic.png"; ls "$f"; done')
+    assert loop == [["ls", "/w/m-a/ic.png"], ["ls", "/w/m-b/ic.png"]]  # the loop's values, in turn
     assert shell_commands("then x=1 rm -rf /") == [["rm", "-rf", "/"]]
     assert shell_commands("X=1 then") == [["then"]]
 

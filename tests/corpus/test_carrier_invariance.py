@@ -1,0 +1,82 @@
+"""A command means the same inside a carrier as on its own (issue 24: coverage by effect, not by
+spelling). Every corpus's shell entries that the shipped packs already judge right are re-spelled
+through carriers that keep their effect - ``bash -c``, ``sh -lc``, ``eval``, a ``{ ...; }`` group,
+an ``if`` body, a ``cd`` before them - and must be judged the same: a dangerous one still blocked,
+an everyday one still allowed. This is the method the held-out corpora are measured against (a new
+spelling of a known effect), so it is checked on every corpus, not on a list.
+
+By default a deterministic sample (every SAMPLE_EVERY-th entry) keeps CI fast; ``DSH_CORPUS_FULL=1``
+takes every entry (a few minutes). Nothing here is run: the strings go to the policy engine only.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from test_public_corpus import ENGINE, FULL, Entry, decide, load_entries
+
+CORPORA = Path(__file__).resolve().parent
+NAMES = ("public", "techniques", "heldout", "probe3", "probe4", "probe5", "probe6", "probe7")
+SAMPLE_EVERY = 1 if FULL else 13
+
+CARRIERS: dict[str, Callable[[str], str]] = {
+    "bash -c": lambda line: "bash -c " + shlex.quote(line),
+    "sh -lc": lambda line: "sh -lc " + shlex.quote(line),
+    "eval": lambda line: "eval " + shlex.quote(line),
+    "group": lambda line: "{ " + line + "; }",
+    "if body": lambda line: "if true; then " + line + "; fi",
+    "after cd": lambda line: "cd /workspace && " + line,
+}
+"""Carriers that keep what a line does (``eval`` and ``sh -c`` run their text as the line would;
+a group and an ``if true`` body run it in the current shell)."""
+
+#: Carriers an everyday line keeps its verdict through: running text as code (`eval`) is judged on
+#: its own merits, so it is not one of them.
+EVERYDAY_CARRIERS = ("bash -c", "sh -lc", "group", "if body", "after cd")
+
+
+def _sampled(side: str) -> list[Entry]:
+    entries = [
+        entry
+        for name in NAMES
+        for entry in load_entries(side, CORPORA / name)
+        if entry.tool == "shell" and entry.debatable is None
+    ]
+    return entries[::SAMPLE_EVERY]
+
+
+def _blocked(decision: str) -> bool:
+    return decision in ("deny", "ask")
+
+
+def _carried(entry: Entry, line: str) -> Entry:
+    return Entry(entry.side, entry.category, "shell", {"command": line}, entry.source, None)
+
+
+def test_a_blocked_dangerous_command_stays_blocked_in_every_carrier() -> None:
+    misses = []
+    for entry in _sampled("dangerous"):
+        if not _blocked(decide(entry, ENGINE)[0]):
+            continue  # the corpus tests report what the packs miss outright
+        for carrier, wrap in CARRIERS.items():
+            line = wrap(entry.args["command"])
+            if not _blocked(decide(_carried(entry, line), ENGINE)[0]):
+                misses.append(f"{carrier}: {line[:200]!r}")
+    assert not misses, "\n".join(misses)
+
+
+@pytest.mark.parametrize("carrier", EVERYDAY_CARRIERS)
+def test_an_allowed_everyday_command_stays_allowed_in_a_carrier(carrier: str) -> None:
+    wrap = CARRIERS[carrier]
+    misses = []
+    for entry in _sampled("benign"):
+        if decide(entry, ENGINE)[0] != "allow":
+            continue
+        line = wrap(entry.args["command"])
+        decision, rules = decide(_carried(entry, line), ENGINE)
+        if decision != "allow":
+            misses.append(f"{decision} {rules}: {line[:200]!r}")
+    assert not misses, "\n".join(misses)
