@@ -188,6 +188,13 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 """Every class with the pattern of the normalized paths it holds, most specific first (the first
 match wins: a ``~/.config/systemd`` unit is ``systemd``, not ``editor-settings``)."""
 
+_FOLDED_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, lazy_compile(pattern.pattern, re.IGNORECASE)) for name, pattern in _CLASSES
+)
+"""The classes again, ignoring case: a case-insensitive volume (macOS's default APFS, Windows)
+opens ``.GIT/HOOKS/POST-MERGE`` or ``.Vscode/Tasks.json`` as the file that runs later (the trick
+of CVE-2025-59944 against an agent's protected-file check), so either spelling is that class."""
+
 ALWAYS = frozenset(
     {"shell-rc", "autostart", "systemd", "cron", "system-init", "launchd", "ssh-trust", "git-hook"}
 )
@@ -536,8 +543,8 @@ def later_class(path: str) -> str:
     if not path or len(path) > 4096:
         return ""
     normal = _normalize(path)
-    for name, pattern in _CLASSES:
-        if pattern.search(normal):
+    for (name, pattern), (_, folded) in zip(_CLASSES, _FOLDED_CLASSES, strict=True):
+        if pattern.search(normal) or folded.search(normal):
             return name
     return ""
 

@@ -178,9 +178,9 @@ def _read(path: str, text: str) -> tuple[str, ...] | None:
 
 def _read_uncached(path: str, text: str) -> list[str] | None:
     kind = later_class(path)
-    if kind in ("git-hook", "project-hook") and not re.search(r"\.ya?ml$", path):
+    if kind in ("git-hook", "project-hook") and not re.search(r"(?i)\.ya?ml$", path):
         return _hook_commands(path, text)
-    if kind == "editor-task" and path.endswith("tasks.json"):
+    if kind == "editor-task" and path.lower().endswith("tasks.json"):  # any case: see later_class
         return _task_commands(text)
     if kind == "agent-config":
         return _agent_commands(text)

@@ -331,32 +331,32 @@ def runner_acts(line: str) -> Iterator[Effect]:
 # ----------------------------------------------------------------- dependency files
 _MANIFESTS: tuple[tuple[re.Pattern[str], str, re.Pattern[str]], ...] = (
     (
-        lazy_compile(r"(?:^|/)package\.json$"),
+        lazy_compile(r"(?:^|/)package\.json$", re.IGNORECASE),
         "npm",
         lazy_compile(r"\"(@?[\w./-]+)\"\s*:\s*\"[\^~=v]*([\w.+-]+)\""),
     ),
     (
-        lazy_compile(r"(?:^|/)(?:requirements[\w.-]*\.(?:txt|in)|constraints\.txt)$"),
+        lazy_compile(r"(?:^|/)(?:requirements[\w.-]*\.(?:txt|in)|constraints\.txt)$", re.IGNORECASE),
         "pypi",
         lazy_compile(r"(?m)^\s*([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*===?\s*([\w.!+-]+)"),
     ),
     (
-        lazy_compile(r"(?:^|/)pyproject\.toml$"),
+        lazy_compile(r"(?:^|/)pyproject\.toml$", re.IGNORECASE),
         "pypi",
         lazy_compile(r"[\"']([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*===?\s*([\w.!+-]+)[\"']"),
     ),
     (
-        lazy_compile(r"(?:^|/)Gemfile$"),
+        lazy_compile(r"(?:^|/)Gemfile$", re.IGNORECASE),
         "rubygems",
         lazy_compile(r"gem\s+[\"']([\w.-]+)[\"']\s*,\s*[\"']=?\s*([\w.]+)[\"']"),
     ),
     (
-        lazy_compile(r"(?:^|/)Cargo\.toml$"),
+        lazy_compile(r"(?:^|/)Cargo\.toml$", re.IGNORECASE),
         "crates",
         lazy_compile(r"(?m)^\s*([\w-]+)\s*=\s*(?:\{[^}\n]*version\s*=\s*)?\"=?([\w.+-]+)\""),
     ),
     (
-        lazy_compile(r"(?:^|/)go\.mod$"),
+        lazy_compile(r"(?:^|/)go\.mod$", re.IGNORECASE),
         "go",
         lazy_compile(r"(?m)^\s*(?:require\s+)?([\w.-]+\.[\w.-]+/[\w./-]+)\s+(v[\w.+-]+)"),
     ),
