@@ -48,7 +48,7 @@ from dsh_policy.policy.cel.closure_values import (
     map_lookup,
     overload_error,
 )
-from dsh_policy.policy.cel.functions import CEL_FUNCTIONS, compile_re2
+from dsh_policy.policy.cel.functions import CEL_FUNCTIONS, DeferredHelper, compile_re2
 from dsh_policy.policy.cel.tree_shape import line_column_to_offset, single_ident
 
 if TYPE_CHECKING:
@@ -77,9 +77,21 @@ def _helper(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     """A gateway helper as a CEL function: its arguments as they are (plain values: a ``uint``
     is an ``int``), its ``TypeError``/``ValueError`` as an evaluation error."""
 
+    target = function
+    if isinstance(function, DeferredHelper):
+
+        def first_call(*args: Any) -> Any:
+            # Imports the reader, and puts its function in the closures' cell: later calls pay
+            # nothing for the deferral.
+            nonlocal target
+            target = function.resolve()
+            return target(*args)
+
+        target = first_call
+
     def call(*args: Any) -> Any:
         try:
-            return function(*args)
+            return target(*args)
         except (TypeError, ValueError, KeyError, RecursionError) as exc:
             raise CelError(f"{name}: {exc}", "helper") from None
 
