@@ -401,7 +401,7 @@ class DeferredHelper:
     SQL and interpreter readers) are about 20 ms of imports that a policy does not need to be
     ready, and that a decision pays only when it calls one. The closure compiler binds
     :meth:`resolve` on a node's first evaluation, so later calls pay nothing for the deferral;
-    an import that fails raises, and the decider fails the call closed."""
+    an import that fails raises, which the engines make an evaluation error like any other."""
 
     __slots__ = ("_function", "module", "name")
 
