@@ -18,6 +18,7 @@ from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.loading import build_policy
 from dsh_policy.policy.policy_cache import lookup
 from dsh_policy.policy.policy_cache.folder import CACHE_DIR_VARIABLE, SWITCH_VARIABLE, entry_bytes, entry_path
+from dsh_policy.policy.policy_cache.kept_expression import KeptExpression
 
 RULES_DIR = Path(__file__).resolve().parents[2] / "rules"
 PACKS = sorted(str(p) for p in RULES_DIR.glob("*.yaml") if not p.name.endswith(".cases.yaml"))
@@ -85,7 +86,8 @@ policy = build_policy(sys.argv[1:])
 readers = sorted(n for n in sys.modules if n.startswith("dsh_policy.cmdline."))
 from dsh_policy.policy.decide import Decider
 from dsh_policy.policy.events import ToolCallEvent
-verdict = Decider(policy).check_tool_call(ToolCallEvent(tool="shell", args={"command": "git push -f origin main"}))
+call = ToolCallEvent(tool="shell", args={"command": "git push -f origin main"})
+verdict = Decider(policy).check_tool_call(call)
 print(readers, "dsh_policy.cmdline.shell.reading" in sys.modules, verdict.decision)
 """
 
@@ -142,4 +144,6 @@ def test_a_kept_pattern_that_does_not_compile_fails_closed(cache_dir: Path, tmp_
     result = when.program.evaluate({"args": {"command": "git push -f"}})
     assert isinstance(result, CelEvalError) and "missing )" in result.message
     with pytest.raises(CelError):
-        when.program.evaluate_raw({"args": {"command": "git push -f"}})
+        program = when.program
+        assert isinstance(program, KeptExpression)
+        program.compiled().evaluate_raw({"args": {"command": "git push -f"}})
