@@ -311,6 +311,24 @@ def re2_matches(s: str, pattern: str) -> bool:
     return span != (-1, -1)
 
 
+def re2_finds(regex: re2._Regexp) -> Callable[[str], bool]:
+    """``regex.search(text) is not None`` for a string, as :func:`re2_matches` answers it (RE2's
+    own Match on the UTF-8 bytes, no match object): for a constant ``matches`` pattern, which
+    the closure compiler tests many times per event."""
+    if _RAW_MATCH is None:
+        search = regex.search
+        return lambda text: search(text) is not None
+    raw_match = regex._regexp.Match
+    anchor = _RAW_MATCH
+    utf8 = _utf8
+
+    def finds(text: str) -> bool:
+        data = utf8(text) if len(text) <= _UTF8_CACHE_MAX_CHARS else text.encode("utf-8")
+        return bool(raw_match(anchor, data, 0, len(data))[0] != (-1, -1))
+
+    return finds
+
+
 def _raw_match_anchor() -> Any:
     """RE2's unanchored mode when the installed google-re2 exposes its matcher, else None (then
     ``re2_matches`` uses the public ``search``)."""
