@@ -21,6 +21,8 @@ from dsh_policy.cmdline.shell.budget import (
 
 IFS = ""  # a marker in a word's character list: unquoted $IFS, split here
 _METACHARS = frozenset(" \t\n;&|()<>")
+_PLAIN_RUN = lazy_compile(r"[^ \t\n;&|()<>\\'\"$`]+")
+"""Characters a word takes as they are, unquoted (not a metacharacter, quote, ``\\``, ``$``, `` ` ``)."""
 NAME = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _POSITIONAL = lazy_compile(r"[0-9@*#]")
 ASSIGNMENT = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
@@ -44,9 +46,8 @@ class Word:
     quoted: list[bool] = field(default_factory=list)
 
     def add(self, text: str, quoted: bool) -> None:
-        for ch in text:
-            self.chars.append(ch)
-            self.quoted.append(quoted)
+        self.chars.extend(text)  # one character per item
+        self.quoted.extend([quoted] * len(text))
 
     def text(self) -> str:
         return "".join(self.chars)
@@ -148,8 +149,10 @@ class Lexer:
             elif ch == "`":
                 self._backticks(word, quoted=False)
             else:
-                word.add(ch, False)
-                self.pos += 1
+                # A run of characters none of the branches above treats specially, at once.
+                end = _PLAIN_RUN.match(text, self.pos).end()  # type: ignore[union-attr]
+                word.add(text[self.pos : end], False)
+                self.pos = end
         return Token("word", word.text(), word)
 
     # -- quoting and expansions ---------------------------------------------------------------

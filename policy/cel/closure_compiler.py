@@ -48,7 +48,7 @@ from dsh_policy.policy.cel.closure_values import (
     map_lookup,
     overload_error,
 )
-from dsh_policy.policy.cel.functions import CEL_FUNCTIONS, compile_re2
+from dsh_policy.policy.cel.functions import CEL_FUNCTIONS, DeferredHelper, compile_re2, re2_finds
 from dsh_policy.policy.cel.tree_shape import line_column_to_offset, single_ident
 
 if TYPE_CHECKING:
@@ -77,9 +77,21 @@ def _helper(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     """A gateway helper as a CEL function: its arguments as they are (plain values: a ``uint``
     is an ``int``), its ``TypeError``/``ValueError`` as an evaluation error."""
 
+    target = function
+    if isinstance(function, DeferredHelper):
+
+        def first_call(*args: Any) -> Any:
+            # Imports the reader, and puts its function in the closures' cell: later calls pay
+            # nothing for the deferral.
+            nonlocal target
+            target = function.resolve()
+            return target(*args)
+
+        target = first_call
+
     def call(*args: Any) -> Any:
         try:
-            return function(*args)
+            return target(*args)
         except (TypeError, ValueError, KeyError, RecursionError) as exc:
             raise CelError(f"{name}: {exc}", "helper") from None
 
@@ -380,24 +392,24 @@ class Compiler:
             raise CompileError("matches() takes a string and a pattern", at)
         subject, pattern = operands
         if pattern.constant and type(pattern.value) is str:
-            search: Callable[[str], Any]
+            found: Callable[[str], bool]
             if self.patterns_checked:
                 source = pattern.value
 
-                def first_search(text: str) -> Any:
-                    # The first evaluation compiles, and puts the pattern's own method in the
+                def first_search(text: str) -> bool:
+                    # The first evaluation compiles, and puts the pattern's own test in the
                     # closures' cell: later ones pay nothing for the deferral.
-                    nonlocal search
+                    nonlocal found
                     try:
-                        search = compile_re2(source).search
+                        found = re2_finds(compile_re2(source))
                     except ValueError as exc:  # never for a kept tree; fails closed if it were
                         raise CelError(f"matches: {exc}", "invalid_argument") from None
-                    return search(text)
+                    return found(text)
 
-                search = first_search
+                found = first_search
             else:
                 try:
-                    search = compile_re2(pattern.value).search
+                    found = re2_finds(compile_re2(pattern.value))
                 except ValueError as exc:
                     raise CompileError(str(exc), at) from None
             subject_fn = subject.fn
@@ -408,7 +420,7 @@ class Compiler:
                     text = loc[slot]
                     if type(text) is not str and not isinstance(text, str):
                         raise overload_error("matches", text, pattern.value)
-                    return search(text) is not None
+                    return found(text)
 
                 return Node(slot_matches_constant)
 
@@ -416,7 +428,7 @@ class Compiler:
                 text = subject_fn(a, loc)
                 if type(text) is not str and not isinstance(text, str):
                     raise overload_error("matches", text, pattern.value)
-                return search(text) is not None
+                return found(text)
 
             return Node(matches_constant)
         self.helpers = True

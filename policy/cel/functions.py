@@ -19,29 +19,30 @@ command lines), ``sql.statements``, ``url.host``, ``glob``, ``secrets.scan`` and
 
 from __future__ import annotations
 
+import importlib
 import posixpath
 import re
 import unicodedata
 import urllib.parse
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import re2
-from dsh_policy.cmdline.cli_grammars import shell_cli
-from dsh_policy.cmdline.effects import later_class, later_risks, shell_acts
-from dsh_policy.cmdline.effects.later_commands import later_unread
 from dsh_policy.cmdline.lazy_regex import lazy_compile
-from dsh_policy.cmdline.shell import (
-    shell_argv0s,
-    shell_commands,
-    shell_effects,
-    shell_programs,
-    shell_redirects,
-    shell_sql,
-)
-from dsh_policy.cmdline.sql import sql_statements
 from dsh_policy.policy import detectors
+
+if TYPE_CHECKING:  # imported on first use (see DeferredHelper): a policy is ready without them
+    from dsh_policy.cmdline.cli_grammars import shell_cli
+    from dsh_policy.cmdline.shell import (
+        shell_argv0s,
+        shell_commands,
+        shell_effects,
+        shell_programs,
+        shell_redirects,
+        shell_sql,
+    )
+    from dsh_policy.cmdline.sql import sql_statements
 
 __all__ = [
     "CEL_FUNCTIONS",
@@ -310,6 +311,24 @@ def re2_matches(s: str, pattern: str) -> bool:
     return span != (-1, -1)
 
 
+def re2_finds(regex: re2._Regexp) -> Callable[[str], bool]:
+    """``regex.search(text) is not None`` for a string, as :func:`re2_matches` answers it (RE2's
+    own Match on the UTF-8 bytes, no match object): for a constant ``matches`` pattern, which
+    the closure compiler tests many times per event."""
+    if _RAW_MATCH is None:
+        search = regex.search
+        return lambda text: search(text) is not None
+    raw_match = regex._regexp.Match
+    anchor = _RAW_MATCH
+    utf8 = _utf8
+
+    def finds(text: str) -> bool:
+        data = utf8(text) if len(text) <= _UTF8_CACHE_MAX_CHARS else text.encode("utf-8")
+        return bool(raw_match(anchor, data, 0, len(data))[0] != (-1, -1))
+
+    return finds
+
+
 def _raw_match_anchor() -> Any:
     """RE2's unanchored mode when the installed google-re2 exposes its matcher, else None (then
     ``re2_matches`` uses the public ``search``)."""
@@ -393,23 +412,83 @@ def _names_in(text: str) -> frozenset[str]:
 FUNCTION_NAMESPACES = frozenset({"path", "shell", "url", "secrets", "sql"})
 """Receivers that name a function namespace (``path.normalize(p)``) rather than a variable."""
 
+
+class DeferredHelper:
+    """A helper whose command-line reader is imported on its first call, not when the CEL
+    functions are: the readers (the shell reader, its wrapper and grammar tables, the effects,
+    SQL and interpreter readers) are about 20 ms of imports that a policy does not need to be
+    ready, and that a decision pays only when it calls one. The closure compiler binds
+    :meth:`resolve` on a node's first evaluation, so later calls pay nothing for the deferral;
+    an import that fails raises, which the engines make an evaluation error like any other."""
+
+    __slots__ = ("_function", "module", "name")
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = module
+        self.name = name
+        self._function: Callable[..., Any] | None = None
+
+    def resolve(self) -> Callable[..., Any]:
+        """The reader's function (imported on the first call)."""
+        if self._function is None:
+            self._function = getattr(importlib.import_module(self.module), self.name)
+        return self._function
+
+    def __call__(self, *args: Any) -> Any:
+        return self.resolve()(*args)
+
+    @property
+    def __name__(self) -> str:  # as a function has, for the engines that name their host functions
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"<helper {self.module}.{self.name}>"
+
+
+_READERS: Mapping[str, DeferredHelper] = {
+    helper.name: helper
+    for helper in (
+        DeferredHelper("dsh_policy.cmdline.shell", "shell_commands"),
+        DeferredHelper("dsh_policy.cmdline.shell", "shell_argv0s"),
+        DeferredHelper("dsh_policy.cmdline.shell", "shell_redirects"),
+        DeferredHelper("dsh_policy.cmdline.shell", "shell_effects"),
+        DeferredHelper("dsh_policy.cmdline.shell", "shell_programs"),
+        DeferredHelper("dsh_policy.cmdline.shell", "shell_sql"),
+        DeferredHelper("dsh_policy.cmdline.cli_grammars", "shell_cli"),
+        DeferredHelper("dsh_policy.cmdline.effects", "shell_acts"),
+        DeferredHelper("dsh_policy.cmdline.effects", "later_class"),
+        DeferredHelper("dsh_policy.cmdline.effects", "later_risks"),
+        DeferredHelper("dsh_policy.cmdline.effects.later_commands", "later_unread"),
+        DeferredHelper("dsh_policy.cmdline.sql", "sql_statements"),
+    )
+}
+
+
+def __getattr__(name: str) -> Callable[..., Any]:
+    """``shell_commands`` and the other readers' functions, imported when first asked for."""
+    helper = _READERS.get(name)
+    if helper is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return helper.resolve()
+
+
 CEL_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "path.normalize": path_normalize,
     "path.within": path_within,
     "path.base": path_base,
     "path.ext": path_ext,
-    "shell.commands": shell_commands,
-    "shell.argv0s": shell_argv0s,
-    "shell.redirects": shell_redirects,
-    "shell.effects": shell_effects,
-    "shell.programs": shell_programs,
-    "shell.sql": shell_sql,
-    "shell.cli": shell_cli,
-    "shell.acts": shell_acts,
-    "path.later": later_class,
-    "path.later_risks": later_risks,
-    "path.later_unread": later_unread,
-    "sql.statements": sql_statements,
+    "shell.commands": _READERS["shell_commands"],
+    "shell.argv0s": _READERS["shell_argv0s"],
+    "shell.redirects": _READERS["shell_redirects"],
+    "shell.effects": _READERS["shell_effects"],
+    "shell.programs": _READERS["shell_programs"],
+    "shell.sql": _READERS["shell_sql"],
+    "shell.cli": _READERS["shell_cli"],
+    "shell.acts": _READERS["shell_acts"],
+    "path.later": _READERS["later_class"],
+    "path.later_risks": _READERS["later_risks"],
+    "path.later_unread": _READERS["later_unread"],
+    "sql.statements": _READERS["sql_statements"],
     "url.host": url_host,
     "glob": glob_match,
     "secrets.scan": secrets_scan,

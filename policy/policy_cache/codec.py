@@ -3,13 +3,14 @@
 Kept: every field of the policy, its packs and rules that is a value (ids, stages, modes,
 messages, params, the digest, the type checker's warnings and coverage branches), and for each
 CEL expression the parse tree the closure compiler walked (after ``analyze``'s rewrites) with
-what it reads. Rebuilding compiles each tree to closures again (closures cannot be stored), and
-recompiles redaction patterns; it skips the YAML, the schema, the CEL parser, the type checker
-and the inline examples, all of which the entry's build passed with the same sources and code.
-Trees come back as :mod:`~dsh_policy.policy.cel.tree_shape`'s stand-ins (reading one back imports
-no lark), and the patterns that build already compiled (constant ``matches`` patterns,
-``match.programs`` globs) are compiled on their first use: every tree is still compiled whole
-before the policy is used, so an entry that does not compile is never used.
+what it reads (and whether it calls a gateway helper). Rebuilding skips the YAML, the schema, the
+CEL parser, the type checker and the inline examples, all of which the entry's build passed with
+the same sources and code. Each tree is compiled to closures again (closures cannot be stored)
+on its first evaluation, as :mod:`.kept_expression` describes (one that no longer compiled would
+fail every decision reaching it closed), and comes back as
+:mod:`~dsh_policy.policy.cel.tree_shape`'s stand-ins (reading one back imports no lark); the
+patterns that build already compiled (constant ``matches`` patterns, ``match.programs`` globs)
+are compiled on their first use too.
 
 Only policies whose every expression runs on the closure compiler are kept (an expression on the
 native runtime has no tree to store); :func:`encode` returns None for the others.
@@ -24,10 +25,9 @@ import orjson
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.core.frozen import thaw
 from dsh_policy.policy.cel.branches import Branch
-from dsh_policy.policy.cel.closure_engine import ClosureCelEngine, ClosureCompiledExpression
-from dsh_policy.policy.cel.engine import CelCompileIssue, MemberRead, Reads
+from dsh_policy.policy.cel.engine import MemberRead, Reads
 from dsh_policy.policy.cel.functions import compile_re2
-from dsh_policy.policy.cel.tree_shape import StoredToken, StoredTree
+from dsh_policy.policy.cel.tree_shape import StoredToken
 from dsh_policy.policy.compiled import (
     CompiledExpr,
     CompiledPack,
@@ -38,6 +38,7 @@ from dsh_policy.policy.compiled import (
     index_stage,
 )
 from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.policy_cache.kept_expression import KeptExpression
 from dsh_policy.policy.stages import STAGES
 
 if TYPE_CHECKING:
@@ -59,19 +60,6 @@ def _tree_out(node: lark.Tree | lark.Token) -> Any:
             raise Unusable(f"a token type with a colon: {node.type!r}")
         return f"{node.type}:{node}"
     return [str(node.data), *(_tree_out(child) for child in node.children)]
-
-
-def _tree_in(value: Any, tokens: dict[str, StoredToken]) -> Any:
-    """A stored tree back as :class:`StoredTree` nodes; equal tokens (an expression's ``args``, its
-    ``IDENT`` names...) are one shared :class:`StoredToken` (``tokens``, per entry: tokens are
-    immutable)."""
-    if type(value) is str:
-        token = tokens.get(value)
-        if token is None:
-            kind, _, text = value.partition(":")
-            token = tokens[value] = StoredToken(kind, text)
-        return token
-    return StoredTree(value[0], [_tree_in(child, tokens) for child in value[1:]])
 
 
 # --- writing --------------------------------------------------------------------------------------
@@ -116,6 +104,8 @@ def _same_from_json(value: Any) -> Any:
 def _expr_out(expr: CompiledExpr | None, trees: dict[str, lark.Tree]) -> Any:
     if expr is None:
         return None
+    from dsh_policy.policy.cel.closure_engine import ClosureCompiledExpression
+
     program = expr.program
     tree = trees.get(program.source)
     if type(program) is not ClosureCompiledExpression or tree is None:
@@ -125,6 +115,8 @@ def _expr_out(expr: CompiledExpr | None, trees: dict[str, lark.Tree]) -> Any:
         "tree": _tree_out(tree),
         "members": [[read.root, read.member, read.offset] for read in program.reads.members],
         "whole": sorted(program.reads.whole),
+        "references": sorted(program.references),
+        "helpers": program.calls_helpers,
         "names": sorted(expr.names),
         "variables": list(expr.variables),
         "branches": [[b.function, b.offset, b.start] for b in expr.branches],
@@ -162,7 +154,6 @@ def decode(body: bytes) -> CompiledPolicy:
     """The policy an entry holds; :class:`Unusable` (or any exception: the caller rebuilds)
     when it does not rebuild."""
     data = orjson.loads(body)
-    engine = ClosureCelEngine()
     tokens: dict[str, StoredToken] = {}
     packs = tuple(
         CompiledPack(
@@ -170,15 +161,13 @@ def decode(body: bytes) -> CompiledPolicy:
             path=pack["path"],
             digest=pack["digest"],
             params=MappingProxyType(dict(pack["params"])),
-            variables=MappingProxyType(
-                {n: _variable_in(e, engine, tokens) for n, e in pack["variables"].items()}
-            ),
+            variables=MappingProxyType({n: _variable_in(e, tokens) for n, e in pack["variables"].items()}),
             default_decision=pack["default_decision"],
             activation_params=thaw(pack["params"]),
         )
         for pack in data["packs"]
     )
-    rules = tuple(_rule_in(rule, engine, tokens) for rule in data["rules"])
+    rules = tuple(_rule_in(rule, tokens) for rule in data["rules"])
     stages: dict[str, StageIndex] = {
         stage: index_stage([r for r in rules if r.stage == stage]) for stage in STAGES
     }
@@ -195,15 +184,18 @@ def decode(body: bytes) -> CompiledPolicy:
     )
 
 
-def _expr_in(value: Any, engine: ClosureCelEngine, tokens: dict[str, StoredToken]) -> CompiledExpr | None:
+def _expr_in(value: Any, tokens: dict[str, StoredToken]) -> CompiledExpr | None:
     if value is None:
         return None
     reads = Reads(tuple(MemberRead(*read) for read in value["members"]), frozenset(value["whole"]))
-    program = engine.compile_analyzed(
-        value["source"], _tree_in(value["tree"], tokens), reads, patterns_checked=True
+    program = KeptExpression(
+        value["source"],
+        value["tree"],
+        reads,
+        frozenset(value["references"]),
+        bool(value["helpers"]),
+        tokens,
     )
-    if isinstance(program, CelCompileIssue):
-        raise Unusable(f"a kept expression no longer compiles: {program.message}")
     return CompiledExpr(
         program,
         frozenset(value["names"]),
@@ -212,14 +204,14 @@ def _expr_in(value: Any, engine: ClosureCelEngine, tokens: dict[str, StoredToken
     )
 
 
-def _variable_in(value: Any, engine: ClosureCelEngine, tokens: dict[str, StoredToken]) -> CompiledExpr:
-    expr = _expr_in(value, engine, tokens)
+def _variable_in(value: Any, tokens: dict[str, StoredToken]) -> CompiledExpr:
+    expr = _expr_in(value, tokens)
     if expr is None:
         raise Unusable("a variable without an expression")
     return expr
 
 
-def _rule_in(value: dict[str, Any], engine: ClosureCelEngine, tokens: dict[str, StoredToken]) -> CompiledRule:
+def _rule_in(value: dict[str, Any], tokens: dict[str, StoredToken]) -> CompiledRule:
     redactions = tuple(
         Redaction(preset, None, replace)
         if preset is not None
@@ -235,9 +227,9 @@ def _rule_in(value: dict[str, Any], engine: ClosureCelEngine, tokens: dict[str, 
         on_error=value["on_error"],
         effect=value["effect"],
         tools=tuple(value["tools"]) if value["tools"] is not None else None,
-        when=_expr_in(value["when"], engine, tokens),
+        when=_expr_in(value["when"], tokens),
         message=value["message"],
-        message_expression=_expr_in(value["message_expression"], engine, tokens),
+        message_expression=_expr_in(value["message_expression"], tokens),
         redactions=redactions,
         context=value["context"],
         description=value["description"],

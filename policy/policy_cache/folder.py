@@ -29,8 +29,10 @@ __all__ = [
     "cache_enabled",
     "cache_folder",
     "entry_path",
+    "read_code_digest",
     "read_entry",
     "trusted_folder",
+    "write_code_digest",
     "write_entry",
 ]
 
@@ -76,8 +78,18 @@ def read_entry(key: str) -> bytes | None:
     folder = trusted_folder(create=False)
     if folder is None:
         return None
+    data = _read_private(entry_path(folder, key))
+    if data is None:
+        return None
+    _, _, body = data.partition(_HEADER_END)
+    return body if data == entry_bytes(key, body) else None
+
+
+def _read_private(path: str) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file of this user that no one else may write
+    (mode, one link, not a symlink); else None."""
     try:
-        fd = os.open(entry_path(folder, key), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
     try:
@@ -86,13 +98,48 @@ def read_entry(key: str) -> bytes | None:
         if not stat.S_ISREG(info.st_mode) or foreign:
             return None
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read()
+            return handle.read()
     except OSError:
         return None
     finally:
         os.close(fd)
-    _, _, body = data.partition(_HEADER_END)
-    return body if data == entry_bytes(key, body) else None
+
+
+def code_record_path(folder: str, root: str) -> str:
+    """The file remembering the code digest of the package installed at ``root`` (one per
+    installation, so two checkouts sharing a cache folder do not overwrite each other's)."""
+    return os.path.join(folder, f"code-{hashlib.sha256(root.encode()).hexdigest()[:32]}.stamp")
+
+
+def code_record(stamp: str, digest: str) -> bytes:
+    """A code record as kept: the format, the code files' stat fingerprint and their content digest."""
+    return f"dsh-policy-code 1 {stamp} {digest}".encode() + _HEADER_END
+
+
+def read_code_digest(root: str, stamp: str) -> str | None:
+    """The content digest recorded for the code at ``root`` when its files still have the stat
+    fingerprint ``stamp``; None when there is no record, it names another fingerprint, or it
+    fails the checks an entry must pass (see :mod:`.key` for why a fingerprint may stand in
+    for the bytes)."""
+    folder = trusted_folder(create=False)
+    if folder is None:
+        return None
+    data = _read_private(code_record_path(folder, root))
+    if data is None:
+        return None
+    fields = data.decode("ascii", "replace").split()
+    if len(fields) != 4 or data != code_record(stamp, fields[3]) or len(fields[3]) != 64:
+        return None
+    return fields[3]
+
+
+def write_code_digest(root: str, stamp: str, digest: str) -> bool:
+    """Record that the code at ``root`` with fingerprint ``stamp`` has content digest ``digest``
+    (atomically, like an entry); False when the folder cannot be trusted or written."""
+    folder = trusted_folder(create=True)
+    if folder is None:
+        return False
+    return _write_atomically(folder, code_record_path(folder, root), code_record(stamp, digest))
 
 
 def entry_bytes(key: str, body: bytes) -> bytes:
@@ -106,17 +153,25 @@ def write_entry(key: str, body: bytes) -> bool:
     folder = trusted_folder(create=True)
     if folder is None:
         return False
-    temporary = os.path.join(folder, f".{key}.{os.getpid()}.tmp")
+    if not _write_atomically(folder, entry_path(folder, key), entry_bytes(key, body)):
+        return False
+    _prune(folder)
+    return True
+
+
+def _write_atomically(folder: str, path: str, data: bytes) -> bool:
+    """Write ``data`` to ``path`` through a private temporary file renamed over it (a reader sees
+    the old file, none, or this one)."""
+    temporary = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(entry_bytes(key, body))
-        os.replace(temporary, entry_path(folder, key))
+            handle.write(data)
+        os.replace(temporary, path)
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         return False
-    _prune(folder)
     return True
 
 

@@ -165,3 +165,29 @@ def test_path_and_url_helpers_never_raise_on_strings(p: str, root: str) -> None:
     path_normalize(p)
     url_host(p)
     glob_match(p, root)
+
+
+_FINDS_PATTERNS = [r"rm\s+-rf", r"^git$", r"(?i)PASSWORD", r"é+", r"\bpush\b", r"", r"^$", r"[^\x00-\x7f]"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=40) | st.sampled_from(["rm -rf /", "git", "a password", "café", "", "push"]))
+def test_re2_finds_answers_as_search_does(text: str) -> None:
+    """The constant-pattern test (RE2's Match on the UTF-8 bytes) against the wrapper's search,
+    on any text, multibyte included; also through the public API where the private one is absent."""
+    from dsh_policy.policy.cel import functions
+
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in text):
+        return  # not UTF-8: both raise, and the engine makes it an evaluation error
+    for pattern in _FINDS_PATTERNS:
+        regex = compile_re2(pattern)
+        expected = regex.search(text) is not None
+        assert functions.re2_finds(regex)(text) is expected, (pattern, text)
+
+
+def test_re2_finds_falls_back_to_search_without_the_private_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dsh_policy.policy.cel import functions
+
+    monkeypatch.setattr(functions, "_RAW_MATCH", None)
+    finds = functions.re2_finds(compile_re2(r"rm\s+-rf"))
+    assert finds("sudo rm  -rf /") is True and finds("rmdir x") is False

@@ -12,6 +12,7 @@ from dsh_policy.policy.cases import load_cases, run_case
 from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.decide.decider import Decider
 from dsh_policy.policy.errors import PolicyError
+from dsh_policy.policy.events import ToolCallEvent
 from dsh_policy.policy.loading import LoadFailure, build_policy
 from dsh_policy.policy.policy_cache import lookup
 from dsh_policy.policy.policy_cache.folder import CACHE_DIR_VARIABLE, SWITCH_VARIABLE, entry_bytes, entry_path
@@ -160,16 +161,33 @@ def test_an_entry_moved_to_another_key_is_not_read(cache_dir: Path, tmp_path: Pa
     assert isinstance(policy, CompiledPolicy) and policy.rules[0].message == "no rm -rf"
 
 
-def test_a_well_formed_entry_that_no_longer_compiles_is_rebuilt(cache_dir: Path, tmp_path: Path) -> None:
-    path = _pack(tmp_path)
+@pytest.mark.parametrize("on_error", ["deny", "ignore"])
+def test_a_well_formed_entry_that_no_longer_compiles_fails_closed_where_it_is_used(
+    cache_dir: Path, tmp_path: Path, on_error: str
+) -> None:
+    """Kept trees compile on first use (an entry is verified, and its build compiled every tree
+    with the same code); one that did not would fail every decision reaching it closed, as an
+    internal error, whatever the rule's ``on_error``: the policy never decides without the rule."""
+    path = _pack(
+        tmp_path,
+        PACK.replace("      decision: deny\n", f"      decision: deny\n      on_error: {on_error}\n", 1),
+    )
     assert isinstance(build_policy([path]), CompiledPolicy)
     entry = _entry([path])
     body = entry.read_bytes().partition(b"\n")[2]
-    assert b'["conditionaland"' in body
+    assert body.count(b'["conditionaland"') == 1  # the rule's ``when``
     body = body.replace(b'["conditionaland"', b'["no_such_node"', 1)
     key = entry.name.removesuffix(".json")
     entry.write_bytes(entry_bytes(key, body))
-    assert _kept([path]) is None
+    kept = _kept([path])
+    assert kept is not None
+    decider = Decider(kept)
+    for command in ("rm -rf build", "rm build"):  # denied and allowed by a fresh build
+        verdict = decider.check_tool_call(ToolCallEvent(tool="shell", args={"command": command}))
+        assert verdict.decision == "deny"
+        assert verdict.internal_error is not None and "no longer compiles" in verdict.internal_error
+    unreached = decider.check_tool_call(ToolCallEvent(tool="shell", args={"command": "ls"}))
+    assert unreached.decision == "allow"  # match.programs: the rule is not reached
 
 
 @pytest.mark.parametrize("mode", [0o644, 0o660, 0o606])

@@ -18,6 +18,7 @@ from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.loading import build_policy
 from dsh_policy.policy.policy_cache import lookup
 from dsh_policy.policy.policy_cache.folder import CACHE_DIR_VARIABLE, SWITCH_VARIABLE, entry_bytes, entry_path
+from dsh_policy.policy.policy_cache.kept_expression import KeptExpression
 
 RULES_DIR = Path(__file__).resolve().parents[2] / "rules"
 PACKS = sorted(str(p) for p in RULES_DIR.glob("*.yaml") if not p.name.endswith(".cases.yaml"))
@@ -76,6 +77,34 @@ def test_the_shipped_packs_read_back_import_no_parser(cache_dir: Path) -> None:
     assert out.stdout.strip() == "[]"
 
 
+_READY = """
+import sys
+from dsh_policy.policy.loading import build_policy
+from dsh_policy.policy.policy_cache import lookup
+assert lookup(sys.argv[1:], params={}, param_origins={}, engine="auto", shadow=False).policy is not None
+policy = build_policy(sys.argv[1:])
+readers = sorted(n for n in sys.modules if n.startswith("dsh_policy.cmdline."))
+from dsh_policy.policy.decide import Decider
+from dsh_policy.policy.events import ToolCallEvent
+call = ToolCallEvent(tool="shell", args={"command": "git push -f origin main"})
+verdict = Decider(policy).check_tool_call(call)
+print(readers, "dsh_policy.cmdline.shell.reading" in sys.modules, verdict.decision)
+"""
+
+
+def test_a_policy_read_back_is_ready_before_the_readers_are_imported(cache_dir: Path) -> None:
+    """The command-line readers (about 20 ms of imports) are imported by the first helper a
+    decision calls, not by loading: a policy read back has imported none but the pattern stand-in."""
+    assert isinstance(build_policy(PACKS), CompiledPolicy)
+    env = {**os.environ, CACHE_DIR_VARIABLE: str(cache_dir)}
+    out = subprocess.run(
+        [sys.executable, "-c", _READY, *PACKS], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("]")[0] + "]" == "['dsh_policy.cmdline.lazy_regex']"
+    assert out.stdout.split("]", 1)[1].split() == ["True", "deny"]
+
+
 def test_a_kept_matches_pattern_compiles_on_first_use(cache_dir: Path, tmp_path: Path) -> None:
     path = tmp_path / "patterns.yaml"
     path.write_text(PACK, encoding="utf-8")
@@ -115,4 +144,6 @@ def test_a_kept_pattern_that_does_not_compile_fails_closed(cache_dir: Path, tmp_
     result = when.program.evaluate({"args": {"command": "git push -f"}})
     assert isinstance(result, CelEvalError) and "missing )" in result.message
     with pytest.raises(CelError):
-        when.program.evaluate_raw({"args": {"command": "git push -f"}})
+        program = when.program
+        assert isinstance(program, KeptExpression)
+        program.compiled().evaluate_raw({"args": {"command": "git push -f"}})
