@@ -81,6 +81,7 @@ _SECURITY_VENDORS = lazy_compile(
     r"(?i)crowdstrike|falcon|sentinel|sophos|carbonblack|mdatp|defender|elastic[/-](?:endpoint|agent)|wazuh|ossec"
     r"|osquery|cylance|trend ?micro|eset|kaspersky|bitdefender|symantec|mcafee|trellix|tanium|jamf|huntress"
     r"|rapid7|qualys|tenable|cortex|traps|fireeye|xagt"
+    r"|aegis|aliyun|qcloud|yunjing|stargate|barad|cloudmonitor|hostguard|bcm-agent"
 )
 """Security products, by the folder names they install into."""
 
@@ -149,7 +150,7 @@ def _credentials(argv: list[str]) -> Iterator[Effect]:
         yield _fx("secret-hunt", f"runs a credential dumper or sniffer ({hit})", " ".join(rest[:3]))
     words = _words(argv)
     if (
-        (tool == "bw" and words[:1] == ["export"])
+        (tool == "bw" and (words[:1] == ["export"] or words[:2] == ["list", "items"]))
         or (tool == "lpass" and words[:1] == ["export"])
         or (tool == "keepassxc-cli" and words[:1] in (["export"], ["show"]) and "-s" in rest)
         or (tool == "keepassxc-cli" and words[:1] == ["export"])
