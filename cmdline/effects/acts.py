@@ -25,6 +25,7 @@ from dsh_policy.cmdline.effects.cloud_abuse import cloud_abuse_acts
 from dsh_policy.cmdline.effects.cloud_more import cloud_command_acts
 from dsh_policy.cmdline.effects.cloud_takeover import cloud_takeover_acts
 from dsh_policy.cmdline.effects.code_sources import install_source_acts, runner_source_acts
+from dsh_policy.cmdline.effects.collection import collection_line_acts
 from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
 from dsh_policy.cmdline.effects.escape import escape_command_acts, escape_line_acts, uninstalled_agents
 from dsh_policy.cmdline.effects.hardening import hardening_command_acts
@@ -552,6 +553,8 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
         found.extend(uninstalled_agents(script, commands))
     found.extend(availability_line_acts(commands))
     found.extend(chosen_operand_acts(commands))
+    for script in scripts:
+        found.extend(collection_line_acts(script, commands))
     for script in scripts:
         if "=" in script:
             found.extend(env_switch_acts(script))

@@ -22,6 +22,9 @@ setting is spelled alike in YAML, JSON and HCL (``privileged: true``, ``"privile
   switched off (CloudTrail ``enable_logging = false``, ``IsLogging: false``);
 - ``system-daemonset``: a DaemonSet in ``kube-system`` (every node runs it among the cluster's own
   agents);
+- ``miner``: a workload or configuration that mines (a known miner's image, a stratum URL, a
+  mining pool's host:port as a pool URL: the compose override or xmrig ``config.json`` a
+  cryptojacking campaign drops);
 - ``open-ingress``: a firewall or security-group rule open to the whole internet (0.0.0.0/0, ::/0,
   ``*``/``Internet`` in Azure) on an administration or database port, or on every port; a web
   port open to the world is what a public load balancer is for, and stays ordinary.
@@ -94,6 +97,16 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
     "system-daemonset": lazy_compile(
         r"(?is)\bkind[\"']?\s*:\s*[\"']?DaemonSet\b(?:(?!\n---).){0,400}?\bnamespace[\"']?\s*:\s*[\"']?kube-system\b"
         r"|\bnamespace[\"']?\s*:\s*[\"']?kube-system\b(?:(?!\n---).){0,400}?\bkind[\"']?\s*:\s*[\"']?DaemonSet\b"
+    ),
+    # a workload or a config that mines: a known miner's image or binary, a stratum URL, or a pool
+    # host:port named as a pool URL (compose services, Kubernetes pods, xmrig's config.json)
+    "miner": lazy_compile(
+        r"(?i)\bstratum\+?(?:tcp|ssl|tls)?://"
+        r"|\bimage[\"']?\s*[:=]\s*[\"']?[\w./-]*(?:xmrig|xmr-stak|cpuminer|srbminer|lolminer|t-rex|nbminer|dero-miner"
+        r"|monero-miner|nanominer)\b"
+        r"|[\"']?\b(?:url|pool|pools|host)[\"']?\s*[:=]\s*\[?\s*\{?\s*[\"']?(?:url[\"']?\s*[:=]\s*[\"']?)?"
+        r"(?:[\w-]+\.)*(?:pool|nanopool|supportxmr|moneroocean|hashvault|2miners|f2pool|nicehash|minexmr|herominers"
+        r"|c3pool|unmineable)\.[\w.-]+:\d{2,5}\b"
     ),
 }
 """Each infrastructure signal with the pattern that finds it in a file's new text."""

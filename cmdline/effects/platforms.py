@@ -2,8 +2,10 @@
 (found by the blind probe tests/corpus/probe9, read as classes; the cloud majors' verbs live in
 ``acts``, ``cloud_more`` and ``cloud_takeover``):
 
-- ``erase-contents``: a hosted database, branch, repository, machine or snapshot destroyed through
-  its platform's CLI (PlanetScale, Turso, Neon, Gitea's ``tea``, vSphere's ``govc``, snapper),
+- ``erase-contents``: destroying SQL sent to a hosted database by its platform's CLI (``wrangler
+  d1 execute --remote``, ``turso db shell``); a hosted database, branch, repository, machine or
+  snapshot destroyed through its platform's CLI (PlanetScale, Turso, Neon, Gitea's ``tea``,
+  vSphere's ``govc``, snapper),
   backup data deleted with the protection that kept it (``az backup protection disable
   --delete-backup-data true``), a bucket's versioning suspended (old versions stop protecting
   against overwrite and deletion: the step before a wipe or an SSE-C re-encryption), archivers
@@ -30,6 +32,7 @@ from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
+from dsh_policy.cmdline.sql import sql_statements
 
 __all__ = ["platform_acts"]
 
@@ -83,6 +86,28 @@ def _platform_destroy(argv: list[str]) -> Iterator[Effect]:
         )
     elif tool == "snapper" and "delete" in words:
         yield _fx("erase-contents", "snapper deletes file-system snapshots", " ".join(words))
+
+
+def _hosted_sql(argv: list[str]) -> Iterator[Effect]:
+    """SQL a hosted database's CLI sends to the remote database (``wrangler d1 execute DB --remote
+    --command SQL``, ``turso db shell DB SQL``): destroying statements erase its contents, as they
+    would through a database client. A local D1 (``--local``, the default) is a developer's copy."""
+    tool, words = argv[0], _words(argv)
+    text = ""
+    if tool == "wrangler" and words[:2] == ["d1", "execute"] and "--remote" in argv:
+        text = _value(argv, "--command") or ""
+    elif tool == "turso" and words[:2] == ["db", "shell"] and len(words) > 3:
+        text = " ".join(words[3:])
+    for statement in sql_statements(text) if text else []:
+        if statement["kind"] in ("drop", "truncate", "alter-drop") or (
+            statement["kind"] in ("delete", "update") and statement["where"] == "false"
+        ):
+            yield _fx(
+                "erase-contents",
+                f"{tool} sends {statement['kind'].upper()} to a hosted database",
+                statement["text"][:60],
+            )
+            return
 
 
 def _protection_removed(argv: list[str]) -> Iterator[Effect]:
@@ -193,6 +218,7 @@ def _miner_options(argv: list[str]) -> Iterator[Effect]:
 
 _HANDLERS = (
     _platform_destroy,
+    _hosted_sql,
     _protection_removed,
     _keys,
     _enrolment,

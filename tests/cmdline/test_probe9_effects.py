@@ -78,6 +78,13 @@ def kinds(line: str) -> set[str]:
         ("cloudflared tunnel run preview", "tunnel"),
         ("devtunnel host -p 5432", "tunnel"),
         ("gs-netcat -s MySecret -l", "tunnel"),
+        ("for f in /proc/*/environ; do strings $f; done | grep -i key", "memory-access"),
+        ("for m in /proc/[1-9]*/maps; do head -1 $m; done", "memory-access"),
+        (
+            'osascript -e \'tell application "Finder" to copy (every file of folder "Documents" of home)'
+            ' to folder POSIX file "/private/tmp/x"\'',
+            "secret-hunt",
+        ),
     ],
 )
 def test_new_spellings_have_their_effect(line: str, kind: str) -> None:
@@ -115,6 +122,8 @@ def test_new_spellings_have_their_effect(line: str, kind: str) -> None:
         "cloudflared tunnel create preview",
         "ngrok config add-authtoken 2abcDEF",
         "devtunnel user login -g",
+        "for f in /proc/cpuinfo /proc/meminfo; do head -3 $f; done",
+        'osascript -e \'tell application "Finder" to open folder "Documents" of home\'',
     ],
 )
 def test_look_alikes_have_none(line: str) -> None:
@@ -129,5 +138,7 @@ def test_look_alikes_have_none(line: str) -> None:
         "cloud-spend",
         "outage",
         "tunnel",
+        "memory-access",
+        "secret-hunt",
     }
     assert not found, (line, shell_acts(line))
