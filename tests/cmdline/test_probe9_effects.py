@@ -78,6 +78,9 @@ def kinds(line: str) -> set[str]:
         ("cloudflared tunnel run preview", "tunnel"),
         ("devtunnel host -p 5432", "tunnel"),
         ("gs-netcat -s MySecret -l", "tunnel"),
+        ("twine upload --skip-existing dist/*", "publish"),
+        ("ovsx publish acme-theme-1.2.0.vsix -p $OVSX_PAT", "publish"),
+        ("pnpm -r publish --no-git-checks", "publish"),
         ("for f in /proc/*/environ; do strings $f; done | grep -i key", "memory-access"),
         ("for m in /proc/[1-9]*/maps; do head -1 $m; done", "memory-access"),
         (
@@ -122,6 +125,10 @@ def test_new_spellings_have_their_effect(line: str, kind: str) -> None:
         "cloudflared tunnel create preview",
         "ngrok config add-authtoken 2abcDEF",
         "devtunnel user login -g",
+        "cargo publish --dry-run",
+        "npm publish --registry http://localhost:4873/",
+        "vsce package --no-dependencies",
+        "npm pack",
         "for f in /proc/cpuinfo /proc/meminfo; do head -3 $f; done",
         'osascript -e \'tell application "Finder" to open folder "Documents" of home\'',
     ],
@@ -140,5 +147,6 @@ def test_look_alikes_have_none(line: str) -> None:
         "tunnel",
         "memory-access",
         "secret-hunt",
+        "publish",
     }
     assert not found, (line, shell_acts(line))
