@@ -142,6 +142,9 @@ def _escape(argv: list[str]) -> Iterator[Effect]:
         yield _fx("host-escape", f"runs a container escape toolkit ({names[-1]})", " ".join(rest[:3]))
 
 
+_NARROWED_LISTING = ("--search", "--url", "--folderid", "--collectionid")
+
+
 def _credentials(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
     names = _named(argv)
@@ -150,7 +153,13 @@ def _credentials(argv: list[str]) -> Iterator[Effect]:
         yield _fx("secret-hunt", f"runs a credential dumper or sniffer ({hit})", " ".join(rest[:3]))
     words = _words(argv)
     if (
-        (tool == "bw" and (words[:1] == ["export"] or words[:2] == ["list", "items"]))
+        (tool == "bw" and words[:1] == ["export"])
+        # every item of the vault with its secrets (a search or a folder narrows it to a lookup)
+        or (
+            tool == "bw"
+            and words[:2] == ["list", "items"]
+            and not any(a.split("=")[0] in _NARROWED_LISTING for a in rest)
+        )
         or (tool == "lpass" and words[:1] == ["export"])
         or (tool == "keepassxc-cli" and words[:1] in (["export"], ["show"]) and "-s" in rest)
         or (tool == "keepassxc-cli" and words[:1] == ["export"])
