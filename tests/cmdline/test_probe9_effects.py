@@ -79,6 +79,7 @@ def kinds(line: str) -> set[str]:
         ("devtunnel host -p 5432", "tunnel"),
         ("gs-netcat -s MySecret -l", "tunnel"),
         ("twine upload --skip-existing dist/*", "publish"),
+        ("bw list items --session $BW_SESSION > vault.json", "keychain"),
         ("ovsx publish acme-theme-1.2.0.vsix -p $OVSX_PAT", "publish"),
         ("pnpm -r publish --no-git-checks", "publish"),
         ("for f in /proc/*/environ; do strings $f; done | grep -i key", "memory-access"),
@@ -129,6 +130,7 @@ def test_new_spellings_have_their_effect(line: str, kind: str) -> None:
         "npm publish --registry http://localhost:4873/",
         "vsce package --no-dependencies",
         "npm pack",
+        "bw list items --search gitlab --session $BW_SESSION",
         "for f in /proc/cpuinfo /proc/meminfo; do head -3 $f; done",
         'osascript -e \'tell application "Finder" to open folder "Documents" of home\'',
     ],
@@ -148,5 +150,6 @@ def test_look_alikes_have_none(line: str) -> None:
         "memory-access",
         "secret-hunt",
         "publish",
+        "keychain",
     }
     assert not found, (line, shell_acts(line))
