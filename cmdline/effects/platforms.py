@@ -68,7 +68,7 @@ _SECURITY_PACKAGES = lazy_compile(
     r"|santa|jamf\S*|rkhunter|chkrootkit|lynis|rsyslog|syslog-ng|auditbeat|filebeat|falco|tetragon)(?:[:=].*)?$"
 )
 _REMOVING = frozenset(
-    {"remove", "purge", "erase", "autoremove", "uninstall", "rm", "-R", "-Rns", "-Rs", "-e"}
+    {"remove", "purge", "erase", "autoremove", "uninstall", "rm", "del", "-R", "-Rns", "-Rs", "-e"}
 )
 _WALLET_OPTIONS = lazy_compile(
     r"^--(?:wallet(?:-address)?|mining-address|daemon-rpc-address|mining-threads|pool-address)(?:=|$)"

@@ -52,6 +52,7 @@ def kinds(line: str) -> set[str]:
         ("sudo dnf remove -y sentinelone-agent", "defense-off"),
         ("brew uninstall --cask santa", "defense-off"),
         ("sudo zypper rm -y auditd", "defense-off"),
+        ("apk del --purge falco", "defense-off"),
         ("sudo profiles remove -all", "defense-off"),
         ("7za a -sdel logs.7z ./logs", "erase-contents"),
         ("zip -m -P hunter2 ../notes.zip *.docx", "encrypt-destroy"),
