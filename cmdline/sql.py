@@ -438,6 +438,23 @@ _REDIS_KINDS = {
 }  # fmt: skip
 
 
+_REDIS_TUNING = lazy_compile(
+    r"(?i)^(?:maxmemory(?:-[\w-]+)?|maxclients|timeout|tcp-keepalive|hz|dynamic-hz|loglevel|slowlog-[\w-]+"
+    r"|latency-[\w-]+|notify-keyspace-events|lazyfree-[\w-]+|active-?defrag[\w-]*|(?:hash|list|set|zset)-max-[\w-]+"
+    r"|stream-node-[\w-]+|save|appendonly|appendfsync|client-output-buffer-limit|lua-time-limit"
+    r"|busy-reply-threshold|lfu-[\w-]+|activerehashing|io-threads[\w-]*|proto-max-bulk-len)$"
+)
+"""CONFIG SET parameters that only tune memory, eviction, timeouts, persistence schedule and
+logging detail. Every other parameter (``dir``, ``dbfilename``, ``protected-mode``,
+``requirepass``, ``replica-read-only``, ``enable-module-command``, ...) can write files where the
+server runs, open it to others or loosen its safety, and stays ``config-set``."""
+_LUA_ESCAPE = lazy_compile(
+    r"\b(?:package\.loadlib|loadlib|io\.popen|os\.execute|io\.open|require)\s*\(|\bffi\."
+)
+"""Lua that reaches outside redis's script sandbox (CVE-2022-0543: ``package.loadlib`` of the
+system Lua library, then ``io.popen``)."""
+
+
 def redis_statements(argvs: list[list[str]]) -> list[dict[str, str]]:
     """Commands a redis client would send, one argv each: ``FLUSHALL`` is kind ``flush`` (object
     ``keys``), ``DEL``/``UNLINK`` ``delete``, ``SCRIPT|FUNCTION FLUSH`` ``flush``, ``CONFIG SET``
@@ -452,6 +469,12 @@ def redis_statements(argvs: list[list[str]]) -> list[dict[str, str]]:
             kind, obj = name, ""
         if name == "config" and len(argv) > 1:
             kind = "config-" + argv[1].lower()
+            if kind == "config-set" and len(argv) > 2 and all(_REDIS_TUNING.match(p) for p in argv[2::2]):
+                kind = "config-tune"
+        elif name == "module" and len(argv) > 1 and argv[1].lower() == "list":
+            kind = "module-list"
+        elif name in ("eval", "eval_ro", "evalsha", "function") and _LUA_ESCAPE.search(" ".join(argv[1:])):
+            kind = "lua-escape"
         target = argv[1] if len(argv) > 1 and name in ("del", "unlink", "expire", "rename") else ""
         out.append(_entry(kind, obj, target, "", " ".join(argv)))
     return out

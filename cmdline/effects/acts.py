@@ -20,10 +20,12 @@ from functools import lru_cache
 
 from dsh_policy.cmdline.effects.availability import availability_command_acts, availability_line_acts
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
+from dsh_policy.cmdline.effects.chosen_operands import chosen_operand_acts
 from dsh_policy.cmdline.effects.cloud_abuse import cloud_abuse_acts
 from dsh_policy.cmdline.effects.cloud_more import cloud_command_acts
 from dsh_policy.cmdline.effects.cloud_takeover import cloud_takeover_acts
 from dsh_policy.cmdline.effects.code_sources import install_source_acts, runner_source_acts
+from dsh_policy.cmdline.effects.collection import collection_line_acts
 from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
 from dsh_policy.cmdline.effects.escape import escape_command_acts, escape_line_acts, uninstalled_agents
 from dsh_policy.cmdline.effects.hardening import hardening_command_acts
@@ -35,6 +37,7 @@ from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.effects.packages import install_acts, runner_acts
+from dsh_policy.cmdline.effects.platforms import platform_acts
 from dsh_policy.cmdline.effects.reach import reach_command_acts, reach_line_acts
 from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS
 from dsh_policy.cmdline.effects.stored_credentials import borrowed_agents, stored_credential_acts
@@ -511,6 +514,7 @@ def command_acts(argv: list[str]) -> list[Effect]:
     found.extend(cloud_abuse_acts(argv))
     found.extend(hardening_command_acts(argv))
     found.extend(cloud_takeover_acts(argv))
+    found.extend(platform_acts(argv))
     return found
 
 
@@ -548,6 +552,9 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     for script in scripts:
         found.extend(uninstalled_agents(script, commands))
     found.extend(availability_line_acts(commands))
+    found.extend(chosen_operand_acts(commands))
+    for script in scripts:
+        found.extend(collection_line_acts(script, commands))
     for script in scripts:
         if "=" in script:
             found.extend(env_switch_acts(script))

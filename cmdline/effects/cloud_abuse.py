@@ -10,11 +10,15 @@ reports (Sysdig, Datadog Security Labs, Wiz).
   (``kubectl set image`` or ``patch`` of a kube-system DaemonSet: every node runs it);
 - ``cloud-spend`` (ATT&CK T1496 resource hijacking): accelerator instances, or instances by the
   ten, launched (``aws ec2 run-instances --instance-type p4d.24xlarge``, ``--count 20``, ``gcloud
-  compute instances create --accelerator``, ``az vm create --size Standard_ND*``).
+  compute instances create --accelerator``, ``az vm create --size Standard_ND*``), notebooks and
+  training jobs on accelerator types (``aws sagemaker create-* --instance-type ml.p3.*``), batch
+  jobs fanned out by the ten (``--array-properties size=``), and service quotas raised (the
+  ceiling stolen keys hit first: LLMjacking's quota requests).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from dsh_policy.cmdline.effects.model import Effect
@@ -75,6 +79,21 @@ def _aws(argv: list[str]) -> Iterator[Effect]:
         count = max(_count(argv, "--count"), _count(argv, "--max-count"), _count(argv, "--min-count"))
         if _ACCELERATED_TYPES.match(kind) or count >= _BULK:
             yield _fx("cloud-spend", f"launches {count} {kind or 'instances'}", kind)
+    elif service == "sagemaker" and verb.startswith("create-"):
+        kind = _value(argv, "--instance-type") or ""
+        if _ACCELERATED_TYPES.match(kind.removeprefix("ml.")):
+            yield _fx("cloud-spend", f"starts {verb.removeprefix('create-')} on {kind}", kind)
+    elif service == "batch" and verb == "submit-job":
+        size = _value(argv, "--array-properties") or ""
+        found = re.search(r"size\s*=\s*(\d+)", size)
+        if found and int(found.group(1)) >= _BULK:
+            yield _fx(
+                "cloud-spend",
+                f"submits a job {found.group(1)} times over",
+                _value(argv, "--job-definition") or "",
+            )
+    elif service == "service-quotas" and verb == "request-service-quota-increase":
+        yield _fx("cloud-spend", "raises a service quota", _value(argv, "--service-code") or "")
 
 
 def _leading_words(argv: list[str]) -> list[str]:

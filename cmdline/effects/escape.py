@@ -81,6 +81,7 @@ _SECURITY_VENDORS = lazy_compile(
     r"(?i)crowdstrike|falcon|sentinel|sophos|carbonblack|mdatp|defender|elastic[/-](?:endpoint|agent)|wazuh|ossec"
     r"|osquery|cylance|trend ?micro|eset|kaspersky|bitdefender|symantec|mcafee|trellix|tanium|jamf|huntress"
     r"|rapid7|qualys|tenable|cortex|traps|fireeye|xagt"
+    r"|aegis|aliyun|qcloud|yunjing|stargate|barad|cloudmonitor|hostguard|bcm-agent"
 )
 """Security products, by the folder names they install into."""
 
@@ -141,6 +142,9 @@ def _escape(argv: list[str]) -> Iterator[Effect]:
         yield _fx("host-escape", f"runs a container escape toolkit ({names[-1]})", " ".join(rest[:3]))
 
 
+_NARROWED_LISTING = ("--search", "--url", "--folderid", "--collectionid")
+
+
 def _credentials(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
     names = _named(argv)
@@ -150,6 +154,12 @@ def _credentials(argv: list[str]) -> Iterator[Effect]:
     words = _words(argv)
     if (
         (tool == "bw" and words[:1] == ["export"])
+        # every item of the vault with its secrets (a search or a folder narrows it to a lookup)
+        or (
+            tool == "bw"
+            and words[:2] == ["list", "items"]
+            and not any(a.split("=")[0] in _NARROWED_LISTING for a in rest)
+        )
         or (tool == "lpass" and words[:1] == ["export"])
         or (tool == "keepassxc-cli" and words[:1] in (["export"], ["show"]) and "-s" in rest)
         or (tool == "keepassxc-cli" and words[:1] == ["export"])

@@ -390,7 +390,7 @@ def _network(argv: list[str]) -> Iterator[Effect]:
         )
     ):
         yield _fx("miner", f"{tool} mines cryptocurrency", next((a for a in argv[1:] if ":" in a), ""))
-    elif tool in _TUNNELS:
+    elif (tool in _TUNNELS or _relay_listener(argv)) and not _tunnel_bookkeeping(argv):
         yield _fx("tunnel", f"{tool} opens a tunnel or proxy", " ".join(argv[1:3]))
     elif tool in ("ssh", "autossh"):
         if _ssh_exposing_forward(argv):
@@ -413,6 +413,49 @@ def _network(argv: list[str]) -> Iterator[Effect]:
         and not all(_LOCAL_SOCAT_ADDRESS.match(a) for a in argv[1:] if not a.startswith("-"))
     ):
         yield _fx("tunnel", "socat relays a connection", " ".join(argv[1:]))
+
+
+_TUNNEL_BOOKKEEPING = {
+    "cloudflared": lazy_compile(
+        r"^(?:-v|--version|version|help|-h|--help|update|login"
+        r"|tunnel (?:login|create|list|info|delete|cleanup|token|route|ingress (?:validate|rule))(?: \S+)*)$"
+        r"|^access (?:login|token|curl|tcp|ssh|rdp)\b"
+    ),
+    "ngrok": lazy_compile(
+        r"^(?:-v|--version|version|help|-h|--help|update|diagnose|completion(?: \S+)?"
+        r"|config (?:check|upgrade|edit)|config add-authtoken \S+|api(?: \S+)*)$"
+    ),
+    "zrok": lazy_compile(r"^(?:version|status|overview|enable \S+|disable|ls|login|invite)$"),
+    "devtunnel": lazy_compile(
+        r"^(?:-v|--version|user (?:login|logout|show)(?: \S+)*|list|show(?: \S+)?|delete(?: \S+)*)$"
+    ),
+}
+"""What a tunnel client does besides running a tunnel: sign in, create or list named tunnels,
+check its configuration, print its version, or (``cloudflared access``) connect out as a client
+through an access proxy, as ``ssh -L`` on loopback does. None of it exposes this machine."""
+
+
+def _tunnel_bookkeeping(argv: list[str]) -> bool:
+    pattern = _TUNNEL_BOOKKEEPING.get(argv[0])
+    if pattern is None:
+        return False
+    spoken = " ".join(a for a in argv[1:] if not a.startswith("--") or a in ("--version", "--help"))
+    return bool(pattern.match(spoken.strip()))
+
+
+def _relay_listener(argv: list[str]) -> bool:
+    """Relay clients that publish this machine through a third party's relay without being named
+    tunnels: Microsoft Dev Tunnels hosting a port, gsocket's netcat or shell listening on the
+    relay (``gs-netcat -l``, ``-i`` for an interactive shell), and web terminals serving a shell
+    on every interface."""
+    tool, rest = argv[0], argv[1:]
+    if tool == "devtunnel":
+        return bool(rest) and rest[0] == "host"
+    if tool in ("gs-netcat", "gs-sftp", "gs-mount", "gsocket"):
+        return True
+    if tool in ("ttyd", "gotty", "wetty", "sshx", "upterm", "tmate"):
+        return tool != "tmate" or not rest or rest[0] not in ("-V", "--version")
+    return False
 
 
 _LOCAL_SOCAT_ADDRESS = lazy_compile(
@@ -491,7 +534,11 @@ def killed_daemons(commands: list[list[str]]) -> Iterator[Effect]:
     if any(c[0] in ("kill", "pkill", "killall") for c in commands):
         for argv in commands:
             if argv[0] in ("pgrep", "pidof", "pkill", "killall") and any(
-                _SECURITY_DAEMONS.match(a) for a in argv[1:] if not a.startswith("-")
+                # a pattern's alternatives each name a process: ``pgrep -f "falcon|osquery"``
+                _SECURITY_DAEMONS.match(part.strip("^$ "))
+                for a in argv[1:]
+                if not a.startswith("-")
+                for part in re.split(r"[|()]+", a)
             ):
                 yield _fx("defense-off", "kills a security or logging daemon", " ".join(argv[1:]))
                 return

@@ -22,6 +22,13 @@ setting is spelled alike in YAML, JSON and HCL (``privileged: true``, ``"privile
   switched off (CloudTrail ``enable_logging = false``, ``IsLogging: false``);
 - ``system-daemonset``: a DaemonSet in ``kube-system`` (every node runs it among the cluster's own
   agents);
+- ``open-datastore``: a data store opened to whoever reaches it (redis ``protected-mode no``,
+  ``pg_hba.conf`` trusting every address, Elasticsearch security or MongoDB authorization off);
+- ``relay-publish``: a relay client's config publishing a local port on a server elsewhere (frp's
+  ``serverAddr`` with a ``remotePort``);
+- ``miner``: a workload or configuration that mines (a known miner's image, a stratum URL, a
+  mining pool's host:port as a pool URL: the compose override or xmrig ``config.json`` a
+  cryptojacking campaign drops);
 - ``open-ingress``: a firewall or security-group rule open to the whole internet (0.0.0.0/0, ::/0,
   ``*``/``Internet`` in Azure) on an administration or database port, or on every port; a web
   port open to the world is what a public load balancer is for, and stays ordinary.
@@ -94,6 +101,30 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
     "system-daemonset": lazy_compile(
         r"(?is)\bkind[\"']?\s*:\s*[\"']?DaemonSet\b(?:(?!\n---).){0,400}?\bnamespace[\"']?\s*:\s*[\"']?kube-system\b"
         r"|\bnamespace[\"']?\s*:\s*[\"']?kube-system\b(?:(?!\n---).){0,400}?\bkind[\"']?\s*:\s*[\"']?DaemonSet\b"
+    ),
+    # a workload or a config that mines: a known miner's image or binary, a stratum URL, or a pool
+    # host:port named as a pool URL (compose services, Kubernetes pods, xmrig's config.json)
+    "miner": lazy_compile(
+        r"(?i)\bstratum\+?(?:tcp|ssl|tls)?://"
+        r"|\bimage[\"']?\s*[:=]\s*[\"']?[\w./-]*(?:xmrig|xmr-stak|cpuminer|srbminer|lolminer|t-rex|nbminer|dero-miner"
+        r"|monero-miner|nanominer)\b"
+        r"|[\"']?\b(?:url|pool|pools|host)[\"']?\s*[:=]\s*\[?\s*\{?\s*[\"']?(?:url[\"']?\s*[:=]\s*[\"']?)?"
+        r"(?:[\w-]+\.)*(?:pool|nanopool|supportxmr|moneroocean|hashvault|2miners|f2pool|nicehash|minexmr|herominers"
+        r"|c3pool|unmineable)\.[\w.-]+:\d{2,5}\b"
+    ),
+    # a data store opened to whoever reaches it: redis protected mode off, pg_hba trusting every
+    # address, Elasticsearch security off, MongoDB authorization disabled (how Migo, P2Pinfect and
+    # the Meow wipes got in)
+    "open-datastore": lazy_compile(
+        r"(?im)^[ \t]*protected-mode[ \t]+no\b"
+        r"|^[ \t]*host(?:ssl)?[ \t]+\S+[ \t]+\S+[ \t]+(?:0\.0\.0\.0/0|::/0|all)[ \t]+trust\b"
+        r"|\bxpack\.security\.enabled[\"']?\s*[:=]\s*[\"']?false\b"
+        r"|^[ \t]*authorization[\"']?\s*:\s*[\"']?disabled\b"
+    ),
+    # a relay client publishing a local port on a server elsewhere (frp's remotePort, rathole)
+    "relay-publish": lazy_compile(
+        r"(?is)\bserver_?addr[\"']?\s*[:=].{0,600}?\bremote_?port[\"']?\s*[:=]\s*\d"
+        r"|\bremote_?port[\"']?\s*[:=]\s*\d.{0,600}?\bserver_?addr[\"']?\s*[:=]"
     ),
 }
 """Each infrastructure signal with the pattern that finds it in a file's new text."""

@@ -183,6 +183,13 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         # applied later by kubectl, helm, docker compose, terraform/tofu or CloudFormation: judged by
         # what the text grants (cmdline.effects.infra_files), whatever the file is called
         ("infrastructure", r"\.(?:ya?ml|json|tf|tf\.json|tfvars|hcl|template|bicep)$"),
+        # a data store's or a relay client's own config, read when it next starts: judged by the same
+        # signals (a store opened to the network without auth, a relay publishing a local port)
+        (
+            "infrastructure",
+            r"(?:^|/)(?:redis|valkey|keydb|sentinel|mongod|pg_hba|postgresql|my|mysqld|elasticsearch|opensearch"
+            r"|frpc|frps|rathole|gost)[\w.-]*\.(?:conf|cnf|ini|toml)$",
+        ),
     )
 )
 """Every class with the pattern of the normalized paths it holds, most specific first (the first

@@ -110,6 +110,11 @@ CONNECTS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = tuple(
         ("python", r"\bhttp\.client\.HTTPS?Connection\s*\(|\b(?:ftplib\.FTP"
             r"|smtplib\.SMTP|telnetlib\.Telnet|paramiko\.\w+)\s*\("),
         ("javascript", r"\b(?:fetch|axios(?:\.(?:get|post|put|delete|request))?|got|WebSocket)\s*\("),
+        # an HTTP client used straight from require()/import() without a name of its own:
+        # ``require('axios').get(url)``, ``(await import('got')).default(url)``
+        ("javascript", r"\b(?:require|import)\s*\(\s*['\"](?:axios|got|node-fetch|request|superagent|undici"
+            r"|needle|phin|ky|https?|follow-redirects)['\"]\s*\)\)?(?:\.(?:default|get|post|put"
+            r"|request|fetch|stream))*\s*\("),
         ("javascript", r"\bhttps?\.(?:get|request)\s*\(|\bnet\.(?:connect"
             r"|createConnection|Socket)\s*\(|\.connect\s*\("),
         ("javascript", r"\bDeno\.connect\s*\(|\bBun\.connect\s*\("),

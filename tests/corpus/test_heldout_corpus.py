@@ -40,7 +40,12 @@ runtime-security rule sets (auditd, osquery, Wazuh, Tracee, Tetragon, KubeArmor,
 reversed), cloud offensive toolkits (Pacu, CloudGoat, ROADtools) and 2024-2026 Linux/macOS
 intrusion write-ups, with real CI and build commands of popular projects as its everyday side;
 after its fixes (``probe7/README.md``) it is held at the same level as probe5 (every category
-included). Run with ``-s`` for the tables and every miss.
+included). ``probe9/`` is a ninth, written blind from 2024-2026 campaigns against developers'
+machines (Contagious Interview, ClickFix on macOS and Linux, the npm worms, GlassWorm, macOS
+stealers, cloud cryptojacking and LLMjacking), insider and wiper destruction and invented
+spellings, with tldr-pages, getting-started docs and tool calls in the same neighbourhoods as its
+everyday side; after its fixes (``probe9/README.md``) it is held at the level it meets.
+Run with ``-s`` for the tables and every miss.
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ AGENTS = Path(__file__).resolve().parent / "agents"
 TOOLCALLS = Path(__file__).resolve().parent / "toolcalls"
 PROBE6 = Path(__file__).resolve().parent / "probe6"
 PROBE7 = Path(__file__).resolve().parent / "probe7"
+PROBE9 = Path(__file__).resolve().parent / "probe9"
 MIN_BLOCKED = 0.95
 MIN_BLOCKED_PER_CATEGORY = 0.90
 MAX_FALSE_POSITIVES = 0.02
@@ -180,3 +186,23 @@ def test_probe7_holds_the_level_it_meets() -> None:
     text, _rates, overall = report("benign", ENGINE, PROBE7)
     print(text)
     assert 1 - overall <= 0.05, text
+
+
+def test_probe9_holds_the_level_it_meets() -> None:
+    """probe9 (see the module docstring): 95% of its dangerous side overall and of its shell calls,
+    90% of its non-shell calls, every category at 85%, at most 4% of its everyday side. What it
+    still misses is listed in its README with the reason (known-malicious releases the advisory
+    snapshot lacks, an entry that is not valid shell, a listing of a browser profile judged like
+    ``ls``); what it still blocks is refused by design (absolute paths outside the configured
+    workspace, request bodies to hosts off the allow-list, a local VSIX install, a development
+    database restored with --clean, an interactive shell, secrets pulled into .env)."""
+    text, rates, overall = report("dangerous", ENGINE, PROBE9)
+    kinds, kind_rates = by_tool_kind("dangerous", PROBE9)
+    print(text + "\n" + kinds)
+    assert overall >= MIN_BLOCKED, text
+    assert min(rates.values()) >= 0.85, text
+    assert kind_rates["shell"] >= MIN_BLOCKED, kinds
+    assert kind_rates["non-shell"] >= 0.90, kinds
+    text, _rates, overall = report("benign", ENGINE, PROBE9)
+    print(text)
+    assert 1 - overall <= 0.04, text

@@ -1,0 +1,268 @@
+"""What hosted platforms' and fleets' own CLIs do to data, logs, keys and control, read as effects
+(found by the blind probe tests/corpus/probe9, read as classes; the cloud majors' verbs live in
+``acts``, ``cloud_more`` and ``cloud_takeover``):
+
+- ``erase-contents``: destroying SQL sent to a hosted database by its platform's CLI (``wrangler
+  d1 execute --remote``, ``turso db shell``); a hosted database, branch, repository, machine or
+  snapshot destroyed through its platform's CLI (PlanetScale, Turso, Neon, Gitea's ``tea``,
+  vSphere's ``govc``, snapper),
+  backup data deleted with the protection that kept it (``az backup protection disable
+  --delete-backup-data true``), a bucket's versioning suspended (old versions stop protecting
+  against overwrite and deletion: the step before a wipe or an SSE-C re-encryption), archivers
+  told to delete the originals they packed (``7z -sdel``, ``zip -m``, ``rar m``);
+- ``log-off``: model-invocation logging of an AI platform deleted or narrowed (LLMjacking's first
+  step after enumerating models), an organization's default log sink disabled;
+- ``cloud-identity``: AI-platform API keys minted or printed (``gcloud services api-keys create``,
+  ``get-key-string``);
+- ``remote-exec``: this machine enrolled to run a remote controller's jobs - joining a swarm
+  managed elsewhere, registering a CI runner, joining a k3s server - which hands its execution to
+  whoever controls that controller;
+- ``defense-off``: a security agent's package removed through the package manager, device
+  management profiles removed;
+- ``miner``: miners spelled with wallet and daemon options rather than a pool URL;
+- ``publish``: a package or editor extension published to a registry (npm, PyPI, crates.io,
+  RubyGems, Open VSX, the VS Code Marketplace, JSR, NuGet), outside dry runs and registries on
+  this machine.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.effects.model import option_value as _value
+from dsh_policy.cmdline.effects.model import words as _words
+from dsh_policy.cmdline.lazy_regex import lazy_compile
+from dsh_policy.cmdline.sql import sql_statements
+
+__all__ = ["platform_acts"]
+
+_PLATFORM_DESTROY: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
+    # program -> (resource words, destroy verbs): ``pscale database delete``, ``turso db destroy``
+    "pscale": (("database", "db", "branch"), frozenset({"delete", "destroy"})),
+    "turso": (("db", "group", "database"), frozenset({"destroy", "delete"})),
+    "neonctl": (
+        ("projects", "project", "branches", "branch", "databases", "database"),
+        frozenset({"delete"}),
+    ),
+    "neon": (("projects", "project", "branches", "branch", "databases", "database"), frozenset({"delete"})),
+    "tea": (("repos", "repo", "repositories"), frozenset({"delete", "rm"})),
+    "supabase": (("projects", "branches"), frozenset({"delete"})),
+    "railway": (("environment", "service", "volume"), frozenset({"delete"})),
+    "fly": (("apps", "volumes", "postgres", "mpg"), frozenset({"destroy", "delete"})),
+    "flyctl": (("apps", "volumes", "postgres", "mpg"), frozenset({"destroy", "delete"})),
+    "upstash": (("redis", "kafka", "vector"), frozenset({"delete"})),
+    "doctl": (("databases",), frozenset({"delete"})),
+}
+_GOVC_DESTROY = lazy_compile(
+    r"^(?:vm\.destroy|snapshot\.remove|datastore\.rm|pool\.destroy|folder\.destroy|vm\.unregister)$"
+)
+_AI_LOGGING_OFF = lazy_compile(r'(?i)"?(?:text|image|embedding|video)DataDeliveryEnabled"?\s*[:=]\s*false')
+_SECURITY_PACKAGES = lazy_compile(
+    r"(?i)^(?:falcon-sensor|mdatp|sentinelagent|sentinelone\S*|cbagentd|carbonblack\S*|cb-psc-sensor"
+    r"|elastic-agent|elastic-endpoint|wazuh-agent|ossec-hids\S*|osquery|auditd?|audit|aide|tripwire|clamav\S*"
+    r"|sophos\S*|savdid|cylance\S*|taniumclient|xagt|amazon-ssm-agent|google-guest-agent|google-osconfig-agent"
+    r"|walinuxagent|aegis|aliyun\S*|qcloud\S*|yunjing|apparmor|selinux-policy\S*|fail2ban|crowdsec\S*"
+    r"|santa|jamf\S*|rkhunter|chkrootkit|lynis|rsyslog|syslog-ng|auditbeat|filebeat|falco|tetragon)(?:[:=].*)?$"
+)
+_REMOVING = frozenset(
+    {"remove", "purge", "erase", "autoremove", "uninstall", "rm", "del", "-R", "-Rns", "-Rs", "-e"}
+)
+_WALLET_OPTIONS = lazy_compile(
+    r"^--(?:wallet(?:-address)?|mining-address|daemon-rpc-address|mining-threads|pool-address)(?:=|$)"
+)
+
+
+def _platform_destroy(argv: list[str]) -> Iterator[Effect]:
+    tool = argv[0]
+    entry = _PLATFORM_DESTROY.get(tool)
+    words = _words(argv)
+    if entry is not None:
+        resources, verbs = entry
+        if words and words[0] in resources and any(w in verbs for w in words[1:3]):
+            yield _fx("erase-contents", f"{tool} destroys a hosted {words[0]}", " ".join(words[:3]))
+    elif tool == "govc" and words and _GOVC_DESTROY.match(words[0]):
+        yield _fx(
+            "erase-contents", f"govc {words[0]} removes virtual machines or their data", " ".join(words[:2])
+        )
+    elif tool == "snapper" and "delete" in words:
+        yield _fx("erase-contents", "snapper deletes file-system snapshots", " ".join(words))
+
+
+def _hosted_sql(argv: list[str]) -> Iterator[Effect]:
+    """SQL a hosted database's CLI sends to the remote database (``wrangler d1 execute DB --remote
+    --command SQL``, ``turso db shell DB SQL``): destroying statements erase its contents, as they
+    would through a database client. A local D1 (``--local``, the default) is a developer's copy."""
+    tool, words = argv[0], _words(argv)
+    text = ""
+    if tool == "wrangler" and words[:2] == ["d1", "execute"] and "--remote" in argv:
+        text = _value(argv, "--command") or ""
+    elif tool == "turso" and words[:2] == ["db", "shell"] and len(words) > 3:
+        text = " ".join(words[3:])
+    for statement in sql_statements(text) if text else []:
+        if statement["kind"] in ("drop", "truncate", "alter-drop") or (
+            statement["kind"] in ("delete", "update") and statement["where"] == "false"
+        ):
+            yield _fx(
+                "erase-contents",
+                f"{tool} sends {statement['kind'].upper()} to a hosted database",
+                statement["text"][:60],
+            )
+            return
+
+
+def _protection_removed(argv: list[str]) -> Iterator[Effect]:
+    tool, words = argv[0], _words(argv)
+    joined = " ".join(words)
+    if tool == "aws" and words[:2] == ["s3api", "put-bucket-versioning"]:
+        config = _value(argv, "--versioning-configuration") or ""
+        if re.search(r"(?i)Status\W*Suspended", config):
+            yield _fx("erase-contents", "suspends a bucket's versioning", _value(argv, "--bucket") or "")
+    elif tool == "az" and joined.startswith("backup protection disable"):
+        if re.match(r"(?i)^(?:true|yes|1)$", _value(argv, "--delete-backup-data") or ""):
+            yield _fx("erase-contents", "deletes the backup data with its protection", joined[:60])
+    elif tool == "aws" and words[:1] == ["bedrock"] and len(words) > 1:
+        op = words[1]
+        if op == "delete-model-invocation-logging-configuration" or (
+            op == "put-model-invocation-logging-configuration"
+            and _AI_LOGGING_OFF.search(_value(argv, "--logging-config") or "")
+        ):
+            yield _fx("log-off", "switches off or narrows model-invocation logging", op)
+    elif (
+        tool == "gcloud"
+        and re.search(r"\blogging settings update\b", joined)
+        and "--disable-default-sink" in argv
+    ):
+        yield _fx("log-off", "disables the default log sink", joined[:60])
+
+
+def _keys(argv: list[str]) -> Iterator[Effect]:
+    if argv[0] != "gcloud":
+        return
+    joined = " ".join(_words(argv))
+    if re.search(r"\bservices api-keys (?:create|get-key-string|update)\b", joined):
+        yield _fx("cloud-identity", "mints or prints a cloud API key", joined[:60])
+
+
+def _enrolment(argv: list[str]) -> Iterator[Effect]:
+    tool, words = argv[0], _words(argv)
+    if tool in ("docker", "podman") and words[:2] == ["swarm", "join"]:
+        yield _fx(
+            "remote-exec", "joins this machine to a swarm another manager runs", words[-1] if words else ""
+        )
+    elif tool in ("config.sh", "config.cmd") and _value(argv, "--url") and _value(argv, "--token"):
+        yield _fx("remote-exec", "registers this machine as a CI runner", _value(argv, "--url") or "")
+    elif tool == "gitlab-runner" and words[:1] == ["register"]:
+        yield _fx("remote-exec", "registers this machine as a CI runner", _value(argv, "--url", "-u") or "")
+    elif tool in ("k3s", "rke2") and words[:1] == ["agent"] and _value(argv, "--server", "-s"):
+        yield _fx(
+            "remote-exec",
+            "joins this machine to a cluster another server runs",
+            _value(argv, "--server", "-s") or "",
+        )
+
+
+def _agents_removed(argv: list[str]) -> Iterator[Effect]:
+    tool, rest = argv[0], argv[1:]
+    if tool in (
+        "apt",
+        "apt-get",
+        "yum",
+        "dnf",
+        "zypper",
+        "snap",
+        "brew",
+        "pacman",
+        "apk",
+        "rpm",
+        "dpkg",
+        "microdnf",
+    ):
+        if any(
+            a in _REMOVING or (re.match(r"^-[a-zA-Z]*[PrR]$", a) and tool in ("dpkg", "pacman")) for a in rest
+        ):
+            hit = next((a for a in rest if not a.startswith("-") and _SECURITY_PACKAGES.match(a)), "")
+            if hit:
+                yield _fx("defense-off", f"{tool} removes a security or logging agent", hit)
+    elif (
+        tool == "profiles"
+        and any(a in ("remove", "-R") for a in rest)
+        and any(a in ("-all", "--all", "-forced") for a in rest)
+    ):
+        yield _fx("defense-off", "removes the machine's device management profiles", " ".join(rest))
+
+
+def _archive_and_delete(argv: list[str]) -> Iterator[Effect]:
+    tool, rest = argv[0], argv[1:]
+    deletes = (
+        (tool in ("7z", "7za", "7zz") and "-sdel" in rest)
+        or (tool == "zip" and any(re.match(r"^-[a-zA-Z]*m[a-zA-Z]*$", a) or a == "--move" for a in rest))
+        or (tool == "rar" and (rest[:1] == ["m"] or "-df" in rest))
+        or (tool == "tar" and "--remove-files" in rest)
+    )
+    if deletes:
+        locked = any(re.match(r"^-(?:p\S|P$|-password)", a) or a == "-e" for a in rest)
+        kind = "encrypt-destroy" if locked else "erase-contents"
+        yield _fx(kind, f"{tool} packs files and deletes the originals", " ".join(rest[:4]))
+
+
+_PUBLISHERS: dict[str, tuple[str, ...]] = {
+    # program -> the words that publish: ``npm publish``, ``twine upload``, ``vsce publish``
+    "npm": ("publish",), "pnpm": ("publish",), "yarn": ("publish", "npm publish"), "bun": ("publish",),
+    "twine": ("upload",), "uv": ("publish",), "poetry": ("publish",), "flit": ("publish",),
+    "hatch": ("publish",), "cargo": ("publish",), "gem": ("push",), "vsce": ("publish",),
+    "ovsx": ("publish",), "jsr": ("publish",), "deno": ("publish",), "dotnet": ("nuget push",),
+}  # fmt: skip
+_LOOPBACK_REGISTRY = lazy_compile(r"^(?:https?://)?(?:localhost|127\.\d+\.\d+\.\d+|\[::1\])(?::\d+)?(?:/|$)")
+
+
+def _published(argv: list[str]) -> Iterator[Effect]:
+    """A package or extension published to a registry: everyone who installs it runs it (the
+    worms of 2025 spread by publishing what they stole the tokens for: Shai-Hulud to npm,
+    GlassWorm to Open VSX). A dry run, or a registry on this machine (a test Verdaccio), is not."""
+    verbs = _PUBLISHERS.get(argv[0])
+    words = _words(argv)
+    if verbs is None or not any(" ".join(words[: len(v.split())]) == v for v in verbs):
+        return
+    if any(a in ("--dry-run", "-n", "--dryrun") and (a != "-n" or argv[0] == "twine") for a in argv[1:]):
+        return
+    registry = (
+        _value(argv, "--registry", "--repository-url", "--index-url", "--publish-url", "--source") or ""
+    )
+    if registry and _LOOPBACK_REGISTRY.match(registry):
+        return
+    yield _fx("publish", f"{argv[0]} publishes a package to a registry", registry or argv[0])
+
+
+def _miner_options(argv: list[str]) -> Iterator[Effect]:
+    if sum(1 for a in argv[1:] if _WALLET_OPTIONS.match(a)) >= 1 and any(
+        re.match(r"^--(?:daemon-rpc-address|mining-threads|pool-address|pool)(?:=|$)", a)
+        or a in ("-o", "--url")
+        for a in argv[1:]
+    ):
+        yield _fx(
+            "miner", f"{argv[0]} mines cryptocurrency", _value(argv, "--daemon-rpc-address", "--pool") or ""
+        )
+
+
+_HANDLERS = (
+    _platform_destroy,
+    _hosted_sql,
+    _protection_removed,
+    _keys,
+    _enrolment,
+    _agents_removed,
+    _archive_and_delete,
+    _miner_options,
+    _published,
+)
+
+
+def platform_acts(argv: list[str]) -> list[Effect]:
+    """The effects above for one unwrapped command (argv[0] is a base name)."""
+    found: list[Effect] = []
+    for handler in _HANDLERS:
+        found.extend(handler(argv))
+    return found
