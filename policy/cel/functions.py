@@ -11,6 +11,7 @@ The engines register them under these CEL names (see :data:`CEL_FUNCTIONS`):
 ``shell.argv0s``, ``shell.programs``, ``shell.redirects``, ``shell.effects`` (what interpreter code does),
 ``shell.sql`` (statements database clients send), ``shell.cli`` (infrastructure CLIs read with
 their grammars), ``shell.acts`` (a line's effects on trust, identity, defences and the network),
+``shell.web_requests`` (what each curl, wget, HTTPie or xh command would send),
 ``path.later`` and ``path.later_risks`` (files that run later, and what in their text makes a
 write a technique), ``path.later_unread`` (whether what such a file runs cannot be judged as its
 command lines), ``sql.statements``, ``url.host``, ``glob``, ``secrets.scan`` and ``matches``
@@ -41,6 +42,7 @@ from dsh_policy.cmdline.shell import (
     shell_sql,
 )
 from dsh_policy.cmdline.sql import sql_statements
+from dsh_policy.cmdline.web_requests import shell_web_requests
 from dsh_policy.policy import detectors
 
 __all__ = [
@@ -406,6 +408,7 @@ CEL_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "shell.sql": shell_sql,
     "shell.cli": shell_cli,
     "shell.acts": shell_acts,
+    "shell.web_requests": shell_web_requests,
     "path.later": later_class,
     "path.later_risks": later_risks,
     "path.later_unread": later_unread,
@@ -430,6 +433,7 @@ CEL_SIGNATURES: Mapping[str, tuple[str, ...]] = {
     "shell.sql": ("shell.sql(string) -> list(map(string, string))",),
     "shell.cli": ("shell.cli(string) -> list(map(string, dyn))",),
     "shell.acts": ("shell.acts(string) -> list(map(string, string))",),
+    "shell.web_requests": ("shell.web_requests(string) -> list(map(string, dyn))",),
     "path.later": ("path.later(string) -> string",),
     "path.later_risks": ("path.later_risks(string, string) -> list(string)",),
     "path.later_unread": ("path.later_unread(string, string) -> bool",),
