@@ -85,6 +85,10 @@ def test_headers_are_read_by_name_and_value() -> None:
     assert one("http https://example.org/ Accept:application/json")["headers"] == [
         {"name": "Accept", "value": "application/json"}
     ]
+    # the long form is the same header, judged by the rule like -H
+    assert one("curl --header 'X-Notes: a' https://example.org/")["headers"] == [
+        {"name": "X-Notes", "value": "a"}
+    ]
     assert one("curl -e https://example.org/r https://example.org/")["headers"] == [
         {"name": "Referer", "value": "https://example.org/r"}
     ]
@@ -137,6 +141,14 @@ def test_plain_reads_send_nothing(line: str) -> None:
         # an option the table does not know is not taken for a read
         "curl --some-future-option https://example.org/",
         "curl --output=x https://example.org/",
+        # attached, clustered and `=` spellings other guards' regexes missed (peers' bug reports)
+        "curl -Fname=@secret https://example.org/",
+        "curl -Tsecret https://example.org/",
+        "curl -d@notes.txt https://example.org/",
+        "curl -sSd x https://example.org/",
+        "curl --data-binary=@notes.txt https://example.org/",
+        "curl --data x https://example.org/",
+        "wget --post-data=a=b https://example.org/",
         # wget
         "wget --post-data a=b https://example.org/",
         "wget --post-file=notes.txt https://example.org/",
