@@ -20,11 +20,12 @@ So do a substitution or variable anywhere in the arguments (``$(...)``, backtick
 line does not show what they hold), stdin fed to HTTPie or xh (both send it as the body),
 arguments added at run time by xargs or parallel, an environment that reconfigures the client
 (``WGETRC=``, ``CURL_HOME=``, ``HOME=``, a ``*_proxy`` variable), a file named by the server
-(``curl -J``, ``wget --content-disposition``), and a recursive crawl that spans hosts or drops
-the host folder. URLs keep their query (HTTPie's ``name==value`` items are added to it) so the
-rules can read it; ``writes`` lists the files and folders the response lands in, including the
-name a URL implies (``curl -O``, ``wget`` without ``-O``). The URL, method, headers and writes
-are judged by the rules, not here: the policy stays in the pack.
+(``curl -J``, ``wget --content-disposition``, a download piped into ``tar x`` or ``cpio -i``), and
+a recursive crawl that spans hosts or drops the host folder. URLs keep their query (HTTPie's
+``name==value`` items are added to it) so the rules can read it; ``writes`` lists the files and
+folders the response lands in, including the name a URL implies (``curl -O``, ``wget`` without
+``-O``). The URL, method, headers and writes are judged by the rules, not here: the policy stays
+in the pack.
 
 Sources: the curl(1), GNU Wget, HTTPie and xh manuals.
 """
@@ -39,6 +40,7 @@ from typing import Any, Final
 
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell import shell_commands, shell_redirects
+from dsh_policy.cmdline.writers import tar_mode
 
 __all__ = ["CLIENTS", "shell_web_requests"]
 
@@ -417,6 +419,37 @@ def _request_maps(request: _Request) -> list[dict[str, Any]]:
     ]
 
 
+def _unpacks_stdin(argv: list[str]) -> bool:
+    """Whether ``argv`` unpacks an archive read from stdin (``tar xz``, ``tar -xf -``, ``bsdtar
+    -x``, ``cpio -i``, ``unzip -``): piped a download, the server names every file it writes."""
+    if not argv:
+        return False
+    words = argv[1:]
+    if argv[0] in ("tar", "bsdtar", "gtar"):
+        if tar_mode(words) != "x":
+            return False
+        for index, word in enumerate(words):
+            if word.startswith("--file"):
+                _, equals, value = word.partition("=")
+                archive = value if equals else (words[index + 1] if index + 1 < len(words) else "-")
+                return archive == "-"
+            bundle = (
+                word[1:]
+                if word.startswith("-") and not word.startswith("--")
+                else (word if index == 0 else "")
+            )
+            if "f" in bundle:
+                attached = bundle.split("f", 1)[1] if word.startswith("-") and len(word) > 2 else ""
+                archive = attached or (words[index + 1] if index + 1 < len(words) else "-")
+                return archive == "-"
+        return True
+    if argv[0] == "cpio":
+        return any(
+            w == "--extract" or (w.startswith("-") and not w.startswith("--") and "i" in w) for w in words
+        )
+    return argv[0] in ("unzip", "bsdunzip") and "-" in words
+
+
 @lru_cache(maxsize=256)
 def _cached(line: str) -> tuple[dict[str, Any], ...]:
     commands = shell_commands(line)
@@ -427,6 +460,8 @@ def _cached(line: str) -> tuple[dict[str, Any], ...]:
         line_reason = "the line sets the client's configuration or proxy in its environment"
     elif any(argv and argv[0] in _RUNTIME_ARGUMENTS for argv in commands):
         line_reason = "xargs or parallel adds arguments at run time"
+    elif any(_unpacks_stdin(argv) for argv in commands):
+        line_reason = "the answer is unpacked into files the server names"
     stdin_fed = bool(_PIPED_INTO_STDIN_READER.search(line)) or any(
         r["op"] in _STDIN_REDIRECTIONS for r in shell_redirects(line)
     )

@@ -110,6 +110,8 @@ def test_every_url_of_a_command_is_its_own_request() -> None:
         "http GET https://example.org/ page==2 Accept:text/html",
         "http https://example.org/ | jq .",
         "xh -I https://example.org/ < /dev/null",
+        # an archive downloaded to a named file and unpacked from it is judged by that file's name
+        "curl -sLo x.tgz https://example.org/x.tgz && tar xzf x.tgz",
     ],
 )
 def test_plain_reads_send_nothing(line: str) -> None:
@@ -176,6 +178,10 @@ def test_plain_reads_send_nothing(line: str) -> None:
         'curl "https://example.org/?u=$USER"',
         "curl -o $OUT https://example.org/",
         "cat urls | xargs curl -s",
+        # a download unpacked from stdin: the server names every file written
+        "curl -sL https://example.org/x.tgz | tar xz",
+        "wget -qO- https://example.org/x.tar | tar -xf -",
+        "curl -s https://example.org/x.cpio | cpio -idm",
         "WGETRC=/tmp/rc wget https://example.org/",
         "https_proxy=http://p.example:3128 curl https://example.org/",
         "env CURL_HOME=/tmp curl https://example.org/",
