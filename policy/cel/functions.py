@@ -11,6 +11,7 @@ The engines register them under these CEL names (see :data:`CEL_FUNCTIONS`):
 ``shell.argv0s``, ``shell.programs``, ``shell.redirects``, ``shell.effects`` (what interpreter code does),
 ``shell.sql`` (statements database clients send), ``shell.cli`` (infrastructure CLIs read with
 their grammars), ``shell.acts`` (a line's effects on trust, identity, defences and the network),
+``shell.web_requests`` (what each curl, wget, HTTPie or xh command would send),
 ``path.later`` and ``path.later_risks`` (files that run later, and what in their text makes a
 write a technique), ``path.later_unread`` (whether what such a file runs cannot be judged as its
 command lines), ``sql.statements``, ``url.host``, ``glob``, ``secrets.scan`` and ``matches``
@@ -43,6 +44,7 @@ if TYPE_CHECKING:  # imported on first use (see DeferredHelper): a policy is rea
         shell_sql,
     )
     from dsh_policy.cmdline.sql import sql_statements
+    from dsh_policy.cmdline.web_requests import shell_web_requests
 
 __all__ = [
     "CEL_FUNCTIONS",
@@ -62,6 +64,7 @@ __all__ = [
     "shell_programs",
     "shell_redirects",
     "shell_sql",
+    "shell_web_requests",
     "sql_statements",
     "url_host",
 ]
@@ -460,6 +463,7 @@ _READERS: Mapping[str, DeferredHelper] = {
         DeferredHelper("dsh_policy.cmdline.effects", "later_risks"),
         DeferredHelper("dsh_policy.cmdline.effects.later_commands", "later_unread"),
         DeferredHelper("dsh_policy.cmdline.sql", "sql_statements"),
+        DeferredHelper("dsh_policy.cmdline.web_requests", "shell_web_requests"),
     )
 }
 
@@ -485,6 +489,7 @@ CEL_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "shell.sql": _READERS["shell_sql"],
     "shell.cli": _READERS["shell_cli"],
     "shell.acts": _READERS["shell_acts"],
+    "shell.web_requests": _READERS["shell_web_requests"],
     "path.later": _READERS["later_class"],
     "path.later_risks": _READERS["later_risks"],
     "path.later_unread": _READERS["later_unread"],
@@ -509,6 +514,7 @@ CEL_SIGNATURES: Mapping[str, tuple[str, ...]] = {
     "shell.sql": ("shell.sql(string) -> list(map(string, string))",),
     "shell.cli": ("shell.cli(string) -> list(map(string, dyn))",),
     "shell.acts": ("shell.acts(string) -> list(map(string, string))",),
+    "shell.web_requests": ("shell.web_requests(string) -> list(map(string, dyn))",),
     "path.later": ("path.later(string) -> string",),
     "path.later_risks": ("path.later_risks(string, string) -> list(string)",),
     "path.later_unread": ("path.later_unread(string, string) -> bool",),

@@ -1,8 +1,9 @@
 """A command means the same inside a carrier as on its own, and a file the same under every name the
-file system opens it by (issue 24: coverage by effect, not by spelling). Every corpus's shell entries that the shipped packs already judge right are re-spelled
-through carriers that keep their effect - ``bash -c``, ``sh -lc``, ``eval``, a ``{ ...; }`` group,
-an ``if`` body, a ``cd`` before them - and must be judged the same: a dangerous one still blocked,
-an everyday one still allowed. This is the method the held-out corpora are measured against (a new
+file system opens it by (issue 24: coverage by effect, not by spelling). Every corpus's shell
+entries that the shipped packs already judge right are re-spelled through carriers that keep
+their effect - ``bash -c``, ``sh -lc``, ``eval``, a ``{ ...; }`` group, an ``if`` body, a ``cd``
+before them - and must be judged the same: a dangerous one still blocked, an everyday one still
+allowed. This is the method the held-out corpora are measured against (a new
 spelling of a known effect), so it is checked on every corpus, not on a list.
 
 File-tool calls naming a path in the workspace are re-spelled the same way: ``./x``,
