@@ -250,11 +250,50 @@ def _parse_cached(line: str) -> _ParsedLine | str:
     return result
 
 
+_PERMUTING: dict[str, frozenset[str]] = {
+    "cp": frozenset({"-t", "-S", "--target-directory", "--suffix"}),
+    "mv": frozenset({"-t", "-S", "--target-directory", "--suffix"}),
+    "ln": frozenset({"-t", "-S", "--target-directory", "--suffix"}),
+    "install": frozenset({"-t", "-S", "-m", "-o", "-g", "--target-directory", "--suffix", "--mode", "--owner", "--group"}),
+    "rm": frozenset(),
+}
+"""GNU tools that take options after their operands (getopt permutes them), with the options that
+take their value as the next word."""
+
+
+def _options_first(argv: list[str]) -> list[str]:
+    """``argv`` with options written after operands moved before them, as GNU getopt reads them
+    (``ln SRC DEST -sf`` is ``ln -sf SRC DEST``), so "the last operand" is the destination the tool
+    uses. Words after ``--`` are operands; a command without trailing options is returned as is."""
+    valued = _PERMUTING.get(argv[0]) if argv else None
+    if valued is None or len(argv) < 3:
+        return argv
+    options: list[str] = []
+    operands: list[str] = []
+    at = 1
+    while at < len(argv):
+        word = argv[at]
+        if word == "--":
+            operands.extend(argv[at:])
+            break
+        if word.startswith("-") and word != "-":
+            options.append(word)
+            if word in valued and at + 1 < len(argv):
+                at += 1
+                options.append(argv[at])
+        else:
+            operands.append(word)
+        at += 1
+    if argv[1 : 1 + len(options)] == options:
+        return argv
+    return [argv[0], *options, *operands]
+
+
 def _parse_uncached(line: str) -> _ParsedLine:
     budget = Budget(_NESTED)
     commands = _parse(line, 0, budget, {})
     return _ParsedLine(
-        tuple(tuple(argv) for argv in commands),
+        tuple(tuple(_options_first(argv)) for argv in commands),
         tuple(budget.redirects),
         tuple(budget.effects),
         tuple(budget.databases),

@@ -75,3 +75,23 @@ def test_text_piped_into_an_interpreter_inside_a_group_is_read_as_its_code(line:
 def test_reserved_words_after_a_program_are_its_arguments() -> None:
     assert shell_commands("echo if then fi") == [["echo", "if", "then", "fi"]]
     assert shell_commands("x=1 echo {") == [["echo", "{"]]
+
+
+@pytest.mark.parametrize(
+    ("line", "argv"),
+    [
+        ("ln /opt/tool/bin/x /usr/local/bin/git -sf", ["ln", "-sf", "/opt/tool/bin/x", "/usr/local/bin/git"]),
+        ("install ./x /usr/local/bin/x -m 0755", ["install", "-m", "0755", "./x", "/usr/local/bin/x"]),
+        ("rm node_modules -rf", ["rm", "-rf", "node_modules"]),
+        ("mv a.txt -t archive b.txt", ["mv", "-t", "archive", "a.txt", "b.txt"]),
+    ],
+)
+def test_options_after_operands_are_read_as_gnu_getopt_reads_them(line: str, argv: list[str]) -> None:
+    """GNU tools permute: an option written after the operands is still an option, so the last
+    operand is the destination the tool writes (`ln SRC DEST -sf` replaces DEST)."""
+    assert shell_commands(line) == [argv]
+
+
+def test_words_after_a_double_dash_stay_operands() -> None:
+    assert shell_commands("rm -- -rf notes.txt") == [["rm", "--", "-rf", "notes.txt"]]
+    assert shell_commands("cp -r src dst") == [["cp", "-r", "src", "dst"]]
