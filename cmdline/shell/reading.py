@@ -254,7 +254,9 @@ _PERMUTING: dict[str, frozenset[str]] = {
     "cp": frozenset({"-t", "-S", "--target-directory", "--suffix"}),
     "mv": frozenset({"-t", "-S", "--target-directory", "--suffix"}),
     "ln": frozenset({"-t", "-S", "--target-directory", "--suffix"}),
-    "install": frozenset({"-t", "-S", "-m", "-o", "-g", "--target-directory", "--suffix", "--mode", "--owner", "--group"}),
+    "install": frozenset(
+        {"-t", "-S", "-m", "-o", "-g", "--target-directory", "--suffix", "--mode", "--owner", "--group"}
+    ),
     "rm": frozenset(),
 }
 """GNU tools that take options after their operands (getopt permutes them), with the options that
