@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from dsh_policy.cmdline.effects.availability import availability_command_acts, availability_line_acts
+from dsh_policy.cmdline.effects.build_tools import env_file_acts
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
 from dsh_policy.cmdline.effects.cloud_abuse import cloud_abuse_acts
 from dsh_policy.cmdline.effects.cloud_more import cloud_command_acts
@@ -26,6 +27,7 @@ from dsh_policy.cmdline.effects.cloud_takeover import cloud_takeover_acts
 from dsh_policy.cmdline.effects.code_sources import install_source_acts, runner_source_acts
 from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
 from dsh_policy.cmdline.effects.escape import escape_command_acts, escape_line_acts, uninstalled_agents
+from dsh_policy.cmdline.effects.forge import forge_acts, runner_guard_off
 from dsh_policy.cmdline.effects.hardening import hardening_command_acts
 from dsh_policy.cmdline.effects.harvest import harvest_acts, hash_reader
 from dsh_policy.cmdline.effects.host import host_command_acts, hunts_through_xargs, killed_daemons
@@ -511,6 +513,7 @@ def command_acts(argv: list[str]) -> list[Effect]:
     found.extend(cloud_abuse_acts(argv))
     found.extend(hardening_command_acts(argv))
     found.extend(cloud_takeover_acts(argv))
+    found.extend(forge_acts(argv))
     return found
 
 
@@ -542,8 +545,10 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(reach_line_acts(commands, written))
     found.extend(uninstalled_agents(line, commands))
     found.extend(availability_line_acts(commands))
+    found.extend(env_file_acts(line, written))
     if "=" in line:
         found.extend(env_switch_acts(line))
+        found.extend(runner_guard_off(line))
         found.extend(borrowed_agents(line))
     return tuple(tuple(sorted(effect.items())) for effect in found)
 
