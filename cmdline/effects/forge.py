@@ -234,6 +234,8 @@ def _runner(argv: list[str]) -> Iterator[Effect]:
         and _value(argv, "--url") is not None
         and _value(argv, "--token", "--pat") is not None
     ) or (tool == "gitlab-runner" and words[:1] in (["register"], ["install"]))
+    # the Actions runner's own service installer (svc.sh install [user]): the runner kept running
+    registers = registers or (tool == "svc.sh" and words[:1] == ["install"])
     if registers:
         yield _fx("remote-exec", f"{tool} registers this machine as a CI runner", _value(argv, "--url") or "")
 
@@ -244,7 +246,7 @@ _HANDLERS = {
     "git": (_git,),
     **{name: (_registry,) for name in _PUBLISHERS},
     **dict.fromkeys(("gato", "gato-x", "nord-stream", "nordstream"), (_ci_toolkit,)),
-    **dict.fromkeys(("config.sh", "config.cmd", "Runner.Listener", "gitlab-runner"), (_runner,)),
+    **dict.fromkeys(("config.sh", "config.cmd", "Runner.Listener", "gitlab-runner", "svc.sh"), (_runner,)),
 }
 
 

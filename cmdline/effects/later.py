@@ -115,7 +115,9 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|(?:^|/)\.circleci/+config\.ya?ml$|(?:^|/)azure-pipelines\.ya?ml$|(?:^|/)Jenkinsfile$|(?:^"
             r"|/)\.buildkite/"
             r"|(?:^|/)\.travis\.ya?ml$|(?:^|/)bitbucket-pipelines\.ya?ml$|(?:^|/)\.drone\.ya?ml$|(?:^"
-            r"|/)\.woodpecker(?:/|\.ya?ml$)|(?:^|/)cloudbuild\.ya?ml$",
+            r"|/)\.woodpecker(?:/|\.ya?ml$)|(?:^|/)cloudbuild\.ya?ml$"
+            r"|(?:^|/)buildspec[\w.-]*\.ya?ml$|(?:^|/)\.?appveyor\.ya?ml$|(?:^|/)\.tekton/|(?:^|/)codemagic\.ya?ml$"
+            r"|(?:^|/)\.semaphore/+[^/]+\.ya?ml$|(?:^|/)\.harness/|(?:^|/)bitrise\.ya?ml$",
         ),
         (
             "editor-task",
@@ -328,6 +330,11 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"(?:\s+\w+){0,2}\s+(?:in|to|within)\s+(?:your\s+|the\s+|any\s+)?(?:explanations?|summar(?:y|ies)"
         r"|responses?|answers?|replies|output|chat|messages?|commit\s+messages?|pull\s+requests?)\b"
         r"|https?://[^\s\"'<>`]{0,500}\$\("
+    ),
+    # a job that destroys what the project published (a package, a release, the repository)
+    "unpublish": lazy_compile(
+        r"(?i)\b(?:npm|pnpm|yarn)\s+unpublish\b|\bgh\s+(?:repo|release)\s+delete\b"
+        r"|\bgh\s+api\s+(?:-X|--method)[ =]?DELETE\b|\bcargo\s+yank\b|\bgem\s+yank\b"
     ),
     # a workflow granting its token every permission (zizmor excessive-permissions)
     "excessive-permissions": lazy_compile(r"(?m)^[ \t]*permissions[ \t]*:[ \t]*write-all\b"),
@@ -559,6 +566,7 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
         "excessive-permissions",
         "host-access",
         "artipacked",
+        "unpublish",
     ),
     "project-hook": ("fetch-exec", "sends", "wipes-home"),
     "editor-task": ("folder-open", "fetch-exec", "sends"),
