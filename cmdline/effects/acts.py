@@ -36,6 +36,7 @@ from dsh_policy.cmdline.effects.model import Effect, Handler
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
+from dsh_policy.cmdline.effects.overwrites import overwrite_acts
 from dsh_policy.cmdline.effects.packages import install_acts, runner_acts
 from dsh_policy.cmdline.effects.reach import reach_command_acts, reach_line_acts
 from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS
@@ -546,6 +547,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(uninstalled_agents(line, commands))
     found.extend(availability_line_acts(commands))
     found.extend(env_file_acts(line, written))
+    found.extend(overwrite_acts(commands))
     if "=" in line:
         found.extend(env_switch_acts(line))
         found.extend(runner_guard_off(line))

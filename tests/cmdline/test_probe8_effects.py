@@ -236,6 +236,11 @@ def test_the_everyday_look_alike_carries_no_signal(path: str, text: str) -> None
         ('export RUNNER_ALLOW_RUNASROOT="1"; ./run.sh', "remote-exec"),
         ("gato enumerate -r o/r", "cloud-identity"),
         ("rg -l 'AKIA[0-9A-Z]{16}' $HOME/.local", "secret-hunt"),
+        ("fd -e ts -x truncate -s 0", "erase-contents"),
+        ("dd if=/dev/zero of=.git/index bs=512 count=1", "erase-contents"),
+        ("gci ~ -r | Remove-Item -Force", "erase-contents"),
+        ("cipher.exe /w:$env:USERPROFILE", "erase-contents"),
+        ("git branch -r | sed 's#origin/##' | xargs git push -d origin", "erase-contents"),
     ],
 )
 def test_a_shell_line_has_the_effect(line: str, kind: str) -> None:
@@ -257,6 +262,10 @@ def test_a_shell_line_has_the_effect(line: str, kind: str) -> None:
         "gh workflow run ci.yml --ref main",
         "./config.sh --help",
         "rg 'TODO' ~/.config/nvim/init.lua",
+        "truncate -s 0 logs/app.log",
+        "dd if=/dev/zero of=build/disk.img bs=1M count=8",
+        "Remove-Item -Recurse -Force ./dist",
+        "git push -d origin feature/old-branch",
     ],
 )
 def test_the_everyday_command_has_none_of_these_effects(line: str) -> None:
