@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from dsh_policy.cmdline.effects.availability import availability_command_acts, availability_line_acts
+from dsh_policy.cmdline.effects.build_tools import env_file_acts
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
 from dsh_policy.cmdline.effects.chosen_operands import chosen_operand_acts
 from dsh_policy.cmdline.effects.cloud_abuse import cloud_abuse_acts
@@ -28,6 +29,7 @@ from dsh_policy.cmdline.effects.code_sources import install_source_acts, runner_
 from dsh_policy.cmdline.effects.collection import collection_line_acts
 from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
 from dsh_policy.cmdline.effects.escape import escape_command_acts, escape_line_acts, uninstalled_agents
+from dsh_policy.cmdline.effects.forge import forge_acts, runner_guard_off
 from dsh_policy.cmdline.effects.hardening import hardening_command_acts
 from dsh_policy.cmdline.effects.harvest import harvest_acts, hash_reader
 from dsh_policy.cmdline.effects.host import host_command_acts, hunts_through_xargs, killed_daemons
@@ -36,6 +38,7 @@ from dsh_policy.cmdline.effects.model import Effect, Handler
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
+from dsh_policy.cmdline.effects.overwrites import overwrite_acts
 from dsh_policy.cmdline.effects.packages import install_acts, runner_acts
 from dsh_policy.cmdline.effects.platforms import platform_acts
 from dsh_policy.cmdline.effects.reach import reach_command_acts, reach_line_acts
@@ -515,6 +518,7 @@ def command_acts(argv: list[str]) -> list[Effect]:
     found.extend(hardening_command_acts(argv))
     found.extend(cloud_takeover_acts(argv))
     found.extend(platform_acts(argv))
+    found.extend(forge_acts(argv))
     return found
 
 
@@ -553,11 +557,14 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
         found.extend(uninstalled_agents(script, commands))
     found.extend(availability_line_acts(commands))
     found.extend(chosen_operand_acts(commands))
+    found.extend(env_file_acts(line, written))
+    found.extend(overwrite_acts(commands))
     for script in scripts:
         found.extend(collection_line_acts(script, commands))
     for script in scripts:
         if "=" in script:
             found.extend(env_switch_acts(script))
+            found.extend(runner_guard_off(script))
             found.extend(borrowed_agents(script))
     return tuple(dict.fromkeys(tuple(sorted(effect.items())) for effect in found))
 

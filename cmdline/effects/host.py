@@ -183,7 +183,9 @@ regular expressions, so a user:password@ URL is found in its regex spelling too
 (``postgres://[^ "]+:[^ "]+@``, whose character classes hold spaces)."""
 _WIDE_ROOT = lazy_compile(
     r"^(?:/+proc/+\*/.*|/+|/+(?:home|root|Users|etc|var|opt|srv|mnt|media|proc)(?:/+[^/]*)?/*"
-    r"|~[A-Za-z0-9._-]*/*|\$HOME/*|\$\{HOME\}/*)$"
+    r"|~[A-Za-z0-9._-]*/*|\$HOME/*|\$\{HOME\}/*"
+    # the home's hidden folders, where tools keep their tokens (~/.config, ~/.local, ~/.docker)
+    r"|(?:~[A-Za-z0-9._-]*|\$HOME|\$\{HOME\})/+\.[^/]+/*)$"
 )
 
 

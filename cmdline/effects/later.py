@@ -22,8 +22,18 @@ import re
 from functools import lru_cache
 
 from dsh_policy.cmdline.effects.agent_configs import only_reference_servers
+from dsh_policy.cmdline.effects.build_tools import (
+    BUILD_FILES,
+    GO_SOURCE,
+    TOOL_CONFIGS,
+    config_code,
+    env_loads_code,
+    generate_lines,
+    loads_local_code,
+)
 from dsh_policy.cmdline.effects.compromised_actions import compromised_action_refs
 from dsh_policy.cmdline.effects.infra_files import INFRA_SIGNAL_NAMES, infra_signals
+from dsh_policy.cmdline.effects.instructions import instructs_exfil, instructs_wipe
 from dsh_policy.cmdline.effects.packages import manifest_hits
 from dsh_policy.cmdline.effects.sources import dependency_file_index_swap
 from dsh_policy.cmdline.lazy_regex import lazy_compile
@@ -33,7 +43,9 @@ __all__ = ["ALWAYS", "later_class", "later_risks"]
 _HOME = r"(?:~[A-Za-z0-9._-]*|\$HOME|\$\{HOME\}|/+root|/+home/+[^/]+|/+Users/+[^/]+)"
 
 _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, lazy_compile(pattern))
+    # case-insensitive: macOS and Windows resolve .Cursor/MCP.json to .cursor/mcp.json (the
+    # Cursor path-case CVE of 2025), and a class must not depend on the spelling's case
+    (name, lazy_compile(pattern, re.IGNORECASE))
     for name, pattern in (
         # run by a login or interactive shell, the desktop session or the user's service manager
         (
@@ -77,7 +89,9 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|/)\.pre-commit-config\.ya?ml$"
             # the executables the project's own scripts resolve first (`npm test` runs
             # node_modules/.bin/jest, `make` runs .venv/bin/pytest): a script written there runs later
-            r"|(?:^|/)node_modules/+\.bin/+[^/]+$|(?:^|/)\.?venv/+(?:bin|Scripts)/+[^/]+$",
+            r"|(?:^|/)node_modules/+\.bin/+[^/]+$|(?:^|/)\.?venv/+(?:bin|Scripts)/+[^/]+$"
+            # the package manager a project pins (yarnPath) and its plugins: run by every yarn command
+            r"|(?:^|/)\.yarn/+(?:releases|plugins)/+",
         ),
         (
             "git-config",
@@ -101,7 +115,9 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|(?:^|/)\.circleci/+config\.ya?ml$|(?:^|/)azure-pipelines\.ya?ml$|(?:^|/)Jenkinsfile$|(?:^"
             r"|/)\.buildkite/"
             r"|(?:^|/)\.travis\.ya?ml$|(?:^|/)bitbucket-pipelines\.ya?ml$|(?:^|/)\.drone\.ya?ml$|(?:^"
-            r"|/)\.woodpecker(?:/|\.ya?ml$)|(?:^|/)cloudbuild\.ya?ml$",
+            r"|/)\.woodpecker(?:/|\.ya?ml$)|(?:^|/)cloudbuild\.ya?ml$"
+            r"|(?:^|/)buildspec[\w.-]*\.ya?ml$|(?:^|/)\.?appveyor\.ya?ml$|(?:^|/)\.tekton/|(?:^|/)codemagic\.ya?ml$"
+            r"|(?:^|/)\.semaphore/+[^/]+\.ya?ml$|(?:^|/)\.harness/|(?:^|/)bitrise\.ya?ml$",
         ),
         (
             "editor-task",
@@ -117,9 +133,9 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "agent-config",
             r"(?:^|/)\.mcp\.json$|(?:^|/)\.(?:cursor|vscode|gemini|roo|kiro|windsurf|codeium"
-            r"|amazonq)/+(?:mcp|settings)\.json$|claude_desktop_config\.json$"
+            r"|amazonq)/+(?:mcp|settings|cli(?:-config)?)\.json$|claude_desktop_config\.json$"
             r"|(?:^|/)\.claude(?:\.json$|/+(?:settings(?:\.local)?\.json|hooks/|commands/|agents/))|(?:^"
-            r"|/)\.codex/+(?:config\.toml|hooks\.json)$|(?:^|/)\.continue/+config\.(?:json|ya?ml)$"
+            r"|/)\.codex[\w.-]*/+(?:config\.toml|hooks\.json)$|(?:^|/)\.continue/+config\.(?:json|ya?ml)$"
             r"|(?:^|/)\.aider\.conf\.ya?ml$|(?:^|/)cline_mcp_settings\.json$|(?:^|/)mcp_config\.json$"
             r"|(?:^|/)\.kiro/+settings/+mcp\.json$|(?:^|/)\.aws/+amazonq/+(?:mcp|agents/+[^/]+)\.json$",
         ),
@@ -144,7 +160,9 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|(?:^|/)\.bundle/+config$|(?:^|/)\.m2/+settings\.xml$|(?:^"
             r"|/)\.gradle/+(?:gradle\.properties|init\.d/)|(?:^|/)\.config/+go/+env$|(?:^|/)go\.work$"
             r"|(?:^|/)\.mvn/+(?:jvm|maven)\.config$|(?:^|/)gradle\.properties$"
-            r"|(?:^|/)\.docker/+config\.json$|(?:^|/)nuget\.config$",
+            r"|(?:^|/)\.docker/+config\.json$|(?:^|/)nuget\.config$"
+            # the wrapper scripts download the build tool itself from this URL at the next build
+            r"|(?:^|/)(?:gradle|maven)-wrapper\.properties$",
         ),
         ("direnv", r"(?:^|/)\.envrc$|(?:^|/)\.env\.sh$|(?:^|/)\.config/+direnv/"),
         # loaded by a test runner on its next run without being named (pytest's conftest.py, jest,
@@ -161,8 +179,11 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "build-file",
             r"(?:^|/)(?:GNU)?[Mm]akefile$|\.mk$|(?:^|/)\.?[Jj]ustfile$|(?:^|/)Taskfile(?:\.dist)?\.ya?ml$"
             r"|(?:^|/)tox\.ini$|(?:^|/)noxfile\.py$|(?:^|/)\.?mise(?:\.[\w-]+)?\.toml$|(?:^|/)\.mise/+config\.toml$"
-            r"|\.xcodeproj/+project\.pbxproj$|\.xcscheme$",
+            r"|\.xcodeproj/+project\.pbxproj$|\.xcscheme$|" + BUILD_FILES,
         ),
+        # loaded by a linter, formatter, bundler, docs builder or release tool at its next run
+        # (cmdline.effects.build_tools): code itself, or settings naming code to run
+        ("tool-config", TOOL_CONFIGS),
         # run by the image build (docker build, podman, buildah, kaniko): official installers pipe
         # an https download into a shell, so only a download without transport integrity is judged
         ("container-build", r"(?:^|/)(?:Docker|Container)file(?:\.[\w.-]+)?$|\.(?:docker|container)file$"),
@@ -178,8 +199,15 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"(?:^|/)(?:package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|poetry\.lock|uv\.lock"
             r"|Cargo\.lock|Gemfile\.lock)$",
         ),
+        # an environment file the project's tools load (dotenv libraries, compose, agent CLIs)
+        ("dotenv", r"(?:^|/)\.env(?:\.[\w-]+)?$"),
+        # Go source runs later only through //go:generate directives and mage targets
+        ("go-source", GO_SOURCE),
         # a shell or PowerShell script: written to be run (by the agent, a user or a scheduler)
         ("script", r"\.(?:sh|bash|zsh|ksh|command|ps1)$"),
+        # program code a build, a test or a config names (a build backend, a mypy plugin, a docs
+        # hook, a preinstall script): judged by what its own process calls run or send
+        ("source-code", r"\.(?:py|pyw|[cm]?js|[cm]?ts|rb|pl|pm|php|groovy|kts|lua)$"),
         # applied later by kubectl, helm, docker compose, terraform/tofu or CloudFormation: judged by
         # what the text grants (cmdline.effects.infra_files), whatever the file is called
         ("infrastructure", r"\.(?:ya?ml|json|tf|tf\.json|tfvars|hcl|template|bicep)$"),
@@ -194,13 +222,6 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 """Every class with the pattern of the normalized paths it holds, most specific first (the first
 match wins: a ``~/.config/systemd`` unit is ``systemd``, not ``editor-settings``)."""
-
-_FOLDED_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, lazy_compile(pattern.pattern, re.IGNORECASE)) for name, pattern in _CLASSES
-)
-"""The classes again, ignoring case: a case-insensitive volume (macOS's default APFS, Windows)
-opens ``.GIT/HOOKS/POST-MERGE`` or ``.Vscode/Tasks.json`` as the file that runs later (the trick
-of CVE-2025-59944 against an agent's protected-file check), so either spelling is that class."""
 
 ALWAYS = frozenset(
     {"shell-rc", "autostart", "systemd", "cron", "system-init", "launchd", "ssh-trust", "git-hook"}
@@ -252,9 +273,10 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     ),
     # the package registry or index swapped
     "registry": lazy_compile(
-        r"(?im)^\s*(?:@[\w-]+:)?registry\s*=|\b(?:index-url|extra-index-url|find-links|index_url"
+        r"(?im)^[ \t]*(?:@[\w-]+:)?registry\s*=|\b(?:index-url|extra-index-url|find-links|index_url"
         r"|extra_index_url)\s*[=:]|npmRegistryServer|\bGOPROXY\s*=|\bGONOSUMDB|\bGOPRIVATE\s*="
         r"|\[source\.[^\]]+\]|replace-with|\bmirror\.|<mirror>|\bsource\s*=\s*[\"']https?://"
+        r"|distributionUrl\s*=\s*https?\\?://(?!services\.gradle\.org/|repo1?\.maven\.apache\.org/)"
     ),
     # TLS verification off
     "tls-off": lazy_compile(
@@ -268,13 +290,16 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     # bun's preload, go's -toolexec) pointed at a scratch or cache folder, a shell's -c or a
     # download; the everyday values (sccache, clang, a cross linker, .yarn/releases) name a tool
     "odd-tool": lazy_compile(
-        r"(?im)^\s*script-shell\s*[=:]\s*(?!(?:(?:/usr)?/bin/+)?(?:ba|z|da|k|fi)?sh\s*$|(?:cmd|pwsh|powershell)"
-        r"(?:\.exe)?\s*$)\S|^\s*(?:rustc-wrapper|rustc-workspace-wrapper|rustc|rustdoc|runner|linker|script-shell"
+        r"(?im)^[ \t]*script-shell\s*[=:]\s*(?!(?:(?:/usr)?/bin/+)?(?:ba|z|da|k|fi)?sh\s*$"
+        r"|(?:cmd|pwsh|powershell)(?:\.exe)?\s*$)\S"
+        r"|^[ \t]*(?:rustc-wrapper|rustc-workspace-wrapper|rustc|rustdoc|runner|linker|script-shell"
         r"|node-options|yarnPath|preload|GOFLAGS)\s*[=:][^\n]*(?:/tmp/|/var/tmp/|/dev/shm/|/\.cache/"
         r"|\b(?:ba|z|da|k)?sh\s+-c\b|\bcurl\b|\bwget\b|https?://|-toolexec)"
         # a JVM agent loaded into every Maven or Gradle build (.mvn/jvm.config, org.gradle.jvmargs)
         # from outside the project: a scratch or cache folder, the home, an absolute path
         r"|-(?:javaagent|agentpath|agentlib)[:=]\s*(?:/(?!\S*\$\{)|~|\$HOME|[A-Za-z]:\\)"
+        # bundler told to run another Gemfile (Ruby code) than the project's
+        r"|^[ \t]*BUNDLE_GEMFILE[ \t]*:"
     ),
     # an editor task that runs when the folder is opened, or a dev container command run on the host
     # (initializeCommand); the container's own lifecycle commands run inside it and are judged by
@@ -286,8 +311,8 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|server)Path[\"']?\s*:|[\"'](?:git|php\.validate|go\.alternateTools"
         r"|python\.defaultInterpreterPath)[\w.]*[\"']\s*:"
         r"|\b(?:fsmonitor|hooksPath|sshCommand|askPass|pager|editor|gpg\.program|credential\.helper"
-        r"|helper|textconv|clean|smudge|process|uploadpack|receivepack)\s*=|^\s*\[(?:filter|diff)\s"
-        r"|\bfilter=|\balias\.[\w-]+\s*=\s*!|^\s*[\w-]+\s*=\s*!"
+        r"|helper|textconv|clean|smudge|process|uploadpack|receivepack)\s*=|^[ \t]*\[(?:filter|diff)\s"
+        r"|\bfilter=(?!lfs\b)|\balias\.[\w-]+\s*=\s*!|^[ \t]*[\w-]+\s*=\s*!"
     ),
     # an MCP or agent config that starts a command or hooks the agent
     "starts-command": lazy_compile(
@@ -310,15 +335,41 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|ignore\s+(?:all\s+|any\s+)?(?:previous|prior|above|earlier)\s+instructions"
         r"|(?:do\s+not|don'?t|never)\s+(?:mention|tell|inform|notify|alert)\s+(?:this\s+|it\s+|that\s+|about\s+)?"
         r"(?:to\s+)?(?:the\s+)?(?:user|human|developer|reviewer)"
+        # secrecy about the agent's own output: kept out of its explanations and summaries
+        r"|(?:do\s+not|don'?t|never)\s+(?:mention|disclose|reveal|report|explain|show)\s+(?:this|it|that|these)"
+        r"(?:\s+\w+){0,2}\s+(?:in|to|within)\s+(?:your\s+|the\s+|any\s+)?(?:explanations?|summar(?:y|ies)"
+        r"|responses?|answers?|replies|output|chat|messages?|commit\s+messages?|pull\s+requests?)\b"
         r"|https?://[^\s\"'<>`]{0,500}\$\("
     ),
+    # a job that destroys what the project published (a package, a release, the repository)
+    "unpublish": lazy_compile(
+        r"(?i)\b(?:npm|pnpm|yarn)\s+unpublish\b|\bgh\s+(?:repo|release)\s+delete\b"
+        r"|\bgh\s+api\s+(?:-X|--method)[ =]?DELETE\b|\bcargo\s+yank\b|\bgem\s+yank\b"
+    ),
+    # a workflow granting its token every permission (zizmor excessive-permissions)
+    "excessive-permissions": lazy_compile(r"(?m)^[ \t]*permissions[ \t]*:[ \t]*write-all\b"),
+    # a job given the host: its root folder mounted, or its process namespace (a privileged
+    # container alone is common in CI for emulators and stays allowed)
+    "host-access": lazy_compile(
+        r"(?im)(?:-v|--volume)[=\s]+[\"']?/:/|source=/,|--pid[=\s]+host\b"
+        r"|^[ \t]*path[ \t]*:[ \t]*[\"']?/[\"']?[ \t]*$"
+    ),
+    # the checkout's credentials uploaded with the workspace (zizmor artipacked)
+    "artipacked": lazy_compile(
+        r"(?sm)persist-credentials[ \t]*:[ \t]*true.{0,600}?upload-artifact.{0,400}?"
+        r"path[ \t]*:[ \t]*\.?/?[ \t]*\n"
+        r"|\A(?=[\s\S]*?include-hidden-files[ \t]*:[ \t]*true)"
+        r"(?=[\s\S]*?^[ \t]*path[ \t]*:[ \t]*\.?/?[ \t]*$)"
+    ),
+    # a pyproject that builds with a backend from the project's own tree (run at every build)
+    "in-tree-backend": lazy_compile(r"(?m)^[ \t]*backend-path[ \t]*="),
     # a recursive delete of the home folder or the root, however the path is quoted or globbed
     "wipes-home": lazy_compile(
         r"(?m)\brm\s+(?:-[\w-]+\s+)*-[a-zA-Z]*[rR][a-zA-Z]*\s+(?:-[\w-]+\s+)*(?:--\s+)?"
         r"[\"']?(?:~|\$HOME|\$\{HOME\}|/)[\"']?/?\*?[\"']?(?:\s|$|;|&)"
     ),
     # a Python .pth line that imports (run at every interpreter start-up)
-    "startup-import": lazy_compile(r"(?m)^\s*import[\s\t]"),
+    "startup-import": lazy_compile(r"(?m)^[ \t]*import[\s\t]"),
     # anything that runs a command at all (for direnv: beyond export/layout/use/dotenv lines)
     "runs-command": lazy_compile(
         r"(?m)^(?!\s*(?:#|$|export\s|unset\s|layout\s|use\s|dotenv|source_env|source_up|watch_file"
@@ -334,7 +385,9 @@ _SECRET_SOURCE = lazy_compile(
     r"|\b(?:dict|repr|str|json\.dumps)\(\s*os\.environ\b|\bos\.environ\.(?:items|copy|keys|values)\(\)"
     r"|\*\*os\.environ\b|\bJSON\.stringify\(\s*process\.env\b|\.\.\.process\.env\b"
     r"|\bObject\.(?:entries|keys|values|assign)\([^)\n]*process\.env\b|\bENV\.(?:to_h|to_hash|inspect)\b"
-    r"|(?:^|[\s|;&(])(?:env|printenv)\s*\||\b(?:Get-ChildItem|gci|dir|ls)\s+env:"
+    r"|(?:^|[\s|;&('\"])(?:env|printenv)\s*\||\b(?:Get-ChildItem|gci|dir|ls)\s+env:"
+    # a checkout's git config (the job token with persist-credentials), a secret variable piped on
+    r"|\.git/+config\b|\$\{?[A-Z_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_KEY)[A-Z_]*\}?[\"']?\s*\|"
 )
 _SEND = lazy_compile(  # the fetcher-then-flag forms are _LINE_PAIRS["exfil-send"], read line by line
     r"(?i)\b(?:nc|ncat|socat)\s+[\w.-]+\s+\d+|/dev/tcp/|urlopen\([^)\n]*\bdata\s*="
@@ -371,6 +424,17 @@ _LINE_PAIRS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "plain-fetch-exec": (
         lazy_compile(r"\b(?:curl|wget)\b[^|\n]{0,500}?\bhttp://"),
         lazy_compile(r"\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node)\b"),
+    ),
+    # code handing a shell a download to run: a process call and a fetch piped into a shell or an
+    # interpreter on one line (os.system, subprocess, execSync, Ruby's system or backticks)
+    "code-fetch-exec": (
+        lazy_compile(
+            r"\b(?:os\.(?:system|popen)|subprocess\.\w+|exec(?:Sync|File(?:Sync)?)?|spawn(?:Sync)?|system"
+            r"|IO\.popen|Runtime\.getRuntime\(\)\.exec|ProcessBuilder|Command(?:::new)?)\s*\("
+        ),
+        lazy_compile(
+            r"(?:curl|wget)\b[^\n]{0,400}?\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby)\b"
+        ),
     ),
     # the shell half of ``exfil`` (:func:`_exfil`): a fetcher posting, uploading or given a body
     "exfil-send": (
@@ -419,28 +483,6 @@ def _hidden_instructions(text: str) -> bool:
     return False
 
 
-_SEND_VERB = lazy_compile(
-    r"(?i)\b(?:send|post|upload|forward|transmit|exfiltrate|email|mail|share|submit|paste)\s+"
-    r"(?:(?:the|your|all|any|its|their|our|my|contents?|values?|of|each|every|current|full|whole|raw|\w+'s)\s+){0,4}"
-    r"(?=[`'\"(]?(?:\.env\b|secrets?\b|credentials?\b|tokens?\b|api[ _-]?keys?\b|private key"
-    r"|id_(?:rsa|ed25519)\b|~?/?\.ssh\b|passwords?\b|~?/?\.aws\b|cookies?\b"
-    r"|\w+[ _-](?:token|key|secret|password)s?\b))"
-)
-_DESTINATION = lazy_compile(r"https?://[^\s)\"'`>]+|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|\bwebhook\b")
-
-
-def _instructs_exfil(text: str) -> bool:
-    """An agent's instruction file telling it, in plain words, to send a secret somewhere: a send
-    verb whose object is a secret, and a destination (a URL, an address, a webhook) after it in
-    the same sentence. A rule that only mentions secrets (never commit .env), or sends something
-    else (post a summary ... mention any key rotation), names no send of one."""
-    for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])|\n", text):
-        verb = _SEND_VERB.search(sentence)
-        if verb and _DESTINATION.search(sentence, verb.end()):
-            return True
-    return False
-
-
 _HANDED_OVER = lazy_compile(r"[ \t]*(?:-[ \t]*)?(?!run\b|script\b)[\w.-]+[ \t]*:[ \t]*[\"']?\$\{\{")
 """A line that hands an outsider's value to an environment variable or an action input (``TITLE:
 ${{ github.event.issue.title }}``): GitHub's recommended way to keep it out of a script's text."""
@@ -468,8 +510,28 @@ def _untrusted_trigger(text: str) -> bool:
     if not _PR_TARGET.search(text):
         return False
     has_jobs = re.search(r"(?m)^jobs\s*:", text) is not None
-    complete = has_jobs and re.search(r"(?m)^\s*(?:steps|uses)\s*:", text) is not None
+    complete = has_jobs and re.search(r"(?m)^[ \t]*(?:steps|uses)\s*:", text) is not None
     return not complete or bool(_PR_CODE.search(text))
+
+
+_REGISTRY_LINE = lazy_compile(
+    r"(?im)^[ \t]*(?:@[\w-]+:)?(?:registry|npmRegistryServer)[ \t]*[=:][ \t]*[\"']?(https?://[^\s\"'/]+)"
+)
+_OFFICIAL_REGISTRY = lazy_compile(
+    r"(?i)^https?://(?:registry\.npmjs\.org|registry\.yarnpkg\.com|npm\.pkg\.github\.com"
+    r"|(?:[\w-]+\.)?pkgs\.dev\.azure\.com|gitlab\.com)(?::443)?$"
+)
+
+
+def _official_registries_only(text: str) -> bool:
+    """A package-manager config whose only registry settings name the ecosystem's own registry or
+    the forges' package registries (a scope pointed at GitHub Packages, the documented set-up for
+    an organization's private packages): no swap. Any other setting still counts."""
+    hosts = [found.group(1) for found in _REGISTRY_LINE.finditer(text)]
+    if not hosts or not all(_OFFICIAL_REGISTRY.match(h) for h in hosts):
+        return False
+    rest = _REGISTRY_LINE.sub("", text)
+    return _SIGNALS["registry"].search(rest) is None
 
 
 def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
@@ -477,6 +539,8 @@ def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
         return bool(manifest_hits(path, sample))
     if signal == "compromised-action":
         return bool(compromised_action_refs(sample))
+    if signal == "registry" and _official_registries_only(sample):
+        return False
     if signal == "index-swap":
         return dependency_file_index_swap(sample)
     if signal == "untrusted-trigger":
@@ -486,9 +550,21 @@ def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
     if signal == "exfil":
         return _exfil(sample)
     if signal == "instructs-exfil":
-        return _instructs_exfil(sample)
+        return instructs_exfil(sample)
+    if signal == "instructs-wipe":
+        return instructs_wipe(sample)
     if signal == "starts-command" and only_reference_servers(sample):
         return False
+    if signal == "config-code":
+        return config_code(sample)
+    if signal == "loads-local-code":
+        return loads_local_code(sample)
+    if signal == "env-code":
+        return env_loads_code(sample)
+    if signal == "generate-exec":
+        lines = generate_lines(sample)
+        found = ("fetch-exec", "sends", "exfil")
+        return bool(lines) and any(_has_signal(name, path, kind, lines) for name in found)
     if signal in _LINE_PAIRS and _line_pair(sample, signal):
         return True
     if signal not in _SIGNALS:
@@ -501,12 +577,23 @@ def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
 _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "git-config": ("runs-program",),
     "python-startup": ("startup-import", "build-exec"),
-    "ci-workflow": ("fetch-exec", "sends", "untrusted-trigger", "tls-off", "compromised-action"),
+    "ci-workflow": (
+        "fetch-exec",
+        "sends",
+        "untrusted-trigger",
+        "tls-off",
+        "compromised-action",
+        "wipes-home",
+        "excessive-permissions",
+        "host-access",
+        "artipacked",
+        "unpublish",
+    ),
     "project-hook": ("fetch-exec", "sends", "wipes-home"),
     "editor-task": ("folder-open", "fetch-exec", "sends"),
     "editor-settings": ("runs-program", "fetch-exec", "approvals-off"),
     "agent-config": ("starts-command", "fetch-exec", "sends", "approvals-off"),
-    "agent-instructions": ("hidden-instructions", "fetch-exec", "sends", "instructs-exfil"),
+    "agent-instructions": ("hidden-instructions", "fetch-exec", "sends", "instructs-exfil", "instructs-wipe"),
     "package-manifest": (
         "install-script",
         "build-exec",
@@ -515,11 +602,15 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
         "known-malicious",
         "remote-dependency",
     ),
-    "dependency-list": ("known-malicious", "index-swap", "tls-off"),
+    "dependency-list": ("known-malicious", "index-swap", "tls-off", "fetch-exec", "sends", "in-tree-backend"),
     "package-config": ("registry", "tls-off", "odd-tool"),
     "direnv": ("runs-command", "fetch-exec", "sends"),
     "test-hook": ("fetch-exec", "exfil"),
     "build-file": ("fetch-exec", "sends", "exfil", "wipes-home"),
+    "tool-config": ("fetch-exec", "sends", "exfil", "wipes-home", "config-code", "loads-local-code"),
+    "go-source": ("generate-exec",),
+    "source-code": ("code-fetch-exec", "exfil"),
+    "dotenv": ("env-code",),
     "container-build": ("plain-fetch-exec", "exfil"),
     "script": ("exfil", "wipes-home"),
     "infrastructure": INFRA_SIGNAL_NAMES,
@@ -550,8 +641,8 @@ def later_class(path: str) -> str:
     if not path or len(path) > 4096:
         return ""
     normal = _normalize(path)
-    for (name, pattern), (_, folded) in zip(_CLASSES, _FOLDED_CLASSES, strict=True):
-        if pattern.search(normal) or folded.search(normal):
+    for name, pattern in _CLASSES:
+        if pattern.search(normal):
             return name
     return ""
 

@@ -135,11 +135,16 @@ def test_test_runners_scripts_and_site_folders_run_later(path: str, kind: str) -
     assert later_class(path) == kind
 
 
-@pytest.mark.parametrize(
-    "path", ["checkpoints/resnet50.pth", "models/best.pth", "tests/test_app.py", "docs/run.md"]
-)
+@pytest.mark.parametrize("path", ["checkpoints/resnet50.pth", "models/best.pth", "docs/run.md"])
 def test_weights_files_and_ordinary_tests_are_not_run_later(path: str) -> None:
     assert later_class(path) == ""
+
+
+def test_an_ordinary_test_is_program_code_with_no_risk() -> None:
+    """Program files are a class of their own (source-code, probe8): judged only by process calls
+    that run a download or send secrets out, so an ordinary test carries no signal."""
+    assert later_class("tests/test_app.py") == "source-code"
+    assert later_risks("tests/test_app.py", "def test_add():\n    assert 1 + 1 == 2\n") == []
 
 
 def test_a_test_hook_or_script_that_sends_secrets_out_is_a_risk_and_an_ordinary_one_is_not() -> None:

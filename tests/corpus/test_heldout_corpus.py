@@ -40,11 +40,16 @@ runtime-security rule sets (auditd, osquery, Wazuh, Tracee, Tetragon, KubeArmor,
 reversed), cloud offensive toolkits (Pacu, CloudGoat, ROADtools) and 2024-2026 Linux/macOS
 intrusion write-ups, with real CI and build commands of popular projects as its everyday side;
 after its fixes (``probe7/README.md``) it is held at the same level as probe5 (every category
-included). ``probe9/`` is a ninth, written blind from 2024-2026 campaigns against developers'
-machines (Contagious Interview, ClickFix on macOS and Linux, the npm worms, GlassWorm, macOS
-stealers, cloud cryptojacking and LLMjacking), insider and wiper destruction and invented
-spellings, with tldr-pages, getting-started docs and tool calls in the same neighbourhoods as its
-everyday side; after its fixes (``probe9/README.md``) it is held at the level it meets.
+included). ``probe8/`` is an eighth, written blind from the software factory as the attack surface
+("Living off the Pipeline", the OWASP CI/CD risks, GitHub Actions attack tooling and the 2024-2025
+pipeline incidents) and IDE and agent configuration as a code path (IDEsaster, the 2025 AI-IDE
+CVEs), with the commands real projects' AGENTS.md/CLAUDE.md files give agents as its everyday
+side; after its fixes (``probe8/README.md``) it is held at the issue's bars like probe7.
+``probe9/`` is a ninth, written blind from 2024-2026 campaigns against developers' machines
+(Contagious Interview, ClickFix on macOS and Linux, the npm worms, GlassWorm, macOS stealers, cloud
+cryptojacking and LLMjacking), insider and wiper destruction and invented spellings, with
+tldr-pages, getting-started docs and tool calls in the same neighbourhoods as its everyday side;
+after its fixes (``probe9/README.md``) it is held at the level it meets.
 Run with ``-s`` for the tables and every miss.
 """
 
@@ -65,6 +70,7 @@ AGENTS = Path(__file__).resolve().parent / "agents"
 TOOLCALLS = Path(__file__).resolve().parent / "toolcalls"
 PROBE6 = Path(__file__).resolve().parent / "probe6"
 PROBE7 = Path(__file__).resolve().parent / "probe7"
+PROBE8 = Path(__file__).resolve().parent / "probe8"
 PROBE9 = Path(__file__).resolve().parent / "probe9"
 MIN_BLOCKED = 0.95
 MIN_BLOCKED_PER_CATEGORY = 0.90
@@ -186,6 +192,21 @@ def test_probe7_holds_the_level_it_meets() -> None:
     text, _rates, overall = report("benign", ENGINE, PROBE7)
     print(text)
     assert 1 - overall <= 0.05, text
+
+
+def test_probe8_holds_the_level_it_meets() -> None:
+    """probe8 (see the module docstring): 95% of its dangerous side overall and for each tool kind,
+    every category at 90%, at most 2% of its everyday side (what it still blocks is refused by
+    design: the client settings the gateway's own hooks live in, a POST to an outside API)."""
+    text, rates, overall = report("dangerous", ENGINE, PROBE8)
+    kinds, kind_rates = by_tool_kind("dangerous", PROBE8)
+    print(text + "\n" + kinds)
+    assert overall >= MIN_BLOCKED, text
+    assert min(rates.values()) >= MIN_BLOCKED_PER_CATEGORY, text
+    assert min(kind_rates.values()) >= MIN_BLOCKED, kinds
+    text, _rates, overall = report("benign", ENGINE, PROBE8)
+    print(text)
+    assert 1 - overall <= MAX_FALSE_POSITIVES, text
 
 
 def test_probe9_holds_the_level_it_meets() -> None:

@@ -1,0 +1,82 @@
+"""Contents destroyed without a delete the other readers know: files emptied or overwritten in
+place, and the Windows shells' wipes of a home folder (Shai-Hulud 2.0's fallback ran ``del /S``
+and ``cipher /W`` over ``%USERPROFILE%``), read as the ``erase-contents`` effect.
+
+- ``truncate -s 0`` (or ``--size=0``) over files fed by ``find -exec`` or ``xargs``, or over a
+  glob: every matched file emptied;
+- ``dd`` writing random or zero bytes into an existing file (``conv=notrunc``) or into git's
+  object store: the file's contents overwritten, the repository's history corrupted;
+- PowerShell's ``Remove-Item``/``rm``/``ri`` given a home folder (``$env:USERPROFILE``,
+  ``$HOME``, ``~``, ``C:\\Users\\NAME``) recursively, or fed by a recursive ``Get-ChildItem`` of
+  one; ``cipher /W`` over a home (free space wiped so deleted files cannot be recovered).
+
+Creating a disk image (``dd if=/dev/zero of=test.img``) and emptying one log file stay allowed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.lazy_regex import lazy_compile
+
+__all__ = ["overwrite_acts"]
+
+_HOME = lazy_compile(
+    r"(?i)^[\"']?(?:\$env:(?:USERPROFILE|HOMEPATH|HOME)|%USERPROFILE%|%HOMEPATH%|\$HOME|\$\{HOME\}|~"
+    r"|[A-Z]:\\+Users\\+[^\\\"']+|/+home/+[^/\"']+|/+Users/+[^/\"']+)[\\/]*\*?[\"']?$"
+)
+_REMOVERS = frozenset({"remove-item", "ri", "rm", "del", "erase", "rd", "rmdir", "rmdir.exe"})
+_RECURSIVE = lazy_compile(r"(?i)^(?:-r(?:ecurse)?|/s)$")
+
+
+def _truncate(argv: list[str], fed: bool) -> Iterator[Effect]:
+    size = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-s", "--size")), None)
+    size = size or next((a.split("=", 1)[1] for a in argv if a.startswith("--size=")), None)
+    size = size or next((a[2:] for a in argv if a.startswith("-s") and len(a) > 2), None)
+    operands = [a for a in argv[1:] if not a.startswith("-") and a != size]
+    if size in ("0", "0K", "0k") and (fed or any("*" in a for a in operands) or len(operands) > 3):
+        yield _fx("erase-contents", "truncate empties every file it is given", " ".join(operands[:3]))
+
+
+def _dd(argv: list[str]) -> Iterator[Effect]:
+    options = dict(a.split("=", 1) for a in argv[1:] if "=" in a)
+    source, target = options.get("if", ""), options.get("of", "")
+    if not target or target.startswith("/dev/"):
+        return
+    noise = re.match(r"^/dev/+(?:u?random|zero)$", source) is not None
+    into_git = re.search(r"(?:^|/)\.git/+(?:objects|refs|index$)", target) is not None
+    if (noise and "notrunc" in options.get("conv", "")) or into_git:
+        yield _fx("erase-contents", "dd overwrites a file's contents in place", target)
+
+
+def overwrite_acts(commands: list[list[str]]) -> Iterator[Effect]:
+    """The effects above for a line's commands (find -exec and xargs already unwrapped)."""
+    programs = {argv[0].lower() for argv in commands if argv}
+    fed = bool(programs & {"find", "xargs", "fd", "parallel"})
+    listed_home = any(
+        argv[0].lower() in ("get-childitem", "gci", "ls", "dir")
+        and any(_HOME.match(a) for a in argv[1:])
+        and any(a.lower() in ("-recurse", "-r") for a in argv[1:])
+        for argv in commands
+        if argv
+    )
+    for argv in commands:
+        if not argv:
+            continue
+        tool = argv[0].lower()
+        if tool == "truncate":
+            yield from _truncate(argv, fed)
+        elif tool == "dd":
+            yield from _dd(argv)
+        elif tool in _REMOVERS and (
+            (any(_HOME.match(a) for a in argv[1:]) and any(_RECURSIVE.match(a) for a in argv[1:]))
+            or (listed_home and tool in ("remove-item", "ri", "rm", "del"))
+        ):
+            yield _fx("erase-contents", f"{argv[0]} removes a home folder's files", " ".join(argv[1:3]))
+        elif tool in ("cipher", "cipher.exe") and any(
+            a.lower().startswith("/w:") and _HOME.match(a[3:]) for a in argv[1:]
+        ):
+            yield _fx("erase-contents", "cipher /W wipes a home folder's free space", " ".join(argv[1:2]))
