@@ -109,8 +109,10 @@ _ACTIONS = {"accept": "accept", "redact-content": "redact-value", "redact-value"
             "block": "block"}
 
 
-def reference_facts(reference: Run, call_id: str) -> dict[str, Any]:
-    """What the hook path must reproduce of one reference call."""
+def reference_facts(reference: Run, call_id: str, *, contexts_beside_output: bool = False) -> dict[str, Any]:
+    """What the hook path must reproduce of one reference call. ``contexts_beside_output``: the
+    harness shows a hook's contexts (``additionalContext``) beside the tool's output rather than
+    after it in the same text, as the real Claude Code CLI does, so they are not in ``shown``."""
     outcome = reference.outcomes[call_id]
     record = reference.records[call_id]
     pre, guard = outcome.pre_execute, outcome.guard
@@ -132,6 +134,8 @@ def reference_facts(reference: Run, call_id: str) -> dict[str, Any]:
         shown, is_error = "\n\n".join((message, *review.contexts)), False
     elif not ran:
         shown = with_rules(gate["message"] or "", tuple(gate["rules"]))
+    elif contexts_beside_output and review is not None and review.contexts:
+        shown = shown.removesuffix("\n\n".join(("", *review.contexts)))
     refused_by_approval = decision.get("denied_by") == "approval"
     return {
         "call": _call(record),
@@ -190,14 +194,15 @@ def hook_facts(records: list[dict[str, Any]], shown: str, ran: bool) -> dict[str
 
 
 def assert_hook_parity(reference: Run, records: dict[str, list[dict[str, Any]]], shown: dict[str, str],
-                       ran: list[str], calls: list[Call], rejected: str, *, every_path: bool = True) -> None:
+                       ran: list[str], calls: list[Call], rejected: str, *, every_path: bool = True,
+                       contexts_beside_output: bool = False) -> None:
     """Call by call, the hook path decided, showed, ran and recorded what the reference did.
     ``rejected`` is what the application's ``can_use_tool`` tells the model when it says no;
     ``every_path``: the calls must exercise every path (allow, deny, guard, both asks, redact)."""
     ids = [call.call_id for call in calls]
     assert sorted(records) == sorted(ids), set(ids) ^ set(records)
     for call_id in ids:
-        expected = reference_facts(reference, call_id)
+        expected = reference_facts(reference, call_id, contexts_beside_output=contexts_beside_output)
         if expected["gate"]["decision"] == "ask" and not expected["ran"]:
             expected["shown"] = rejected  # the application's own words to the model
         got = hook_facts(records[call_id], shown[call_id], call_id in ran)

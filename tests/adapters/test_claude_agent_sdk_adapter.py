@@ -160,7 +160,13 @@ def test_parity_with_the_in_process_gateway(runs: dict[str, Any], tmp_path: Path
             ran.append(call_id)
     assert sorted(c.label for c in calls) == sorted(_script(runs["project"]))
     reference = anyio.run(reference_run, _policy(), calls, tmp_path / "ref.jsonl")
-    assert_hook_parity(reference, records, shown, ran, calls, "the reviewer said no", every_path=False)
+    assert_hook_parity(reference, records, shown, ran, calls, "the reviewer said no", every_path=False,
+                       contexts_beside_output=True)
+    # what the hook added beside an output (a shell fetch's output marked untrusted) reached the model
+    for call_id in ran:
+        review = reference.outcomes[call_id].review
+        for context in review.contexts if review is not None else ():
+            assert any(context in body for body in runs["bodies"]), (call_id, context)
 
 
 def test_every_decision_is_recorded_and_the_log_verifies(runs: dict[str, Any]) -> None:
