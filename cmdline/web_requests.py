@@ -228,24 +228,17 @@ def _curl(argv: list[str]) -> _Request:
             else:
                 request.refuse(f"curl {word}")
         elif word.startswith("-") and len(word) > 1:
-            position = 1
-            while position < len(word):
-                letter = word[position]
-                if letter in _CURL_SHORT_FLAGS:
-                    if letter == "I":
-                        request.method = "HEAD"
-                    elif letter == "O":
-                        request.implied_names = True
-                    elif letter == "J":
-                        request.refuse("curl -J (the server names the file)")
-                    position += 1
-                elif letter in _CURL_SHORT_VALUES:
-                    value, index = _take_value(words, index, word[position + 1 :])
-                    _curl_value(request, "-" + letter, value)
-                    break
-                else:
-                    request.refuse(f"curl -{letter}")
-                    break
+            cluster, index = _short_cluster(word, words, index, _CURL_SHORT_FLAGS, _CURL_SHORT_VALUES)
+            if "I" in cluster.flags:
+                request.method = "HEAD"
+            if "O" in cluster.flags:
+                request.implied_names = True
+            if "J" in cluster.flags:
+                request.refuse("curl -J (the server names the file)")
+            if cluster.valued:
+                _curl_value(request, "-" + cluster.valued, cluster.value)
+            if cluster.unknown:
+                request.refuse(f"curl -{cluster.unknown}")
         else:
             request.urls.append(_with_scheme(word))
         index += 1
@@ -293,20 +286,13 @@ def _wget(argv: list[str]) -> _Request:
             else:
                 request.refuse(f"wget {name}")
         elif word.startswith("-") and len(word) > 1:
-            position = 1
-            while position < len(word):
-                letter = word[position]
-                if letter in _WGET_SHORT_FLAGS:
-                    recursive |= letter in "rm"
-                    spans |= letter == "H"
-                    position += 1
-                elif letter in _WGET_SHORT_VALUES:
-                    value, index = _take_value(words, index, word[position + 1 :])
-                    _wget_value(request, "-" + letter, value)
-                    break
-                else:
-                    request.refuse(f"wget -{letter}")
-                    break
+            cluster, index = _short_cluster(word, words, index, _WGET_SHORT_FLAGS, _WGET_SHORT_VALUES)
+            recursive |= "r" in cluster.flags or "m" in cluster.flags
+            spans |= "H" in cluster.flags
+            if cluster.valued:
+                _wget_value(request, "-" + cluster.valued, cluster.value)
+            if cluster.unknown:
+                request.refuse(f"wget -{cluster.unknown}")
         else:
             request.urls.append(_with_scheme(word))
         index += 1
@@ -316,6 +302,30 @@ def _wget(argv: list[str]) -> _Request:
         request.implied_names = False
         request.writes.append(request.prefix or ".")
     return request
+
+
+@dataclass(frozen=True, slots=True)
+class _Cluster:
+    """A cluster of short options (``-sSLo out.json``) as a client reads it."""
+
+    flags: str  # the flag letters, in order
+    valued: str = ""  # the letter taking a value that ends the cluster, or ""
+    value: str | None = None  # its value: the rest of the word or the next word (None: missing)
+    unknown: str = ""  # the first letter neither table knows (it ends the cluster), or ""
+
+
+def _short_cluster(word: str, words: list[str], index: int, flags: str, valued: str) -> tuple[_Cluster, int]:
+    """Read the cluster ``word`` (``words[index]``) with a client's flag and value letters; return
+    it and the index of the last word it used (the next one when a value is taken from it)."""
+    for position in range(1, len(word)):
+        letter = word[position]
+        if letter in flags:
+            continue
+        if letter in valued:
+            value, index = _take_value(words, index, word[position + 1 :])
+            return _Cluster(word[1:position], letter, value), index
+        return _Cluster(word[1:position], unknown=letter), index
+    return _Cluster(word[1:]), index
 
 
 def _wget_value(request: _Request, name: str, value: str | None) -> None:
@@ -361,21 +371,13 @@ def _httpie(argv: list[str], stdin_fed: bool) -> _Request:
             elif word.startswith("--"):
                 request.refuse(f"{client} {name}")
             else:
-                position = 1
-                while position < len(word):
-                    letter = word[position]
-                    if letter in _HTTPIE_SHORT_FLAGS:
-                        ignore_stdin |= letter == "I"
-                        download |= letter == "d"
-                        position += 1
-                    elif letter in _HTTPIE_SHORT_VALUES:
-                        value, index = _take_value(words, index, word[position + 1 :])
-                        if letter == "o" and value is not None:
-                            request.writes.append(value)
-                        break
-                    else:
-                        request.refuse(f"{client} -{letter}")
-                        break
+                cluster, index = _short_cluster(word, words, index, _HTTPIE_SHORT_FLAGS, _HTTPIE_SHORT_VALUES)
+                ignore_stdin |= "I" in cluster.flags
+                download |= "d" in cluster.flags
+                if cluster.valued == "o" and cluster.value is not None:
+                    request.writes.append(cluster.value)
+                if cluster.unknown:
+                    request.refuse(f"{client} -{cluster.unknown}")
         else:
             positionals.append(word)
         index += 1
