@@ -29,12 +29,7 @@ from dsh_policy.cmdline.shell.budget import (
 )
 from dsh_policy.cmdline.shell.expansion import basename, expand, resolved_word
 from dsh_policy.cmdline.shell.lexer import ASSIGNMENT, NAME, Lexer, Token, find_closing
-from dsh_policy.cmdline.shell.unwrap import unwrap
-
-_RESERVED_WORDS = frozenset(
-    {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"}
-)
-"""Reserved words that, in a command's first place, only open or close a compound command."""
+from dsh_policy.cmdline.shell.unwrap import RESERVED_WORDS, unwrap
 
 _FUNCTION_DEFINITION = lazy_compile(
     r"(?:^|[;&|\n(){}]|\bthen|\bdo|\belse)\s*(?:function\s+([A-Za-z_][\w.:-]*)\s*(?:\(\s*\))?"
@@ -100,7 +95,7 @@ def _parse(text: str, depth: int, budget: Budget, variables: dict[str, str]) -> 
             elif token.value == "<<<":
                 stdin.append(target.value)
         elif token.word is not None:
-            if not argv and token.value in _RESERVED_WORDS and not token.word.quoted[0]:
+            if not argv and token.value in RESERVED_WORDS and not token.word.quoted[0]:
                 # `{ f=~/.aws; cat $f/x; }`, `if true; then echo X | sh; fi`: a reserved word opens
                 # no command, so what follows is read as the command it is (its assignments, its
                 # pipe into a shell); unwrap would skip the word anyway

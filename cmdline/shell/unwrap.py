@@ -57,9 +57,11 @@ from dsh_policy.cmdline.shell.wrappers import (
     without,
 )
 
-_SKIPPED_KEYWORDS = frozenset(
+RESERVED_WORDS = frozenset(
     {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac", "coproc"}
 )
+"""Reserved words that, in a command's first place, only open or close a compound command: the
+command is what follows them (the line reader skips them too, so assignments behind them count)."""
 _DROPPED_KEYWORDS = frozenset({"for", "select", "case", "function", "in"})
 
 
@@ -111,7 +113,7 @@ class Unwrapper:
         # Reserved words first, then assignments, as the shell reads them: in `then x=$(cmd)` or
         # `do f="/d/$v"; done` the word after the keyword is an assignment, not a program name
         # (a word after an assignment is never a reserved word, so it stays the program).
-        while start < len(argv) and argv[start] in _SKIPPED_KEYWORDS:
+        while start < len(argv) and argv[start] in RESERVED_WORDS:
             start += 1
         while start < len(argv) and ASSIGNMENT.match(argv[start]):
             self._command_variable(argv[start])
