@@ -15,8 +15,9 @@ CLIs, so this reader maps each to the kinds the rules already judge:
 - ``erase-contents``: forge objects deleted (any DELETE through the API, runs, caches, issues,
   artifacts, packages) and published things overwritten (a release asset replaced, a tag
   force-pushed, a package unpublished);
-- ``publish``: a package published to a registry, a file written into a repository through the
-  contents API. Dry runs (``--dry-run``) publish nothing.
+- ``publish``: a package or editor extension published to a registry (npm, PyPI, crates.io,
+  RubyGems, NuGet, Maven, Hex, pub, Open VSX, the VS Code Marketplace, JSR), a file written into a
+  repository through the contents API. Dry runs and registries on this machine publish nothing.
 
 Reads (``GET``, ``gh run list``, ``gh secret list``) and the everyday mutations of issues, pull
 requests and workflow runs (comments, labels, reruns, dispatches) are not effects here.
@@ -159,6 +160,10 @@ _PUBLISHERS: dict[str, tuple[str, ...]] = {
     "mix": ("hex.publish",),
     "dart": ("pub publish",),
     "swift": ("package-registry publish",),
+    "vsce": ("publish",),
+    "ovsx": ("publish",),
+    "jsr": ("publish",),
+    "deno": ("publish",),
 }
 _DRY = lazy_compile(r"^--(?:dry-run|dryrun|dry)$|^-n$")
 _LOOPBACK = lazy_compile(
@@ -167,9 +172,21 @@ _LOOPBACK = lazy_compile(
 """A registry on this machine (a test Verdaccio or devpi): publishing there leaves nothing."""
 
 
+def _on_this_machine(argv: list[str]) -> bool:
+    """Whether the command names a registry on this machine, attached (``--registry=URL``), as a
+    bare URL or as the value of a registry option."""
+    if any(_LOOPBACK.match(a) for a in argv[1:]):
+        return True
+    named = _value(argv, "--registry", "--repository-url", "--index-url", "--publish-url", "--source") or ""
+    return bool(named) and bool(_LOOPBACK.match(named if "://" in named else "http://" + named))
+
+
 def _registry(argv: list[str]) -> Iterator[Effect]:
+    """Publishing, unpublishing and who may publish, for every package manager and editor
+    extension registry (the worms of 2025 spread by publishing what they stole the tokens for:
+    Shai-Hulud to npm, GlassWorm to Open VSX). A dry run, or a registry on this machine, is not."""
     words = _words(argv)
-    if any(_DRY.match(a) or _LOOPBACK.match(a) for a in argv[1:]) or "--help" in argv or "-h" in argv:
+    if any(_DRY.match(a) for a in argv[1:]) or "--help" in argv or "-h" in argv or _on_this_machine(argv):
         return
     said = " ".join(words[:2])
     for verb in _PUBLISHERS.get(argv[0], ()):

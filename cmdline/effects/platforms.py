@@ -19,10 +19,10 @@
   whoever controls that controller;
 - ``defense-off``: a security agent's package removed through the package manager, device
   management profiles removed;
-- ``miner``: miners spelled with wallet and daemon options rather than a pool URL;
-- ``publish``: a package or editor extension published to a registry (npm, PyPI, crates.io,
-  RubyGems, Open VSX, the VS Code Marketplace, JSR, NuGet), outside dry runs and registries on
-  this machine.
+- ``miner``: miners spelled with wallet and daemon options rather than a pool URL.
+
+Publishing a package or an editor extension is the registries' control plane, read in
+:mod:`.forge`.
 """
 
 from __future__ import annotations
@@ -208,34 +208,6 @@ def _archive_and_delete(argv: list[str]) -> Iterator[Effect]:
         yield _fx(kind, f"{tool} packs files and deletes the originals", " ".join(rest[:4]))
 
 
-_PUBLISHERS: dict[str, tuple[str, ...]] = {
-    # program -> the words that publish: ``npm publish``, ``twine upload``, ``vsce publish``
-    "npm": ("publish",), "pnpm": ("publish",), "yarn": ("publish", "npm publish"), "bun": ("publish",),
-    "twine": ("upload",), "uv": ("publish",), "poetry": ("publish",), "flit": ("publish",),
-    "hatch": ("publish",), "cargo": ("publish",), "gem": ("push",), "vsce": ("publish",),
-    "ovsx": ("publish",), "jsr": ("publish",), "deno": ("publish",), "dotnet": ("nuget push",),
-}  # fmt: skip
-_LOOPBACK_REGISTRY = lazy_compile(r"^(?:https?://)?(?:localhost|127\.\d+\.\d+\.\d+|\[::1\])(?::\d+)?(?:/|$)")
-
-
-def _published(argv: list[str]) -> Iterator[Effect]:
-    """A package or extension published to a registry: everyone who installs it runs it (the
-    worms of 2025 spread by publishing what they stole the tokens for: Shai-Hulud to npm,
-    GlassWorm to Open VSX). A dry run, or a registry on this machine (a test Verdaccio), is not."""
-    verbs = _PUBLISHERS.get(argv[0])
-    words = _words(argv)
-    if verbs is None or not any(" ".join(words[: len(v.split())]) == v for v in verbs):
-        return
-    if any(a in ("--dry-run", "-n", "--dryrun") and (a != "-n" or argv[0] == "twine") for a in argv[1:]):
-        return
-    registry = (
-        _value(argv, "--registry", "--repository-url", "--index-url", "--publish-url", "--source") or ""
-    )
-    if registry and _LOOPBACK_REGISTRY.match(registry):
-        return
-    yield _fx("publish", f"{argv[0]} publishes a package to a registry", registry or argv[0])
-
-
 def _miner_options(argv: list[str]) -> Iterator[Effect]:
     if sum(1 for a in argv[1:] if _WALLET_OPTIONS.match(a)) >= 1 and any(
         re.match(r"^--(?:daemon-rpc-address|mining-threads|pool-address|pool)(?:=|$)", a)
@@ -256,7 +228,6 @@ _HANDLERS = (
     _agents_removed,
     _archive_and_delete,
     _miner_options,
-    _published,
 )
 
 
