@@ -258,7 +258,9 @@ def _runner(argv: list[str]) -> Iterator[Effect]:
     # the Actions runner's own service installer (svc.sh install [user]): the runner kept running
     registers = registers or (tool == "svc.sh" and words[:1] == ["install"])
     if registers:
-        yield _fx("remote-exec", f"{tool} registers this machine as a CI runner", _value(argv, "--url") or "")
+        yield _fx(
+            "remote-exec", f"{tool} registers this machine as a CI runner", _value(argv, "--url", "-u") or ""
+        )
 
 
 _HANDLERS = {

@@ -15,8 +15,8 @@
 - ``cloud-identity``: AI-platform API keys minted or printed (``gcloud services api-keys create``,
   ``get-key-string``);
 - ``remote-exec``: this machine enrolled to run a remote controller's jobs - joining a swarm
-  managed elsewhere, registering a CI runner, joining a k3s server - which hands its execution to
-  whoever controls that controller;
+  managed elsewhere, joining a k3s server (a CI runner registered is :mod:`.forge`'s) - which hands
+  its execution to whoever controls that controller;
 - ``defense-off``: a security agent's package removed through the package manager, device
   management profiles removed;
 - ``miner``: miners spelled with wallet and daemon options rather than a pool URL.
@@ -152,10 +152,6 @@ def _enrolment(argv: list[str]) -> Iterator[Effect]:
         yield _fx(
             "remote-exec", "joins this machine to a swarm another manager runs", words[-1] if words else ""
         )
-    elif tool in ("config.sh", "config.cmd") and _value(argv, "--url") and _value(argv, "--token"):
-        yield _fx("remote-exec", "registers this machine as a CI runner", _value(argv, "--url") or "")
-    elif tool == "gitlab-runner" and words[:1] == ["register"]:
-        yield _fx("remote-exec", "registers this machine as a CI runner", _value(argv, "--url", "-u") or "")
     elif tool in ("k3s", "rke2") and words[:1] == ["agent"] and _value(argv, "--server", "-s"):
         yield _fx(
             "remote-exec",
