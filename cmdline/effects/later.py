@@ -19,6 +19,7 @@ known runner is one line here and no rule changes.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from dsh_policy.cmdline.effects.agent_configs import only_reference_servers
@@ -534,33 +535,31 @@ def _official_registries_only(text: str) -> bool:
     return _SIGNALS["registry"].search(rest) is None
 
 
+_TEXT_READERS: dict[str, Callable[[str], object]] = {
+    "compromised-action": compromised_action_refs,
+    "index-swap": dependency_file_index_swap,
+    "untrusted-trigger": _untrusted_trigger,
+    "hidden-instructions": _hidden_instructions,
+    "exfil": _exfil,
+    "instructs-exfil": instructs_exfil,
+    "instructs-wipe": instructs_wipe,
+    "config-code": config_code,
+    "loads-local-code": loads_local_code,
+    "env-code": env_loads_code,
+}
+"""Signals read by a function of the text alone (a true result, or a non-empty one, is the signal)."""
+
+
 def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
+    reader = _TEXT_READERS.get(signal)
+    if reader is not None:
+        return bool(reader(sample))
     if signal == "known-malicious":
         return bool(manifest_hits(path, sample))
-    if signal == "compromised-action":
-        return bool(compromised_action_refs(sample))
     if signal == "registry" and _official_registries_only(sample):
         return False
-    if signal == "index-swap":
-        return dependency_file_index_swap(sample)
-    if signal == "untrusted-trigger":
-        return _untrusted_trigger(sample)
-    if signal == "hidden-instructions":
-        return _hidden_instructions(sample)
-    if signal == "exfil":
-        return _exfil(sample)
-    if signal == "instructs-exfil":
-        return instructs_exfil(sample)
-    if signal == "instructs-wipe":
-        return instructs_wipe(sample)
     if signal == "starts-command" and only_reference_servers(sample):
         return False
-    if signal == "config-code":
-        return config_code(sample)
-    if signal == "loads-local-code":
-        return loads_local_code(sample)
-    if signal == "env-code":
-        return env_loads_code(sample)
     if signal == "generate-exec":
         lines = generate_lines(sample)
         found = ("fetch-exec", "sends", "exfil")
