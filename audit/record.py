@@ -297,7 +297,9 @@ def seal_record(record: dict[str, Any]) -> SealedRecord:
         rest = {key: value for key, value in record.items() if key not in V2_HEADER}
         header = (record.get("log_id"), record.get("seq"), record.get("prev"), record.get("kind"))
         if not all(type(value) is kind for value, kind in zip(header, (str, int, str, str), strict=True)):
-            raise OutsideDomainError(DomainViolation("$", "format 2 needs log_id, seq, prev and kind"))
+            raise OutsideDomainError(
+                DomainViolation("$", f"format {version} needs log_id, seq, prev and kind")
+            )
         line, hex_digest, digest = seal_line_v2(rest, *header, version)  # type: ignore[arg-type]
         return SealedRecord(line[:-1], hex_digest, digest)
     line, hex_digest, digest = seal_line(record)

@@ -86,7 +86,7 @@ def seq_text(first: int, count: int) -> bytes:
 
 
 class BlockPathV2:
-    """Checks blocks of format 2 lines; what it cannot settle goes to the slow path."""
+    """Checks blocks of format 2 or 3 lines; what it cannot settle goes to the slow path."""
 
     __slots__ = ("_anchor", "_chain", "_hasher", "_leaves", "_lines", "_slow_path", "_tally", "_version")
 

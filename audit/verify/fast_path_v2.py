@@ -59,7 +59,7 @@ _PREFIXES: Final = {2: RECORD_HASH_TAG_V2, 3: _LEAF + RECORD_HASH_TAG_V3}
 
 
 class FastPathV2:
-    """Checks the lines of one format 2 segment run by run, handing the rest to the slow path."""
+    """Checks the lines of one format 2 or 3 segment run by run, handing the rest to the slow path."""
 
     __slots__ = ("_anchor", "_chain", "_slow_path", "_tally", "_version")
 
@@ -196,7 +196,7 @@ class FastPathV2:
 def settle_run(tally: Tally, chain: Chain, settled: int, head: str, next_seq: int) -> None:
     """Write back a run of ``settled`` ordinary records proved in one go (every check a record
     gets one by one), ending with ``head`` just before ``next_seq``: the counts, the chain's head
-    and the segment's last record. Shared by the line and block paths of format 2."""
+    and the segment's last record. Shared by the line and block paths of formats 2 and 3."""
     tally.records_checked += settled
     tally.records_seen += settled
     tally.hashed_right += settled
