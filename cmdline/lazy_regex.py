@@ -20,6 +20,8 @@ import re
 import weakref
 from typing import AnyStr, cast
 
+from .deadline import one_time_setup
+
 __all__ = ["compile_all", "lazy_compile"]
 
 # What a compiled pattern offers a caller; each is copied onto the stand-in on first use.
@@ -53,7 +55,8 @@ class _LazyPattern:
         # Called only for an attribute the object does not hold yet: the first use compiles.
         if name not in _FORWARDED:
             raise AttributeError(name)
-        compiled = re.compile(self.pattern, self._given_flags)
+        with one_time_setup():  # not the input's work: outside the stage's budget
+            compiled = re.compile(self.pattern, self._given_flags)
         for forwarded in _FORWARDED:
             setattr(self, forwarded, getattr(compiled, forwarded))
         return getattr(compiled, name)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from dsh_policy.cmdline.deadline import one_time_setup
 from dsh_policy.policy.cel import closure_operators as ops
 from dsh_policy.policy.cel.closure_comprehensions import comprehension_fn
 from dsh_policy.policy.cel.closure_conversions import to_type
@@ -401,7 +402,8 @@ class Compiler:
                     # closures' cell: later ones pay nothing for the deferral.
                     nonlocal found
                     try:
-                        found = re2_finds(compile_re2(source))
+                        with one_time_setup():  # once per process: outside the stage's budget
+                            found = re2_finds(compile_re2(source))
                     except ValueError as exc:  # never for a kept tree; fails closed if it were
                         raise CelError(f"matches: {exc}", "invalid_argument") from None
                     return found(text)

@@ -30,6 +30,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import re2
+from dsh_policy.cmdline.deadline import one_time_setup
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.policy import detectors
 
@@ -434,7 +435,8 @@ class DeferredHelper:
     def resolve(self) -> Callable[..., Any]:
         """The reader's function (imported on the first call)."""
         if self._function is None:
-            self._function = getattr(importlib.import_module(self.module), self.name)
+            with one_time_setup():  # an import once per process: outside the stage's budget
+                self._function = getattr(importlib.import_module(self.module), self.name)
         return self._function
 
     def __call__(self, *args: Any) -> Any:

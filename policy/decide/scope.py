@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from dsh_policy.cmdline.deadline import setup_seconds, setup_since
 from dsh_policy.cmdline.shell import shell_argv0s
 from dsh_policy.policy.cel.engine import CelEvalError, EventActivation
 from dsh_policy.policy.compiled import CompiledExpr, CompiledPolicy
@@ -51,6 +52,7 @@ class EventScope:
         "_programs",
         "_reads",
         "_seconds",
+        "_setup_noted",
         "_source",
         "_var_errors",
         "_vars",
@@ -66,6 +68,7 @@ class EventScope:
     ) -> None:
         self._seconds = seconds
         self._deadline = 0.0
+        self._setup_noted = 0.0
         self._policy = policy
         self._builders = builders  # name -> function of ``source`` (the event): static, shared
         self._source = source
@@ -88,8 +91,15 @@ class EventScope:
         """Give the stage about to run the event's time budget (each stage gets its own: a guard
         may run long after pre-execute, once a person approved the call)."""
         self._deadline = time.monotonic() + self._seconds
+        self._setup_noted = setup_seconds()
 
     def _out_of_time(self) -> CelEvalError | None:
+        if time.monotonic() <= self._deadline:
+            return None
+        # Past the deadline: move it by the one-time set-up done since it was set, then look again.
+        setup = setup_since(self._setup_noted)
+        self._deadline += setup
+        self._setup_noted += setup
         if time.monotonic() <= self._deadline:
             return None
         return CelEvalError(
@@ -200,7 +210,9 @@ class EventScope:
         """:meth:`evaluate` for an expression that reads no pack variables (the common case):
         the base activation, no variable bookkeeping. An error is returned as it is."""
         if time.monotonic() > self._deadline:
-            return self._out_of_time()
+            late = self._out_of_time()
+            if late is not None:
+                return late
         last = self._last
         if last is not None and last[0] == pack_index and expr.names <= last[2]:
             return expr.program.evaluate(last[1])

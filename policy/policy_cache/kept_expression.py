@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from dsh_policy.cmdline.deadline import one_time_setup
 from dsh_policy.policy.cel.engine import CelCompileIssue, CelEvalError, Reads
 from dsh_policy.policy.cel.tree_shape import StoredToken, StoredTree
 
@@ -110,9 +111,10 @@ class KeptExpression:
             program = self._program
             if program is not None:
                 return program
-            built = _engine().compile_analyzed(
-                self.source, stored_tree(self._tree, self._tokens), self.reads, patterns_checked=True
-            )
+            with one_time_setup():  # once per process: outside the stage's budget
+                built = _engine().compile_analyzed(
+                    self.source, stored_tree(self._tree, self._tokens), self.reads, patterns_checked=True
+                )
             if isinstance(built, CelCompileIssue):
                 raise KeptTreeUnusable(
                     f"a kept expression no longer compiles ({built.message}): {self.source[:80]!r}; "

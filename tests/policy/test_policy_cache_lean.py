@@ -94,14 +94,16 @@ print(readers, "dsh_policy.cmdline.shell.reading" in sys.modules, verdict.decisi
 
 def test_a_policy_read_back_is_ready_before_the_readers_are_imported(cache_dir: Path) -> None:
     """The command-line readers (about 20 ms of imports) are imported by the first helper a
-    decision calls, not by loading: a policy read back has imported none but the pattern stand-in."""
+    decision calls, not by loading: a policy read back has imported none but the pattern stand-in
+    and the stage deadline it reports its one-time compiles to (both import only the standard
+    library)."""
     assert isinstance(build_policy(PACKS), CompiledPolicy)
     env = {**os.environ, CACHE_DIR_VARIABLE: str(cache_dir)}
     out = subprocess.run(
         [sys.executable, "-c", _READY, *PACKS], capture_output=True, text=True, env=env, timeout=120
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split("]")[0] + "]" == "['dsh_policy.cmdline.lazy_regex']"
+    assert out.stdout.split("]")[0] + "]" == "['dsh_policy.cmdline.deadline', 'dsh_policy.cmdline.lazy_regex']"
     assert out.stdout.split("]", 1)[1].split() == ["True", "deny"]
 
 
