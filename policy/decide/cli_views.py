@@ -79,6 +79,9 @@ _LANGUAGES: Final[dict[str, str]] = {
     "deno": "node", "bun": "node", "bash": "bash", "sh": "bash", "shell": "bash", "zsh": "bash",
     "ruby": "ruby", "rb": "ruby", "perl": "perl", "php": "php",
 }  # fmt: skip
+# A tool named only for JavaScript may run it in a web page (``run_js {code: "goto(...)"}``), where
+# it reads no file and runs no program: only an explicit language argument makes it Node.
+_PAGE_LANGUAGES: Final = frozenset({"javascript", "js", "typescript", "ts"})
 _LANGUAGE_KEYS: Final = ("language", "languageId", "lang", "kernel", "runtime")
 _CODE_KEYS: Final = ("code", "source", "source_code")
 _RUN_WORDS: Final = frozenset({"run", "execute", "exec", "eval", "interpreter", "repl"})
@@ -273,9 +276,11 @@ def _interpreter(words: frozenset[str], args: Mapping[str, Any]) -> str | None:
         value = args.get(key)
         if isinstance(value, str) and value.strip().lower() in _LANGUAGES:
             return _LANGUAGES[value.strip().lower()]
-    for word in sorted(words):
+    for word in sorted(words - _PAGE_LANGUAGES):
         if word in _LANGUAGES:
             return _LANGUAGES[word]
+    if words & _PAGE_LANGUAGES and not words & _BROWSER_WORDS:
+        return None
     if words & _RUN_WORDS and words & _BROWSER_WORDS:
         return "node"
     if words & _RUN_WORDS:
