@@ -82,7 +82,10 @@ class ChainState:
         """Chain state after ``line`` reached the active segment."""
         self.next_seq = seq + 1
         self.head = hex_digest
-        self.frontier.append(digest)
+        if self.version == 3:  # the record hash is its Merkle leaf
+            self.frontier.append_leaf(digest)
+        else:
+            self.frontier.append(digest)
         self.since_checkpoint = 0 if kind == "checkpoint" else self.since_checkpoint + 1
         self.segment_has_records = kind != "segment_start"
         self.pending_rotation = False  # a record after a rotation checkpoint: nothing left to finish
@@ -112,7 +115,7 @@ class ChainState:
             self.version = int(record["v"])
         self.next_seq = int(record["seq"]) + 1
         self.head = str(record["hash"])
-        self.frontier.append(bytes.fromhex(self.head))
+        self.frontier.append_record(record.get("v"), bytes.fromhex(self.head))
         self.since_checkpoint = 0 if kind == "checkpoint" else self.since_checkpoint + 1
         self.pending_rotation = False
         if kind == "checkpoint":
