@@ -25,10 +25,26 @@ from dsh_policy.cmdline.lazy_regex import lazy_compile
 __all__ = ["KINDS", "tool_acts"]
 
 KINDS: Final = frozenset(
-    {"destroy", "grant", "money", "credentials", "expose", "history", "secret-read", "defense-off", "attack"}
+    {
+        "destroy",
+        "grant",
+        "money",
+        "credentials",
+        "expose",
+        "history",
+        "secret-read",
+        "defense-off",
+        "attack",
+        "option-injection",
+    }
 )
 """Every act kind :func:`tool_acts` reports."""
 
+# Arguments that name a ref, branch, revision or remote: never an option.
+_NAME_ARGUMENTS: Final = (
+    "branch_name", "branch", "base_branch", "source_branch", "target", "revision", "ref", "remote",
+    "tag", "rev",
+)  # fmt: skip
 _WORD: Final = lazy_compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # Tools the canonical vocabulary already judges by their arguments.
 _CANONICAL: Final = frozenset(
@@ -311,6 +327,9 @@ def _acts(name: str, args: Mapping[str, Any]) -> Iterator[dict[str, str]]:
         yield _act("history", "history rewritten with force", target)
     if _is_hard_reset(verbs, args):
         yield _act("history", "uncommitted work and commits discarded (reset --hard)", target)
+    injected = _injected_option(args)
+    if injected:
+        yield _act("option-injection", f"an option passed where a name belongs ({injected[:40]})", target)
     if _has_kind(args, "secret") or (verbs & _READ and objects & _SECRET_OBJECTS) or _is_true(args, "reveal"):
         yield _act("secret-read", "secret values read from a secret store", target)
     if verbs & _READ and not verbs & (_DESTROY | _GRANT | _ADD | _MONEY_VERBS | _CHANGE):
@@ -345,6 +364,17 @@ def _acts(name: str, args: Mapping[str, Any]) -> Iterator[dict[str, str]]:
         yield _act("defense-off", f"{_phrase(own)}: a protection switched off", target)
     if verbs & {"set", "update"} and objects & _CONFIG_OBJECTS and _guard_setting(args):
         yield _act("defense-off", f"{_phrase(own)}: a tool's own restrictions changed", target)
+
+
+def _injected_option(args: Mapping[str, Any]) -> str:
+    """A ref, branch, revision or remote argument that starts with a dash: the server passes it to
+    its program, which reads it as an option (mcp-server-git's CVE-2025-68144: ``--output=FILE``
+    as a diff target writes FILE)."""
+    for key in _NAME_ARGUMENTS:
+        value = args.get(key)
+        if isinstance(value, str) and len(value.strip()) > 1 and value.strip().startswith("-"):
+            return value.strip()
+    return ""
 
 
 def _act(kind: str, what: str, target: str) -> dict[str, str]:

@@ -52,6 +52,8 @@ def kinds(tool: str, **args: Any) -> set[str]:
         ("HomeSecurityDisableAlarm", {"zone": "ground-floor"}, "defense-off"),
         ("mcp__shell__update_settings", {"key": "deniedCommands", "value": []}, "defense-off"),
         ("DataExfiltrator", {"target": "crm"}, "attack"),
+        ("mcp__scm__git_log", {"repo_path": "/w", "revision": "--output=/tmp/x"}, "option-injection"),
+        ("mcp__vcs__fetch", {"remote": "--upload-pack=id", "repo_path": "/w"}, "option-injection"),
     ],
 )
 def test_the_act_a_tool_names(tool: str, args: dict[str, Any], kind: str) -> None:
@@ -81,6 +83,7 @@ def test_the_act_a_tool_names(tool: str, args: dict[str, Any], kind: str) -> Non
             {"entities": [{"name": "x", "entityType": "y", "observations": []}]},
         ),
         ("mcp__git__git_reset", {"repo_path": "/workspace/app"}),
+        ("mcp__scm__git_log", {"repo_path": "/w", "revision": "HEAD~2"}),
         ("mcp__stripe__create_customer", {"email": "a@example.org"}),
         ("shell", {"command": "rm -rf /"}),
     ],
