@@ -35,7 +35,10 @@ from .record_hash import BYTES_HASHERS, BYTES_STARTS, V2_HASH_MEMBER, V2_HEADER,
 FORMAT_VERSION: Final = 1
 #: Every format version the verifier reads; new logs are written in ``DEFAULT_FORMAT_VERSION``.
 FORMAT_VERSIONS: Final = (1, 2, 3)
-DEFAULT_FORMAT_VERSION: Final = 3
+#: Format 2 stays the default for one release: writers before format 3 do not refuse a log in a
+#: format they do not know, so one of them appending to a format 3 log would mix leaf rules in its
+#: Merkle tree. Writers from this release refuse (ChainState.absorb); the next can default to 3.
+DEFAULT_FORMAT_VERSION: Final = 2
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 
 _ORJSON_OPTIONS: Final = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER

@@ -14,6 +14,9 @@ from typing import Any, Literal
 
 from dsh_policy.policy.patch_files import with_patch_paths
 
+_EMPTY = ""
+_ZERO = 0
+
 # --- events ---------------------------------------------------------------------------------------
 
 
@@ -46,7 +49,8 @@ class ToolCallEvent:
 
     Built once per tool call, so its construction is on every decision's path: the ``__init__``
     stores only the fields given a value other than their default (the rest read the class-level
-    default), straight into the instance dict. The generated frozen ``__init__`` set all twelve
+    default), straight into the instance dict, and when every field past ``args`` is its default
+    object it tests them by identity alone. The generated frozen ``__init__`` set all twelve
     fields through ``object.__setattr__``, which cost more than deciding the call."""
 
     tool: str
@@ -86,6 +90,21 @@ class ToolCallEvent:
             # A patch given alone names its files in its headers: rules and guards read them
             # as ``paths`` (hook adapters list them; other entries may not).
             values["args"] = with_patch_paths(tool, args) if tool == "apply_patch" else args
+        if (
+            call_id is _EMPTY
+            and root_call_id is _EMPTY
+            and nested is False
+            and session_id is _EMPTY
+            and agent_id is None
+            and turn is _ZERO
+            and step is _ZERO
+            and original_name is None
+            and now is None
+            and cwd is None
+        ):
+            # Every other field is its default object (the usual call: a tool and its
+            # arguments): identity tests only, where the checks below compare values.
+            return
         if call_id != "":
             values["call_id"] = call_id
         if root_call_id != "":

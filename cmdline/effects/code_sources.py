@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
+from dsh_policy.cmdline.effects.package_runners import runner_specs
 from dsh_policy.cmdline.effects.packages import PIP_VALUE_OPTIONS
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import operands
@@ -267,20 +268,14 @@ def install_source_acts(argv: list[str]) -> Iterator[Effect]:
         )
 
 
-_RUNNER_LINE = lazy_compile(
-    r"(?:^|[\s;&|(])(?:npx|bunx|pnpx|(?:pnpm|yarn)\s+dlx|npm\s+(?:exec|x)|bun\s+x)\s+"
-    r"(?:-{1,2}[\w-]+(?:=\S+)?\s+)*([^\s;&|()]+)"
-)
-"""A JavaScript package runner and the package it fetches (the shell reader folds that package
-into the program it runs, so the runner's own argv no longer shows it)."""
-
-
 def runner_source_acts(line: str) -> Iterator[Effect]:
-    """``npx github:user/repo``, ``pnpm dlx git+https://...``: a runner fetching a repository."""
+    """``npx github:user/repo``, ``pnpm dlx git+https://...``, ``uvx git+https://...``: a runner
+    fetching a repository (the runners are :func:`.runner_specs`'; the shell reader folds the
+    package into the program it runs, so the runner's own argv no longer shows it)."""
     if "/" not in line:
         return
-    for match in _RUNNER_LINE.finditer(line):
-        found = code_source(match.group(1), npm_shorthand=True)
+    for ecosystem, spec in runner_specs(line):
+        found = code_source(spec, npm_shorthand=ecosystem == "npm")
         if found is not None:
             kind, target = found
             where = target.removeprefix("git:") if kind == "source" else target

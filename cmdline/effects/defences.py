@@ -4,7 +4,7 @@ each read as a class:
 - ``defense-off`` from a **security agent's own control program** (CrowdStrike's falconctl,
   SentinelOne's sentinelctl, Defender's mdatp, osquery, Wazuh/OSSEC, Elastic, Jamf): any verb or
   switch that unloads, stops, uninstalls, deregisters or disables it, in whichever spelling the
-  vendor uses; reading its status stays ordinary;
+  vendor uses; reading its status stays ordinary (the programs are :mod:`.security_products`');
 - ``log-off`` from the **Linux audit system's rules**: all rules deleted (``auditctl -D``),
   auditing switched off (``-e 0``, ``-e0``, ``--enable 0``) or events excluded by a ``never``
   rule, however the option and its value are joined.
@@ -17,30 +17,10 @@ from collections.abc import Iterator
 
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.effects.security_products import CONTROL_PROGRAMS
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["DEFENCE_HANDLERS"]
-
-_AGENT_CONTROLS = frozenset(
-    {
-        "falconctl",
-        "sentinelctl",
-        "mdatp",
-        "osqueryctl",
-        "wazuh-control",
-        "ossec-control",
-        "elastic-agent",
-        "elastic-endpoint",
-        "jamf",
-        "cbagentd",
-        "savdctl",
-        "sophos-spl",
-        "cylancesvc",
-        "xagt",
-        "taniumclient",
-    }
-)
-"""Security agents' control programs (argv[0] basenames)."""
 
 _DISABLING = lazy_compile(
     r"(?i)^(?:unload|unprotect|uninstall|disable|disabled|stop|remove|removeframework|deregister"
@@ -74,5 +54,5 @@ def _auditctl(argv: list[str]) -> Iterator[Effect]:
         )
 
 
-DEFENCE_HANDLERS = {**dict.fromkeys(_AGENT_CONTROLS, _security_agent), "auditctl": _auditctl}
+DEFENCE_HANDLERS = {**dict.fromkeys(sorted(CONTROL_PROGRAMS), _security_agent), "auditctl": _auditctl}
 """The readers by program name (argv[0] basename)."""

@@ -27,6 +27,7 @@ from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
+from dsh_policy.cmdline.effects.security_products import CONTROL_PROGRAMS, INSTALL_FOLDERS
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["escape_command_acts", "escape_line_acts", "uninstalled_agents"]
@@ -65,11 +66,6 @@ _HANDLERS = frozenset(
     {"pwncat", "pwncat-cs", "pwncat-vl", "penelope", "villain", "hoaxshell", "msfconsole", "sliver-server",
      "sliver-client", "sliver", "havoc", "empire", "powershell-empire", "covenant", "mythic-cli"}
 )  # fmt: skip
-_SECURITY_CLIS = frozenset(
-    {"falconctl", "sentinelctl", "mdatp", "elastic-agent", "elastic-endpoint", "wazuh-control",
-     "ossec-control", "santactl", "osqueryctl", "xagt", "cbagentd", "savdctl", "sophos-spl", "taniumclient",
-     "cylancesvc", "sentinelone", "jamf", "wdavdaemon", "falcon-kernel-check", "wdctl"}
-)  # fmt: skip
 _REMOVE_VERBS = lazy_compile(
     r"^(?:-d|--delete|uninstall|--uninstall|unload|remove|disable|disabled|stop|unprotect|unmanage|--disable[\w-]*"
     r"|removeFramework|--unload)$"
@@ -77,13 +73,6 @@ _REMOVE_VERBS = lazy_compile(
 _SECRET_WORDS = lazy_compile(
     r"(?i)authori[sz]ation|\bpass(?:w(?:or)?d)?\b|passw|pwd=|pass=|cookie|token|secret|bearer|credential|user(?:name)?="
 )
-_SECURITY_VENDORS = lazy_compile(
-    r"(?i)crowdstrike|falcon|sentinel|sophos|carbonblack|mdatp|defender|elastic[/-](?:endpoint|agent)|wazuh|ossec"
-    r"|osquery|cylance|trend ?micro|eset|kaspersky|bitdefender|symantec|mcafee|trellix|tanium|jamf|huntress"
-    r"|rapid7|qualys|tenable|cortex|traps|fireeye|xagt"
-    r"|aegis|aliyun|qcloud|yunjing|stargate|barad|cloudmonitor|hostguard|bcm-agent"
-)
-"""Security products, by the folder names they install into."""
 
 
 def _engine_api(argv: list[str]) -> Iterator[Effect]:
@@ -172,7 +161,7 @@ def _credentials(argv: list[str]) -> Iterator[Effect]:
 
 def _defences(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
-    if tool in _SECURITY_CLIS and any(_REMOVE_VERBS.match(a) for a in rest):
+    if tool in CONTROL_PROGRAMS and any(_REMOVE_VERBS.match(a) for a in rest):
         yield _fx("defense-off", f"{tool} removes or disables its own security agent", " ".join(rest[:3]))
     elif tool == "nft" and len(_words(argv)) >= 2 and _words(argv)[0] in ("delete", "destroy", "flush"):
         what = _words(argv)[1]
@@ -234,7 +223,7 @@ def uninstalled_agents(line: str, commands: list[list[str]]) -> Iterator[Effect]
         return
     for word in re.split(r"[\s;&|()]+", line):
         folder, _, last = word.strip("\"'").rpartition("/")
-        if folder and re.search(r"(?i)uninstall|remove", last) and _SECURITY_VENDORS.search(folder):
+        if folder and re.search(r"(?i)uninstall|remove", last) and INSTALL_FOLDERS.search(folder):
             yield _fx("defense-off", "runs a security product's uninstaller", word.strip("\"'"))
             return
 

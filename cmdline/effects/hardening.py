@@ -30,6 +30,7 @@ from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
+from dsh_policy.cmdline.effects.security_products import CLUSTER_AGENTS
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["hardening_command_acts"]
@@ -149,10 +150,6 @@ def _kubectl(argv: list[str]) -> Iterator[Effect]:
             yield _fx("cloud-exposure", "kubectl patch gives a workload the host", body[:80])
 
 
-_SECURITY_AGENTS = lazy_compile(
-    r"(?i)tetragon|falco|kubearmor|tracee|sysdig|crowdstrike|falcon|datadog|wazuh|aqua|twistlock|prisma|neuvector"
-    r"|kyverno|gatekeeper|sentinel"
-)
 _POSTURE_OFF = lazy_compile(r"(?i)^kubearmor-[\w-]*posture=(?:audit|allow)$")
 
 
@@ -167,7 +164,7 @@ def _kube_defences(argv: list[str]) -> Iterator[Effect]:
     ):
         named = " ".join(words[words.index(verb) + 1 :][:3])
         body = (_value(argv, "-p", "--patch") or "") + " " + (_value(argv, "--replicas") or "")
-        if _SECURITY_AGENTS.search(named) and (
+        if CLUSTER_AGENTS.search(named) and (
             re.search(r"nodeSelector|nodeAffinity|\"replicas\"\s*:\s*0", body) or body.strip() == "0"
         ):
             yield _fx("defense-off", "schedules a security agent nowhere", named)

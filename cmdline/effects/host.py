@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
+from dsh_policy.cmdline.effects.security_products import DAEMON_NAMES
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["HOST_HANDLERS", "host_command_acts", "hunts_through_xargs", "killed_daemons"]
@@ -479,12 +480,6 @@ _SECRET_STORES = lazy_compile(
     r"|/\.config/+(?:gh/+hosts\.yml|hub|op/+config|Bitwarden[^/]*/+data\.json)$|\.kdbx$|/Library/+Cookies/"
     r"|/krb5cc_[^/]*$"  # Kerberos ticket caches
 )
-_SECURITY_DAEMONS = lazy_compile(
-    r"^(?:auditd|auditbeat|falcon-sensor|falcond|falcon|osqueryd|wazuh-agentd?|ossec\w*|sysmon|clamd"
-    r"|freshclam|rsyslogd|syslog-ng|systemd-journald|filebeat|elastic-agent"
-    r"|elastic-endpoint|sentinel\w*|SentinelAgent|cbagentd|cbdaemon|mdatp|wdavdaemon|santad?|jamf\w*"
-    r"|ESets\w*|sophos\w*|aide|tripwire|fail2ban-server|apparmor|setroubleshootd)$"
-)
 
 
 def _stores(argv: list[str]) -> Iterator[Effect]:
@@ -539,7 +534,7 @@ def killed_daemons(commands: list[list[str]]) -> Iterator[Effect]:
         for argv in commands:
             if argv[0] in ("pgrep", "pidof", "pkill", "killall") and any(
                 # a pattern's alternatives each name a process: ``pgrep -f "falcon|osquery"``
-                _SECURITY_DAEMONS.match(part.strip("^$ "))
+                DAEMON_NAMES.match(part.strip("^$ "))
                 for a in argv[1:]
                 if not a.startswith("-")
                 for part in re.split(r"[|()]+", a)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.effects.package_runners import runner_specs
 from dsh_policy.cmdline.effects.packages import install_specs, malicious, normalize
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
@@ -253,34 +254,18 @@ def _lookalike(verb: str, ecosystem: str, name: str, version: str | None) -> Ite
         )
 
 
-_RUNNERS = (
-    (
-        "npm",
-        lazy_compile(
-            r"(?:^|[\s;&|(])(?:npx|bunx|pnpx|(?:pnpm|yarn)\s+dlx|npm\s+exec)\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*"
-            r"(@[\w.-]+/[\w.-]+|[\w.-]+)"
-        ),
-    ),
-    (
-        "pypi",
-        lazy_compile(
-            r"(?:^|[\s;&|(])(?:uvx|pipx\s+run|uv\s+tool\s+run)\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*"
-            r"([A-Za-z0-9][\w.-]*)"
-        ),
-    ),
-)
-"""Package runners (``npx pkg``, ``pnpm dlx pkg``, ``uvx pkg``, ``pipx run pkg``): they fetch
-and run the package in one step, and the shell reader folds the package into the command it runs,
-so they are read from the line."""
-
-_RUNNER_WORDS = ("npx", "pnpx", "bunx", "dlx", "exec", "uvx", "run")
-"""A word every runner spelling holds: a line without one is not searched."""
+_RUNNER_NAMES = {
+    "npm": lazy_compile(r"@[\w.-]+/[\w.-]+|[\w.-]+"),
+    "pypi": lazy_compile(r"[A-Za-z0-9][\w.-]*"),
+}
+"""The package name at the start of a runner's operand, per ecosystem."""
 
 
 def runner_lookalike_acts(line: str) -> Iterator[Effect]:
-    """The ``lookalike-package`` effects of the package runners on one line."""
-    if not any(word in line for word in _RUNNER_WORDS):
-        return
-    for ecosystem, runner in _RUNNERS:
-        for match in runner.finditer(line):
-            yield from _lookalike("runs", ecosystem, match.group(1), None)
+    """The ``lookalike-package`` effects of the package runners on one line (``npx pkg``, ``uvx
+    pkg``: they fetch and run the package in one step, and the shell reader folds the package
+    into the command it runs, so they are read from the line by :func:`.runner_specs`)."""
+    for ecosystem, spec in runner_specs(line):
+        name = _RUNNER_NAMES[ecosystem].match(spec)
+        if name:
+            yield from _lookalike("runs", ecosystem, name.group(0), None)

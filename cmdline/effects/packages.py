@@ -27,6 +27,7 @@ from typing import Any
 
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.effects.package_runners import runner_specs
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import operands
 
@@ -187,15 +188,10 @@ _PY_SPEC = lazy_compile(r"^([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*(?:===?\s*([\w.
 _PY_AT_SPEC = lazy_compile(r"^([A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?@(?:==?)?(?:(\d[\w.!+-]*)|[\^~<>*].*)$")
 """poetry's and pdm's ``name@1.2.3`` (an exact version) and ``name@^1.2`` (a constraint: no
 version named)."""
-_RUNNER = lazy_compile(
-    r"(?:^|[\s;&|(])(?:npx|bunx|pnpx|(?:pnpm|yarn)\s+dlx|npm\s+exec)\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*"
-    r"(@[\w.-]+/[\w.-]+@[\w.^~-]+|[\w.-]+@[\w.^~-]+)"
-)
-
-
-_PY_RUNNER = lazy_compile(
-    r"(?:^|[\s;&|(])(?:uvx|pipx\s+run|uv\s+tool\s+run)\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*([A-Za-z0-9][\w.\[\]=@-]*)"
-)
+_NPM_RUNNER_SPEC = lazy_compile(r"@[\w.-]+/[\w.-]+@[\w.^~-]+|[\w.-]+@[\w.^~-]+")
+"""The start of an npm runner's operand that names a version (a runner without one is left to the
+program name the shell reader folds it into)."""
+_PY_RUNNER_SPEC = lazy_compile(r"[A-Za-z0-9][\w.\[\]=@-]*")
 
 
 def _npm(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
@@ -309,23 +305,23 @@ def install_acts(argv: list[str]) -> Iterator[Effect]:
 
 def runner_acts(line: str) -> Iterator[Effect]:
     """``npx pkg@1.2.3``, ``uvx pkg==1.0``: package runners, whose package the shell reader folds
-    into the bin it runs (dropping the version)."""
-    for match in _PY_RUNNER.finditer(line):
-        spec = _PY_SPEC.match(match.group(1))
-        if spec:
-            found = _effect(
-                "pypi", spec.group(1), spec.group(2) or (match.group(1).partition("@")[2] or None)
-            )
-            if found:
-                yield found
-    if "@" not in line:
-        return
-    for match in _RUNNER.finditer(line):
-        spec = _NPM_SPEC.match(match.group(1))
-        if spec:
-            found = _effect("npm", spec.group(1), spec.group(2))
-            if found:
-                yield found
+    into the bin it runs (dropping the version); the runners are :func:`.runner_specs`'."""
+    for ecosystem, operand in runner_specs(line):
+        found = None
+        if ecosystem == "pypi":
+            word = _PY_RUNNER_SPEC.match(operand)
+            spec = _PY_SPEC.match(word.group(0)) if word else None
+            if word and spec:
+                found = _effect(
+                    "pypi", spec.group(1), spec.group(2) or (word.group(0).partition("@")[2] or None)
+                )
+        else:
+            versioned = _NPM_RUNNER_SPEC.match(operand)
+            spec = _NPM_SPEC.match(versioned.group(0)) if versioned else None
+            if spec:
+                found = _effect("npm", spec.group(1), spec.group(2))
+        if found:
+            yield found
 
 
 # ----------------------------------------------------------------- dependency files

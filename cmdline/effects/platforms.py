@@ -34,6 +34,7 @@ from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
+from dsh_policy.cmdline.effects.security_products import PACKAGE_NAMES
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.sql import sql_statements
 
@@ -60,13 +61,6 @@ _GOVC_DESTROY = lazy_compile(
     r"^(?:vm\.destroy|snapshot\.remove|datastore\.rm|pool\.destroy|folder\.destroy|vm\.unregister)$"
 )
 _AI_LOGGING_OFF = lazy_compile(r'(?i)"?(?:text|image|embedding|video)DataDeliveryEnabled"?\s*[:=]\s*false')
-_SECURITY_PACKAGES = lazy_compile(
-    r"(?i)^(?:falcon-sensor|mdatp|sentinelagent|sentinelone\S*|cbagentd|carbonblack\S*|cb-psc-sensor"
-    r"|elastic-agent|elastic-endpoint|wazuh-agent|ossec-hids\S*|osquery|auditd?|audit|aide|tripwire|clamav\S*"
-    r"|sophos\S*|savdid|cylance\S*|taniumclient|xagt|amazon-ssm-agent|google-guest-agent|google-osconfig-agent"
-    r"|walinuxagent|aegis|aliyun\S*|qcloud\S*|yunjing|apparmor|selinux-policy\S*|fail2ban|crowdsec\S*"
-    r"|santa|jamf\S*|rkhunter|chkrootkit|lynis|rsyslog|syslog-ng|auditbeat|filebeat|falco|tetragon)(?:[:=].*)?$"
-)
 _REMOVING = frozenset(
     {"remove", "purge", "erase", "autoremove", "uninstall", "rm", "del", "-R", "-Rns", "-Rs", "-e"}
 )
@@ -179,7 +173,7 @@ def _agents_removed(argv: list[str]) -> Iterator[Effect]:
         if any(
             a in _REMOVING or (re.match(r"^-[a-zA-Z]*[PrR]$", a) and tool in ("dpkg", "pacman")) for a in rest
         ):
-            hit = next((a for a in rest if not a.startswith("-") and _SECURITY_PACKAGES.match(a)), "")
+            hit = next((a for a in rest if not a.startswith("-") and PACKAGE_NAMES.match(a)), "")
             if hit:
                 yield _fx("defense-off", f"{tool} removes a security or logging agent", hit)
     elif (

@@ -172,6 +172,11 @@ class Decider:
         also judged as each canonical call its arguments describe (:mod:`.tool_views`), and
         takes the strictest answer (:mod:`.view_calls`)."""
         try:
+            if not self._views_judged:
+                # No rule could judge a view: the call is judged as named, and a tool remembered
+                # as one no rule names is answered here, before any further call is made.
+                plain = self._pre_plain.get(event.tool)
+                return plain if plain is not None else self._pre_execute_own(event)
             return self._pre_execute_viewed(event, self._views(event))
         except Exception as exc:
             message = _internal(exc, "pre-execute")

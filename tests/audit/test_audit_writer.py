@@ -43,22 +43,45 @@ def test_records_carry_writer_fields_and_chain_from_a_genesis_tied_to_the_log_id
     assert all(r["log_id"] == "log-1" and r["v"] == version for r in records)
 
 
-@pytest.mark.parametrize("old_version", [1, 2])
-def test_new_logs_are_format_3_and_an_old_log_is_continued_in_its_own_format(
-    tmp_path: Path, old_version: int
+@pytest.mark.parametrize(("old_version", "asked"), [(1, 3), (2, 3), (3, 2), (3, 1)])
+def test_new_logs_are_format_2_and_a_log_is_continued_in_its_own_format(
+    tmp_path: Path, old_version: int, asked: int
 ) -> None:
+    """Format 2 stays the default for one release (writers before format 3 would mix leaf rules
+    in a format 3 log); whatever a writer is asked for, an existing log keeps its format."""
     path = tmp_path / "audit.jsonl"
     with AuditWriter.open(path, fsync="off") as writer:
         writer.append("tool_result", gateway_fields(1))
     line = path.read_bytes().splitlines()[1]
-    assert line.startswith(b'{"v":3,"log_id":') and line[-75:-66] == b',"hash":"'
+    assert line.startswith(b'{"v":2,"log_id":') and line[-75:-66] == b',"hash":"'
     old = tmp_path / "old.jsonl"
     with AuditWriter.open(old, fsync="off", format_version=old_version) as writer:
         writer.append("tool_result", gateway_fields(1))
-    with AuditWriter.open(old, fsync="off") as writer:  # today's default, an old log
+    with AuditWriter.open(old, fsync="off", format_version=asked) as writer:
         writer.append("tool_result", gateway_fields(2))
     assert {r["v"] for r in _records(old)} == {old_version}
     assert verify_log([old]).intact
+
+
+@pytest.mark.parametrize("where", ["last line", "earlier line"])
+def test_a_log_in_a_format_this_writer_does_not_know_is_refused_not_continued(
+    tmp_path: Path, where: str
+) -> None:
+    """A newer release's record is neither moved aside as torn (it is whole) nor continued in an
+    older format (the Merkle tree would mix leaf rules): the writer refuses, naming the record."""
+    path = tmp_path / "audit.jsonl"
+    with AuditWriter.open(path, fsync="off", checkpoint_every=None) as writer:
+        for index in range(3):
+            writer.append("tool_result", gateway_fields(index))
+    lines = path.read_bytes().splitlines(keepends=True)
+    target = -1 if where == "last line" else -2
+    lines[target] = lines[target].replace(b'{"v":2,', b'{"v":9,', 1)
+    before = b"".join(lines)
+    path.write_bytes(before)
+    with pytest.raises(AuditWriteError, match=r"audit format 9; this writer knows formats 1, 2, 3"):
+        AuditWriter.open(path, fsync="off")
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if "torn" in p.name) == []
 
 
 def test_a_format_3_record_hash_is_its_rfc6962_leaf_and_checkpoints_sign_the_tree_of_them(

@@ -302,15 +302,16 @@ def test_a_project_virtualenv_interpreter_setting_runs_nothing_new() -> None:
 )
 def test_long_repetitive_texts_are_read_in_linear_time(unit: str) -> None:
     """A written file is attacker-controlled; each reader must stay linear in its length (these
-    texts took from 10 s to 11 minutes when a pattern had an unbounded gap)."""
+    texts took from 10 s to 11 minutes when a pattern had an unbounded gap). CPU time of this
+    process, so a loaded machine does not fail it."""
     import time
 
     text = (unit * (200_000 // len(unit) + 1))[:200_000]
-    started = time.monotonic()
+    started = time.process_time()
     infra_signals(text)
     later_risks("AGENTS.md", text)
     later_risks(".github/workflows/ci.yml", text)
     later_risks(".gemini/settings.json", text)
     later_risks("deploy.sh", text)  # exfil: a send beside a secret source
     later_risks("tests/conftest.py", text)
-    assert time.monotonic() - started < 8
+    assert time.process_time() - started < 8

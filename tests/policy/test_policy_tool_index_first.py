@@ -28,6 +28,14 @@ GLOB = """
     - {id: guard-glob, stage: guard, match: {tools: ["write_*"]}, when: 'args.path == "/etc"'}
 """
 
+# Rules for tools no canonical call is named after: no view of a call is ever judged, so
+# ``pre_execute`` answers a remembered unnamed tool before any other step.
+UNVIEWED = """
+    - {id: no-rm, stage: pre-execute, match: {tools: [deploy]}, decision: deny,
+       when: 'args.command.contains("rm")'}
+    - {id: guard-root, stage: guard, match: {tools: [deploy]}, when: 'args.command.endsWith(" /")'}
+"""
+
 EVERY = """
     - {id: everywhere, stage: pre-execute, decision: deny, when: 'has(args.secret)'}
     - {id: guard-every, stage: guard, when: 'has(args.secret)'}
@@ -57,12 +65,18 @@ def _load(tmp_path: Path, rules: str, decision: str = "allow") -> Policy:
 
 
 @pytest.mark.parametrize("decision", ["allow", "deny", "ask"])
-@pytest.mark.parametrize("rules", [RULES, RULES + GLOB, RULES + EVERY], ids=["exact", "glob", "every"])
+@pytest.mark.parametrize(
+    "rules",
+    [RULES, RULES + GLOB, RULES + EVERY, UNVIEWED],
+    ids=["exact", "glob", "every", "unviewed"],
+)
 def test_unnamed_tools_decide_as_the_full_run(tmp_path: Path, rules: str, decision: str) -> None:
     policy = _load(tmp_path, rules, decision)
     fast, full = policy.current(), without_shortcuts(policy.current())
+    assert fast._views_judged is (rules is not UNVIEWED)
+    calls = [*CALLS, ("deploy", {"command": "rm -rf build"}), ("deploy", {"command": "ls"})]
     for _ in range(2):
-        for tool, args in CALLS:
+        for tool, args in calls:
             event = ToolCallEvent(tool=tool, args=args)
             assert fast.pre_execute(event) == full.pre_execute(event), (tool, args)
             assert fast.guard(event) == full.guard(event), (tool, args)
@@ -163,6 +177,10 @@ def test_a_tool_call_event_keeps_its_dataclass_behaviour() -> None:
         bare.tool = "y"  # type: ignore[misc]
     with pytest.raises(TypeError):
         ToolCallEvent("x", sesion_id="typo")  # type: ignore[call-arg]
+    # a value equal to its field's default but not that object is stored as given, as before the
+    # identity-only test of the usual call
+    odd = ToolCallEvent("x", nested=0, turn=False)  # type: ignore[arg-type]
+    assert (odd.nested, type(odd.nested), odd.turn) == (0, int, 0) and odd == bare
 
 
 @pytest.mark.parametrize(
