@@ -209,8 +209,10 @@ def _search(argv: list[str]) -> Iterator[Effect]:
         recursive = tool in ("rg", "ag", "ack", "ugrep") or any(
             re.match(r"^-[a-zA-Z]*[rR]|^--recursive|^--dereference-recursive", a) for a in argv[1:]
         )
-        operands = [a for a in argv[1:] if not a.startswith("-")]
-        pattern_opt = _value(argv, "-e", "--regexp")
+        # after `--` every word is an operand (a pattern may start with dashes: `-- '-----BEGIN'`)
+        end = argv.index("--") if "--" in argv else len(argv)
+        operands = [a for a in argv[1:end] if not a.startswith("-")] + argv[end + 1 :]
+        pattern_opt = _value(argv[:end], "-e", "--regexp")
         patterns = [pattern_opt] if pattern_opt else operands[:1]
         paths = operands if pattern_opt else operands[1:]
         every_process = any(p.startswith("/proc/") and "*" in p for p in paths)

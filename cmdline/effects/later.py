@@ -207,8 +207,8 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         # a shell or PowerShell script: written to be run (by the agent, a user or a scheduler)
         ("script", r"\.(?:sh|bash|zsh|ksh|command|ps1)$"),
         # program code a build, a test or a config names (a build backend, a mypy plugin, a docs
-        # hook, a preinstall script): judged by what its own process calls run or send
-        ("source-code", r"\.(?:py|pyw|[cm]?js|[cm]?ts|rb|pl|pm|php|groovy|kts|lua)$"),
+        # hook, a preinstall script, a notebook's cells): judged by what its own process calls run or send
+        ("source-code", r"\.(?:py|pyw|ipynb|[cm]?js|[cm]?ts|rb|pl|pm|php|groovy|kts|lua)$"),
         # applied later by kubectl, helm, docker compose, terraform/tofu or CloudFormation: judged by
         # what the text grants (cmdline.effects.infra_files), whatever the file is called
         ("infrastructure", r"\.(?:ya?ml|json|tf|tf\.json|tfvars|hcl|template|bicep)$"),

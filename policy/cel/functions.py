@@ -14,7 +14,8 @@ their grammars), ``shell.acts`` (a line's effects on trust, identity, defences a
 ``shell.web_requests`` (what each curl, wget, HTTPie or xh command would send),
 ``path.later`` and ``path.later_risks`` (files that run later, and what in their text makes a
 write a technique), ``path.later_unread`` (whether what such a file runs cannot be judged as its
-command lines), ``sql.statements``, ``url.host``, ``glob``, ``secrets.scan`` and ``matches``
+command lines), ``sql.statements``, ``call.acts`` (what a tool call's name says it does to the
+world: deletes, grants, payments, ...), ``url.host``, ``glob``, ``secrets.scan`` and ``matches``
 (RE2, cached).
 """
 
@@ -413,7 +414,7 @@ def _names_in(text: str) -> frozenset[str]:
     return frozenset(match.name for match in detectors.find(text))
 
 
-FUNCTION_NAMESPACES = frozenset({"path", "shell", "url", "secrets", "sql"})
+FUNCTION_NAMESPACES = frozenset({"path", "shell", "url", "secrets", "sql", "call"})
 """Receivers that name a function namespace (``path.normalize(p)``) rather than a variable."""
 
 
@@ -466,6 +467,7 @@ _READERS: Mapping[str, DeferredHelper] = {
         DeferredHelper("dsh_policy.cmdline.effects.later_commands", "later_unread"),
         DeferredHelper("dsh_policy.cmdline.sql", "sql_statements"),
         DeferredHelper("dsh_policy.cmdline.web_requests", "shell_web_requests"),
+        DeferredHelper("dsh_policy.cmdline.tool_acts", "tool_acts"),
     )
 }
 
@@ -496,6 +498,7 @@ CEL_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "path.later_risks": _READERS["later_risks"],
     "path.later_unread": _READERS["later_unread"],
     "sql.statements": _READERS["sql_statements"],
+    "call.acts": _READERS["tool_acts"],
     "url.host": url_host,
     "glob": glob_match,
     "secrets.scan": secrets_scan,
@@ -521,6 +524,7 @@ CEL_SIGNATURES: Mapping[str, tuple[str, ...]] = {
     "path.later_risks": ("path.later_risks(string, string) -> list(string)",),
     "path.later_unread": ("path.later_unread(string, string) -> bool",),
     "sql.statements": ("sql.statements(string) -> list(map(string, string))",),
+    "call.acts": ("call.acts(string, map(string, dyn)) -> list(map(string, string))",),
     "url.host": ("url.host(string) -> string",),
     "glob": ("glob(string, string) -> bool",),
     "secrets.scan": (

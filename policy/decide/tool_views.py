@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from dsh_policy.cmdline.lazy_regex import lazy_compile
+from dsh_policy.policy.decide.cli_views import CLI_KEYS, cli_lines, manifest_text, repository_views
 from dsh_policy.policy.patch_files import patch_paths
 
 #: Canonical tool -> the fields whose presence (with the right type) makes a call canonical.
@@ -65,7 +66,8 @@ _PATH_KEYS: Final = (
     "path", "file_path", "filePath", "absolute_path", "AbsolutePath", "target_file", "TargetFile",
     "notebook_path", "filepath", "filename", "file", "relative_workspace_path", "dir_path", "targetFile",
 )  # fmt: skip
-_PATH_LIST_KEYS: Final = ("paths", "files", "file_paths", "filePaths")
+# A message's attachments are files the call reads and sends (an e-mail tool's attachments list).
+_PATH_LIST_KEYS: Final = ("paths", "files", "file_paths", "filePaths", "attachments")
 # ``text`` is a file's text only beside a path (LangChain's and Kiro's writes); alone it is a message.
 _CONTENT_KEYS: Final = (
     "content",
@@ -95,13 +97,17 @@ _EDIT_LIST_KEYS: Final = ("edits", "ReplacementChunks", "chunks", "replacements"
 _POSITION_KEYS: Final = ("insert_line", "line", "line_number", "position")
 _PATCH_KEYS: Final = ("patch", "input", "patchText", "patch_text")
 _DIFF_KEYS: Final = ("diff",)
-_COMMAND_KEYS: Final = ("command", "cmd", "CommandLine", "command_line", "commandLine")
+_COMMAND_KEYS: Final = ("command", "cmd", "CommandLine", "command_line", "commandLine", "cli_command")
 _URL_KEYS: Final = ("url", "Url", "URL", "uri", "TargetUrl", "href", "link", "endpoint")
+_URL_LIST_KEYS: Final = ("urls", "Urls", "links")
 _BODY_KEYS: Final = ("body", "data", "json", "form", "payload", "files")
 _PROMPT_KEYS: Final = ("prompt", "query", "instructions")
 _CODE_KEYS: Final = ("function", "script", "code", "expression", "js")
+# Page code that posts, or that reads the page's secrets (cookies, web storage) beside a URL: what
+# it fetches carries them (``new Image().src = URL + document.cookie``).
 _CODE_SENDS: Final = lazy_compile(
     r"(?i)method\s*:\s*['\"]?(?:post|put|patch)|\bbody\s*:|sendBeacon|\.send\(|WebSocket\(|\.submit\("
+    r"|document\.cookie|localStorage|sessionStorage|indexedDB"
 )
 _CHANNEL_KEYS: Final = ("channel", "channel_id", "channelId", "chat_id", "recipient", "to")
 _TEXT_KEYS: Final = ("text", "message", "body")
@@ -174,9 +180,9 @@ _WRAPPER_KEYS: Final = ("operation", "input", "params", "request", "edit")
 _MEANINGFUL: Final[frozenset[str]] = frozenset(
     (
         *_PATH_KEYS, *_PATH_LIST_KEYS, *_CONTENT_KEYS, *_NEW_KEYS, *_EDIT_LIST_KEYS, *_PATCH_KEYS,
-        *_DIFF_KEYS, *_COMMAND_KEYS, *_URL_KEYS, *_PROMPT_KEYS, *_CODE_KEYS, *_CHANNEL_KEYS,
+        *_DIFF_KEYS, *_COMMAND_KEYS, *_URL_KEYS, *_URL_LIST_KEYS, *_PROMPT_KEYS, *_CODE_KEYS, *_CHANNEL_KEYS,
         *(key for pair in _MOVE_PAIRS for key in pair), *_NESTED_NAME_KEYS, *_WRAPPER_KEYS,
-        *_OPERATION_LIST_KEYS,
+        *_OPERATION_LIST_KEYS, *CLI_KEYS,
     )
 )  # fmt: skip
 
@@ -245,7 +251,14 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
     if wrapped is not None and depth < _MAX_NESTING:
         yield from _read(tool, wrapped, depth + 1)
         return
-    words = _name_words(tool) | _verb_words(args)
+    for line in cli_lines(tool, args):
+        # a program behind a schema (cli_views): judged as the line it runs, and by its arguments
+        yield "shell", {"command": line}
+    yield from repository_views(tool, args)
+    manifest = manifest_text(args)
+    if manifest is not None:
+        yield "write_file", {"path": "kubernetes-manifest.yaml", "content": manifest}
+    words = _words_of(tool, args)
     patch = _patch_text(args)
     if patch is not None:
         yield "apply_patch", {"patch": patch, "paths": patch_paths(patch)}
@@ -339,6 +352,16 @@ def _wrapped(args: Mapping[str, Any]) -> Mapping[str, Any] | None:
         ):
             return inner
     return None
+
+
+def _words_of(tool: str, args: Mapping[str, Any]) -> frozenset[str]:
+    """What the call says it does: its sub-command when that only reads (``str_replace_editor
+    {command: view}`` views, whatever the editor's name says it can do), else its name's words
+    and its sub-command's together."""
+    verb = _verb_words(args)
+    if verb & _READ_WORDS and not verb & (_WRITE_WORDS | _DELETE_WORDS | _CREATE_WORDS | _COPY_WORDS):
+        return verb
+    return _name_words(tool) | verb
 
 
 def _verb_words(args: Mapping[str, Any]) -> frozenset[str]:
@@ -484,6 +507,15 @@ def _fetches(args: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """A URL argument as a fetch (a request when it carries a body, headers or another method), else each
     URL a prompt names (Gemini's web_fetch takes its URLs in the prompt)."""
     url = _first_string(args, _URL_KEYS)
+    if url is None:
+        # Copilot's fetch_webpage {urls: [...]}: each URL of the list is fetched alike
+        listed = _string_list(args, _URL_LIST_KEYS)
+        if listed:
+            for each in listed:
+                yield from _fetches(
+                    {**{k: v for k, v in args.items() if k not in _URL_LIST_KEYS}, "url": each}
+                )
+            return
     if url is not None and url[:7].lower() == "file://":
         yield "read_file", {"path": url[7:]}
         return

@@ -1,0 +1,488 @@
+"""What a tool call does when only its name and arguments can say it: acts on the world that no
+command line, path, URL or SQL text carries.
+
+An MCP server's ``delete_repository {owner, repo}``, a bank tool's ``send_money {recipient,
+amount}``, a smart lock's ``GrantGuestAccess {guest_ids}`` or a cluster server's
+``resources_get {kind: Secret}`` carry no text the shell, file, web or SQL readers can judge: the
+effect is in the tool's own name (and a sub-command argument such as ``action: delete``). Judged
+by their arguments alone, every such call is allowed. Here the name's words (``delete_repository``,
+``BankManagerTransferFunds``, ``namespaces_delete``) and a few argument facts (``force: true``,
+``visibility: public``, ``kind: Secret``, an ``amount``) are mapped to the act, whatever the server
+or benchmark calls it; the rules decide on the act (``call.acts``).
+
+Each act is ``{"kind", "what", "target"}`` (as :mod:`dsh_policy.cmdline.effects.model`): kinds are
+:data:`KINDS`. Calls with a local path are left to the path readers (a file tool's delete is an
+``rm`` of that path there), and reads, lists and searches are no act.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+from dsh_policy.cmdline.lazy_regex import lazy_compile
+
+__all__ = ["KINDS", "tool_acts"]
+
+KINDS: Final = frozenset(
+    {
+        "destroy",
+        "grant",
+        "money",
+        "credentials",
+        "expose",
+        "history",
+        "secret-read",
+        "defense-off",
+        "attack",
+        "option-injection",
+    }
+)
+"""Every act kind :func:`tool_acts` reports."""
+
+# Arguments that name a ref, branch, revision or remote: never an option.
+_NAME_ARGUMENTS: Final = (
+    "branch_name", "branch", "base_branch", "source_branch", "target", "revision", "ref", "remote",
+    "tag", "rev",
+)  # fmt: skip
+_WORD: Final = lazy_compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+# Tools the canonical vocabulary already judges by their arguments.
+_CANONICAL: Final = frozenset(
+    {
+        "shell",
+        "read_file",
+        "write_file",
+        "edit_file",
+        "list_dir",
+        "web_fetch",
+        "http_request",
+        "send_message",
+        "apply_patch",
+    }
+)
+# Arguments that name a local path: such a call is judged by what it does to that path.
+# (The names policy/decide/tool_views.py reads as paths; this module may not import it.)
+_PATH_KEYS: Final = (
+    "path", "file_path", "filePath", "absolute_path", "AbsolutePath", "target_file", "TargetFile",
+    "targetFile", "notebook_path", "filepath", "filename", "file", "relative_workspace_path",
+    "dir_path", "paths", "files", "file_paths", "filePaths", "source", "destination", "repo_path",
+)  # fmt: skip
+# Arguments naming a sub-command (``action: delete``, AWS's ``operation_name: delete-stack``).
+_VERB_KEYS: Final = ("action", "operation", "operation_name", "operationName", "verb", "method_name")
+# Identifier-valued arguments whose words name the object acted on (``device_id: security_camera``).
+_OBJECT_KEY: Final = lazy_compile(
+    r"(?i)(?:^|_)(?:id|name|device|resource|resource_?type|kind|target|service_?name)$"
+)
+
+_READ: Final = frozenset(
+    {
+        "get",
+        "list",
+        "read",
+        "search",
+        "find",
+        "describe",
+        "show",
+        "view",
+        "query",
+        "fetch",
+        "lookup",
+        "count",
+        "check",
+        "preview",
+        "inspect",
+    }
+)
+_DESTROY: Final = frozenset(
+    {
+        "delete",
+        "drop",
+        "destroy",
+        "remove",
+        "terminate",
+        "purge",
+        "flush",
+        "flushall",
+        "flushdb",
+        "truncate",
+        "wipe",
+        "erase",
+        "deprovision",
+        "uninstall",
+        "rm",
+        "rmdir",
+    }
+)
+# Objects whose removal loses nothing another person or system depends on.
+_TRIVIAL: Final = frozenset(
+    {
+        "label",
+        "labels",
+        "reaction",
+        "reactions",
+        "emoji",
+        "todo",
+        "todos",
+        "bookmark",
+        "bookmarks",
+        "star",
+        "draft",
+        "drafts",
+        "highlight",
+        "comment",
+        "comments",
+        "observation",
+        "observations",
+        "relation",
+        "relations",
+        "cache",
+        "tmp",
+        "temp",
+        "scratch",
+        "session",
+        "notification",
+        "notifications",
+        "subscription",
+    }
+)
+# (stopping is left out: a stopped container or instance starts again with its data)
+_OUTAGE: Final = frozenset({"pause", "suspend", "shutdown", "deactivate", "disable"})
+_OUTAGE_OBJECTS: Final = frozenset(
+    {
+        "project",
+        "database",
+        "db",
+        "instance",
+        "cluster",
+        "organization",
+        "org",
+        "account",
+        "site",
+        "zone",
+        "domain",
+        "workspace",
+        "service",
+    }
+)
+_GRANT: Final = frozenset({"grant", "invite", "share", "unlock", "authorize"})
+_ADD: Final = frozenset({"add", "create", "set", "manage", "assign", "attach", "put", "give"})
+# Changing an existing grant: only these objects say that an update widens access.
+_REGRANT: Final = frozenset(
+    {"permission", "permissions", "role", "roles", "access", "admin", "admins", "owner", "owners"}
+)
+_GRANT_OBJECTS: Final = frozenset(
+    {
+        "collaborator",
+        "collaborators",
+        "member",
+        "members",
+        "membership",
+        "admin",
+        "admins",
+        "owner",
+        "owners",
+        "permission",
+        "permissions",
+        "role",
+        "roles",
+        "access",
+        "guest",
+        "guests",
+        "deploy",
+        "key",
+        "keys",
+        "invitation",
+        "user",
+        "users",
+    }
+)
+_MONEY_VERBS: Final = frozenset(
+    {
+        "send",
+        "transfer",
+        "withdraw",
+        "pay",
+        "payout",
+        "refund",
+        "purchase",
+        "buy",
+        "sell",
+        "place",
+        "schedule",
+        "update",
+        "create",
+        "make",
+        "wire",
+        "donate",
+        "charge",
+    }
+)
+_MONEY_OBJECTS: Final = frozenset(
+    {
+        "money",
+        "funds",
+        "fund",
+        "payment",
+        "payments",
+        "payout",
+        "payouts",
+        "refund",
+        "refunds",
+        "transaction",
+        "transactions",
+        "withdrawal",
+        "order",
+        "crypto",
+        "wire",
+    }
+)
+_MONEY_ALONE: Final = frozenset(
+    {"withdraw", "payout", "refund", "pay", "purchase", "buy", "sell", "donate", "wire", "charge", "transfer"}
+)
+_AMOUNT_KEYS: Final = ("amount", "quantity", "value_usd", "sum")
+_CHANGE: Final = frozenset({"update", "change", "reset", "set", "edit", "modify", "rotate"})
+_CREDENTIAL_OBJECTS: Final = frozenset(
+    {
+        "password",
+        "passcode",
+        "passphrase",
+        "pin",
+        "mfa",
+        "otp",
+        "totp",
+        "credential",
+        "credentials",
+        "recovery",
+    }
+)
+_ACCOUNT_OBJECTS: Final = frozenset({"user", "profile", "account", "info"})
+_ACCOUNT_KEYS: Final = frozenset({"email", "phone", "password", "recovery_email", "phone_number"})
+_PROTECTION_OBJECTS: Final = frozenset({"protection", "protections", "ruleset", "rulesets"})
+_SECRET_OBJECTS: Final = frozenset(
+    {"secret", "secrets", "password", "passwords", "credential", "credentials", "vault"}
+)
+_DEFENCE_VERBS: Final = frozenset({"disable", "off", "deactivate", "disarm", "mute", "stop", "pause"})
+_DEFENCE_OBJECTS: Final = frozenset(
+    {
+        "alarm",
+        "camera",
+        "security",
+        "monitor",
+        "monitoring",
+        "audit",
+        "logging",
+        "firewall",
+        "antivirus",
+        "guard",
+        "alert",
+        "alerts",
+        "sensor",
+        "lock",
+    }
+)
+_GUARD_SETTING: Final = lazy_compile(
+    r"(?i)allow|block|den(?:y|ied)|sandbox|approv|trust|permission|safe|restrict"
+)
+_CONFIG_OBJECTS: Final = frozenset(
+    {"config", "configuration", "setting", "settings", "preference", "preferences"}
+)
+_ATTACK: Final = frozenset(
+    {
+        "exfiltrate",
+        "exfiltrator",
+        "exfiltration",
+        "harvest",
+        "harvesting",
+        "harvester",
+        "hijack",
+        "lockdown",
+        "keylogger",
+        "ransomware",
+        "backdoor",
+        "phishing",
+        "steal",
+        "stealer",
+    }
+)
+_EXPOSE_VERBS: Final = frozenset({"expose", "publish"})
+_EXPOSE_OBJECTS: Final = frozenset({"port", "ports", "tunnel", "service"})
+
+
+def tool_acts(name: str, args: Any) -> list[dict[str, str]]:
+    """The acts a call of tool ``name`` with ``args`` performs that its arguments' text cannot show
+    (see the module docstring); ``[]`` for the canonical tools and for calls on local paths."""
+    if not isinstance(name, str) or name in _CANONICAL or not isinstance(args, Mapping):
+        return []
+    return list(_acts(name, args))
+
+
+def _acts(name: str, args: Mapping[str, Any]) -> Iterator[dict[str, str]]:
+    own = _words(name.rsplit("__", 1)[-1])
+    verbs = own | _verb_words(args)
+    objects = own | _object_words(args)
+    target = _target(args)
+    if verbs & _ATTACK or objects & _ATTACK:
+        yield _act("attack", f"a tool named for an attack ({name})", target)
+    if _is_true(args, "force") and verbs & {"push", "ref", "reset", "update"}:
+        yield _act("history", "history rewritten with force", target)
+    if _is_hard_reset(verbs, args):
+        yield _act("history", "uncommitted work and commits discarded (reset --hard)", target)
+    injected = _injected_option(args)
+    if injected:
+        yield _act("option-injection", f"an option passed where a name belongs ({injected[:40]})", target)
+    if _has_kind(args, "secret") or (verbs & _READ and objects & _SECRET_OBJECTS) or _is_true(args, "reveal"):
+        yield _act("secret-read", "secret values read from a secret store", target)
+    if verbs & _READ and not verbs & (_DESTROY | _GRANT | _ADD | _MONEY_VERBS | _CHANGE):
+        return
+    if _names_local_path(args):
+        return
+    if verbs & _DESTROY and not objects & _TRIVIAL:
+        yield _act("destroy", f"{_phrase(own)}: data or resources deleted", target)
+    elif verbs & _OUTAGE and objects & _OUTAGE_OBJECTS and not objects & _DEFENCE_OBJECTS:
+        yield _act("destroy", f"{_phrase(own)}: a service taken down", target)
+    if (
+        verbs & _GRANT
+        or (verbs & _ADD and objects & _GRANT_OBJECTS)
+        or ("update" in verbs and objects & _REGRANT)
+    ):
+        yield _act("grant", f"{_phrase(own)}: access given to someone", target)
+    if (verbs & _MONEY_VERBS and objects & _MONEY_OBJECTS) or (
+        verbs & _MONEY_ALONE and _has_any(args, _AMOUNT_KEYS)
+    ):
+        yield _act("money", f"{_phrase(own)}: money moved or an order placed", target)
+    if verbs & _CHANGE and (
+        objects & _CREDENTIAL_OBJECTS or (objects & _ACCOUNT_OBJECTS and _nested_keys(args) & _ACCOUNT_KEYS)
+    ):
+        yield _act("credentials", f"{_phrase(own)}: how the account is signed into changed", target)
+    if _made_public(args) and verbs & (_CHANGE | {"share"}):
+        yield _act("expose", f"{_phrase(own)}: made visible to anyone", target)
+    if objects & _PROTECTION_OBJECTS and verbs & (_CHANGE | _DESTROY | {"disable"}):
+        yield _act("expose", f"{_phrase(own)}: a protection changed or removed", target)
+    if (verbs & _EXPOSE_VERBS and objects & _EXPOSE_OBJECTS) or ("create" in verbs and "tunnel" in objects):
+        yield _act("expose", f"{_phrase(own)}: a local service published", target)
+    if verbs & _DEFENCE_VERBS and objects & _DEFENCE_OBJECTS:
+        yield _act("defense-off", f"{_phrase(own)}: a protection switched off", target)
+    if verbs & {"set", "update"} and objects & _CONFIG_OBJECTS and _guard_setting(args):
+        yield _act("defense-off", f"{_phrase(own)}: a tool's own restrictions changed", target)
+
+
+def _injected_option(args: Mapping[str, Any]) -> str:
+    """A ref, branch, revision or remote argument that starts with a dash: the server passes it to
+    its program, which reads it as an option (mcp-server-git's CVE-2025-68144: ``--output=FILE``
+    as a diff target writes FILE)."""
+    for key in _NAME_ARGUMENTS:
+        value = args.get(key)
+        if isinstance(value, str) and len(value.strip()) > 1 and value.strip().startswith("-"):
+            return value.strip()
+    return ""
+
+
+def _act(kind: str, what: str, target: str) -> dict[str, str]:
+    return {"kind": kind, "what": what, "target": target}
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(word.lower() for word in _WORD.findall(text))
+
+
+def _phrase(words: frozenset[str]) -> str:
+    return " ".join(sorted(words)) or "the tool"
+
+
+def _verb_words(args: Mapping[str, Any]) -> frozenset[str]:
+    found: set[str] = set()
+    for key in _VERB_KEYS:
+        value = args.get(key)
+        if (
+            isinstance(value, str)
+            and 0 < len(value) <= 40
+            and value.replace("_", "").replace("-", "").isalnum()
+        ):
+            found |= _words(value)
+    return frozenset(found)
+
+
+def _object_words(args: Mapping[str, Any]) -> frozenset[str]:
+    """Words of short identifiers the call names its object by (``resourceType: secrets``)."""
+    found: set[str] = set()
+    for key, value in args.items():
+        if (
+            isinstance(key, str)
+            and _OBJECT_KEY.search(key)
+            and isinstance(value, str)
+            and 0 < len(value) <= 60
+        ):
+            found |= _words(value)
+    return frozenset(found)
+
+
+def _target(args: Mapping[str, Any]) -> str:
+    for key in ("name", "repo", "project_id", "projectId", "id", "channel", "recipient", "to", "user"):
+        value = args.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            return str(value)[:80]
+    return ""
+
+
+def _is_true(args: Mapping[str, Any], key: str) -> bool:
+    value = args.get(key)
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
+def _is_hard_reset(verbs: frozenset[str], args: Mapping[str, Any]) -> bool:
+    mode = args.get("mode")
+    return "reset" in verbs and isinstance(mode, str) and mode.strip().lower().lstrip("-") == "hard"
+
+
+def _has_kind(args: Mapping[str, Any], kind: str) -> bool:
+    for key in ("kind", "resourceType", "resource_type", "type"):
+        value = args.get(key)
+        if isinstance(value, str) and value.strip().lower().rstrip("s") == kind:
+            return True
+    return False
+
+
+def _has_any(args: Mapping[str, Any], keys: tuple[str, ...]) -> bool:
+    return any(args.get(key) not in (None, "", 0) for key in keys)
+
+
+def _nested_keys(args: Mapping[str, Any]) -> frozenset[str]:
+    """The call's argument names and those of objects one level down (``updates: {email}``)."""
+    keys = {key for key in args if isinstance(key, str)}
+    for value in args.values():
+        if isinstance(value, Mapping):
+            keys |= {key for key in value if isinstance(key, str)}
+    return frozenset(key.lower() for key in keys)
+
+
+def _names_local_path(args: Mapping[str, Any]) -> bool:
+    """Whether the call acts on a local path (a move's source and destination only when they look
+    like paths: a payout's ``destination`` is a bank account)."""
+    for key in _PATH_KEYS:
+        value = args.get(key)
+        if key in ("source", "destination"):
+            if isinstance(value, str) and value[:1] in ("/", "~", "."):
+                return True
+        elif isinstance(value, str | list) and value:
+            return True
+    return False
+
+
+def _made_public(args: Mapping[str, Any]) -> bool:
+    visibility = args.get("visibility")
+    if isinstance(visibility, str) and visibility.strip().lower() in ("public", "internal"):
+        return True
+    if args.get("private") is False or args.get("public") is True:
+        return True
+    return any(
+        isinstance(args.get(key), str) and args[key].strip().lower() == "anyone"
+        for key in ("type", "email", "audience")
+    )
+
+
+def _guard_setting(args: Mapping[str, Any]) -> bool:
+    for key in ("key", "name", "setting"):
+        value = args.get(key)
+        if isinstance(value, str) and _GUARD_SETTING.search(value):
+            return True
+    return False

@@ -1,0 +1,288 @@
+"""The command line a tool call stands for, when its server wraps a program.
+
+Many MCP servers and agent tools are a program behind a schema: the AWS API server's
+``call_aws {cli_command}``, Amazon Q's ``use_aws {service_name, operation_name, parameters}``, a
+gcloud server's ``run_gcloud_command {args: [...]}``, the reference git server's
+``git_diff {repo_path, target}``, Docker servers' ``create_container {image, volumes,
+privileged}``, a process tool's ``kill_process {pid}``, and code runners' ``execute_python
+{code}``. What the call does is what that command line does, so it is judged as that line too:
+the shell readers already know ``aws iam create-access-key``, ``git diff --output=~/.bashrc``,
+``docker run -v /var/run/docker.sock:...`` and ``python3 -c CODE``, whatever tool carries them.
+
+:func:`cli_lines` gives those lines (none for any other call); :mod:`.tool_views` makes each a
+``shell`` view.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+_WORD: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+# Programs a tool's name may say it runs, its argument list then being that program's argv.
+_PROGRAMS: Final = frozenset(
+    {
+        "aws",
+        "gcloud",
+        "gsutil",
+        "az",
+        "kubectl",
+        "helm",
+        "docker",
+        "podman",
+        "gh",
+        "glab",
+        "terraform",
+        "git",
+        "npm",
+        "pip",
+    }
+)
+_ARGV_KEYS: Final = ("args", "argv", "arguments")
+# The reference git server (mcp-server-git): which git sub-command each tool runs.
+_GIT_TOOLS: Final[dict[str, tuple[str, ...]]] = {
+    "status": ("status",),
+    "diff_unstaged": ("diff",),
+    "diff_staged": ("diff", "--cached"),
+    "diff": ("diff",),
+    "commit": ("commit",),
+    "add": ("add",),
+    "reset": ("reset",),
+    "log": ("log",),
+    "create_branch": ("branch",),
+    "checkout": ("checkout",),
+    "show": ("show",),
+    "init": ("init",),
+    "push": ("push",),
+    "pull": ("pull",),
+    "fetch": ("fetch",),
+    "branch": ("branch",),
+    "merge": ("merge",),
+    "rebase": ("rebase",),
+    "clean": ("clean",),
+}
+# Arguments that are the git command's operands, in the order git takes them.
+_GIT_OPERANDS: Final = (
+    "remote",
+    "target",
+    "revision",
+    "branch_name",
+    "branch",
+    "base_branch",
+    "source_branch",
+)
+_LANGUAGES: Final[dict[str, str]] = {
+    "python": "python3", "python3": "python3", "py": "python3", "ipython": "python3",
+    "javascript": "node", "js": "node", "node": "node", "nodejs": "node", "typescript": "node", "ts": "node",
+    "deno": "node", "bun": "node", "bash": "bash", "sh": "bash", "shell": "bash", "zsh": "bash",
+    "ruby": "ruby", "rb": "ruby", "perl": "perl", "php": "php",
+}  # fmt: skip
+# A tool named only for JavaScript may run it in a web page (``run_js {code: "goto(...)"}``), where
+# it reads no file and runs no program: only an explicit language argument makes it Node.
+_PAGE_LANGUAGES: Final = frozenset({"javascript", "js", "typescript", "ts"})
+_LANGUAGE_KEYS: Final = ("language", "languageId", "lang", "kernel", "runtime")
+_CODE_KEYS: Final = ("code", "source", "source_code")
+_RUN_WORDS: Final = frozenset({"run", "execute", "exec", "eval", "interpreter", "repl"})
+_BROWSER_WORDS: Final = frozenset({"browser", "playwright", "puppeteer", "page"})
+_SEARCH_ROOT_KEYS: Final = ("path", "dir_path", "directory", "root", "cwd")
+_MANIFEST_KEYS: Final = ("resource", "manifest", "yaml", "spec_yaml")
+
+
+#: Argument names that can make a line here (beside the code and command keys tool_views reads).
+CLI_KEYS: Final = frozenset(
+    {"repo_path", "service_name", "pid", "image", "regex", "pattern", *_ARGV_KEYS, *_MANIFEST_KEYS}
+)
+
+
+def cli_lines(tool: str, args: Mapping[str, Any]) -> list[str]:
+    """The command lines ``tool(args)`` stands for (see the module docstring); ``[]`` if none."""
+    words = frozenset(word.lower() for word in _WORD.findall(tool.rsplit("__", 1)[-1]))
+    # the server's name may say the program (mcp__docker__create_container)
+    everything = frozenset(word.lower() for word in _WORD.findall(tool))
+    return list(_lines(tool, words, everything, args))
+
+
+def _lines(
+    tool: str, words: frozenset[str], everything: frozenset[str], args: Mapping[str, Any]
+) -> Iterator[str]:
+    own = tool.rsplit("__", 1)[-1].lower()
+    if own.startswith("git_") and isinstance(args.get("repo_path"), str):
+        yield _git_line(own[4:], args)
+        return
+    service, operation = args.get("service_name"), args.get("operation_name")
+    if "aws" in everything and isinstance(service, str) and isinstance(operation, str):
+        yield _aws_line(service, operation, args)
+        return
+    program = next(iter(sorted(words & _PROGRAMS)), None)
+    argv = _argv(args)
+    if program is not None and argv is not None:
+        yield shlex.join([program, *argv[1:]] if argv and argv[0] == program else [program, *argv])
+        return
+    if "docker" in everything and "container" in words and words & {"create", "run", "start"}:
+        line = _docker_run(args)
+        if line:
+            yield line
+            return
+    pattern = _search_pattern(words, args)
+    if pattern is not None:
+        where = next(
+            (args[key] for key in _SEARCH_ROOT_KEYS if isinstance(args.get(key), str) and args[key]), "."
+        )
+        yield shlex.join(["grep", "-rnE", "--", pattern, where])
+        return
+    pid = args.get("pid")
+    kills = "kill" in words or {"terminate", "process"} <= words
+    if kills and isinstance(pid, int | str) and not isinstance(pid, bool) and str(pid).strip().isdigit():
+        yield f"kill -9 {str(pid).strip()}"
+        return
+    code = next((args[key] for key in _CODE_KEYS if isinstance(args.get(key), str)), None)
+    if code is not None and code.strip():
+        interpreter = _interpreter(words, args)
+        if interpreter is not None:
+            yield shlex.join([interpreter, "-e" if interpreter in ("node", "ruby", "perl") else "-c", code])
+
+
+def _search_pattern(words: frozenset[str], args: Mapping[str, Any]) -> str | None:
+    """The regular expression of a content search (Claude Code's Grep, Gemini's
+    search_file_content, Cursor's grep_search, Cline's search_files {regex}): such a call is the
+    ``grep -r`` it runs. A search by file name (Glob, the filesystem server's search_files
+    {pattern}) reads no content and stays a listing."""
+    regex = args.get("regex")
+    if isinstance(regex, str) and regex:
+        return regex
+    if words & {"grep", "rg", "ripgrep"} or {"search", "content"} <= words:
+        for key in ("pattern", "query"):
+            value = args.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None
+
+
+def repository_views(tool: str, args: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """What the git server's tools do to the repository folder itself: ``git_init`` writes a
+    ``.git`` there; every other tool reads the folder (status lists its files, diff and show print
+    them), so a ``repo_path`` of ``~/.ssh`` is a read of ``~/.ssh`` whatever the sub-command."""
+    own = tool.rsplit("__", 1)[-1].lower()
+    repo = args.get("repo_path")
+    if not own.startswith("git_") or not isinstance(repo, str) or not repo:
+        return []
+    if own == "git_init":
+        return [("apply_patch", {"patch": "", "paths": [repo.rstrip("/") + "/.git/config"]})]
+    return [("read_file", {"path": repo})]
+
+
+def manifest_text(args: Mapping[str, Any]) -> str | None:
+    """A Kubernetes manifest a cluster server applies (``resources_create_or_update {resource}``,
+    ``kubectl_apply {manifest}``): judged as the infrastructure file it is, by what it grants."""
+    for key in _MANIFEST_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and "apiVersion" in value and "kind" in value:
+            return value
+    return None
+
+
+def _argv(args: Mapping[str, Any]) -> list[str] | None:
+    for key in _ARGV_KEYS:
+        value = args.get(key)
+        if isinstance(value, list | tuple) and value and all(isinstance(part, str) for part in value):
+            return list(value)
+    return None
+
+
+def _git_line(sub: str, args: Mapping[str, Any]) -> str:
+    repo = args["repo_path"]
+    verb = _GIT_TOOLS.get(sub, (sub.replace("_", "-"),))
+    argv = ["git", "init", repo] if verb == ("init",) else ["git", "-C", repo, *verb]
+    mode = args.get("mode")
+    if isinstance(mode, str) and mode.strip().lstrip("-").isalpha():
+        argv.append("--" + mode.strip().lstrip("-"))
+    if args.get("force") is True:
+        argv.append("--force")
+    message = args.get("message")
+    if isinstance(message, str) and verb == ("commit",):
+        argv += ["-m", message]
+    count = args.get("max_count")
+    if isinstance(count, int) and not isinstance(count, bool):
+        argv += ["-n", str(count)]
+    argv += [args[key] for key in _GIT_OPERANDS if isinstance(args.get(key), str) and args[key]]
+    files = args.get("files")
+    if isinstance(files, list | tuple) and all(isinstance(f, str) for f in files) and files:
+        argv += ["--", *files]
+    return shlex.join(argv)
+
+
+def _aws_line(service: str, operation: str, args: Mapping[str, Any]) -> str:
+    argv = ["aws", service, operation]
+    parameters = args.get("parameters")
+    if isinstance(parameters, Mapping):
+        for key, value in parameters.items():
+            option = "--" + str(key).lstrip("-")
+            if value is True:
+                argv.append(option)
+            elif isinstance(value, str | int | float) and not isinstance(value, bool):
+                argv += [option, str(value)]
+            elif isinstance(value, list | tuple):
+                argv += [option, *(str(item) for item in value)]
+    region = args.get("region")
+    if isinstance(region, str) and region:
+        argv += ["--region", region]
+    return shlex.join(argv)
+
+
+def _docker_run(args: Mapping[str, Any]) -> str | None:
+    image = args.get("image")
+    if not isinstance(image, str) or not image:
+        return None
+    argv = ["docker", "run"]
+    if args.get("privileged") is True:
+        argv.append("--privileged")
+    for key, option in (
+        ("network_mode", "--network"),
+        ("pid_mode", "--pid"),
+        ("ipc_mode", "--ipc"),
+        ("user", "--user"),
+    ):
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            argv += [option, value]
+    volumes = args.get("volumes")
+    for volume in volumes if isinstance(volumes, list | tuple) else ():
+        if isinstance(volume, str):
+            argv += ["-v", volume]
+    argv.append(image)
+    command = args.get("command")
+    if isinstance(command, str) and command.strip():
+        argv += shlex.split(command) if _splits(command) else [command]
+    elif isinstance(command, list | tuple) and all(isinstance(part, str) for part in command):
+        argv += list(command)
+    return shlex.join(argv)
+
+
+def _splits(text: str) -> bool:
+    try:
+        shlex.split(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _interpreter(words: frozenset[str], args: Mapping[str, Any]) -> str | None:
+    """The program that runs a code argument: the language the call names, else the tool's name
+    (a browser's run-code tool runs Node); code given to a tool named for running it with no
+    language is read as Python, the language of most code-running agent tools."""
+    for key in _LANGUAGE_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip().lower() in _LANGUAGES:
+            return _LANGUAGES[value.strip().lower()]
+    for word in sorted(words - _PAGE_LANGUAGES):
+        if word in _LANGUAGES:
+            return _LANGUAGES[word]
+    if words & _PAGE_LANGUAGES and not words & _BROWSER_WORDS:
+        return None
+    if words & _RUN_WORDS and words & _BROWSER_WORDS:
+        return "node"
+    if words & _RUN_WORDS:
+        return "python3"
+    return None

@@ -1,0 +1,137 @@
+"""A tool whose server wraps a program is judged as the command line it runs (policy/decide/
+cli_views.py), and a search tool as the grep it is: found unread by an eleventh blind probe
+(tests/corpus/probe11). Calls in spellings of our own, none a corpus entry."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dsh_policy.core.frozen import freeze_json
+from dsh_policy.policy.decide import Policy
+from dsh_policy.policy.decide.cli_views import cli_lines, manifest_text, repository_views
+from dsh_policy.policy.decide.tool_views import views
+from dsh_policy.policy.events import ToolCallEvent
+from dsh_policy.policy.loading import LoadFailure
+
+RULES = Path(__file__).resolve().parents[2] / "rules"
+
+
+@cache
+def shipped() -> Policy:
+    policy = Policy.load(sorted(p for p in RULES.glob("*.yaml") if not p.name.endswith(".cases.yaml")))
+    assert not isinstance(policy, LoadFailure), policy
+    return policy
+
+
+def decision(tool: str, **args: Any) -> str:
+    return shipped().check_tool_call(ToolCallEvent(tool, freeze_json(args), turn=1, step=1)).decision
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "line"),
+    [
+        ("mcp__cloud__call_aws", {"cli_command": "aws s3 ls"}, None),  # read by tool_views' command keys
+        ("mcp__gcp__gcloud", {"args": ["compute", "instances", "list"]}, "gcloud compute instances list"),
+        ("run_az", {"argv": ["az", "group", "list"]}, "az group list"),
+        (
+            "use_aws",
+            {"service_name": "s3api", "operation_name": "list-buckets", "region": "eu-west-1"},
+            "aws s3api list-buckets --region eu-west-1",
+        ),
+        ("mcp__git__git_log", {"repo_path": "/workspace/r", "max_count": 3}, "git -C /workspace/r log -n 3"),
+        ("mcp__git__git_init", {"repo_path": "/workspace/new"}, "git init /workspace/new"),
+        (
+            "mcp__git__git_push",
+            {"repo_path": "/w", "remote": "origin", "branch": "dev", "force": True},
+            "git -C /w push --force origin dev",
+        ),
+        (
+            "mcp__containers__docker_create_container",
+            {"image": "redis:7", "volumes": ["/data:/data"]},
+            "docker run -v /data:/data redis:7",
+        ),
+        ("terminate_process", {"pid": 4242}, "kill -9 4242"),
+        ("run_python", {"code": "print(1)"}, "python3 -c 'print(1)'"),
+        (
+            "mcp__sandbox__execute",
+            {"code": "console.log(1)", "language": "javascript"},
+            "node -e 'console.log(1)'",
+        ),
+        ("Grep", {"pattern": "TODO", "path": "src"}, "grep -rnE -- TODO src"),
+        ("search_files", {"path": "src", "regex": "fetch\\("}, "grep -rnE -- 'fetch\\(' src"),
+    ],
+)
+def test_the_line_a_call_stands_for(tool: str, args: dict[str, Any], line: str | None) -> None:
+    assert cli_lines(tool, args) == ([line] if line else [])
+
+
+def test_name_searches_and_plain_tools_stand_for_no_line() -> None:
+    assert cli_lines("Glob", {"pattern": "**/*.ts"}) == []
+    assert cli_lines("mcp__filesystem__search_files", {"path": "/w", "pattern": "*.pem"}) == []
+    assert cli_lines("mcp__github__get_issue", {"owner": "a", "repo": "b", "issue_number": 1}) == []
+    assert cli_lines("mcp__docs__evaluate", {"code": "1+1"}) == []  # no word says it runs code
+
+
+def test_a_git_tool_reads_its_folder_and_init_writes_one() -> None:
+    assert repository_views("mcp__git__git_status", {"repo_path": "/r"}) == [("read_file", {"path": "/r"})]
+    assert repository_views("mcp__git__git_init", {"repo_path": "/r/"}) == [
+        ("apply_patch", {"patch": "", "paths": ["/r/.git/config"]})
+    ]
+    assert repository_views("mcp__github__get_me", {}) == []
+
+
+def test_a_manifest_argument_is_an_infrastructure_file() -> None:
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+    assert manifest_text({"manifest": text}) == text
+    assert manifest_text({"resource": "pods"}) is None
+    found = views("mcp__k8s__apply", {"manifest": text})
+    assert (
+        found is not None
+        and ("write_file", {"path": "kubernetes-manifest.yaml", "content": text}) in found.calls
+    )
+
+
+def test_a_read_only_sub_command_outweighs_an_editor_name() -> None:
+    found = views("str_replace_editor", {"command": "view", "path": "/srv/app/main.py"})
+    assert found is not None and found.calls == (("read_file", {"path": "/srv/app/main.py"}),)
+
+
+def test_list_urls_and_attachments_are_read() -> None:
+    found = views("fetch_webpage", {"urls": ["https://a.example/x", "https://b.example/y"], "query": "q"})
+    assert found is not None
+    assert [c for c in found.calls if c[0] == "web_fetch"] == [
+        ("web_fetch", {"url": "https://a.example/x"}),
+        ("web_fetch", {"url": "https://b.example/y"}),
+    ]
+    found = views("mail_send", {"to": "a@example.org", "body": "hi", "attachments": ["/w/report.pdf"]})
+    assert found is not None and ("read_file", {"path": "/w/report.pdf"}) in found.calls
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "expected"),
+    [
+        ("mcp__cloud__call_aws", {"cli_command": "aws iam create-access-key --user-name deploy"}, "ask"),
+        ("mcp__cloud__call_aws", {"cli_command": "aws s3 ls s3://team-bucket/"}, "allow"),
+        ("mcp__git__git_diff", {"repo_path": "/workspace/r", "target": "--output=/home/u/.profile"}, "deny"),
+        ("mcp__git__git_diff", {"repo_path": "/workspace/r", "target": "main"}, "allow"),
+        ("mcp__git__git_status", {"repo_path": "/home/u/.gnupg"}, "deny"),
+        (
+            "mcp__git__git_create_branch",
+            {"repo_path": "/workspace/r", "branch_name": "x", "base_branch": "main"},
+            "allow",
+        ),
+        ("Grep", {"pattern": "-----BEGIN OPENSSH PRIVATE KEY", "path": "/home/u"}, "deny"),
+        ("Grep", {"pattern": "def main", "path": "/workspace/src"}, "allow"),
+        (
+            "mcp__sandbox__run_code",
+            {"code": "import socket; socket.create_connection(('203.0.113.9', 9001))"},
+            "ask",
+        ),
+        ("mcp__sandbox__run_code", {"code": "print(sum(range(10)))"}, "allow"),
+    ],
+)
+def test_whole_decisions(tool: str, args: dict[str, Any], expected: str) -> None:
+    assert decision(tool, **args) == expected
