@@ -103,7 +103,8 @@ def test_a_policy_read_back_is_ready_before_the_readers_are_imported(cache_dir: 
         [sys.executable, "-c", _READY, *PACKS], capture_output=True, text=True, env=env, timeout=120
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split("]")[0] + "]" == "['dsh_policy.cmdline.deadline', 'dsh_policy.cmdline.lazy_regex']"
+    imported = "['dsh_policy.cmdline.deadline', 'dsh_policy.cmdline.lazy_regex']"
+    assert out.stdout.split("]")[0] + "]" == imported
     assert out.stdout.split("]", 1)[1].split() == ["True", "deny"]
 
 
