@@ -342,6 +342,16 @@ def _aws(argv: list[str]) -> Iterator[Effect]:
         )
     ):
         yield _fx("cloud-exposure", f"aws s3api {op}", op)
+    elif (
+        service == "s3"
+        and op in ("cp", "mv", "sync")
+        and "--no-sign-request" in argv
+        and words[-1:]
+        and words[-1].startswith("s3://")
+        and not words[-2].startswith("s3://")
+    ):
+        # an upload without credentials lands only in a bucket anyone may write: not the account's
+        yield _fx("cloud-exposure", "uploads local files to a bucket anyone can write", words[-1])
     elif service == "lambda" and op == "add-permission" and _value(argv, "--principal") == "*":
         yield _fx("cloud-exposure", "lets anyone invoke a function", op)
     elif (

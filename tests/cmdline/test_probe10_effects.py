@@ -83,6 +83,8 @@ def kinds(line: str) -> set[str]:
             "kubectl patch cm aws-auth -n kube-system --patch-file p.yaml # groups: [system:masters]",
             "cloud-identity",
         ),
+        # an upload without credentials (acts.py)
+        ("aws s3 sync ./out s3://drop-7f2/x --no-sign-request", "cloud-exposure"),
         # users locked out, hosts cut off, services stopped wholesale (effects/lockout.py)
         ("passwd --lock deploy", "account"),
         ("usermod --expiredate 1970-01-02 alice", "account"),
@@ -153,6 +155,8 @@ def test_text_typed_into_a_terminal_is_a_shell_line(line: str, inner: str) -> No
         "kubectl run web --image=nginx:1.27 --port=80",
         "docker run --rm -it python:3.12 python -V",
         "kubectl get cm aws-auth -n kube-system -o yaml",
+        "aws s3 cp s3://noaa-ghcn-pds/csv/by_year/1900.csv . --no-sign-request",
+        "aws s3 ls s3://open-data-bucket/ --no-sign-request",
         "passwd",
         "usermod -aG video alice",
         "iptables -A INPUT -p tcp --dport 22 -s 10.0.0.0/8 -j ACCEPT",
