@@ -91,6 +91,24 @@ class MerkleFrontier:
         roots.append(node)
         self.size += 1
 
+    def append_leaf(self, node: bytes) -> None:
+        """Add one record by its leaf hash (a format 3 record's hash is its leaf)."""
+        sha256 = small_sha256
+        size = self.size
+        roots = self.roots
+        while size & 1:
+            node = sha256(_NODE + roots.pop() + node).digest()
+            size >>= 1
+        roots.append(node)
+        self.size += 1
+
+    def append_record(self, version: object, record_hash: bytes) -> None:
+        """Add one record of format ``version`` by its raw hash (the leaf itself in format 3)."""
+        if version == 3:
+            self.append_leaf(record_hash)
+        else:
+            self.append(record_hash)
+
     def extend(self, record_hashes: Iterable[bytes]) -> None:
         """Add several records in order."""
         for record_hash in record_hashes:

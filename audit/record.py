@@ -29,12 +29,15 @@ from .record_hash import hash_of_line as hash_of_line
 from .record_hash import record_hash as record_hash
 from .record_hash import without_member as without_member
 
-from .record_hash import RECORD_HASHER_V2, V2_HASH_MEMBER, V2_HEADER, V2_KINDS, V2_STARTS, v2_kind, v2_start  # isort: skip
+from .record_hash import BYTES_HASHERS, BYTES_STARTS, V2_HASH_MEMBER, V2_HEADER, V2_KINDS, v2_kind, v2_start  # isort: skip
 
 #: The format version of v1 logs (kept as ``FORMAT_VERSION`` for one release; see FORMAT_VERSIONS).
 FORMAT_VERSION: Final = 1
 #: Every format version the verifier reads; new logs are written in ``DEFAULT_FORMAT_VERSION``.
-FORMAT_VERSIONS: Final = (1, 2)
+FORMAT_VERSIONS: Final = (1, 2, 3)
+#: Format 2 stays the default for one release: writers before format 3 do not refuse a log in a
+#: format they do not know, so one of them appending to a format 3 log would mix leaf rules in its
+#: Merkle tree. Writers from this release refuse (ChainState.absorb); the next can default to 3.
 DEFAULT_FORMAT_VERSION: Final = 2
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 
@@ -288,16 +291,19 @@ class SealedRecord:
 
 def seal_record(record: dict[str, Any]) -> SealedRecord:
     """Hash ``record`` (which must not yet hold ``hash``) and render its line in the format its
-    ``v`` names (2: header first, bytes hashed as written; otherwise 1, canonical).
+    ``v`` names (2 and 3: header first, bytes hashed as written; otherwise 1, canonical).
 
     Raises :class:`OutsideDomainError`.
     """
-    if record.get("v") == 2:
+    version = record.get("v")
+    if type(version) is int and version in BYTES_HASHERS:
         rest = {key: value for key, value in record.items() if key not in V2_HEADER}
         header = (record.get("log_id"), record.get("seq"), record.get("prev"), record.get("kind"))
         if not all(type(value) is kind for value, kind in zip(header, (str, int, str, str), strict=True)):
-            raise OutsideDomainError(DomainViolation("$", "format 2 needs log_id, seq, prev and kind"))
-        line, hex_digest, digest = seal_line_v2(rest, *header)  # type: ignore[arg-type]
+            raise OutsideDomainError(
+                DomainViolation("$", f"format {version} needs log_id, seq, prev and kind")
+            )
+        line, hex_digest, digest = seal_line_v2(rest, *header, version)  # type: ignore[arg-type]
         return SealedRecord(line[:-1], hex_digest, digest)
     line, hex_digest, digest = seal_line(record)
     return SealedRecord(line[:-1], hex_digest, digest)
@@ -341,9 +347,9 @@ def seal_line(record: dict[str, Any]) -> tuple[bytes, str, bytes]:
 
 
 def seal_line_v2(
-    fields: dict[str, Any], log_id: str, seq: int, prev: str, kind: str
+    fields: dict[str, Any], log_id: str, seq: int, prev: str, kind: str, version: int = 2
 ) -> tuple[bytes, str, bytes]:
-    """Format version 2 of :func:`seal_line`: (line with its newline, hex hash, raw digest).
+    """Format versions 2 and 3 of :func:`seal_line`: (line with its newline, hex hash, raw digest).
 
     ``fields`` holds every member but the header ones (``v``, ``log_id``, ``seq``, ``prev``,
     ``kind``) and ``hash``; they are written canonically after the header, and the hash covers
@@ -351,7 +357,7 @@ def seal_line_v2(
     """
     body, _ = _encode(fields)
     try:
-        start = V2_STARTS.get(log_id) or v2_start(log_id)
+        start = BYTES_STARTS[version].get(log_id) or v2_start(log_id, version)
         tail = V2_KINDS.get(kind) or v2_kind(kind)
         prev_json = orjson.dumps(prev)
     except orjson.JSONEncodeError:
@@ -362,7 +368,7 @@ def seal_line_v2(
         hashed = b'%b%d,"prev":%b%b,%b' % (start, seq, prev_json, tail, body[1:-1])
     else:
         hashed = b'%b%d,"prev":%b%b' % (start, seq, prev_json, tail)
-    hasher = RECORD_HASHER_V2.copy()
+    hasher = BYTES_HASHERS[version].copy()
     hasher.update(hashed)
     digest = hasher.digest()
     hex_bytes = hexlify(digest)

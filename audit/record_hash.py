@@ -10,6 +10,11 @@ last ``,"hash":"<64 hex>"}``; the hash is SHA-256 of the v2 tag followed by ever
 before ``,"hash":"``. A byte that changes breaks the hash, so nothing is re-serialized to prove a
 line, and the fixed header lets a verifier check seq, prev and log id by comparing bytes.
 
+Format version 3 is format 2's line with the record hash *being* the record's RFC 6962 Merkle leaf:
+SHA-256 of ``0x00``, the v3 tag and the same bytes. The Merkle tree the checkpoints sign is then
+built on the record hashes themselves (a v1 or v2 record's leaf is SHA-256 of ``0x00`` and its
+hash), one SHA-256 a record fewer for the writer and the verifier; :func:`merkle_leaf` says which.
+
 A record's ``prev`` is the previous record's hash, and the first record's ``prev`` is
 :func:`genesis_prev` of the log id.
 """
@@ -44,33 +49,54 @@ V2_HEADER: Final = ("v", "log_id", "seq", "prev", "kind")
 #: ``,"hash":"`` + 64 hex digits + ``"}``: the fixed tail of every v2 line.
 V2_TRAILER_LENGTH: Final = 75
 V2_HASH_MEMBER: Final = b',"hash":"'
+RECORD_HASH_TAG_V3: Final = b"dsh-policy/audit/record/v3\x00"
+#: The RFC 6962 leaf prefix and the v3 tag: a v3 record hash is the leaf hash of tag + bytes.
+RECORD_HASHER_V3: Final = hashlib.sha256(b"\x00" + RECORD_HASH_TAG_V3)
+#: The formats whose hash covers the bytes as written (format 2's line layout), with the SHA-256
+#: state after their prefix.
+BYTES_HASHERS: Final = {2: RECORD_HASHER_V2, 3: RECORD_HASHER_V3}
+#: The formats whose record hash is its Merkle leaf.
+LEAF_FORMATS: Final = frozenset({3})
 
 
-def v2_line_hash(line: bytes) -> str | None:
-    """The v2 hash of ``line`` (without its newline) if it ends as a v2 line must, else None."""
+def v2_line_hash(line: bytes, version: int = 2) -> str | None:
+    """The hash of a format 2 or 3 ``line`` (without its newline) if it ends as such a line must,
+    else None."""
     if len(line) <= V2_TRAILER_LENGTH or line[-V2_TRAILER_LENGTH:-66] != V2_HASH_MEMBER or line[-2:] != b'"}':
         return None
-    hasher = RECORD_HASHER_V2.copy()
+    hasher = BYTES_HASHERS[version].copy()
     hasher.update(memoryview(line)[:-V2_TRAILER_LENGTH])
     return hasher.hexdigest()
+
+
+def merkle_leaf(version: object, record_hash: bytes) -> bytes:
+    """The RFC 6962 leaf hash of a record of format ``version`` with this (raw) hash: the hash
+    itself in format 3, SHA-256 of ``0x00`` and the hash before it."""
+    if version in LEAF_FORMATS:
+        return record_hash
+    return hashlib.sha256(b"\x00" + record_hash).digest()
 
 
 #: Built v2 header pieces: the start per log id and the end per kind (:func:`v2_start`,
 #: :func:`v2_kind`). A hot caller looks here first (``V2_STARTS.get(log_id) or v2_start(log_id)``,
 #: no call when cached); bounded, as a verifier may meet many logs and callers many kinds.
+#: ``BYTES_STARTS`` holds the starts of each format of that layout (2 and 3).
 V2_STARTS: Final[dict[str, bytes]] = {}
+BYTES_STARTS: Final[dict[int, dict[str, bytes]]] = {2: V2_STARTS, 3: {}}
 V2_KINDS: Final[dict[str, bytes]] = {}
 _V2_PIECES_LIMIT: Final = 256
 
 
-def v2_start(log_id: str) -> bytes:
-    """The bytes every v2 line of log ``log_id`` starts with, up to its seq's digits."""
-    start = V2_STARTS.get(log_id)
+def v2_start(log_id: str, version: int = 2) -> bytes:
+    """The bytes every line of format ``version`` (2 or 3) of log ``log_id`` starts with, up to
+    its seq's digits."""
+    starts = BYTES_STARTS[version]
+    start = starts.get(log_id)
     if start is None:
-        start = b'{"v":2,"log_id":' + orjson.dumps(log_id) + b',"seq":'
-        if len(V2_STARTS) >= _V2_PIECES_LIMIT:
-            V2_STARTS.clear()
-        V2_STARTS[log_id] = start
+        start = b'{"v":%d,"log_id":%b,"seq":' % (version, orjson.dumps(log_id))
+        if len(starts) >= _V2_PIECES_LIMIT:
+            starts.clear()
+        starts[log_id] = start
     return start
 
 
@@ -85,9 +111,10 @@ def v2_kind(kind: str) -> bytes:
     return tail
 
 
-def v2_header(log_id: str, seq: int, prev: str, kind: str) -> bytes:
-    """The bytes a v2 line with these header fields starts with (through the kind's value)."""
-    return b'%b%d,"prev":%b%b' % (v2_start(log_id), seq, orjson.dumps(prev), v2_kind(kind))
+def v2_header(log_id: str, seq: int, prev: str, kind: str, version: int = 2) -> bytes:
+    """The bytes a format ``version`` (2 or 3) line with these header fields starts with (through
+    the kind's value)."""
+    return b'%b%d,"prev":%b%b' % (v2_start(log_id, version), seq, orjson.dumps(prev), v2_kind(kind))
 
 
 def line_hashes_right(line: bytes, record: dict[str, object]) -> bool:
@@ -96,8 +123,9 @@ def line_hashes_right(line: bytes, record: dict[str, object]) -> bool:
     stated = record.get("hash")
     if not isinstance(stated, str):
         return False
-    if record.get("v") == 2:
-        return v2_line_hash(line) == stated
+    version = record.get("v")
+    if type(version) is int and version in BYTES_HASHERS:
+        return v2_line_hash(line, version) == stated
     body = without_member(line, "hash", stated)
     return body is not None and record_hash(body) == stated
 

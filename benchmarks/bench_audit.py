@@ -1,7 +1,8 @@
 """Audit log throughput: appends per fsync mode, verification against raw SHA-256 of the same bytes.
 
-Both ratios are measured for both format versions in one run (format 1 hashes the canonical form,
-format 2 the bytes as written), each pair interleaved.
+Both ratios are measured for every format version in one run (format 1 hashes the canonical form,
+format 2 the bytes as written, format 3 the bytes as written into the record's Merkle leaf), each
+pair interleaved.
 
 Run: ``python benchmarks/bench_audit.py [--records N] [--against PYTHON]`` (``BENCH_DIR`` picks the
 scratch directory, default the system temp dir; ``--against`` the interpreter of another tree's
@@ -30,13 +31,15 @@ itself costs in CPython, whatever the code around it:
 
 - *append floor*: per record exactly the steps the format and the multi-process promise require,
   in one tight loop with no writer around them: lock, size check, sorted ``orjson`` dump, SHA-256
-  of tag + body, the RFC 6962 leaf and node hashes, one ``write``, unlock, and one ``fsync`` per
+  of tag + body, the RFC 6962 leaf (formats 1 and 2: in format 3 the record hash is the leaf) and
+  node hashes, one ``write``, unlock, and one ``fsync`` per
   ``batch_records`` lines (inline: no flusher thread). It leaves out the domain type walk (floats
   must be refused, which ``orjson`` cannot do), timestamps, splicing ``hash`` into the line and
   the receipt, so it is a lower bound;
 - *verify floor*: the hashing any verifier of this format must do: per record SHA-256 of the
   domain tag + the record's bytes without its ``hash`` member (cut positions found beforehand,
-  not timed), and the RFC 6962 leaf and node hashes of the tree the checkpoints sign. No parsing,
+  not timed), and the RFC 6962 leaf (not in format 3) and node hashes of the tree the checkpoints
+  sign. No parsing,
   no canonical check, no chain or signature check.
 
 Beside them, *where one append's CPU goes* (:mod:`bench_audit_phases`): the batch append measured in
@@ -210,7 +213,9 @@ def bench_raw_write(directory: Path, lines: list[bytes], group: int, attempt: in
         path.unlink()
 
 
-def bench_append_floor(directory: Path, lines: list[bytes], group: int, attempt: int) -> Timing:
+def bench_append_floor(
+    directory: Path, lines: list[bytes], group: int, attempt: int, *, leaf: bool = True
+) -> Timing:
     """The per-record steps the format and the multi-process promise require, with nothing around
     them (see the module docstring): the ceiling of any appender of this format in CPython.
 
@@ -235,7 +240,7 @@ def bench_append_floor(directory: Path, lines: list[bytes], group: int, attempt:
             body = dumps(record)
             hasher = prefix.copy()
             hasher.update(body)
-            node = sha256(b"\x00" + hasher.digest()).digest()
+            node = sha256(b"\x00" + hasher.digest()).digest() if leaf else hasher.digest()
             bits = size
             while bits & 1:
                 node = sha256(b"\x01" + roots.pop() + node).digest()
@@ -276,8 +281,9 @@ def _read_and_hash(path: Path) -> bytes:
         return hashlib.file_digest(handle, "sha256").digest()
 
 
-def bench_verify_floor(spans: list[tuple[bytes, int, int]]) -> Timing:
-    """SHA-256 of tag + record bytes without ``hash``, and the RFC 6962 leaf and node hashes."""
+def bench_verify_floor(spans: list[tuple[bytes, int, int]], *, leaf: bool = True) -> Timing:
+    """SHA-256 of tag + record bytes without ``hash``, and the RFC 6962 leaf (unless the record
+    hash is the leaf: format 3) and node hashes."""
 
     def hash_all() -> None:
         sha256, prefix = hashlib.sha256, RECORD_HASHER
@@ -287,7 +293,7 @@ def bench_verify_floor(spans: list[tuple[bytes, int, int]]) -> Timing:
             hasher = prefix.copy()
             hasher.update(view[:start])
             hasher.update(view[end:])
-            node = sha256(b"\x00" + hasher.digest()).digest()
+            node = sha256(b"\x00" + hasher.digest()).digest() if leaf else hasher.digest()
             bits = size
             while bits & 1:
                 node = sha256(b"\x01" + roots.pop() + node).digest()
@@ -321,7 +327,7 @@ def bench_format(
         if not lines:
             lines = log.read_bytes().splitlines(keepends=True)
         raw_runs.append(bench_raw_write(directory, lines, BATCH_RECORDS, attempt))
-        floor_runs.append(bench_append_floor(directory, lines, BATCH_RECORDS, attempt))
+        floor_runs.append(bench_append_floor(directory, lines, BATCH_RECORDS, attempt, leaf=version != 3))
     batch = Row(f"v{version} append fsync=batch", count, tuple(batch_runs))
     raw_write = Row(f"v{version} raw write+fsync/{BATCH_RECORDS}", len(lines), tuple(raw_runs))
     append_floor = Row(f"v{version} append floor", len(lines), tuple(floor_runs))
@@ -339,7 +345,7 @@ def bench_format(
         signed.append(measure(lambda: verify_log([log], public_key=public)))
         raw.append(measure(lambda: hashlib.sha256(data).digest()))
         read_raw.append(measure(lambda: _read_and_hash(log)))
-        floor.append(bench_verify_floor(spans))
+        floor.append(bench_verify_floor(spans, leaf=version != 3))
     verify_plain = Row(f"v{version} verify (no key)", line_count, tuple(unsigned), megabytes)
     verify_key = Row(f"v{version} verify --key", line_count, tuple(signed), megabytes)
     raw_hash = Row(f"v{version} raw sha256 of file", line_count, tuple(raw), megabytes)
@@ -446,15 +452,22 @@ def main(argv: list[str] | None = None) -> int:
         off = bench_append(directory, "off", count, key, records)
         rows = [always, off]
         per_format: dict[int, dict[str, Any]] = {}
-        for version in (1, 2):
+        for version in (1, 2, 3):
             found = bench_format(directory, key, records, count, version)
             rows += found.pop("rows")
             per_format[version] = found
-        parallel_rows, parallel = bench_parallel_verify(directory, key, records, count)
+        # Side by side with another tree, the logs are format 2, which trees before format 3 read.
+        shared_format = 2 if args.against else 3
+        parallel_rows, parallel = bench_parallel_verify(directory, key, records, count, shared_format)
         rows += parallel_rows
         compared = (
             compare_trees(
-                {"this tree": sys.executable, "against": args.against}, directory, key, records, count
+                {"this tree": sys.executable, "against": args.against},
+                directory,
+                key,
+                records,
+                count,
+                shared_format,
             )
             if args.against
             else None
@@ -492,16 +505,16 @@ def main(argv: list[str] | None = None) -> int:
                 f" verify --key = {verify['verify_key_vs_floor_cpu']:.1f}x the floor"
                 f" and {verify['measured_cpu_vs_read_and_hash']:.1f}x reading + hashing the file"
             )
-        budget = append_budget(per_format[2]["append"], phases)
+        budget = append_budget(per_format[3]["append"], phases)
         print(
-            f"append budget (format 2, CPU ns per record): raw write+fsync {budget['raw']:,.0f};"
+            f"append budget (format 3, CPU ns per record): raw write+fsync {budget['raw']:,.0f};"
             f" the 35% target allows {budget['target']:,.0f}; the floor {budget['floor']:,.0f}"
             f" ({budget['floor_without_lock']:,.0f} without its per-record lock, which batch leases"
             f" avoid), {budget['format_floor']:,.0f} with the domain type walk and the timestamp every"
             f" record needs = {budget['format_floor_vs_raw']:.0%} of raw; batch appends"
             f" {budget['batch']:,.0f}"
         )
-        print("where one batch append's CPU goes (format 2, ns per record):")
+        print("where one batch append's CPU goes (format 3, ns per record):")
         for name, nanoseconds in phases.items():
             print(f"  {name:<34}{nanoseconds:>8,.0f}")
         print(

@@ -57,7 +57,7 @@ def idle_core_bound(own: float, children: float, processes: int, cores: int) -> 
 
 
 def bench_parallel_verify(
-    directory: Path, key: Path, records: list[dict[str, Any]], count: int
+    directory: Path, key: Path, records: list[dict[str, Any]], count: int, format_version: int = 3
 ) -> tuple[list[Row], dict[str, Any]]:
     """``verify --key`` of a log of several segments on one process and as the ``verify`` command
     runs it (``workers=None``: processes sized to the work, up to every usable core), each in a
@@ -71,7 +71,12 @@ def bench_parallel_verify(
     path = directory / "parallel.jsonl"
     rotate_bytes = max(1 << 20, count * 1100 // 8)  # about eight segments
     with AuditWriter.open(
-        path, fsync="off", signing_key=key, checkpoint_every=1000, rotate_bytes=rotate_bytes
+        path,
+        fsync="off",
+        signing_key=key,
+        checkpoint_every=1000,
+        rotate_bytes=rotate_bytes,
+        format_version=format_version,
     ) as writer:
         for index in range(count):
             writer.append("tool_result", records[index % len(records)])
@@ -89,8 +94,13 @@ def bench_parallel_verify(
     megabytes = serial_report.bytes_checked / 1e6
     records_checked = serial_report.records_checked
     rows = [
-        Row(f"v2 verify {segments} seg x1", records_checked, tuple(serial), megabytes),
-        Row(f"v2 verify {segments} seg x{processes}", records_checked, tuple(parallel), megabytes),
+        Row(f"v{format_version} verify {segments} seg x1", records_checked, tuple(serial), megabytes),
+        Row(
+            f"v{format_version} verify {segments} seg x{processes}",
+            records_checked,
+            tuple(parallel),
+            megabytes,
+        ),
     ]
     facts = {
         "segments": segments,
@@ -125,15 +135,23 @@ print(json.dumps(min(verify) / min(raw)))
 
 
 def compare_trees(
-    pythons: dict[str, str], directory: Path, key: Path, records: list[dict[str, Any]], count: int
+    pythons: dict[str, str],
+    directory: Path,
+    key: Path,
+    records: list[dict[str, Any]],
+    count: int,
+    format_version: int = 2,
 ) -> dict[str, dict[str, float]]:
     """The verifier of each tree (its interpreter, whose ``dsh_policy`` it imports) side by side,
     alternating, each measure in a fresh process: the single-segment ratio, and a log of eight
     segments on one process and as the ``verify`` command runs it (``workers=None``). For an old
     tree whose verifier forks a pool, the bound on idle cores counts its main process and one
-    worker per core."""
+    worker per core. The logs are of ``format_version`` (the parallel one as
+    :func:`bench_parallel_verify` wrote it): format 2 by default, which trees before format 3 read."""
     single = directory / "compare-one.jsonl"
-    with AuditWriter.open(single, fsync="off", signing_key=key, checkpoint_every=1000) as writer:
+    with AuditWriter.open(
+        single, fsync="off", signing_key=key, checkpoint_every=1000, format_version=format_version
+    ) as writer:
         for index in range(count):
             writer.append("tool_result", records[index % len(records)])
     segmented = directory / "parallel.jsonl"  # written by bench_parallel_verify

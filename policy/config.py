@@ -17,6 +17,7 @@ spec:
     fail_closed: true
     rotate_bytes: 67108864
     rotate_seconds: 86400
+    format: 3             # a new log's format (default 2; an existing log keeps its own)
 ```
 """
 
@@ -53,6 +54,9 @@ class AuditSettings(_Model):
     fail_closed: bool = False
     rotate_bytes: int | None = None
     rotate_seconds: float | None = None
+    #: The format of a new log (an existing log keeps its own); None: the writer's default, 2.
+    #: 3 saves a SHA-256 per record, but only processes of a release that knows it may append.
+    format: Literal[1, 2, 3] | None = None
 
 
 class SelfProtectionSettings(_Model):

@@ -1,4 +1,5 @@
-"""The verifier's hot loop for format 2, a block of lines at a time, with no per-line Python work.
+"""The verifier's hot loop for formats 2 and 3, a block of lines at a time, with no per-line Python
+work (format 3 is format 2's line hashed into its Merkle leaf; only the hashing differs).
 
 A format 2 line is ``{"v":2,"log_id":…,"seq":…,"prev":…,"kind":…`` … ``,"hash":"<hex>"}``, and its
 hash covers every byte before ``,"hash":"`` (:mod:`..record_hash`). One regular expression split
@@ -27,7 +28,7 @@ from typing import Final
 
 import orjson
 
-from ..record_hash import RECORD_HASHER_V2, V2_HASH_MEMBER
+from ..record_hash import BYTES_HASHERS, LEAF_FORMATS, RECORD_HASHER_V2, V2_HASH_MEMBER
 from .anchors import Anchor
 from .chain import Chain
 from .fast_path import SlowPath
@@ -45,15 +46,16 @@ _TRAILER_END: Final = b'"}'
 
 
 @lru_cache(maxsize=8)
-def _patterns(log_id: str) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
-    """(the block split, the header of a block's first line) for lines of ``log_id``.
+def _patterns(log_id: str, version: int = 2) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """(the block split, the header of a block's first line) for format ``version`` lines of
+    ``log_id``.
 
     The split matches each line's trailer and newline, then (without consuming it) the next
     line's header, capturing the stated hash, the next seq and the next kind when it is the
     writer's; the last line of a block is followed by the end instead. ``.`` never matches a newline,
     so a match cannot leave its line.
     """
-    header = rb'\{"v":2,"log_id":' + re.escape(orjson.dumps(log_id)) + rb',"seq":([0-9]+),"prev":"'
+    header = rb'\{"v":%d,"log_id":' % version + re.escape(orjson.dumps(log_id)) + rb',"seq":([0-9]+),"prev":"'
     split = re.compile(rb',"hash":"(.{64})"\}\n(?:(?=' + header + rb'\1","kind":"' + _WRITER_KIND + rb")|\Z)")
     first = re.compile(header + rb'(.{64})","kind":"' + _WRITER_KIND)
     return split, first
@@ -84,9 +86,9 @@ def seq_text(first: int, count: int) -> bytes:
 
 
 class BlockPathV2:
-    """Checks blocks of format 2 lines; what it cannot settle goes to the slow path."""
+    """Checks blocks of format 2 or 3 lines; what it cannot settle goes to the slow path."""
 
-    __slots__ = ("_anchor", "_chain", "_lines", "_slow_path", "_tally")
+    __slots__ = ("_anchor", "_chain", "_hasher", "_leaves", "_lines", "_slow_path", "_tally", "_version")
 
     def __init__(
         self, chain: Chain, tally: Tally, anchor: Anchor, slow_path: SlowPath, lines: FastPathV2
@@ -96,21 +98,34 @@ class BlockPathV2:
         self._anchor = anchor
         self._slow_path = slow_path
         self._lines = lines
+        self._version = 2
+        self._hasher = RECORD_HASHER_V2
+        self._leaves = False
 
-    def check_block(self, block: bytes | memoryview, file: str, count: int) -> int:
-        """Check the complete lines of ``block`` (the first is line ``count + 1``); return the
-        last line's number."""
+    def use_format(self, version: int) -> None:
+        """Check the lines that follow as format ``version`` (2 or 3) lines: a segment's format."""
+        self._version, self._hasher, self._leaves = version, BYTES_HASHERS[version], version in LEAF_FORMATS
+        self._lines.use_format(version)
+
+    def check_block(
+        self, block: bytes | memoryview, file: str, count: int, newlines: int | None = None
+    ) -> int:
+        """Check the complete lines of ``block`` (the first is line ``count + 1``; ``newlines``:
+        how many it holds, counted when not given); return the last line's number."""
         log_id = self._chain.log_id
         if log_id is None:
             return self._by_lines(block, file, count)
-        split, first_header = _patterns(log_id)
+        split, first_header = _patterns(log_id, self._version)
         parts = split.split(block)
         bodies: list[bytes] = parts[0::4]
-        # Every newline was matched (none is left in what was cut) and the last one ends the block:
-        # else some line's trailer or next header is not the writer's.
-        if bodies.pop() or b"".join(bodies).find(b"\n") >= 0:
+        # Every newline was matched (the block holds one per match, each match holds one, so none
+        # is left in what was cut) and the last one ends the block: else some line's trailer or
+        # next header is not the writer's.
+        lines = len(bodies) - 1
+        if newlines is None:
+            newlines = bytes(block).count(b"\n")
+        if bodies.pop() or newlines != lines:
             return self._by_lines(block, file, count)
-        lines = len(bodies)
         stated: list[bytes] = parts[1::4]
         seqs: list[bytes | None] = parts[2::4]
         kinds: list[bytes | None] = parts[3::4]
@@ -126,7 +141,7 @@ class BlockPathV2:
             seqs.insert(0, header[1])
             kinds.insert(0, header[3])
             first_prev = header[2]
-        hashers = list(map(_COPY, repeat(RECORD_HASHER_V2, lines)))
+        hashers = list(map(_COPY, repeat(self._hasher, lines)))
         list(map(_UPDATE, hashers, bodies))
         digests = list(map(_DIGEST, hashers))
         computed = hexlify(b"".join(digests))
@@ -137,7 +152,7 @@ class BlockPathV2:
         while at < lines:
             good = self._run(at, ends, seqs, stated, computed, first_prev)
             if good > at:
-                self._lines.extend_tree(digests[at:good])
+                self._lines.extend_tree(digests[at:good], leaves=self._leaves)
                 self._settle(good - at, stated[good - 1].decode())
             if good < lines:  # the line that ended the run: the detailed checks judge it
                 line = b"".join((bodies[good], V2_HASH_MEMBER, stated[good], _TRAILER_END))

@@ -69,9 +69,9 @@ class Chain:
             or record["log_id"] != self.log_id
         )
 
-    def advance(self, seq: int, stated_hash: str, *, ends_with_rotation: bool) -> None:
-        """Take a checked record as the chain's new head."""
-        self.frontier.append(bytes.fromhex(stated_hash))
+    def advance(self, seq: int, stated_hash: str, version: object, *, ends_with_rotation: bool) -> None:
+        """Take a checked record (of format ``version``) as the chain's new head."""
+        self.frontier.append_record(version, bytes.fromhex(stated_hash))
         self.head = stated_hash
         self.next_seq = seq + 1
         if seq > self.seen_max_seq:

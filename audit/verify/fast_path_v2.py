@@ -1,4 +1,5 @@
-"""The verifier's hot loop for format 2: whole runs of ordinary records proven by comparing bytes.
+"""The verifier's hot loop for formats 2 and 3 (format 2's line, hashed into its Merkle leaf):
+whole runs of ordinary records proven by comparing bytes.
 
 A format 2 line starts with its header (``{"v":2,"log_id":…,"seq":…,"prev":…,"kind":"``) and ends
 with ``,"hash":"<hex>"}``, and its hash covers every byte before that member
@@ -26,7 +27,13 @@ from typing import Final, cast
 import orjson
 
 from ..merkle import small_sha256
-from ..record_hash import RECORD_HASH_TAG_V2, V2_HASH_MEMBER, V2_TRAILER_LENGTH
+from ..record_hash import (
+    LEAF_FORMATS,
+    RECORD_HASH_TAG_V2,
+    RECORD_HASH_TAG_V3,
+    V2_HASH_MEMBER,
+    V2_TRAILER_LENGTH,
+)
 from .anchors import Anchor
 from .chain import Chain
 from .fast_path import SlowPath
@@ -47,18 +54,25 @@ _BODY: Final = slice(0, -V2_TRAILER_LENGTH)
 _STATED: Final = slice(-66, -2)
 _LEAF: Final = b"\x00"
 _NODE: Final = b"\x01"
+#: What each format hashes before a line's bytes (format 3: the leaf prefix, then its tag).
+_PREFIXES: Final = {2: RECORD_HASH_TAG_V2, 3: _LEAF + RECORD_HASH_TAG_V3}
 
 
 class FastPathV2:
-    """Checks the lines of one format 2 segment run by run, handing the rest to the slow path."""
+    """Checks the lines of one format 2 or 3 segment run by run, handing the rest to the slow path."""
 
-    __slots__ = ("_anchor", "_chain", "_slow_path", "_tally")
+    __slots__ = ("_anchor", "_chain", "_slow_path", "_tally", "_version")
 
     def __init__(self, chain: Chain, tally: Tally, anchor: Anchor, slow_path: SlowPath) -> None:
         self._chain = chain
         self._tally = tally
         self._anchor = anchor
         self._slow_path = slow_path
+        self._version = 2
+
+    def use_format(self, version: int) -> None:
+        """Check the lines that follow as format ``version`` (2 or 3) lines: a segment's format."""
+        self._version = version
 
     def check_lines(self, lines: list[bytes], first: int, file: str, count: int) -> int:
         """Check ``lines[first:]`` (``lines[0]`` is line ``count + 1``); return the last line's number."""
@@ -91,7 +105,7 @@ class FastPathV2:
         stated = cast("list[bytes]", list(map(getitem, run, repeat(_STATED))))
         # Header: v, log id, this seq and the previous record's hash, in the writer's bytes.
         template = (
-            b'{"v":2,"log_id":'
+            b'{"v":%d,"log_id":' % self._version
             + orjson.dumps(log_id).replace(b"%", b"%%")
             + b',"seq":%d,"prev":"%s","kind":"'
         )
@@ -127,7 +141,8 @@ class FastPathV2:
                 map(
                     hashlib.sha256,
                     map(
-                        RECORD_HASH_TAG_V2.__add__, cast("Iterator[bytes]", map(getitem, run, repeat(_BODY)))
+                        _PREFIXES[self._version].__add__,
+                        cast("Iterator[bytes]", map(getitem, run, repeat(_BODY))),
                     ),
                 ),
             )
@@ -135,25 +150,27 @@ class FastPathV2:
         good = _count_true(map(bytes.__eq__, map(hexlify, digests), stated))
         if not good:
             return 0
-        self.extend_tree(digests[:good])
+        self.extend_tree(digests[:good], leaves=self._version in LEAF_FORMATS)
         self._settle(good, stated[good - 1].decode(), next_seq + good)
         return good
 
-    def extend_tree(self, digests: list[bytes]) -> None:
+    def extend_tree(self, digests: list[bytes], *, leaves: bool = False) -> None:
         """Append the records' leaves to the RFC 6962 frontier, a perfect subtree at a time: each
         level of a subtree is hashed in one pass of C calls, and the subtree's root merges into
-        the frontier as one leaf of its height would."""
+        the frontier as one leaf of its height would. ``leaves``: the record hashes are their
+        leaves (format 3)."""
         frontier = self._chain.frontier
         sha256, size, roots = small_sha256, frontier.size, frontier.roots
         node_prefix = sha256(_NODE)
-        leaves = list(map(_SMALL_DIGEST, map(sha256, map(_LEAF.__add__, digests))))
-        at, total = 0, len(leaves)
+        if not leaves:
+            digests = list(map(_SMALL_DIGEST, map(sha256, map(_LEAF.__add__, digests))))
+        at, total = 0, len(digests)
         while at < total:
             # The largest perfect subtree that fits both the rest and the frontier's alignment.
             width = size & -size if size else 1 << (total - at).bit_length()
             while width > total - at:
                 width >>= 1
-            level = leaves[at : at + width]
+            level = digests[at : at + width]
             while len(level) > 1:
                 # A node hasher copied from one holding the 0x01 prefix and fed both children:
                 # no concatenated input built per node.
@@ -179,7 +196,7 @@ class FastPathV2:
 def settle_run(tally: Tally, chain: Chain, settled: int, head: str, next_seq: int) -> None:
     """Write back a run of ``settled`` ordinary records proved in one go (every check a record
     gets one by one), ending with ``head`` just before ``next_seq``: the counts, the chain's head
-    and the segment's last record. Shared by the line and block paths of format 2."""
+    and the segment's last record. Shared by the line and block paths of formats 2 and 3."""
     tally.records_checked += settled
     tally.records_seen += settled
     tally.hashed_right += settled

@@ -14,7 +14,7 @@ from typing import Any, Final
 import orjson
 
 from ..record import FORMAT_VERSION, FORMAT_VERSIONS, OutsideDomainError, canonical_bytes
-from ..record_hash import hash_of_line, record_hash, v2_header, v2_line_hash, without_member
+from ..record_hash import BYTES_HASHERS, hash_of_line, record_hash, v2_header, v2_line_hash, without_member
 from .findings import Findings, Reason
 
 ORJSON_CANONICAL: Final = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
@@ -37,8 +37,9 @@ def self_consistent(line: bytes) -> dict[str, Any] | None:
     if type(record) is not dict:
         return None
     stated = record.get("hash")
-    if record.get("v") == 2 and type(record["v"]) is int:
-        return record if _v2_self_consistent(line, record, stated) else None
+    version = record.get("v")
+    if type(version) is int and version in BYTES_HASHERS:
+        return record if _v2_self_consistent(line, record, stated, version) else None
     if (
         type(stated) is not str
         or len(stated) != 64
@@ -63,16 +64,14 @@ def self_consistent(line: bytes) -> dict[str, Any] | None:
     return record
 
 
-def _v2_self_consistent(line: bytes, record: dict[str, Any], stated: Any) -> bool:
-    """A v2 line: the header fields first, in order, and the bytes hashing to the stated hash."""
+def _v2_self_consistent(line: bytes, record: dict[str, Any], stated: Any, version: int) -> bool:
+    """A format 2 or 3 line: the header fields first, in order, and the bytes hashing to the
+    stated hash."""
     for name, kind in _REQUIRED:
         if type(record.get(name)) is not kind:
             return False
-    return (
-        type(stated) is str
-        and line.startswith(v2_header(record["log_id"], record["seq"], record["prev"], record["kind"]))
-        and v2_line_hash(line) == stated
-    )
+    header = v2_header(record["log_id"], record["seq"], record["prev"], record["kind"], version)
+    return type(stated) is str and line.startswith(header) and v2_line_hash(line, version) == stated
 
 
 def parse_record(line: bytes, file: str, number: int, findings: Findings) -> dict[str, Any] | None:
@@ -104,7 +103,7 @@ def parse_record(line: bytes, file: str, number: int, findings: Findings) -> dic
     if record["v"] not in FORMAT_VERSIONS:
         findings.error(Reason.MALFORMED, file, number, seq_value, f"unknown format version {record['v']}")
         return None
-    if record["v"] == 2:
+    if record["v"] in BYTES_HASHERS:
         return _parse_v2(line, record, file, number, seq_value, str(stated), findings)
     if not _is_canonical(line, record, file, number, seq_value, findings):
         return record if _duplicate_free(line) else None
@@ -132,22 +131,25 @@ def _parse_v2(
     stated: str,
     findings: Findings,
 ) -> dict[str, Any] | None:
-    """Format 2: the bytes as written are what is hashed, so no canonical form is computed; the
-    header must hold the fields the parsed record has (a duplicate key that a parser would read
-    differently shows here) and ``hash`` must be the last member."""
-    header = v2_header(record["log_id"], record["seq"], record["prev"], record["kind"])
+    """Formats 2 and 3: the bytes as written are what is hashed, so no canonical form is computed;
+    the header must hold the fields the parsed record has (a duplicate key that a parser would
+    read differently shows here) and ``hash`` must be the last member."""
+    version: int = record["v"]
+    header = v2_header(record["log_id"], record["seq"], record["prev"], record["kind"], version)
     if not line.startswith(header):
         findings.error(
             Reason.MALFORMED,
             file,
             number,
             seq,
-            "format 2 line does not start with its v, log_id, seq, prev and kind members in order",
+            f"format {version} line does not start with its v, log_id, seq, prev and kind members in order",
         )
         return None
-    computed = v2_line_hash(line)
+    computed = v2_line_hash(line, version)
     if computed is None:
-        findings.error(Reason.MALFORMED, file, number, seq, "format 2 line does not end with its hash member")
+        findings.error(
+            Reason.MALFORMED, file, number, seq, f"format {version} line does not end with its hash member"
+        )
         return None
     if computed != stated:
         findings.error(

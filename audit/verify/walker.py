@@ -68,14 +68,16 @@ class ChainWalker:
         count = 0
         reader = SegmentLines(path, data)
         try:
-            if reader.format_2():  # the segment's format, as its first line says: its own hot loop
-                for block in reader.blocks():
+            version = reader.bytes_format()  # the segment's format, as its first line says
+            if version:  # formats 2 and 3: their own hot loop
+                self._block_path_v2.use_format(version)
+                for block, newlines in reader.blocks():
                     if count == 0:
                         if not first_line_done:
                             self.check_line(bytes(block)[:-1], name, 1, previous_segment)
                         count = 1
                     else:
-                        count = self._block_path_v2.check_block(block, name, count)
+                        count = self._block_path_v2.check_block(block, name, count, newlines)
             else:
                 for lines, suspects in reader.batches():
                     first = 0
@@ -191,6 +193,7 @@ class ChainWalker:
         chain.advance(
             seq,
             stated_hash,
+            record["v"],
             ends_with_rotation=kind == "checkpoint"
             and mapping(record.get("checkpoint")).get("reason") == "rotation",
         )

@@ -111,8 +111,8 @@ class Appender:
         prev = chain.head or genesis_prev(chain.log_id)
         fields["ts"] = ts
         try:
-            if chain.version == 2:
-                line, hex_digest, digest = seal_line_v2(fields, chain.log_id, seq, prev, kind)
+            if chain.version != 1:
+                line, hex_digest, digest = seal_line_v2(fields, chain.log_id, seq, prev, kind, chain.version)
             else:
                 fields["v"] = chain.version
                 fields["log_id"] = chain.log_id

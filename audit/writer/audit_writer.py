@@ -18,6 +18,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..keys import KeyFileError, key_id, load_private_key
+from ..record import DEFAULT_FORMAT_VERSION
 from ..segments import lock_path
 from .anchors import AnchorExporter
 from .append import Appender, AppendReceipt, check_caller_record
@@ -86,7 +87,7 @@ class AuditWriter:
         signing_key: str | os.PathLike[str] | Ed25519PrivateKey | None = None,
         previous_signing_key: str | os.PathLike[str] | Ed25519PrivateKey | None = None,
         export_anchor: bool = True,
-        format_version: int = 2,
+        format_version: int = DEFAULT_FORMAT_VERSION,
     ) -> AuditWriter:
         """Open (creating or recovering) the log whose active segment is ``path``.
 
@@ -104,8 +105,9 @@ class AuditWriter:
         when the log's last checkpoint was signed by it, the writer first appends a
         ``key_handover`` signed by both keys, which strict verification follows; a key change
         without it is recorded unsigned and verification with the old key reports it.
-        ``format_version`` is a new log's (2, bytes-as-written hashing, by default; 1 the canonical
-        form of earlier releases); an existing log is continued in its own. Raises
+        ``format_version`` is a new log's (3, bytes-as-written hashing into the record's Merkle
+        leaf, by default; 2 bytes-as-written hashing and 1 the canonical form of earlier releases);
+        an existing log is continued in its own. Raises
         :class:`AuditWriteError` when the log cannot be opened or recovered, ``ValueError`` for bad
         settings.
         """

@@ -82,7 +82,10 @@ class ChainState:
         """Chain state after ``line`` reached the active segment."""
         self.next_seq = seq + 1
         self.head = hex_digest
-        self.frontier.append(digest)
+        if self.version == 3:  # the record hash is its Merkle leaf
+            self.frontier.append_leaf(digest)
+        else:
+            self.frontier.append(digest)
         self.since_checkpoint = 0 if kind == "checkpoint" else self.since_checkpoint + 1
         self.segment_has_records = kind != "segment_start"
         self.pending_rotation = False  # a record after a rotation checkpoint: nothing left to finish
@@ -108,11 +111,11 @@ class ChainState:
                     f"{path}: log id is {existing!r}, but {self.requested_log_id!r} was requested"
                 )
             self.log_id = existing
-        if record.get("v") in FORMAT_VERSIONS:
-            self.version = int(record["v"])
+        refuse_unknown_format(record, path)
+        self.version = int(record["v"])
         self.next_seq = int(record["seq"]) + 1
         self.head = str(record["hash"])
-        self.frontier.append(bytes.fromhex(self.head))
+        self.frontier.append_record(record.get("v"), bytes.fromhex(self.head))
         self.since_checkpoint = 0 if kind == "checkpoint" else self.since_checkpoint + 1
         self.pending_rotation = False
         if kind == "checkpoint":
@@ -140,6 +143,20 @@ def epoch_seconds(ts: Any, *, default: float) -> float:
     except ValueError:
         return default
     return float(whole)
+
+
+def refuse_unknown_format(record: dict[str, Any] | None, path: Path) -> None:
+    """Raise :class:`AuditWriteError` for a whole record in a format this writer does not know.
+
+    Such a record is a newer writer's (or a damaged ``v``): continuing the log in an older format
+    would mix two leaf rules in one Merkle tree and fail every later checkpoint, and moving the
+    record aside as torn would misname a valid record, so the writer stops and says why."""
+    if record is not None and record.get("v") not in FORMAT_VERSIONS:
+        raise AuditWriteError(
+            f"{path}: record seq {record.get('seq')!r} is in audit format {record.get('v')!r}; this"
+            f" writer knows formats {', '.join(map(str, FORMAT_VERSIONS))}: upgrade every process"
+            " that appends to this log"
+        )
 
 
 def parse_own_line(line: bytes) -> dict[str, Any] | None:

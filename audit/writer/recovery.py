@@ -21,7 +21,7 @@ import orjson
 from ..record_hash import line_hashes_right
 from ..segments import rotated_segments, torn_path
 from .append import Appender
-from .chain import ChainState, parse_own_line
+from .chain import ChainState, parse_own_line, refuse_unknown_format
 from .errors import AuditWriteError
 from .files import ActiveFile, fsync_directory, stat_or_none, write_new_file
 from .group_commit import GroupCommit
@@ -123,6 +123,8 @@ class Recovery:
         end = data.rfind(b"\n") + 1
         lines = data[:end].split(b"\n")[:-1] if end else []
         torn_from = file.offset + end if end < len(data) else None
+        if lines:
+            refuse_unknown_format(parse_own_line(lines[-1]), path)
         if torn_from is None and lines and not _verifies(lines[-1]):
             torn_from = file.offset + end - len(lines[-1]) - 1
             lines.pop()

@@ -6,6 +6,8 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
+from ..record import DEFAULT_FORMAT_VERSION, FORMAT_VERSIONS
+
 FsyncMode = Literal["always", "batch", "off"]
 
 
@@ -21,13 +23,14 @@ class WriterSettings:
     checkpoint_every: int | None = 1000
     checkpoint_seconds: float | None = 60.0
     export_anchor: bool = True
-    #: The format version of a new log (an existing log keeps its own): 2 hashes the bytes as
-    #: written (record_hash), 1 the canonical form.
-    format_version: int = 2
+    #: The format version of a new log (an existing log keeps its own): 3 hashes the bytes as
+    #: written into the record's Merkle leaf, 2 the bytes as written, 1 the canonical form
+    #: (record_hash).
+    format_version: int = DEFAULT_FORMAT_VERSION
 
     def __post_init__(self) -> None:
-        if self.format_version not in (1, 2):
-            raise ValueError(f"format_version must be 1 or 2, not {self.format_version!r}")
+        if type(self.format_version) is not int or self.format_version not in FORMAT_VERSIONS:
+            raise ValueError(f"format_version must be 1, 2 or 3, not {self.format_version!r}")
         if self.fsync not in ("always", "batch", "off"):
             raise ValueError(f"fsync must be always, batch or off, not {self.fsync!r}")
         if self.batch_records < 1 or self.batch_ms < 0:

@@ -21,15 +21,15 @@ import orjson
 from dsh_policy.audit.segments import rotated_path
 from dsh_policy.audit.verify import PublicKeySource, verify_log
 
-_HEADER = re.compile(rb'^\{"v":2,"log_id":"([^"]*)","seq":(\d+),')
+_HEADER = re.compile(rb'^\{"v":[23],"log_id":"([^"]*)","seq":(\d+),')
 _SEGMENT_MARK = b'"kind":"segment_start"'
-# What precedes the kind in a format 2 header: a nested {"kind":"segment_start"} in a record's
-# own fields (an agent's tool arguments) must never be taken for a segment boundary.
-_HEADER_BEFORE_KIND = re.compile(rb'\{"v":2,"log_id":"[^"]*","seq":\d+,"prev":"[0-9a-f]{64}",')
+# What precedes the kind in a format 2 or 3 header: a nested {"kind":"segment_start"} in a
+# record's own fields (an agent's tool arguments) must never be taken for a segment boundary.
+_HEADER_BEFORE_KIND = re.compile(rb'\{"v":[23],"log_id":"[^"]*","seq":\d+,"prev":"[0-9a-f]{64}",')
 
 
 def seq_and_hash(line: bytes) -> tuple[int, str] | None:
-    """A line's seq and stated hash: read off the format 2 header and trailer, parsed otherwise."""
+    """A line's seq and stated hash: read off the format 2 or 3 header and trailer, parsed otherwise."""
     match = _HEADER.match(line)
     if match is not None and line.endswith(b'"}') and line[-75:-66] == b',"hash":"':
         return int(match.group(2)), line[-66:-2].decode("ascii", "replace")
@@ -140,7 +140,7 @@ def _starts_segment(line: bytes) -> bool:
     at = line.find(_SEGMENT_MARK)
     if at > 0 and _HEADER_BEFORE_KIND.fullmatch(line, 0, at):
         return True
-    if line.startswith(b'{"v":2,'):
+    if line.startswith((b'{"v":2,', b'{"v":3,')):
         return False
     try:  # format 1: the canonical form, kind among the sorted members
         record = orjson.loads(line)

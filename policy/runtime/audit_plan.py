@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from dsh_policy.audit.record import DEFAULT_FORMAT_VERSION
 from dsh_policy.audit.writer import AuditWriter
 from dsh_policy.policy.config import PolicySources
 
@@ -27,6 +28,7 @@ class AuditPlan:
     fail_closed: bool = False
     rotate_bytes: int | None = None
     rotate_seconds: float | None = None
+    format_version: int | None = None  # None: the writer's default
 
 
 def audit_plan(
@@ -49,6 +51,7 @@ def audit_plan(
         fail_closed=fail_closed if fail_closed is not None else bool(configured and configured.fail_closed),
         rotate_bytes=configured.rotate_bytes if configured else None,
         rotate_seconds=configured.rotate_seconds if configured else None,
+        format_version=configured.format if configured else None,
     )
 
 
@@ -63,4 +66,5 @@ def open_audit_writer(plan: AuditPlan) -> AuditWriter:
         signing_key=plan.signing_key,
         rotate_bytes=plan.rotate_bytes,
         rotate_seconds=plan.rotate_seconds,
+        format_version=plan.format_version or DEFAULT_FORMAT_VERSION,
     )

@@ -74,6 +74,6 @@ def forge_rechained(lines: list[bytes]) -> list[bytes]:
             record["tree"] = {"size": frontier.size, "frontier": [r.hex() for r in frontier.roots]}
         sealed = seal_record(record)
         head = sealed.hash
-        frontier.append(bytes.fromhex(sealed.hash))
+        frontier.append_record(record.get("v"), bytes.fromhex(sealed.hash))
         forged.append(sealed.line + b"\n")
     return forged

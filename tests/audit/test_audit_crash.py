@@ -134,7 +134,13 @@ def test_sigkill_at_random_points_always_leaves_a_log_that_recovers_with_every_a
             assert as_left.intact or reasons == {"UNSIGNED"}, as_left.errors[:3]
             # A SIGKILL inside a large write(2) (a batch of lines) can itself leave part of a line:
             # the kernel keeps the bytes already copied. Recovery must handle it like a cut one.
-            torn_tails += as_left.torn_tail is not None
+            # Only bytes after the last newline are moved aside with a recovery record: the other
+            # TORN_TAIL warnings (a rotation cut short, an empty active segment) are finished by
+            # reopening without one, so counting every warning made this test flaky.
+            data = path.read_bytes()
+            torn_bytes = bool(data) and not data.endswith(b"\n")
+            assert as_left.torn_tail is not None or not torn_bytes
+            torn_tails += torn_bytes
         # Reopening is the recovery; the recovered log must verify and keep every acknowledged record.
         AuditWriter.open(path, fsync="off", signing_key=key_pair.private_path).close()
         report = verify_log([path], public_key=key_pair.public_path)

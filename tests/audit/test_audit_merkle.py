@@ -81,3 +81,14 @@ def test_verifier_extends_the_tree_like_the_frontier(start: int, runs: list[int]
         at += run
         assert frontier.size == at
         assert frontier.root() == merkle_root(hashes[:at])
+    # Format 3: the record hashes are the leaves, as MerkleFrontier.append_leaf takes them.
+    given_leaves, by_one = MerkleFrontier(), MerkleFrontier()
+    lines = FastPathV2(SimpleNamespace(frontier=given_leaves), None, None, None)  # type: ignore[arg-type]
+    lines.extend_tree(hashes[:start], leaves=True)
+    for run in runs:
+        lines.extend_tree(hashes[start : start + run], leaves=True)
+        start += run
+    for leaf in hashes[:start]:
+        by_one.append_leaf(leaf)
+    assert given_leaves.size == by_one.size and given_leaves.root() == by_one.root()
+    assert by_one.root() == merkle_root([]) if not start else by_one.root() != merkle_root(hashes[:start])

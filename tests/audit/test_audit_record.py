@@ -206,21 +206,25 @@ def test_a_key_that_lies_about_its_order_never_reaches_the_hash_splice() -> None
         ("x", "checkpoint", 17, 'not hex, "escaped"\n'),
     ],
 )
+@pytest.mark.parametrize("version", [2, 3])
 def test_a_v2_line_starts_with_the_header_record_hash_defines(
-    log_id: str, kind: str, seq: int, prev: str
+    log_id: str, kind: str, seq: int, prev: str, version: int
 ) -> None:
-    """The writer builds v2 headers from cached pieces; they must be v2_header's bytes exactly,
-    and the hash the bytes before the hash member, for empty and non-empty fields."""
+    """The writer builds v2 and v3 headers from cached pieces; they must be v2_header's bytes
+    exactly, and the hash the bytes before the hash member (format 3: as an RFC 6962 leaf), for
+    empty and non-empty fields."""
     from dsh_policy.audit.record import seal_line_v2
     from dsh_policy.audit.record_hash import v2_header, v2_line_hash
 
+    tag = b"dsh-policy/audit/record/v2\x00" if version == 2 else b"\x00dsh-policy/audit/record/v3\x00"
     for fields in ({}, {"ts": "2026-12-02T16:00:00.000000Z", "a": [1, {"b": None}]}):
         for _ in range(2):  # the second time from the caches
-            line, hex_digest, digest = seal_line_v2(dict(fields), log_id, seq, prev, kind)
-            assert line.startswith(v2_header(log_id, seq, prev, kind))
-            assert line.endswith(b'"}\n') and v2_line_hash(line[:-1]) == hex_digest == digest.hex()
+            line, hex_digest, digest = seal_line_v2(dict(fields), log_id, seq, prev, kind, version)
+            assert line.startswith(v2_header(log_id, seq, prev, kind, version))
+            assert line.endswith(b'"}\n') and v2_line_hash(line[:-1], version) == hex_digest == digest.hex()
+            assert hashlib.sha256(tag + line[: line.rindex(b',"hash":"')]).digest() == digest
             assert orjson.loads(line) == {
-                "v": 2,
+                "v": version,
                 "log_id": log_id,
                 "seq": seq,
                 "prev": prev,

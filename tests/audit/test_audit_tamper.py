@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 
-@pytest.fixture(params=[1, 2], ids=["v1", "v2"])
+@pytest.fixture(params=[1, 2, 3], ids=["v1", "v2", "v3"])
 def log_format(request: pytest.FixtureRequest) -> int:
-    """Both format versions, for every test of this module."""
+    """Every format version, for every test of this module."""
     return int(request.param)
 
 
@@ -343,7 +343,7 @@ def test_lines_split_across_read_chunks_verify_the_same(
 
 def test_a_rehashed_record_with_a_boolean_version_is_malformed(signed_log: Path, log_format: int) -> None:
     lines = read_lines(signed_log)
-    version = b'"v":1}' if log_format == 1 else b'{"v":2,'
+    version = b'"v":1}' if log_format == 1 else b'{"v":%d,' % log_format
     lines[4] = lines[4].replace(version, version.replace(str(log_format).encode(), b"true"))
     signed_log.write_bytes(b"".join(forge_rechained(lines)))
     signed_log.with_name("audit.jsonl.anchor").unlink()

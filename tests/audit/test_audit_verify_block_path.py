@@ -25,7 +25,7 @@ Damage = Callable[[list[bytes]], list[bytes]]
 def _slow_path_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every format 2 line through the detailed checks: the format 1 reader hands them to a hot
     loop that settles only format 1 records."""
-    monkeypatch.setattr(verify_lines.SegmentLines, "format_2", lambda self: False)
+    monkeypatch.setattr(verify_lines.SegmentLines, "bytes_format", lambda self: 0)
 
 
 def _both(

@@ -14,7 +14,7 @@ from dsh_policy.audit.segments import discover_segments
 from dsh_policy.audit.verify import VerificationReport, verify_log
 
 
-@pytest.fixture(params=[1, 2], ids=["v1", "v2"])
+@pytest.fixture(params=[1, 2, 3], ids=["v1", "v2", "v3"])
 def log_format(request: pytest.FixtureRequest) -> int:
     return int(request.param)
 

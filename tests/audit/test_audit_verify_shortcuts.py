@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 
-@pytest.fixture(params=[1, 2], ids=["v1", "v2"])
+@pytest.fixture(params=[1, 2, 3], ids=["v1", "v2", "v3"])
 def log_format(request: pytest.FixtureRequest) -> int:
-    """Both format versions, for every test of this module."""
+    """Every format version, for every test of this module."""
     return int(request.param)
 
 
@@ -116,8 +116,8 @@ def _rehashed(line: bytes, log_format: int) -> bytes:
     """``line`` (with its newline) with its ``hash`` recomputed, as a forger without the key can."""
     body = line[:-1]
     stated = orjson.loads(body)["hash"]
-    if log_format == 2:
-        fresh = v2_line_hash(body)
+    if log_format in (2, 3):
+        fresh = v2_line_hash(body, log_format)
     else:
         without = without_member(body, "hash", stated)
         assert without is not None

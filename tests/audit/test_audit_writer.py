@@ -23,7 +23,7 @@ def _records(path: Path) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in read_lines(path)]
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_records_carry_writer_fields_and_chain_from_a_genesis_tied_to_the_log_id(
     tmp_path: Path, version: int
 ) -> None:
@@ -43,19 +43,73 @@ def test_records_carry_writer_fields_and_chain_from_a_genesis_tied_to_the_log_id
     assert all(r["log_id"] == "log-1" and r["v"] == version for r in records)
 
 
-def test_new_logs_are_format_2_and_an_old_log_is_continued_in_its_own_format(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("old_version", "asked"), [(1, 3), (2, 3), (3, 2), (3, 1)])
+def test_new_logs_are_format_2_and_a_log_is_continued_in_its_own_format(
+    tmp_path: Path, old_version: int, asked: int
+) -> None:
+    """Format 2 stays the default for one release (writers before format 3 would mix leaf rules
+    in a format 3 log); whatever a writer is asked for, an existing log keeps its format."""
     path = tmp_path / "audit.jsonl"
     with AuditWriter.open(path, fsync="off") as writer:
         writer.append("tool_result", gateway_fields(1))
     line = path.read_bytes().splitlines()[1]
     assert line.startswith(b'{"v":2,"log_id":') and line[-75:-66] == b',"hash":"'
     old = tmp_path / "old.jsonl"
-    with AuditWriter.open(old, fsync="off", format_version=1) as writer:
+    with AuditWriter.open(old, fsync="off", format_version=old_version) as writer:
         writer.append("tool_result", gateway_fields(1))
-    with AuditWriter.open(old, fsync="off") as writer:  # today's default, an old log
+    with AuditWriter.open(old, fsync="off", format_version=asked) as writer:
         writer.append("tool_result", gateway_fields(2))
-    assert {r["v"] for r in _records(old)} == {1}
+    assert {r["v"] for r in _records(old)} == {old_version}
     assert verify_log([old]).intact
+
+
+@pytest.mark.parametrize("where", ["last line", "earlier line"])
+def test_a_log_in_a_format_this_writer_does_not_know_is_refused_not_continued(
+    tmp_path: Path, where: str
+) -> None:
+    """A newer release's record is neither moved aside as torn (it is whole) nor continued in an
+    older format (the Merkle tree would mix leaf rules): the writer refuses, naming the record."""
+    path = tmp_path / "audit.jsonl"
+    with AuditWriter.open(path, fsync="off", checkpoint_every=None) as writer:
+        for index in range(3):
+            writer.append("tool_result", gateway_fields(index))
+    lines = path.read_bytes().splitlines(keepends=True)
+    target = -1 if where == "last line" else -2
+    lines[target] = lines[target].replace(b'{"v":2,', b'{"v":9,', 1)
+    before = b"".join(lines)
+    path.write_bytes(before)
+    with pytest.raises(AuditWriteError, match=r"audit format 9; this writer knows formats 1, 2, 3"):
+        AuditWriter.open(path, fsync="off")
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if "torn" in p.name) == []
+
+
+def test_a_format_3_record_hash_is_its_rfc6962_leaf_and_checkpoints_sign_the_tree_of_them(
+    tmp_path: Path,
+) -> None:
+    """Format 3 hashes 0x00, its tag and the bytes before the hash member: the RFC 6962 leaf hash
+    of tag + bytes, so the Merkle tree is built on the record hashes themselves."""
+    path = tmp_path / "audit.jsonl"
+    with AuditWriter.open(path, fsync="off", checkpoint_every=None, format_version=3) as writer:
+        for index in range(5):
+            writer.append("tool_result", gateway_fields(index))
+    lines = path.read_bytes().splitlines()
+    for line in lines:
+        body = line[: line.rindex(b',"hash":"')]
+        stated = orjson.loads(line)["hash"]
+        assert hashlib.sha256(b"\x00dsh-policy/audit/record/v3\x00" + body).hexdigest() == stated
+    records = _records(path)
+    checkpoint = records[-1]["checkpoint"]
+    hashes = [bytes.fromhex(r["hash"]) for r in records[:-1]]
+
+    def root(leaves: list[bytes]) -> bytes:  # RFC 6962 MTH over leaf hashes given
+        if len(leaves) == 1:
+            return leaves[0]
+        split = 1 << ((len(leaves) - 1).bit_length() - 1)
+        return hashlib.sha256(b"\x01" + root(leaves[:split]) + root(leaves[split:])).digest()
+
+    assert checkpoint["merkle_root"] == root(hashes).hex()
+    assert verify_log([path]).intact
 
 
 @pytest.mark.parametrize("field", ["seq", "hash", "prev", "kind", "log_id", "ts", "v"])
@@ -516,7 +570,7 @@ def test_rotate_seconds_must_be_positive(tmp_path: Path) -> None:
         AuditWriter.open(tmp_path / "audit.jsonl", rotate_seconds=0)
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_the_fast_paths_leave_hook_told_records_to_the_count(tmp_path: Path, version: int) -> None:
     path = tmp_path / "audit.jsonl"
     with AuditWriter.open(path, fsync="off", format_version=version) as writer:
@@ -575,7 +629,7 @@ def test_a_batch_burst_leases_the_log_lock_only_briefly(tmp_path: Path) -> None:
     assert verify_log([path]).intact
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_two_writers_on_one_log_leasing_in_turn_keep_one_chain(tmp_path: Path, version: int) -> None:
     """Two writers (two open file descriptions of the lock: two processes as far as the lock can
     tell) appending bursts at once in batch mode: each waits for the other's lease, catches up,

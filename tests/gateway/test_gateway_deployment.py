@@ -11,7 +11,7 @@ import anyio
 from dsh_policy.audit.verify import verify_log
 from dsh_policy.core import Harness, Message, ScriptedModel, define_tool, reply
 from dsh_policy.policy.config import policy_sources
-from dsh_policy.policy.runtime.audit_plan import audit_plan
+from dsh_policy.policy.runtime.audit_plan import audit_plan, open_audit_writer
 from dsh_policy.policy.runtime.deployment import Deployment, deploy
 from dsh_policy.policy.runtime.reload import ReloadingPolicy
 
@@ -170,3 +170,25 @@ def test_the_deployment_file_sets_rotation_by_size_and_age(tmp_path: Path) -> No
     assert not isinstance(sources, list)
     plan = audit_plan(sources)
     assert plan is not None and (plan.rotate_bytes, plan.rotate_seconds) == (4096, 86400)
+
+
+def test_the_deployment_file_chooses_a_new_logs_format_and_refuses_an_unknown_one(tmp_path: Path) -> None:
+    write_pack(tmp_path / "live.yaml", "curl")
+    (tmp_path / "gateway.yaml").write_text(
+        "apiVersion: dsh-policy/v1\nkind: Gateway\nspec:\n  packs: [live.yaml]\n"
+        "  audit: {path: audit.jsonl, format: 3}\n"
+    )
+    sources = policy_sources([], config=str(tmp_path / "gateway.yaml"))
+    assert not isinstance(sources, list)
+    plan = audit_plan(sources)
+    assert plan is not None and plan.format_version == 3
+    with open_audit_writer(plan) as writer:
+        writer.append("tool_result", {"call": {"tool": "shell"}})
+    assert {json.loads(line)["v"] for line in (tmp_path / "audit.jsonl").read_text().splitlines()} == {3}
+    assert verify_log([tmp_path / "audit.jsonl"]).intact
+    (tmp_path / "gateway.yaml").write_text(
+        "apiVersion: dsh-policy/v1\nkind: Gateway\nspec:\n  packs: [live.yaml]\n"
+        "  audit: {path: audit.jsonl, format: 4}\n"
+    )
+    failures = policy_sources([], config=str(tmp_path / "gateway.yaml"))
+    assert isinstance(failures, list) and "format" in str(failures[0])
