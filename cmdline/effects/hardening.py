@@ -31,7 +31,6 @@ from dsh_policy.cmdline.lazy_regex import lazy_compile
 __all__ = ["hardening_command_acts"]
 
 
-
 def _kexec(argv: list[str]) -> Iterator[Effect]:
     if any(
         a in ("-l", "--load", "-e", "--exec", "-s", "--kexec-file-syscall", "-p", "--load-panic")
