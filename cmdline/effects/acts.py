@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
+from dsh_policy.cmdline.effects.apps import app_command_acts
 from dsh_policy.cmdline.effects.availability import availability_command_acts, availability_line_acts
 from dsh_policy.cmdline.effects.build_tools import env_file_acts
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
@@ -32,7 +33,10 @@ from dsh_policy.cmdline.effects.escape import escape_command_acts, escape_line_a
 from dsh_policy.cmdline.effects.forge import forge_acts, runner_guard_off
 from dsh_policy.cmdline.effects.hardening import hardening_command_acts
 from dsh_policy.cmdline.effects.harvest import harvest_acts, hash_reader
+from dsh_policy.cmdline.effects.hijack import hijack_line_acts
 from dsh_policy.cmdline.effects.host import host_command_acts, hunts_through_xargs, killed_daemons
+from dsh_policy.cmdline.effects.hypervisor import datastore_locker_acts, hypervisor_command_acts
+from dsh_policy.cmdline.effects.lockout import lockout_command_acts, lockout_line_acts
 from dsh_policy.cmdline.effects.lookalikes import lookalike_acts, runner_lookalike_acts
 from dsh_policy.cmdline.effects.model import Effect, Handler
 from dsh_policy.cmdline.effects.model import fx as _fx
@@ -45,6 +49,7 @@ from dsh_policy.cmdline.effects.reach import reach_command_acts, reach_line_acts
 from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS
 from dsh_policy.cmdline.effects.stored_credentials import borrowed_agents, stored_credential_acts
 from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts
+from dsh_policy.cmdline.effects.workloads import workload_command_acts, workload_line_acts
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell import shell_commands, shell_redirects, shell_scripts
 from dsh_policy.cmdline.shell.embedded import GIT_COMMAND_KEYS
@@ -337,6 +342,16 @@ def _aws(argv: list[str]) -> Iterator[Effect]:
         )
     ):
         yield _fx("cloud-exposure", f"aws s3api {op}", op)
+    elif (
+        service == "s3"
+        and op in ("cp", "mv", "sync")
+        and "--no-sign-request" in argv
+        and words[-1:]
+        and words[-1].startswith("s3://")
+        and not words[-2].startswith("s3://")
+    ):
+        # an upload without credentials lands only in a bucket anyone may write: not the account's
+        yield _fx("cloud-exposure", "uploads local files to a bucket anyone can write", words[-1])
     elif service == "lambda" and op == "add-permission" and _value(argv, "--principal") == "*":
         yield _fx("cloud-exposure", "lets anyone invoke a function", op)
     elif (
@@ -516,6 +531,10 @@ def command_acts(argv: list[str]) -> list[Effect]:
     found.extend(stored_credential_acts(argv))
     found.extend(cloud_abuse_acts(argv))
     found.extend(hardening_command_acts(argv))
+    found.extend(hypervisor_command_acts(argv))
+    found.extend(app_command_acts(argv))
+    found.extend(workload_command_acts(argv))
+    found.extend(lockout_command_acts(argv))
     found.extend(cloud_takeover_acts(argv))
     found.extend(platform_acts(argv))
     found.extend(forge_acts(argv))
@@ -557,6 +576,10 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
         found.extend(uninstalled_agents(script, commands))
     found.extend(availability_line_acts(commands))
     found.extend(chosen_operand_acts(commands))
+    found.extend(datastore_locker_acts(line, commands))
+    found.extend(hijack_line_acts(line, commands, written))
+    found.extend(workload_line_acts(line, commands))
+    found.extend(lockout_line_acts(line, commands))
     found.extend(env_file_acts(line, written))
     found.extend(overwrite_acts(commands))
     for script in scripts:

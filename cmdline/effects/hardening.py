@@ -2,11 +2,7 @@
 tests/corpus/probe7, read as classes from auditd's keys, Tetragon's and Tracee's kernel policies,
 the CIS items reversed and the ESXi ransomware reports):
 
-- hypervisors (``esxcli``, ``vim-cmd``): signature and acceptance checks lowered and unsigned
-  bundles installed (``defense-off``, ``persistence``), the host firewall or the remote shell
-  turned on or off (``defense-off``), syslog redirected or audit records off (``log-off``),
-  snapshots removed or machines destroyed (``erase-contents``), every running machine killed or
-  powered off (``outage``);
+- hypervisors: moved to :mod:`hypervisor` (with probe10's classes);
 - kernel code loaded without a module: another kernel booted over the running one (``kexec``),
   BPF programs loaded or attached to a network device (``bpftool prog load``, ``tc ... bpf obj``,
   ``ip link set ... xdp obj``) (``privilege``);
@@ -34,44 +30,6 @@ from dsh_policy.cmdline.effects.security_products import CLUSTER_AGENTS
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["hardening_command_acts"]
-
-_FALSE = lazy_compile(r"(?i)^(?:false|0|no|off)$")
-
-
-def _esxcli(argv: list[str]) -> Iterator[Effect]:
-    words = " ".join(_words(argv))
-    line = " ".join(argv[1:])
-    if words.startswith("vm process kill"):
-        yield _fx("outage", "kills a running virtual machine", line)
-    elif words.startswith("system settings kernel set") and re.search(r"(?i)execInstalledOnly", line):
-        if _FALSE.match(_value(argv, "-v", "--value") or ""):
-            yield _fx("defense-off", "lets the hypervisor run binaries it did not install", line)
-    elif words.startswith("network firewall"):
-        enabled = _value(argv, "-e", "--enabled")
-        if (enabled is not None and _FALSE.match(enabled)) or "unload" in words.split():
-            yield _fx("defense-off", "turns off the hypervisor's firewall", line)
-    elif words.startswith("system syslog config set") and _value(argv, "--loghost", "--logdir") is not None:
-        yield _fx("log-off", "changes where the hypervisor's logs go", line)
-    elif words.startswith("system auditrecords") and "disable" in words.split():
-        yield _fx("log-off", "turns off the hypervisor's audit records", line)
-    elif words.startswith("software acceptance set") and not re.search(
-        r"(?i)VMwareCertified|VMwareAccepted", _value(argv, "--level") or ""
-    ):
-        yield _fx("defense-off", "lowers the hypervisor's software acceptance level", line)
-    elif re.match(r"software (?:vib|component) (?:install|update|apply)", words) and any(
-        a in ("-f", "--force", "--no-sig-check") for a in argv
-    ):
-        yield _fx("persistence", "installs an unsigned or forced bundle into the hypervisor", line)
-
-
-def _vim_cmd(argv: list[str]) -> Iterator[Effect]:
-    verb = next((a for a in argv[1:] if "/" in a), "")
-    if re.match(r"^vmsvc/+(?:snapshot\.remove(?:all)?|destroy)$", verb):
-        yield _fx("erase-contents", "removes a virtual machine or its snapshots", verb)
-    elif re.match(r"^vmsvc/+power\.(?:off|shutdown|suspend)$", verb):
-        yield _fx("outage", "powers off a virtual machine", verb)
-    elif re.match(r"^hostsvc/+(?:enable|start)_(?:ssh|esx_shell)$", verb):
-        yield _fx("defense-off", "turns on the hypervisor's remote shell", verb)
 
 
 def _kexec(argv: list[str]) -> Iterator[Effect]:
@@ -259,8 +217,6 @@ def _stress(argv: list[str]) -> Iterator[Effect]:
 
 
 _READERS: dict[str, Callable[[list[str]], Iterator[Effect]]] = {
-    "esxcli": _esxcli,
-    "vim-cmd": _vim_cmd,
     "kexec": _kexec,
     "bpftool": _bpftool,
     "tc": _tc,

@@ -27,6 +27,9 @@ _KERNEL_GUARDS = lazy_compile(
 
 def _sysctl(argv: list[str]) -> Iterator[Effect]:
     for arg in argv[1:]:
+        name, _, value = arg.replace("/", ".").partition("=")
+        if name == "kernel.core_pattern" and not value.strip("\"' ").startswith("|"):
+            continue  # a file name for core dumps (core.%p); only a pipe hands crashes to a program
         if _KERNEL_GUARDS.match(arg.replace("/", ".")):
             yield _fx("defense-off", f"changes a kernel security switch ({arg.split('=')[0]})", arg)
 
@@ -440,7 +443,17 @@ check its configuration, print its version, or (``cloudflared access``) connect 
 through an access proxy, as ``ssh -L`` on loopback does. None of it exposes this machine."""
 
 
+_ONLY_HELP = frozenset({"-h", "--help", "-help", "help", "-V", "--version", "-version", "version"})
+_LOOPBACK_HOST = lazy_compile(r"^(?:127(?:\.\d+){3}|localhost|::1|\[::1\])$")
+
+
 def _tunnel_bookkeeping(argv: list[str]) -> bool:
+    """A tunnel client asked only for its help or version, a chisel server bound to loopback (no
+    one outside reaches it), or the client's own bookkeeping verbs (sign-in, list, ...)."""
+    if len(argv) > 1 and all(a in _ONLY_HELP for a in argv[1:]):
+        return True
+    if argv[0] == "chisel" and argv[1:2] == ["server"] and _LOOPBACK_HOST.match(_value(argv, "--host") or ""):
+        return True
     pattern = _TUNNEL_BOOKKEEPING.get(argv[0])
     if pattern is None:
         return False

@@ -41,7 +41,9 @@ from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["ALWAYS", "later_class", "later_risks"]
 
-_HOME = r"(?:~[A-Za-z0-9._-]*|\$HOME|\$\{HOME\}|/+root|/+home/+[^/]+|/+Users/+[^/]+)"
+# a loop variable standing for each home (``for d in /home/*; do ... >> $d/.ssh/authorized_keys``)
+# names a home as well as $HOME or ${HOME} does
+_HOME = r"(?:~[A-Za-z0-9._-]*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|/+root|/+home/+[^/]+|/+Users/+[^/]+)"
 
 _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     # case-insensitive: macOS and Windows resolve .Cursor/MCP.json to .cursor/mcp.json (the

@@ -33,6 +33,10 @@ SHELL_CALLS: tuple[tuple[frozenset[str], re.Pattern[str], str], ...] = tuple(
         ("awk", r"\bsystem\s*\(", "line"),
         ("applescript", r"\bdo\s+shell\s+script\s+(?=\")", "bare"),
         ("applescript", r"\.doShellScript\s*\(", "line"),  # JXA (osascript -l JavaScript)
+        # text typed into a terminal runs there: Terminal's `do script`, iTerm's `write text`,
+        # System Events' `keystroke` (and JXA's `.doScript(`/`.write({text:`/`.keystroke(`)
+        ("applescript", r"\b(?:do\s+script|write\s+text|keystroke)\s+(?=\")", "bare"),
+        ("applescript", r"\.(?:doScript|keystroke)\s*\(|\.write\s*\(\s*\{\s*text\s*:\s*", "line"),
         ("tcl", r"(?:^|[\[;\n]\s*)(?:exec|spawn)\s+", "words"),
     )
 )  # fmt: skip
@@ -131,6 +135,8 @@ CONNECTS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = tuple(
         ("lua", r"\bsocket\.(?:tcp|connect|udp)\s*\(|:connect\s*\("),
         ("r", r"\b(?:url|download\.file|socketConnection|httr::\w+|curl::\w+)\s*\("),
         ("tcl", r"\bsocket\s+"),
+        # JXA through the Objective-C bridge: ``$.NSData.dataWithContentsOfURL($.NSURL.URLWithString(u))``
+        ("applescript", r"\b(?:URLWithString|(?:data|string)WithContentsOfURL|dataTaskWithURL)\s*\("),
     )
 )  # fmt: skip
 # `(c |& getline)`: runs the text c

@@ -18,6 +18,7 @@ from dsh_policy.cmdline.shell.databases import database_invocation
 from dsh_policy.cmdline.shell.embedded import embedded_lines, found_paths, framework_code
 from dsh_policy.cmdline.shell.expansion import basename, loop_bodies, resolved_operands
 from dsh_policy.cmdline.shell.lexer import ASSIGNMENT, NAME
+from dsh_policy.cmdline.shell.setup_printers import setup_printer
 from dsh_policy.cmdline.shell.wrappers import (
     AT_OPTIONS,
     CHRT_OPTIONS,
@@ -316,7 +317,10 @@ class Unwrapper:
 
     def _eval(self, argv: list[str]) -> None:
         self.out.append(["eval"])
-        self.parse(" ".join(argv[1:]))
+        text = " ".join(argv[1:])
+        printer = setup_printer(text)
+        # eval "$(ssh-agent -s)": the tool's own set-up code runs; the tool itself is still listed
+        self.parse(printer if printer is not None else text)
 
     def _find(self, argv: list[str]) -> None:
         """``find`` itself, then each command its ``-exec``-style actions run."""

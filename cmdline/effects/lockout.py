@@ -1,0 +1,126 @@
+"""The machine taken away from its owners and its services stopped wholesale, as lockers do before
+they encrypt (ATT&CK T1489, T1531; found by the blind probe tests/corpus/probe10 in CALDERA's impact
+abilities and the Linux lockers' scripts, read as classes):
+
+- ``account``: users locked out of their accounts - a password locked (``passwd -l``, ``usermod
+  -L``), an account expired (``usermod -e 1``, ``chage -E 0``);
+- ``outage``: the host cut off by its own firewall - a default policy of DROP/REJECT on input or
+  output, a rule dropping all output, or one dropping the SSH port its administrators come in by
+  (``iptables``/``ip6tables``, ``ufw deny ssh``); the data services killed together by one pattern
+  naming two or more of them (``pkill -f "postgres|mysqld|mongod"``: what frees their files for an
+  encryptor, not a developer stopping one server);
+- ``break-system``: services stopped, killed or masked from a listing of every running unit
+  (``for s in $(systemctl list-units --state=running ...); do systemctl stop $s; done``): chosen by
+  being up, not by name.
+
+Locking one's own screen, a firewall rule for one port or source, restarting a service and
+stopping one named service stay allowed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.effects.model import option_value as _value
+from dsh_policy.cmdline.lazy_regex import lazy_compile
+
+__all__ = ["lockout_command_acts", "lockout_line_acts"]
+
+_PAST = lazy_compile(r"^(?:-?[01]|19[0-6]\d-\d\d-\d\d|1970-\d\d-\d\d)$")
+_DATA_SERVICES = lazy_compile(
+    r"(?i)^(?:postgres(?:ql)?|postmaster|mysqld?|mariadbd?|mongod|mongos|redis-server|redis|oracle|ora_\w+"
+    r"|sqlservr|elasticsearch|opensearch|cassandra|clickhouse(?:-server)?|etcd|couchdb|influxd|memcached"
+    r"|rabbitmq-server|beam\.smp|java|tomcat|httpd|nginx|apache2|php-fpm|vmware-\w+|vmx|qemu-\w+|libvirtd)$"
+)
+_FIREWALLS = frozenset({"iptables", "ip6tables", "iptables-legacy", "iptables-nft"})
+_MATCHES = frozenset({"-p", "--protocol", "-s", "--source", "-d", "--destination", "-o", "--out-interface",
+                      "-i", "--in-interface", "-m", "--match", "--dport", "--sport"})  # fmt: skip
+_SSH_PORTS = frozenset({"22", "ssh"})
+_EVERY_UNIT = lazy_compile(r"\b(?:list-units|list-unit-files)\b")
+_UNIT_VERBS = frozenset({"stop", "kill", "mask", "disable"})
+
+
+def _locks_accounts(argv: list[str]) -> Iterator[Effect]:
+    tool, rest = argv[0], argv[1:]
+    if tool == "passwd" and any(a in ("-l", "--lock") for a in rest):
+        yield _fx("account", "locks an account's password", rest[-1])
+    elif tool == "usermod" and (
+        any(a in ("-L", "--lock") for a in rest) or _PAST.match(_value(argv, "-e", "--expiredate") or "x")
+    ):
+        yield _fx("account", "locks or expires an account", rest[-1])
+    elif tool == "chage" and _PAST.match(_value(argv, "-E", "--expiredate") or "x"):
+        yield _fx("account", "expires an account", rest[-1])
+
+
+def _cuts_off(argv: list[str]) -> Iterator[Effect]:
+    tool, rest = argv[0], argv[1:]
+    if tool in _FIREWALLS:
+        target = (_value(argv, "-j", "--jump") or "").upper()
+        policy = _value(argv, "-P", "--policy")
+        chain = policy or _value(argv, "-A", "--append", "-I", "--insert") or ""
+        if policy and chain in ("INPUT", "OUTPUT") and rest[-1:] and rest[-1].upper() in ("DROP", "REJECT"):
+            yield _fx("outage", f"{tool} drops all {chain.lower()} traffic by default", chain)
+        elif target in ("DROP", "REJECT") and chain == "OUTPUT" and not any(a in _MATCHES for a in rest):
+            yield _fx("outage", f"{tool} drops all traffic leaving the machine", chain)
+        elif (
+            target in ("DROP", "REJECT")
+            and chain == "INPUT"
+            and (_value(argv, "--dport") or "") in _SSH_PORTS
+        ):
+            source = _value(argv, "-s", "--source") or ""
+            if not source:
+                yield _fx("outage", f"{tool} locks administrators out (SSH dropped)", chain)
+    elif (
+        tool == "ufw"
+        and rest[:1] in (["deny"], ["reject"])
+        and rest[-1:]
+        and rest[-1] in ("22", "ssh", "22/tcp")
+    ):
+        yield _fx("outage", "ufw locks administrators out (SSH denied)", rest[-1])
+
+
+def _kills_data_services(argv: list[str]) -> Iterator[Effect]:
+    names = {
+        part.strip("^$ ").lower()
+        for a in argv[1:]
+        if not a.startswith("-")
+        for part in re.split(r"[|()\s]+", a)
+        if _DATA_SERVICES.match(part.strip("^$ "))
+    }
+    if len(names) >= 2:
+        yield _fx(
+            "outage", f"{argv[0]} kills the machine's data and application services", ", ".join(sorted(names))
+        )
+
+
+def lockout_command_acts(argv: list[str]) -> list[Effect]:
+    """The per-command effects above (argv[0] is a basename)."""
+    tool = argv[0]
+    if tool in ("passwd", "usermod", "chage"):
+        return list(_locks_accounts(argv))
+    if tool in _FIREWALLS or tool == "ufw":
+        return list(_cuts_off(argv))
+    if tool in ("pkill", "killall"):
+        return list(_kills_data_services(argv))
+    return []
+
+
+def lockout_line_acts(line: str, commands: list[list[str]]) -> Iterator[Effect]:
+    """Services stopped, killed or masked from a listing of every unit on the same line."""
+    if "systemctl" not in line or not _EVERY_UNIT.search(line):
+        return
+    listed = any(argv[0] == "systemctl" and _EVERY_UNIT.search(" ".join(argv[1:3])) for argv in commands)
+    for argv in commands:
+        words = [a for a in argv[1:] if not a.startswith("-")]
+        if (
+            argv[0] == "systemctl"
+            and listed
+            and words[:1]
+            and words[0] in _UNIT_VERBS
+            and (any(w.startswith("$") for w in words[1:]) or len(words) == 1)
+        ):
+            yield _fx("break-system", f"{words[0]}s every service a listing found running", "systemctl")
+            return
