@@ -103,9 +103,6 @@ SLOWEST_FILES = (
     "tests/audit/test_audit_crash.py",
     "tests/hooks/test_hook_client.py",
     "tests/hooks/test_hook_install.py",
-    "tests/audit/test_audit_verify_shortcuts.py",
-    "tests/corpus/test_heldout_corpus.py",
-    "tests/corpus/test_carrier_invariance.py",
 )
 
 
