@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from dsh_policy.cmdline.lazy_regex import lazy_compile
+from dsh_policy.cmdline.path_arguments import PATH_KEYS, PATH_LIST_KEYS
 
 __all__ = ["KINDS", "tool_acts"]
 
@@ -60,13 +61,16 @@ _CANONICAL: Final = frozenset(
         "apply_patch",
     }
 )
-# Arguments that name a local path: such a call is judged by what it does to that path.
-# (The names policy/decide/tool_views.py reads as paths; this module may not import it.)
+# Arguments that name a local path: such a call is judged by what it does to that path (the tool
+# views' names, less a message's attachments, which are sent rather than acted on; plus a move's ends
+# and a repository's folder).
 _PATH_KEYS: Final = (
-    "path", "file_path", "filePath", "absolute_path", "AbsolutePath", "target_file", "TargetFile",
-    "targetFile", "notebook_path", "filepath", "filename", "file", "relative_workspace_path",
-    "dir_path", "paths", "files", "file_paths", "filePaths", "source", "destination", "repo_path",
-)  # fmt: skip
+    *PATH_KEYS,
+    *(key for key in PATH_LIST_KEYS if key != "attachments"),
+    "source",
+    "destination",
+    "repo_path",
+)
 # Arguments naming a sub-command (``action: delete``, AWS's ``operation_name: delete-stack``).
 _VERB_KEYS: Final = ("action", "operation", "operation_name", "operationName", "verb", "method_name")
 # Identifier-valued arguments whose words name the object acted on (``device_id: security_camera``).

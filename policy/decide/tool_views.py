@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from dsh_policy.cmdline.lazy_regex import lazy_compile
+from dsh_policy.cmdline.path_arguments import PATH_KEYS, PATH_LIST_KEYS
 from dsh_policy.policy.decide.cli_views import CLI_KEYS, cli_lines, manifest_text, repository_views
 from dsh_policy.policy.patch_files import patch_paths
 
@@ -62,12 +63,6 @@ _KIN: Final[dict[str, frozenset[str]]] = {
 CANONICAL_TOOLS: Final[frozenset[str]] = frozenset(_CANONICAL_SHAPE)
 
 # Argument names by meaning, as the clients and MCP servers spell them.
-_PATH_KEYS: Final = (
-    "path", "file_path", "filePath", "absolute_path", "AbsolutePath", "target_file", "TargetFile",
-    "notebook_path", "filepath", "filename", "file", "relative_workspace_path", "dir_path", "targetFile",
-)  # fmt: skip
-# A message's attachments are files the call reads and sends (an e-mail tool's attachments list).
-_PATH_LIST_KEYS: Final = ("paths", "files", "file_paths", "filePaths", "attachments")
 # ``text`` is a file's text only beside a path (LangChain's and Kiro's writes); alone it is a message.
 _CONTENT_KEYS: Final = (
     "content",
@@ -179,7 +174,7 @@ _WRAPPER_KEYS: Final = ("operation", "input", "params", "request", "edit")
 # Every argument name that can make a view: a call with none of them has none (checked first).
 _MEANINGFUL: Final[frozenset[str]] = frozenset(
     (
-        *_PATH_KEYS, *_PATH_LIST_KEYS, *_CONTENT_KEYS, *_NEW_KEYS, *_EDIT_LIST_KEYS, *_PATCH_KEYS,
+        *PATH_KEYS, *PATH_LIST_KEYS, *_CONTENT_KEYS, *_NEW_KEYS, *_EDIT_LIST_KEYS, *_PATCH_KEYS,
         *_DIFF_KEYS, *_COMMAND_KEYS, *_URL_KEYS, *_URL_LIST_KEYS, *_PROMPT_KEYS, *_CODE_KEYS, *_CHANNEL_KEYS,
         *(key for pair in _MOVE_PAIRS for key in pair), *_NESTED_NAME_KEYS, *_WRAPPER_KEYS,
         *_OPERATION_LIST_KEYS, *CLI_KEYS,
@@ -264,7 +259,7 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
         yield "apply_patch", {"patch": patch, "paths": patch_paths(patch)}
         yield from _patch_removals(patch)
         return
-    path = _first_string(args, _PATH_KEYS)
+    path = _first_string(args, PATH_KEYS)
     paths = [path] if path else []
     written = _written_files(args)
     yield from written
@@ -295,7 +290,7 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
     if message is not None:
         yield "send_message", message
     if not written:
-        paths += _string_list(args, _PATH_LIST_KEYS) + _listed_paths(args)
+        paths += _string_list(args, PATH_LIST_KEYS) + _listed_paths(args)
     for each in paths:
         if words & _DELETE_WORDS:
             yield "shell", {"command": f"rm -rf -- {shlex.quote(each)}"}
@@ -336,7 +331,7 @@ def _listed_paths(args: Mapping[str, Any]) -> list[str]:
     for key in _OPERATION_LIST_KEYS:
         items = args.get(key)
         for item in items if isinstance(items, list | tuple) else ():
-            path = _first_string(item, _PATH_KEYS) if isinstance(item, Mapping) else None
+            path = _first_string(item, PATH_KEYS) if isinstance(item, Mapping) else None
             if path:
                 found.append(path)
     return found
@@ -348,7 +343,7 @@ def _wrapped(args: Mapping[str, Any]) -> Mapping[str, Any] | None:
     for key in _WRAPPER_KEYS:
         inner = args.get(key)
         if isinstance(inner, Mapping) and not any(
-            k in args for k in (*_PATH_KEYS, *_COMMAND_KEYS, *_URL_KEYS, *_PATCH_KEYS[:1])
+            k in args for k in (*PATH_KEYS, *_COMMAND_KEYS, *_URL_KEYS, *_PATCH_KEYS[:1])
         ):
             return inner
     return None
@@ -427,7 +422,7 @@ def _written_files(args: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     if isinstance(files, list | tuple):
         for item in files:
             if isinstance(item, Mapping):
-                path, content = _first_string(item, _PATH_KEYS), _first_string(item, _CONTENT_KEYS)
+                path, content = _first_string(item, PATH_KEYS), _first_string(item, _CONTENT_KEYS)
                 if path and content is not None:
                     written.append(("write_file", {"path": path, "content": content}))
     elif isinstance(files, Mapping):
