@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 from dsh_policy.audit.verify import verify_log
@@ -160,25 +161,24 @@ def test_the_deployment_file_drives_packs_params_and_audit(tmp_path: Path) -> No
     assert verify_log([tmp_path / "logs" / "audit.jsonl"]).intact
 
 
-def test_the_deployment_file_sets_rotation_by_size_and_age(tmp_path: Path) -> None:
+def _audit_sources(tmp_path: Path, audit: str) -> Any:
+    """The sources of a deployment file holding one pack and the ``audit:`` flow mapping given."""
     write_pack(tmp_path / "live.yaml", "curl")
     (tmp_path / "gateway.yaml").write_text(
-        "apiVersion: dsh-policy/v1\nkind: Gateway\nspec:\n  packs: [live.yaml]\n"
-        "  audit: {path: audit.jsonl, rotate_bytes: 4096, rotate_seconds: 86400}\n"
+        f"apiVersion: dsh-policy/v1\nkind: Gateway\nspec:\n  packs: [live.yaml]\n  audit: {audit}\n"
     )
-    sources = policy_sources([], config=str(tmp_path / "gateway.yaml"))
+    return policy_sources([], config=str(tmp_path / "gateway.yaml"))
+
+
+def test_the_deployment_file_sets_rotation_by_size_and_age(tmp_path: Path) -> None:
+    sources = _audit_sources(tmp_path, "{path: audit.jsonl, rotate_bytes: 4096, rotate_seconds: 86400}")
     assert not isinstance(sources, list)
     plan = audit_plan(sources)
     assert plan is not None and (plan.rotate_bytes, plan.rotate_seconds) == (4096, 86400)
 
 
 def test_the_deployment_file_chooses_a_new_logs_format_and_refuses_an_unknown_one(tmp_path: Path) -> None:
-    write_pack(tmp_path / "live.yaml", "curl")
-    (tmp_path / "gateway.yaml").write_text(
-        "apiVersion: dsh-policy/v1\nkind: Gateway\nspec:\n  packs: [live.yaml]\n"
-        "  audit: {path: audit.jsonl, format: 3}\n"
-    )
-    sources = policy_sources([], config=str(tmp_path / "gateway.yaml"))
+    sources = _audit_sources(tmp_path, "{path: audit.jsonl, format: 3}")
     assert not isinstance(sources, list)
     plan = audit_plan(sources)
     assert plan is not None and plan.format_version == 3
@@ -186,9 +186,5 @@ def test_the_deployment_file_chooses_a_new_logs_format_and_refuses_an_unknown_on
         writer.append("tool_result", {"call": {"tool": "shell"}})
     assert {json.loads(line)["v"] for line in (tmp_path / "audit.jsonl").read_text().splitlines()} == {3}
     assert verify_log([tmp_path / "audit.jsonl"]).intact
-    (tmp_path / "gateway.yaml").write_text(
-        "apiVersion: dsh-policy/v1\nkind: Gateway\nspec:\n  packs: [live.yaml]\n"
-        "  audit: {path: audit.jsonl, format: 4}\n"
-    )
-    failures = policy_sources([], config=str(tmp_path / "gateway.yaml"))
+    failures = _audit_sources(tmp_path, "{path: audit.jsonl, format: 4}")
     assert isinstance(failures, list) and "format" in str(failures[0])
