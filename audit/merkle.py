@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .record_hash import LEAF_FORMATS
+
 _LEAF = b"\x00"
 _NODE = b"\x01"
 
@@ -104,7 +106,7 @@ class MerkleFrontier:
 
     def append_record(self, version: object, record_hash: bytes) -> None:
         """Add one record of format ``version`` by its raw hash (the leaf itself in format 3)."""
-        if version == 3:
+        if version in LEAF_FORMATS:
             self.append_leaf(record_hash)
         else:
             self.append(record_hash)

@@ -13,7 +13,8 @@ line, and the fixed header lets a verifier check seq, prev and log id by compari
 Format version 3 is format 2's line with the record hash *being* the record's RFC 6962 Merkle leaf:
 SHA-256 of ``0x00``, the v3 tag and the same bytes. The Merkle tree the checkpoints sign is then
 built on the record hashes themselves (a v1 or v2 record's leaf is SHA-256 of ``0x00`` and its
-hash), one SHA-256 a record fewer for the writer and the verifier; :func:`merkle_leaf` says which.
+hash), one SHA-256 a record fewer for the writer and the verifier; ``LEAF_FORMATS`` names them, and
+:meth:`.merkle.MerkleFrontier.append_record` adds a record by its format.
 
 A record's ``prev`` is the previous record's hash, and the first record's ``prev`` is
 :func:`genesis_prev` of the log id.
@@ -67,14 +68,6 @@ def v2_line_hash(line: bytes, version: int = 2) -> str | None:
     hasher = BYTES_HASHERS[version].copy()
     hasher.update(memoryview(line)[:-V2_TRAILER_LENGTH])
     return hasher.hexdigest()
-
-
-def merkle_leaf(version: object, record_hash: bytes) -> bytes:
-    """The RFC 6962 leaf hash of a record of format ``version`` with this (raw) hash: the hash
-    itself in format 3, SHA-256 of ``0x00`` and the hash before it."""
-    if version in LEAF_FORMATS:
-        return record_hash
-    return hashlib.sha256(b"\x00" + record_hash).digest()
 
 
 #: Built v2 header pieces: the start per log id and the end per kind (:func:`v2_start`,

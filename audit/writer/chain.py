@@ -82,10 +82,7 @@ class ChainState:
         """Chain state after ``line`` reached the active segment."""
         self.next_seq = seq + 1
         self.head = hex_digest
-        if self.version == 3:  # the record hash is its Merkle leaf
-            self.frontier.append_leaf(digest)
-        else:
-            self.frontier.append(digest)
+        self.frontier.append_record(self.version, digest)
         self.since_checkpoint = 0 if kind == "checkpoint" else self.since_checkpoint + 1
         self.segment_has_records = kind != "segment_start"
         self.pending_rotation = False  # a record after a rotation checkpoint: nothing left to finish
