@@ -138,9 +138,18 @@ def _launchctl(argv: list[str]) -> Iterator[Effect]:
         )
 
 
+_SYSTEM_PROGRAMS = lazy_compile(
+    r"^/+(?:usr/+)?(?:local/+)?(?:s?bin|libexec)/+[^/]+$|^/+etc/+(?:passwd|shadow|sudoers)$"
+)
+
+
 def _mount(argv: list[str]) -> Iterator[Effect]:
     options = _value(argv, "-o", "--options") or ""
     targets = [a for a in argv[1:] if a.startswith("/") and a != options]
+    bind = "--bind" in argv or "--rbind" in argv or re.search(r"(?:^|,)r?bind(?:,|$)", options)
+    if bind and len(targets) >= 2 and _SYSTEM_PROGRAMS.match(targets[-1]):
+        # execution hijacked (see hijack.py): every caller of the program runs the other file
+        yield _fx("privilege", "replaces a system program by mounting another file over it", targets[-1])
     if (
         "remount" in options
         and re.search(r"(?:^|,)(?:exec|suid|dev)(?:,|$)", options)

@@ -9,7 +9,8 @@ in Mythic's and Empire's macOS injection), read as classes of what the line arra
   stays allowed;
 - the command search path led through a world-writable folder (``export PATH=/tmp:$PATH``): every
   later command, and every set-uid helper that calls one by name, runs whatever is planted there;
-- a system program replaced without touching its file (``mount --bind X /usr/bin/passwd``);
+- a system program replaced without touching its file (``mount --bind X /usr/bin/passwd``; read
+  with mount's other options in ``hardening.py``);
 - a file whose name is an option that runs a command, planted for a wildcard to expand
   (``--checkpoint-action=exec=...`` for ``tar *``, ``-e sh`` for rsync/zip): the tar and rsync
   wildcard injection that root's cron jobs fall to.
@@ -24,7 +25,6 @@ from collections.abc import Iterator
 
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
-from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["hijack_line_acts"]
@@ -34,9 +34,6 @@ _ASSIGNMENT = lazy_compile(
     r"(DYLD_INSERT_LIBRARIES|LD_PRELOAD|LD_AUDIT|PATH)=(\"[^\"]*\"|'[^']*'|[^\s;&|)]*)"
 )
 _SCRATCH = lazy_compile(r"^(?:/+private)?/+(?:tmp|var/+tmp|dev/+shm|Users/+Shared)(?:/|$)")
-_SYSTEM_PROGRAMS = lazy_compile(
-    r"^/+(?:usr/+)?(?:local/+)?(?:s?bin|libexec)/+[^/]+$|^/+etc/+(?:passwd|shadow|sudoers)$"
-)
 _EXEC_OPTION_NAME = lazy_compile(
     r"^(?:.*/)?(?:--checkpoint-action=exec=|--use-compress-program=|--to-command=|--rsh-command=|--rsh="
     r"|--unzip-command=|-e\s+\S|-oProxyCommand=)"
@@ -55,18 +52,6 @@ def _loader_and_path(line: str) -> Iterator[Effect]:
             yield _fx("privilege", f"loads a library from a scratch or hidden folder ({name})", value)
 
 
-def _bind_over_programs(commands: list[list[str]]) -> Iterator[Effect]:
-    for argv in commands:
-        if argv[0] != "mount":
-            continue
-        options = _value(argv, "-o", "--options") or ""
-        if "--bind" in argv or "--rbind" in argv or re.search(r"(?:^|,)r?bind(?:,|$)", options):
-            paths = [a for a in argv[1:] if a.startswith("/") and a != options]
-            if len(paths) >= 2 and _SYSTEM_PROGRAMS.match(paths[-1]):
-                what = "replaces a system program by mounting another file over it"
-                yield _fx("privilege", what, paths[-1])
-
-
 def _planted_options(commands: list[list[str]], written: list[str]) -> Iterator[Effect]:
     planted = [t for t in written if _EXEC_OPTION_NAME.match(t)]
     planted += [a for argv in commands if argv[0] == "touch" for a in argv[1:] if _EXEC_OPTION_NAME.match(a)]
@@ -79,7 +64,5 @@ def hijack_line_acts(line: str, commands: list[list[str]], written: list[str]) -
     """The effects above for one line, its commands and the files it writes by redirection."""
     if "=" in line:
         yield from _loader_and_path(line)
-    if "mount" in line:
-        yield from _bind_over_programs(commands)
-    if "-" in line:
+    if written or "touch" in line:
         yield from _planted_options(commands, written)
