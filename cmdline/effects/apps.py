@@ -27,8 +27,11 @@ _CAPTURE_DEVICES = lazy_compile(
     r"(?i)^(?:avfoundation|qtkit|v4l2|video4linux2?|alsa|pulse|jack|oss|sndio|x11grab|kmsgrab|fbdev"
     r"|gdigrab|dshow|vfwcap|openal)$"
 )
-_MEDIA_TOOLS = frozenset({"ffmpeg", "avconv", "gst-launch-1.0", "cvlc", "vlc"})
+_FFMPEG_LIKE = frozenset({"ffmpeg", "avconv"})
+_VLC = frozenset({"cvlc", "vlc"})
 _CAPTURE_TOOLS = frozenset({"imagesnap", "fswebcam", "arecord", "parecord", "pw-record", "rec", "streamer"})
+# Every program _captures reads.
+_RECORDERS = _FFMPEG_LIKE | _VLC | _CAPTURE_TOOLS | {"gst-launch-1.0", "sox"}
 _GST_SOURCES = lazy_compile(
     r"(?i)^(?:avfvideosrc|v4l2src|alsasrc|pulsesrc|ximagesrc|pipewiresrc|osxaudiosrc)$"
 )
@@ -44,14 +47,14 @@ _BROWSER_SCRIPT = lazy_compile(
 
 def _captures(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
-    if tool in _MEDIA_TOOLS and tool not in ("cvlc", "vlc", "gst-launch-1.0"):
+    if tool in _FFMPEG_LIKE:
         for i, arg in enumerate(rest[:-1]):
             if arg == "-f" and _CAPTURE_DEVICES.match(rest[i + 1]) and "-i" in rest[i + 2 :]:
                 yield _fx("input-capture", f"{tool} records a camera, microphone or screen", rest[i + 1])
                 return
     elif tool == "gst-launch-1.0" and any(_GST_SOURCES.match(a) for a in rest):
         yield _fx("input-capture", "gstreamer records a camera, microphone or screen", "")
-    elif tool in ("cvlc", "vlc") and any(_VLC_DEVICES.match(a) for a in rest):
+    elif tool in _VLC and any(_VLC_DEVICES.match(a) for a in rest):
         yield _fx("input-capture", f"{tool} records a camera, microphone or screen", "")
     elif (tool in _CAPTURE_TOOLS or (tool == "sox" and "-d" in rest[:2])) and not any(
         a in _NOT_RECORDING for a in rest
@@ -71,6 +74,6 @@ def app_command_acts(argv: list[str]) -> list[Effect]:
     """The effects above for one unwrapped command (argv[0] is a basename)."""
     if argv[0] == "osascript":
         return list(_browser_script(argv))
-    if argv[0] in _MEDIA_TOOLS or argv[0] in _CAPTURE_TOOLS or argv[0] == "sox":
+    if argv[0] in _RECORDERS:
         return list(_captures(argv))
     return []

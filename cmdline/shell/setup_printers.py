@@ -11,6 +11,7 @@ import shlex
 from typing import Final
 
 from dsh_policy.cmdline.lazy_regex import lazy_compile
+from dsh_policy.cmdline.shell.expansion import basename
 
 __all__ = ["setup_printer"]
 
@@ -55,7 +56,7 @@ def setup_printer(text: str) -> str | None:
         return None
     if not argv:
         return None
-    forms = _PRINTERS.get(argv[0].rsplit("/", 1)[-1])
+    forms = _PRINTERS.get(basename(argv[0]))
     words = [a for a in argv[1:] if not a.startswith("-")]
     if forms is None or not any(words[: len(form)] == list(form) for form in forms):
         return None
