@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from dsh_policy.cmdline.cli_grammars import parse_invocation
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
@@ -33,7 +34,7 @@ _MINER_IMAGE = lazy_compile(
 )
 _CONTAINER_RUNNERS = frozenset({"docker", "podman", "nerdctl"})
 _SUPERUSER_GROUP = lazy_compile(r"\bsystem:masters\b")
-_APPLYING = lazy_compile(r"\b(?:apply|replace|patch|edit|create)\b")
+_APPLYING = frozenset({"apply", "replace", "patch", "edit", "create"})
 
 
 def _kubeletctl(argv: list[str]) -> Iterator[Effect]:
@@ -66,9 +67,15 @@ def workload_command_acts(argv: list[str]) -> list[Effect]:
     return []
 
 
+def _sub_command(argv: list[str]) -> str | None:
+    """kubectl's sub-command, read with its grammar (``-n ns`` before it is no sub-command)."""
+    read = parse_invocation(argv)
+    return read["words"][0] if read is not None and read["words"] else None
+
+
 def workload_line_acts(line: str, commands: list[list[str]]) -> Iterator[Effect]:
     """``... | kubectl apply -f -`` whose text grants ``system:masters``."""
     if "system:masters" not in line or not _SUPERUSER_GROUP.search(line):
         return
-    if any(argv[0] in ("kubectl", "oc") and _APPLYING.search(" ".join(argv[1:3])) for argv in commands):
+    if any(argv[0] in ("kubectl", "oc") and _sub_command(argv) in _APPLYING for argv in commands):
         yield _fx("cloud-identity", "grants the cluster's superuser group (system:masters)", "")

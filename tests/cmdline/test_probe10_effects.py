@@ -83,6 +83,10 @@ def kinds(line: str) -> set[str]:
             "kubectl patch cm aws-auth -n kube-system --patch-file p.yaml # groups: [system:masters]",
             "cloud-identity",
         ),
+        (
+            "cat crb.yaml | kubectl -n kube-system apply -f - # subjects: [{name: system:masters}]",
+            "cloud-identity",
+        ),
         # an upload without credentials (acts.py)
         ("aws s3 sync ./out s3://drop-7f2/x --no-sign-request", "cloud-exposure"),
         # users locked out, hosts cut off, services stopped wholesale (effects/lockout.py)
