@@ -350,13 +350,19 @@ def _wrapped(args: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def _words_of(tool: str, args: Mapping[str, Any]) -> frozenset[str]:
-    """What the call says it does: its sub-command when that only reads (``str_replace_editor
-    {command: view}`` views, whatever the editor's name says it can do), else its name's words
-    and its sub-command's together."""
+    """What the call says it does: its sub-command when that only reads and the name does not say
+    the tool deletes, creates or copies (``str_replace_editor {command: view}`` views, whatever an
+    editor may do; ``delete_directory {mode: read}`` still deletes), else its name's words and its
+    sub-command's together."""
     verb = _verb_words(args)
-    if verb & _READ_WORDS and not verb & (_WRITE_WORDS | _DELETE_WORDS | _CREATE_WORDS | _COPY_WORDS):
+    name = _name_words(tool)
+    if (
+        verb & _READ_WORDS
+        and not verb & (_WRITE_WORDS | _DELETE_WORDS | _CREATE_WORDS | _COPY_WORDS)
+        and not name & (_DELETE_WORDS | _CREATE_WORDS | _COPY_WORDS)
+    ):
         return verb
-    return _name_words(tool) | verb
+    return name | verb
 
 
 def _verb_words(args: Mapping[str, Any]) -> frozenset[str]:

@@ -99,6 +99,15 @@ def test_a_read_only_sub_command_outweighs_an_editor_name() -> None:
     assert found is not None and found.calls == (("read_file", {"path": "/srv/app/main.py"}),)
 
 
+@pytest.mark.parametrize("verb", [{"mode": "read"}, {"type": "view"}, {"action": "list"}])
+def test_a_read_looking_argument_never_outweighs_a_name_that_deletes(verb: dict[str, str]) -> None:
+    """A tool named to delete is judged by its name whatever a read-looking argument says; the
+    read-only sub-command wins only over a name that may merely write (an editor)."""
+    found = views("mcp__fs__delete_directory", {"path": "/home/u/project", **verb})
+    assert found is not None and [c[0] for c in found.calls] != ["read_file"]
+    assert decision("mcp__fs__delete_directory", path="/home/u/project", **verb) != "allow"
+
+
 def test_list_urls_and_attachments_are_read() -> None:
     found = views("fetch_webpage", {"urls": ["https://a.example/x", "https://b.example/y"], "query": "q"})
     assert found is not None
