@@ -47,6 +47,13 @@ _VALUE_LONGS = frozenset({"require", "import", "input-type", "loader", "director
                           "field-separator", "assign", "config", "cwd", "conditions"})  # fmt: skip
 
 
+def inline_code_option(program: str) -> str:
+    """The option that hands ``program`` its code on the command line (``python3 -c``, ``node -e``,
+    ``php -r``); ``-c`` for a shell or a program this module does not read."""
+    language = interpreter_of(program)
+    return "-" + _CODE_SHORTS[language][0] if language in _CODE_SHORTS else "-c"
+
+
 def split_invocation(argv: list[str]) -> Invocation | None:
     """Read an interpreter's argv: its inline code, whether it reads code from stdin, and the
     servers it starts (``python -m http.server``, ``php -S``). ``None`` for other programs."""

@@ -20,6 +20,8 @@ import shlex
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from dsh_policy.cmdline.interpreters.invocation import inline_code_option
+
 _WORD: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # Programs a tool's name may say it runs, its argument list then being that program's argv.
 _PROGRAMS: Final = frozenset(
@@ -141,7 +143,7 @@ def _lines(
     if code is not None and code.strip():
         interpreter = _interpreter(words, args)
         if interpreter is not None:
-            yield shlex.join([interpreter, "-e" if interpreter in ("node", "ruby", "perl") else "-c", code])
+            yield shlex.join([interpreter, inline_code_option(interpreter), code])
 
 
 def _search_pattern(words: frozenset[str], args: Mapping[str, Any]) -> str | None:

@@ -60,6 +60,7 @@ def decision(tool: str, **args: Any) -> str:
             {"code": "console.log(1)", "language": "javascript"},
             "node -e 'console.log(1)'",
         ),
+        ("mcp__sandbox__execute", {"code": "echo 1;", "language": "php"}, "php -r 'echo 1;'"),  # -c: php.ini
         ("Grep", {"pattern": "TODO", "path": "src"}, "grep -rnE -- TODO src"),
         ("search_files", {"path": "src", "regex": "fetch\\("}, "grep -rnE -- 'fetch\\(' src"),
     ],
