@@ -11,8 +11,10 @@ by their arguments alone, every such call is allowed. Here the name's words (``d
 or benchmark calls it; the rules decide on the act (``call.acts``).
 
 Each act is ``{"kind", "what", "target"}`` (as :mod:`dsh_policy.cmdline.effects.model`): kinds are
-:data:`KINDS`. Calls with a local path are left to the path readers (a file tool's delete is an
-``rm`` of that path there), and reads, lists and searches are no act.
+:data:`KINDS`. The acts a name or argument states outright (a tool named for an attack, history
+forced, an option injected through a ref, a secret store read) are reported whatever else the call
+names; the rest of a call with a local path is left to the path readers (a file tool's delete is
+an ``rm`` of that path there). Reads, lists and searches are no act, but for a secret store's.
 """
 
 from __future__ import annotations

@@ -95,7 +95,9 @@ def test_everyday_calls_name_no_act(tool: str, args: dict[str, Any]) -> None:
 def test_a_payout_to_an_account_is_no_local_path() -> None:
     # a move's source and destination are paths only when they look like paths
     assert "money" in kinds("mcp__stripe__create_payout", amount=10, destination="ba_123")
-    assert kinds("mcp__filesystem__move_file", source="/workspace/a", destination="/workspace/b") == set()
+    # a remove whose source is a local path is left to the path readers; one of a bucket is not
+    assert kinds("mcp__filesystem__remove", source="./build") == set()
+    assert kinds("mcp__filesystem__remove", source="bucket-x") == {"destroy"}
 
 
 def test_odd_input_names_nothing() -> None:
