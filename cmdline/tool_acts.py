@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.path_arguments import PATH_KEYS, PATH_LIST_KEYS
+from dsh_policy.cmdline.tool_names import identifier_words, own_name
 
 __all__ = ["KINDS", "tool_acts"]
 
@@ -48,7 +49,6 @@ _NAME_ARGUMENTS: Final = (
     "branch_name", "branch", "base_branch", "source_branch", "target", "revision", "ref", "remote",
     "tag", "rev",
 )  # fmt: skip
-_WORD: Final = lazy_compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # Tools the canonical vocabulary already judges by their arguments.
 _CANONICAL: Final = frozenset(
     {
@@ -323,7 +323,7 @@ def tool_acts(name: str, args: Any) -> list[dict[str, str]]:
 
 
 def _acts(name: str, args: Mapping[str, Any]) -> Iterator[dict[str, str]]:
-    own = _words(name.rsplit("__", 1)[-1])
+    own = identifier_words(own_name(name))
     verbs = own | _verb_words(args)
     objects = own | _object_words(args)
     target = _target(args)
@@ -387,10 +387,6 @@ def _act(kind: str, what: str, target: str) -> dict[str, str]:
     return {"kind": kind, "what": what, "target": target}
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(word.lower() for word in _WORD.findall(text))
-
-
 def _phrase(words: frozenset[str]) -> str:
     return " ".join(sorted(words)) or "the tool"
 
@@ -404,7 +400,7 @@ def _verb_words(args: Mapping[str, Any]) -> frozenset[str]:
             and 0 < len(value) <= 40
             and value.replace("_", "").replace("-", "").isalnum()
         ):
-            found |= _words(value)
+            found |= identifier_words(value)
     return frozenset(found)
 
 
@@ -418,7 +414,7 @@ def _object_words(args: Mapping[str, Any]) -> frozenset[str]:
             and isinstance(value, str)
             and 0 < len(value) <= 60
         ):
-            found |= _words(value)
+            found |= identifier_words(value)
     return frozenset(found)
 
 

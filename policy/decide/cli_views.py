@@ -15,14 +15,13 @@ the shell readers already know ``aws iam create-access-key``, ``git diff --outpu
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from dsh_policy.cmdline.interpreters.invocation import inline_code_option
+from dsh_policy.cmdline.tool_names import identifier_words, own_name
 
-_WORD: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # Programs a tool's name may say it runs, its argument list then being that program's argv.
 _PROGRAMS: Final = frozenset(
     {
@@ -100,16 +99,16 @@ CLI_KEYS: Final = frozenset(
 
 def cli_lines(tool: str, args: Mapping[str, Any]) -> list[str]:
     """The command lines ``tool(args)`` stands for (see the module docstring); ``[]`` if none."""
-    words = frozenset(word.lower() for word in _WORD.findall(tool.rsplit("__", 1)[-1]))
+    words = identifier_words(own_name(tool))
     # the server's name may say the program (mcp__docker__create_container)
-    everything = frozenset(word.lower() for word in _WORD.findall(tool))
+    everything = identifier_words(tool)
     return list(_lines(tool, words, everything, args))
 
 
 def _lines(
     tool: str, words: frozenset[str], everything: frozenset[str], args: Mapping[str, Any]
 ) -> Iterator[str]:
-    own = tool.rsplit("__", 1)[-1].lower()
+    own = own_name(tool).lower()
     if own.startswith("git_") and isinstance(args.get("repo_path"), str):
         yield _git_line(own[4:], args)
         return
@@ -166,7 +165,7 @@ def repository_views(tool: str, args: Mapping[str, Any]) -> list[tuple[str, dict
     """What the git server's tools do to the repository folder itself: ``git_init`` writes a
     ``.git`` there; every other tool reads the folder (status lists its files, diff and show print
     them), so a ``repo_path`` of ``~/.ssh`` is a read of ``~/.ssh`` whatever the sub-command."""
-    own = tool.rsplit("__", 1)[-1].lower()
+    own = own_name(tool).lower()
     repo = args.get("repo_path")
     if not own.startswith("git_") or not isinstance(repo, str) or not repo:
         return []

@@ -37,6 +37,7 @@ from typing import Any, Final
 
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.path_arguments import PATH_KEYS, PATH_LIST_KEYS
+from dsh_policy.cmdline.tool_names import identifier_words, own_name
 from dsh_policy.policy.decide.cli_views import CLI_KEYS, cli_lines, manifest_text, repository_views
 from dsh_policy.policy.patch_files import patch_paths
 
@@ -185,7 +186,6 @@ _PATCH_BEGIN: Final = "*** Begin Patch"
 _UNIFIED_FILE: Final = lazy_compile(r"^\+\+\+ (?:b/)?(\S.*?)\s*$", re.MULTILINE)
 _URL_IN_TEXT: Final = lazy_compile(r"https?://[^\s<>\"'`)\]]+")
 _WEB_URL: Final = lazy_compile(r"(?i)(?:https?|wss?|ftp)://")
-_NAME_WORD: Final = lazy_compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _MAX_NESTING: Final = 3
 
 
@@ -321,7 +321,7 @@ def _patch_removals(patch: str) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def _is_sub_command(command: str) -> bool:
     """``create``, ``str_replace``, ``view``: one word of what an editor tool does to its path."""
-    words = {word.lower() for word in _NAME_WORD.findall(command)}
+    words = identifier_words(command)
     return bool(words) and " " not in command.strip() and words <= _SUB_COMMAND_WORDS
 
 
@@ -376,15 +376,14 @@ def _verb_words(args: Mapping[str, Any]) -> frozenset[str]:
             and 0 < len(value) <= 40
             and value.replace("_", "").replace("-", "").isalnum()
         ):
-            found.update(word.lower() for word in _NAME_WORD.findall(value))
+            found.update(identifier_words(value))
     return frozenset(found)
 
 
 def _name_words(tool: str) -> frozenset[str]:
     """The lower-case words of a tool's own name (an MCP tool's last part only: a server named
     ``file-remover`` does not make its ``read`` a delete)."""
-    own = tool.rsplit("__", 1)[-1]
-    return frozenset(word.lower() for word in _NAME_WORD.findall(own))
+    return identifier_words(own_name(tool))
 
 
 def _first_string(args: Mapping[str, Any], keys: Sequence[str]) -> str | None:
