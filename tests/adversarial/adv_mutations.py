@@ -24,12 +24,48 @@ _OTHER_SCALARS = st.one_of(
     st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
 )
 #: Fragments that break CEL in interesting places.
-_CEL_JUNK = st.sampled_from([
-    "(", ")", "&&", "||", "!", '"', "'", "\\", ".", "[", "]", "{", "}", ",", "?", ":", "has(", "in",
-    "size(", "matches(", '"[', "a.map(x, ", "1/0", "int('x')", "args.", "\x00", "\ud800", "\u202e",
-    "vars.nope", "params.nope", " == ", "true", "null", "b'\\xff'", "dyn(", "1e999", "0x",
-    "-9223372036854775809",
-])
+_CEL_JUNK = st.sampled_from(
+    [
+        "(",
+        ")",
+        "&&",
+        "||",
+        "!",
+        '"',
+        "'",
+        "\\",
+        ".",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "?",
+        ":",
+        "has(",
+        "in",
+        "size(",
+        "matches(",
+        '"[',
+        "a.map(x, ",
+        "1/0",
+        "int('x')",
+        "args.",
+        "\x00",
+        "\ud800",
+        "\u202e",
+        "vars.nope",
+        "params.nope",
+        " == ",
+        "true",
+        "null",
+        "b'\\xff'",
+        "dyn(",
+        "1e999",
+        "0x",
+        "-9223372036854775809",
+    ]
+)
 
 
 def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -123,7 +159,7 @@ def text_mutation(draw: st.DrawFn, data: bytes) -> bytes:
 def mutated_document(source: bytes) -> st.SearchStrategy[bytes]:
     """A damaged version of ``source``: a structural edit (dumped back to YAML) or a text edit,
     sometimes both."""
-    tree = yaml.safe_load(source)
+    tree = yaml.load(source, Loader=yaml.CSafeLoader)
     structural = tree_mutation(tree).map(_dump)
     return st.one_of(
         structural,

@@ -57,7 +57,7 @@ def _shipped_expressions() -> list[str]:
     for path in sorted((ROOT / "rules").glob("*.yaml")):
         if path.name.endswith(".cases.yaml"):
             continue
-        spec = yaml.safe_load(path.read_text(encoding="utf-8"))["spec"]
+        spec = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)["spec"]
         found += [variable["expression"] for variable in spec.get("variables") or ()]
         for rule in spec.get("rules") or ():
             found += [rule[key] for key in ("when", "message_expression") if rule.get(key)]

@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 import yaml
-from dsh_policy.policy.cel import available_engines
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallEvent
 from dsh_policy.policy.loading import LoadFailure
+from test_public_corpus import ENGINE, FULL, OTHER_ENGINES, YAML_LOADER
 
 CORPUS_DIR = Path(__file__).resolve().parent
 BASELINE = CORPUS_DIR.parents[1] / "rules" / "baseline.yaml"
@@ -55,7 +55,8 @@ class Outcome:
 
 
 def _entries(name: str) -> list[dict[str, Any]]:
-    entries: list[dict[str, Any]] = yaml.safe_load((CORPUS_DIR / name).read_text(encoding="utf-8"))["entries"]
+    text = (CORPUS_DIR / name).read_text(encoding="utf-8")
+    entries: list[dict[str, Any]] = yaml.load(text, Loader=YAML_LOADER)["entries"]
     return entries
 
 
@@ -66,16 +67,17 @@ def _policy(engine: str) -> Policy:
     return policy
 
 
+def _tool_call(entry: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    return ("shell", {"command": entry["command"]}) if "command" in entry else (entry["tool"], entry["args"])
+
+
 @cache
 def _decide_all(name: str, default: str, engine: str) -> tuple[Outcome, ...]:
     """Every entry of one corpus file through one loaded policy (loaded once per engine)."""
     policy = _policy(engine)
     outcomes = []
     for entry in _entries(name):
-        if "command" in entry:
-            tool, args = "shell", {"command": entry["command"]}
-        else:
-            tool, args = entry["tool"], entry["args"]
+        tool, args = _tool_call(entry)
         verdict = policy.check_tool_call(ToolCallEvent(tool=tool, args=args, turn=1, step=1))
         outcomes.append(
             Outcome(
@@ -110,7 +112,8 @@ def _report(outcomes: tuple[Outcome, ...], what: str) -> tuple[str, dict[str, fl
     return "\n".join(lines), rates
 
 
-ENGINES = [pytest.param(name, id=name) for name in sorted(set(available_engines()) & {"python", "native"})]
+SAMPLE_EVERY = 1 if FULL else 4
+"""The other engines decide every SAMPLE_EVERY-th entry (all with ``DSH_CORPUS_FULL=1``)."""
 
 
 def test_corpora_are_large_and_tagged() -> None:
@@ -123,29 +126,42 @@ def test_corpora_are_large_and_tagged() -> None:
         assert len(distinct) == len(entries), f"{name}: duplicate entries"
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_baseline_blocks_the_dangerous_corpus(engine: str) -> None:
-    outcomes = _counted(_decide_all("dangerous.yaml", "deny", engine))
-    report, rates = _report(outcomes, f"block rate ({engine} engine)")
+def test_baseline_blocks_the_dangerous_corpus() -> None:
+    outcomes = _counted(_decide_all("dangerous.yaml", "deny", ENGINE))
+    report, rates = _report(outcomes, f"block rate ({ENGINE} engine)")
     print(report)
     overall = sum(o.correct for o in outcomes) / len(outcomes)
     assert overall >= MIN_BLOCK_RATE, report
     assert min(rates.values()) >= MIN_BLOCK_RATE, report
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_baseline_allows_the_benign_corpus(engine: str) -> None:
-    outcomes = _counted(_decide_all("benign.yaml", "allow", engine))
-    report, rates = _report(outcomes, f"allowed rate ({engine} engine; false positives = 1 - rate)")
+def test_baseline_allows_the_benign_corpus() -> None:
+    outcomes = _counted(_decide_all("benign.yaml", "allow", ENGINE))
+    report, rates = _report(outcomes, f"allowed rate ({ENGINE} engine; false positives = 1 - rate)")
     print(report)
     overall = sum(o.correct for o in outcomes) / len(outcomes)
     assert 1 - overall <= MAX_FALSE_POSITIVE_RATE, report
     assert max(1 - rate for rate in rates.values()) <= MAX_FALSE_POSITIVE_RATE, report
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_known_gaps_are_still_open(engine: str) -> None:
+def test_known_gaps_are_still_open() -> None:
     """Fails when a documented gap has closed: remove its ``known_gap`` marker so it counts."""
-    gaps = [o for o in _decide_all("dangerous.yaml", "deny", engine) if o.known_gap is not None]
+    gaps = [o for o in _decide_all("dangerous.yaml", "deny", ENGINE) if o.known_gap is not None]
     closed = [f"{o.subject} ({o.known_gap})" for o in gaps if o.correct]
     assert not closed, "these known gaps are closed now; drop their known_gap markers:\n" + "\n".join(closed)
+
+
+@pytest.mark.parametrize("engine", OTHER_ENGINES)
+@pytest.mark.parametrize(("name", "default"), [("dangerous.yaml", "deny"), ("benign.yaml", "allow")])
+def test_every_other_engine_decides_a_sample_alike(engine: str, name: str, default: str) -> None:
+    """Every SAMPLE_EVERY-th entry, known gaps included, decided by each other installed engine as
+    by the default one: the rates above then hold for every engine."""
+    policy = _policy(engine)
+    differences = []
+    decided = list(zip(_decide_all(name, default, ENGINE), _entries(name), strict=True))
+    for outcome, entry in decided[::SAMPLE_EVERY]:
+        tool, args = _tool_call(entry)
+        decision = policy.check_tool_call(ToolCallEvent(tool=tool, args=args, turn=1, step=1)).decision
+        if decision != outcome.decision:
+            differences.append(f"{ENGINE} {outcome.decision}, {engine} {decision} :: {outcome.subject}")
+    assert not differences, "\n".join(differences)

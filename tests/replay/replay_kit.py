@@ -50,7 +50,7 @@ def edited_packs(
     """Copies of ``packs`` after ``edit(pack_name, document)``, written under ``directory``."""
     written = []
     for pack in packs:
-        document = yaml.safe_load(pack.read_text())
+        document = yaml.load(pack.read_text(), Loader=yaml.CSafeLoader)
         edit(document["metadata"]["name"], document)
         target = directory / f"{name}-{pack.name}"
         target.write_text(yaml.safe_dump(document, sort_keys=False))

@@ -73,7 +73,7 @@ def _fill(value: Any, names: dict[str, str]) -> Any:
 
 @functools.cache
 def _document() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load(CORPUS.read_text())
+    loaded: dict[str, Any] = yaml.load(CORPUS.read_text(), Loader=yaml.CSafeLoader)
     return loaded
 
 

@@ -196,7 +196,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--by", choices=["class", "technique"], default="class")
     parser.add_argument("--show", choices=["refused", "allowed", "wrong", "all"], default="wrong")
     args = parser.parse_args(argv)
-    document = yaml.safe_load(Path(args.corpus).read_text())
+    document = yaml.load(Path(args.corpus).read_text(), Loader=yaml.CSafeLoader)
     base = Path(tempfile.mkdtemp(prefix="dsh-measure-"))
     runtime = base / "runtime"
     runtime.mkdir(mode=0o700)

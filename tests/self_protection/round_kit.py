@@ -21,7 +21,7 @@ class Round:
 
     def __init__(self, name: str) -> None:
         self.name = name.removesuffix("_classes.yaml")
-        self.data: dict[str, Any] = yaml.safe_load((HERE / name).read_text())
+        self.data: dict[str, Any] = yaml.load((HERE / name).read_text(), Loader=yaml.CSafeLoader)
 
     def entries(self, section: str) -> list[dict[str, Any]]:
         return list(self.data[section])
