@@ -29,7 +29,7 @@ TEST_PACKS = (
     REPO / "tests" / "hooks" / "packs" / "hook-guard.yaml",
 )
 TEST_CASES = (REPO / "tests" / "policy" / "packs" / "baseline.cases.yaml",)
-ENGINES = ("python", "native")
+ENGINES = ("auto", "native", "python")
 #: Tool names the shipped packs match on, plus a few they never mention.
 TOOL_NAMES = (
     "shell", "bash", "read_file", "write_file", "edit_file", "web_fetch", "http_request",
