@@ -32,7 +32,7 @@ def _baseline_slices() -> list[bytes]:
     out = []
     for start in range(0, len(rules), 3):
         piece = {**tree, "spec": {**tree["spec"], "rules": rules[start : start + 3]}}
-        out.append(yaml.safe_dump(piece, sort_keys=False).encode())
+        out.append(yaml.dump(piece, Dumper=yaml.CSafeDumper, sort_keys=False).encode())
     return out
 
 

@@ -5,6 +5,7 @@ hold, whatever the values of the declared types)."""
 from __future__ import annotations
 
 import datetime
+from functools import cache
 from typing import Any
 
 import lark
@@ -47,7 +48,12 @@ VARIABLES = {
     "output": VariableInfo(STRING, frozenset({"result"})),
 }
 ENGINES = available_engines()
-_PYTHON = PythonCelEngine()
+
+
+@cache
+def _python() -> PythonCelEngine:
+    """Made on first use, not while every worker collects (it builds cel-python's parser)."""
+    return PythonCelEngine()
 
 
 def environment(stage: str | None) -> CheckEnvironment:
@@ -59,7 +65,7 @@ def trees(source: str) -> list[lark.Tree]:
     """The tree as cel-python parses it and as the python engine keeps it (collapsed)."""
     raw = parse_checked(source)
     assert raw is not None, source
-    program = _PYTHON.compile(source)
+    program = _python().compile(source)
     assert not isinstance(program, CelCompileIssue), program
     return [raw, program.take_parse_tree()]
 
