@@ -82,6 +82,16 @@ def _macos(argv: list[str]) -> Iterator[Effect]:
         )
     ):
         yield _fx("defense-off", "changes login hooks, the firewall, quarantine or updates", joined)
+    elif (
+        tool == "defaults"
+        and rest[:1] == ["write"]
+        and re.search(r"com\.apple\.loginwindow", joined)
+        and re.search(
+            r"\b(?:HiddenUsersList|Hide500Users|HideAdminUsers|HideLocalUsers|SHOWOTHERUSERS_MANAGED)\b",
+            joined,
+        )
+    ):
+        yield _fx("account", "hides an account from the login window", joined)
     elif tool == "socketfilterfw" and re.search(
         r"--set(?:globalstate|stealthmode|blockall)\s+off|--add\b", joined
     ):
@@ -171,6 +181,26 @@ def _debugger(argv: list[str]) -> Iterator[Effect]:
     for arg in argv[1:]:
         if _PROC_SECRET.match(arg):
             yield _fx("memory-access", "reads another process's memory or environment", arg)
+    yield from _raw_filesystem(argv)
+
+
+#: File-system debuggers and forensic readers that open a device's file system themselves, so every
+#: file on it (/etc/shadow, keys, another container's data) is readable whatever its permissions.
+_RAW_FS_READERS = frozenset(
+    {"debugfs", "icat", "fls", "istat", "ils", "ifind", "ffind", "tsk_recover", "ntfscat"}
+)
+_BLOCK_DEVICE = lazy_compile(
+    r"^/+dev/+(?:[shv]d[a-z]|xvd[a-z]|nvme\d|mmcblk\d|dm-\d|md\d|loop\d|mapper/|disk/|r?disk\d|mtdblock\d|root$)"
+)
+
+
+def _raw_filesystem(argv: list[str]) -> Iterator[Effect]:
+    """``debugfs /dev/sda1`` (and ``-w``, which also writes), sleuthkit's ``icat``: the disk read
+    beneath the file permissions - the privileged-container and disk-group way to root's files."""
+    if argv[0] in _RAW_FS_READERS:
+        device = next((a for a in argv[1:] if _BLOCK_DEVICE.match(a)), None)
+        if device is not None:
+            yield _fx("memory-access", f"{argv[0]} reads a disk's files beneath their permissions", device)
 
 
 _SECRET_NAME = lazy_compile(
