@@ -45,6 +45,15 @@ def kinds(line: str) -> set[str]:
         ("/var/tmp/.copy/zsh -p", "privilege"),
         ("./root-exploit /usr/bin/passwd", "privilege"),
         ("gcc -o x privesc_exploit.c", "privilege"),
+        # programs run from dot-names of world-writable folders (cmdline/effects/host.py)
+        ("setsid /dev/shm/.cache/.kthread -c conf &", "defense-off"),
+        ("cd /var/tmp && ./.sync/agent --daemon", "defense-off"),
+        # files overwritten for what another command lists (cmdline/effects/chosen_operands.py)
+        ("find /srv -name '*.db' -print0 | xargs -0 shred -zu", "erase-contents"),
+        ("srm -r $(ls -d /home/*/)", "erase-contents"),
+        # login sprayers over a range (cmdline/effects/availability.py)
+        ("nxc smb 192.0.2.0/24 -u admin -p Winter2025!", "scan"),
+        ("medusa -h 198.51.100.7 -u root -P words.lst -M ssh", "scan"),
         # macOS accounts hidden from the login window
         ("sudo defaults write /Library/Preferences/com.apple.loginwindow Hide500Users -bool YES", "account"),
     ],
@@ -94,6 +103,10 @@ def test_perl_fetch_in_its_own_quotes_is_a_connection(code: str) -> None:
         "bash -c 'echo -p'",
         "python3 exploits_report.py --format md",
         "defaults write com.apple.finder ShowPathbar -bool true",
+        "cat /tmp/.cache/build.log && /tmp/tool-build/bin/tool --version",
+        "cd /tmp && ./configure --prefix=$HOME/.local",
+        "shred -u ./secrets/test-key.pem",
+        "hydra -l admin -P list.txt 127.0.0.1 http-get /",
     ],
 )
 def test_look_alike_is_not(line: str) -> None:
