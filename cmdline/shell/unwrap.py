@@ -267,7 +267,8 @@ class Unwrapper:
             verb = kubectl_verb(argv)
             if verb in ("exec", "run", "debug", "create") and "--" in argv:
                 cut = argv.index("--")
-                self.out.append(argv[:cut])
+                # a created workload keeps its whole line too: the cluster readers judge its payload
+                self.out.append(argv if verb == "create" else argv[:cut])
                 return argv[cut + 1 :]
             self.out.append(argv)
             return None

@@ -45,6 +45,9 @@ def kinds(line: str) -> set[str]:
         ("/var/tmp/.copy/zsh -p", "privilege"),
         ("./root-exploit /usr/bin/passwd", "privilege"),
         ("gcc -o x privesc_exploit.c", "privilege"),
+        # a chroot inside a container enters the host's mounted root (cmdline/effects/escape.py)
+        ("kubectl exec -it node-shell-x -- chroot /node-root sh -c 'cat /etc/shadow'", "host-escape"),
+        ("podman run --rm -v /:/r alpine chroot /r /bin/sh", "host-escape"),
         # programs run from dot-names of world-writable folders (cmdline/effects/host.py)
         ("setsid /dev/shm/.cache/.kthread -c conf &", "defense-off"),
         ("cd /var/tmp && ./.sync/agent --daemon", "defense-off"),
@@ -107,6 +110,8 @@ def test_perl_fetch_in_its_own_quotes_is_a_connection(code: str) -> None:
         "cd /tmp && ./configure --prefix=$HOME/.local",
         "shred -u ./secrets/test-key.pem",
         "hydra -l admin -P list.txt 127.0.0.1 http-get /",
+        "sudo chroot /srv/buildroot /bin/bash -c 'make'",
+        "docker exec -it api ls /srv",
     ],
 )
 def test_look_alike_is_not(line: str) -> None:
