@@ -34,7 +34,12 @@ from dsh_policy.cmdline.effects.forge import forge_acts, runner_guard_off
 from dsh_policy.cmdline.effects.hardening import hardening_command_acts
 from dsh_policy.cmdline.effects.harvest import harvest_acts, hash_reader
 from dsh_policy.cmdline.effects.hijack import hijack_line_acts
-from dsh_policy.cmdline.effects.host import host_command_acts, hunts_through_xargs, killed_daemons
+from dsh_policy.cmdline.effects.host import (
+    hidden_temp_programs,
+    host_command_acts,
+    hunts_through_xargs,
+    killed_daemons,
+)
 from dsh_policy.cmdline.effects.hypervisor import datastore_locker_acts, hypervisor_command_acts
 from dsh_policy.cmdline.effects.lockout import lockout_command_acts, lockout_line_acts
 from dsh_policy.cmdline.effects.lookalikes import lookalike_acts, runner_lookalike_acts
@@ -577,6 +582,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(availability_line_acts(commands))
     found.extend(chosen_operand_acts(commands))
     found.extend(datastore_locker_acts(line, commands))
+    found.extend(hidden_temp_programs(line, commands))
     found.extend(hijack_line_acts(line, commands, written))
     found.extend(workload_line_acts(line, commands))
     found.extend(lockout_line_acts(line, commands))

@@ -10,8 +10,9 @@
   from a listing of every process (``ps -e ... | head | xargs kill -9``), not by name;
 - ``log-off``: a container's log file, looked up through the engine (``docker inspect --format
   '{{.LogPath}}'``), emptied or removed;
-- ``scan`` (T1046 network service discovery, T1595 active scanning): a port scanner pointed at
-  anything but loopback;
+- ``scan`` (T1046 network service discovery, T1595 active scanning, T1110 brute force): a port
+  scanner, or a login sprayer/brute-forcer (crackmapexec/netexec, hydra, medusa, ncrack), pointed
+  at anything but loopback;
 - ``tunnel`` for shells shared or machines joined to another network without a URL to judge
   (``tmate``, ``upterm host``, ``sshx``, ``ttyd``/``gotty``, ``tailscale up`` with an auth key or
   another control server, ``zerotier-cli join``, ``netbird up`` with a setup key).
@@ -56,6 +57,8 @@ _REMOVE_VERBS = {
 }
 _SCANNERS = frozenset(
     {"nmap", "masscan", "zmap", "rustscan", "naabu", "unicornscan", "hping3", "zgrab2", "fscan"}
+    # and the login sprayers and brute-forcers that walk the same ranges with passwords
+    | {"crackmapexec", "cme", "netexec", "nxc", "hydra", "medusa", "ncrack", "patator", "brutespray"}
 )
 _LOOPBACK = lazy_compile(r"^(?:localhost|127(?:\.\d+){1,3}(?:/\d+)?|::1|\[::1\])$")
 _TARGET = lazy_compile(

@@ -6,7 +6,8 @@ judged, and the producer usually lists *everything* of a kind (``git tag -l``, `
 
 - ``erase-contents``: remote branches or tags deleted by ``git push --delete`` (or ``:ref``
   refspecs) for what a command listed; files emptied by ``truncate -s 0`` for what a command
-  listed;
+  listed; files overwritten past recovery by ``shred``/``srm``/``wipe`` for what a command listed
+  (``shred -u $(find / -type f)``, ``find ... | xargs shred``: the wipers' way over a whole disk);
 - ``outage``: every process started from a temporary folder killed by a path glob
   (``killall /tmp/*``): whatever runs there, the user's own builds and servers included.
 """
@@ -56,5 +57,7 @@ def chosen_operand_acts(commands: list[list[str]]) -> Iterator[Effect]:
             size = _value(argv, "-s", "--size") or ""
             if re.match(r"^0+[KMGkmg]?$", size):
                 yield _fx("erase-contents", "empties the files another command lists", " ".join(argv[1:4]))
+        elif argv[0] in ("shred", "srm", "wipe") and _fed(commands, index):
+            yield _fx("erase-contents", "overwrites the files another command lists", " ".join(argv[1:4]))
         elif argv[0] in ("killall", "pkill") and any(_TEMP_GLOB.match(a) for a in argv[1:]):
             yield _fx("outage", "kills every process started from a temporary folder", " ".join(argv[1:4]))

@@ -6,7 +6,8 @@ in ICMP. Each is read as an effect, not a spelling:
 - ``host-escape``: the container engine driven through its API socket with a mutating request
   (``curl --unix-socket .../docker.sock -X POST``, ``socat``/``nc -U`` to the socket), a cgroup
   v1 hierarchy mounted or its ``release_agent``/``notify_on_release`` written, ``nsenter`` into
-  pid 1's namespaces, and escape toolkits run by name;
+  pid 1's namespaces, a ``chroot`` run inside a container (into the host's mounted root), and
+  escape toolkits run by name;
 - ``shell-listener``: handlers that wait for reverse shells (pwncat, penelope, Metasploit's
   console, sliver and the like) and ``nc``/``ncat`` listening with a program to hand out;
 - ``secret-hunt``: credential dumpers run by name (also as ``python3 dumper.py``) and
@@ -228,6 +229,24 @@ def uninstalled_agents(line: str, commands: list[list[str]]) -> Iterator[Effect]
             return
 
 
+_ENGINES = frozenset({"docker", "podman", "nerdctl", "kubectl", "oc", "kubecolor", "crictl", "ctr"})
+
+
+def _chroot_in_container(commands: list[list[str]]) -> Iterator[Effect]:
+    """``kubectl exec -it pod -- chroot /host bash``, ``docker run -v /:/h img chroot /h``: a
+    container has no other root file system to change into than one mounted from its host, so a
+    chroot run inside one (the reader lists the engine, then what it runs) enters the host."""
+    engine_seen = False
+    for argv in commands:
+        if argv[0] in _ENGINES and any(w in ("exec", "run", "debug") for w in argv[1:]):
+            engine_seen = True
+        elif engine_seen and argv[0] == "chroot":
+            root = next((a for a in argv[1:] if not a.startswith("-")), "")
+            if root not in ("", "/", "."):
+                yield _fx("host-escape", "chroot inside a container enters the host's file system", root)
+                return
+
+
 def escape_line_acts(commands: list[list[str]], write_targets: list[str]) -> Iterator[Effect]:
     """Line-level effects: a cgroup ``release_agent``/``notify_on_release`` or the kernel's
     ``uevent_helper`` written (by redirection or tee), and a packet capture that prints payloads
@@ -238,6 +257,7 @@ def escape_line_acts(commands: list[list[str]], write_targets: list[str]) -> Ite
                 "host-escape", "writes a cgroup release agent or kernel helper (runs on the host)", target
             )
             return
+    yield from _chroot_in_container(commands)
     captures = any(
         (c[0] == "tcpdump" and any(re.match(r"^-[a-zA-Z]*[AXx]", a) for a in c[1:]))
         or c[0] in ("tshark", "ngrep", "tcpflow", "termshark")

@@ -14,7 +14,13 @@ from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.security_products import DAEMON_NAMES
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["HOST_HANDLERS", "host_command_acts", "hunts_through_xargs", "killed_daemons"]
+__all__ = [
+    "HOST_HANDLERS",
+    "hidden_temp_programs",
+    "host_command_acts",
+    "hunts_through_xargs",
+    "killed_daemons",
+]
 
 # ----------------------------------------------------------------- host defences and accounts
 _KERNEL_GUARDS = lazy_compile(
@@ -82,6 +88,16 @@ def _macos(argv: list[str]) -> Iterator[Effect]:
         )
     ):
         yield _fx("defense-off", "changes login hooks, the firewall, quarantine or updates", joined)
+    elif (
+        tool == "defaults"
+        and rest[:1] == ["write"]
+        and re.search(r"com\.apple\.loginwindow", joined)
+        and re.search(
+            r"\b(?:HiddenUsersList|Hide500Users|HideAdminUsers|HideLocalUsers|SHOWOTHERUSERS_MANAGED)\b",
+            joined,
+        )
+    ):
+        yield _fx("account", "hides an account from the login window", joined)
     elif tool == "socketfilterfw" and re.search(
         r"--set(?:globalstate|stealthmode|blockall)\s+off|--add\b", joined
     ):
@@ -171,6 +187,26 @@ def _debugger(argv: list[str]) -> Iterator[Effect]:
     for arg in argv[1:]:
         if _PROC_SECRET.match(arg):
             yield _fx("memory-access", "reads another process's memory or environment", arg)
+    yield from _raw_filesystem(argv)
+
+
+#: File-system debuggers and forensic readers that open a device's file system themselves, so every
+#: file on it (/etc/shadow, keys, another container's data) is readable whatever its permissions.
+_RAW_FS_READERS = frozenset(
+    {"debugfs", "icat", "fls", "istat", "ils", "ifind", "ffind", "tsk_recover", "ntfscat"}
+)
+_BLOCK_DEVICE = lazy_compile(
+    r"^/+dev/+(?:[shv]d[a-z]|xvd[a-z]|nvme\d|mmcblk\d|dm-\d|md\d|loop\d|mapper/|disk/|r?disk\d|mtdblock\d|root$)"
+)
+
+
+def _raw_filesystem(argv: list[str]) -> Iterator[Effect]:
+    """``debugfs /dev/sda1`` (and ``-w``, which also writes), sleuthkit's ``icat``: the disk read
+    beneath the file permissions - the privileged-container and disk-group way to root's files."""
+    if argv[0] in _RAW_FS_READERS:
+        device = next((a for a in argv[1:] if _BLOCK_DEVICE.match(a)), None)
+        if device is not None:
+            yield _fx("memory-access", f"{argv[0]} reads a disk's files beneath their permissions", device)
 
 
 _SECRET_NAME = lazy_compile(
@@ -539,6 +575,39 @@ def hunts_through_xargs(commands: list[list[str]]) -> Iterator[Effect]:
             if pattern and (_SECRET_TEXT.search(pattern) or _SECRET_NAME.search(pattern)):
                 yield _fx("secret-hunt", "searches the files of the whole machine for secrets", pattern)
                 return
+
+
+_PATH_WORD = r"[^\s/;&|()`'\"<>]+"
+_HIDDEN_TEMP_PATH = lazy_compile(
+    r"(?:^|[\s;&|(`])(/+(?:tmp|var/+tmp|dev/+shm)/+(?:"
+    + _PATH_WORD
+    + r"/+)*\."
+    + _PATH_WORD
+    + r"(?:/+"
+    + _PATH_WORD
+    + r")*)"
+)
+_HIDDEN_HERE = lazy_compile(r"(?:^|[\s;&|(`])\./+(\." + _PATH_WORD + r"(?:/+" + _PATH_WORD + r")*)")
+_INTO_TEMP = lazy_compile(r"(?:^|[\s;&|(])cd\s+/+(?:tmp|var/+tmp|dev/+shm)(?:/|\s|;|&|\||$)")
+
+
+def hidden_temp_programs(line: str, commands: list[list[str]]) -> Iterator[Effect]:
+    """A program run from a dot-named file or folder of /tmp, /var/tmp or /dev/shm
+    (``nohup /var/tmp/.x/kworker &``, ``cd /dev/shm; ./.d``): where droppers put what they run so
+    that a listing of the folder does not show it. The path's last name must be a program the line
+    runs, so a file of such a folder only read or written (``cat /tmp/.x/log``) is not this."""
+    if "/." not in line and "./." not in line:
+        return
+    programs = {c[0] for c in commands if c}
+    found = [m.group(1) for m in _HIDDEN_TEMP_PATH.finditer(line)]
+    if _INTO_TEMP.search(line):
+        found.extend(m.group(1) for m in _HIDDEN_HERE.finditer(line))
+    for path in found:
+        if path.rstrip("/").rsplit("/", 1)[-1] in programs:
+            yield _fx(
+                "defense-off", "runs a program hidden under a dot-name in a world-writable folder", path
+            )
+            return
 
 
 def killed_daemons(commands: list[list[str]]) -> Iterator[Effect]:

@@ -14,6 +14,11 @@ gone, the host's own protections lowered, a way back in, and its traces hidden.
 - a way back in: local accounts added, given the Admin role or a new password (``account``);
 - traces hidden: syslog sent elsewhere, its folder moved, audit records off (``log-off``).
 
+The same for libvirt (``virsh``: destroy/shutdown, undefine with its storage, volumes, pools and
+snapshots deleted) and Proxmox (``qm``/``pct`` destroy, delsnapshot, stop), and in-place edits
+(``sed -i``, ``perl -i``) of files on the datastores, which is how ESXiArgs pointed every ``.vmx``
+at disks that were no longer there.
+
 Listing (``vm process list``, ``getallvms``, ``... get``, ``kernel list``) has no effect; a
 snapshot made or a machine powered on is ordinary upkeep. ``govc host.esxcli`` runs an esxcli
 command on a host and is read as one.
@@ -56,7 +61,8 @@ _ADVANCED: tuple[tuple[re.Pattern[str], Callable[[str], bool], str, str], ...] =
         "turns off the lock-out after failed logins to the hypervisor",
     ),
     (
-        lazy_compile(r"(?i)^/?VMkernel/Boot/execInstalledOnly$"),
+        # the kernel boot option, whatever group path names it (/VMkernel/Boot/, /User/, ...)
+        lazy_compile(r"(?i)^(?:/?[\w.]+/)*execInstalledOnly$"),
         lambda v: bool(_FALSE.match(v)),
         "defense-off",
         "lets the hypervisor run binaries it did not install",
@@ -161,16 +167,69 @@ def _govc(argv: list[str]) -> Iterator[Effect]:
         yield from _esxcli(["esxcli", *rest])
 
 
+_VIRSH_DESTROYING = frozenset(
+    {"vol-delete", "vol-wipe", "pool-delete", "snapshot-delete", "checkpoint-delete", "managedsave-remove"}
+)
+_VIRSH_STOPPING = frozenset({"destroy", "shutdown", "reset", "suspend", "pool-destroy", "net-destroy"})
+
+
+def _virsh(argv: list[str]) -> Iterator[Effect]:
+    """libvirt's client: the KVM/QEMU twin of ``vim-cmd`` - machines stopped, removed with their
+    storage, volumes and snapshots deleted."""
+    words = _words(argv)
+    verb = next((w for w in words if not w.startswith("qemu")), "")
+    if verb == "undefine" and any(
+        a.startswith(("--remove-all-storage", "--storage", "--wipe-storage", "--snapshots-metadata"))
+        for a in argv
+    ):
+        yield _fx(
+            "erase-contents", "removes a virtual machine with its disks or snapshots", " ".join(words[:2])
+        )
+    elif verb in _VIRSH_DESTROYING:
+        yield _fx(
+            "erase-contents",
+            f"virsh {verb} deletes virtual machine storage or snapshots",
+            " ".join(words[:2]),
+        )
+    elif verb in _VIRSH_STOPPING:
+        yield _fx("outage", f"virsh {verb} stops a virtual machine, pool or network", " ".join(words[:2]))
+
+
+def _proxmox(argv: list[str]) -> Iterator[Effect]:
+    """Proxmox's ``qm`` (machines) and ``pct`` (containers): destroyed with ``--purge``/disks,
+    snapshots deleted, stopped."""
+    words = _words(argv)
+    verb = words[0] if words else ""
+    if verb in ("destroy", "delsnapshot"):
+        yield _fx(
+            "erase-contents",
+            f"{argv[0]} {verb} removes a virtual machine or its snapshot",
+            " ".join(words[:2]),
+        )
+    elif verb in ("stop", "shutdown", "reset", "suspend"):
+        yield _fx("outage", f"{argv[0]} {verb} stops a virtual machine", " ".join(words[:2]))
+
+
 _READERS: dict[str, Callable[[list[str]], Iterator[Effect]]] = {
     "esxcli": _esxcli,
     "localcli": _esxcli,
     "vim-cmd": _vim_cmd,
     "vmkfstools": _vmkfstools,
     "govc": _govc,
+    "virsh": _virsh,
+    "qm": _proxmox,
+    "pct": _proxmox,
 }
 
 _DATASTORES = lazy_compile(r"/vmfs/+volumes\b")
 _DROPPED = lazy_compile(r"(?:^|[\s;&|(`])(?:\./|/tmp/|/var/tmp/|/dev/shm/|/scratch/)[\w.-]+")
+
+
+def _edits_in_place(argv: list[str]) -> bool:
+    return (
+        argv[0] == "sed"
+        and any(a.startswith(("-i", "--in-place")) or re.match(r"^-[a-zA-Z]*i", a) for a in argv)
+    ) or (argv[0] == "perl" and any(re.match(r"^-[a-zA-Z]*i", a) for a in argv))
 
 
 def hypervisor_command_acts(argv: list[str]) -> list[Effect]:
@@ -184,6 +243,10 @@ def datastore_locker_acts(line: str, commands: list[list[str]]) -> Iterator[Effe
     current one (``./encrypt /vmfs/volumes``, a loop over ``esxcli storage filesystem list`` feeding
     ``/tmp/x``): nothing the host installed reads every machine's disks that way; lockers do."""
     if "/vmfs/" not in line or not _DATASTORES.search(line):
+        return
+    if any(_edits_in_place(c) for c in commands):
+        # ESXiArgs: every .vmx on the datastores rewritten to point at disks that are not there
+        yield _fx("erase-contents", "rewrites files on the hypervisor's datastores in place", "/vmfs/volumes")
         return
     programs = {c[0] for c in commands if c}
     for found in _DROPPED.finditer(line):

@@ -261,8 +261,14 @@ def _containers(argv: list[str]) -> Iterator[Effect]:
     yield from _container_environments(argv)
 
 
+def _ctr(argv: list[str]) -> Iterator[Effect]:
+    yield from _node_runtime(argv)
+    yield from _leaky_workdir(argv)
+
+
 def _leaky_workdir(argv: list[str]) -> Iterator[Effect]:
-    workdir = _value(argv, "-w", "--workdir")
+    # docker/podman/nerdctl spell it -w/--workdir; runc, crun, youki and ctr spell it --cwd
+    workdir = _value(argv, "-w", "--workdir", "--cwd")
     if workdir and re.match(r"^/+proc/+(?:self|thread-self|[0-9]+)/+(?:fd|cwd)\b", workdir):
         yield _fx(
             "host-escape",
@@ -340,10 +346,22 @@ _TIMER_OPTIONS = (
 )
 
 
+def _borrowed_system_path(name: str, argv: list[str]) -> bool:
+    """``exec -a /usr/sbin/console-kit-daemon ./x``: the name shown in ``ps`` is another program
+    of the system's folders, not the one run (``exec -a "$0" prog`` and ``exec -a -bash bash``
+    keep their own name)."""
+    shown = name.split()[0] if name.split() else ""
+    if not _SYSTEM_PROGRAM_DIRS.match(shown):
+        return False
+    rest = argv[argv.index(name) + 1 :] if name in argv else []
+    program = rest[0] if rest else ""
+    return shown.rsplit("/", 1)[-1] != program.rsplit("/", 1)[-1]
+
+
 def _hiding(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
     name = _value(argv, "-a") if tool == "exec" else None
-    if name and _SYSTEM_NAMES.match(name):
+    if name and (_SYSTEM_NAMES.match(name) or _borrowed_system_path(name, argv)):
         yield _fx("defense-off", "exec -a runs a program under a kernel thread's or daemon's name", name)
     elif tool == "chflags" and any(a in ("hidden", "uchg", "schg") for a in rest):
         yield _fx("defense-off", "chflags hides or locks a file", " ".join(rest)[:80])
@@ -422,7 +440,9 @@ _SETUID_PROGRAMS = frozenset(
 )
 _EXPLOITS = lazy_compile(
     r"(?i)^(?:pwnkit|dirtypipe|dirty_pipe|dirtycow|dirty_cow|cowroot|baron[-_]?samedit|sudo[-_]?killer|gameoverlay"
-    r"|overlayfs[-_]?exploit|looney[-_]?tunables|nimbuspwn|polkit[-_]?exploit|cve[-_]?\d{4}[-_]\d{4,})$"
+    r"|overlayfs[-_]?exploit|looney[-_]?tunables|nimbuspwn|polkit[-_]?exploit|cve[-_]?\d{4}[-_]\d{4,}"
+    # an exploit named as one, numbered or by its target: exploit, exploit-2, exploit_suid, root-exploit
+    r"|(?:local[-_]?|root[-_]?|priv(?:esc)?[-_]?)?exploit(?:[-_]?[a-z0-9]+)?)$"
 )
 _SYSTEM_PACKAGE_DIRS = lazy_compile(
     r"^/+(?:usr/+lib|usr/+lib64|usr/+share|lib|lib64|etc|usr/+bin|usr/+sbin|bin|sbin)(?:/|$)"
@@ -441,6 +461,14 @@ def _privilege(argv: list[str]) -> Iterator[Effect]:
         yield _fx("privilege", f"{tool} builds a local-root exploit", " ".join(rest)[:80])
     elif _EXPLOITS.match(_stem(tool)):
         yield _fx("privilege", "runs a local-root exploit", tool)
+    elif (
+        re.search(r"(?:bash|zsh|ksh|dash)", tool)
+        and any(re.match(r"^-[a-zA-Z]*p[a-zA-Z]*$", a) for a in rest)
+        and not any(re.match(r"^-[a-zA-Z]*c", a) for a in rest)
+    ):
+        # -p: privileged mode, which keeps a set-uid owner's rights instead of dropping them - the
+        # way back into root from a set-uid copy of the shell (`/tmp/rootbash -p`)
+        yield _fx("privilege", f"{tool} -p starts a shell keeping set-uid rights", " ".join(rest)[:80])
     elif tool in ("pip", "pip3") and "install" in rest:
         target = _value(argv, "-t", "--target", "--prefix", "--root") or ""
         if _SYSTEM_PACKAGE_DIRS.match(target):
@@ -530,9 +558,26 @@ def reach_command_acts(argv: list[str]) -> list[Effect]:
     return found
 
 
+_ROOT_RUNNERS = frozenset({"sudo", "doas", "pkexec", "run0"})
+_SCRIPT_RUNNERS = lazy_compile(
+    r"^(?:python[0-9.]*|perl|ruby|node|nodejs|php|lua|bash|sh|dash|zsh|ksh|busybox|env)$"
+)
+_WORLD_WRITABLE = lazy_compile(r"^/+(?:tmp|var/+tmp|dev/+shm|run/+shm)/")
+
+
+def _temp_script(argv: list[str]) -> str | None:
+    """The script a shell or interpreter runs when it sits in /tmp, /var/tmp or /dev/shm, where
+    any user may have written it (``sudo python3 /tmp/x.py``): root running it runs their code."""
+    if not _SCRIPT_RUNNERS.match(argv[0]):
+        return None
+    operand = next((a for a in argv[1:] if not a.startswith("-")), None)
+    return operand if operand is not None and _WORLD_WRITABLE.match(operand) else None
+
+
 def reach_line_acts(commands: list[list[str]], written: list[str]) -> Iterator[Effect]:
     """Effects that take two commands of the line: a clipboard reader on a line that writes a file,
-    and a loader variable handed to a root command or to the set-uid program that follows."""
+    a script in a world-writable folder run by sudo/doas/pkexec, and a loader variable handed to a
+    root command or to the set-uid program that follows."""
     if written and any(
         c[0] in _CLIPBOARD_READERS or (c[0] in ("xclip", "xsel") and any(a in ("-o", "--output") for a in c))
         for c in commands
@@ -540,6 +585,10 @@ def reach_line_acts(commands: list[list[str]], written: list[str]) -> Iterator[E
         yield _fx("input-capture", "the clipboard is saved to a file", written[0])
     yield from _state_secrets(commands)
     yield from _control_plane_shells(commands)
+    for root, run in pairwise(commands):
+        script = _temp_script(run) if root[0] in _ROOT_RUNNERS else None
+        if script is not None:
+            yield _fx("privilege", f"{run[0]} runs, as root, a script from a world-writable folder", script)
     for i, argv in enumerate(commands):
         if argv[0] in ("sudo", "doas", "env", "pkexec") and any(_LOADER_VARIABLES.match(a) for a in argv[1:]):
             following = commands[i + 1][0] if i + 1 < len(commands) else ""
@@ -558,9 +607,10 @@ _READERS = {
     "oc": _kubectl,
     "helm": _helm,
     "crictl": _node_runtime,
-    "ctr": _node_runtime,
+    "ctr": _ctr,
     "lxc": _lxc,
     "incus": _lxc,
     **dict.fromkeys(("docker", "podman", "nerdctl"), _containers),
+    **dict.fromkeys(("runc", "crun", "youki"), _leaky_workdir),
 }
 """Readers by program name (argv[0] basename); the others in reach_command_acts read every command."""

@@ -127,7 +127,8 @@ CONNECTS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = tuple(
             r"|new)\s*\(|\bURI\.open\s*\(|\bURI\s*\(|\bopen\s*\(\s*(?=['\"]https?:)"),
         ("perl", r"\bnew\s+IO::Socket::(?:INET6?|IP|SSL)\s*\("
             r"|\bIO::Socket::(?:INET6?|IP|SSL)\s*->\s*new\s*\("
-            r"|\binet_aton\s*\(|\b(?:LWP::Simple::)?get(?:store)?\s*\(\s*(?=['\"]https?:)"
+            # the URL in quotes or in Perl's own quoting operators: get(q{http://...}), qq(...)
+            r"|\binet_aton\s*\(|\b(?:LWP::Simple::)?get(?:store|print)?\s*\(\s*(?=(?:['\"]|qq?\s*[{(\[<|/!])https?:)"
             r"|\bHTTP::Tiny\s*->\s*new\b.*?->\s*(?:get|post|request)\s*\("),
         ("php", r"\b(?:fsockopen|pfsockopen|stream_socket_client"
             r"|socket_connect|curl_init)\s*\(|\b(?:file_get_contents"

@@ -259,14 +259,16 @@ class Unwrapper:
 
     def _container_exec(self, argv: list[str]) -> list[str] | None:
         """``docker|podman|nerdctl exec|run [opts] CONTAINER|IMAGE CMD...``, ``docker compose
-        exec|run SERVICE CMD``, ``kubectl|oc exec|run|debug ... -- CMD``: the command runs inside
-        a container, on the data mounted or living there, so it is listed like a local one."""
+        exec|run SERVICE CMD``, ``kubectl|oc exec|run|debug ... -- CMD``, ``kubectl create
+        job|cronjob|deployment ... -- CMD`` (the workload's container command): the command runs
+        inside a container, on the data mounted or living there, so it is listed like a local one."""
         program = argv[0]
         if program in ("kubectl", "oc", "kubecolor"):
             verb = kubectl_verb(argv)
-            if verb in ("exec", "run", "debug") and "--" in argv:
+            if verb in ("exec", "run", "debug", "create") and "--" in argv:
                 cut = argv.index("--")
-                self.out.append(argv[:cut])
+                # a created workload keeps its whole line too: the cluster readers judge its payload
+                self.out.append(argv if verb == "create" else argv[:cut])
                 return argv[cut + 1 :]
             self.out.append(argv)
             return None
@@ -284,6 +286,23 @@ class Unwrapper:
         i = min(i + 1, len(argv))  # the container, image or service
         self.out.append(argv[:i])
         return argv[i:] or None
+
+    def _hosted_ruby(self, argv: list[str]) -> list[str] | None:
+        """Tools whose sub-command evaluates Ruby handed on the command line: ``knife exec -E
+        CODE`` (Chef; GTFOBins' sudo escape) and ``rails runner CODE``; listed as themselves, and
+        the code read as ``ruby -e CODE`` (a script file name is left to the tool)."""
+        self.out.append(argv)
+        words = [a for a in argv[1:] if not a.startswith("-")]
+        if argv[0] == "knife" and words[:1] == ["exec"]:
+            for i, arg in enumerate(argv):
+                if arg in ("-E", "--exec") and i + 1 < len(argv):
+                    return ["ruby", "-e", argv[i + 1]]
+                if arg.startswith("--exec="):
+                    return ["ruby", "-e", arg.split("=", 1)[1]]
+            return None
+        if argv[0] == "rails" and words[:1] in (["runner"], ["r"]) and len(words) > 1:
+            return None if words[1].endswith(".rb") else ["ruby", "-e", words[1]]
+        return None
 
     def _strings_run(self, argv: list[str]) -> list[str] | None:
         """Programs with an option whose value is a command line they run: ``tar
@@ -637,6 +656,8 @@ _SPECIAL_WRAPPERS: dict[str, _SpecialWrapper] = {
     "entr": Unwrapper._entr,
     "hyperfine": Unwrapper._hyperfine,
     "alias": Unwrapper._alias,
+    "knife": Unwrapper._hosted_ruby,
+    "rails": Unwrapper._hosted_ruby,
     **dict.fromkeys(("psql", "mysql", "mariadb", "sqlite3", "sqlite", "duckdb", "clickhouse-client",
                      "cockroach",
                      "sqlcmd", "snowsql", "cqlsh", "mongosh", "mongo", "redis-cli", "valkey-cli", "keydb-cli",
