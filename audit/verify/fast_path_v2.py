@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from binascii import hexlify
 from collections.abc import Iterator
-from itertools import chain as chained
 from itertools import compress, count, repeat
 from operator import getitem, lt
 from typing import Final, cast
@@ -65,8 +64,8 @@ _NODE: Final = b"\x01"
 _PREV: Final = b',"prev":"'
 _KIND: Final = b'","kind":"'
 _HEADER_AFTER_SEQ: Final = len(_PREV) + 64 + len(_KIND)
-#: Where a header's kind meets its own line's trailer in the predicted string, and how it ends.
-_KIND_THEN_HASH: Final = _KIND + b',"hash":"'
+#: How a line's trailer begins and ends around its hash.
+_HASH: Final = b',"hash":"'
 _TRAILER_END: Final = b'"}\n'
 #: ``,"hash":"`` + 64 hex digits + ``"}`` + the newline: the fixed end of every line.
 _TRAILER_LENGTH: Final = 76
@@ -107,7 +106,6 @@ class FastPathV2:
         "_anchor",
         "_chain",
         "_digests",
-        "_hexes",
         "_leaves",
         "_prefix",
         "_slow_path",
@@ -129,7 +127,6 @@ class FastPathV2:
         self._start = b""
         #: The hash of every line of the lines being checked, as if it began with ``_start``.
         self._digests: list[bytes] = []
-        self._hexes: list[bytes] = []
 
     def use_format(self, version: int) -> None:
         """Check the lines that follow as format ``version`` (2 or 3) lines: a segment's format."""
@@ -147,7 +144,7 @@ class FastPathV2:
             if index < end:  # the line that ended the run: the detailed checks judge it
                 self._slow_path(lines[index][:-1], file, count + index + 1, None)
                 index += 1
-        self._start, self._digests, self._hexes = b"", [], []
+        self._start, self._digests = b"", []
         return count + end
 
     def _hash_lines(self, lines: list[bytes], start: bytes) -> None:
@@ -160,8 +157,7 @@ class FastPathV2:
         hashers = list(map(_COPY, repeat(prefix, len(lines))))
         bodies = cast("Iterator[bytes]", map(getitem, lines, repeat(slice(len(start), -_TRAILER_LENGTH))))
         list(map(_UPDATE, hashers, bodies))
-        self._digests = digests = list(map(_DIGEST, hashers))
-        self._hexes = list(map(hexlify, digests))
+        self._digests = list(map(_DIGEST, hashers))
 
     def _run(self, lines: list[bytes], at: int) -> int:
         """Prove the longest run of ``lines[at:]`` that extends the chain as ordinary records;
@@ -196,37 +192,18 @@ class FastPathV2:
         if not size:
             return 0
         del run[size:]
-        hexes = self._hexes[at : at + size]
-        headers = cast("Iterator[bytes]", map(getitem, run, repeat(slice(0, header))))
-        trailers = cast("Iterator[bytes]", map(getitem, run, repeat(_TRAILER)))
-        stated = b"".join(chained.from_iterable(zip(headers, trailers, strict=True)))
-        predicted = b"".join(
-            chained.from_iterable(
-                zip(
-                    repeat(start),
-                    seq_text(next_seq, size).split(),
-                    repeat(_PREV),
-                    [prev, *hexes[:-1]],
-                    repeat(_KIND_THEN_HASH),
-                    hexes,
-                    repeat(_TRAILER_END),
-                )
-            )
-        )
-        if stated != predicted:
-            width = header + _TRAILER_LENGTH  # every line's share of both strings
-            size = next(
-                line
-                for line in range(size)
-                if stated[line * width : (line + 1) * width] != predicted[line * width : (line + 1) * width]
-            )
+        digests = self._digests[at : at + size]
+        hashes = hexlify(b"".join(digests), b"|", 32)  # the lines' hex hashes, "|" between them
+        size = _proven(run, _predicted(start, digits, next_seq, prev, hashes))
+        if size < len(run):
             self._window = _WINDOW_FIRST
+            if not size:
+                return 0
         elif size == self._window:
             self._window = min(2 * size, _WINDOW_MOST)
-        if not size:
-            return 0
-        self.extend_tree(self._digests[at : at + size], leaves=self._leaves)
-        settle_run(self._tally, chain, size, hexes[size - 1].decode(), next_seq + size)
+        self.extend_tree(digests[:size], leaves=self._leaves)
+        head = hashes[65 * (size - 1) : 65 * size - 1].decode()
+        settle_run(self._tally, chain, size, head, next_seq + size)
         return size
 
     def extend_tree(self, digests: list[bytes], *, leaves: bool = False) -> None:
@@ -262,6 +239,38 @@ class FastPathV2:
             size += width
             at += width
         frontier.size = size
+
+
+def _predicted(
+    start: bytes, digits: int, next_seq: int, prev: bytes, hashes: bytes
+) -> list[tuple[slice, bytes]]:
+    """What the chain predicts for each of three columns of fixed width a line: the header up to
+    ``prev`` (its seq), ``prev`` and ``"kind":"`` (the previous line's hash) and the trailer (the
+    line's own hash); as the cut of each line and the column's lines joined, built in C.
+    ``hashes``: the lines' hex hashes with ``|`` between them."""
+    lines = (len(hashes) + 1) // 65
+    seqs = len(start) + digits + len(_PREV)
+    before = hashes[:-65].replace(b"|", _KIND) + _KIND if lines > 1 else b""
+    return [
+        (slice(0, seqs), start + seq_text(next_seq, lines).replace(b" ", _PREV + start)[: -len(start)]),
+        (slice(seqs, seqs + _HEADER_AFTER_SEQ - len(_PREV)), prev + _KIND + before),
+        (_TRAILER, _HASH + hashes.replace(b"|", _TRAILER_END + _HASH) + _TRAILER_END),
+    ]
+
+
+def _proven(run: list[bytes], columns: list[tuple[slice, bytes]]) -> int:
+    """How many lines of ``run`` from the first hold what ``columns`` predicts, column by column."""
+    size = len(run)
+    for cut, predicted in columns:
+        stated = b"".join(cast("Iterator[bytes]", map(getitem, run[:size], repeat(cut))))
+        if stated != predicted[: len(stated)]:
+            width = len(predicted) // len(run)  # every line's share of the column
+            size = next(
+                line
+                for line in range(size)
+                if stated[line * width : (line + 1) * width] != predicted[line * width : (line + 1) * width]
+            )
+    return size
 
 
 def settle_run(tally: Tally, chain: Chain, settled: int, head: str, next_seq: int) -> None:
