@@ -207,39 +207,36 @@ class FastPathV2:
         return size
 
     def extend_tree(self, digests: list[bytes], *, leaves: bool = False) -> None:
-        """Append the records' leaves to the RFC 6962 frontier, a perfect subtree at a time: each
-        level of a subtree is hashed in one pass of C calls, and the subtree's root merges into
-        the frontier as one leaf of its height would. ``leaves``: the record hashes are their
-        leaves (format 3)."""
+        """Append the records' leaves to the RFC 6962 frontier a level at a time, as a binary
+        counter adds a number: at each height the frontier's root there (when the size has that
+        bit) is the left sibling of the first new node, consecutive nodes pair into the next
+        height's in one pass of C calls, and a node left without a partner becomes the frontier's
+        root at its height. ``leaves``: the record hashes are their leaves (format 3)."""
         frontier = self._chain.frontier
-        sha256, size, roots = small_sha256, frontier.size, frontier.roots
-        node_prefix = sha256(_NODE)
+        size = frontier.size
         if not leaves:
-            digests = list(map(_SMALL_DIGEST, map(sha256, map(_LEAF.__add__, digests))))
-        at, total = 0, len(digests)
-        while at < total:
-            # The largest perfect subtree that fits both the rest and the frontier's alignment.
-            width = size & -size if size else 1 << (total - at).bit_length()
-            while width > total - at:
-                width >>= 1
-            level = digests[at : at + width]
-            while len(level) > 1:
-                # A node hasher copied from one holding the 0x01 prefix and fed both children:
-                # no concatenated input built per node.
-                nodes = list(map(_NODE_COPY, repeat(node_prefix, len(level) // 2)))
-                list(map(_NODE_UPDATE, nodes, level[0::2]))
-                list(map(_NODE_UPDATE, nodes, level[1::2]))
-                level = list(map(_NODE_DIGEST, nodes))
-            node = level[0]
-            bits = size // width
-            while bits & 1:
-                node = sha256(_NODE + roots.pop() + node).digest()
-                bits >>= 1
-            roots.append(node)
-            size += width
-            at += width
-        frontier.size = size
-
+            digests = list(map(_SMALL_DIGEST, map(small_sha256, map(_LEAF.__add__, digests))))
+        # The frontier's roots by height (they are stored largest first, one per bit of the size).
+        heights = [height for height in range(size.bit_length() - 1, -1, -1) if size >> height & 1]
+        roots = dict(zip(heights, frontier.roots, strict=True))
+        node_prefix = small_sha256(_NODE)
+        level, height = digests, 0
+        while level:
+            left = roots.pop(height, None)
+            if left is not None:
+                level = [left, *level]
+            pairs = len(level) // 2
+            if len(level) & 1:
+                roots[height] = level[-1]
+            # A node hasher copied from one holding the 0x01 prefix and fed both children: no
+            # concatenated input built per node.
+            nodes = list(map(_NODE_COPY, repeat(node_prefix, pairs)))
+            list(map(_NODE_UPDATE, nodes, level[0 : 2 * pairs : 2]))
+            list(map(_NODE_UPDATE, nodes, level[1 : 2 * pairs : 2]))
+            level = list(map(_NODE_DIGEST, nodes))
+            height += 1
+        frontier.roots = [roots[height] for height in sorted(roots, reverse=True)]
+        frontier.size = size + len(digests)
 
 def _predicted(
     start: bytes, digits: int, next_seq: int, prev: bytes, hashes: bytes
