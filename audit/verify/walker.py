@@ -16,7 +16,6 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from ..keys import key_id as key_id_of
 from ..segments import active_path_of
 from .anchors import Anchor
-from .block_path_v2 import BlockPathV2
 from .chain import Chain, SegmentState
 from .checkpoints import Checkpoints
 from .fast_path import FastPath
@@ -40,9 +39,7 @@ class ChainWalker:
         self.checkpoints = Checkpoints(key, chain, findings, tally)
         self.anchor = Anchor(key, live=live, chain=chain, checkpoints=self.checkpoints, findings=findings)
         self._fast_path = FastPath(chain, tally, self.anchor, self.check_line)
-        self._block_path_v2 = BlockPathV2(
-            chain, tally, self.anchor, self.check_line, FastPathV2(chain, tally, self.anchor, self.check_line)
-        )
+        self._fast_path_v2 = FastPathV2(chain, tally, self.anchor, self.check_line)
         self.recoveries: list[Recovery] = []
         self.unreadable: list[str] = []
         self.records_lost = 0
@@ -70,14 +67,14 @@ class ChainWalker:
         try:
             version = reader.bytes_format()  # the segment's format, as its first line says
             if version:  # formats 2 and 3: their own hot loop
-                self._block_path_v2.use_format(version)
-                for block, newlines in reader.blocks():
+                self._fast_path_v2.use_format(version)
+                for lines in reader.line_lists():
+                    first = 0
                     if count == 0:
                         if not first_line_done:
-                            self.check_line(bytes(block)[:-1], name, 1, previous_segment)
-                        count = 1
-                    else:
-                        count = self._block_path_v2.check_block(block, name, count, newlines)
+                            self.check_line(lines[0][:-1], name, 1, previous_segment)
+                        first = 1
+                    count = self._fast_path_v2.check_lines(lines, first, name, count)
             else:
                 for lines, suspects in reader.batches():
                     first = 0

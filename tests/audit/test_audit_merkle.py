@@ -81,6 +81,9 @@ def test_verifier_extends_the_tree_like_the_frontier(start: int, runs: list[int]
         at += run
         assert frontier.size == at
         assert frontier.root() == merkle_root(hashes[:at])
+        by_one = MerkleFrontier()
+        by_one.extend(hashes[:at])
+        assert frontier.roots == by_one.roots
     # Format 3: the record hashes are the leaves, as MerkleFrontier.append_leaf takes them.
     given_leaves, by_one = MerkleFrontier(), MerkleFrontier()
     lines = FastPathV2(SimpleNamespace(frontier=given_leaves), None, None, None)  # type: ignore[arg-type]

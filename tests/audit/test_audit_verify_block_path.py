@@ -1,6 +1,6 @@
-"""Format 2's block path must give exactly the report the slow path gives, line by line, for any
-log: intact, or damaged in the ways a crash or a forger damages one (a byte changed, a line
-dropped, doubled, swapped, two lines joined, a foreign line), read in blocks of any size."""
+"""The hot loop of formats 2 and 3 must give exactly the report the slow path gives, line by line,
+for any log: intact, or damaged in the ways a crash or a forger damages one (a byte changed, a line
+dropped, doubled, swapped, two lines joined, a foreign line), read in chunks of any size."""
 
 from __future__ import annotations
 
@@ -22,9 +22,15 @@ from hypothesis import strategies as st
 Damage = Callable[[list[bytes]], list[bytes]]
 
 
+@pytest.fixture(params=[2, 3], ids=["v2", "v3"])
+def log_format(request: pytest.FixtureRequest) -> int:
+    """Both formats whose hash covers the bytes as written share the hot loop."""
+    return int(request.param)
+
+
 def _slow_path_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every format 2 line through the detailed checks: the format 1 reader hands them to a hot
-    loop that settles only format 1 records."""
+    """Every format 2 or 3 line through the detailed checks: the format 1 reader hands them to a
+    hot loop that settles only format 1 records."""
     monkeypatch.setattr(verify_lines.SegmentLines, "bytes_format", lambda self: 0)
 
 
@@ -60,6 +66,8 @@ _DAMAGE: dict[str, Damage] = {
     "lines joined": lambda lines: [*lines[:5], lines[5][:-1] + lines[6], *lines[7:]],
     "trailer cut": lambda lines: [*lines[:5], lines[5][:-40] + b"\n", *lines[6:]],
     "foreign line": lambda lines: [*lines[:5], b'{"v":2,"log_id":"x"}\n', *lines[5:]],
+    "short line": lambda lines: [*lines[:5], lines[5][:60] + lines[5][-76:], *lines[6:]],
+    "trailer only": lambda lines: [*lines[:5], lines[5][-76:], *lines[6:]],
     "checkpoint dropped": lambda lines: [line for line in lines if b'"kind":"checkpoint"' not in line[:200]],
     "not JSON": lambda lines: [*lines[:5], b"garbage\n", *lines[5:]],
 }
@@ -176,7 +184,7 @@ def test_verify_jobs_gives_the_same_report(
 def test_the_expected_seq_text_is_every_seq_formatted(first: int, count: int) -> None:
     """The block path compares the captured seqs with text built a thousand at a time from
     precomputed tails; it must be exactly every seq in decimal, across thousands and digit counts."""
-    from dsh_policy.audit.verify.block_path_v2 import seq_text
+    from dsh_policy.audit.verify.fast_path_v2 import seq_text
 
     assert seq_text(first, count) == b"".join(b"%d " % seq for seq in range(first, first + count))
     for edge in (0, 999, 1000, 999_999, 10**15 - 2):
