@@ -1,6 +1,6 @@
 """Segments verified on every core, then stitched: the same report as one walk in log order.
 
-What costs time in a walk is the hot loops (:mod:`.block_path_v2`, :mod:`.fast_path`): hashing and
+What costs time in a walk is the hot loops (:mod:`.fast_path_v2`, :mod:`.fast_path`): hashing and
 settling runs of ordinary records. What they do to the walk's state is small and exact: a run adds
 its length to four counts and leaves the chain's head, next seq and Merkle frontier where its last
 record put them. Everything else is the slow path's (:meth:`.walker.ChainWalker.check_line`), one
