@@ -37,6 +37,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.usage import UsageLimits
 
 _ANY_ARGS = {"type": "object", "properties": {}, "additionalProperties": True}
 
@@ -88,8 +89,12 @@ def _shown(messages: list[ModelMessage]) -> dict[str, str]:
 async def drive(agent: Agent[None, Any], capability: PolicyCapability, calls: list[Call], *,
                 sync: bool) -> list[ModelMessage]:
     approve = {call.call_id: call.approve for call in calls}
+    # One model request per scripted call and one to finish: the shared calls grow with the
+    # shipped cases, past pydantic-ai's default limit of 50 requests a run.
+    limits = UsageLimits(request_limit=len(calls) + 1)
 
     async def once(**kwargs: Any) -> Any:
+        kwargs["usage_limits"] = limits
         if sync:
             return await anyio.to_thread.run_sync(lambda: agent.run_sync(**kwargs))
         return await agent.run(**kwargs)
