@@ -35,7 +35,7 @@ JWT = (
         ("sk-" + "a1B2c3" * 8, "[REDACTED:openai-key]"),
         ("sk-ant-api03-" + "Zx9_" * 10, "[REDACTED:anthropic-key]"),
         ("key=AIzaSyA1234567890abcdefghijklmnopqrstuv", "key=[REDACTED:google-api-key]"),
-        ("//registry.npmjs.org/:_authToken=npm_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAB7c", "//registry.npmjs.org/:_authToken=[REDACTED:npm-token]"),
+        ("_authToken=npm_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAB7c", "_authToken=[REDACTED:npm-token]"),
         ("bot 123456789:AAHk3mZq9XwY2vB7nC4dE1fG6hJ8kL0pQrS done", "bot [REDACTED:telegram-bot-token] done"),
         ("VAULT_TOKEN=hvs.CAESIJq2x9Lm4Pz7Rt1Wv6Yb3Nc8Dg5Fh0Kj", "VAULT_TOKEN=[REDACTED:vault-token]"),
         ("sk_live_4eC39HqLyjWDarjtT1zdp7dc", "[REDACTED:stripe-key]"),
