@@ -15,6 +15,7 @@ the shell readers already know ``aws iam create-access-key``, ``git diff --outpu
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
@@ -88,6 +89,8 @@ _CODE_KEYS: Final = ("code", "source", "source_code")
 _RUN_WORDS: Final = frozenset({"run", "execute", "exec", "eval", "interpreter", "repl"})
 _BROWSER_WORDS: Final = frozenset({"browser", "playwright", "puppeteer", "page"})
 _SEARCH_ROOT_KEYS: Final = ("path", "dir_path", "directory", "root", "cwd")
+# Names only public key material has (what the credential rules exempt): a search for them is a listing.
+_PUBLIC_NAME: Final = re.compile(r"(?i)\.pub\*?$|^known_hosts")
 _INCLUDE_KEYS: Final = ("includePattern", "include_pattern", "include")
 _MANIFEST_KEYS: Final = ("resource", "manifest", "yaml", "spec_yaml")
 
@@ -140,7 +143,8 @@ def _lines(
         return
     named = _name_search(words, args)
     if named is not None:
-        yield shlex.join(["find", *named])
+        if not _PUBLIC_NAME.search(named[2]):  # listing public keys or known hosts hunts nothing
+            yield shlex.join(["find", *named])
         return
     pid = args.get("pid")
     kills = "kill" in words or {"terminate", "process"} <= words
@@ -179,6 +183,17 @@ def _fixed_folders(pattern: str) -> str:
             break
         fixed.append(part)
     return "/".join(fixed) or "/"
+
+
+def name_search_target(tool: str, args: Mapping[str, Any]) -> str | None:
+    """The files a search by name reads the names of, as one glob (``ROOT/NAME``): judged as a read
+    of those files, so listing ``~/.ssh/*.pub`` is a read of public keys and ``~/.ssh/id_*`` of
+    private ones; ``None`` for any other call."""
+    named = _name_search(identifier_words(own_name(tool)), args)
+    if named is None:
+        return None
+    root, _, name = named
+    return root.rstrip("/") + "/" + name if root not in ("", ".") else name
 
 
 def _name_search(words: frozenset[str], args: Mapping[str, Any]) -> tuple[str, str, str] | None:

@@ -161,6 +161,10 @@ def test_list_urls_and_attachments_are_read() -> None:
         ("glob", {"pattern": "/home/u/.config/**/logins.json"}, "deny"),
         ("Glob", {"pattern": "**/*.tsx", "path": "/workspace/src"}, "allow"),
         ("Glob", {"pattern": "**/*.md"}, "allow"),
+        # a search by name reads the names of ROOT/NAME: public keys are a listing, private ones not
+        ("Glob", {"pattern": "*.pub", "path": "/home/u/.ssh"}, "allow"),
+        ("Glob", {"pattern": "id_ed*", "path": "/home/u/.ssh"}, "deny"),
+        ("mcp__fs__search_files", {"path": "/home/u/.aws", "pattern": "*"}, "deny"),
         # content searches for the scanners' token prefixes, however the home is spelled
         ("Grep", {"pattern": "shpat_[a-f0-9]{32}", "path": "/home/u"}, "deny"),
         ("Grep", {"pattern": "xox[pe]-", "path": "/Users/u/.config"}, "deny"),
