@@ -367,6 +367,12 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|\A(?=[\s\S]*?include-hidden-files[ \t]*:[ \t]*true)"
         r"(?=[\s\S]*?^[ \t]*path[ \t]*:[ \t]*\.?/?[ \t]*$)"
     ),
+    # a secret re-encoded on its way to the job log, so the runner's masking no longer recognises it
+    # (the tj-actions and Shai-Hulud workflows printed secrets base64-encoded twice)
+    "unmasks-secrets": lazy_compile(
+        r"\$\{\{\s*(?:secrets\.[\w-]+|toJSON\(\s*secrets\s*\))\s*\}\}[^\n]{0,200}?\|\s*(?:base64|base32|xxd|od\b|hexdump|rev\b"
+        r"|sed\s+[\"']?s/\./|tr\s|gzip|openssl\s+(?:enc|base64))"
+    ),
     # a job that opens an interactive shell on the runner to whoever has the link (tmate/upterm
     # debug actions): the runner's secrets and token are in that shell
     "remote-session": lazy_compile(
@@ -606,6 +612,7 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
         "unpublish",
         "remote-session",
         "process-secrets",
+        "unmasks-secrets",
     ),
     "project-hook": ("fetch-exec", "sends", "wipes-home"),
     # a dev container given the host's root folder is the host (.devcontainer is an editor task)

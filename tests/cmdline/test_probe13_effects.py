@@ -40,6 +40,11 @@ def kinds(line: str) -> set[str]:
             "jobs:\n  a:\n    steps:\n      - run: cat /proc/${PID}/environ | strings\n",
             "process-secrets",
         ),
+        (
+            ".github/workflows/y.yml",
+            "jobs:\n  a:\n    steps:\n      - run: echo '${{ secrets.DEPLOY_KEY }}' | base64 -w0 | base64\n",
+            "unmasks-secrets",
+        ),
         ("Makefile", "debug:\n\tsudo gcore -o /tmp/r $$(pgrep -f Runner.Worker)\n", "process-secrets"),
     ],
 )
@@ -62,6 +67,12 @@ def test_each_new_signal_is_read(path: str, text: str, signal: str) -> None:
         (
             ".devcontainer/devcontainer.json",
             '{"image": "node:20", "mounts": ["source=${localWorkspaceFolder}/.c,target=/c,type=bind"]}',
+        ),
+        # a secret handed to a step's environment, a secret-free value encoded
+        (
+            ".github/workflows/d.yml",
+            "jobs:\n  a:\n    steps:\n      - run: ./deploy.sh\n        env:\n"
+            "          KEY: ${{ secrets.KEY }}\n      - run: echo '${{ github.sha }}' | base64\n",
         ),
         # ordinary workflow steps and a job reading its own /proc
         (
