@@ -316,6 +316,10 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|\b(?:fsmonitor|hooksPath|sshCommand|askPass|pager|editor|gpg\.program|credential\.helper"
         r"|helper|textconv|clean|smudge|process|uploadpack|receivepack)\s*=|^[ \t]*\[(?:filter|diff)\s"
         r"|\bfilter=(?!lfs\b)|\balias\.[\w-]+\s*=\s*!|^[ \t]*[\w-]+\s*=\s*!"
+        # any extension's program setting (eslint.runtime, *.binaryPath, *.commandLine) pointed at a
+        # scratch folder, where nothing the editor should run is installed
+        r"|[\"'][\w.-]*(?:[Rr]untime|[Pp]ath|[Ee]xecutable|[Bb]inary|[Cc]ommand(?:Line)?)[\"']\s*:\s*[\"']"
+        r"(?:/tmp/|/var/tmp/|/dev/shm/|~/\.cache/)"
     ),
     # an MCP or agent config that starts a command or hooks the agent
     "starts-command": lazy_compile(
