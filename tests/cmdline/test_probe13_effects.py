@@ -60,7 +60,10 @@ def test_each_new_signal_is_read(path: str, text: str, signal: str) -> None:
         ("team.code-workspace", '{"folders":[{"path":"app"}],"settings":{"editor.tabSize":2}}'),
         (".vscode/tasks.json", '{"version":"2.0.0","tasks":[{"label":"w","type":"npm","script":"watch"}]}'),
         # an extension's program from the project's own node_modules
-        (".vscode/settings.json", '{"eslint.runtime": "node", "prettier.prettierPath": "./node_modules/prettier"}'),
+        (
+            ".vscode/settings.json",
+            '{"eslint.runtime": "node", "prettier.prettierPath": "./node_modules/prettier"}',
+        ),
         # an auto-approve map listing single commands
         (
             ".vscode/settings.json",
