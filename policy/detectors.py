@@ -124,6 +124,11 @@ _TABLE: tuple[Detector, ...] = (
     ),
     Detector("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}"),
     Detector("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,247}"),
+    # from the secret scanners' catalogues (gitleaks, GitGuardian): registry, bot and vault tokens
+    Detector("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", requires_digit=True),
+    Detector("pypi-token", r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"),
+    Detector("telegram-bot-token", r"\b[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}\b"),
+    Detector("vault-token", r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}"),
     Detector("jwt", rf"\beyJ{_BASE64URL}{{8,}}\.eyJ{_BASE64URL}{{8,}}\.{_BASE64URL}*"),
 )
 

@@ -212,10 +212,14 @@ def _raw_filesystem(argv: list[str]) -> Iterator[Effect]:
 _SECRET_NAME = lazy_compile(
     r"(?i)(?:\*?\.(?:pem|key|p12|pfx|ppk|kdbx|keychain|jks|ovpn|env)\b|\bid_(?:rsa|dsa|ecdsa|ed25519)"
     r"|\.env\b|credentials|\.git-credentials|\.netrc|\.npmrc|\.pypirc|\.pgpass|secret|passw|\.aws|\.ssh"
-    r"|wallet|shadow|\*key\*)"
+    r"|wallet|shadow|\*key\*|\.tfstate|\btfstate\b|Login Data|logins\.json|key[34]\.db"
+    r"|cookies\.sqlite|\bCookies\b|\.kube\b|kubeconfig"
+    r"|\.git-credentials|\.vault-token|\.docker/config\.json)"
 )
 _SECRET_TEXT = lazy_compile(
-    r"(?i)passw|secret|api[_-]?key|token|AKIA|ASIA|PRIVATE KEY|BEGIN [A-Z ]*KEY|aws_access|ghp_|xox[bp]-"
+    r"(?i)passw|secret|api[_-]?key|token|AKIA|ASIA|PRIVATE KEY|BEGIN [A-Z ]*KEY|aws_access|ghp_|xox[a-z\[]"
+    # the secret scanners' token prefixes (gitleaks, GitGuardian), in a search's regex spelling too
+    r"|\b[sr]k_(?:live|test)_|\bshp(?:at|ss|ca|pa)_|\bhvs\\?\.|\bdop_v1_|\bya29\\?\.|pypi-AgE|\bSG\\?\.|\bsq0(?:atp|csp)-|\bglrt-"
     r"|sk-[a-z(]|credential|glpat-|github_pat_|AIza|hf_[a-z]|npm_[a-z0-9]{8}|://[^@\n]{0,80}:[^@\n]{0,80}@"
 )
 """Text a search for secrets looks for. The patterns it is matched against are the searches' own
@@ -224,8 +228,9 @@ regular expressions, so a user:password@ URL is found in its regex spelling too
 _WIDE_ROOT = lazy_compile(
     r"^(?:/+proc/+\*/.*|/+|/+(?:home|root|Users|etc|var|opt|srv|mnt|media|proc)(?:/+[^/]*)?/*"
     r"|~[A-Za-z0-9._-]*/*|\$HOME/*|\$\{HOME\}/*"
-    # the home's hidden folders, where tools keep their tokens (~/.config, ~/.local, ~/.docker)
-    r"|(?:~[A-Za-z0-9._-]*|\$HOME|\$\{HOME\})/+\.[^/]+/*)$"
+    # the home's hidden folders, where tools keep their tokens (~/.config, ~/.local, ~/.docker),
+    # whichever way the home is spelled
+    r"|(?:~[A-Za-z0-9._-]*|\$HOME|\$\{HOME\}|/+home/+[^/]+|/+Users/+[^/]+|/+root)/+\.[^/]+/*)$"
 )
 
 

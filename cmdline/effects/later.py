@@ -316,6 +316,10 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|\b(?:fsmonitor|hooksPath|sshCommand|askPass|pager|editor|gpg\.program|credential\.helper"
         r"|helper|textconv|clean|smudge|process|uploadpack|receivepack)\s*=|^[ \t]*\[(?:filter|diff)\s"
         r"|\bfilter=(?!lfs\b)|\balias\.[\w-]+\s*=\s*!|^[ \t]*[\w-]+\s*=\s*!"
+        # any extension's program setting (eslint.runtime, *.binaryPath, *.commandLine) pointed at a
+        # scratch folder, where nothing the editor should run is installed
+        r"|[\"'][\w.-]*(?:[Rr]untime|[Pp]ath|[Ee]xecutable|[Bb]inary|[Cc]ommand(?:Line)?)[\"']\s*:\s*[\"']"
+        r"(?:/tmp/|/var/tmp/|/dev/shm/|~/\.cache/)"
     ),
     # an MCP or agent config that starts a command or hooks the agent
     "starts-command": lazy_compile(
@@ -327,6 +331,9 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     "approvals-off": lazy_compile(
         r"(?i)(?<!\w)(?:autoAccept|yolo(?:Mode)?|autoApprove|alwaysAllow|skipPermissions|dangerouslySkipPermissions"
         r"|auto_approve|autoApproveAll|trust|trustAllTools|allowAllTools)[\"']?\s*[:=]\s*(?:true|\[\s*[\"']\*)"
+        # an auto-approve map whose key matches every command (`"chat.tools.terminal.autoApprove":
+        # {"/.*/": true}`): the switch spelled as a pattern
+        r"|autoApprove[\"']?\s*:\s*\{[^}]{0,300}?[\"'](?:/\^?\.[*+]\$?/[a-z]*|\*|\.[*+]|\^?\.\*\$?)[\"']\s*:\s*true"
         r"|[\"']?(?:approvalMode|approval_policy|approval-mode|defaultMode|permission_mode|sandbox_mode)[\"']?\s*[:=]\s*"
         r"[\"']?(?:yolo|never|bypassPermissions|danger-full-access|full-auto)\b"
     ),
@@ -354,7 +361,7 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     # a job given the host: its root folder mounted, or its process namespace (a privileged
     # container alone is common in CI for emulators and stays allowed)
     "host-access": lazy_compile(
-        r"(?im)(?:-v|--volume)[=\s]+[\"']?/:/|source=/,|--pid[=\s]+host\b"
+        r"(?im)(?:-v|--volume)[\"']?[=\s,]+[\"']?/:/|source=/,|--pid[=\s]+host\b"
         r"|^[ \t]*path[ \t]*:[ \t]*[\"']?/[\"']?[ \t]*$"
     ),
     # the checkout's credentials uploaded with the workspace (zizmor artipacked)
@@ -363,6 +370,24 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"path[ \t]*:[ \t]*\.?/?[ \t]*\n"
         r"|\A(?=[\s\S]*?include-hidden-files[ \t]*:[ \t]*true)"
         r"(?=[\s\S]*?^[ \t]*path[ \t]*:[ \t]*\.?/?[ \t]*$)"
+    ),
+    # a secret re-encoded on its way to the job log, so the runner's masking no longer recognises it
+    # (the tj-actions and Shai-Hulud workflows printed secrets base64-encoded twice)
+    "unmasks-secrets": lazy_compile(
+        r"\$\{\{\s*(?:secrets\.[\w-]+|toJSON\(\s*secrets\s*\))\s*\}\}[^\n]{0,200}?\|\s*(?:base64|base32|xxd|od\b|hexdump|rev\b"
+        r"|sed\s+[\"']?s/\./|tr\s|gzip|openssl\s+(?:enc|base64))"
+    ),
+    # a job that opens an interactive shell on the runner to whoever has the link (tmate/upterm
+    # debug actions): the runner's secrets and token are in that shell
+    "remote-session": lazy_compile(
+        r"(?im)^[ \t]*(?:-[ \t]*)?uses[ \t]*:[ \t]*[\"']?(?:mxschmitt/action-tmate|lhotari/action-upterm"
+        r"|owenthereal/action-upterm|csexton/debugger-action|P3TERX/ssh2actions|shaowenchen/debugger-action)@"
+    ),
+    # another process's environment or memory read (the runner's: tj-actions' memory dump of
+    # Runner.Worker, CVE-2025-30066), whichever way the process is named
+    "process-secrets": lazy_compile(
+        r"/proc/+(?:\$\(|\$\{?\w|[0-9]+|\*|`)[^\s/]*\)?/+(?:environ|mem|maps)\b|\bRunner\.Worker\b[^\n]{0,200}(?:/proc|memdump|gcore)"
+        r"|(?:/proc|memdump|gcore)[^\n]{0,200}\bRunner\.Worker\b"
     ),
     # a pyproject that builds with a backend from the project's own tree (run at every build)
     "in-tree-backend": lazy_compile(r"(?m)^[ \t]*backend-path[ \t]*="),
@@ -589,10 +614,15 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
         "host-access",
         "artipacked",
         "unpublish",
+        "remote-session",
+        "process-secrets",
+        "unmasks-secrets",
     ),
     "project-hook": ("fetch-exec", "sends", "wipes-home"),
-    "editor-task": ("folder-open", "fetch-exec", "sends"),
-    "editor-settings": ("runs-program", "fetch-exec", "approvals-off"),
+    # a dev container given the host's root folder is the host (.devcontainer is an editor task)
+    "editor-task": ("folder-open", "fetch-exec", "sends", "host-access"),
+    # a .code-workspace file carries tasks too (its "tasks" block runs on folder open like tasks.json)
+    "editor-settings": ("runs-program", "fetch-exec", "approvals-off", "folder-open"),
     "agent-config": ("starts-command", "fetch-exec", "sends", "approvals-off"),
     "agent-instructions": ("hidden-instructions", "fetch-exec", "sends", "instructs-exfil", "instructs-wipe"),
     "package-manifest": (
@@ -607,7 +637,7 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "package-config": ("registry", "tls-off", "odd-tool"),
     "direnv": ("runs-command", "fetch-exec", "sends"),
     "test-hook": ("fetch-exec", "exfil"),
-    "build-file": ("fetch-exec", "sends", "exfil", "wipes-home"),
+    "build-file": ("fetch-exec", "sends", "exfil", "wipes-home", "process-secrets"),
     "tool-config": ("fetch-exec", "sends", "exfil", "wipes-home", "config-code", "loads-local-code"),
     "go-source": ("generate-exec",),
     "source-code": ("code-fetch-exec", "exfil"),

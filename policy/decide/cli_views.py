@@ -15,6 +15,7 @@ the shell readers already know ``aws iam create-access-key``, ``git diff --outpu
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
@@ -88,6 +89,9 @@ _CODE_KEYS: Final = ("code", "source", "source_code")
 _RUN_WORDS: Final = frozenset({"run", "execute", "exec", "eval", "interpreter", "repl"})
 _BROWSER_WORDS: Final = frozenset({"browser", "playwright", "puppeteer", "page"})
 _SEARCH_ROOT_KEYS: Final = ("path", "dir_path", "directory", "root", "cwd")
+# Names only public key material has (what the credential rules exempt): a search for them is a listing.
+_PUBLIC_NAME: Final = re.compile(r"(?i)\.pub\*?$|^known_hosts")
+_INCLUDE_KEYS: Final = ("includePattern", "include_pattern", "include")
 _MANIFEST_KEYS: Final = ("resource", "manifest", "yaml", "spec_yaml")
 
 
@@ -129,9 +133,18 @@ def _lines(
     pattern = _search_pattern(words, args)
     if pattern is not None:
         where = next(
-            (args[key] for key in _SEARCH_ROOT_KEYS if isinstance(args.get(key), str) and args[key]), "."
+            (args[key] for key in _SEARCH_ROOT_KEYS if isinstance(args.get(key), str) and args[key]), None
         )
+        if where is None:
+            # Copilot's grep_search {query, includePattern}: an absolute include glob is the root
+            include = next((args[k] for k in _INCLUDE_KEYS if isinstance(args.get(k), str)), "")
+            where = _fixed_folders(include) if include.startswith(("/", "~", "$HOME")) else "."
         yield shlex.join(["grep", "-rnE", "--", pattern, where])
+        return
+    named = _name_search(words, args)
+    if named is not None:
+        if not _PUBLIC_NAME.search(named[2]):  # listing public keys or known hosts hunts nothing
+            yield shlex.join(["find", *named])
         return
     pid = args.get("pid")
     kills = "kill" in words or {"terminate", "process"} <= words
@@ -159,6 +172,64 @@ def _search_pattern(words: frozenset[str], args: Mapping[str, Any]) -> str | Non
             if isinstance(value, str) and value:
                 return value
     return None
+
+
+def _fixed_folders(pattern: str) -> str:
+    """The leading folders of a glob before its first wildcard (``/home/dev/**/*.env`` ->
+    ``/home/dev``), ``/`` when the first part is already a wildcard."""
+    fixed: list[str] = []
+    for part in pattern.strip().split("/")[:-1]:
+        if any(ch in part for ch in "*?[{"):
+            break
+        fixed.append(part)
+    return "/".join(fixed) or "/"
+
+
+def name_search_target(tool: str, args: Mapping[str, Any]) -> str | None:
+    """The files a search by name reads the names of, as one glob (``ROOT/NAME``): judged as a read
+    of those files, so listing ``~/.ssh/*.pub`` is a read of public keys and ``~/.ssh/id_*`` of
+    private ones; ``None`` for any other call."""
+    named = _name_search(identifier_words(own_name(tool)), args)
+    if named is None:
+        return None
+    root, _, name = named
+    return root.rstrip("/") + "/" + name if root not in ("", ".") else name
+
+
+def _name_search(words: frozenset[str], args: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """``(root, "-name", name)`` of a search by file name (Claude Code's Glob, Gemini's glob, the
+    filesystem server's search_files {path, pattern}, Cursor's file_search {query}, Windsurf's
+    find_by_name {SearchDirectory, Pattern}): such a call is the ``find ROOT -name NAME`` it runs,
+    so a hunt for key, token and state files over the home folder or the machine (``**/*.pem``
+    under ``/home/dev``) is the same search the shell readers know. The root is the call's folder
+    argument, else the fixed leading folders of an absolute pattern, else the workspace (``.``);
+    the name is the pattern's last part (``**/terraform.tfstate*`` -> ``terraform.tfstate*``)."""
+    if not (words & {"glob"} or (words & {"search", "find"} and words & {"file", "files", "name"})):
+        return None
+    pattern = next(
+        (
+            args[key]
+            for key in ("pattern", "Pattern", "glob", "query", "name")
+            if isinstance(args.get(key), str)
+        ),
+        None,
+    )
+    if not pattern or not pattern.strip():
+        return None
+    parts = [part for part in pattern.strip().split("/") if part and part != "**"]
+    if not parts:
+        return None
+    root = next(
+        (
+            args[key]
+            for key in (*_SEARCH_ROOT_KEYS, "SearchDirectory", "search_path")
+            if isinstance(args.get(key), str) and args[key]
+        ),
+        None,
+    )
+    if root is None:
+        root = _fixed_folders(pattern) if pattern.strip().startswith(("/", "~", "$HOME")) else "."
+    return root, "-name", parts[-1]
 
 
 def repository_views(tool: str, args: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -38,7 +38,13 @@ from typing import Any, Final
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.path_arguments import PATH_KEYS, PATH_LIST_KEYS
 from dsh_policy.cmdline.tool_names import identifier_words, own_name
-from dsh_policy.policy.decide.cli_views import CLI_KEYS, cli_lines, manifest_text, repository_views
+from dsh_policy.policy.decide.cli_views import (
+    CLI_KEYS,
+    cli_lines,
+    manifest_text,
+    name_search_target,
+    repository_views,
+)
 from dsh_policy.policy.patch_files import patch_paths
 
 #: Canonical tool -> the fields whose presence (with the right type) makes a call canonical.
@@ -260,6 +266,9 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
         yield from _patch_removals(patch)
         return
     path = _first_string(args, PATH_KEYS)
+    searched = name_search_target(tool, args) if path else None
+    if searched is not None:
+        path = searched  # a search by name lists what matches its pattern under the folder
     paths = [path] if path else []
     written = _written_files(args)
     yield from written

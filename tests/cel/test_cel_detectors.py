@@ -35,6 +35,9 @@ JWT = (
         ("sk-" + "a1B2c3" * 8, "[REDACTED:openai-key]"),
         ("sk-ant-api03-" + "Zx9_" * 10, "[REDACTED:anthropic-key]"),
         ("key=AIzaSyA1234567890abcdefghijklmnopqrstuv", "key=[REDACTED:google-api-key]"),
+        ("_authToken=npm_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAB7c", "_authToken=[REDACTED:npm-token]"),
+        ("bot 123456789:AAHk3mZq9XwY2vB7nC4dE1fG6hJ8kL0pQrS done", "bot [REDACTED:telegram-bot-token] done"),
+        ("VAULT_TOKEN=hvs.CAESIJq2x9Lm4Pz7Rt1Wv6Yb3Nc8Dg5Fh0Kj", "VAULT_TOKEN=[REDACTED:vault-token]"),
         ("sk_live_4eC39HqLyjWDarjtT1zdp7dc", "[REDACTED:stripe-key]"),
         ("rk_live_4eC39HqLyjWDarjtT1zdp7dc", "[REDACTED:stripe-key]"),
         (
@@ -112,6 +115,7 @@ def test_every_preset_named_in_the_contract_exists_with_default_replacement() ->
         "aws-access-key", "aws-secret-key", "github-token", "gitlab-token", "slack-token",
         "slack-webhook", "openai-key", "anthropic-key", "google-api-key", "stripe-key",
         "private-key", "jwt", "bearer-token", "basic-auth-header", "connection-string-password",
+        "npm-token", "pypi-token", "telegram-bot-token", "vault-token",
     }  # fmt: skip
     assert set(detectors.DETECTORS) == expected
     assert all(d.replacement == f"[REDACTED:{name}]" for name, d in detectors.DETECTORS.items())

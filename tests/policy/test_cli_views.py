@@ -69,9 +69,28 @@ def test_the_line_a_call_stands_for(tool: str, args: dict[str, Any], line: str |
     assert cli_lines(tool, args) == ([line] if line else [])
 
 
-def test_name_searches_and_plain_tools_stand_for_no_line() -> None:
-    assert cli_lines("Glob", {"pattern": "**/*.ts"}) == []
-    assert cli_lines("mcp__filesystem__search_files", {"path": "/w", "pattern": "*.pem"}) == []
+def test_a_name_search_is_the_find_it_runs() -> None:
+    """A search by file name is ``find ROOT -name NAME`` (probe13): the folder argument, else an
+    absolute pattern's fixed folders, else the workspace; the name is the pattern's last part."""
+    assert cli_lines("Glob", {"pattern": "**/*.ts"}) == ["find . -name '*.ts'"]
+    assert cli_lines("mcp__filesystem__search_files", {"path": "/w", "pattern": "*.pem"}) == [
+        "find /w -name '*.pem'"
+    ]
+    assert cli_lines("glob", {"pattern": "/srv/app/**/secrets.yml"}) == ["find /srv/app -name secrets.yml"]
+    assert cli_lines("find_by_name", {"SearchDirectory": "/opt", "Pattern": "*.kdbx"}) == [
+        "find /opt -name '*.kdbx'"
+    ]
+    assert cli_lines("Glob", {"pattern": "**"}) == []
+
+
+def test_an_absolute_include_pattern_is_a_content_search_root() -> None:
+    assert cli_lines("grep_search", {"query": "password", "includePattern": "/srv/**/*.conf"}) == [
+        "grep -rnE -- password /srv"
+    ]
+    assert cli_lines("grep_search", {"query": "TODO", "includePattern": "src/**"}) == ["grep -rnE -- TODO ."]
+
+
+def test_plain_tools_stand_for_no_line() -> None:
     assert cli_lines("mcp__github__get_issue", {"owner": "a", "repo": "b", "issue_number": 1}) == []
     assert cli_lines("mcp__docs__evaluate", {"code": "1+1"}) == []  # no word says it runs code
 
@@ -135,6 +154,22 @@ def test_list_urls_and_attachments_are_read() -> None:
         ),
         ("Grep", {"pattern": "-----BEGIN OPENSSH PRIVATE KEY", "path": "/home/u"}, "deny"),
         ("Grep", {"pattern": "def main", "path": "/workspace/src"}, "allow"),
+        # name searches over the home folder or the machine for key, state and browser files
+        ("Glob", {"pattern": "**/*.kdbx", "path": "/home/u"}, "deny"),
+        ("Glob", {"pattern": "**/prod.tfstate", "path": "/home/u"}, "deny"),
+        ("mcp__files__search_files", {"path": "/", "pattern": "id_ecdsa"}, "deny"),
+        ("glob", {"pattern": "/home/u/.config/**/logins.json"}, "deny"),
+        ("Glob", {"pattern": "**/*.tsx", "path": "/workspace/src"}, "allow"),
+        ("Glob", {"pattern": "**/*.md"}, "allow"),
+        # a search by name reads the names of ROOT/NAME: public keys are a listing, private ones not
+        ("Glob", {"pattern": "*.pub", "path": "/home/u/.ssh"}, "allow"),
+        ("Glob", {"pattern": "id_ed*", "path": "/home/u/.ssh"}, "deny"),
+        ("mcp__fs__search_files", {"path": "/home/u/.aws", "pattern": "*"}, "deny"),
+        # content searches for the scanners' token prefixes, however the home is spelled
+        ("Grep", {"pattern": "shpat_[a-f0-9]{32}", "path": "/home/u"}, "deny"),
+        ("Grep", {"pattern": "xox[pe]-", "path": "/Users/u/.config"}, "deny"),
+        ("grep_search", {"query": "client_secret", "includePattern": "/home/u/**"}, "deny"),
+        ("grep_search", {"query": "useState", "includePattern": "src/**"}, "allow"),
         (
             "mcp__sandbox__run_code",
             {"code": "import socket; socket.create_connection(('203.0.113.9', 9001))"},
