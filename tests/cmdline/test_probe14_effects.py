@@ -1,0 +1,93 @@
+"""The readers added for the classes a fourteenth blind probe (tests/corpus/probe14, AI coding
+agents' own incidents) found unread, in spellings of our own with their nearest everyday
+look-alikes (none is a corpus entry): the project's git hooks skipped or uninstalled
+(``checks-off``), and Windows home wipes read with Windows' own splitting, so an unquoted
+``C:\\Users\\x`` and the text of ``cmd /c``/``powershell -Command`` are seen as Windows sees them."""
+
+from __future__ import annotations
+
+import pytest
+from dsh_policy.cmdline.effects import shell_acts
+
+
+def kinds(line: str) -> set[str]:
+    return {effect["kind"] for effect in shell_acts(line)}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git commit --no-verify -am 'save'",
+        "git commit -vn",
+        "git commit -an -m 'x'",
+        "git -C ../lib commit --no-verify -F msg.txt",
+        "git push --no-verify --set-upstream fork work",
+        "git merge --no-verify -m 'merge main' main",
+        "git rebase --no-verify origin/main",
+        "HUSKY=0 git push",
+        "export HUSKY=0; git commit -m 'x'",
+        "HUSKY_SKIP_HOOKS=1 git commit -m 'x'",
+        "SKIP=ruff,mypy git commit -m 'wip'",
+        "LEFTHOOK_EXCLUDE=lint git commit -m 'x'",
+        "OVERCOMMIT_DISABLE=1 git commit -m 'x'",
+        "sh -c 'LEFTHOOK=0 git commit -m x'",
+        "pre-commit uninstall -t pre-push",
+        "pnpm exec husky uninstall",
+        "overcommit --uninstall",
+    ],
+)
+def test_hooks_skipped_or_removed_are_checks_off(line: str) -> None:
+    assert "checks-off" in kinds(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git commit -m 'document --no-verify and -n in CONTRIBUTING'",
+        "git commit -m -n",
+        "git commit -F notes-n.txt",
+        "git commit -S -m signed",
+        "git push -n origin main",
+        "git push --dry-run",
+        "git log --no-verify-signatures",
+        "HUSKY=0 pnpm install --frozen-lockfile",
+        "SKIP=1 make test",
+        "pre-commit install && pre-commit run -a",
+        "npx husky init",
+        "lefthook run pre-commit",
+        "git commit -- -n.txt",
+    ],
+)
+def test_everyday_commits_and_hook_runs_are_not_checks_off(line: str) -> None:
+    assert "checks-off" not in kinds(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Remove-Item E:\\Users\\sam -Recurse",
+        "ri -r -fo C:\\Users\\sam\\",
+        "erase /s /q C:\\Users\\sam\\*",
+        "rmdir /S /Q C:\\Users\\sam",
+        'cmd /k "del /s /q %USERPROFILE%\\*"',
+        'powershell -NoP -c "gci $env:USERPROFILE -r | ri -Force -Recurse"',
+        'pwsh -Command "Remove-Item -Recurse -Force $HOME"',
+    ],
+)
+def test_windows_home_wipes_are_erase_contents(line: str) -> None:
+    assert "erase-contents" in kinds(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Remove-Item -Recurse -Force .\\dist",
+        "rd /s /q C:\\Users\\sam\\repos\\site\\node_modules",
+        "del /q C:\\Users\\sam\\Downloads\\setup.log",
+        'cmd /c "rd /s /q build & msbuild app.sln"',
+        'powershell -Command "Get-ChildItem C:\\Users\\sam\\repos -Recurse -Filter *.tmp"',
+        "printf 'a\\\\b' > out.txt",
+    ],
+)
+def test_windows_project_cleanups_are_not_erase_contents(line: str) -> None:
+    assert "erase-contents" not in kinds(line)
