@@ -14,6 +14,13 @@ task says "commit" - the block-no-verify reports on the agents' trackers, a four
 - the hooks uninstalled: ``pre-commit uninstall``, ``lefthook uninstall``, ``husky uninstall``,
   ``overcommit --uninstall``, also through a package runner (``npx husky uninstall``).
 
+And ``secret-commit``: a secret file staged for a commit by name (``git add``/``git stage``, with
+or without ``-f``, which overrides .gitignore): an environment file (``.env``, ``.env.local``,
+``.env.production``; ``.env.example``/``.sample``/``.template``/``.dist``/``.defaults`` are the
+files meant to be committed), a private SSH key (``id_ed25519``, not ``.pub``), the package
+managers' and netrc token files, a cloud service-account key file. Staging everything (``git add
+-A``) is not read: what it takes depends on .gitignore, which the line does not show.
+
 ``core.hooksPath`` pointed elsewhere is a ``runs-later-config`` of the trust reader, and hooks
 files written or deleted are judged by the write rules.
 """
@@ -26,7 +33,7 @@ from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["check_skip_acts"]
+__all__ = ["check_skip_acts", "secret_commit_acts"]
 
 _VERIFYING = frozenset({"commit", "push", "merge", "rebase", "am", "pull", "cherry-pick", "revert"})
 _VALUE_OPTIONS = frozenset(
@@ -122,3 +129,24 @@ def check_skip_acts(script: str, commands: list[list[str]]) -> Iterator[Effect]:
             yield _fx("checks-off", "uninstalls the project's git hooks", " ".join(argv[:3]))
     if committing and _SWITCHED_OFF.search(script):
         yield _fx("checks-off", "switches the project's git hooks off for a commit or push", "")
+
+
+_SECRET_FILE = lazy_compile(
+    r"(?i)(?:^|/)(?:\.env(?:\.(?!(?:example|sample|template|dist|defaults?|schema)$)[\w.-]+)?"
+    r"|id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?|\.npmrc|\.pypirc|\.netrc|\.git-credentials"
+    r"|credentials\.json|[\w.-]*service[-_]?account[\w.-]*\.json)$"
+)
+
+
+def secret_commit_acts(commands: list[list[str]]) -> Iterator[Effect]:
+    """``secret-commit`` for ``git add``/``git stage`` naming a secret file (see the module)."""
+    for argv in commands:
+        if not argv or argv[0] != "git":
+            continue
+        verb, words = _git_verb(argv)
+        if verb not in ("add", "stage"):
+            continue
+        named = [w for w in words if not w.startswith("-")]
+        hit = next((w for w in named if _SECRET_FILE.search(w.rstrip("/"))), None)
+        if hit:
+            yield _fx("secret-commit", "stages a secret file for a commit", hit)

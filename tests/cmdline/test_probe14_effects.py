@@ -65,6 +65,39 @@ def test_everyday_commits_and_hook_runs_are_not_checks_off(line: str) -> None:
 @pytest.mark.parametrize(
     "line",
     [
+        "git add .env",
+        "git add -f web/.env.development.local",
+        "git -C app add --force .env.prod",
+        "git add ~/.ssh/id_rsa",
+        "git add .npmrc package.json",
+        "git stage gcp-service-account-prod.json",
+        "git add secrets/credentials.json && git commit -m x",
+    ],
+)
+def test_secret_files_staged_are_secret_commit(line: str) -> None:
+    assert "secret-commit" in kinds(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git add .env.example",
+        "git add .env.sample .env.defaults",
+        "git add -A",
+        "git add src/env.py docs/environment.md",
+        "git add keys/id_ed25519.pub",
+        "git rm --cached .env",
+        "git diff .env.production",
+        "git add .envrc.md",
+    ],
+)
+def test_everyday_staging_is_not_secret_commit(line: str) -> None:
+    assert "secret-commit" not in kinds(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
         "Remove-Item E:\\Users\\sam -Recurse",
         "ri -r -fo C:\\Users\\sam\\",
         "erase /s /q C:\\Users\\sam\\*",
