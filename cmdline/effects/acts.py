@@ -22,7 +22,7 @@ from dsh_policy.cmdline.effects.apps import app_command_acts
 from dsh_policy.cmdline.effects.availability import availability_command_acts, availability_line_acts
 from dsh_policy.cmdline.effects.build_tools import env_file_acts
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
-from dsh_policy.cmdline.effects.checks import check_skip_acts, secret_commit_acts
+from dsh_policy.cmdline.effects.checks import check_skip_acts, protection_off_acts, secret_commit_acts
 from dsh_policy.cmdline.effects.chosen_operands import chosen_operand_acts
 from dsh_policy.cmdline.effects.cloud_abuse import cloud_abuse_acts
 from dsh_policy.cmdline.effects.cloud_more import cloud_command_acts
@@ -99,6 +99,7 @@ KINDS = frozenset(
         "outage",
         "checks-off",
         "secret-commit",
+        "protection-off",
     }
 )
 """Every effect kind :func:`shell_acts` reports."""
@@ -546,6 +547,7 @@ def command_acts(argv: list[str]) -> list[Effect]:
     found.extend(cloud_takeover_acts(argv))
     found.extend(platform_acts(argv))
     found.extend(forge_acts(argv))
+    found.extend(protection_off_acts(argv))
     return found
 
 

@@ -21,6 +21,14 @@ files meant to be committed), a private SSH key (``id_ed25519``, not ``.pub``), 
 managers' and netrc token files, a cloud service-account key file. Staging everything (``git add
 -A``) is not read: what it takes depends on .gitignore, which the line does not show.
 
+And ``protection-off``: a cloud resource's deletion protection removed, the step before it can be
+deleted (the DataTalks.Club post-mortem: the database and its snapshots went because nothing
+protected them): ``--no-deletion-protection`` (RDS, DocumentDB, Neptune, Cloud SQL, Compute
+Engine), DynamoDB's ``--no-deletion-protection-enabled``, CloudFormation's
+``--no-enable-termination-protection``, EC2's ``--no-disable-api-termination``, a load balancer's
+``deletion_protection.enabled`` set to false, and Azure resource locks deleted (``az lock
+delete``, ``az group lock delete``, ``az resource lock delete``). Turning protection on stays allowed.
+
 ``core.hooksPath`` pointed elsewhere is a ``runs-later-config`` of the trust reader, and hooks
 files written or deleted are judged by the write rules.
 """
@@ -33,7 +41,7 @@ from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["check_skip_acts", "secret_commit_acts"]
+__all__ = ["check_skip_acts", "protection_off_acts", "secret_commit_acts"]
 
 _VERIFYING = frozenset({"commit", "push", "merge", "rebase", "am", "pull", "cherry-pick", "revert"})
 _VALUE_OPTIONS = frozenset(
@@ -150,3 +158,25 @@ def secret_commit_acts(commands: list[list[str]]) -> Iterator[Effect]:
         hit = next((w for w in named if _SECRET_FILE.search(w.rstrip("/"))), None)
         if hit:
             yield _fx("secret-commit", "stages a secret file for a commit", hit)
+
+
+_CLOUD_CLIS = frozenset(
+    {"aws", "awslocal", "gcloud", "az", "doctl", "oci", "ibmcloud", "linode-cli", "hcloud", "scw"}
+)
+_PROTECTION_OFF = lazy_compile(
+    r"(?i)^(?:--no-(?:deletion-protection(?:-enabled)?|enable-termination-protection|disable-api-termination)"
+    r"|--(?:deletion-protection(?:-enabled)?|enable-termination-protection|disable-api-termination)=(?:false|0|no)"
+    r"|.*deletion_protection\.enabled\W+(?:Value=)?false.*)$"
+)
+
+
+def protection_off_acts(argv: list[str]) -> Iterator[Effect]:
+    """``protection-off`` for one cloud CLI command (see the module)."""
+    if not argv or argv[0] not in _CLOUD_CLIS:
+        return
+    hit = next((a for a in argv[1:] if _PROTECTION_OFF.match(a)), None)
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if hit is None and argv[0] == "az" and "lock" in words[:3] and "delete" in words[:4]:
+        hit = "lock delete"
+    if hit is not None:
+        yield _fx("protection-off", f"{argv[0]} removes a resource's deletion protection", hit)

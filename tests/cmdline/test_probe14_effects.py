@@ -98,6 +98,38 @@ def test_everyday_staging_is_not_secret_commit(line: str) -> None:
 @pytest.mark.parametrize(
     "line",
     [
+        "aws docdb modify-db-cluster --db-cluster-identifier d1 --no-deletion-protection",
+        "aws dynamodb update-table --table-name events --no-deletion-protection-enabled",
+        "aws cloudformation update-termination-protection --no-enable-termination-protection --stack-name s",
+        "aws ec2 modify-instance-attribute --instance-id i-0abc --no-disable-api-termination",
+        "aws elbv2 modify-load-balancer-attributes --load-balancer-arn x"
+        " --attributes Key=deletion_protection.enabled,Value=false",
+        "gcloud compute instances update vm-1 --no-deletion-protection --zone europe-west1-b",
+        "az lock delete --name nodelete --resource-group rg1",
+        "az resource lock delete --name l --resource r --resource-type Microsoft.Sql/servers -g rg1",
+    ],
+)
+def test_deletion_protection_removed_is_protection_off(line: str) -> None:
+    assert "protection-off" in kinds(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "aws rds modify-db-instance --db-instance-identifier d1 --deletion-protection",
+        "aws dynamodb update-table --table-name events --deletion-protection-enabled",
+        "gcloud sql instances describe billing-db --format='value(settings.deletionProtectionEnabled)'",
+        "az lock create --name nodelete --lock-type CanNotDelete -g rg1",
+        "az lock list -g rg1",
+    ],
+)
+def test_protection_kept_or_read_is_not_protection_off(line: str) -> None:
+    assert "protection-off" not in kinds(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
         "Remove-Item E:\\Users\\sam -Recurse",
         "ri -r -fo C:\\Users\\sam\\",
         "erase /s /q C:\\Users\\sam\\*",
