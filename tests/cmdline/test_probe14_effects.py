@@ -130,6 +130,34 @@ def test_protection_kept_or_read_is_not_protection_off(line: str) -> None:
 @pytest.mark.parametrize(
     "line",
     [
+        "claude config set -g permissions.defaultMode bypassPermissions",
+        "claude config set skipDangerousModePermissionPrompt true",
+        "codex -c approval_policy=never exec 'run the migration'",
+        "codex --config sandbox_mode=danger-full-access",
+        "qwen config set approvalMode yolo",
+    ],
+)
+def test_agent_settings_without_approvals_are_agent_unsafe(line: str) -> None:
+    assert "agent-unsafe" in kinds(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "claude config set -g theme dark",
+        "claude config get permissions.defaultMode",
+        "claude config set -g autoUpdates false",
+        "codex -c model=o4-mini exec 'summarize the diff'",
+        "codex --config approval_policy=on-request",
+    ],
+)
+def test_ordinary_agent_settings_are_not_agent_unsafe(line: str) -> None:
+    assert "agent-unsafe" not in kinds(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
         "Remove-Item E:\\Users\\sam -Recurse",
         "ri -r -fo C:\\Users\\sam\\",
         "erase /s /q C:\\Users\\sam\\*",
