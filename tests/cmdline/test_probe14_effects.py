@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from dsh_policy.cmdline.effects import shell_acts
+from dsh_policy.cmdline.shell import shell_commands
 
 
 def kinds(line: str) -> set[str]:
@@ -153,6 +154,22 @@ def test_agent_settings_without_approvals_are_agent_unsafe(line: str) -> None:
 )
 def test_ordinary_agent_settings_are_not_agent_unsafe(line: str) -> None:
     assert "agent-unsafe" not in kinds(line)
+
+
+@pytest.mark.parametrize(
+    ("line", "inner"),
+    [
+        ("railway run -s api npx knex migrate:latest", ["knex", "migrate:latest"]),
+        ("doppler run --config prd -- python manage.py migrate", ["python", "manage.py", "migrate"]),
+        ("infisical run --env=prod -- npm run migrate", ["npm", "run", "migrate"]),
+        ("op run --env-file=.env.tpl -- node scripts/sync.js", ["node", "scripts/sync.js"]),
+        ("dotenvx run -f .env.production -- alembic upgrade head", ["alembic", "upgrade", "head"]),
+        ("dotenv -e .env.staging -- prisma migrate deploy", ["prisma", "migrate", "deploy"]),
+        ("heroku run -a shop-prod rails console", ["rails", "console"]),
+    ],
+)
+def test_secret_injecting_runners_are_read_as_the_command_they_run(line: str, inner: list[str]) -> None:
+    assert any(argv[: len(inner)] == inner for argv in shell_commands(line))
 
 
 @pytest.mark.parametrize(
