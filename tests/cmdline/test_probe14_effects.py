@@ -157,6 +157,22 @@ def test_ordinary_agent_settings_are_not_agent_unsafe(line: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "line",
+    [
+        "grep -rEo 'sk-[a-zA-Z0-9_-]{32,}' ~",
+        "rg -o 'hf_[A-Za-z]{34}' /home/sam",
+        "grep -rhoE 'npm_[A-Za-z0-9]{36}' /Users/sam",
+    ],
+)
+def test_token_searches_spelled_as_character_classes_are_secret_hunts(line: str) -> None:
+    assert "secret-hunt" in kinds(line)
+
+
+def test_a_token_search_inside_the_project_is_not_a_secret_hunt() -> None:
+    assert "secret-hunt" not in kinds("grep -rn 'sk-[a-z]' src/")
+
+
+@pytest.mark.parametrize(
     ("line", "inner"),
     [
         ("railway run -s api npx knex migrate:latest", ["knex", "migrate:latest"]),
