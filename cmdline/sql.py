@@ -205,6 +205,10 @@ def _statement(text: str) -> dict[str, str]:
         and any(w in ("superuser", "createrole", "bypassrls", "replication") for w in words)
     ):
         return _entry("grant", words[1], _name_after(text, words[1]), "", text)
+    if verb == "alter" and len(words) > 2 and words[1] == "table" and "disable" in words and "row" in words:
+        # `ALTER TABLE t DISABLE ROW LEVEL SECURITY`: every row open to every role that can read
+        # the table (Supabase's anon key included): a grant of every row (probe14).
+        return _entry("grant", "table", _name_after(text, "table"), "", text)
     if verb in ("grant", "revoke"):
         return _entry(verb, "privileges", "", "", text)
     if verb in (

@@ -22,6 +22,7 @@ from dsh_policy.cmdline.effects.apps import app_command_acts
 from dsh_policy.cmdline.effects.availability import availability_command_acts, availability_line_acts
 from dsh_policy.cmdline.effects.build_tools import env_file_acts
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
+from dsh_policy.cmdline.effects.checks import check_skip_acts, protection_off_acts, secret_commit_acts
 from dsh_policy.cmdline.effects.chosen_operands import chosen_operand_acts
 from dsh_policy.cmdline.effects.cloud_abuse import cloud_abuse_acts
 from dsh_policy.cmdline.effects.cloud_more import cloud_command_acts
@@ -96,6 +97,9 @@ KINDS = frozenset(
         "scan",
         "cloud-spend",
         "outage",
+        "checks-off",
+        "secret-commit",
+        "protection-off",
     }
 )
 """Every effect kind :func:`shell_acts` reports."""
@@ -543,6 +547,7 @@ def command_acts(argv: list[str]) -> list[Effect]:
     found.extend(cloud_takeover_acts(argv))
     found.extend(platform_acts(argv))
     found.extend(forge_acts(argv))
+    found.extend(protection_off_acts(argv))
     return found
 
 
@@ -587,7 +592,9 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(workload_line_acts(line, commands))
     found.extend(lockout_line_acts(line, commands))
     found.extend(env_file_acts(line, written))
-    found.extend(overwrite_acts(commands))
+    found.extend(overwrite_acts(commands, line))
+    found.extend(check_skip_acts(line, commands))
+    found.extend(secret_commit_acts(commands))
     for script in scripts:
         found.extend(collection_line_acts(script, commands))
     for script in scripts:

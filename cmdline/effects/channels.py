@@ -30,6 +30,11 @@ _AGENT_BYPASS = lazy_compile(
     r"^--?(?:dangerously[\w-]*|yolo|trust-all-tools|approval-mode=yolo|full-auto|allow-all-tools"
     r"|permission-mode=bypassPermissions|skip-permissions[\w-]*|force|auto-approve|no-confirm)$"
 )
+_UNSAFE_SETTING = lazy_compile(
+    r"(?i)(?:^|[=\"'\s])[\"']?(?:bypassPermissions|yolo|danger-full-access|full-auto)\b"
+    r"|approval[\w.-]*[\"']?\s*[=\s]\s*[\"']?never\b|dangerously|skipDangerousModePermissionPrompt"
+    r"|autoApprove[\w.]*[\"']?\s*[=\s]\s*(?:true|[\"']?\*)"
+)
 _AGENTS = frozenset(
     {
         "claude",
@@ -73,6 +78,18 @@ def _agent(argv: list[str]) -> Iterator[Effect]:
             "agent-unsafe", f"starts {argv[0]} with its approvals or sandbox off", " ".join(flags) or mode
         )
     words = _words(argv)
+    # The same switch kept in the agent's settings: `claude config set -g permissions.defaultMode
+    # bypassPermissions`, `codex -c approval_policy=never` (probe14: agents widening their own
+    # permissions).
+    settings = words[2:] if words[:2] in (["config", "set"], ["config", "add"]) else []
+    settings += [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-c", "--config")]
+    settings += [a.split("=", 1)[1] for a in argv[1:] if a.startswith("--config=")]
+    if settings and _UNSAFE_SETTING.search(" ".join(settings)):
+        yield _fx(
+            "agent-unsafe",
+            f"sets {argv[0]} to run with its approvals or sandbox off",
+            " ".join(settings)[:80],
+        )
     if words[:2] == ["mcp", "add"] or words[:2] == ["mcp", "add-json"]:
         yield _fx(
             "runs-later-config",

@@ -220,7 +220,8 @@ _SECRET_TEXT = lazy_compile(
     r"(?i)passw|secret|api[_-]?key|token|AKIA|ASIA|PRIVATE KEY|BEGIN [A-Z ]*KEY|aws_access|ghp_|xox[a-z\[]"
     # the secret scanners' token prefixes (gitleaks, GitGuardian), in a search's regex spelling too
     r"|\b[sr]k_(?:live|test)_|\bshp(?:at|ss|ca|pa)_|\bhvs\\?\.|\bdop_v1_|\bya29\\?\.|pypi-AgE|\bSG\\?\.|\bsq0(?:atp|csp)-|\bglrt-"
-    r"|sk-[a-z(]|credential|glpat-|github_pat_|AIza|hf_[a-z]|npm_[a-z0-9]{8}|://[^@\n]{0,80}:[^@\n]{0,80}@"
+    # (a prefix followed by a character class, `sk-[A-Za-z0-9]{20,}`, is a search for the token too)
+    r"|sk-[a-z(\[]|credential|glpat-|github_pat_|AIza|hf_[a-z\[]|npm_(?:[a-z0-9]{8}|\[)|://[^@\n]{0,80}:[^@\n]{0,80}@"
 )
 """Text a search for secrets looks for. The patterns it is matched against are the searches' own
 regular expressions, so a user:password@ URL is found in its regex spelling too

@@ -9,6 +9,11 @@ and ``cipher /W`` over ``%USERPROFILE%``), read as the ``erase-contents`` effect
 - PowerShell's ``Remove-Item``/``rm``/``ri`` given a home folder (``$env:USERPROFILE``,
   ``$HOME``, ``~``, ``C:\\Users\\NAME``) recursively, or fed by a recursive ``Get-ChildItem`` of
   one; ``cipher /W`` over a home (free space wiped so deleted files cannot be recovered).
+  Windows paths are read as Windows reads them: the POSIX reading takes the backslashes of an
+  unquoted ``C:\\Users\\bob`` for escapes (``C:Usersbob``, which could be any depth), so a line
+  with a backslash is also split here the way cmd and PowerShell split it (commands at ``|``,
+  ``&``, ``&&``, ``||``, ``;``, words at blanks and quotes, backslashes kept), and so is the text
+  a ``cmd /c`` or ``powershell -Command`` runs; the commands found are judged the same way.
 
 Creating a disk image (``dd if=/dev/zero of=test.img``) and emptying one log file stay allowed.
 """
@@ -28,6 +33,10 @@ _HOME = lazy_compile(
     r"(?i)^[\"']?(?:\$env:(?:USERPROFILE|HOMEPATH|HOME)|%USERPROFILE%|%HOMEPATH%|\$HOME|\$\{HOME\}|~"
     r"|[A-Z]:\\+Users\\+[^\\\"']+|/+home/+[^/\"']+|/+Users/+[^/\"']+)[\\/]*\*?[\"']?$"
 )
+_WINDOWS_SHELLS = frozenset({"cmd", "cmd.exe", "powershell", "powershell.exe", "pwsh", "pwsh.exe"})
+_BODY_SWITCH = lazy_compile(r"(?i)^(?:/[ck]|-c(?:o(?:m(?:m(?:a(?:n(?:d)?)?)?)?)?)?)$")
+_WINDOWS_SEPARATORS = lazy_compile(r"\s*(?:&&|\|\||[|&;])\s*")
+_WINDOWS_WORD = lazy_compile(r'"[^"]*"|\'[^\']*\'|[^\s"\']+')
 _REMOVERS = frozenset({"remove-item", "ri", "rm", "del", "erase", "rd", "rmdir", "rmdir.exe"})
 _RECURSIVE = lazy_compile(r"(?i)^(?:-r(?:ecurse)?|/s)$")
 
@@ -52,8 +61,33 @@ def _dd(argv: list[str]) -> Iterator[Effect]:
         yield _fx("erase-contents", "dd overwrites a file's contents in place", target)
 
 
-def overwrite_acts(commands: list[list[str]]) -> Iterator[Effect]:
+def _windows_split(text: str) -> list[list[str]]:
+    """``text`` split the way cmd and PowerShell split it: commands at ``|``, ``&``, ``&&``,
+    ``||``, ``;``, words at blanks and quotes (dropped), backslashes kept as path separators."""
+    found: list[list[str]] = []
+    for part in _WINDOWS_SEPARATORS.split(text):
+        words = [w.strip("\"'") for w in _WINDOWS_WORD.findall(part)]
+        if words:
+            found.append(words)
+    return found
+
+
+def _windows_commands(line: str, commands: list[list[str]]) -> list[list[str]]:
+    """The line's commands as Windows reads them (only when a backslash makes the readings
+    differ) and the commands inside ``cmd /c TEXT`` and ``powershell -Command TEXT``."""
+    found = _windows_split(line) if "\\" in line else []
+    for argv in [*commands, *found]:
+        if argv and argv[0].lower() in _WINDOWS_SHELLS:
+            body = next(
+                (" ".join(argv[i + 1 :]) for i, a in enumerate(argv[1:], 1) if _BODY_SWITCH.match(a)), ""
+            )
+            found.extend(_windows_split(body))
+    return found
+
+
+def overwrite_acts(commands: list[list[str]], line: str = "") -> Iterator[Effect]:
     """The effects above for a line's commands (find -exec and xargs already unwrapped)."""
+    commands = [*commands, *_windows_commands(line, commands)]
     programs = {argv[0].lower() for argv in commands if argv}
     fed = bool(programs & {"find", "xargs", "fd", "parallel"})
     listed_home = any(

@@ -266,6 +266,22 @@ RUNNERS: dict[str, dict[tuple[str, ...], _Runner]] = {
     "conda": {("run",): _Runner(WrapperOptions("np", longs("name", "prefix", "cwd")))},
     "mamba": {("run",): _Runner(WrapperOptions("np", longs("name", "prefix", "cwd")))},
     "micromamba": {("run",): _Runner(WrapperOptions("np", longs("name", "prefix", "cwd")))},
+    # Runners that hand the command a deployment's secrets (and so its production database): the
+    # command they run is the one that acts (probe14: `railway run npx prisma db push ...`).
+    "railway": {("run",): _Runner(WrapperOptions("se", longs("service", "environment")))},
+    "doppler": {("run",): _Runner(
+        WrapperOptions("pc", longs("project", "config", "token", "name-transformer", "fallback", "mount",
+                                   "mount-format", "mount-template", "mount-max-reads", "scope",
+                                   "api-host", "configuration")))},
+    "infisical": {("run",): _Runner(
+        WrapperOptions("", longs("env", "projectId", "path", "token", "domain", "tags", "watch-interval")),
+        shell_string_long="command")},
+    "op": {("run",): _Runner(WrapperOptions("", longs("env-file", "account", "session", "config", "cache",
+                                                       "encoding", "iso-timestamps")))},
+    "dotenvx": {("run",): _Runner(WrapperOptions("f", longs("env-file", "env", "env-keys-file", "convention",
+                                                             "log-level")))},
+    "dotenv": {(): _Runner(WrapperOptions("ecv", longs("e", "c", "v")))},
+    "heroku": {("run",): _Runner(WrapperOptions("aser", longs("app", "size", "env", "remote", "type")))},
 }  # fmt: skip
 RUNNER_GLOBAL_OPTIONS = WrapperOptions(
     "CFPpw", longs("dir", "filter", "directory", "project", "cache-dir", "config-file", "prefix")
