@@ -110,6 +110,9 @@ _REGISTRY_KEYS = lazy_compile(
     r"|[\w.]*find-links|global\.index|channels|default_channels|mirror\..*|source|sources)$"
 )
 _FALSE = lazy_compile(r"(?i)^(?:false|0|no|off)$")
+_PLAIN_HTTP = lazy_compile(r"(?i)^http://")
+_LOOPBACK_ONLY = lazy_compile(r"^[\s\[\]\"',]*(?:(?:localhost|127\.0\.0\.1|::1|\[::1\])[\s\[\]\"',]*)+$")
+_YARN_CHECKS_OFF = lazy_compile(r"(?i)^(?:checksumBehavior=(?:ignore|update|reset)|unsafeHttpWhitelist=.+)$")
 _LATER_GIT_KEYS = lazy_compile(
     r"(?i)^(?:core\.(?:hookspath|fsmonitor|sshcommand|pager|editor|askpass|gitproxy)|alias\.[\w-]+"
     r"|include(?:if\.[^=]*)?\.path|filter\.[\w-]+\.(?:clean|smudge|process)"
@@ -158,6 +161,14 @@ def _package_config(argv: list[str]) -> Iterator[Effect]:
             yield _fx("tls-off", f"turns off TLS verification ({key})", key)
         elif _REGISTRY_KEYS.match(key):
             yield _fx("registry", f"changes the package registry ({key})", value)
+            if _PLAIN_HTTP.match(value):
+                # even the official registry's name over plain HTTP: anyone on the path serves
+                # the packages (the rule exempts a registry on this machine)
+                yield _fx("tls-off", f"fetches packages over plain HTTP ({key})", value)
+        elif tool == "yarn" and _YARN_CHECKS_OFF.match(f"{key}={value}") and not _LOOPBACK_ONLY.match(value):
+            # Berry's checksumBehavior ignore/update/reset accepts whatever archive is served
+            # (update rewrites the lockfile to match it); unsafeHttpWhitelist allows plain HTTP
+            yield _fx("tls-off", f"turns off yarn's archive checks ({key})", key)
         elif tool in ("npm", "pnpm", "yarn", "bun") and re.match(
             r"^scripts\.(?:pre|post)?(?:install|uninstall)$|^scripts\.prepare$", key
         ):

@@ -280,6 +280,8 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|extra_index_url)\s*[=:]|npmRegistryServer|\bGOPROXY\s*=|\bGONOSUMDB|\bGOPRIVATE\s*="
         r"|\[source\.[^\]]+\]|replace-with|\bmirror\.|<mirror>|\bsource\s*=\s*[\"']https?://"
         r"|distributionUrl\s*=\s*https?\\?://(?!services\.gradle\.org/|repo1?\.maven\.apache\.org/)"
+        # a NuGet.config package source other than nuget.org
+        r"|<add\s+key\s*=\s*[\"'][^\"']*[\"']\s+value\s*=\s*[\"']https?://(?!api\.nuget\.org/)"
     ),
     # TLS verification off
     "tls-off": lazy_compile(
@@ -287,6 +289,13 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|sslVerify\s*=\s*false|trusted-host|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*[\"']?0"
         r"|GIT_SSL_NO_VERIFY|PYTHONHTTPSVERIFY\s*=\s*[\"']?0|GOINSECURE|GOFLAGS\s*=.*-insecure"
         r"|check-revoke\s*=\s*false|\binsecure\s*=\s*true|ca-?file\s*=\s*/dev/null"
+        # archive checks and plain HTTP: yarn's checksumBehavior and HTTP allow-list, a registry
+        # named over http:// (not on this machine), RubyGems' VERIFY_NONE, composer's switches,
+        # NuGet's insecure sources and unsigned packages accepted
+        r"|checksumBehavior[\"']?\s*:\s*[\"']?(?:ignore|update|reset)|unsafeHttpWhitelist"
+        r"|(?:registry|npmRegistryServer)[\"']?\s*[=:]\s*[\"']?http://(?!localhost|127\.0\.0\.1|\[::1\])"
+        r"|ssl_verify_mode[\"']?\s*[=:]\s*0\b|[\"']disable-tls[\"']\s*:\s*true|[\"']secure-http[\"']\s*:\s*false"
+        r"|allowInsecureConnections\s*=\s*[\"']true|signatureValidationMode[\"']\s+value\s*=\s*[\"']accept"
     ),
     # a package manager's config naming the program it runs for every build, install or test
     # (cargo's rustc-wrapper/runner/linker, npm's script-shell and node-options --require, yarnPath,

@@ -48,6 +48,7 @@ _ASSIGNMENT = lazy_compile(
     r"([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;&|)]*)"
 )
 _FALSE = lazy_compile(r"(?i)^(?:false|0|no|off|none)$")
+_TRUE = lazy_compile(r"(?i)^(?:true|1|yes|on)$")
 
 
 def env_switch_acts(line: str) -> Iterator[Effect]:
@@ -90,7 +91,62 @@ def _java_build(argv: list[str]) -> Iterator[Effect]:
             return
 
 
+def _poetry_config(argv: list[str]) -> Iterator[Effect]:
+    # `poetry config certificates.<repo>.cert false`: the repository's certificate is not checked
+    # (`repositories.<name>` are upload targets, not install sources: left to the publish readers)
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if (
+        words[:1] == ["config"]
+        and len(words) >= 3
+        and re.match(r"^certificates\.[\w-]+\.cert$", words[1])
+        and _FALSE.match(words[2])
+    ):
+        yield _fx("tls-off", f"poetry config {words[1]}", words[1])
+
+
+def _bundle_config(argv: list[str]) -> Iterator[Effect]:
+    # `bundle config [set] [--global|--local] ssl_verify_mode 0` (OpenSSL's VERIFY_NONE)
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if words[:1] != ["config"]:
+        return
+    words = words[2:] if words[1:2] == ["set"] else words[1:]
+    if len(words) >= 2 and words[0].lower() == "ssl_verify_mode" and words[1] == "0":
+        yield _fx("tls-off", "bundle config ssl_verify_mode 0", words[0])
+
+
+def _composer_config(argv: list[str]) -> Iterator[Effect]:
+    # `composer config [-g] secure-http false` allows http:// package URLs; `disable-tls true`
+    # turns TLS off altogether
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if words[:1] != ["config"] or len(words) < 3:
+        return
+    key, value = words[1].lower(), words[2]
+    if (key == "secure-http" and _FALSE.match(value)) or (key == "disable-tls" and _TRUE.match(value)):
+        yield _fx("tls-off", f"composer config {key} {value}", key)
+
+
+_SIGNATURE_CHECKS_OFF = lazy_compile(
+    r"^--(?:insecure-ignore-tlog|insecure-ignore-sct|insecure-skip-verify|allow-insecure-registry"
+    r"|allow-http-registry|insecure-ignore-tsa)(?:=(?:true|1))?$"
+)
+
+
+def _sigstore(argv: list[str]) -> Iterator[Effect]:
+    # a cosign or sigstore check that skips the transparency log, the certificate timestamp or
+    # the registry's TLS proves less than it reports: an artifact signed by a stolen key, outside
+    # the log, passes
+    off = next((a for a in argv[1:] if _SIGNATURE_CHECKS_OFF.match(a)), None)
+    if off is not None:
+        yield _fx("tls-off", f"{argv[0]} with its checks relaxed ({off})", off)
+
+
 TRUST_HANDLERS = {
+    "poetry": _poetry_config,
+    "bundle": _bundle_config,
+    "bundler": _bundle_config,
+    "composer": _composer_config,
+    "cosign": _sigstore,
+    "sigstore": _sigstore,
     "pdm": _pdm,
     "dotnet": _dotnet,
     "nuget": _dotnet,

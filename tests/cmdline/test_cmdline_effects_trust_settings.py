@@ -58,3 +58,42 @@ def test_each_setting_reads_as_its_effect(line: str, kind: str) -> None:
 )
 def test_everyday_settings_have_no_trust_effect(line: str) -> None:
     assert not {"registry", "tls-off", "runs-later-config"} & set(kinds(line)), (line, shell_acts(line))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "poetry config certificates.corp-index.cert false",
+        "bundle config ssl_verify_mode 0",
+        "bundle config set --global ssl_verify_mode 0",
+        "composer config secure-http false",
+        "composer config -g disable-tls 1",
+        "cosign verify --insecure-ignore-sct --key cosign.pub registry.example/app:2",
+        "cosign verify-attestation --allow-insecure-registry --key k.pub reg.example/app:3",
+        "yarn config set checksumBehavior reset",
+        "yarn config set unsafeHttpWhitelist --json '[\"pkgs.mirror.example\"]'",
+        "npm config set registry http://npm.mirror.example/",
+        "pnpm config set @corp:registry http://npm.corp.example/",
+    ],
+)
+def test_checks_relaxed_in_other_managers_read_as_tls_off(line: str) -> None:
+    assert "tls-off" in kinds(line), (line, shell_acts(line))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "poetry config repositories.testpypi https://test.pypi.org/legacy/",
+        "poetry config virtualenvs.in-project true",
+        "bundle config set --local path vendor/bundle",
+        "composer config minimum-stability dev",
+        "composer config secure-http true",
+        "cosign verify --key cosign.pub registry.example/app:2",
+        "yarn config set nodeLinker node-modules",
+        "yarn config set checksumBehavior throw",
+        "yarn config set unsafeHttpWhitelist --json '[\"localhost\"]'",
+        "npm config set registry https://registry.npmjs.org/",
+    ],
+)
+def test_ordinary_settings_of_the_same_managers_stay_quiet(line: str) -> None:
+    assert "tls-off" not in kinds(line), (line, shell_acts(line))
