@@ -97,3 +97,37 @@ def test_checks_relaxed_in_other_managers_read_as_tls_off(line: str) -> None:
 )
 def test_ordinary_settings_of_the_same_managers_stay_quiet(line: str) -> None:
     assert "tls-off" not in kinds(line), (line, shell_acts(line))
+
+
+@pytest.mark.parametrize(
+    ("line", "url"),
+    [
+        (
+            "curl -fsSLo /tmp/w.whl https://wheels.example.io/w-2.0-py3-none-any.whl && pip3 install /tmp/w.whl",  # noqa: E501
+            "https://wheels.example.io/w-2.0-py3-none-any.whl",
+        ),
+        (
+            "wget https://mirror.example.io/npm/left-3.1.0.tgz; pnpm add ./left-3.1.0.tgz",
+            "https://mirror.example.io/npm/left-3.1.0.tgz",
+        ),
+        ("curl -L -o kit.gem https://s.example.io/k && gem install ./kit.gem", "https://s.example.io/k"),
+        ("wget -O /tmp/p.tgz https://t.example.io/p && uv pip install /tmp/p.tgz", "https://t.example.io/p"),
+    ],
+)
+def test_a_package_the_line_downloads_then_installs_comes_from_its_url(line: str, url: str) -> None:
+    assert {"kind": "registry", "target": url} in [
+        {"kind": e["kind"], "target": e["target"]} for e in shell_acts(line)
+    ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "npm pack && npm install ../lib/acme-lib-0.3.0.tgz",
+        "python -m build && pip install dist/acme-0.3.0-py3-none-any.whl",
+        "curl -fsSLo /tmp/data.tgz https://data.example.io/d.tgz && tar -xzf /tmp/data.tgz",
+        "curl -sSLo notes.zip https://files.example.io/n.zip && pip install -r requirements.txt",
+    ],
+)
+def test_installs_of_files_the_line_did_not_download_stay_quiet(line: str) -> None:
+    assert "registry" not in kinds(line), (line, shell_acts(line))
