@@ -111,6 +111,9 @@ _REGISTRY_KEYS = lazy_compile(
 )
 _FALSE = lazy_compile(r"(?i)^(?:false|0|no|off)$")
 _PLAIN_HTTP = lazy_compile(r"(?i)^http://")
+_SCRIPT_DOWNLOAD_SITE = lazy_compile(
+    r"(?i)^--(?![\w-]*(?:proxy|registry)\b)[\w-]*(?:site|mirror|host|cdnurl|download[\w-]*url)[\w-]*=[a-z][a-z0-9+.-]*://"
+)
 _LOOPBACK_ONLY = lazy_compile(r"^[\s\[\]\"',]*(?:(?:localhost|127\.0\.0\.1|::1|\[::1\])[\s\[\]\"',]*)+$")
 _YARN_CHECKS_OFF = lazy_compile(r"(?i)^(?:checksumBehavior=(?:ignore|update|reset)|unsafeHttpWhitelist=.+)$")
 _LATER_GIT_KEYS = lazy_compile(
@@ -213,6 +216,13 @@ def _installer_flags(argv: list[str]) -> Iterator[Effect]:
         value = _value(argv, opt)
         if value and re.match(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+\.[a-z]{2,}(?::\d+)?/)", value, re.I):
             yield _fx("registry", f"installs from another index ({opt})", value)
+    if tool in ("npm", "pnpm", "yarn", "bun"):
+        # npm hands every unknown `--key=value` to the install scripts as npm_config_key: the
+        # binary-download sites of native modules (node-sass's --sass-binary-site, node-pre-gyp's
+        # --<module>_binary_host_mirror, electron_mirror) fetch the code those scripts run
+        site = next((a for a in argv[1:] if _SCRIPT_DOWNLOAD_SITE.match(a)), None)
+        if site is not None:
+            yield _fx("registry", "install scripts download from another site", site.partition("=")[2])
     if _value(argv, "--trusted-host") is not None or any(
         a.startswith("--strict-ssl=false") or a in ("--no-strict-ssl", "--insecure", "--no-verify-ssl")
         for a in argv

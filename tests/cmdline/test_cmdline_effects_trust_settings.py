@@ -131,3 +131,30 @@ def test_a_package_the_line_downloads_then_installs_comes_from_its_url(line: str
 )
 def test_installs_of_files_the_line_did_not_download_stay_quiet(line: str) -> None:
     assert "registry" not in kinds(line), (line, shell_acts(line))
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("npm dist-tag add @corp/widgets@5.0.0-rc.1 latest", "publish"),
+        ("pnpm dist-tag rm @corp/widgets next", "publish"),
+        ('npm deprecate @corp/widgets@"<5" "install @corp-next/widgets instead"', "publish"),
+        ("npm install canvas --canvas_binary_host_mirror=https://bin.example.io/canvas", "registry"),
+        ("npm rebuild node-sass --sass-binary-site=http://192.0.2.7/sass", "registry"),
+    ],
+)
+def test_registry_state_and_script_download_sites(line: str, kind: str) -> None:
+    assert kind in kinds(line), (line, shell_acts(line))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "npm dist-tag ls @corp/widgets",
+        "npm view @corp/widgets dist-tags.latest",
+        "npm install --https-proxy=http://proxy.corp.example:3128 express",
+        "npm install --save-dev --loglevel=warn typescript",
+    ],
+)
+def test_reads_of_tags_and_proxies_are_neither(line: str) -> None:
+    assert not {"publish", "registry"} & set(kinds(line)), (line, shell_acts(line))
