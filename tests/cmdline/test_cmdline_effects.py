@@ -241,3 +241,28 @@ def test_package_configs_that_relax_archive_checks_carry_a_signal(path: str, tex
 )
 def test_ordinary_package_configs_carry_none(path: str, text: str) -> None:
     assert later_risks(path, text) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "signal"),
+    [
+        (".github/workflows/b.yml", "      - run: pnpm config set strict-ssl false\n", "tls-off"),
+        (".env.local", "NODE_TLS_REJECT_UNAUTHORIZED=0\n", "tls-off"),
+        ("Dockerfile", "RUN pip install --trusted-host pypi.mirror.example -r req.txt\n", "tls-off"),
+        (
+            ".github/workflows/b.yml",
+            "      - run: curl -fsSL https://get.example.io | /usr/bin/bash\n",
+            "fetch-exec",
+        ),
+    ],
+)
+def test_tls_off_in_env_files_and_image_builds_and_shells_named_by_path(
+    path: str, text: str, signal: str
+) -> None:
+    assert signal in later_risks(path, text)
+
+
+def test_a_lock_file_of_requirements_is_a_dependency_list() -> None:
+    assert later_class("requirements-dev.lock") == "dependency-list"
+    assert later_risks(".env", "DATABASE_URL=postgres://localhost/app\n") == []
+    assert later_risks("Dockerfile", "RUN pip install --require-hashes -r requirements.txt\n") == []
