@@ -53,7 +53,7 @@ from dsh_policy.cmdline.effects.platforms import platform_acts
 from dsh_policy.cmdline.effects.reach import reach_command_acts, reach_line_acts
 from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS, downloaded_installs
 from dsh_policy.cmdline.effects.stored_credentials import borrowed_agents, stored_credential_acts
-from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts
+from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts, narrow_go_private
 from dsh_policy.cmdline.effects.workloads import workload_command_acts, workload_line_acts
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell import shell_commands, shell_redirects, shell_scripts
@@ -281,6 +281,8 @@ def _go(argv: list[str]) -> Iterator[Effect]:
     if len(argv) > 2 and argv[1] == "env" and "-w" in argv:
         for arg in argv[2:]:
             key, _, value = arg.partition("=")
+            if key in ("GOPRIVATE", "GONOPROXY", "GONOSUMDB") and narrow_go_private(value):
+                continue  # the organization's own modules, the documented private set-up
             if (
                 key in ("GOINSECURE", "GONOSUMDB", "GONOSUMCHECK", "GONOSUMDB")
                 or (key == "GOSUMDB" and value == "off")

@@ -18,7 +18,7 @@ from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["TRUST_HANDLERS", "env_switch_acts"]
+__all__ = ["TRUST_HANDLERS", "env_switch_acts", "narrow_go_private"]
 
 _REGISTRY_VARIABLES = lazy_compile(
     r"(?i:npm_config_registry|npm_config_[\w-]*_registry)$"
@@ -51,6 +51,40 @@ _FALSE = lazy_compile(r"(?i)^(?:false|0|no|off|none)$")
 _TRUE = lazy_compile(r"(?i)^(?:true|1|yes|on)$")
 
 
+_PUBLIC_MODULE_HOSTS = frozenset(
+    {
+        "github.com",
+        "gitlab.com",
+        "bitbucket.org",
+        "golang.org",
+        "go.googlesource.com",
+        "gopkg.in",
+        "go.uber.org",
+    }
+)
+
+
+def narrow_go_private(value: str) -> bool:
+    """Whether a GOPRIVATE/GONOPROXY/GONOSUMDB list names only the organization's own modules:
+    each pattern an owner path on a public code host (``github.com/acme-corp/*``) or a host that
+    is not a public one (``git.corp.example``, ``*.corp.example``), Go's documented set-up for
+    private modules. ``*``, a wildcard host or a whole public host takes the world's modules out
+    of the checksum database, and stays a trust change."""
+    patterns = [p.strip() for p in value.split(",") if p.strip()]
+    if not patterns:
+        return False
+    for pattern in patterns:
+        host, _, rest = pattern.partition("/")
+        # Go's own example, `*.corp.example.com`: every subdomain of the organization's domain
+        host = host[2:] if host.startswith("*.") else host
+        if "*" in host or "?" in host or "." not in host:
+            return False
+        owner = rest.split("/", 1)[0]
+        if host.lower() in _PUBLIC_MODULE_HOSTS and (not owner or any(c in owner for c in "*?[")):
+            return False
+    return True
+
+
 def env_switch_acts(line: str) -> Iterator[Effect]:
     """The registry and TLS effects of the variables a line assigns or exports."""
     for match in _ASSIGNMENT.finditer(line):
@@ -60,7 +94,11 @@ def env_switch_acts(line: str) -> Iterator[Effect]:
             yield _fx("registry", f"sets {name}", value)
         elif (
             (_TLS_OFF_WHEN_FALSE.search(name) and _FALSE.match(value))
-            or (_TLS_OFF_WHEN_SET.match(name) and value)
+            or (
+                _TLS_OFF_WHEN_SET.match(name)
+                and value
+                and not (name in ("GOPRIVATE", "GONOPROXY", "GONOSUMDB") and narrow_go_private(value))
+            )
             or (name == "GOSUMDB" and value == "off")
             or (name == "GOFLAGS" and "insecure" in value)
             or (name in ("CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE") and raw in ('""', "''"))

@@ -158,3 +158,18 @@ def test_registry_state_and_script_download_sites(line: str, kind: str) -> None:
 )
 def test_reads_of_tags_and_proxies_are_neither(line: str) -> None:
     assert not {"publish", "registry"} & set(kinds(line)), (line, shell_acts(line))
+
+
+@pytest.mark.parametrize(
+    ("line", "quiet"),
+    [
+        ("go env -w GOPRIVATE=gitlab.example-corp.net/platform/*", True),
+        ("GONOSUMDB=*.example-corp.net,github.com/example-corp go build ./...", True),
+        ("go env -w GOPRIVATE=*", False),
+        ("go env -w GONOPROXY=github.com", False),
+        ("export GONOSUMDB=gitlab.com/*", False),
+        ("GOPRIVATE=*.io go get ./...", False),
+    ],
+)
+def test_go_private_lists_naming_the_organizations_modules_are_quiet(line: str, quiet: bool) -> None:
+    assert (not {"registry", "tls-off"} & set(kinds(line))) == quiet, (line, shell_acts(line))
