@@ -52,9 +52,9 @@ from dsh_policy.cmdline.effects.overwrites import overwrite_acts
 from dsh_policy.cmdline.effects.packages import install_acts, runner_acts
 from dsh_policy.cmdline.effects.platforms import platform_acts
 from dsh_policy.cmdline.effects.reach import reach_command_acts, reach_line_acts
-from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS
+from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS, downloaded_installs
 from dsh_policy.cmdline.effects.stored_credentials import borrowed_agents, stored_credential_acts
-from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts
+from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts, narrow_go_private
 from dsh_policy.cmdline.effects.workloads import workload_command_acts, workload_line_acts
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell import shell_commands, shell_redirects, shell_scripts
@@ -114,6 +114,12 @@ _REGISTRY_KEYS = lazy_compile(
     r"|[\w.]*find-links|global\.index|channels|default_channels|mirror\..*|source|sources)$"
 )
 _FALSE = lazy_compile(r"(?i)^(?:false|0|no|off)$")
+_PLAIN_HTTP = lazy_compile(r"(?i)^http://")
+_SCRIPT_DOWNLOAD_SITE = lazy_compile(
+    r"(?i)^--(?![\w-]*(?:proxy|registry)\b)[\w-]*(?:site|mirror|host|cdnurl|download[\w-]*url)[\w-]*=[a-z][a-z0-9+.-]*://"
+)
+_LOOPBACK_ONLY = lazy_compile(r"^[\s\[\]\"',]*(?:(?:localhost|127\.0\.0\.1|::1|\[::1\])[\s\[\]\"',]*)+$")
+_YARN_CHECKS_OFF = lazy_compile(r"(?i)^(?:checksumBehavior=(?:ignore|update|reset)|unsafeHttpWhitelist=.+)$")
 _LATER_GIT_KEYS = lazy_compile(
     r"(?i)^(?:core\.(?:hookspath|fsmonitor|sshcommand|pager|editor|askpass|gitproxy)|alias\.[\w-]+"
     r"|include(?:if\.[^=]*)?\.path|filter\.[\w-]+\.(?:clean|smudge|process)"
@@ -162,6 +168,14 @@ def _package_config(argv: list[str]) -> Iterator[Effect]:
             yield _fx("tls-off", f"turns off TLS verification ({key})", key)
         elif _REGISTRY_KEYS.match(key):
             yield _fx("registry", f"changes the package registry ({key})", value)
+            if _PLAIN_HTTP.match(value):
+                # even the official registry's name over plain HTTP: anyone on the path serves
+                # the packages (the rule exempts a registry on this machine)
+                yield _fx("tls-off", f"fetches packages over plain HTTP ({key})", value)
+        elif tool == "yarn" and _YARN_CHECKS_OFF.match(f"{key}={value}") and not _LOOPBACK_ONLY.match(value):
+            # Berry's checksumBehavior ignore/update/reset accepts whatever archive is served
+            # (update rewrites the lockfile to match it); unsafeHttpWhitelist allows plain HTTP
+            yield _fx("tls-off", f"turns off yarn's archive checks ({key})", key)
         elif tool in ("npm", "pnpm", "yarn", "bun") and re.match(
             r"^scripts\.(?:pre|post)?(?:install|uninstall)$|^scripts\.prepare$", key
         ):
@@ -206,6 +220,13 @@ def _installer_flags(argv: list[str]) -> Iterator[Effect]:
         value = _value(argv, opt)
         if value and re.match(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+\.[a-z]{2,}(?::\d+)?/)", value, re.I):
             yield _fx("registry", f"installs from another index ({opt})", value)
+    if tool in ("npm", "pnpm", "yarn", "bun"):
+        # npm hands every unknown `--key=value` to the install scripts as npm_config_key: the
+        # binary-download sites of native modules (node-sass's --sass-binary-site, node-pre-gyp's
+        # --<module>_binary_host_mirror, electron_mirror) fetch the code those scripts run
+        site = next((a for a in argv[1:] if _SCRIPT_DOWNLOAD_SITE.match(a)), None)
+        if site is not None:
+            yield _fx("registry", "install scripts download from another site", site.partition("=")[2])
     if _value(argv, "--trusted-host") is not None or any(
         a.startswith("--strict-ssl=false") or a in ("--no-strict-ssl", "--insecure", "--no-verify-ssl")
         for a in argv
@@ -264,6 +285,8 @@ def _go(argv: list[str]) -> Iterator[Effect]:
     if len(argv) > 2 and argv[1] == "env" and "-w" in argv:
         for arg in argv[2:]:
             key, _, value = arg.partition("=")
+            if key in ("GOPRIVATE", "GONOPROXY", "GONOSUMDB") and narrow_go_private(value):
+                continue  # the organization's own modules, the documented private set-up
             if (
                 key in ("GOINSECURE", "GONOSUMDB", "GONOSUMCHECK", "GONOSUMDB")
                 or (key == "GOSUMDB" and value == "off")
@@ -578,6 +601,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
         found.extend(runner_source_acts(script))
         found.extend(runner_lookalike_acts(script))
     found.extend(line_acts(commands))
+    found.extend(downloaded_installs(commands))
     found.extend(harvest_acts(commands))
     written = _written(line, commands)
     found.extend(escape_line_acts(commands, written))

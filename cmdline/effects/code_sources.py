@@ -291,6 +291,10 @@ _DEPENDENCY_TABLES = ("dependencies", "devDependencies", "optionalDependencies",
 """package.json's dependency tables; ``overrides``, ``resolutions`` and ``pnpm.overrides`` swap a
 dependency anywhere in the tree for another spec and are read the same way."""
 _JSON_PAIR = lazy_compile(r'"(@?[\w./-]+)"\s*:\s*"((?:[^"\\\n]|\\.){0,2000})"')
+_TABLE_OPENED = lazy_compile(
+    r'"(?:dependencies|devDependencies|optionalDependencies|peerDependencies|overrides|resolutions)"\s*:\s*\{'
+)
+_ARCHIVE_URL = lazy_compile(r"(?i)^https?://[^\s\"]+\.(?:tgz|tar\.gz)(?:[?#][^\s\"]*)?$")
 _PACKAGE_METADATA = frozenset(
     {
         "repository",
@@ -341,11 +345,18 @@ def _package_json(text: str) -> Iterator[str]:
             if code_source(value, npm_shorthand=True):
                 yield f"npm install {shlex.quote(value)}"
         return
-    # a fragment (an edit's new text): repositories named explicitly, never a metadata field or
-    # another URL (a publishConfig registry, a docs link: no dependency table is shown around it)
+    # a fragment (an edit's new text): repositories and package archives named explicitly, never
+    # a metadata field or another URL (a publishConfig registry, a docs link: no dependency table
+    # is shown around it; an archive URL, ``https://host/pkg-1.0.0.tgz``, under a dependency table
+    # the fragment opens is a package)
+    in_table = _TABLE_OPENED.search(text) is not None
     for key, value in _JSON_PAIR.findall(text):
         found = code_source(value)
-        if key not in _PACKAGE_METADATA and found is not None and found[0] == "source":
+        if (
+            key not in _PACKAGE_METADATA
+            and found is not None
+            and (found[0] == "source" or (in_table and _ARCHIVE_URL.match(value)))
+        ):
             yield f"npm install {shlex.quote(value)}"
 
 

@@ -198,6 +198,17 @@ def _registry(argv: list[str]) -> Iterator[Effect]:
             yield _fx(
                 "erase-contents", f"{argv[0]} unpublish removes a published package", " ".join(words[1:2])
             )
+        elif words[:2] in (["dist-tag", "add"], ["dist-tag", "rm"], ["npm", "tag"]) or words[:1] == [
+            "deprecate"
+        ]:
+            # a dist-tag decides which version every `install pkg` (`@latest`) fetches; a
+            # deprecation message is shown to every installer ("moved to pkg-x"): both change a
+            # published package for everyone without a new version
+            yield _fx(
+                "publish",
+                f"{argv[0]} {' '.join(words[:2])} changes what installers of a published package get",
+                " ".join(words[2:4] if words[0] != "deprecate" else words[1:2]),
+            )
         elif (
             words[:2] == ["token", "create"]
             or (words[:1] == ["owner"] and words[1:2] in (["add"], ["rm"]))

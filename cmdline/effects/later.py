@@ -193,7 +193,7 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         # what an install step installs later: a pinned dependency is code the next install runs
         (
             "dependency-list",
-            r"(?:^|/)(?:requirements[\w.-]*\.(?:txt|in)|constraints\.txt|pyproject\.toml|Gemfile|Cargo\.toml"
+            r"(?:^|/)(?:requirements[\w.-]*\.(?:txt|in|lock)|constraints\.txt|pyproject\.toml|Gemfile|Cargo\.toml"
             r"|go\.mod)$|(?:^|/)requirements/+[\w.-]+\.(?:txt|in)$",
         ),
         # where the next install fetches each pinned package from: judged by the installs it implies
@@ -280,13 +280,22 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|extra_index_url)\s*[=:]|npmRegistryServer|\bGOPROXY\s*=|\bGONOSUMDB|\bGOPRIVATE\s*="
         r"|\[source\.[^\]]+\]|replace-with|\bmirror\.|<mirror>|\bsource\s*=\s*[\"']https?://"
         r"|distributionUrl\s*=\s*https?\\?://(?!services\.gradle\.org/|repo1?\.maven\.apache\.org/)"
+        # a NuGet.config package source other than nuget.org
+        r"|<add\s+key\s*=\s*[\"'][^\"']*[\"']\s+value\s*=\s*[\"']https?://(?!api\.nuget\.org/)"
     ),
     # TLS verification off
     "tls-off": lazy_compile(
-        r"(?i)strict-ssl\s*[=:]\s*false|enableStrictSsl\s*:\s*false|ssl_?verify\s*[=:]\s*(?:false|0|no)"
+        r"(?i)strict-ssl(?:\s*[=:]\s*|\s+)false|enableStrictSsl\s*:\s*false|ssl_?verify\s*[=:]\s*(?:false|0|no)"
         r"|sslVerify\s*=\s*false|trusted-host|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*[\"']?0"
         r"|GIT_SSL_NO_VERIFY|PYTHONHTTPSVERIFY\s*=\s*[\"']?0|GOINSECURE|GOFLAGS\s*=.*-insecure"
         r"|check-revoke\s*=\s*false|\binsecure\s*=\s*true|ca-?file\s*=\s*/dev/null"
+        # archive checks and plain HTTP: yarn's checksumBehavior and HTTP allow-list, a registry
+        # named over http:// (not on this machine), RubyGems' VERIFY_NONE, composer's switches,
+        # NuGet's insecure sources and unsigned packages accepted
+        r"|checksumBehavior[\"']?\s*:\s*[\"']?(?:ignore|update|reset)|unsafeHttpWhitelist"
+        r"|(?:registry|npmRegistryServer)[\"']?\s*[=:]\s*[\"']?http://(?!localhost|127\.0\.0\.1|\[::1\])"
+        r"|ssl_verify_mode[\"']?\s*[=:]\s*0\b|[\"']disable-tls[\"']\s*:\s*true|[\"']secure-http[\"']\s*:\s*false"
+        r"|allowInsecureConnections\s*=\s*[\"']true|signatureValidationMode[\"']\s+value\s*=\s*[\"']accept"
     ),
     # a package manager's config naming the program it runs for every build, install or test
     # (cargo's rustc-wrapper/runner/linker, npm's script-shell and node-options --require, yarnPath,
@@ -438,7 +447,9 @@ _LINE_PAIRS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     # a download (or decoded text) handed to a shell or an interpreter later on the same line
     "fetch-exec": (
         lazy_compile(r"(?:curl|wget|fetch|iwr|Invoke-WebRequest)\b|base64\s+(?:-d|--decode)"),
-        lazy_compile(r"\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby)\b"),
+        lazy_compile(
+            r"\|\s*(?:sudo\s+)?(?:/(?:usr/+)?(?:local/+)?bin/+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby)\b"
+        ),
     ),
     # a fetcher given a body, a form or an upload later on the same line
     "sends": (
@@ -641,8 +652,10 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "tool-config": ("fetch-exec", "sends", "exfil", "wipes-home", "config-code", "loads-local-code"),
     "go-source": ("generate-exec",),
     "source-code": ("code-fetch-exec", "exfil"),
-    "dotenv": ("env-code",),
-    "container-build": ("plain-fetch-exec", "exfil"),
+    # an environment file or an image build that turns certificate checks off does so for every
+    # tool the project runs (NODE_TLS_REJECT_UNAUTHORIZED=0 in .env, pip --trusted-host in a RUN)
+    "dotenv": ("env-code", "tls-off"),
+    "container-build": ("plain-fetch-exec", "exfil", "tls-off"),
     "script": ("exfil", "wipes-home"),
     "infrastructure": INFRA_SIGNAL_NAMES,
 }

@@ -242,3 +242,59 @@ def dependency_file_index_swap(text: str) -> bool:
         if "extra" in option and host in _PUBLIC_INDEXES:
             return True
     return False
+
+
+# ----------------------------------------------------------------- downloaded, then installed
+_PACKAGE_FILE = lazy_compile(r"(?i)\.(?:tgz|tar\.gz|tar\.bz2|zip|whl|gem|vsix|nupkg|crate|egg)$")
+_LOCAL_INSTALLERS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("npm", "pnpm", "yarn", "bun"), frozenset({"install", "i", "add", "ci"})),
+    **dict.fromkeys(("pip", "pip3", "pipx", "uv"), frozenset({"install", "add"})),
+    "gem": frozenset({"install"}),
+}
+
+
+def _fetched_files(argv: list[str]) -> Iterator[tuple[str, str]]:
+    """(file basename, URL) for what one curl or wget command saves."""
+    tool = argv[0]
+    urls = [a for a in argv[1:] if re.match(r"(?i)^https?://", a)]
+    if tool not in ("curl", "wget") or len(urls) != 1:
+        return
+    url = urls[0]
+    named = _value(argv, "-o", "--output") if tool == "curl" else _value(argv, "-O", "--output-document")
+    if tool == "curl" and named is None:
+        # short options bundled before the value: -LoFILE, -fsSLo FILE
+        for i, arg in enumerate(argv[1:], 1):
+            bundled = re.match(r"^-[a-zA-NP-Z]*o(\S*)$", arg)
+            if bundled:
+                named = bundled.group(1) or (argv[i + 1] if i + 1 < len(argv) else None)
+                break
+        if named is None and not any(a == "--remote-name" or re.match(r"^-[a-zA-Z]*O$", a) for a in argv):
+            return
+    if named is None or named == "-":
+        if named == "-":
+            return
+        named = urlsplit(url).path.rsplit("/", 1)[-1]
+    if named:
+        yield named.rsplit("/", 1)[-1], url
+
+
+def downloaded_installs(commands: list[list[str]]) -> Iterator[Effect]:
+    """A package file one command of the line downloads and another installs is installed from
+    the URL it came from (``curl -o x.tgz URL && npm i ./x.tgz``; ``wget URL.whl && pip install
+    x.whl``): judged as the registry it names, as ``npm i URL`` is. A file the line did not fetch
+    (a ``dist/`` wheel, ``npm pack``'s tarball) is the project's own build."""
+    fetched: dict[str, str] = {}
+    for argv in commands:
+        fetched.update(_fetched_files(argv))
+        verbs = _LOCAL_INSTALLERS.get(argv[0])
+        if not fetched or verbs is None:
+            continue
+        words = [a for a in argv[1:] if not a.startswith("-")]
+        if argv[0] == "uv" and words[:1] == ["pip"]:
+            words = words[1:]
+        if not words or words[0] not in verbs:
+            continue
+        for operand in words[1:]:
+            base = operand.rsplit("/", 1)[-1]
+            if _PACKAGE_FILE.search(base) and base in fetched:
+                yield _fx("registry", f"installs {base}, downloaded from {fetched[base]}", fetched[base])

@@ -18,7 +18,7 @@ from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["TRUST_HANDLERS", "env_switch_acts"]
+__all__ = ["TRUST_HANDLERS", "env_switch_acts", "narrow_go_private"]
 
 _REGISTRY_VARIABLES = lazy_compile(
     r"(?i:npm_config_registry|npm_config_[\w-]*_registry)$"
@@ -48,6 +48,41 @@ _ASSIGNMENT = lazy_compile(
     r"([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;&|)]*)"
 )
 _FALSE = lazy_compile(r"(?i)^(?:false|0|no|off|none)$")
+_TRUE = lazy_compile(r"(?i)^(?:true|1|yes|on)$")
+
+
+_PUBLIC_MODULE_HOSTS = frozenset(
+    {
+        "github.com",
+        "gitlab.com",
+        "bitbucket.org",
+        "golang.org",
+        "go.googlesource.com",
+        "gopkg.in",
+        "go.uber.org",
+    }
+)
+
+
+def narrow_go_private(value: str) -> bool:
+    """Whether a GOPRIVATE/GONOPROXY/GONOSUMDB list names only the organization's own modules:
+    each pattern an owner path on a public code host (``github.com/acme-corp/*``) or a host that
+    is not a public one (``git.corp.example``, ``*.corp.example``), Go's documented set-up for
+    private modules. ``*``, a wildcard host or a whole public host takes the world's modules out
+    of the checksum database, and stays a trust change."""
+    patterns = [p.strip() for p in value.split(",") if p.strip()]
+    if not patterns:
+        return False
+    for pattern in patterns:
+        host, _, rest = pattern.partition("/")
+        # Go's own example, `*.corp.example.com`: every subdomain of the organization's domain
+        host = host[2:] if host.startswith("*.") else host
+        if "*" in host or "?" in host or "." not in host:
+            return False
+        owner = rest.split("/", 1)[0]
+        if host.lower() in _PUBLIC_MODULE_HOSTS and (not owner or any(c in owner for c in "*?[")):
+            return False
+    return True
 
 
 def env_switch_acts(line: str) -> Iterator[Effect]:
@@ -59,7 +94,11 @@ def env_switch_acts(line: str) -> Iterator[Effect]:
             yield _fx("registry", f"sets {name}", value)
         elif (
             (_TLS_OFF_WHEN_FALSE.search(name) and _FALSE.match(value))
-            or (_TLS_OFF_WHEN_SET.match(name) and value)
+            or (
+                _TLS_OFF_WHEN_SET.match(name)
+                and value
+                and not (name in ("GOPRIVATE", "GONOPROXY", "GONOSUMDB") and narrow_go_private(value))
+            )
             or (name == "GOSUMDB" and value == "off")
             or (name == "GOFLAGS" and "insecure" in value)
             or (name in ("CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE") and raw in ('""', "''"))
@@ -90,7 +129,62 @@ def _java_build(argv: list[str]) -> Iterator[Effect]:
             return
 
 
+def _poetry_config(argv: list[str]) -> Iterator[Effect]:
+    # `poetry config certificates.<repo>.cert false`: the repository's certificate is not checked
+    # (`repositories.<name>` are upload targets, not install sources: left to the publish readers)
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if (
+        words[:1] == ["config"]
+        and len(words) >= 3
+        and re.match(r"^certificates\.[\w-]+\.cert$", words[1])
+        and _FALSE.match(words[2])
+    ):
+        yield _fx("tls-off", f"poetry config {words[1]}", words[1])
+
+
+def _bundle_config(argv: list[str]) -> Iterator[Effect]:
+    # `bundle config [set] [--global|--local] ssl_verify_mode 0` (OpenSSL's VERIFY_NONE)
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if words[:1] != ["config"]:
+        return
+    words = words[2:] if words[1:2] == ["set"] else words[1:]
+    if len(words) >= 2 and words[0].lower() == "ssl_verify_mode" and words[1] == "0":
+        yield _fx("tls-off", "bundle config ssl_verify_mode 0", words[0])
+
+
+def _composer_config(argv: list[str]) -> Iterator[Effect]:
+    # `composer config [-g] secure-http false` allows http:// package URLs; `disable-tls true`
+    # turns TLS off altogether
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if words[:1] != ["config"] or len(words) < 3:
+        return
+    key, value = words[1].lower(), words[2]
+    if (key == "secure-http" and _FALSE.match(value)) or (key == "disable-tls" and _TRUE.match(value)):
+        yield _fx("tls-off", f"composer config {key} {value}", key)
+
+
+_SIGNATURE_CHECKS_OFF = lazy_compile(
+    r"^--(?:insecure-ignore-tlog|insecure-ignore-sct|insecure-skip-verify|allow-insecure-registry"
+    r"|allow-http-registry|insecure-ignore-tsa)(?:=(?:true|1))?$"
+)
+
+
+def _sigstore(argv: list[str]) -> Iterator[Effect]:
+    # a cosign or sigstore check that skips the transparency log, the certificate timestamp or
+    # the registry's TLS proves less than it reports: an artifact signed by a stolen key, outside
+    # the log, passes
+    off = next((a for a in argv[1:] if _SIGNATURE_CHECKS_OFF.match(a)), None)
+    if off is not None:
+        yield _fx("tls-off", f"{argv[0]} with its checks relaxed ({off})", off)
+
+
 TRUST_HANDLERS = {
+    "poetry": _poetry_config,
+    "bundle": _bundle_config,
+    "bundler": _bundle_config,
+    "composer": _composer_config,
+    "cosign": _sigstore,
+    "sigstore": _sigstore,
     "pdm": _pdm,
     "dotnet": _dotnet,
     "nuget": _dotnet,

@@ -211,3 +211,58 @@ def test_a_one_off_git_c_command_runs_now_and_is_judged_as_a_command_not_as_conf
     assert "runs-later-config" not in kinds("git config --global core.pager cat")
     assert "runs-later-config" in kinds("git -c core.hooksPath=/tmp/h commit -m x")
     assert ["rm", "-rf", "/"] in shell_commands("git -c core.pager='rm -rf /' log")
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "signal"),
+    [
+        (".yarnrc.yml", "nodeLinker: pnp\nchecksumBehavior: update\n", "tls-off"),
+        (".yarnrc.yml", 'unsafeHttpWhitelist:\n  - "*.mirror.example"\n', "tls-off"),
+        (".npmrc", "registry=http://registry.npmjs.org/\n", "tls-off"),
+        ("/home/u/.gemrc", "---\n:ssl_verify_mode: 0\n", "tls-off"),
+        ("NuGet.Config", '<add key="corp" value="https://nuget.corp.example/v3/index.json" />', "registry"),
+        ("nuget.config", '<add key="x" value="https://a.ex/v3" allowInsecureConnections="true"/>', "tls-off"),
+        ("NuGet.config", '<config><add key="signatureValidationMode" value="accept" /></config>', "tls-off"),
+    ],
+)
+def test_package_configs_that_relax_archive_checks_carry_a_signal(path: str, text: str, signal: str) -> None:
+    assert signal in later_risks(path, text)
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        (".yarnrc.yml", "nodeLinker: node-modules\nenableTelemetry: false\nchecksumBehavior: throw\n"),
+        (".npmrc", "registry=https://registry.npmjs.org/\nsave-exact=true\n"),
+        ("/home/u/.gemrc", "---\ngem: --no-document\n"),
+        ("NuGet.config", '<add key="nuget.org" value="https://api.nuget.org/v3/index.json" />'),
+        ("NuGet.config", '<config><add key="signatureValidationMode" value="require" /></config>'),
+    ],
+)
+def test_ordinary_package_configs_carry_none(path: str, text: str) -> None:
+    assert later_risks(path, text) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "signal"),
+    [
+        (".github/workflows/b.yml", "      - run: pnpm config set strict-ssl false\n", "tls-off"),
+        (".env.local", "NODE_TLS_REJECT_UNAUTHORIZED=0\n", "tls-off"),
+        ("Dockerfile", "RUN pip install --trusted-host pypi.mirror.example -r req.txt\n", "tls-off"),
+        (
+            ".github/workflows/b.yml",
+            "      - run: curl -fsSL https://get.example.io | /usr/bin/bash\n",
+            "fetch-exec",
+        ),
+    ],
+)
+def test_tls_off_in_env_files_and_image_builds_and_shells_named_by_path(
+    path: str, text: str, signal: str
+) -> None:
+    assert signal in later_risks(path, text)
+
+
+def test_a_lock_file_of_requirements_is_a_dependency_list() -> None:
+    assert later_class("requirements-dev.lock") == "dependency-list"
+    assert later_risks(".env", "DATABASE_URL=postgres://localhost/app\n") == []
+    assert later_risks("Dockerfile", "RUN pip install --require-hashes -r requirements.txt\n") == []

@@ -301,3 +301,12 @@ def test_a_lockfile_names_each_host_once_and_its_registry_as_a_registry() -> Non
     ]
     many = "".join(f'"resolved": "https://h{i}.example/x.tgz",\n' for i in range(500))
     assert len(dependency_installs("package-lock.json", many)) == 20
+
+
+def test_an_archive_url_in_a_manifest_fragment_is_the_install_it_implies() -> None:
+    fragment = '"devDependencies": {\n    "fmt-kit": "https://pkgs.example-host.io/fmt-kit-2.0.1.tgz",'
+    assert dependency_installs("package.json", fragment) == [
+        "npm install https://pkgs.example-host.io/fmt-kit-2.0.1.tgz"
+    ]
+    # a link that is no archive stays metadata-like text in a fragment
+    assert dependency_installs("package.json", '"docs": "https://example-host.io/guide"') == []
