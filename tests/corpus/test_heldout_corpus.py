@@ -89,9 +89,10 @@ dependency confusion, slopsquatting): installs from raw URLs, unknown indexes an
 package-manager configuration rewritten, TLS, checksum and signature checks switched off,
 install-time code, registry tokens used to publish, side-loaded editor extensions and hand-edited
 lockfiles, with everyday installs, documented private registries and harmless manifest edits as
-its everyday side. Its file-tool entries write under ``/home/dev/project``, outside the default
-workspace, so its non-shell everyday side is blocked by the workspace boundary alone; the test
-holds that and the rest at the level met after its fixes (``probe15/README.md``).
+its everyday side. Its writer named the project ``/home/dev/project``, outside the measure's
+workspace; after its fixes that root is spelled ``/workspace`` on both sides (as in probe12 and
+probe14), so its file-tool calls are judged by what they write, and it is held at the level it
+then meets (``probe15/README.md``).
 Run with ``-s`` for the tables and every miss.
 """
 
