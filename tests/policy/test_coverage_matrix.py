@@ -35,7 +35,8 @@ def technique_rows() -> list[list[str]]:
         elif line.startswith("| Technique"):
             in_matrix = True
         elif in_matrix and not line.startswith("|---"):
-            rows.append([cell.strip() for cell in line.strip("|").split("|")])
+            # A cell may hold a pipe escaped as GitHub's tables read it (``\\|``).
+            rows.append([cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip("|"))])
     return rows
 
 
