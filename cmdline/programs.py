@@ -219,12 +219,18 @@ NAME_READERS: Final[frozenset[str]] = frozenset(
 )
 
 
-def git_subcommand(argv: Sequence[str]) -> str:
-    """The subcommand of a ``git`` argv, past git's own options (``-C DIR``, ``-c KEY=VALUE``)."""
+def git_subcommand_and_rest(argv: Sequence[str]) -> tuple[str, list[str]]:
+    """The subcommand of a ``git`` argv, past git's own options (``-C DIR``, ``-c KEY=VALUE``,
+    ``--namespace NAME``), and the words after it (``("", [])`` when there is none)."""
     index = 1
     while index < len(argv) and argv[index].startswith("-"):
-        index += 2 if argv[index] in ("-C", "-c", "--git-dir", "--work-tree") else 1
-    return argv[index] if index < len(argv) else ""
+        index += 2 if argv[index] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace") else 1
+    return (argv[index], list(argv[index + 1 :])) if index < len(argv) else ("", [])
+
+
+def git_subcommand(argv: Sequence[str]) -> str:
+    """The subcommand of a ``git`` argv (see :func:`git_subcommand_and_rest`)."""
+    return git_subcommand_and_rest(argv)[0]
 
 
 def only_reads(argv: Sequence[str]) -> bool:

@@ -40,6 +40,7 @@ from collections.abc import Iterator
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.lazy_regex import lazy_compile
+from dsh_policy.cmdline.programs import git_subcommand_and_rest
 
 __all__ = ["check_skip_acts", "protection_off_acts", "secret_commit_acts"]
 
@@ -77,14 +78,6 @@ _SWITCHED_OFF = lazy_compile(
 )
 _HOOK_MANAGERS = frozenset({"pre-commit", "prek", "lefthook", "husky", "overcommit"})
 _RUNNERS = frozenset({"npx", "pnpx", "bunx", "pnpm", "yarn", "bun", "uvx", "pipx", "dlx", "exec", "run"})
-
-
-def _git_verb(argv: list[str]) -> tuple[str, list[str]]:
-    """git's verb and the words after it (global options such as ``-C dir`` skipped)."""
-    i = 1
-    while i < len(argv) and argv[i].startswith("-"):
-        i += 2 if argv[i] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace") else 1
-    return (argv[i], argv[i + 1 :]) if i < len(argv) else ("", [])
 
 
 def _skips_hooks(verb: str, words: list[str]) -> bool:
@@ -128,7 +121,7 @@ def check_skip_acts(script: str, commands: list[list[str]]) -> Iterator[Effect]:
         if not argv:
             continue
         if argv[0] == "git":
-            verb, words = _git_verb(argv)
+            verb, words = git_subcommand_and_rest(argv)
             if verb in _VERIFYING:
                 committing = committing or verb in ("commit", "push", "merge", "am", "cherry-pick", "revert")
                 if _skips_hooks(verb, words):
@@ -151,7 +144,7 @@ def secret_commit_acts(commands: list[list[str]]) -> Iterator[Effect]:
     for argv in commands:
         if not argv or argv[0] != "git":
             continue
-        verb, words = _git_verb(argv)
+        verb, words = git_subcommand_and_rest(argv)
         if verb not in ("add", "stage"):
             continue
         named = [w for w in words if not w.startswith("-")]
