@@ -26,7 +26,7 @@ import yaml
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallEvent
 from dsh_policy.policy.loading import LoadFailure
-from test_public_corpus import ENGINE, FULL, OTHER_ENGINES, YAML_LOADER
+from test_public_corpus import ENGINE, FULL, OTHER_ENGINES, YAML_LOADER, tool_call
 
 CORPUS_DIR = Path(__file__).resolve().parent
 BASELINE = CORPUS_DIR.parents[1] / "rules" / "baseline.yaml"
@@ -67,17 +67,13 @@ def _policy(engine: str) -> Policy:
     return policy
 
 
-def _tool_call(entry: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    return ("shell", {"command": entry["command"]}) if "command" in entry else (entry["tool"], entry["args"])
-
-
 @cache
 def _decide_all(name: str, default: str, engine: str) -> tuple[Outcome, ...]:
     """Every entry of one corpus file through one loaded policy (loaded once per engine)."""
     policy = _policy(engine)
     outcomes = []
     for entry in _entries(name):
-        tool, args = _tool_call(entry)
+        tool, args = tool_call(entry)
         verdict = policy.check_tool_call(ToolCallEvent(tool=tool, args=args, turn=1, step=1))
         outcomes.append(
             Outcome(
@@ -160,7 +156,7 @@ def test_every_other_engine_decides_a_sample_alike(engine: str, name: str, defau
     differences = []
     decided = list(zip(_decide_all(name, default, ENGINE), _entries(name), strict=True))
     for outcome, entry in decided[::SAMPLE_EVERY]:
-        tool, args = _tool_call(entry)
+        tool, args = tool_call(entry)
         decision = policy.check_tool_call(ToolCallEvent(tool=tool, args=args, turn=1, step=1)).decision
         if decision != outcome.decision:
             differences.append(f"{ENGINE} {outcome.decision}, {engine} {decision} :: {outcome.subject}")

@@ -67,6 +67,11 @@ class Entry:
         return self.args["command"] if self.tool == "shell" else f"{self.tool} {self.args}"
 
 
+def tool_call(raw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A corpus entry's call: ``command`` is a shell call, else its ``tool`` and ``args``."""
+    return ("shell", {"command": raw["command"]}) if "command" in raw else (raw["tool"], raw["args"])
+
+
 def load_entries(side: str, root: Path = PUBLIC) -> list[Entry]:
     """Every entry of one side of a corpus folder, each checked for a known source."""
     found = []
@@ -75,9 +80,7 @@ def load_entries(side: str, root: Path = PUBLIC) -> list[Entry]:
         sources = document["sources"]
         for raw in document["entries"]:
             assert raw["source"] in sources or "/" in raw["source"], f"{path.name}: unknown source {raw}"
-            tool, args = (
-                ("shell", {"command": raw["command"]}) if "command" in raw else (raw["tool"], raw["args"])
-            )
+            tool, args = tool_call(raw)
             found.append(Entry(side, path.stem, tool, args, raw["source"], raw.get("debatable")))
     return found
 
@@ -185,9 +188,7 @@ def test_adding_packs_keeps_the_bypass_corpus() -> None:
     regressions = []
     for name, blocked in (("dangerous.yaml", True), ("benign.yaml", False)):
         for raw in _bypass_entries(name)[:: 1 if FULL else 3]:
-            tool, args = (
-                ("shell", {"command": raw["command"]}) if "command" in raw else (raw["tool"], raw["args"])
-            )
+            tool, args = tool_call(raw)
             entry = Entry("dangerous" if blocked else "benign", raw["class"], tool, args, name, None)
             decision, rules = decide(entry, engine)
             if not correct(entry, decision):
