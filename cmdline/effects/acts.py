@@ -285,10 +285,10 @@ def _go(argv: list[str]) -> Iterator[Effect]:
     if len(argv) > 2 and argv[1] == "env" and "-w" in argv:
         for arg in argv[2:]:
             key, _, value = arg.partition("=")
-            if key in ("GOPRIVATE", "GONOPROXY", "GONOSUMDB") and narrow_go_private(value):
+            if narrow_go_private(key, value):
                 continue  # the organization's own modules, the documented private set-up
             if (
-                key in ("GOINSECURE", "GONOSUMDB", "GONOSUMCHECK", "GONOSUMDB")
+                key in ("GOINSECURE", "GONOSUMDB", "GONOSUMCHECK")
                 or (key == "GOSUMDB" and value == "off")
                 or (key == "GOFLAGS" and "insecure" in value)
             ):

@@ -170,6 +170,8 @@ def _helm(argv: list[str]) -> Iterator[Effect]:
 
 
 _SHELLS = lazy_compile(r"^(?:/\S*/)?(?:ba|z|da|k|a|fi)?sh$|^busybox$")
+# A shell or a renamed copy of one (``/tmp/rootbash``): the name ends in the shell's.
+_SHELL_COPY = lazy_compile(r"(?:bash|zsh|ksh|dash)$")
 
 
 def _control_plane_shells(commands: list[list[str]]) -> Iterator[Effect]:
@@ -462,7 +464,7 @@ def _privilege(argv: list[str]) -> Iterator[Effect]:
     elif _EXPLOITS.match(_stem(tool)):
         yield _fx("privilege", "runs a local-root exploit", tool)
     elif (
-        re.search(r"(?:bash|zsh|ksh|dash)", tool)
+        _SHELL_COPY.search(tool)
         and any(re.match(r"^-[a-zA-Z]*p[a-zA-Z]*$", a) for a in rest)
         and not any(re.match(r"^-[a-zA-Z]*c", a) for a in rest)
     ):

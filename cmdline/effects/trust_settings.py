@@ -64,12 +64,18 @@ _PUBLIC_MODULE_HOSTS = frozenset(
 )
 
 
-def narrow_go_private(value: str) -> bool:
-    """Whether a GOPRIVATE/GONOPROXY/GONOSUMDB list names only the organization's own modules:
-    each pattern an owner path on a public code host (``github.com/acme-corp/*``) or a host that
-    is not a public one (``git.corp.example``, ``*.corp.example``), Go's documented set-up for
-    private modules. ``*``, a wildcard host or a whole public host takes the world's modules out
-    of the checksum database, and stays a trust change."""
+_GO_PRIVATE_VARIABLES = frozenset({"GOPRIVATE", "GONOPROXY", "GONOSUMDB"})
+
+
+def narrow_go_private(name: str, value: str) -> bool:
+    """Whether ``name`` is GOPRIVATE, GONOPROXY or GONOSUMDB and its list names only the
+    organization's own modules: each pattern an owner path on a public code host
+    (``github.com/acme-corp/*``) or a host that is not a public one (``git.corp.example``,
+    ``*.corp.example``), Go's documented set-up for private modules. ``*``, a wildcard host or a
+    whole public host takes the world's modules out of the checksum database, and stays a trust
+    change."""
+    if name not in _GO_PRIVATE_VARIABLES:
+        return False
     patterns = [p.strip() for p in value.split(",") if p.strip()]
     if not patterns:
         return False
@@ -97,7 +103,7 @@ def env_switch_acts(line: str) -> Iterator[Effect]:
             or (
                 _TLS_OFF_WHEN_SET.match(name)
                 and value
-                and not (name in ("GOPRIVATE", "GONOPROXY", "GONOSUMDB") and narrow_go_private(value))
+                and not narrow_go_private(name, value)
             )
             or (name == "GOSUMDB" and value == "off")
             or (name == "GOFLAGS" and "insecure" in value)
