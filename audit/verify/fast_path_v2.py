@@ -38,7 +38,14 @@ from operator import getitem, lt
 from typing import Final, cast
 
 from ..merkle import small_sha256
-from ..record_hash import BYTES_HASHERS, LEAF_FORMATS, RECORD_HASHER_V2, v2_start
+from ..record_hash import (
+    BYTES_HASHERS,
+    LEAF_FORMATS,
+    RECORD_HASHER_V2,
+    V2_HASH_MEMBER,
+    V2_TRAILER_LENGTH,
+    v2_start,
+)
 from .anchors import Anchor
 from .chain import Chain
 from .fast_path import SlowPath
@@ -57,7 +64,6 @@ _DIGEST: Final = _HASHER.digest
 _SMALL_DIGEST: Final = type(small_sha256(b"")).digest
 _NODE_COPY: Final = type(small_sha256(b"")).copy
 _NODE_UPDATE: Final = type(small_sha256(b"")).update
-_NODE_DIGEST: Final = _SMALL_DIGEST
 _LEAF: Final = b"\x00"
 _NODE: Final = b"\x01"
 #: The header's pieces after the seq: ``,"prev":"`` + 64 hex digits + ``","kind":"``.
@@ -65,10 +71,10 @@ _PREV: Final = b',"prev":"'
 _KIND: Final = b'","kind":"'
 _HEADER_AFTER_SEQ: Final = len(_PREV) + 64 + len(_KIND)
 #: How a line's trailer begins and ends around its hash.
-_HASH: Final = b',"hash":"'
+_HASH: Final = V2_HASH_MEMBER
 _TRAILER_END: Final = b'"}\n'
 #: ``,"hash":"`` + 64 hex digits + ``"}`` + the newline: the fixed end of every line.
-_TRAILER_LENGTH: Final = 76
+_TRAILER_LENGTH: Final = V2_TRAILER_LENGTH + len(b"\n")
 _TRAILER: Final = slice(-_TRAILER_LENGTH, None)
 #: Lines in a run at first and after a line that failed a check; the window doubles up to the
 #: most while runs succeed.
@@ -233,10 +239,11 @@ class FastPathV2:
             nodes = list(map(_NODE_COPY, repeat(node_prefix, pairs)))
             list(map(_NODE_UPDATE, nodes, level[0 : 2 * pairs : 2]))
             list(map(_NODE_UPDATE, nodes, level[1 : 2 * pairs : 2]))
-            level = list(map(_NODE_DIGEST, nodes))
+            level = list(map(_SMALL_DIGEST, nodes))
             height += 1
         frontier.roots = [roots[height] for height in sorted(roots, reverse=True)]
         frontier.size = size + len(digests)
+
 
 def _predicted(
     start: bytes, digits: int, next_seq: int, prev: bytes, hashes: bytes
@@ -284,4 +291,3 @@ def settle_run(tally: Tally, chain: Chain, settled: int, head: str, next_seq: in
         chain.seen_max_seq = last
     segment = chain.segment
     segment.last_seq, segment.last_hash, segment.ended_with_rotation = last, head, False
-
