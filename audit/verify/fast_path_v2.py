@@ -13,8 +13,10 @@ at C speed by ``BytesIO.readlines``); everything after that is done for a whole 
 ``map`` over C functions, so the interpreter's per-record cost stays close to the hashing's own:
 
 - every line's bytes after the constant start of its header (``{"v":2,"log_id":…,"seq":``) up to
-  its trailer are hashed once per read, from a SHA-256 state primed with the format's prefix and
-  that start (the header comparison proves the start is there, so the hash is the line's);
+  its trailer are hashed once per read, before any run, from a SHA-256 state primed with the
+  format's prefix and that start (the header comparison proves the start is there, so the hash is
+  the line's); a read whose log id is learned on its own slow path is hashed again from there, and
+  a line the slow path judges is hashed again by it;
 - the headers and trailers of a run, cut from the lines, are joined into one string and compared
   with the one string the chain predicts (the constant pieces, each seq, each predecessor's hash
   and each line's own hash, in order): one comparison proves every header's log id, seq and
@@ -25,8 +27,9 @@ at C speed by ``BytesIO.readlines``); everything after that is done for a whole 
 The run ends before the first line any check fails; that line goes to the slow path, which
 repeats every check and names what is wrong, and the next run starts after it. A run is at most
 :attr:`FastPathV2._window` lines long, a window that doubles while runs succeed and falls back
-after a line that fails a check, so a log damaged on every line costs no more than the slow path's
-own work per line.
+after a line that fails a check, so a log damaged on every line stays linear: the slow path's own
+work per line plus the one hash the read spent on it (123 against 107 ms for such a log when
+measured, the same report).
 """
 
 from __future__ import annotations
