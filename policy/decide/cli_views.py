@@ -90,7 +90,7 @@ _RUN_WORDS: Final = frozenset({"run", "execute", "exec", "eval", "interpreter", 
 _BROWSER_WORDS: Final = frozenset({"browser", "playwright", "puppeteer", "page"})
 _SEARCH_ROOT_KEYS: Final = ("path", "dir_path", "directory", "root", "cwd")
 # Names only public key material has (what the credential rules exempt): a search for them is a listing.
-_PUBLIC_NAME: Final = re.compile(r"(?i)\.pub\*?$|^known_hosts")
+_PUBLIC_NAME: Final = re.compile(r"(?i)\.pub\*?$|^known_hosts|^authorized_keys2?$")
 _INCLUDE_KEYS: Final = ("includePattern", "include_pattern", "include")
 _MANIFEST_KEYS: Final = ("resource", "manifest", "yaml", "spec_yaml")
 
