@@ -601,7 +601,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
         found.extend(runner_source_acts(script))
         found.extend(runner_lookalike_acts(script))
     found.extend(line_acts(commands))
-    found.extend(downloaded_installs(commands))
+    found.extend(downloaded_installs(line, commands))
     found.extend(harvest_acts(commands))
     written = _written(line, commands)
     found.extend(escape_line_acts(commands, written))

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["availability_command_acts", "availability_line_acts"]
@@ -108,7 +109,7 @@ def _kills_everything(argv: list[str]) -> Iterator[Effect]:
 def _services_down(argv: list[str]) -> Iterator[Effect]:
     if argv[0] != "systemctl" or "--user" in argv:
         return
-    words = [a for a in argv[1:] if not a.startswith("-")]
+    words = _words(argv)
     if not words:
         return
     units = words[1:]
@@ -215,7 +216,7 @@ def availability_line_acts(commands: list[list[str]]) -> Iterator[Effect]:
     for argv in commands:
         if argv[0] != "systemctl" or "--user" in argv:
             continue
-        words = [a for a in argv[1:] if not a.startswith("-")]
+        words = _words(argv)
         if words[:1] == ["stop"]:
             stopped.update(words[1:])
         elif words[:1] == ["disable"]:

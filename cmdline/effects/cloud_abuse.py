@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
+from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell.wrappers import KUBECTL_VALUE_OPTIONS
 
@@ -55,7 +56,7 @@ def _count(argv: list[str], *names: str) -> int:
 
 
 def _aws(argv: list[str]) -> Iterator[Effect]:
-    words = [a for a in argv[1:] if not a.startswith("-")]
+    words = _words(argv)
     service, verb = [*words, "", ""][:2]
     if service == "bedrock" and verb in _MODEL_ACCESS:
         yield _fx("cloud-identity", "requests access to hosted models for the account", verb)
@@ -120,7 +121,7 @@ def _gcloud(argv: list[str]) -> Iterator[Effect]:
 
 
 def _az(argv: list[str]) -> Iterator[Effect]:
-    words = [a for a in argv[1:] if not a.startswith("-")]
+    words = _words(argv)
     if words[:2] in (["vm", "create"], ["vmss", "create"]):
         size = _value(argv, "--size") or ""
         if _ACCELERATED_SIZES.match(size) or _count(argv, "--count", "--instance-count") >= _BULK:

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
+from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["lockout_command_acts", "lockout_line_acts"]
@@ -114,7 +115,7 @@ def lockout_line_acts(line: str, commands: list[list[str]]) -> Iterator[Effect]:
         return
     listed = any(argv[0] == "systemctl" and _EVERY_UNIT.search(" ".join(argv[1:3])) for argv in commands)
     for argv in commands:
-        words = [a for a in argv[1:] if not a.startswith("-")]
+        words = _words(argv)
         if (
             argv[0] == "systemctl"
             and listed

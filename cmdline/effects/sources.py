@@ -12,6 +12,7 @@ one rule judges the flag, the environment variable and the config-file spelling 
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterator
 from urllib.parse import urlsplit
@@ -19,7 +20,9 @@ from urllib.parse import urlsplit
 from dsh_policy.cmdline.effects.model import Effect, Handler
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
+from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
+from dsh_policy.cmdline.web_requests import shell_web_requests
 
 __all__ = ["SOURCE_HANDLERS"]
 
@@ -84,7 +87,7 @@ def _brew(argv: list[str]) -> Iterator[Effect]:
     tap's formulae are Ruby that runs at install, published by whoever owns that account's
     ``homebrew-repo``. Kind ``source``, target ``brew:user/repo`` in lower case (brew's own
     comparison); the rule asks unless the pack trusts it (Homebrew's own, vendors' official taps)."""
-    words = [a for a in argv[1:] if not a.startswith("-")]
+    words = _words(argv)
     if not words:
         return
     verb, rest = words[0], words[1:]
@@ -105,7 +108,7 @@ def _conda_channels(argv: list[str]) -> Iterator[Effect]:
     """``conda``/``mamba``/``micromamba`` ``install``/``create``/``update`` with ``-c``/``--channel``:
     a channel name is an anaconda.org account anyone can register (``conda:NAME``); a channel URL
     is a registry like any other index."""
-    words = [a for a in argv[1:] if not a.startswith("-")]
+    words = _words(argv)
     if not words or words[0] not in ("install", "create", "update", "upgrade"):
         return
     for i, arg in enumerate(argv):
@@ -125,7 +128,7 @@ def _system_repositories(argv: list[str]) -> Iterator[Effect]:
     ppa:user/name``, ``source`` kind, ``ppa:user/name``), or a repository URL (``add-apt-repository
     "deb URL ..."``, ``dnf config-manager --add-repo URL``, ``zypper addrepo URL``, ``flatpak
     remote-add NAME URL``: ``registry`` kind, judged by host like any index)."""
-    words = [a for a in argv[1:] if not a.startswith("-")]
+    words = _words(argv)
     if argv[0] in ("add-apt-repository", "apt-add-repository"):
         for word in words:
             if word.lower().startswith("ppa:"):
@@ -253,43 +256,28 @@ _LOCAL_INSTALLERS: dict[str, frozenset[str]] = {
 }
 
 
-def _fetched_files(argv: list[str]) -> Iterator[tuple[str, str]]:
-    """(file basename, URL) for what one curl or wget command saves."""
-    tool = argv[0]
-    urls = [a for a in argv[1:] if re.match(r"(?i)^https?://", a)]
-    if tool not in ("curl", "wget") or len(urls) != 1:
-        return
-    url = urls[0]
-    named = _value(argv, "-o", "--output") if tool == "curl" else _value(argv, "-O", "--output-document")
-    if tool == "curl" and named is None:
-        # short options bundled before the value: -LoFILE, -fsSLo FILE
-        for i, arg in enumerate(argv[1:], 1):
-            bundled = re.match(r"^-[a-zA-NP-Z]*o(\S*)$", arg)
-            if bundled:
-                named = bundled.group(1) or (argv[i + 1] if i + 1 < len(argv) else None)
-                break
-        if named is None and not any(a == "--remote-name" or re.match(r"^-[a-zA-Z]*O$", a) for a in argv):
-            return
-    if named is None or named == "-":
-        if named == "-":
-            return
-        named = urlsplit(url).path.rsplit("/", 1)[-1]
-    if named:
-        yield named.rsplit("/", 1)[-1], url
-
-
-def downloaded_installs(commands: list[list[str]]) -> Iterator[Effect]:
+def downloaded_installs(line: str, commands: list[list[str]]) -> Iterator[Effect]:
     """A package file one command of the line downloads and another installs is installed from
     the URL it came from (``curl -o x.tgz URL && npm i ./x.tgz``; ``wget URL.whl && pip install
     x.whl``): judged as the registry it names, as ``npm i URL`` is. A file the line did not fetch
-    (a ``dist/`` wheel, ``npm pack``'s tarball) is the project's own build."""
-    fetched: dict[str, str] = {}
+    (a ``dist/`` wheel, ``npm pack``'s tarball) is the project's own build. What each client
+    saves, and where, is the web-request reader's answer (``shell.web_requests``)."""
+    if not any(argv[0] in _LOCAL_INSTALLERS for argv in commands):
+        return
+    fetched = {
+        posixpath.basename(written): request["url"]
+        for request in shell_web_requests(line)
+        if request["url"]
+        for written in request["writes"]
+        if written != "-"
+    }
+    if not fetched:
+        return
     for argv in commands:
-        fetched.update(_fetched_files(argv))
         verbs = _LOCAL_INSTALLERS.get(argv[0])
-        if not fetched or verbs is None:
+        if verbs is None:
             continue
-        words = [a for a in argv[1:] if not a.startswith("-")]
+        words = _words(argv)
         if argv[0] == "uv" and words[:1] == ["pip"]:
             words = words[1:]
         if not words or words[0] not in verbs:

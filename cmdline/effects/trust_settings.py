@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["TRUST_HANDLERS", "env_switch_acts", "narrow_go_private"]
@@ -100,11 +101,7 @@ def env_switch_acts(line: str) -> Iterator[Effect]:
             yield _fx("registry", f"sets {name}", value)
         elif (
             (_TLS_OFF_WHEN_FALSE.search(name) and _FALSE.match(value))
-            or (
-                _TLS_OFF_WHEN_SET.match(name)
-                and value
-                and not narrow_go_private(name, value)
-            )
+            or (_TLS_OFF_WHEN_SET.match(name) and value and not narrow_go_private(name, value))
             or (name == "GOSUMDB" and value == "off")
             or (name == "GOFLAGS" and "insecure" in value)
             or (name in ("CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE") and raw in ('""', "''"))
@@ -113,7 +110,7 @@ def env_switch_acts(line: str) -> Iterator[Effect]:
 
 
 def _pdm(argv: list[str]) -> Iterator[Effect]:
-    words = [a for a in argv[1:] if not a.startswith("-")]
+    words = _words(argv)
     if words[:1] != ["config"] or len(words) < 3:
         return
     if re.match(r"^pypi\.(?:[\w-]+\.)?url$", words[1]):
@@ -123,7 +120,7 @@ def _pdm(argv: list[str]) -> Iterator[Effect]:
 
 
 def _dotnet(argv: list[str]) -> Iterator[Effect]:
-    words = [a for a in argv[1:] if not a.startswith("-")]
+    words = _words(argv)
     if words[:3] == ["nuget", "add", "source"] or words[:3] == ["nuget", "update", "source"]:
         yield _fx("registry", "dotnet adds a NuGet source", next((w for w in words[3:] if "://" in w), ""))
 
@@ -138,7 +135,7 @@ def _java_build(argv: list[str]) -> Iterator[Effect]:
 def _poetry_config(argv: list[str]) -> Iterator[Effect]:
     # `poetry config certificates.<repo>.cert false`: the repository's certificate is not checked
     # (`repositories.<name>` are upload targets, not install sources: left to the publish readers)
-    words = [a for a in argv[1:] if not a.startswith("-")]
+    words = _words(argv)
     if (
         words[:1] == ["config"]
         and len(words) >= 3
@@ -150,7 +147,7 @@ def _poetry_config(argv: list[str]) -> Iterator[Effect]:
 
 def _bundle_config(argv: list[str]) -> Iterator[Effect]:
     # `bundle config [set] [--global|--local] ssl_verify_mode 0` (OpenSSL's VERIFY_NONE)
-    words = [a for a in argv[1:] if not a.startswith("-")]
+    words = _words(argv)
     if words[:1] != ["config"]:
         return
     words = words[2:] if words[1:2] == ["set"] else words[1:]
@@ -161,7 +158,7 @@ def _bundle_config(argv: list[str]) -> Iterator[Effect]:
 def _composer_config(argv: list[str]) -> Iterator[Effect]:
     # `composer config [-g] secure-http false` allows http:// package URLs; `disable-tls true`
     # turns TLS off altogether
-    words = [a for a in argv[1:] if not a.startswith("-")]
+    words = _words(argv)
     if words[:1] != ["config"] or len(words) < 3:
         return
     key, value = words[1].lower(), words[2]
