@@ -23,6 +23,9 @@ FIND_EXEC: Final[frozenset[str]] = frozenset({"-exec", "-execdir", "-ok", "-okdi
 FIND_WRITES: Final[frozenset[str]] = FIND_EXEC | {"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
 """``find`` actions that change files: deleting, printing into a file, or running a command."""
 
+SCRIPT_INTERPRETERS: Final[frozenset[str]] = frozenset({"perl", "ruby", "node", "nodejs", "php", "lua"})
+"""Interpreters besides the shells and Python that run a script file named as their first operand."""
+
 PYTHON: Final[re.Pattern[str]] = lazy_compile(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)*)?[mwt]?(?:\.exe)?")
 """Names of Python interpreters (``python3.12``, ``pypy3``, ``python3.13t``, ``pythonw``)."""
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import WORLD_WRITABLE, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
@@ -33,7 +33,6 @@ _ASSIGNMENT = lazy_compile(
     r"(?:^|[\s;&|(])(?:export\s+|env\s+(?:-\S+\s+)*|declare\s+-x\s+)?"
     r"(DYLD_INSERT_LIBRARIES|LD_PRELOAD|LD_AUDIT|PATH)=(\"[^\"]*\"|'[^']*'|[^\s;&|)]*)"
 )
-_SCRATCH = lazy_compile(r"^(?:/+private)?/+(?:tmp|var/+tmp|dev/+shm|Users/+Shared)(?:/|$)")
 _EXEC_OPTION_NAME = lazy_compile(
     r"^(?:.*/)?(?:--checkpoint-action=exec=|--use-compress-program=|--to-command=|--rsh-command=|--rsh="
     r"|--unzip-command=|-e\s+\S|-oProxyCommand=)"
@@ -46,9 +45,9 @@ def _loader_and_path(line: str) -> Iterator[Effect]:
         value = raw[1:-1] if raw[:1] in ("'", '"') else raw
         if name == "PATH":
             first = value.split(":", 1)[0]
-            if ":" in value and _SCRATCH.match(first):
+            if ":" in value and WORLD_WRITABLE.match(first):
                 yield _fx("privilege", "puts a world-writable folder first on the command search path", first)
-        elif any(_SCRATCH.search(part) for part in re.split(r"[:\s]+", value) if part):
+        elif any(WORLD_WRITABLE.search(part) for part in re.split(r"[:\s]+", value) if part):
             yield _fx("privilege", f"loads a library from a scratch or hidden folder ({name})", value)
 
 

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
+from typing import Final
 
-__all__ = ["Effect", "Handler", "fx", "option_value", "words"]
+from dsh_policy.cmdline.lazy_regex import lazy_compile
+
+__all__ = ["WORLD_WRITABLE", "Effect", "Handler", "fx", "option_value", "words"]
 
 Effect = dict[str, str]
 Handler = Callable[[list[str]], Iterator[Effect]]
+
+WORLD_WRITABLE: Final[re.Pattern[str]] = lazy_compile(
+    r"^(?:/+private)?/+(?:tmp|var/+tmp|dev/+shm|run/+shm|Users/+Shared)(?:/|$)"
+)
+"""A path in a folder any local user may write (Linux's and macOS's shared scratch folders): what
+runs from there, or is found there first, may be another user's."""
 
 
 def fx(kind: str, what: str, target: str = "") -> Effect:

@@ -44,11 +44,12 @@ from collections.abc import Iterator
 from itertools import pairwise
 
 from dsh_policy.cmdline.effects.later import ALWAYS, later_class
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import WORLD_WRITABLE, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
+from dsh_policy.cmdline.programs import PYTHON, SCRIPT_INTERPRETERS, SHELLS
 from dsh_policy.cmdline.shell.wrappers import kubectl_verb
 from dsh_policy.cmdline.writers import written_operands
 
@@ -561,19 +562,16 @@ def reach_command_acts(argv: list[str]) -> list[Effect]:
 
 
 _ROOT_RUNNERS = frozenset({"sudo", "doas", "pkexec", "run0"})
-_SCRIPT_RUNNERS = lazy_compile(
-    r"^(?:python[0-9.]*|perl|ruby|node|nodejs|php|lua|bash|sh|dash|zsh|ksh|busybox|env)$"
-)
-_WORLD_WRITABLE = lazy_compile(r"^/+(?:tmp|var/+tmp|dev/+shm|run/+shm)/")
+_SCRIPT_RUNNERS = SCRIPT_INTERPRETERS | SHELLS | {"busybox", "env"}
 
 
 def _temp_script(argv: list[str]) -> str | None:
     """The script a shell or interpreter runs when it sits in /tmp, /var/tmp or /dev/shm, where
     any user may have written it (``sudo python3 /tmp/x.py``): root running it runs their code."""
-    if not _SCRIPT_RUNNERS.match(argv[0]):
+    if argv[0] not in _SCRIPT_RUNNERS and not PYTHON.fullmatch(argv[0]):
         return None
     operand = next((a for a in argv[1:] if not a.startswith("-")), None)
-    return operand if operand is not None and _WORLD_WRITABLE.match(operand) else None
+    return operand if operand is not None and WORLD_WRITABLE.match(operand) else None
 
 
 def reach_line_acts(commands: list[list[str]], written: list[str]) -> Iterator[Effect]:

@@ -42,6 +42,9 @@ def kinds(line: str) -> set[str]:
         ("exec -a /usr/lib/systemd/systemd-udevd ./payload", "defense-off"),
         ("sudo perl /dev/shm/job.pl", "privilege"),
         ("doas sh /var/tmp/fix.sh", "privilege"),
+        # any shell or Python the shared tables name, from any shared scratch folder (programs.py, model.py)
+        ("sudo pypy3 /run/shm/t.py", "privilege"),
+        ("pkexec mksh /private/tmp/step", "privilege"),
         ("/var/tmp/.copy/zsh -p", "privilege"),
         ("./root-exploit /usr/bin/passwd", "privilege"),
         ("gcc -o x privesc_exploit.c", "privilege"),
@@ -103,6 +106,8 @@ def test_perl_fetch_in_its_own_quotes_is_a_connection(code: str) -> None:
         "exec -a -bash bash",
         "sudo python3 ./scripts/migrate.py",
         "sudo bash /workspace/deploy/install.sh",
+        "sudo node /srv/app/tmp/seed.js",
+        "python3 /tmp/scratch/plot.py",
         "bash -c 'echo -p'",
         "python3 exploits_report.py --format md",
         "defaults write com.apple.finder ShowPathbar -bool true",
