@@ -24,6 +24,10 @@ from dsh_policy.cmdline.shell.wrappers import (
     CHRT_OPTIONS,
     COMMAND_VARIABLES,
     COMPOSE_GLOBAL_VALUES,
+    CRICTL_EXEC_VALUES,
+    CRICTL_GLOBAL_VALUES,
+    CTR_GLOBAL_VALUES,
+    CTR_RUN_VALUES,
     DOCKER_GLOBAL_VALUES,
     DOCKER_RUN_VALUES,
     FLOCK_OPTIONS,
@@ -285,6 +289,30 @@ class Unwrapper:
         i = skip_options(argv, i + 1, DOCKER_RUN_VALUES)
         i = min(i + 1, len(argv))  # the container, image or service
         self.out.append(argv[:i])
+        return argv[i:] or None
+
+    def _runtime_exec(self, argv: list[str]) -> list[str] | None:
+        """The container runtimes' own clients: ``crictl exec [opts] CONTAINER CMD...``, ``ctr run
+        [opts] IMAGE ID CMD...`` and ``ctr task exec [opts] CONTAINER CMD...``. As with docker, the
+        command runs inside the container and is listed like a local one; the client keeps its whole
+        line, since the node-runtime reader judges what it opens (a shell past the cluster's API)."""
+        if argv[0] == "crictl":
+            i = skip_options(argv, 1, CRICTL_GLOBAL_VALUES)
+            if i >= len(argv) or argv[i] != "exec":
+                self.out.append(argv)
+                return None
+            i = skip_options(argv, i + 1, CRICTL_EXEC_VALUES) + 1  # the container
+        else:
+            i = skip_options(argv, 1, CTR_GLOBAL_VALUES)
+            verb = argv[i : i + 2]
+            if verb[:1] == ["run"]:
+                i = skip_options(argv, i + 1, CTR_RUN_VALUES) + 2  # the image and the container's id
+            elif verb in (["task", "exec"], ["t", "exec"], ["tasks", "exec"]):
+                i = skip_options(argv, i + 2, CTR_RUN_VALUES) + 1  # the container
+            else:
+                self.out.append(argv)
+                return None
+        self.out.append(argv)
         return argv[i:] or None
 
     def _hosted_ruby(self, argv: list[str]) -> list[str] | None:
@@ -664,6 +692,7 @@ _SPECIAL_WRAPPERS: dict[str, _SpecialWrapper] = {
                      "pgcli", "mycli", "litecli", "usql"), Unwrapper._database_client),
     **dict.fromkeys(("docker", "podman", "nerdctl", "docker-compose", "podman-compose", "kubectl", "oc",
                      "kubecolor"), Unwrapper._container_exec),
+    **dict.fromkeys(("crictl", "ctr"), Unwrapper._runtime_exec),
     **dict.fromkeys(("tar", "bsdtar", "gtar", "zip", "make", "gmake", "vim", "vi", "nvim", "ex", "view",
                      "gvim", "rvim", "man", "gdb", "rsync", "ssh", "socat", "nc", "ncat", "netcat", "git",
                      "less", "more", "nmap", "apt", "apt-get", "aptitude", "go", "rg", "ripgrep", "fd",

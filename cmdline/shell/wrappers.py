@@ -389,6 +389,19 @@ DOCKER_GLOBAL_VALUES = frozenset({"-c", "--context", "-H", "--host", "-l", "--lo
                                    "--tlscacert", "--tlscert", "--tlskey"})  # fmt: skip
 COMPOSE_GLOBAL_VALUES = frozenset({"-f", "--file", "-p", "--project-name", "--profile", "--env-file",
                                     "--project-directory", "--ansi", "--parallel"})  # fmt: skip
+CRICTL_GLOBAL_VALUES = frozenset({"-r", "--runtime-endpoint", "-i", "--image-endpoint", "-t", "--timeout",
+                                   "-c", "--config"})  # fmt: skip
+CRICTL_EXEC_VALUES = frozenset({"--timeout", "--transport", "--name", "--label", "--namespace", "--pod",
+                                 "--image", "--state"})  # fmt: skip
+CTR_GLOBAL_VALUES = frozenset({"-a", "--address", "-n", "--namespace", "--timeout", "--connect-timeout"})
+CTR_RUN_VALUES = frozenset({
+    "--cwd", "--env", "--env-file", "--label", "--mount", "--runtime", "--runtime-config-path",
+    "--snapshotter", "--snapshotter-label", "-u", "--user", "--platform", "--cgroup", "--gpus", "--cpus",
+    "--cpu-shares", "--cpu-quota", "--cpu-period", "--memory-limit", "--device", "--annotation",
+    "--seccomp-profile", "--apparmor-profile", "--uidmap", "--gidmap", "--with-ns", "--pid-file",
+    "--fifo-dir", "--log-uri", "--hostname", "--rootfs-propagation", "--cap-add", "--cap-drop",
+    "--rlimit-nofile", "--exec-id",
+})  # fmt: skip
 DOCKER_RUN_VALUES = frozenset({
     "-a", "--attach", "-c", "--cpu-shares", "--cidfile", "--cpus", "--cpuset-cpus", "--device", "--dns",
     "-e", "--env", "--env-file", "--entrypoint", "--expose", "--gpus", "-h", "--hostname", "--ip", "-l",

@@ -51,6 +51,7 @@ def kinds(line: str) -> set[str]:
         # a chroot inside a container enters the host's mounted root (cmdline/effects/escape.py)
         ("kubectl exec -it node-shell-x -- chroot /node-root sh -c 'cat /etc/shadow'", "host-escape"),
         ("podman run --rm -v /:/r alpine chroot /r /bin/sh", "host-escape"),
+        ("crictl exec -it 4f2a chroot /host bash", "host-escape"),
         # programs run from dot-names of world-writable folders (cmdline/effects/host.py)
         ("setsid /dev/shm/.cache/.kthread -c conf &", "defense-off"),
         ("cd /var/tmp && ./.sync/agent --daemon", "defense-off"),
@@ -77,6 +78,10 @@ def test_class_is_read(line: str, kind: str) -> None:
         # Ruby handed to knife exec / rails runner is read as ruby -e
         ("knife exec -E 'puts Chef::Config[:node_name]'", "ruby"),
         ("rails runner 'User.count'", "ruby"),
+        # the runtimes' own clients run their command inside the container too
+        ("crictl -r unix:///run/k.sock exec -it --timeout 5 4f2a cat /etc/os-release", "cat"),
+        ("ctr -n k8s.io run --rm -t --mount type=bind,src=/,dst=/h alpine:3 dbg ls /h", "ls"),
+        ("ctr task exec --exec-id e1 -t web df -h", "df"),
     ],
 )
 def test_wrapped_command_is_listed(line: str, inner: str) -> None:
