@@ -132,14 +132,9 @@ def _lines(
             return
     pattern = _search_pattern(words, args)
     if pattern is not None:
-        where = next(
-            (args[key] for key in _SEARCH_ROOT_KEYS if isinstance(args.get(key), str) and args[key]), None
-        )
-        if where is None:
-            # Copilot's grep_search {query, includePattern}: an absolute include glob is the root
-            include = next((args[k] for k in _INCLUDE_KEYS if isinstance(args.get(k), str)), "")
-            where = _fixed_folders(include) if include.startswith(("/", "~", "$HOME")) else "."
-        yield shlex.join(["grep", "-rnE", "--", pattern, where])
+        # Copilot's grep_search {query, includePattern}: an absolute include glob is the root
+        include = next((args[k] for k in _INCLUDE_KEYS if isinstance(args.get(k), str)), "")
+        yield shlex.join(["grep", "-rnE", "--", pattern, _search_root(args, _SEARCH_ROOT_KEYS, include)])
         return
     named = _name_search(words, args)
     if named is not None:
@@ -185,6 +180,15 @@ def _fixed_folders(pattern: str) -> str:
     return "/".join(fixed) or "/"
 
 
+def _search_root(args: Mapping[str, Any], root_keys: tuple[str, ...], glob: str) -> str:
+    """Where a search runs: the call's folder argument, else the fixed leading folders of an
+    absolute glob (``/home/dev/**/*.env`` -> ``/home/dev``), else the workspace (``.``)."""
+    root = next((args[key] for key in root_keys if isinstance(args.get(key), str) and args[key]), None)
+    if root is not None:
+        return str(root)
+    return _fixed_folders(glob) if glob.startswith(("/", "~", "$HOME")) else "."
+
+
 def name_search_target(tool: str, args: Mapping[str, Any]) -> str | None:
     """The files a search by name reads the names of, as one glob (``ROOT/NAME``): judged as a read
     of those files, so listing ``~/.ssh/*.pub`` is a read of public keys and ``~/.ssh/id_*`` of
@@ -219,16 +223,7 @@ def _name_search(words: frozenset[str], args: Mapping[str, Any]) -> tuple[str, s
     parts = [part for part in pattern.strip().split("/") if part and part != "**"]
     if not parts:
         return None
-    root = next(
-        (
-            args[key]
-            for key in (*_SEARCH_ROOT_KEYS, "SearchDirectory", "search_path")
-            if isinstance(args.get(key), str) and args[key]
-        ),
-        None,
-    )
-    if root is None:
-        root = _fixed_folders(pattern) if pattern.strip().startswith(("/", "~", "$HOME")) else "."
+    root = _search_root(args, (*_SEARCH_ROOT_KEYS, "SearchDirectory", "search_path"), pattern.strip())
     return root, "-name", parts[-1]
 
 
