@@ -21,6 +21,8 @@ text and value). Before timing, both sides decide a set of events and must agree
 Then the shipped packs (``rules/``): the recommended set against the baseline pack as it was before
 issue 13 (frozen in ``benchmarks/reference/``) and the baseline of today, on a mix of everyday shell
 calls, also interleaved in one run; the target is the recommended set within 2x of the old baseline.
+Beside them, every shipped pack against every pack shipped before the threat-coverage work (frozen
+in ``benchmarks/reference/packs-before-issue-24/``), both on today's code: target at most 1.3x.
 
 Measured per configuration:
 
@@ -553,6 +555,9 @@ def measure(
 RULES = Path(__file__).resolve().parents[1] / "rules"
 REFERENCE_BASELINE = Path(__file__).resolve().parent / "reference" / "baseline-before-issue-13.yaml"
 """The baseline pack as shipped before issue 13 (frozen), the reference point of its cost target."""
+REFERENCE_BEFORE_24 = sorted((REFERENCE_BASELINE.parent / "packs-before-issue-24").glob("*.yaml"))
+"""Every pack shipped before the threat-coverage work (frozen at 4c369dd, 2026-12-02): the point its
+decision-cost target (at most 1.3x) is measured from, on today's code, so the ratio is the packs'."""
 
 RECOMMENDED = ("baseline", "secrets", "injection", "infrastructure", "databases", "host")
 """The recommended set (examples/gateway.yaml enables it)."""
@@ -581,6 +586,8 @@ def shipped_pack_functions(engines: Sequence[str]) -> dict[str, Callable[[], Any
         "baseline-before": [REFERENCE_BASELINE],
         "baseline": [RULES / "baseline.yaml"],
         "recommended": [RULES / f"{name}.yaml" for name in RECOMMENDED],
+        "shipped-before-24": REFERENCE_BEFORE_24,
+        "shipped": SHIPPED_PACKS,
     }
     events = [ToolCallEvent(tool="shell", args=freeze_json({"command": c}), call_id="c") for c in SHELL_CALLS]
     functions: dict[str, Callable[[], Any]] = {}
@@ -614,6 +621,11 @@ def _shipped_targets(shipped: Mapping[str, Any], engines: Sequence[str]) -> list
         found.append({
             "name": f"{engine}: recommended set ({', '.join(RECOMMENDED)}) vs the baseline before issue 13",
             "kind": "target", "ratio": ratio, "limit": 2.0, "passed": ratio <= 2.0,
+        })  # fmt: skip
+        ratio = us[f"{engine}:shipped"] / us[f"{engine}:shipped-before-24"]
+        found.append({
+            "name": f"{engine}: every shipped pack vs every pack shipped before the threat-coverage work",
+            "kind": "target", "ratio": ratio, "limit": 1.3, "passed": ratio <= 1.3,
         })  # fmt: skip
     return found
 def shipped_load(engines: Sequence[str], rounds: int) -> dict[str, float]:
