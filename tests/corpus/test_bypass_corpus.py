@@ -26,7 +26,7 @@ import yaml
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.events import ToolCallEvent
 from dsh_policy.policy.loading import LoadFailure
-from test_public_corpus import ENGINE, FULL, OTHER_ENGINES, YAML_LOADER, tool_call
+from test_public_corpus import CORPUS_EVENT_SECONDS, ENGINE, FULL, OTHER_ENGINES, YAML_LOADER, tool_call
 
 CORPUS_DIR = Path(__file__).resolve().parent
 BASELINE = CORPUS_DIR.parents[1] / "rules" / "baseline.yaml"
@@ -62,7 +62,7 @@ def _entries(name: str) -> list[dict[str, Any]]:
 
 @cache
 def _policy(engine: str) -> Policy:
-    policy = Policy.load([BASELINE], engine=engine)
+    policy = Policy.load([BASELINE], engine=engine, event_seconds=CORPUS_EVENT_SECONDS)
     assert not isinstance(policy, LoadFailure), policy
     return policy
 
