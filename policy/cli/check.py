@@ -27,7 +27,7 @@ from dsh_policy.policy.cli.options import USAGE_EXIT, parse_command, print_error
 from dsh_policy.policy.command_line import CommandParser, add_policy_options, sources_from
 from dsh_policy.policy.compiled import CompiledPolicy
 from dsh_policy.policy.coverage import CoverageReport, measure_coverage
-from dsh_policy.policy.decide import Decider
+from dsh_policy.policy.decide import DEFAULT_EVENT_SECONDS, Decider
 from dsh_policy.policy.errors import PolicyError
 from dsh_policy.policy.hooks.protocol.vocabulary import HARNESSES
 from dsh_policy.policy.loading import LoadFailure
@@ -116,12 +116,30 @@ def _parser() -> CommandParser:
     )
     parser.add_argument("--strict", action="store_true", help="treat the type checker's warnings as errors")
     parser.add_argument(
+        "--event-seconds",
+        type=_positive_seconds,
+        default=DEFAULT_EVENT_SECONDS,
+        metavar="S",
+        help=f"each case's evaluation budget per stage (default {DEFAULT_EVENT_SECONDS:g}, the gateway's); "
+        "a rule still unevaluated when it runs out fails closed, so a slow runner may need more",
+    )
+    parser.add_argument(
         "--client",
         choices=HARNESSES,
         default=None,
         help="read every case's tool call in this agent client's vocabulary (overrides `client:`)",
     )
     return parser
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return seconds
 
 
 def run_check(args: argparse.Namespace) -> CheckReport:
@@ -160,7 +178,7 @@ def run_check(args: argparse.Namespace) -> CheckReport:
     total = len(cases) * len(report.policies)
     with Progress("checking cases", total, enabled=None if total >= _PROGRESS_FROM else False) as progress:
         for name, policy in report.policies.items():
-            decider = Decider(policy)
+            decider = Decider(policy, event_seconds=args.event_seconds)
             outcomes = report.outcomes[name] = []
             for case in cases:
                 outcomes.append(run_case(decider, case))
