@@ -15,7 +15,8 @@ their grammars), ``shell.acts`` (a line's effects on trust, identity, defences a
 ``path.later`` and ``path.later_risks`` (files that run later, and what in their text makes a
 write a technique), ``path.later_unread`` (whether what such a file runs cannot be judged as its
 command lines), ``sql.statements``, ``call.acts`` (what a tool call's name says it does to the
-world: deletes, grants, payments, ...), ``url.host``, ``glob``, ``secrets.scan`` and ``matches``
+world: deletes, grants, payments, ...), ``call.checks_off`` (a write, edit or patch that switches
+the project's own checks off), ``url.host``, ``glob``, ``secrets.scan`` and ``matches``
 (RE2, cached).
 """
 
@@ -468,6 +469,7 @@ _READERS: Mapping[str, DeferredHelper] = {
         DeferredHelper("dsh_policy.cmdline.sql", "sql_statements"),
         DeferredHelper("dsh_policy.cmdline.web_requests", "shell_web_requests"),
         DeferredHelper("dsh_policy.cmdline.tool_acts", "tool_acts"),
+        DeferredHelper("dsh_policy.cmdline.effects.checks_files", "file_checks_off"),
     )
 }
 
@@ -499,6 +501,7 @@ CEL_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "path.later_unread": _READERS["later_unread"],
     "sql.statements": _READERS["sql_statements"],
     "call.acts": _READERS["tool_acts"],
+    "call.checks_off": _READERS["file_checks_off"],
     "url.host": url_host,
     "glob": glob_match,
     "secrets.scan": secrets_scan,
@@ -525,6 +528,7 @@ CEL_SIGNATURES: Mapping[str, tuple[str, ...]] = {
     "path.later_unread": ("path.later_unread(string, string) -> bool",),
     "sql.statements": ("sql.statements(string) -> list(map(string, string))",),
     "call.acts": ("call.acts(string, map(string, dyn)) -> list(map(string, string))",),
+    "call.checks_off": ("call.checks_off(map(string, dyn)) -> string",),
     "url.host": ("url.host(string) -> string",),
     "glob": ("glob(string, string) -> bool",),
     "secrets.scan": (
