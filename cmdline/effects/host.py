@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
-from dsh_policy.cmdline.effects.security_products import DAEMON_NAMES
+from dsh_policy.cmdline.effects.security_products import DAEMON_NAMES, PRODUCTS
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = [
@@ -616,8 +616,46 @@ def hidden_temp_programs(line: str, commands: list[list[str]]) -> Iterator[Effec
             return
 
 
+_LISTERS = frozenset({"ps", "top", "htop", "pstree", "pgrep", "pidof"})
+_FILTERS = frozenset({"grep", "egrep", "fgrep", "rg", "awk", "gawk", "mawk", "sed"})
+_DAEMON_LITERALS: tuple[str, ...] = tuple(n.removesuffix("*").lower() for p in PRODUCTS for n in p.daemons)
+"""Every product daemon's name (a ``*`` family by its prefix), lower case: what a substring
+pattern is searched in."""
+
+
+def _filter_patterns(argv: list[str]) -> list[str]:
+    """The patterns a process listing's filter selects lines by: grep's operands (not an inverted
+    ``grep -v``), awk's and sed's ``/regex/`` addresses."""
+    if argv[0] in ("awk", "gawk", "mawk", "sed"):
+        return [m.group(1) for a in argv[1:] for m in re.finditer(r"/((?:[^/\\]|\\.)+)/", a)]
+    options = [a for a in argv[1:] if a.startswith("-")]
+    if any(o == "--invert-match" or (not o.startswith("--") and "v" in o) for o in options):
+        return []
+    named = [a for a in argv[1:] if not a.startswith("-")]
+    explicit = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-e", "--regexp")]
+    return explicit or named[:1]
+
+
+def _selects_daemon(pattern: str) -> bool:
+    """Whether a substring pattern (grep's, with the ``[x]yz`` trick undone) matches a security
+    or logging daemon's process name: an alternative of 4+ plain characters found in one."""
+    text = re.sub(r"\[([^\]^])\]", r"\1", pattern).replace("\\|", "|")
+    for part in re.split(r"[|()]+", text):
+        part = part.strip("^$ .*").lower()
+        if (
+            len(part) >= 4
+            and re.fullmatch(r"[\w.-]+", part)
+            and (DAEMON_NAMES.match(part) or any(part in name for name in _DAEMON_LITERALS))
+        ):
+            return True
+    return False
+
+
 def killed_daemons(commands: list[list[str]]) -> Iterator[Effect]:
-    """``kill $(pgrep auditd)``: a kill on a line that looks up a security daemon's process."""
+    """``kill $(pgrep auditd)``: a kill on a line that looks up a security daemon's process; and
+    the same lookup spelled as a process listing filtered by a pattern (``ps aux | grep -i falc |
+    awk '{print $2}' | xargs kill -9``, the ``[w]azuh`` trick included): what ``pkill -f`` of the
+    pattern does, whatever the words in between."""
     if any(c[0] in ("kill", "pkill", "killall") for c in commands):
         for argv in commands:
             if argv[0] in ("pgrep", "pidof", "pkill", "killall") and any(
@@ -629,6 +667,15 @@ def killed_daemons(commands: list[list[str]]) -> Iterator[Effect]:
             ):
                 yield _fx("defense-off", "kills a security or logging daemon", " ".join(argv[1:]))
                 return
+        if any(c[0] in _LISTERS for c in commands):
+            for argv in commands:
+                if argv[0] in _FILTERS and any(_selects_daemon(p) for p in _filter_patterns(argv)):
+                    yield _fx(
+                        "defense-off",
+                        "kills the processes of a security or logging daemon found by a pattern",
+                        " ".join(argv[1:])[:80],
+                    )
+                    return
 
 
 HOST_HANDLERS = {
