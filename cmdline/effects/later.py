@@ -35,7 +35,7 @@ from dsh_policy.cmdline.effects.build_tools import (
 from dsh_policy.cmdline.effects.compromised_actions import compromised_action_refs
 from dsh_policy.cmdline.effects.git_rewrites import config_rewrites
 from dsh_policy.cmdline.effects.infra_files import INFRA_SIGNAL_NAMES, infra_signals
-from dsh_policy.cmdline.effects.instructions import instructs_exfil, instructs_wipe
+from dsh_policy.cmdline.effects.instructions import instructs_exfil, instructs_unsupervised, instructs_wipe
 from dsh_policy.cmdline.effects.packages import manifest_hits
 from dsh_policy.cmdline.effects.sources import dependency_file_index_swap
 from dsh_policy.cmdline.lazy_regex import lazy_compile
@@ -587,6 +587,7 @@ _TEXT_READERS: dict[str, Callable[[str], object]] = {
     "exfil": _exfil,
     "instructs-exfil": instructs_exfil,
     "instructs-wipe": instructs_wipe,
+    "instructs-unsupervised": instructs_unsupervised,
     "config-code": config_code,
     "loads-local-code": loads_local_code,
     "env-code": env_loads_code,
@@ -642,7 +643,14 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     # a .code-workspace file carries tasks too (its "tasks" block runs on folder open like tasks.json)
     "editor-settings": ("runs-program", "fetch-exec", "approvals-off", "folder-open"),
     "agent-config": ("starts-command", "remote-server", "fetch-exec", "sends", "approvals-off"),
-    "agent-instructions": ("hidden-instructions", "fetch-exec", "sends", "instructs-exfil", "instructs-wipe"),
+    "agent-instructions": (
+        "hidden-instructions",
+        "fetch-exec",
+        "sends",
+        "instructs-exfil",
+        "instructs-wipe",
+        "instructs-unsupervised",
+    ),
     "package-manifest": (
         "install-script",
         "build-exec",
