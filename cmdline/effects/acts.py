@@ -37,6 +37,7 @@ from dsh_policy.cmdline.effects.hardening import hardening_command_acts
 from dsh_policy.cmdline.effects.harvest import harvest_acts, hash_reader
 from dsh_policy.cmdline.effects.hijack import hijack_line_acts
 from dsh_policy.cmdline.effects.host import (
+    hidden_staging,
     hidden_temp_programs,
     host_command_acts,
     hunts_through_xargs,
@@ -618,6 +619,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(chosen_operand_acts(commands))
     found.extend(datastore_locker_acts(line, commands))
     found.extend(hidden_temp_programs(line, commands))
+    found.extend(hidden_staging(line, commands))
     found.extend(hijack_line_acts(line, commands, written))
     found.extend(workload_line_acts(line, commands))
     found.extend(lockout_line_acts(line, commands))

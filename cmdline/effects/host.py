@@ -16,6 +16,7 @@ from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = [
     "HOST_HANDLERS",
+    "hidden_staging",
     "hidden_temp_programs",
     "host_command_acts",
     "hunts_through_xargs",
@@ -612,6 +613,47 @@ def hidden_temp_programs(line: str, commands: list[list[str]]) -> Iterator[Effec
         if path.rstrip("/").rsplit("/", 1)[-1] in programs:
             yield _fx(
                 "defense-off", "runs a program hidden under a dot-name in a world-writable folder", path
+            )
+            return
+
+
+_ENCRYPTING = {
+    "7z": ("-p", "-mhe"),
+    "7za": ("-p", "-mhe"),
+    "7zz": ("-p", "-mhe"),
+    "zip": ("-e", "--encrypt", "-P", "--password"),
+    "rar": ("-p", "-hp"),
+    "gpg": ("-c", "--symmetric"),
+    "age": ("-p", "--passphrase"),
+}
+
+
+def _encrypts(argv: list[str]) -> bool:
+    name = argv[0].rsplit("/", 1)[-1]
+    if name == "openssl":
+        return "enc" in argv[1:3] and "-d" not in argv
+    switches = _ENCRYPTING.get(name)
+    return switches is not None and any(
+        a == s or (len(s) == 2 and a.startswith(s)) for a in argv[1:] for s in switches
+    )
+
+
+def hidden_staging(line: str, commands: list[list[str]]) -> Iterator[Effect]:
+    """Data staged in a dot-named folder of /tmp, /var/tmp or /dev/shm and packed into a
+    password-protected archive or an encrypted file there (``7z a -pX /tmp/.s.7z /tmp/.s/``,
+    ``tar czf - /tmp/.s | openssl enc -aes-256-cbc ...``): collection hidden from a listing and
+    made unreadable to whoever inspects it before it leaves (T1074.001 local staging, T1560.001
+    archive via utility). An encrypted backup into the project or a named folder is not this."""
+    if "/." not in line:
+        return
+    if not _HIDDEN_TEMP_PATH.search(line):
+        return
+    for argv in commands:
+        if argv and _encrypts(argv):
+            yield _fx(
+                "defense-off",
+                "packs data staged in a hidden temp folder into an encrypted archive",
+                " ".join(argv[:3]),
             )
             return
 

@@ -1,6 +1,7 @@
 """Security daemons killed through a process listing filtered by a pattern (probe12's class: the
 pipeline spelling of ``pkill -f``), in spellings of our own beside the everyday kills of dev
-servers by the same pipeline (no corpus entry)."""
+servers by the same pipeline (no corpus entry); and data staged in a hidden temp folder packed
+into an encrypted archive there (``hidden_staging``), beside encrypted backups of the project."""
 
 from __future__ import annotations
 
@@ -37,4 +38,27 @@ def test_daemons_found_by_a_pattern_and_killed(line: str) -> None:
     ],
 )
 def test_everyday_kills_and_listings_are_not(line: str) -> None:
+    assert not defense_off(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "zip -r -P hunter2 /var/tmp/.cache-x/out.zip /var/tmp/.cache-x/docs",
+        "tar cf - /dev/shm/.s | gpg -c --batch --passphrase k -o /dev/shm/.s.gpg",
+    ],
+)
+def test_hidden_staging_encrypted(line: str) -> None:
+    assert defense_off(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "7z a -pS3cret backup.7z ./reports",
+        "zip -r /tmp/.cache/site.zip dist",
+        "openssl enc -d -aes-256-cbc -in /tmp/.x.enc -out out.tgz",
+    ],
+)
+def test_encrypted_backups_and_plain_archives_are_not(line: str) -> None:
     assert not defense_off(line)
