@@ -86,7 +86,9 @@ _TABLE: tuple[Detector, ...] = (
     Detector(
         "private-key",
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-        r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\z)",
+        r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\z)"
+        # an OpenSSH key's body without its armour: base64 of the format's magic "openssh-key-v1\0"
+        r"|\bb3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=\s]{16,}",
     ),
     Detector(
         "connection-string-password",

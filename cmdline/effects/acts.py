@@ -32,10 +32,12 @@ from dsh_policy.cmdline.effects.collection import collection_line_acts
 from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
 from dsh_policy.cmdline.effects.escape import escape_command_acts, escape_line_acts, uninstalled_agents
 from dsh_policy.cmdline.effects.forge import forge_acts, runner_guard_off
+from dsh_policy.cmdline.effects.git_rewrites import rewrite_target
 from dsh_policy.cmdline.effects.hardening import hardening_command_acts
 from dsh_policy.cmdline.effects.harvest import harvest_acts, hash_reader
 from dsh_policy.cmdline.effects.hijack import hijack_line_acts
 from dsh_policy.cmdline.effects.host import (
+    hidden_staging,
     hidden_temp_programs,
     host_command_acts,
     hunts_through_xargs,
@@ -253,6 +255,11 @@ def _git(argv: list[str]) -> Iterator[Effect]:
     for key, value in settings:
         if re.match(r"(?i)^http\.(?:[^ ]*\.)?sslverify$", key) and _FALSE.match(value):
             yield _fx("tls-off", "turns off git's TLS verification", key)
+        elif rewrite_target(key, value):
+            # every fetch of the prefix's host goes to another host (cmdline.effects.git_rewrites)
+            yield _fx(
+                "registry", f"git config {key} sends {value} to another host", rewrite_target(key, value)
+            )
         elif (
             _LATER_GIT_KEYS.match(key)
             and (not key.lower().startswith("alias.") or value.startswith("!"))
@@ -612,6 +619,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(chosen_operand_acts(commands))
     found.extend(datastore_locker_acts(line, commands))
     found.extend(hidden_temp_programs(line, commands))
+    found.extend(hidden_staging(line, commands))
     found.extend(hijack_line_acts(line, commands, written))
     found.extend(workload_line_acts(line, commands))
     found.extend(lockout_line_acts(line, commands))

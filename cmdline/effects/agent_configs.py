@@ -19,7 +19,7 @@ from typing import Any
 
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["only_reference_servers", "reference_server_words"]
+__all__ = ["only_reference_servers", "reference_server_words", "unknown_remote_servers"]
 
 _REFERENCE_PACKAGE = lazy_compile(r"^@modelcontextprotocol/server-[a-z0-9-]+(?:@[\w.^~-]+)?$")
 # The reference servers the MCP project publishes on PyPI and documents as `uvx mcp-server-NAME`
@@ -88,3 +88,40 @@ def only_reference_servers(text: str) -> bool:
         return False
     started = [entry for entry in entries if "command" in entry or "cmd" in entry]
     return bool(started) and all(_reference_server(entry) for entry in started)
+
+
+# A remote MCP server's address in a client config: `"url"`/`"serverUrl"`/`"httpUrl"` in JSON,
+# `url = "..."` in codex's TOML, `url:` in YAML.
+_REMOTE_URL = lazy_compile(
+    r"(?i)[\"']?(?:url|serverUrl|httpUrl|uri)[\"']?\s*[:=]\s*[\"']?((?:https?|wss?)://[^\s\"'/?#]+)"
+)
+_LOOPBACK = lazy_compile(r"(?i)^(?:localhost|127\.\d+\.\d+\.\d+|\[::1\]|0\.0\.0\.0|host\.docker\.internal)$")
+# The vendors' own remote MCP endpoints, as their documentation gives them to paste into a client
+# (the remote counterpart of the reference servers): a server the vendor of the service runs.
+# Anything else is a new server whose tool descriptions and results the agent will trust.
+_VENDOR_HOSTS = lazy_compile(
+    r"(?i)^(?:api\.githubcopilot\.com|mcp\.(?:atlassian\.com|linear\.app|notion\.com|sentry\.dev|stripe\.com"
+    r"|supabase\.com|vercel\.com|asana\.com|paypal\.com|squareup\.com|neon\.tech|deepwiki\.com|context7\.com"
+    r"|figma\.com|intercom\.com|plaid\.com|webflow\.com|wix\.com|zapier\.com|canva\.com|monday\.com|exa\.ai"
+    r"|tavily\.com|firecrawl\.dev|semgrep\.ai|prisma\.io|apify\.com|socket\.dev|render\.com|hubspot\.com)"
+    r"|[\w-]+\.mcp\.cloudflare\.com|huggingface\.co|gitlab\.com|learn\.microsoft\.com"
+    r"|knowledge-mcp\.global\.api\.aws|remote\.mcp\.pipedream\.net)$"
+)
+
+
+def unknown_remote_servers(text: str) -> list[str]:
+    """The hosts of the remote MCP servers a client config names that are neither on this machine
+    nor a vendor's own endpoint (plain http to another machine is never a vendor's)."""
+    found: list[str] = []
+    for match in _REMOTE_URL.finditer(text[:200_000]):
+        address = match.group(1)
+        scheme, _, host = address.partition("://")
+        host = host.rsplit("@", 1)[-1].lower()
+        name = host if host.startswith("[") else host.split(":", 1)[0]
+        if _LOOPBACK.match(name):
+            continue
+        if scheme.lower() in ("https", "wss") and _VENDOR_HOSTS.match(name):
+            continue
+        if name not in found:
+            found.append(name)
+    return found

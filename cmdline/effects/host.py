@@ -11,11 +11,12 @@ from collections.abc import Iterator
 from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
-from dsh_policy.cmdline.effects.security_products import DAEMON_NAMES
+from dsh_policy.cmdline.effects.security_products import DAEMON_NAMES, PRODUCTS
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = [
     "HOST_HANDLERS",
+    "hidden_staging",
     "hidden_temp_programs",
     "host_command_acts",
     "hunts_through_xargs",
@@ -616,8 +617,87 @@ def hidden_temp_programs(line: str, commands: list[list[str]]) -> Iterator[Effec
             return
 
 
+_ENCRYPTING = {
+    "7z": ("-p", "-mhe"),
+    "7za": ("-p", "-mhe"),
+    "7zz": ("-p", "-mhe"),
+    "zip": ("-e", "--encrypt", "-P", "--password"),
+    "rar": ("-p", "-hp"),
+    "gpg": ("-c", "--symmetric"),
+    "age": ("-p", "--passphrase"),
+}
+
+
+def _encrypts(argv: list[str]) -> bool:
+    name = argv[0].rsplit("/", 1)[-1]
+    if name == "openssl":
+        return "enc" in argv[1:3] and "-d" not in argv
+    switches = _ENCRYPTING.get(name)
+    return switches is not None and any(
+        a == s or (len(s) == 2 and a.startswith(s)) for a in argv[1:] for s in switches
+    )
+
+
+def hidden_staging(line: str, commands: list[list[str]]) -> Iterator[Effect]:
+    """Data staged in a dot-named folder of /tmp, /var/tmp or /dev/shm and packed into a
+    password-protected archive or an encrypted file there (``7z a -pX /tmp/.s.7z /tmp/.s/``,
+    ``tar czf - /tmp/.s | openssl enc -aes-256-cbc ...``): collection hidden from a listing and
+    made unreadable to whoever inspects it before it leaves (T1074.001 local staging, T1560.001
+    archive via utility). An encrypted backup into the project or a named folder is not this."""
+    if "/." not in line:
+        return
+    if not _HIDDEN_TEMP_PATH.search(line):
+        return
+    for argv in commands:
+        if argv and _encrypts(argv):
+            yield _fx(
+                "defense-off",
+                "packs data staged in a hidden temp folder into an encrypted archive",
+                " ".join(argv[:3]),
+            )
+            return
+
+
+_LISTERS = frozenset({"ps", "top", "htop", "pstree", "pgrep", "pidof"})
+_FILTERS = frozenset({"grep", "egrep", "fgrep", "rg", "awk", "gawk", "mawk", "sed"})
+_DAEMON_LITERALS: tuple[str, ...] = tuple(n.removesuffix("*").lower() for p in PRODUCTS for n in p.daemons)
+"""Every product daemon's name (a ``*`` family by its prefix), lower case: what a substring
+pattern is searched in."""
+
+
+def _filter_patterns(argv: list[str]) -> list[str]:
+    """The patterns a process listing's filter selects lines by: grep's operands (not an inverted
+    ``grep -v``), awk's and sed's ``/regex/`` addresses."""
+    if argv[0] in ("awk", "gawk", "mawk", "sed"):
+        return [m.group(1) for a in argv[1:] for m in re.finditer(r"/((?:[^/\\]|\\.)+)/", a)]
+    options = [a for a in argv[1:] if a.startswith("-")]
+    if any(o == "--invert-match" or (not o.startswith("--") and "v" in o) for o in options):
+        return []
+    named = [a for a in argv[1:] if not a.startswith("-")]
+    explicit = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-e", "--regexp")]
+    return explicit or named[:1]
+
+
+def _selects_daemon(pattern: str) -> bool:
+    """Whether a substring pattern (grep's, with the ``[x]yz`` trick undone) matches a security
+    or logging daemon's process name: an alternative of 4+ plain characters found in one."""
+    text = re.sub(r"\[([^\]^])\]", r"\1", pattern).replace("\\|", "|")
+    for part in re.split(r"[|()]+", text):
+        part = part.strip("^$ .*").lower()
+        if (
+            len(part) >= 4
+            and re.fullmatch(r"[\w.-]+", part)
+            and (DAEMON_NAMES.match(part) or any(part in name for name in _DAEMON_LITERALS))
+        ):
+            return True
+    return False
+
+
 def killed_daemons(commands: list[list[str]]) -> Iterator[Effect]:
-    """``kill $(pgrep auditd)``: a kill on a line that looks up a security daemon's process."""
+    """``kill $(pgrep auditd)``: a kill on a line that looks up a security daemon's process; and
+    the same lookup spelled as a process listing filtered by a pattern (``ps aux | grep -i falc |
+    awk '{print $2}' | xargs kill -9``, the ``[w]azuh`` trick included): what ``pkill -f`` of the
+    pattern does, whatever the words in between."""
     if any(c[0] in ("kill", "pkill", "killall") for c in commands):
         for argv in commands:
             if argv[0] in ("pgrep", "pidof", "pkill", "killall") and any(
@@ -629,6 +709,15 @@ def killed_daemons(commands: list[list[str]]) -> Iterator[Effect]:
             ):
                 yield _fx("defense-off", "kills a security or logging daemon", " ".join(argv[1:]))
                 return
+        if any(c[0] in _LISTERS for c in commands):
+            for argv in commands:
+                if argv[0] in _FILTERS and any(_selects_daemon(p) for p in _filter_patterns(argv)):
+                    yield _fx(
+                        "defense-off",
+                        "kills the processes of a security or logging daemon found by a pattern",
+                        " ".join(argv[1:])[:80],
+                    )
+                    return
 
 
 HOST_HANDLERS = {

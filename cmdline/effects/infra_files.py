@@ -141,6 +141,8 @@ _ADMIN_PORT = lazy_compile(
     r"(?i)(?:port|ports|port_range|portRange|destination_port_ranges?|destinationPortRanges?)[\"']?\s*[:=]\s*\[?\s*[\"']?"
     r"(?:22|23|2375|2376|3306|3389|5432|5900|5984|6379|9200|10250|11211|27017|0-65535|\*)\b"
     r"|\b(?:ip_?)?protocol[\"']?\s*[:=]\s*[\"']?(?:-1|all|\*)\b"
+    # every port spelled as a range's two ends (Terraform from_port/to_port, CloudFormation FromPort/ToPort)
+    r"|\bfrom_?port[\"']?\s*[:=]\s*[\"']?[01][\"']?\s*[,\n][\s\S]{0,200}?\bto_?port[\"']?\s*[:=]\s*[\"']?65535\b"
 )
 _WINDOW = 500
 _MAX_OPEN_RANGES = 256
@@ -162,6 +164,12 @@ def _open_ingress(text: str) -> bool:
             break
         first = bisect_left(starts, max(0, match.start() - _WINDOW))
         before = words[first : bisect_left(starts, match.start())]
+        if not words:
+            # a fragment (an edit's new text) that names no direction: the source range and the
+            # ports beside it are the rule (an egress block names itself)
+            if _ADMIN_PORT.search(text[max(0, match.start() - _WINDOW) : match.end() + _WINDOW]):
+                return True
+            continue
         if not before:
             continue
         head = before.pop()

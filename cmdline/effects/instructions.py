@@ -12,7 +12,7 @@ import re
 
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["instructs_exfil", "instructs_wipe"]
+__all__ = ["instructs_exfil", "instructs_unsupervised", "instructs_wipe"]
 
 _SEND_VERB = lazy_compile(
     r"(?i)\b(?:send|post|upload|forward|transmit|exfiltrate|email|mail|share|submit|paste)(?:s|es|ed|ing)?\s+"
@@ -67,5 +67,36 @@ def instructs_wipe(text: str) -> bool:
     for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])|\n", text):
         verb = _WIPE_VERB.search(sentence)
         if verb and _WIPE_TARGET.search(sentence):
+            return True
+    return False
+
+
+_UNSUPERVISED = lazy_compile(
+    r"(?i)\b(?:always\s+(?:auto[- ]?)?approve|auto[- ]?approve|approve\s+(?:all|every|any)\b"
+    r"|never\s+ask\b|do(?:n't|\s+not)\s+ask\b|without\s+(?:asking|confirmation|confirming|approval|permission"
+    r"|prompting|checking\s+with)|skip\s+(?:the\s+|any\s+|all\s+)?(?:confirmation|approval|permission)s?)"
+)
+_RISKY_SCOPE = lazy_compile(
+    r"(?i)\b(?:curl|wget|bash|sudo|rm|shell|terminal|network|downloads?|scripts?|installs?"
+    r"|(?:any|all|every|other)\s+(?:\w+\s+)?commands?|commands?\s+(?:automatically|directly))\b"
+)
+_CONCEAL = lazy_compile(
+    r"(?i)\b(?:do(?:n't|\s+not)|never)\s+(?:mention|tell|reveal|disclose|report|show|inform|let\s+the\s+user\s+know)\b"
+    r"|\bkeep\s+(?:this|it)\s+(?:secret|hidden|quiet|private)\b|\bhide\s+(?:this|it)\b"
+)
+
+
+def instructs_unsupervised(text: str) -> bool:
+    """An agent's instruction file telling it to act without the user's approval (approve
+    automatically, never ask, without confirmation) over a broad or risky scope (any command,
+    shell, downloads, curl/wget/bash/sudo/rm) in the same sentence, or anywhere beside an
+    instruction to hide it from the user: the approval switch written as a rule the agent obeys
+    at every session. Skipping a question for one named command (``run npm test without
+    asking``) names no such scope."""
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z])|\n", text)
+    concealed = any(_CONCEAL.search(sentence) for sentence in sentences)
+    for sentence in sentences:
+        found = _UNSUPERVISED.search(sentence)
+        if found and (concealed or _RISKY_SCOPE.search(sentence)):
             return True
     return False

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from dsh_policy.cmdline.effects.agent_configs import only_reference_servers
+from dsh_policy.cmdline.effects.agent_configs import only_reference_servers, unknown_remote_servers
 from dsh_policy.cmdline.effects.build_tools import (
     BUILD_FILES,
     GO_SOURCE,
@@ -33,8 +33,9 @@ from dsh_policy.cmdline.effects.build_tools import (
     loads_local_code,
 )
 from dsh_policy.cmdline.effects.compromised_actions import compromised_action_refs
+from dsh_policy.cmdline.effects.git_rewrites import config_rewrites
 from dsh_policy.cmdline.effects.infra_files import INFRA_SIGNAL_NAMES, infra_signals
-from dsh_policy.cmdline.effects.instructions import instructs_exfil, instructs_wipe
+from dsh_policy.cmdline.effects.instructions import instructs_exfil, instructs_unsupervised, instructs_wipe
 from dsh_policy.cmdline.effects.packages import manifest_hits
 from dsh_policy.cmdline.effects.sources import dependency_file_index_swap
 from dsh_policy.cmdline.lazy_regex import lazy_compile
@@ -575,12 +576,18 @@ def _official_registries_only(text: str) -> bool:
 
 _TEXT_READERS: dict[str, Callable[[str], object]] = {
     "compromised-action": compromised_action_refs,
+    "url-rewrite": config_rewrites,
+    # an MCP server the agent reaches over the network that is neither on this machine nor a
+    # vendor's own endpoint: a new server whose tool descriptions and results the agent will trust,
+    # as `claude mcp add --transport http` registers one
+    "remote-server": unknown_remote_servers,
     "index-swap": dependency_file_index_swap,
     "untrusted-trigger": _untrusted_trigger,
     "hidden-instructions": _hidden_instructions,
     "exfil": _exfil,
     "instructs-exfil": instructs_exfil,
     "instructs-wipe": instructs_wipe,
+    "instructs-unsupervised": instructs_unsupervised,
     "config-code": config_code,
     "loads-local-code": loads_local_code,
     "env-code": env_loads_code,
@@ -612,7 +619,8 @@ def _has_signal(signal: str, path: str, kind: str, sample: str) -> bool:
 
 
 _JUDGED_BY: dict[str, tuple[str, ...]] = {
-    "git-config": ("runs-program",),
+    # a rewrite of a host's URLs to another host is a source swap (asked), not a program (denied)
+    "git-config": ("runs-program", "url-rewrite"),
     "python-startup": ("startup-import", "build-exec"),
     "ci-workflow": (
         "fetch-exec",
@@ -634,8 +642,15 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     "editor-task": ("folder-open", "fetch-exec", "sends", "host-access"),
     # a .code-workspace file carries tasks too (its "tasks" block runs on folder open like tasks.json)
     "editor-settings": ("runs-program", "fetch-exec", "approvals-off", "folder-open"),
-    "agent-config": ("starts-command", "fetch-exec", "sends", "approvals-off"),
-    "agent-instructions": ("hidden-instructions", "fetch-exec", "sends", "instructs-exfil", "instructs-wipe"),
+    "agent-config": ("starts-command", "remote-server", "fetch-exec", "sends", "approvals-off"),
+    "agent-instructions": (
+        "hidden-instructions",
+        "fetch-exec",
+        "sends",
+        "instructs-exfil",
+        "instructs-wipe",
+        "instructs-unsupervised",
+    ),
     "package-manifest": (
         "install-script",
         "build-exec",

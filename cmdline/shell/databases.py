@@ -65,6 +65,15 @@ def database_invocation(argv: list[str]) -> tuple[DatabaseClient, list[str], boo
         arg = argv[i]
         name, eq, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         if len(arg) > 2 and arg[0] == "-" and arg[1] != "-" and family != "sqlite3":
+            every = statement_options | host_options | database_options | value_options
+            if arg[:2] not in every and arg[2].isalpha():
+                # a cluster of switches (`psql -Atc SQL`, `mysql -Ne SQL`): the first letter takes
+                # no value, so the next letters are switches too, the last one perhaps with a value
+                cluster = arg[2:]
+                while len(cluster) > 1 and f"-{cluster[0]}" not in every and cluster[1].isalpha():
+                    cluster = cluster[1:]
+                argv = [*argv[:i], f"-{cluster}", *argv[i + 1 :]]
+                continue
             name, attached, eq = arg[:2], arg[2:], "attached"
         value_given = bool(eq) or name in statement_options | host_options | database_options | value_options
         value = attached if eq else (argv[i + 1] if i + 1 < len(argv) else "")
@@ -110,3 +119,9 @@ def database_invocation(argv: list[str]) -> tuple[DatabaseClient, list[str], boo
         database = database or operands[0]
     client = DatabaseClient(program, dialect, host, database)
     return client, texts, not texts and not script_file
+
+
+def is_sql_client(program: str) -> bool:
+    """Whether ``program`` (a base name) is one of the SQL clients read here."""
+    family = _DATABASE_ALIASES.get(program, program)
+    return family in _DATABASE_OPTIONS and family not in ("mongosh", "redis-cli")

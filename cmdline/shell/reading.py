@@ -27,6 +27,7 @@ from dsh_policy.cmdline.shell.budget import (
     ShellLineTooComplexError,
     check_time,
 )
+from dsh_policy.cmdline.shell.databases import database_invocation, is_sql_client
 from dsh_policy.cmdline.shell.expansion import basename, expand, resolved_word
 from dsh_policy.cmdline.shell.lexer import ASSIGNMENT, NAME, Lexer, Token, find_closing
 from dsh_policy.cmdline.shell.unwrap import RESERVED_WORDS, unwrap
@@ -59,7 +60,7 @@ def _parse(text: str, depth: int, budget: Budget, variables: dict[str, str]) -> 
         nonlocal stdin
         commands.extend(lexer.nested)
         lexer.nested.clear()
-        piped_text = _printed_text(argv) if separator in ("|", "|&") else None
+        piped_text = (_printed_text(argv) or _generated_text(argv)) if separator in ("|", "|&") else None
         # `cat <<EOF | python3`: cat passes its here-document on (the same list: bodies come later)
         passes_stdin = separator in ("|", "|&") and _passes_stdin(argv)
         if argv:
@@ -194,6 +195,27 @@ def _printed_text(argv: list[str]) -> str | None:
     while words and words[0].startswith("-") and len(words[0]) <= 3:  # echo -n, -e, -ne
         words = words[1:]
     return " ".join(words).replace("\\n", "\n")
+
+
+_SQL_LITERAL = lazy_compile(r"'((?:[^']|'')*)'")
+_GENERATING = lazy_compile(r"(?is)^\s*select\b")
+
+
+def _generated_text(argv: list[str]) -> str | None:
+    """What a database client's query prints when it builds statements or commands from a
+    catalogue (``psql -Atc "SELECT 'DROP TABLE ' || tablename || ';' FROM pg_tables" | psql``,
+    ``mysql -N -e "SELECT CONCAT('TRUNCATE ', table_name, ';') ..." | mysql``): its string
+    literals, each row's value standing as ``x``. Piped into a client or a shell, that text is
+    what runs, so it is read as that reader's script."""
+    if not argv or not is_sql_client(basename(argv[0])):
+        return None
+    _, texts, _ = database_invocation([basename(argv[0]), *argv[1:]])
+    for text in texts:
+        if _GENERATING.match(text):
+            literals = [m.group(1).replace("''", "'") for m in _SQL_LITERAL.finditer(text)]
+            if any(sum(c.isalpha() for c in lit) >= 4 for lit in literals):
+                return " x ".join(literals)
+    return None
 
 
 @dataclass(frozen=True, slots=True)

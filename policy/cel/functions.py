@@ -15,12 +15,16 @@ their grammars), ``shell.acts`` (a line's effects on trust, identity, defences a
 ``path.later`` and ``path.later_risks`` (files that run later, and what in their text makes a
 write a technique), ``path.later_unread`` (whether what such a file runs cannot be judged as its
 command lines), ``sql.statements``, ``call.acts`` (what a tool call's name says it does to the
-world: deletes, grants, payments, ...), ``url.host``, ``glob``, ``secrets.scan`` and ``matches``
+world: deletes, grants, payments, ...), ``call.checks_off`` (a write, edit or patch that switches
+the project's own checks off), ``url.host``, ``url.encoded_text`` (text carried base64-encoded in a
+URL), ``glob``, ``secrets.scan`` and ``matches``
 (RE2, cached).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import importlib
 import posixpath
 import re
@@ -170,6 +174,44 @@ def _canonical_ipv4(host: str) -> str | None:
     for index, n in enumerate(values[:-1]):
         address += n << (8 * (3 - index))
     return ".".join(str((address >> shift) & 0xFF) for shift in (24, 16, 8, 0))
+
+
+_ENCODED_RUN = lazy_compile(r"[A-Za-z0-9+/_-]{24,}={0,2}")
+_URL_AUTHORITY = lazy_compile(r"(?i)^\s*[a-z][a-z0-9+.-]*://[^/?#]*")
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def url_encoded_text(u: str) -> bool:
+    """Whether the path, query or fragment of ``u`` carries text encoded as base64 (standard or
+    URL-safe, percent-escaped or not): a run of 24+ base64 characters that decodes to 16+ bytes of
+    printable text, at least half of them letters or digits. Random identifiers (document ids,
+    hashes, tokens of random bytes) decode to binary and are not text; plain hex digests are never
+    read. Data smuggled out in a URL is text (a key, an environment, a file), whatever its length."""
+    _require_str(u, "url.encoded_text")
+    text = u[:8192]
+    authority = _URL_AUTHORITY.match(text)
+    rest = urllib.parse.unquote(text[authority.end() :] if authority else text)
+    for run in _ENCODED_RUN.findall(rest):
+        pieces = [run, *run.split("/")] if "/" in run else [run]
+        if any(_decodes_to_text(piece) for piece in pieces):
+            return True
+    return False
+
+
+def _decodes_to_text(run: str) -> bool:
+    body = run.rstrip("=")
+    if len(body) < 24 or all(c in _HEX for c in body):
+        return False
+    body = body.replace("-", "+").replace("_", "/")
+    if len(body) % 4 == 1:
+        body = body[:-1]
+    try:
+        raw = base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    if len(raw) < 16 or any(not (32 <= b < 127 or b in (9, 10, 13)) for b in raw):
+        return False
+    return sum(1 for b in raw if chr(b).isalnum()) * 2 >= len(raw)
 
 
 def url_host(u: str) -> str:
@@ -468,6 +510,7 @@ _READERS: Mapping[str, DeferredHelper] = {
         DeferredHelper("dsh_policy.cmdline.sql", "sql_statements"),
         DeferredHelper("dsh_policy.cmdline.web_requests", "shell_web_requests"),
         DeferredHelper("dsh_policy.cmdline.tool_acts", "tool_acts"),
+        DeferredHelper("dsh_policy.cmdline.effects.checks_files", "file_checks_off"),
     )
 }
 
@@ -499,7 +542,9 @@ CEL_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "path.later_unread": _READERS["later_unread"],
     "sql.statements": _READERS["sql_statements"],
     "call.acts": _READERS["tool_acts"],
+    "call.checks_off": _READERS["file_checks_off"],
     "url.host": url_host,
+    "url.encoded_text": url_encoded_text,
     "glob": glob_match,
     "secrets.scan": secrets_scan,
     "matches": re2_matches,
@@ -525,7 +570,9 @@ CEL_SIGNATURES: Mapping[str, tuple[str, ...]] = {
     "path.later_unread": ("path.later_unread(string, string) -> bool",),
     "sql.statements": ("sql.statements(string) -> list(map(string, string))",),
     "call.acts": ("call.acts(string, map(string, dyn)) -> list(map(string, string))",),
+    "call.checks_off": ("call.checks_off(map(string, dyn)) -> string",),
     "url.host": ("url.host(string) -> string",),
+    "url.encoded_text": ("url.encoded_text(string) -> bool",),
     "glob": ("glob(string, string) -> bool",),
     "secrets.scan": (
         "secrets.scan(string) -> list(string)",

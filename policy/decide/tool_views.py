@@ -28,9 +28,11 @@ other tool is judged as itself and as each view (:mod:`.view_calls`), the strict
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shlex
+import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -209,6 +211,9 @@ def views(tool: str, args: Any) -> ToolViews | None:
     arguments say nothing a canonical call could (see the module docstring)."""
     shape = _CANONICAL_SHAPE.get(tool)
     if shape is not None and _is_canonical(tool, shape, args):
+        if tool in ("web_fetch", "http_request"):
+            embedded = tuple(_embedded_commands(args))
+            return ToolViews(embedded, replaces=False) if embedded else None
         if tool != "apply_patch":
             return None
         removed = tuple(_patch_removals(args["patch"]))
@@ -542,6 +547,7 @@ def _fetches(args: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             yield "http_request", request
         else:
             yield "web_fetch", {"url": url}
+        yield from _embedded_commands(args)
         return
     for key in _PROMPT_KEYS:
         prompt = args.get(key)
@@ -559,6 +565,49 @@ def _fetches(args: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
                     yield "http_request", {"url": found, "method": "POST", "body": code}
                 else:
                     yield "web_fetch", {"url": found}
+
+
+_COMMAND_PARAMS: Final = ("command", "cmd", "exec")
+_ARGUMENT_PARAMS: Final = ("args", "arguments", "argv")
+_SHELLS: Final = frozenset(
+    {"sh", "bash", "zsh", "dash", "ash", "ksh", "cmd", "cmd.exe", "powershell", "pwsh"}
+)
+_SHELL_SWITCHES: Final = frozenset({"-c", "-lc", "-ec", "/c", "/C", "-Command", "-command"})
+
+
+def _embedded_commands(args: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The command lines a request asks the service it reaches to run, as the ``shell`` calls
+    they are: a ``command=``/``cmd=`` query parameter with its ``args`` (a local MCP inspector's
+    proxy starting a server), and a body's argv that hands a shell a script (``["sh", "-c",
+    "..."]``: a Consul check, a container's command, a job's entrypoint). Whatever the service,
+    what it runs is judged as the line itself."""
+    url = _first_string(args, _URL_KEYS)
+    if url is not None and "=" in url and any(p in url.lower() for p in _COMMAND_PARAMS):
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
+        command = next((query[k][0] for k in _COMMAND_PARAMS if query.get(k)), None)
+        if command:
+            rest = next((query[k][0] for k in _ARGUMENT_PARAMS if query.get(k)), "")
+            yield "shell", {"command": f"{command} {rest}".strip()}
+    stack: list[tuple[Any, int]] = [(args[key], 0) for key in _BODY_KEYS if key in args]
+    seen = 0
+    while stack and seen < 2000:
+        item, depth = stack.pop()
+        seen += 1
+        if isinstance(item, Mapping):
+            stack.extend((value, depth + 1) for value in item.values() if depth < 8)
+        elif isinstance(item, list | tuple):
+            if (
+                len(item) >= 3
+                and all(isinstance(word, str) for word in item[:3])
+                and item[0].rsplit("/", 1)[-1] in _SHELLS
+                and item[1] in _SHELL_SWITCHES
+            ):
+                yield "shell", {"command": shlex.join([str(word) for word in item])}
+            else:
+                stack.extend((value, depth + 1) for value in item if depth < 8)
+        elif isinstance(item, str) and depth == 0 and item[:1] in ("{", "[") and len(item) < 100_000:
+            with contextlib.suppress(ValueError):
+                stack.append((json.loads(item), 1))
 
 
 def _message(args: Mapping[str, Any]) -> dict[str, Any] | None:
