@@ -107,6 +107,46 @@ def test_hosted_cli_effects(line: str, kind: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("glab api --method PUT projects/7/transfer -f namespace=other", "cloud-identity"),
+        ("glab deploy-key add k.pub --title ci --can-push", "cloud-identity"),
+        ("gh auth refresh -s admin:org", "cloud-identity"),
+        ("gh pr merge 9 --admin", "checks-off"),
+        ("gh repo archive shop/legacy -y", "outage"),
+        ("gh release edit v0.9.0 --latest", "publish"),
+        ("gem yank shop -v 0.3.0", "erase-contents"),
+        ("cargo owner -r kim shop-core", "cloud-identity"),
+        ("npm team rm shop:devs kim", "cloud-identity"),
+        ("python -m twine upload dist/*", "publish"),
+        ("docker image push shop/site:latest", "publish"),
+        ("helm push site-0.2.0.tgz oci://registry.example.org/charts", "publish"),
+    ],
+)
+def test_forge_and_registry_effects(line: str, kind: str) -> None:
+    assert kind in kinds(line), shell_acts(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "gh repo deploy-key list",
+        "gh release create v2.0.0 dist/* --notes x",
+        "gh auth refresh -s workflow",
+        "cargo yank --version 0.3.0 --undo shop-core",
+        "twine upload -r testpypi dist/*",
+        "docker push shop/site:2.4.1",
+        "docker push shop/site@sha256:0123abcd",
+        "docker buildx build -t shop/site:pr-12 --push .",
+    ],
+)
+def test_everyday_forge_and_registry_use_has_no_effect(line: str) -> None:
+    assert not kinds(line) & {"publish", "cloud-identity", "erase-contents", "checks-off", "outage"}, (
+        shell_acts(line)
+    )
+
+
+@pytest.mark.parametrize(
     "line",
     [
         "heroku addons --app web",
