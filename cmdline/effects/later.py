@@ -214,6 +214,8 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         # applied later by kubectl, helm, docker compose, terraform/tofu or CloudFormation: judged by
         # what the text grants (cmdline.effects.infra_files), whatever the file is called
         ("infrastructure", r"\.(?:ya?ml|json|tf|tf\.json|tfvars|hcl|template|bicep)$"),
+        # a backend's security rules, deployed by `firebase deploy` (firestore.rules, storage.rules)
+        ("infrastructure", r"(?:^|/)[\w.-]*\.rules$"),
         # a data store's or a relay client's own config, read when it next starts: judged by the same
         # signals (a store opened to the network without auth, a relay publishing a local port)
         (

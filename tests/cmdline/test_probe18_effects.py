@@ -146,6 +146,31 @@ def test_everyday_forge_and_registry_use_has_no_effect(line: str) -> None:
     )
 
 
+def test_sql_sent_through_a_platforms_psql_is_read() -> None:
+    assert "erase-contents" in kinds("heroku pg:psql -a web --command 'DROP SCHEMA billing CASCADE'")
+    assert not kinds("heroku pg:psql -a web -c 'SELECT count(*) FROM carts'")
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "risky"),
+    [
+        ("app/storage.rules", "match /b/{bucket}/o {\n  match /{p=**} {\n    allow delete;\n  }\n}", True),
+        ("firestore.rules", "match /{all=**} {\n  allow list: if true;\n}", True),
+        ("rtdb.rules.json", '{"rules": {"chat": {".write": "true"}}}', True),
+        (
+            "firestore.rules",
+            "match /posts/{id} {\n  allow read;\n  allow write: if request.auth != null;\n}",
+            False,
+        ),
+        ("firestore.rules", "match /{all=**} {\n  allow read, write: if false;\n}", False),
+    ],
+)
+def test_backend_security_rules_open_to_anyone(path: str, text: str, risky: bool) -> None:
+    from dsh_policy.cmdline.effects.later import later_risks
+
+    assert ("open-rules" in later_risks(path, text)) is risky
+
+
 @pytest.mark.parametrize(
     "line",
     [
