@@ -457,7 +457,8 @@ _LINE_PAIRS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "sends": (
         lazy_compile(r"(?:curl|wget|http|Invoke-RestMethod)\b"),
         lazy_compile(
-            r"\s-d\b|\s--data|\s-F\b|\s--form|\s-T\b|--upload-file|--post-data|--post-file|-X\s*(?:POST|PUT)"
+            # curl's short data, form and upload options also when clustered after its switches (-sd, -sSLF)
+            r"\s-[sSkLfvi]*[dFT]\b|\s--data|\s--form|--upload-file|--post-data|--post-file|-X\s*(?:POST|PUT)"
         ),
     ),
     # a download over plain http (no transport integrity: anyone on the path chooses the code)

@@ -146,6 +146,36 @@ def test_everyday_forge_and_registry_use_has_no_effect(line: str) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("tool", "args", "kind"),
+    [
+        ("mcp__render__scale_service", {"serviceId": "srv-1", "numInstances": 1, "count": "0"}, "destroy"),
+        ("mcp__k8s__scale", {"name": "api", "replicas": 0}, "destroy"),
+        ("mcp__platform__maintenance_mode_on", {"app": "web"}, "destroy"),
+        ("mcp__vercel__transfer_project", {"projectId": "p1", "teamId": "t2"}, "grant"),
+    ],
+)
+def test_tool_names_that_take_a_service_down_or_hand_it_over(tool: str, args: dict, kind: str) -> None:
+    from dsh_policy.cmdline.tool_acts import tool_acts
+
+    assert kind in {act["kind"] for act in tool_acts(tool, args)}
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("mcp__k8s__scale", {"name": "api", "replicas": 3}),
+        ("mcp__platform__maintenance_mode_off", {"app": "web"}),
+        ("mcp__github__transfer_issue", {"owner": "o", "repo": "r", "issue_number": 4, "new_repo": "s"}),
+        ("mcp__bank__transfer_funds", {"amount": 10, "to": "acct"}),
+    ],
+)
+def test_tool_names_that_keep_a_service_up(tool: str, args: dict) -> None:
+    from dsh_policy.cmdline.tool_acts import tool_acts
+
+    assert not {act["kind"] for act in tool_acts(tool, args)} & {"destroy", "grant"}
+
+
 def test_sql_sent_through_a_platforms_psql_is_read() -> None:
     assert "erase-contents" in kinds("heroku pg:psql -a web --command 'DROP SCHEMA billing CASCADE'")
     assert not kinds("heroku pg:psql -a web -c 'SELECT count(*) FROM carts'")
