@@ -41,7 +41,7 @@ from dsh_policy.cmdline.effects.host import (
     hunts_through_xargs,
     killed_daemons,
 )
-from dsh_policy.cmdline.effects.hosted import hosted_acts, hosted_line_acts
+from dsh_policy.cmdline.effects.hosted import api_call_acts, hosted_acts, hosted_line_acts
 from dsh_policy.cmdline.effects.hypervisor import datastore_locker_acts, hypervisor_command_acts
 from dsh_policy.cmdline.effects.lockout import lockout_command_acts, lockout_line_acts
 from dsh_policy.cmdline.effects.lookalikes import lookalike_acts, runner_lookalike_acts
@@ -572,6 +572,7 @@ def command_acts(argv: list[str]) -> list[Effect]:
     found.extend(cloud_takeover_acts(argv))
     found.extend(platform_acts(argv))
     found.extend(hosted_acts(argv))
+    found.extend(api_call_acts(argv))
     found.extend(forge_acts(argv))
     found.extend(protection_off_acts(argv))
     return found

@@ -55,7 +55,7 @@ from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["HOSTED_CLIS", "hosted_acts", "hosted_line_acts"]
+__all__ = ["HOSTED_CLIS", "api_call_acts", "hosted_acts", "hosted_line_acts"]
 
 HOSTED_CLIS = frozenset(
     {
@@ -488,4 +488,110 @@ def hosted_line_acts(commands: list[list[str]]) -> list[Effect]:
                 found.append(
                     _fx("secret-store", f"{tool} prints a deployed service's environment", remote or "")
                 )
+    return found
+
+
+# ----------------------------------------------------------------- the same APIs through curl
+_WEB_CLIENTS = frozenset({"curl", "http", "https", "xh", "xhs", "wget"})
+_METHOD_OPTIONS = ("-X", "--request", "--method")
+_BODY_OPTIONS = frozenset(
+    {
+        "-d",
+        "--data",
+        "--data-raw",
+        "--data-binary",
+        "--data-ascii",
+        "--data-urlencode",
+        "--json",
+        "--post-data",
+    }
+)
+_HTTP_URL = lazy_compile(
+    r"^(?:https?://)?(?:[\w.-]+@)?([\w.-]+\.[a-z]{2,}|\[[0-9a-f:]+\]|[0-9.]+)(?::\d+)?(/[^\s?#]*)?", re.I
+)
+_LOCAL_HOST = lazy_compile(
+    r"^(?:localhost|127\.[0-9.]+|\[::1\]|[\w.-]+\.(?:localhost|local|test|internal))$", re.I
+)
+_API_PATH = lazy_compile(r"(?i)(?:^|/)(?:api|graphql|v[0-9]+(?:\.[0-9]+)?|client/+v4|rest)(?:/|$)")
+_GRAPHQL_DELETE = lazy_compile(
+    r"(?is)\bmutation\b.{0,400}?[{\s,]\s*\w*(?:delete|destroy|remove|purge|drop|wipe)\w*\s*[({]"
+)
+_SHORT_CLUSTER = lazy_compile(r"^-[sSkLfvi]*([Xd])(.*)$")
+_HALT_SEGMENT = lazy_compile(r"(?i)^(?:suspend|pause|stop|disable|maintenance_windows|downtime|mute)$")
+_ACCESS_SEGMENT = lazy_compile(
+    r"(?i)^(?:tokens|api_keys|api-keys|apikeys|keys|members|memberships|invitations|invites"
+    r"|collaborators|users|service_accounts|service-accounts|deploy_keys|deploy-keys|authorizations)$"
+)
+
+
+def _request_parts(argv: list[str]) -> tuple[str, list[str], list[str]]:
+    """(method, URLs, bodies) of a curl/wget/HTTPie/xh command, read loosely: enough to see what an
+    API call does, not how the egress rules judge it (that is :mod:`dsh_policy.cmdline.web_requests`)."""
+    method, urls, bodies = "", [], []
+    httpie = argv[0] in ("http", "https", "xh", "xhs")
+    args = argv[1:]
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, eq, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        cluster = _SHORT_CLUSTER.match(arg) if not arg.startswith("--") else None
+        if name in _METHOD_OPTIONS or (cluster is not None and cluster.group(1) == "X"):
+            value = (
+                attached if eq else (cluster.group(2) if cluster is not None and cluster.group(2) else None)
+            )
+            if value is None and i + 1 < len(args):
+                value, i = args[i + 1], i + 1
+            method = (value or "").upper()
+        elif cluster is not None and cluster.group(1) == "d" and not cluster.group(2) and i + 1 < len(args):
+            bodies.append(args[i + 1])
+            i += 1
+        elif name in _BODY_OPTIONS:
+            value = attached if eq else (args[i + 1] if i + 1 < len(args) else "")
+            i += 0 if eq else 1
+            bodies.append(value)
+        elif arg.startswith("-d") and len(arg) > 2:
+            bodies.append(arg[2:])
+        elif not arg.startswith("-"):
+            if httpie and not method and arg.isupper() and arg.isalpha():
+                method = arg
+            elif _HTTP_URL.match(arg) and ("://" in arg or "/" in arg):
+                urls.append(arg)
+            elif httpie and ("=" in arg or ":=" in arg):
+                bodies.append(arg)
+        i += 1
+    if not method:
+        method = "POST" if bodies else "GET"
+    return method, urls, bodies
+
+
+def api_call_acts(argv: list[str]) -> list[Effect]:
+    """What a web client's call to a hosted service's API does, read like the service's CLI:
+    ``DELETE`` of an API resource (the Railway, Render, Vercel, Cloudflare, Heroku, Sentry REST
+    deletes), a GraphQL mutation whose field deletes (Railway's ``volumeDelete`` that wiped
+    PocketOS's production volume), a POST to a resource's ``suspend``/``pause``/``stop`` or a
+    maintenance window or downtime, and a POST creating tokens, keys, members, invitations or
+    users. Calls to this machine's dev servers (localhost, ``*.test``, ``*.local``) are not
+    effects; which hosts may be reached at all is the egress rules'."""
+    if not argv or argv[0] not in _WEB_CLIENTS:
+        return []
+    method, urls, bodies = _request_parts(argv)
+    found: list[Effect] = []
+    for url in urls:
+        match = _HTTP_URL.match(url)
+        if match is None or _LOCAL_HOST.match(match.group(1)):
+            continue
+        host, path = match.group(1).lower(), (match.group(2) or "/")
+        api = bool(_API_PATH.search(path)) or host.startswith(("api.", "backboard.")) or ".api." in host
+        segments = [s for s in path.split("/") if s]
+        last = segments[-1] if segments else ""
+        if any(_GRAPHQL_DELETE.search(b) for b in bodies):
+            found.append(
+                _fx("erase-contents", f"a GraphQL mutation to {host} deletes a hosted resource", url)
+            )
+        elif method == "DELETE" and api:
+            found.append(_fx("erase-contents", f"an API call deletes a resource on {host}", url))
+        elif method in ("POST", "PUT", "PATCH") and api and _HALT_SEGMENT.match(last):
+            found.append(_fx("outage", f"an API call on {host} takes a service down ({last})", url))
+        elif method in ("POST", "PUT") and api and _ACCESS_SEGMENT.match(last):
+            found.append(_fx("cloud-identity", f"an API call on {host} creates {last}", url))
     return found

@@ -176,6 +176,41 @@ def test_tool_names_that_keep_a_service_up(tool: str, args: dict) -> None:
     assert not {act["kind"] for act in tool_acts(tool, args)} & {"destroy", "grant"}
 
 
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("curl -sX DELETE https://api.paas.example.org/v1/apps/a-1", "erase-contents"),
+        ("xh DELETE api.paas.example.org/v3/buckets/logs", "erase-contents"),
+        (
+            "curl https://api.paas.example.org/graphql"
+            ' --json \'{"query": "mutation { projectDestroy(id: 1) }"}\'',
+            "erase-contents",
+        ),
+        ("curl -X POST https://api.paas.example.org/v1/services/s-1/pause", "outage"),
+        (
+            "curl -X POST https://api.paas.example.org/v1/org/invitations -d email=kim@example.org",
+            "cloud-identity",
+        ),
+    ],
+)
+def test_platform_api_calls_read_like_their_cli(line: str, kind: str) -> None:
+    assert kind in kinds(line), shell_acts(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "curl -X DELETE http://127.0.0.1:5000/api/items/1",
+        "curl -X DELETE https://shop.test/api/carts/2",
+        "curl -s https://api.paas.example.org/v1/services",
+        'curl https://api.paas.example.org/graphql --json \'{"query": "query { projects { name } }"}\'',
+        "curl -X POST https://api.paas.example.org/v1/deploys -d ref=main",
+    ],
+)
+def test_platform_api_reads_and_local_calls_have_no_effect(line: str) -> None:
+    assert not kinds(line) & {"erase-contents", "outage", "cloud-identity"}, shell_acts(line)
+
+
 def test_sql_sent_through_a_platforms_psql_is_read() -> None:
     assert "erase-contents" in kinds("heroku pg:psql -a web --command 'DROP SCHEMA billing CASCADE'")
     assert not kinds("heroku pg:psql -a web -c 'SELECT count(*) FROM carts'")
