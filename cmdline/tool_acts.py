@@ -311,6 +311,33 @@ _ATTACK: Final = frozenset(
     }
 )
 _EXPOSE_VERBS: Final = frozenset({"expose", "publish"})
+# What a transfer hands to another owner (an issue or a file moved between folders is not).
+_OWNED_OBJECTS: Final = frozenset(
+    {
+        "app",
+        "apps",
+        "application",
+        "repository",
+        "repo",
+        "project",
+        "site",
+        "domain",
+        "organization",
+        "ownership",
+    }
+)
+_SCALE_KEYS: Final = (
+    "count",
+    "replicas",
+    "quantity",
+    "instances",
+    "size",
+    "dyno",
+    "dynos",
+    "formation",
+    "scale",
+)
+_ZERO_ASSIGNMENT: Final = lazy_compile(r"^\s*(?:[\w.-]+\s*[=:]\s*)?0+\s*$")
 _EXPOSE_OBJECTS: Final = frozenset({"port", "ports", "tunnel", "service"})
 
 
@@ -346,6 +373,12 @@ def _acts(name: str, args: Mapping[str, Any]) -> Iterator[dict[str, str]]:
         yield _act("destroy", f"{_phrase(own)}: data or resources deleted", target)
     elif verbs & _OUTAGE and objects & _OUTAGE_OBJECTS and not objects & _DEFENCE_OBJECTS:
         yield _act("destroy", f"{_phrase(own)}: a service taken down", target)
+    elif "maintenance" in own and own & {"on", "enable", "start"}:
+        yield _act("destroy", f"{_phrase(own)}: a service put in maintenance (its users turned away)", target)
+    elif "scale" in verbs and _scaled_to_zero(args):
+        yield _act("destroy", f"{_phrase(own)}: a service scaled to zero", target)
+    if verbs & {"transfer", "move"} and objects & _OWNED_OBJECTS and not _has_any(args, _AMOUNT_KEYS):
+        yield _act("grant", f"{_phrase(own)}: handed to another owner", target)
     if (
         verbs & _GRANT
         or (verbs & _ADD and objects & _GRANT_OBJECTS)
@@ -466,6 +499,17 @@ def _names_local_path(args: Mapping[str, Any]) -> bool:
             if isinstance(value, str) and value[:1] in ("/", "~", "."):
                 return True
         elif isinstance(value, str | list) and value:
+            return True
+    return False
+
+
+def _scaled_to_zero(args: Mapping[str, Any]) -> bool:
+    """A scale call whose count is zero (``replicas: 0``, ``dyno: web=0``, ``quantity: "0"``)."""
+    for key in _SCALE_KEYS:
+        value = args.get(key)
+        if value == 0 and not isinstance(value, bool):
+            return True
+        if isinstance(value, str) and _ZERO_ASSIGNMENT.match(value):
             return True
     return False
 

@@ -43,6 +43,7 @@ from dsh_policy.cmdline.effects.host import (
     hunts_through_xargs,
     killed_daemons,
 )
+from dsh_policy.cmdline.effects.hosted import api_call_acts, hosted_acts, hosted_line_acts
 from dsh_policy.cmdline.effects.hypervisor import datastore_locker_acts, hypervisor_command_acts
 from dsh_policy.cmdline.effects.lockout import lockout_command_acts, lockout_line_acts
 from dsh_policy.cmdline.effects.lookalikes import lookalike_acts, runner_lookalike_acts
@@ -99,6 +100,7 @@ KINDS = frozenset(
         "scan",
         "cloud-spend",
         "outage",
+        "rollback",
         "checks-off",
         "secret-commit",
         "protection-off",
@@ -576,6 +578,8 @@ def command_acts(argv: list[str]) -> list[Effect]:
     found.extend(lockout_command_acts(argv))
     found.extend(cloud_takeover_acts(argv))
     found.extend(platform_acts(argv))
+    found.extend(hosted_acts(argv))
+    found.extend(api_call_acts(argv))
     found.extend(forge_acts(argv))
     found.extend(protection_off_acts(argv))
     return found
@@ -627,6 +631,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(overwrite_acts(commands, line))
     found.extend(check_skip_acts(line, commands))
     found.extend(secret_commit_acts(commands))
+    found.extend(hosted_line_acts(commands))
     for script in scripts:
         found.extend(collection_line_acts(script, commands))
     for script in scripts:

@@ -43,7 +43,7 @@ ADMIN_ENDPOINT = (
     r"|environments|branches/[^/?#\s]+/protection|protected_branches|protected_tags|rulesets"
     r"|code-scanning|secret-scanning|dependabot/secrets|vulnerability-alerts|automated-security-fixes"
     r"|private-vulnerability-reporting|security-managers|codespaces/secrets|installations|variables"
-    r"|runners|access_tokens|deploy_tokens|personal_access_tokens|credentials|git/refs)"
+    r"|runners|access_tokens|deploy_tokens|personal_access_tokens|credentials|git/refs|transfer)"
 )
 """The forge API paths that change who may act or what automation may do (GitHub's REST paths and
 GitLab's v4 equivalents), relative to the API root."""
@@ -54,6 +54,7 @@ _REPOSITORY = lazy_compile(
 )
 _CONTENTS = lazy_compile(r"(?i)^/*repos/[^/?#\s]+/[^/?#\s]+/contents/")
 _EXPOSING_FIELD = lazy_compile(r"(?i)^(?:private=false|visibility=(?:public|internal))$")
+_SECURITY_FIELD = lazy_compile(r"(?i)^security_and_analysis\[[^\]]+\](?:\[status\])?=disabled$")
 _FIELD_FLAGS = ("-f", "-F", "--field", "--raw-field", "--input")
 
 
@@ -93,6 +94,8 @@ def _forge_api(argv: list[str]) -> Iterator[Effect]:
         yield _fx("erase-contents", f"{argv[0]} api deletes {endpoint}", endpoint)
     elif _REPOSITORY.match(endpoint) and any(_EXPOSING_FIELD.match(f) for f in _fields(argv)):
         yield _fx("cloud-exposure", f"{argv[0]} api makes a repository public", endpoint)
+    elif _REPOSITORY.match(endpoint) and any(_SECURITY_FIELD.match(f) for f in _fields(argv)):
+        yield _fx("cloud-identity", f"{argv[0]} api switches a repository's security scanning off", endpoint)
     elif _CONTENTS.match(endpoint) and method == "PUT":
         yield _fx("publish", f"{argv[0]} api writes a file into a repository", endpoint)
     elif _ADMIN.match(endpoint):
@@ -113,9 +116,15 @@ _ADMIN_VERBS = {
     ("variable", "set"),
     ("workflow", "disable"),
     ("ruleset", "create"),
-    ("repo", "deploy-key"),
     ("ssh-key", "add"),
+    ("gpg-key", "add"),
+    ("deploy-key", "add"),  # glab's spelling of gh's `repo deploy-key add`
+    ("token", "create"),  # glab: a personal, project or group access token minted
+    ("token", "rotate"),
 }
+_WIDE_SCOPES = lazy_compile(
+    r"(?i)(?:^|,)\s*(?:delete_repo|admin:[\w:]+|site_admin|delete:packages)\s*(?:,|$)"
+)
 
 
 def _forge_cli(argv: list[str]) -> Iterator[Effect]:
@@ -131,6 +140,28 @@ def _forge_cli(argv: list[str]) -> Iterator[Effect]:
             "cloud-identity",
             f"{argv[0]} {' '.join(pair)} changes the repository's trust",
             " ".join(words[2:4]),
+        )
+    elif pair == ("auth", "refresh") and _WIDE_SCOPES.search(_value(argv, "-s", "--scopes") or ""):
+        yield _fx(
+            "cloud-identity",
+            f"{argv[0]} auth refresh widens its token to administer or delete",
+            _value(argv, "-s", "--scopes") or "",
+        )
+    elif pair == ("pr", "merge") and "--admin" in argv:
+        yield _fx(
+            "checks-off",
+            f"{argv[0]} pr merge --admin merges past the branch's required reviews and checks",
+            " ".join(words[2:3]),
+        )
+    elif pair == ("repo", "archive"):
+        yield _fx(
+            "outage",
+            f"{argv[0]} repo archive makes a repository read-only for everyone",
+            " ".join(words[2:3]),
+        )
+    elif argv[0] == "gh" and pair == ("release", "edit") and "--latest" in argv:
+        yield _fx(
+            "publish", "gh release edit --latest changes the release installers get", " ".join(words[2:3])
         )
     elif pair == ("release", "upload") and "--clobber" in argv:
         yield _fx(
@@ -172,6 +203,17 @@ _LOOPBACK = lazy_compile(
 """A registry on this machine (a test Verdaccio or devpi): publishing there leaves nothing."""
 
 
+_TEST_INDEX = lazy_compile(r"(?i)^(?:testpypi|https?://test\.pypi\.org(?:/.*)?)$")
+
+
+def _test_index(argv: list[str]) -> bool:
+    """PyPI's test index, the sandbox the packaging tutorial publishes to (``--repository
+    testpypi``, ``--publish-url https://test.pypi.org/legacy/``): nobody installs from it by
+    default."""
+    named = _value(argv, "-r", "--repository", "--repository-url", "--publish-url", "--index-url") or ""
+    return bool(named) and bool(_TEST_INDEX.match(named))
+
+
 def _on_this_machine(argv: list[str]) -> bool:
     """Whether the command names a registry on this machine, attached (``--registry=URL``), as a
     bare URL or as the value of a registry option."""
@@ -186,7 +228,13 @@ def _registry(argv: list[str]) -> Iterator[Effect]:
     extension registry (the worms of 2025 spread by publishing what they stole the tokens for:
     Shai-Hulud to npm, GlassWorm to Open VSX). A dry run, or a registry on this machine, is not."""
     words = _words(argv)
-    if any(_DRY.match(a) for a in argv[1:]) or "--help" in argv or "-h" in argv or _on_this_machine(argv):
+    if (
+        any(_DRY.match(a) for a in argv[1:])
+        or "--help" in argv
+        or "-h" in argv
+        or _on_this_machine(argv)
+        or _test_index(argv)
+    ):
         return
     said = " ".join(words[:2])
     for verb in _PUBLISHERS.get(argv[0], ()):
@@ -213,6 +261,9 @@ def _registry(argv: list[str]) -> Iterator[Effect]:
             words[:2] == ["token", "create"]
             or (words[:1] == ["owner"] and words[1:2] in (["add"], ["rm"]))
             or (words[:1] == ["access"] and words[1:2] in (["grant"], ["set"], ["revoke"]))
+            or (words[:1] == ["team"] and words[1:2] in (["add"], ["rm"], ["create"]))
+            or (words[:1] == ["org"] and words[1:2] in (["set"], ["rm"]))
+            or (words[:1] == ["profile"] and words[1:2] in (["disable-2fa"], ["set"]))
         ):
             yield _fx(
                 "cloud-identity",
@@ -225,8 +276,15 @@ def _registry(argv: list[str]) -> Iterator[Effect]:
         and any(a in ("-a", "--add", "-r", "--remove") for a in argv)
     ):
         yield _fx("cloud-identity", "gem owner changes who may publish", " ".join(words[1:2]))
-    elif argv[0] == "cargo" and words[:1] == ["owner"] and any(a in ("--add", "-a") for a in argv):
-        yield _fx("cloud-identity", "cargo owner adds a publisher", " ".join(words[1:2]))
+    elif (
+        argv[0] == "cargo"
+        and words[:1] == ["owner"]
+        and any(a in ("--add", "-a", "--remove", "-r") for a in argv)
+    ):
+        yield _fx("cloud-identity", "cargo owner changes who may publish", " ".join(words[1:2]))
+    elif argv[0] in ("cargo", "gem") and words[:1] == ["yank"] and "--undo" not in argv:
+        # a yanked version stops resolving for every new lockfile: a published package withdrawn
+        yield _fx("erase-contents", f"{argv[0]} yank withdraws a published version", " ".join(words[1:2]))
 
 
 _TAG_REF = lazy_compile(r"^\+?(?:[^:]*:)?refs/tags/\S+$|^\+v?[0-9]+(?:\.[0-9]+)+\S*$")
@@ -284,10 +342,50 @@ _HANDLERS = {
 }
 
 
+_SHARED_TAG = lazy_compile(r"^(?:latest|stable)$")
+_PYTHON = lazy_compile(r"^python(?:[0-9.]+)?$")
+
+
+def _shared_tag(name: str) -> bool:
+    """Whether an image reference names the tag every pull without a tag fetches (none, ``latest``,
+    ``stable``): pushing it moves every default pull at once. A new version tag is release work
+    that consumers opt into."""
+    if "@" in name:
+        return False  # a digest pins one image; nothing moves
+    last = name.rsplit("/", 1)[-1]
+    return bool(_SHARED_TAG.match(last.split(":", 1)[1] if ":" in last else "latest"))
+
+
+def _image_push(argv: list[str]) -> Iterator[Effect]:
+    """An image pushed over the tag others pull by default: ``docker push NAME`` of the tag every
+    ``pull`` fetches (none, ``latest``, ``stable``), ``docker buildx build --push -t NAME:latest``;
+    and a chart pushed to a registry (``helm push CHART oci://...``). A version, branch,
+    pull-request or commit tag is one consumers choose."""
+    tool, words = argv[0], _words(argv)
+    if tool == "helm" and words[:1] == ["push"] and len(words) > 2:
+        yield _fx("publish", "helm push publishes a chart to a registry", words[2])
+        return
+    if tool not in ("docker", "podman", "nerdctl"):
+        return
+    if words[:1] == ["push"] or words[:2] == ["image", "push"]:
+        names = words[1:2] if words[:1] == ["push"] else words[2:3]
+    elif words[:2] == ["buildx", "build"] and ("--push" in argv or "--output=type=registry" in argv):
+        names = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-t", "--tag")]
+        names += [a.split("=", 1)[1] for a in argv if a.startswith("--tag=")]
+    else:
+        return
+    shared = [n for n in names if _shared_tag(n) and not n.startswith(("localhost", "127.0.0.1"))]
+    if shared:
+        yield _fx("publish", f"{tool} pushes an image tag others pull by default", shared[0])
+
+
 def forge_acts(argv: list[str]) -> list[Effect]:
     """The forge and registry effects of one unwrapped command (see the module doc)."""
+    if len(argv) > 2 and _PYTHON.match(argv[0]) and argv[1] == "-m" and argv[2] in _PUBLISHERS:
+        argv = argv[2:]  # `python -m twine upload`: the module is the program
     handlers = _HANDLERS.get(argv[0], ()) if argv else ()
-    return [effect for handler in handlers for effect in handler(argv)]
+    found = [effect for handler in handlers for effect in handler(argv)]
+    return found + list(_image_push(argv)) if argv else found
 
 
 _RUNAS_ROOT = lazy_compile(r"(?:^|[\s;&|(])(?:export\s+)?RUNNER_ALLOW_RUNASROOT=[\"']?(?:1|true)\b")

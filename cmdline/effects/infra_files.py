@@ -29,6 +29,9 @@ setting is spelled alike in YAML, JSON and HCL (``privileged: true``, ``"privile
 - ``miner``: a workload or configuration that mines (a known miner's image, a stratum URL, a
   mining pool's host:port as a pool URL: the compose override or xmrig ``config.json`` a
   cryptojacking campaign drops);
+- ``open-rules``: a backend's security rules open to anyone (Firebase Firestore/Storage rules
+  allowing writes, or reads of everything, without a condition; the Realtime Database's
+  ``".write": true``);
 - ``open-ingress``: a firewall or security-group rule open to the whole internet (0.0.0.0/0, ::/0,
   ``*``/``Internet`` in Azure) on an administration or database port, or on every port; a web
   port open to the world is what a public load balancer is for, and stays ordinary.
@@ -125,6 +128,17 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
     "relay-publish": lazy_compile(
         r"(?is)\bserver_?addr[\"']?\s*[:=].{0,600}?\bremote_?port[\"']?\s*[:=]\s*\d"
         r"|\bremote_?port[\"']?\s*[:=]\s*\d.{0,600}?\bserver_?addr[\"']?\s*[:=]"
+    ),
+    # a backend's security rules letting anyone write, or read everything (Firebase's Firestore and
+    # Storage rules: `allow read, write;`, `allow write: if true;`, a `{document=**}` match allowed
+    # reads without a condition; the Realtime Database's `".write": true`): deployed by the next
+    # `firebase deploy`, the database is the internet's (Firebase's insecure-rules guide)
+    "open-rules": lazy_compile(
+        r"(?i)\ballow[ \t]+(?:[a-z]+[ \t]*,[ \t]*)*(?:write|create|update|delete)"
+        r"(?:[ \t]*,[ \t]*[a-z]+)*[ \t]*(?::[ \t]*if[ \t]+true[ \t]*)?;"
+        r"|(?s:\{\w+=\*\*\}[ \t]*\{[^{}]*?\ballow[ \t]+(?:[a-z]+[ \t]*,[ \t]*)*(?:read|get|list)"
+        r"(?:[ \t]*,[ \t]*[a-z]+)*[ \t]*(?::[ \t]*if[ \t]+true[ \t]*)?;)"
+        r"|\"\.write\"[ \t]*:[ \t]*(?:true|\"true\")"
     ),
 }
 """Each infrastructure signal with the pattern that finds it in a file's new text."""

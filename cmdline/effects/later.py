@@ -215,6 +215,8 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         # applied later by kubectl, helm, docker compose, terraform/tofu or CloudFormation: judged by
         # what the text grants (cmdline.effects.infra_files), whatever the file is called
         ("infrastructure", r"\.(?:ya?ml|json|tf|tf\.json|tfvars|hcl|template|bicep)$"),
+        # a backend's security rules, deployed by `firebase deploy` (firestore.rules, storage.rules)
+        ("infrastructure", r"(?:^|/)[\w.-]*\.rules$"),
         # a data store's or a relay client's own config, read when it next starts: judged by the same
         # signals (a store opened to the network without auth, a relay publishing a local port)
         (
@@ -456,7 +458,8 @@ _LINE_PAIRS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "sends": (
         lazy_compile(r"(?:curl|wget|http|Invoke-RestMethod)\b"),
         lazy_compile(
-            r"\s-d\b|\s--data|\s-F\b|\s--form|\s-T\b|--upload-file|--post-data|--post-file|-X\s*(?:POST|PUT)"
+            # curl's short data, form and upload options also when clustered after its switches (-sd, -sSLF)
+            r"\s-[sSkLfvi]*[dFT]\b|\s--data|\s--form|--upload-file|--post-data|--post-file|-X\s*(?:POST|PUT)"
         ),
     ),
     # a download over plain http (no transport integrity: anyone on the path chooses the code)

@@ -87,14 +87,18 @@ def _platform_destroy(argv: list[str]) -> Iterator[Effect]:
 
 def _hosted_sql(argv: list[str]) -> Iterator[Effect]:
     """SQL a hosted database's CLI sends to the remote database (``wrangler d1 execute DB --remote
-    --command SQL``, ``turso db shell DB SQL``): destroying statements erase its contents, as they
-    would through a database client. A local D1 (``--local``, the default) is a developer's copy."""
+    --command SQL``, ``turso db shell DB SQL``, ``heroku pg:psql -a APP -c SQL``): destroying
+    statements erase its contents, as they would through a database client. A local D1
+    (``--local``, the default) is a developer's copy."""
     tool, words = argv[0], _words(argv)
     text = ""
     if tool == "wrangler" and words[:2] == ["d1", "execute"] and "--remote" in argv:
         text = _value(argv, "--command") or ""
     elif tool == "turso" and words[:2] == ["db", "shell"] and len(words) > 3:
         text = " ".join(words[3:])
+    elif tool == "heroku" and words[:1] == ["pg:psql"]:
+        # the app's hosted Postgres, reached with the app's own credentials
+        text = _value(argv, "-c", "--command") or ""
     for statement in sql_statements(text) if text else []:
         if statement["kind"] in ("drop", "truncate", "alter-drop") or (
             statement["kind"] in ("delete", "update") and statement["where"] == "false"

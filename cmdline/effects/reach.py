@@ -232,10 +232,19 @@ def _cloud_identity_swaps(argv: list[str]) -> Iterator[Effect]:
             "heroku prints an application's secret configuration",
             _value(argv, "-a", "--app") or "",
         )
-    elif argv[0] == "vercel" and words[:2] == ["env", "pull"]:
+    elif argv[0] == "vercel" and words[:2] == ["env", "pull"] and _pulls_beyond_development(argv, words):
         yield _fx(
             "cloud-identity", "vercel writes a project's secret environment to a file", " ".join(words[2:3])
         )
+
+
+def _pulls_beyond_development(argv: list[str], words: list[str]) -> bool:
+    """``vercel env pull`` of another environment than development (``--environment production``,
+    the preview or production secrets), or into a file outside the project. Vercel's docs pull
+    the development environment into the project's ``.env.local`` for ``vercel dev``: everyday."""
+    environment = (_value(argv, "--environment", "-e") or "development").strip().lower()
+    target = next((w for w in words[2:] if w != environment), "")
+    return environment != "development" or bool(re.match(r"^(?:/|~|\$|\.\./)", target))
 
 
 def _container_environments(argv: list[str]) -> Iterator[Effect]:
