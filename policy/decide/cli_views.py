@@ -93,11 +93,41 @@ _SEARCH_ROOT_KEYS: Final = ("path", "dir_path", "directory", "root", "cwd")
 _PUBLIC_NAME: Final = re.compile(r"(?i)\.pub\*?$|^known_hosts|^authorized_keys2?$")
 _INCLUDE_KEYS: Final = ("includePattern", "include_pattern", "include")
 _MANIFEST_KEYS: Final = ("resource", "manifest", "yaml", "spec_yaml")
+# A program's command given as text to a tool named for the program (``azmcp_extension_az {command}``).
+_PROGRAM_COMMAND_KEYS: Final = ("command", "cmd", "cli_command", "command_line")
+# A tool named for running a command inside a workload (``kubectl_exec {pod, command}``): its
+# command is the workload's, not the program's sub-command.
+_IN_WORKLOAD_WORDS: Final = frozenset({"exec", "shell", "ssh", "pod", "pods", "container", "attach"})
+# The operands of a one-word sub-command, in the order the program takes them.
+_OPERAND_KEYS: Final = ("subCommand", "sub_command", "resourceType", "resource_type", "name")
+# What a Terraform run of each type amounts to on the command line.
+_TERRAFORM_RUNS: Final[dict[str, tuple[str, ...]]] = {
+    "is_destroy": ("terraform", "destroy"),
+    "destroy": ("terraform", "destroy"),
+    "auto_approve": ("terraform", "apply", "-auto-approve"),
+    "plan_and_apply": ("terraform", "apply"),
+    "allow_empty_apply": ("terraform", "apply"),
+    "apply": ("terraform", "apply"),
+    "refresh_state": ("terraform", "apply", "-refresh-only"),
+    "plan_only": ("terraform", "plan"),
+}
 
 
 #: Argument names that can make a line here (beside the code and command keys tool_views reads).
 CLI_KEYS: Final = frozenset(
-    {"repo_path", "service_name", "pid", "image", "regex", "pattern", *_ARGV_KEYS, *_MANIFEST_KEYS}
+    {
+        "repo_path",
+        "service_name",
+        "pid",
+        "image",
+        "regex",
+        "pattern",
+        "run_type",
+        "action",
+        "nodeName",
+        *_ARGV_KEYS,
+        *_MANIFEST_KEYS,
+    }
 )
 
 
@@ -122,9 +152,24 @@ def _lines(
         return
     program = next(iter(sorted(words & _PROGRAMS)), None)
     argv = _argv(args)
-    if program is not None and argv is not None:
+    if program is not None and argv is not None and not _sub_command(args):
         yield shlex.join([program, *argv[1:]] if argv and argv[0] == program else [program, *argv])
         return
+    if program is not None and not words & _IN_WORKLOAD_WORDS:
+        line = _program_line(program, args)
+        if line is not None:
+            yield line
+            return
+    if "terraform" in everything and "run" in words:
+        line = _terraform_run(args)
+        if line is not None:
+            yield line
+            return
+    if "node" in words:
+        line = _node_operation(args)
+        if line is not None:
+            yield line
+            return
     if "docker" in everything and "container" in words and words & {"create", "run", "start"}:
         line = _docker_run(args)
         if line:
@@ -253,6 +298,77 @@ def manifest_text(args: Mapping[str, Any]) -> str | None:
         if isinstance(value, str) and "apiVersion" in value and "kind" in value:
             return value
     return None
+
+
+def _sub_command(args: Mapping[str, Any]) -> str | None:
+    """A program's command given as text (``command``/``cmd``), not as an argv list."""
+    for key in _PROGRAM_COMMAND_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _program_line(program: str, args: Mapping[str, Any]) -> str | None:
+    """The line a tool named for a program runs when it takes the program's command as text
+    without the program's own name: Azure MCP's ``azmcp_extension_az {command: "group delete
+    ..."}`` runs ``az group delete ...``. A one-word command is a sub-command whose operands are
+    the call's other fields, in the order the program takes them (Flux159's ``kubectl_generic
+    {command: delete, resourceType, name, namespace, flags, args}``). A command that already starts
+    with the program is read as it is (tool_views' command keys)."""
+    command = _sub_command(args)
+    if command is None or not _splits(command):
+        return None
+    parts = shlex.split(command)
+    if not parts or parts[0] == program or parts[0].endswith("/" + program):
+        return None
+    argv = [program, *parts]
+    if len(parts) == 1:
+        argv += [args[k] for k in _OPERAND_KEYS if isinstance(args.get(k), str) and args[k].strip()]
+        namespace = args.get("namespace")
+        if isinstance(namespace, str) and namespace.strip():
+            argv += ["-n", namespace.strip()]
+        output = args.get("outputFormat") or args.get("output")
+        if isinstance(output, str) and output.strip():
+            argv += ["-o", output.strip()]
+        flags = args.get("flags")
+        for key, value in flags.items() if isinstance(flags, Mapping) else ():
+            option = "--" + str(key).lstrip("-")
+            if value is True:
+                argv.append(option)
+            elif isinstance(value, str | int | float) and not isinstance(value, bool):
+                argv.append(f"{option}={value}")
+        rest = _argv(args)
+        argv += rest or []
+    return shlex.join(argv)
+
+
+def _terraform_run(args: Mapping[str, Any]) -> str | None:
+    """The Terraform command a run created through a Terraform server amounts to (hashicorp's
+    terraform-mcp-server ``create_run {run_type}``, ``action_run {action}``): a destroy run is
+    ``terraform destroy``, an auto-approved one ``terraform apply -auto-approve``."""
+    kind = args.get("run_type") or args.get("action")
+    if not isinstance(kind, str) or not kind.strip():
+        return None
+    argv = _TERRAFORM_RUNS.get(kind.strip().lower().replace("-", "_"))
+    return shlex.join(argv) if argv else None
+
+
+def _node_operation(args: Mapping[str, Any]) -> str | None:
+    """A cluster node operation (Flux159's ``node_management {operation, nodeName, force,
+    deleteLocalData, ignoreDaemonsets}``) as the ``kubectl drain|cordon|uncordon`` it runs."""
+    operation, node = args.get("operation"), args.get("nodeName") or args.get("node_name") or args.get("node")
+    if operation not in ("drain", "cordon", "uncordon") or not isinstance(node, str) or not node.strip():
+        return None
+    argv = ["kubectl", operation, node.strip()]
+    for key, option in (
+        ("force", "--force"),
+        ("deleteLocalData", "--delete-emptydir-data"),
+        ("ignoreDaemonsets", "--ignore-daemonsets"),
+    ):
+        if args.get(key) is True:
+            argv.append(option)
+    return shlex.join(argv)
 
 
 def _argv(args: Mapping[str, Any]) -> list[str] | None:

@@ -117,6 +117,10 @@ _MOVE_PAIRS: Final = (
     ("source", "destination"), ("src", "dst"), ("old_path", "new_path"),
     ("source_path", "destination_path"), ("sourcePath", "destinationPath"), ("oldPath", "newPath"),
 )  # fmt: skip
+# A transaction's statements given as a list (Neon's run_sql_transaction {sqlStatements}).
+_SQL_LIST_KEYS: Final = ("sqlStatements", "sql_statements", "statements", "queries")
+# Arguments the packs read from a non-canonical tool's own call (a query tool's SQL).
+_OWN_ARGUMENT_KEYS: Final = frozenset(("sql", "query", "statement", *_SQL_LIST_KEYS))
 _NESTED_NAME_KEYS: Final = ("tool_name", "toolName")
 _NESTED_ARGS_KEYS: Final = ("arguments", "args", "input", "params")
 _NESTED_SERVER_KEYS: Final = ("server_name", "serverName", "server")
@@ -184,7 +188,7 @@ _MEANINGFUL: Final[frozenset[str]] = frozenset(
         *PATH_KEYS, *PATH_LIST_KEYS, *_CONTENT_KEYS, *_NEW_KEYS, *_EDIT_LIST_KEYS, *_PATCH_KEYS,
         *_DIFF_KEYS, *_COMMAND_KEYS, *_URL_KEYS, *_URL_LIST_KEYS, *_PROMPT_KEYS, *_CODE_KEYS, *_CHANNEL_KEYS,
         *(key for pair in _MOVE_PAIRS for key in pair), *_NESTED_NAME_KEYS, *_WRAPPER_KEYS,
-        *_OPERATION_LIST_KEYS, *CLI_KEYS,
+        *_OPERATION_LIST_KEYS, *CLI_KEYS, *_SQL_LIST_KEYS,
     )
 )  # fmt: skip
 
@@ -250,8 +254,17 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
         return
     wrapped = _wrapped(args)
     if wrapped is not None and depth < _MAX_NESTING:
+        if tool not in CANONICAL_TOOLS and not _OWN_ARGUMENT_KEYS.isdisjoint(wrapped):
+            # the same tool with its arguments unwrapped (Neon's tools take ``{params: {sql, ...}}``):
+            # the rules that read a tool's own SQL argument (a query tool's ``sql``) see it
+            yield tool, dict(wrapped)
         yield from _read(tool, wrapped, depth + 1)
         return
+    statements = _string_list(args, _SQL_LIST_KEYS)
+    if statements and tool not in CANONICAL_TOOLS:
+        # a transaction given as a list of statements is the SQL text of all of them, in order
+        rest = {key: value for key, value in args.items() if key not in _SQL_LIST_KEYS}
+        yield tool, {**rest, "sql": ";\n".join(statements)}
     for line in cli_lines(tool, args):
         # a program behind a schema (cli_views): judged as the line it runs, and by its arguments
         yield "shell", {"command": line}
