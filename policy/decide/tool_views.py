@@ -279,6 +279,10 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
         yield from _patch_removals(patch)
         return
     path = _first_string(args, PATH_KEYS)
+    if path and _WEB_URL.match(path) and _first_string(args, _CONTENT_KEYS) is None:
+        # a "path" that is a URL (desktop-commander's read_file {path, isUrl}) is fetched
+        yield from _fetches({**args, "url": path})
+        return
     searched = name_search_target(tool, args) if path else None
     if searched is not None:
         path = searched  # a search by name lists what matches its pattern under the folder

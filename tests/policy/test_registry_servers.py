@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dsh_policy.cmdline.effects.infra_files import infra_signals
 from dsh_policy.cmdline.sql import sql_statements
 from dsh_policy.cmdline.tool_acts import tool_acts
 from dsh_policy.core.frozen import freeze_json
+from dsh_policy.policy.cel.functions import url_host
 from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.decide.cli_views import cli_lines
 from dsh_policy.policy.decide.tool_views import views
@@ -280,3 +282,50 @@ def test_registry_acts(tool: str, args: dict[str, Any], expected: set[str]) -> N
 )
 def test_whole_decisions(tool: str, args: dict[str, Any], expected: str) -> None:
     assert decision(tool, **args) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "host"),
+    [
+        ("http://10.1.2.3.nip.io:8080/x", "10.1.2.3"),
+        ("https://api-192-168-4-20.sslip.io/", "192.168.4.20"),
+        ("http://7f000001.nip.io/", "127.0.0.1"),
+        ("https://nip.io/", "nip.io"),
+        ("https://docs.example.io/", "docs.example.io"),
+    ],
+)
+def test_a_wildcard_dns_name_is_the_address_it_spells(url: str, host: str) -> None:
+    assert url_host(url) == host
+
+
+@pytest.mark.parametrize(
+    ("text", "signal"),
+    [
+        (
+            "kind: ClusterRoleBinding\nsubjects:\n- kind: Group\n  name: system:unauthenticated\n",
+            "open-trust",
+        ),
+        ('{"subjects": [{"kind": "Group", "name": "system:authenticated"}]}', "open-trust"),
+        ("kind: Service\nspec:\n  type: LoadBalancer\n  ports:\n  - port: 6379\n", "open-ingress"),
+        (
+            "kind: Service\nspec:\n  type: NodePort\n  ports:\n  - port: 80\n    targetPort: 27017\n",
+            "open-ingress",
+        ),
+    ],
+)
+def test_manifests_that_open_access(text: str, signal: str) -> None:
+    assert signal in infra_signals(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "kind: ClusterRoleBinding\nsubjects:\n- kind: ServiceAccount\n  name: system-reader\n",
+        "kind: Service\nspec:\n  type: LoadBalancer\n  ports:\n  - port: 443\n",
+        "kind: Service\nspec:\n  type: LoadBalancer\n  loadBalancerSourceRanges: [10.0.0.0/8]\n"
+        "  ports:\n  - port: 5432\n",
+        "kind: Service\nspec:\n  type: ClusterIP\n  ports:\n  - port: 5432\n",
+    ],
+)
+def test_ordinary_manifests_open_nothing(text: str) -> None:
+    assert not {"open-trust", "open-ingress"} & set(infra_signals(text))
