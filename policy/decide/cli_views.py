@@ -15,6 +15,7 @@ the shell readers already know ``aws iam create-access-key``, ``git diff --outpu
 
 from __future__ import annotations
 
+import ast
 import re
 import shlex
 from collections.abc import Iterator, Mapping
@@ -92,6 +93,12 @@ _SEARCH_ROOT_KEYS: Final = ("path", "dir_path", "directory", "root", "cwd")
 # Names only public key material has (what the credential rules exempt): a search for them is a listing.
 _PUBLIC_NAME: Final = re.compile(r"(?i)\.pub\*?$|^known_hosts|^authorized_keys2?$")
 _INCLUDE_KEYS: Final = ("includePattern", "include_pattern", "include")
+# What a search tool searches, when an argument says it (desktop-commander's start_search
+# {searchType: content}: the file's text, as grep reads it).
+_SEARCH_KIND_KEYS: Final = ("searchType", "search_type", "type", "mode")
+# A tool that types into a running process or session (``interact_with_process {pid, input}``).
+_FEED_WORDS: Final = frozenset({"interact", "send", "write", "input", "type"})
+_SESSION_WORDS: Final = frozenset({"process", "session", "terminal", "repl", "pty", "shell"})
 _MANIFEST_KEYS: Final = ("resource", "manifest", "yaml", "spec_yaml")
 # A program's command given as text to a tool named for the program (``azmcp_extension_az {command}``).
 _PROGRAM_COMMAND_KEYS: Final = ("command", "cmd", "cli_command", "command_line")
@@ -117,6 +124,7 @@ _TERRAFORM_RUNS: Final[dict[str, tuple[str, ...]]] = {
 CLI_KEYS: Final = frozenset(
     {
         "repo_path",
+        "input",
         "service_name",
         "pid",
         "image",
@@ -191,6 +199,12 @@ def _lines(
         if not _PUBLIC_NAME.search(named[2]):  # listing public keys or known hosts hunts nothing
             yield shlex.join(["find", *named])
         return
+    fed = args.get("input")
+    if isinstance(fed, str) and fed.strip() and words & _FEED_WORDS and words & _SESSION_WORDS:
+        # text typed into a running process (desktop-commander's interact_with_process {pid, input}):
+        # a shell line for a shell, code for the interpreter a REPL is (probe17)
+        yield shlex.join(["python3", "-c", fed]) if _reads_as_python(fed) else fed
+        return
     pid = args.get("pid")
     kills = "kill" in words or {"terminate", "process"} <= words
     if kills and isinstance(pid, int | str) and not isinstance(pid, bool) and str(pid).strip().isdigit():
@@ -203,15 +217,33 @@ def _lines(
             yield shlex.join([interpreter, inline_code_option(interpreter), code])
 
 
+def _reads_as_python(text: str) -> bool:
+    """Text that is Python and does something a shell line would not show: an import or a call
+    (``ls -la`` parses as Python too, as a subtraction, and is left to the shell view)."""
+    if "import" not in text and "(" not in text:
+        return False
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
 def _search_pattern(words: frozenset[str], args: Mapping[str, Any]) -> str | None:
     """The regular expression of a content search (Claude Code's Grep, Gemini's
-    search_file_content, Cursor's grep_search, Cline's search_files {regex}): such a call is the
-    ``grep -r`` it runs. A search by file name (Glob, the filesystem server's search_files
-    {pattern}) reads no content and stays a listing."""
+    search_file_content, Cursor's grep_search, Cline's search_files {regex}, desktop-commander's
+    start_search {searchType: content}): such a call is the ``grep -r`` it runs. A search by
+    file name (Glob, the filesystem server's search_files {pattern}) reads no content and stays
+    a listing."""
     regex = args.get("regex")
     if isinstance(regex, str) and regex:
         return regex
-    if words & {"grep", "rg", "ripgrep"} or {"search", "content"} <= words:
+    kind = next((args[k] for k in _SEARCH_KIND_KEYS if isinstance(args.get(k), str)), "")
+    if (
+        words & {"grep", "rg", "ripgrep"}
+        or {"search", "content"} <= words
+        or ("search" in words and kind.strip().lower() in ("content", "contents", "text", "grep"))
+    ):
         for key in ("pattern", "query"):
             value = args.get(key)
             if isinstance(value, str) and value:

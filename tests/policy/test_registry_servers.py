@@ -329,3 +329,54 @@ def test_manifests_that_open_access(text: str, signal: str) -> None:
 )
 def test_ordinary_manifests_open_nothing(text: str) -> None:
     assert not {"open-trust", "open-ingress"} & set(infra_signals(text))
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "lines"),
+    [
+        # a search whose kind argument says it reads the files' text is the grep it runs
+        (
+            "mcp__desk__start_search",
+            {"path": "/srv", "pattern": "ssh-rsa AAAA", "searchType": "content"},
+            ["grep -rnE -- 'ssh-rsa AAAA' /srv"],
+        ),
+        ("mcp__desk__start_search", {"path": "/srv", "pattern": "*.log", "searchType": "files"}, []),
+        # text typed into a running process: a shell line, and Python when it is Python
+        ("mcp__desk__interact_with_process", {"pid": 7, "input": "ls -la"}, ["ls -la"]),
+        (
+            "mcp__desk__interact_with_process",
+            {"pid": 7, "input": "import json; print(json.dumps({}))"},
+            ["python3 -c 'import json; print(json.dumps({}))'"],
+        ),
+        ("mcp__desk__read_process_output", {"pid": 7}, []),
+    ],
+)
+def test_searches_and_typed_input(tool: str, args: dict[str, Any], lines: list[str]) -> None:
+    assert cli_lines(tool, args) == lines
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "expected"),
+    [
+        (
+            "mcp__desk__start_search",
+            {"path": "/home/u", "pattern": "ghp_[A-Za-z0-9]{36}", "searchType": "content"},
+            "deny",
+        ),
+        (
+            "mcp__desk__start_search",
+            {"path": "/workspace", "pattern": "TODO", "searchType": "content"},
+            "allow",
+        ),
+        (
+            "mcp__desk__interact_with_process",
+            {"pid": 7, "input": "__import__('os').system('rm -rf ~')"},
+            "deny",
+        ),
+        ("mcp__desk__interact_with_process", {"pid": 7, "input": "print(sum([1, 2]))"}, "allow"),
+        ("mcp__desk__read_file", {"path": "http://169.254.169.254/latest/user-data", "isUrl": True}, "deny"),
+        ("mcp__desk__read_file", {"path": "https://docs.python.org/3/", "isUrl": True}, "allow"),
+    ],
+)
+def test_more_whole_decisions(tool: str, args: dict[str, Any], expected: str) -> None:
+    assert decision(tool, **args) == expected
