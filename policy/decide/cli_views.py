@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from dsh_policy.cmdline.interpreters.invocation import inline_code_option
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.tool_names import identifier_words, own_name
 
 # Programs a tool's name may say it runs, its argument list then being that program's argv.
@@ -125,6 +126,8 @@ CLI_KEYS: Final = frozenset(
     {
         "repo_path",
         "input",
+        "chart",
+        "launchOptions",
         "service_name",
         "pid",
         "image",
@@ -173,6 +176,18 @@ def _lines(
         if line is not None:
             yield line
             return
+    if words & {"helm", "chart"} and words & {"install", "upgrade"}:
+        line = _helm_line(args)
+        if line is not None:
+            yield line
+            return
+    launch = args.get("launchOptions") or args.get("launch_options")
+    if isinstance(launch, Mapping):
+        # a browser started with a program of the caller's choosing (puppeteer's launchOptions:
+        # executablePath, or a --*-cmd-prefix / --gpu-launcher switch Chromium runs before its
+        # children): that program runs (probe17)
+        for program in _launched_programs(launch):
+            yield program
     if "node" in words:
         line = _node_operation(args)
         if line is not None:
@@ -401,6 +416,93 @@ def _node_operation(args: Mapping[str, Any]) -> str | None:
         if args.get(key) is True:
             argv.append(option)
     return shlex.join(argv)
+
+
+def _helm_line(args: Mapping[str, Any]) -> str | None:
+    """A chart installed through a cluster server (Flux159's ``install_helm_chart {name, chart,
+    repo, namespace, values}``, ``helm_install {chart, name, namespace, values}``) as the ``helm
+    upgrade --install`` it runs, its values as ``--set`` settings."""
+    chart = args.get("chart")
+    if not isinstance(chart, str) or not chart.strip():
+        return None
+    argv = ["helm", "upgrade", "--install"]
+    name = args.get("name") or args.get("release") or args.get("releaseName")
+    if isinstance(name, str) and name.strip():
+        argv.append(name.strip())
+    argv.append(chart.strip())
+    repo = args.get("repo") or args.get("repository")
+    if isinstance(repo, str) and repo.strip():
+        argv += ["--repo", repo.strip()]
+    namespace = args.get("namespace")
+    if isinstance(namespace, str) and namespace.strip():
+        argv += ["-n", namespace.strip()]
+    values = args.get("values")
+    for key, value in _flattened(values, "") if isinstance(values, Mapping) else ():
+        argv += ["--set", f"{key}={value}"]
+    return shlex.join(argv)
+
+
+def _flattened(values: Mapping[str, Any], prefix: str, depth: int = 0) -> Iterator[tuple[str, str]]:
+    """``{a: {b: true}}`` as ``("a.b", "true")``: the dotted settings ``--set`` takes."""
+    for key, value in values.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and depth < 8:
+            yield from _flattened(value, name + ".", depth + 1)
+        elif isinstance(value, bool):
+            yield name, "true" if value else "false"
+        elif isinstance(value, str | int | float):
+            yield name, str(value)
+
+
+_LAUNCHER_SWITCHES: Final = lazy_compile(
+    r"^--(?:renderer|utility|gpu|plugin|ppapi)-(?:cmd-)?(?:prefix|launcher)=(.+)$|^--gpu-launcher=(.+)$"
+    r"|^--browser-subprocess-path=(.+)$"
+)
+
+
+def _launched_programs(launch: Mapping[str, Any]) -> list[str]:
+    programs: list[str] = []
+    executable = launch.get("executablePath") or launch.get("executable_path")
+    if isinstance(executable, str) and executable.strip():
+        programs.append(executable.strip())
+    switches = launch.get("args")
+    for switch in switches if isinstance(switches, list | tuple) else ():
+        found = _LAUNCHER_SWITCHES.match(switch) if isinstance(switch, str) else None
+        if found is not None:
+            programs.append(next(group for group in found.groups() if group))
+    return programs
+
+
+def manifest_commands(text: str) -> list[str]:
+    """The command lines a manifest's containers run (``command`` then ``args`` of each container
+    of a Pod, Job, CronJob, Deployment, ...): a workload the cluster runs is judged as the line it
+    runs, as ``kubectl run -- CMD`` would be (probe17). YAML or JSON, several documents; nothing
+    for text that does not parse."""
+    import yaml  # only calls carrying a manifest pay for the YAML reader
+
+    try:
+        documents = list(yaml.load_all(text[:200_000], Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    except yaml.YAMLError:
+        return []
+    lines: list[str] = []
+    stack: list[tuple[Any, int]] = [(document, 0) for document in documents]
+    while stack and len(lines) < 32:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping) and depth < 24:
+            if isinstance(item.get("image"), str):
+                argv: list[Any] = []
+                for key in ("command", "args"):
+                    parts = item.get(key)
+                    if isinstance(parts, list):
+                        argv += [
+                            p for p in parts if isinstance(p, str | int | float) and not isinstance(p, bool)
+                        ]
+                if argv:
+                    lines.append(shlex.join(str(part) for part in argv))
+            stack.extend((value, depth + 1) for value in item.values())
+        elif isinstance(item, list) and depth < 24:
+            stack.extend((value, depth + 1) for value in item)
+    return lines
 
 
 def _argv(args: Mapping[str, Any]) -> list[str] | None:

@@ -41,6 +41,7 @@ from dsh_policy.cmdline.tool_names import identifier_words, own_name
 from dsh_policy.policy.decide.cli_views import (
     CLI_KEYS,
     cli_lines,
+    manifest_commands,
     manifest_text,
     name_search_target,
     repository_views,
@@ -272,6 +273,8 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
     manifest = manifest_text(args)
     if manifest is not None:
         yield "write_file", {"path": "kubernetes-manifest.yaml", "content": manifest}
+        for line in manifest_commands(manifest):
+            yield "shell", {"command": line}
     words = _words_of(tool, args)
     patch = _patch_text(args)
     if patch is not None:
