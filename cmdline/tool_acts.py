@@ -297,6 +297,10 @@ _OUTPUT_KEYS: Final = ("output", "outputFormat", "output_format", "format")
 _VALUE_WORDS: Final = frozenset(
     {"get", "read", "show", "reveal", "value", "values", "access", "fetch", "export"}
 )
+# Secret stores whose list API returns names and metadata, never values.
+_NAME_LISTING_STORES: Final = frozenset(
+    {"keyvault", "vault", "secretsmanager", "secretmanager", "secretsmgr", "actions"}
+)
 _CREDENTIAL_TABLES: Final = frozenset(
     {
         "system.users",
@@ -390,7 +394,7 @@ def _acts(name: str, args: Mapping[str, Any]) -> Iterator[dict[str, str]]:
         yield _act("option-injection", f"an option passed where a name belongs ({injected[:40]})", target)
     if (
         _has_kind(args, "secret") or (verbs & _READ and objects & _SECRET_OBJECTS) or _is_true(args, "reveal")
-    ) and not _secret_names_only(own, verbs, args):
+    ) and not _secret_names_only(name, own, verbs, args):
         yield _act("secret-read", "secret values read from a secret store", target)
     if _credential_table(args):
         yield _act("secret-read", "the database's own accounts and password hashes read", target)
@@ -442,12 +446,16 @@ def _acts(name: str, args: Mapping[str, Any]) -> Iterator[dict[str, str]]:
         yield _act("defense-off", f"{_phrase(own)}: a tool's own restrictions changed", target)
 
 
-def _secret_names_only(own: frozenset[str], verbs: frozenset[str], args: Mapping[str, Any]) -> bool:
+def _secret_names_only(
+    name: str, own: frozenset[str], verbs: frozenset[str], args: Mapping[str, Any]
+) -> bool:
     """Whether a read of secrets shows their names only: an output format of names
     (``output: name``, a ``wide`` table), Kubernetes' ``describe`` (sizes, never values), or a
-    tool named for listing a secret store (``azmcp_keyvault_secret_list``, ``list_secrets``), whose
-    API returns names and metadata. A list of a kind (``resources_list {kind: Secret}``) returns
-    the objects, values included."""
+    tool named for listing a store whose list API returns names and metadata only (Key Vault,
+    Vault, AWS Secrets Manager, Google Secret Manager, GitHub Actions secrets:
+    ``azmcp_keyvault_secret_list``). Other stores' lists may carry values (Doppler's and
+    Infisical's do), and a list of a kind (``resources_list {kind: Secret}``) returns the objects,
+    values included."""
     output = next((args[k] for k in _OUTPUT_KEYS if isinstance(args.get(k), str)), "")
     if output.strip().lower() in ("name", "names", "wide"):
         return True
@@ -455,6 +463,7 @@ def _secret_names_only(own: frozenset[str], verbs: frozenset[str], args: Mapping
         return True
     return (
         "list" in own
+        and bool(identifier_words(name) & _NAME_LISTING_STORES)
         and not own & _VALUE_WORDS
         and not (verbs - own) & _READ
         and not any(key in args for key in ("kind", "resourceType", "resource_type", "type"))

@@ -170,6 +170,7 @@ def test_mutations_and_row_policies(text: str, kind: str, where: str) -> None:
         ("mcp__k8s__kubectl_get", {"resourceType": "secret", "namespace": "a", "output": "name"}, set()),
         ("mcp__k8s__kubectl_describe", {"resourceType": "secrets", "name": "tls", "namespace": "a"}, set()),
         ("mcp__vault__list_secrets", {"mount": "kv"}, set()),
+        ("mcp__doppler__list_secrets", {"project": "api", "config": "prd"}, {"secret-read"}),
         (
             "mcp__k8s__kubectl_get",
             {"resourceType": "secret", "name": "tls", "output": "json"},
