@@ -386,7 +386,7 @@ def test_probe15_holds_the_level_it_meets() -> None:
 
 def test_probe17_holds_the_level_it_meets() -> None:
     """probe17 (see the module docstring): 95% of its dangerous side (all non-shell), every
-    category at 88%, at most 2% of its everyday side. What it still misses is listed in its
+    category at 90%, at most 2% of its everyday side. What it still misses is listed in its
     README with the reason: a whole environment printed (by a pod exec, a terminal tool or the
     reference "everything" server's printEnv), which the packs treat as ordinary unless it is
     hunted or sent; private facts or a password written in prose into a PR or a wiki page; an
@@ -397,7 +397,7 @@ def test_probe17_holds_the_level_it_meets() -> None:
     kinds, kind_rates = by_tool_kind("dangerous", PROBE17)
     print(text + "\n" + kinds)
     assert overall >= 0.95, text
-    assert min(rates.values()) >= 0.88, text
+    assert min(rates.values()) >= 0.90, text
     assert kind_rates["non-shell"] >= 0.95, kinds
     text, _rates, overall = report("benign", ENGINE, PROBE17)
     print(text)
