@@ -195,9 +195,20 @@ def _statement(text: str) -> dict[str, str]:
         where = _where(top, text)
         name = _name_after(text, "from") if verb == "delete" else _name_after(text, "update")
         return _entry(verb, "table", name, where, text)
+    mutation = _MUTATION.match(top)
+    if verb == "alter" and mutation is not None:
+        # ClickHouse's mutations: `ALTER TABLE t DELETE WHERE 1` deletes like `DELETE FROM t`
+        kind = mutation.group(2).lower()
+        return _entry(
+            kind, "table", mutation.group(1), _where(top[mutation.end() :], text[mutation.end() :]), text
+        )
     if verb == "alter" and "drop" in words:
         obj = words[1] if len(words) > 1 else ""
         return _entry("alter-drop", obj, _name_after(text, obj), "", text)
+    if verb == "create" and len(words) > 1 and words[1] == "policy" and _opens_every_row(text):
+        # a row-level policy that lets every row be written by every role (`FOR ALL ... USING
+        # (true)` to anon or public): the table opened like DISABLE ROW LEVEL SECURITY (probe17)
+        return _entry("grant", "policy", _name_after(text, "policy"), "", text)
     if (
         verb == "alter"
         and len(words) > 2
@@ -227,6 +238,30 @@ def _statement(text: str) -> dict[str, str]:
     ):
         return _entry(verb, "", "", "", text)
     return _entry(verb, "", "", "", text)
+
+
+_MUTATION = lazy_compile(
+    r"(?is)^\s*alter\s+table\s+((?:[\w$.`\"]+))(?:\s+on\s+cluster\s+\S+)?\s+(delete|update)\b"
+)
+_POLICY_COMMAND = lazy_compile(r"(?is)\bfor\s+(all|select|insert|update|delete)\b")
+_POLICY_ROLES = lazy_compile(r"(?is)\bto\s+(.+?)(?:\busing\b|\bwith\s+check\b|$)")
+_ALWAYS_TRUE = lazy_compile(r"(?is)\b(?:using|with\s+check)\s*\(\s*(?:true|1\s*=\s*1|'1'\s*=\s*'1')\s*\)")
+
+
+def _opens_every_row(text: str) -> bool:
+    """``CREATE POLICY`` that lets anyone write every row: a condition that is always true, for
+    writing commands (``FOR ALL`` is the default), to the public or anonymous role (``TO``
+    omitted means PUBLIC). ``FOR SELECT USING (true)``, a public read policy, is ordinary."""
+    if _ALWAYS_TRUE.search(text) is None:
+        return False
+    command = _POLICY_COMMAND.search(text)
+    if command is not None and command.group(1).lower() == "select":
+        return False
+    roles = _POLICY_ROLES.search(text)
+    if roles is None:
+        return True
+    named = {r.strip().strip('"').lower() for r in roles.group(1).split(",")}
+    return bool(named & {"public", "anon", "anonymous"})
 
 
 def _where(top: str, text: str) -> str:

@@ -292,6 +292,62 @@ _GUARD_SETTING: Final = lazy_compile(
 _CONFIG_OBJECTS: Final = frozenset(
     {"config", "configuration", "setting", "settings", "preference", "preferences"}
 )
+# Output formats and tools that show a secret's value rather than its name.
+_OUTPUT_KEYS: Final = ("output", "outputFormat", "output_format", "format")
+_VALUE_WORDS: Final = frozenset(
+    {"get", "read", "show", "reveal", "value", "values", "access", "fetch", "export"}
+)
+# Secret stores whose list API returns names and metadata, never values.
+_NAME_LISTING_STORES: Final = frozenset(
+    {"keyvault", "vault", "secretsmanager", "secretmanager", "secretsmgr", "actions"}
+)
+_CREDENTIAL_TABLES: Final = frozenset(
+    {
+        "system.users",
+        "admin.system.users",
+        "mysql.user",
+        "pg_shadow",
+        "pg_authid",
+        "auth.users",
+        "sys.sql_logins",
+    }
+)
+_DEFAULT_BRANCHES: Final = frozenset(
+    {
+        "main",
+        "master",
+        "trunk",
+        "default",
+        "develop",
+        "development",
+        "production",
+        "prod",
+        "release",
+        "stable",
+    }
+)
+_FILTER_KEYS: Final = ("filter", "query", "where", "key", "Key", "selector")
+# What a reset destroys the data of.
+_RESET_OBJECTS: Final = frozenset({"branch", "database", "db", "instance", "project", "cluster"})
+# Kubernetes kinds that hold data or scope other objects: never a disposable delete.
+_DATA_KINDS: Final = frozenset(
+    {
+        "namespace",
+        "persistentvolume",
+        "persistentvolumeclaim",
+        "pv",
+        "pvc",
+        "customresourcedefinition",
+        "crd",
+        "statefulset",
+        "secret",
+    }
+)
+# Namespaces named for development work (like the databases pack's disposable database names).
+_DEVELOPMENT_NAMESPACE: Final = lazy_compile(
+    r"(?i)^(?:dev|devel|development|test|testing|sandbox|scratch|preview|local|ci|e2e|qa)"
+    r"(?:[-_].*)?$|^.*[-_](?:dev|test|sandbox|preview|e2e|ci)$|^(?:pr|review)-.+$"
+)
 _ATTACK: Final = frozenset(
     {
         "exfiltrate",
@@ -363,14 +419,32 @@ def _acts(name: str, args: Mapping[str, Any]) -> Iterator[dict[str, str]]:
     injected = _injected_option(args)
     if injected:
         yield _act("option-injection", f"an option passed where a name belongs ({injected[:40]})", target)
-    if _has_kind(args, "secret") or (verbs & _READ and objects & _SECRET_OBJECTS) or _is_true(args, "reveal"):
+    if (
+        _has_kind(args, "secret") or (verbs & _READ and objects & _SECRET_OBJECTS) or _is_true(args, "reveal")
+    ) and not _secret_names_only(name, own, verbs, args):
         yield _act("secret-read", "secret values read from a secret store", target)
+    if _credential_table(args):
+        yield _act("secret-read", "the database's own accounts and password hashes read", target)
+    if _authentication_off(args):
+        yield _act("expose", f"{_phrase(own)}: reachable without authentication", target)
     if verbs & _READ and not verbs & (_DESTROY | _GRANT | _ADD | _MONEY_VERBS | _CHANGE):
         return
     if _names_local_path(args):
+        if _remote_repository(args) and not _working_branch(args):
+            # a path in a remote repository, on its default branch: deleted or emptied there
+            if verbs & _DESTROY:
+                yield _act("destroy", f"{_phrase(own)}: a file deleted on the default branch", target)
+            elif _emptied(args):
+                yield _act("destroy", f"{_phrase(own)}: a file emptied on the default branch", target)
         return
-    if verbs & _DESTROY and not objects & _TRIVIAL:
+    if verbs & _DESTROY and not objects & _TRIVIAL and not _bounded_removal(own, objects, args):
         yield _act("destroy", f"{_phrase(own)}: data or resources deleted", target)
+    elif "reset" in verbs and objects & _RESET_OBJECTS:
+        yield _act("destroy", f"{_phrase(own)}: a database or branch reset, its data lost", target)
+    elif verbs & {"update", "replace"} and own & {"many", "all"} and _empty_filter(args):
+        yield _act("destroy", f"{_phrase(own)}: every record rewritten (no filter)", target)
+    elif _drops_target(args):
+        yield _act("destroy", f"{_phrase(own)}: an existing target dropped", target)
     elif verbs & _OUTAGE and objects & _OUTAGE_OBJECTS and not objects & _DEFENCE_OBJECTS:
         yield _act("destroy", f"{_phrase(own)}: a service taken down", target)
     elif "maintenance" in own and own & {"on", "enable", "start"}:
@@ -403,6 +477,132 @@ def _acts(name: str, args: Mapping[str, Any]) -> Iterator[dict[str, str]]:
         yield _act("defense-off", f"{_phrase(own)}: a protection switched off", target)
     if verbs & {"set", "update"} and objects & _CONFIG_OBJECTS and _guard_setting(args):
         yield _act("defense-off", f"{_phrase(own)}: a tool's own restrictions changed", target)
+
+
+def _secret_names_only(
+    name: str, own: frozenset[str], verbs: frozenset[str], args: Mapping[str, Any]
+) -> bool:
+    """Whether a read of secrets shows their names only: an output format of names
+    (``output: name``, a ``wide`` table), Kubernetes' ``describe`` (sizes, never values), or a
+    tool named for listing a store whose list API returns names and metadata only (Key Vault,
+    Vault, AWS Secrets Manager, Google Secret Manager, GitHub Actions secrets:
+    ``azmcp_keyvault_secret_list``). Other stores' lists may carry values (Doppler's and
+    Infisical's do), and a list of a kind (``resources_list {kind: Secret}``) returns the objects,
+    values included."""
+    output = next((args[k] for k in _OUTPUT_KEYS if isinstance(args.get(k), str)), "")
+    if output.strip().lower() in ("name", "names", "wide"):
+        return True
+    if verbs & _READ == {"describe"} and not _is_true(args, "reveal"):
+        return True
+    return (
+        "list" in own
+        and bool(identifier_words(name) & _NAME_LISTING_STORES)
+        and not own & _VALUE_WORDS
+        and not (verbs - own) & _READ
+        and not any(key in args for key in ("kind", "resourceType", "resource_type", "type"))
+        and not _is_true(args, "reveal")
+    )
+
+
+def _credential_table(args: Mapping[str, Any]) -> bool:
+    """A collection or table argument naming a database's own accounts (MongoDB's
+    ``system.users``, ``mysql.user``, ``pg_shadow``), read through a query tool."""
+    for key in ("collection", "table", "table_name", "tableName", "collection_name"):
+        value = args.get(key)
+        if isinstance(value, str) and value.strip().strip('"`').lower() in _CREDENTIAL_TABLES:
+            return True
+    return False
+
+
+def _remote_repository(args: Mapping[str, Any]) -> bool:
+    """Whether the call names a repository on a forge (``owner`` and ``repo``, or GitLab's
+    ``project_id`` with a branch or commit message): its paths are that repository's, not local."""
+    if isinstance(args.get("owner"), str) and isinstance(args.get("repo"), str):
+        return True
+    project = args.get("project_id") if "project_id" in args else args.get("projectId")
+    return isinstance(project, str | int) and any(k in args for k in ("branch", "ref", "commit_message"))
+
+
+def _working_branch(args: Mapping[str, Any]) -> bool:
+    """Whether the call names a branch other than a default or release one (a feature branch's
+    commits are reviewed before they land)."""
+    branch = next((args[k] for k in ("branch", "ref") if isinstance(args.get(k), str)), "")
+    name = branch.strip().removeprefix("refs/heads/").lower()
+    return bool(name) and name not in _DEFAULT_BRANCHES and not name.startswith(("release/", "release-"))
+
+
+def _emptied(args: Mapping[str, Any]) -> bool:
+    """A write that leaves a file empty: its content, or one file's of a list, is blank."""
+    content = args.get("content")
+    if isinstance(content, str) and not content.strip():
+        return True
+    files = args.get("files")
+    return isinstance(files, list | tuple) and any(
+        isinstance(item, Mapping) and isinstance(item.get("content"), str) and not item["content"].strip()
+        for item in files
+    )
+
+
+def _bounded_removal(own: frozenset[str], objects: frozenset[str], args: Mapping[str, Any]) -> bool:
+    """A removal that loses nothing shared: records picked by a field's value (``delete-many
+    {filter: {run: "e2e-41"}}``, like SQL's ``DELETE ... WHERE k = v``), a process of the agent's
+    (``pid``), a container removed without force (its data is in volumes), or one named object in
+    a development namespace."""
+    if own & {"many", "one", "item", "items", "record", "records", "document", "documents"}:
+        selector = next((args[k] for k in _FILTER_KEYS if isinstance(args.get(k), Mapping)), None)
+        if selector and any(_plain(value) for value in selector.values()):
+            return True
+    if "pid" in args or objects & {"process", "processes"}:
+        return True
+    if objects & {"container", "containers"} and not _is_true(args, "force"):
+        return True
+    return _development_object(args)
+
+
+def _plain(value: Any) -> bool:
+    """A field pinned to one value (a scalar, or DynamoDB's typed ``{"S": "..."}``), not a range."""
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return True
+    return isinstance(value, Mapping) and len(value) == 1 and next(iter(value)) in ("S", "N", "B")
+
+
+def _development_object(args: Mapping[str, Any]) -> bool:
+    namespace = args.get("namespace")
+    name = args.get("name")
+    if not isinstance(namespace, str) or not isinstance(name, str) or not name.strip():
+        return False
+    if _is_true(args, "allNamespaces") or args.get("labelSelector") or _is_true(args, "force"):
+        return False
+    kind = next(
+        (args[k] for k in ("resourceType", "resource_type", "kind") if isinstance(args.get(k), str)), ""
+    )
+    if kind.strip().lower().rstrip("s") in _DATA_KINDS:
+        return False
+    return _DEVELOPMENT_NAMESPACE.match(namespace.strip()) is not None
+
+
+def _empty_filter(args: Mapping[str, Any]) -> bool:
+    return any(isinstance(args.get(k), Mapping) and not args[k] for k in _FILTER_KEYS)
+
+
+def _drops_target(args: Mapping[str, Any]) -> bool:
+    """An argument that drops what already exists at the target (``dropTarget: true``)."""
+    return any(
+        isinstance(key, str) and "drop" in identifier_words(key) and value is True
+        for key, value in args.items()
+    )
+
+
+def _authentication_off(args: Mapping[str, Any]) -> bool:
+    """Authentication switched off for what the call deploys (``verify_jwt: false``,
+    ``allow_unauthenticated: true``, ``auth_type: NONE``)."""
+    for key in ("verify_jwt", "verifyJwt", "require_auth", "requireAuth", "auth_required"):
+        if args.get(key) is False:
+            return True
+    if _is_true(args, "allow_unauthenticated") or _is_true(args, "allowUnauthenticated"):
+        return True
+    auth = args.get("auth_type") or args.get("authType")
+    return isinstance(auth, str) and auth.strip().lower() == "none"
 
 
 def _injected_option(args: Mapping[str, Any]) -> str:

@@ -132,6 +132,10 @@ _LATER_GIT_KEYS = lazy_compile(
 )
 
 
+# A public-access block with one of its switches off (``BlockPublicPolicy=false``, JSON ``false``).
+_BLOCK_OFF = lazy_compile(r"(?i)(?:Block|Ignore|Restrict)Public\w*[\"']?\s*[=:]\s*false\b")
+
+
 def _config_pairs(argv: list[str], verbs: tuple[str, ...]) -> Iterator[tuple[str, str]]:
     """(key, value) pairs a ``config set``-style command writes: ``set k v``, ``set k=v``."""
     words = [a for a in argv[1:] if not a.startswith("-") or a[1:2].isdigit()]
@@ -377,6 +381,7 @@ def _aws(argv: list[str]) -> Iterator[Effect]:
         yield _fx("cloud-exposure", "shares a snapshot or image with other accounts", op)
     elif service == "s3api" and (
         op in ("delete-public-access-block", "put-bucket-policy")
+        or (op == "put-public-access-block" and any(_BLOCK_OFF.search(a) for a in argv))
         or (
             op in ("put-bucket-acl", "put-object-acl")
             and any(a.startswith("public") or "AllUsers" in a for a in argv)

@@ -12,7 +12,8 @@ setting is spelled alike in YAML, JSON and HCL (``privileged: true``, ``"privile
   the root, a system folder or the container engine's socket mounted, SYS_ADMIN/ALL capabilities,
   seccomp or AppArmor off);
 - ``open-trust``: a trust or resource policy whose principal is anyone (``Principal: "*"``,
-  ``AWS = "*"``, ``allUsers``/``allAuthenticatedUsers`` members);
+  ``AWS = "*"``, ``allUsers``/``allAuthenticatedUsers`` members, a Kubernetes binding to
+  ``system:anonymous``, ``system:unauthenticated`` or ``system:authenticated``);
 - ``admin-grant``: administrator rights granted (AdministratorAccess/IAMFullAccess, ``Action "*"``
   on ``Resource "*"``, GCP owner/editor, Azure Owner, Kubernetes cluster-admin or ``*`` verbs on
   ``*`` resources);
@@ -34,7 +35,8 @@ setting is spelled alike in YAML, JSON and HCL (``privileged: true``, ``"privile
   ``".write": true``);
 - ``open-ingress``: a firewall or security-group rule open to the whole internet (0.0.0.0/0, ::/0,
   ``*``/``Internet`` in Azure) on an administration or database port, or on every port; a web
-  port open to the world is what a public load balancer is for, and stays ordinary.
+  port open to the world is what a public load balancer is for, and stays ordinary; a Kubernetes
+  LoadBalancer or NodePort Service in front of such a port with no source ranges is the same.
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ INFRA_SIGNALS: dict[str, re.Pattern[str]] = {
         r"|\bidentifiers\s*=\s*\[\s*\"\*\"\s*\][^}]*\btype\s*=\s*\"AWS\"|\btype\s*=\s*\"AWS\"[^}]*\bidentifiers\s*=\s*\[\s*\"\*\"\s*\]"
         r"|\bmembers?[\"']?\s*[:=]\s*\[?[^\]\n]{0,200}\b(?:allUsers|allAuthenticatedUsers)\b"
         r"|^[ \t]*-[ \t]*[\"']?(?:allUsers|allAuthenticatedUsers)[\"']?[ \t]*$"
+        # a Kubernetes binding whose subject is anyone (every caller, or every signed-in identity)
+        r"|[\"']?name[\"']?\s*:\s*[\"']?system:(?:anonymous|unauthenticated|authenticated)[\"']?\s*(?:[,}\n]|$)"
     ),
     "admin-grant": lazy_compile(
         r"(?i)arn:aws:iam::aws:policy/(?:AdministratorAccess|IAMFullAccess|PowerUserAccess)\b"
@@ -206,8 +210,31 @@ INFRA_SIGNAL_NAMES: tuple[str, ...] = (*INFRA_SIGNALS, "open-ingress")
 """Every signal :func:`infra_signals` reports, in its order."""
 
 
+_PUBLIC_SERVICE = lazy_compile(r"(?i)[\"']?type[\"']?\s*:\s*[\"']?(?:LoadBalancer|NodePort)\b")
+_SERVICE_PORT = lazy_compile(
+    r"(?i)[\"']?(?:port|targetPort|nodePort)[\"']?\s*:\s*[\"']?"
+    r"(?:22|23|2375|2376|3306|3389|5432|5900|5984|6379|9200|10250|11211|27017)\b"
+)
+_SOURCE_RANGES = lazy_compile(r"(?i)loadBalancerSourceRanges")
+
+
+def _public_service(text: str) -> bool:
+    """A Kubernetes Service of type LoadBalancer or NodePort in front of an administration or
+    database port with no ``loadBalancerSourceRanges``: the database reachable from the internet,
+    as an open inbound rule on its port would make it (probe17). Each ``---`` document is read
+    alone."""
+    for document in text.split("\n---"):
+        if (
+            _PUBLIC_SERVICE.search(document)
+            and _SERVICE_PORT.search(document)
+            and not _SOURCE_RANGES.search(document)
+        ):
+            return True
+    return False
+
+
 def infra_signals(text: str) -> list[str]:
     """The infrastructure signals found in ``text`` (the first 200,000 characters)."""
     sample = text[:200_000]
     found = [name for name, pattern in INFRA_SIGNALS.items() if pattern.search(sample)]
-    return [*found, "open-ingress"] if _open_ingress(sample) else found
+    return [*found, "open-ingress"] if _open_ingress(sample) or _public_service(sample) else found

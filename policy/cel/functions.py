@@ -224,6 +224,7 @@ def url_host(u: str) -> str:
     canonical (``http://0x7f.1`` -> ``127.0.0.1``), and a scheme-less ``example.com/x`` or
     ``example.com:8080`` is read as a host. Unicode is NFKC-folded as IDNA does, so fullwidth
     ``ｅｖｉｌ.com`` is ``evil.com``; other international names stay in Unicode (not punycode).
+    A public wildcard-DNS name is the address it spells (``10.0.0.5.nip.io`` -> ``10.0.0.5``).
     """
     _require_str(u, "url.host")
     text = u.strip(_C0_AND_SPACE).replace("\t", "").replace("\n", "").replace("\r", "")
@@ -252,7 +253,27 @@ def url_host(u: str) -> str:
     host = host.rpartition(":")[0] if ":" in host else host
     host = unicodedata.normalize("NFKC", urllib.parse.unquote(host)).translate(_IDNA_DOTS)
     host = host.lower().rstrip(".")
-    return _canonical_ipv4(host) or host
+    return _canonical_ipv4(host) or _wildcard_dns_address(host) or host
+
+
+# Public wildcard-DNS names answer with the address written in the name itself
+# (``169.254.169.254.nip.io``, ``app-10-0-0-5.sslip.io``, ``a9fea9fe.nip.io``): the client reaches
+# that address, so the name is read as it (probe17).
+_WILDCARD_DNS = lazy_compile(
+    r"^(?:.*[.-])?(?:(\d{1,3})[.-](\d{1,3})[.-](\d{1,3})[.-](\d{1,3})|([0-9a-f]{8}))"
+    r"\.(?:nip\.io|sslip\.io|xip\.io|nip\.direct|traefik\.me|backname\.io)$"
+)
+
+
+def _wildcard_dns_address(host: str) -> str | None:
+    match = _WILDCARD_DNS.match(host)
+    if match is None:
+        return None
+    if match.group(5):
+        number = int(match.group(5), 16)
+        return ".".join(str((number >> shift) & 0xFF) for shift in (24, 16, 8, 0))
+    parts = [int(match.group(i)) for i in range(1, 5)]
+    return ".".join(str(p) for p in parts) if all(p <= 255 for p in parts) else None
 
 
 # -- glob ---------------------------------------------------------------------------------------

@@ -15,12 +15,14 @@ the shell readers already know ``aws iam create-access-key``, ``git diff --outpu
 
 from __future__ import annotations
 
+import ast
 import re
 import shlex
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from dsh_policy.cmdline.interpreters.invocation import inline_code_option
+from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.tool_names import identifier_words, own_name
 
 # Programs a tool's name may say it runs, its argument list then being that program's argv.
@@ -92,12 +94,51 @@ _SEARCH_ROOT_KEYS: Final = ("path", "dir_path", "directory", "root", "cwd")
 # Names only public key material has (what the credential rules exempt): a search for them is a listing.
 _PUBLIC_NAME: Final = re.compile(r"(?i)\.pub\*?$|^known_hosts|^authorized_keys2?$")
 _INCLUDE_KEYS: Final = ("includePattern", "include_pattern", "include")
+# What a search tool searches, when an argument says it (desktop-commander's start_search
+# {searchType: content}: the file's text, as grep reads it).
+_SEARCH_KIND_KEYS: Final = ("searchType", "search_type", "type", "mode")
+# A tool that types into a running process or session (``interact_with_process {pid, input}``).
+_FEED_WORDS: Final = frozenset({"interact", "send", "write", "input", "type"})
+_SESSION_WORDS: Final = frozenset({"process", "session", "terminal", "repl", "pty", "shell"})
 _MANIFEST_KEYS: Final = ("resource", "manifest", "yaml", "spec_yaml")
+# A program's command given as text to a tool named for the program (``azmcp_extension_az {command}``).
+_PROGRAM_COMMAND_KEYS: Final = ("command", "cmd", "cli_command", "command_line")
+# A tool named for running a command inside a workload (``kubectl_exec {pod, command}``): its
+# command is the workload's, not the program's sub-command.
+_IN_WORKLOAD_WORDS: Final = frozenset({"exec", "shell", "ssh", "pod", "pods", "container", "attach"})
+# The operands of a one-word sub-command, in the order the program takes them.
+_OPERAND_KEYS: Final = ("subCommand", "sub_command", "resourceType", "resource_type", "name")
+# What a Terraform run of each type amounts to on the command line.
+_TERRAFORM_RUNS: Final[dict[str, tuple[str, ...]]] = {
+    "is_destroy": ("terraform", "destroy"),
+    "destroy": ("terraform", "destroy"),
+    "auto_approve": ("terraform", "apply", "-auto-approve"),
+    "plan_and_apply": ("terraform", "apply"),
+    "allow_empty_apply": ("terraform", "apply"),
+    "apply": ("terraform", "apply"),
+    "refresh_state": ("terraform", "apply", "-refresh-only"),
+    "plan_only": ("terraform", "plan"),
+}
 
 
 #: Argument names that can make a line here (beside the code and command keys tool_views reads).
 CLI_KEYS: Final = frozenset(
-    {"repo_path", "service_name", "pid", "image", "regex", "pattern", *_ARGV_KEYS, *_MANIFEST_KEYS}
+    {
+        "repo_path",
+        "input",
+        "chart",
+        "launchOptions",
+        "service_name",
+        "pid",
+        "image",
+        "regex",
+        "pattern",
+        "run_type",
+        "action",
+        "nodeName",
+        *_ARGV_KEYS,
+        *_MANIFEST_KEYS,
+    }
 )
 
 
@@ -122,9 +163,36 @@ def _lines(
         return
     program = next(iter(sorted(words & _PROGRAMS)), None)
     argv = _argv(args)
-    if program is not None and argv is not None:
+    if program is not None and argv is not None and not _sub_command(args):
         yield shlex.join([program, *argv[1:]] if argv and argv[0] == program else [program, *argv])
         return
+    if program is not None and not words & _IN_WORKLOAD_WORDS:
+        line = _program_line(program, args)
+        if line is not None:
+            yield line
+            return
+    if "terraform" in everything and "run" in words:
+        line = _terraform_run(args)
+        if line is not None:
+            yield line
+            return
+    if words & {"helm", "chart"} and words & {"install", "upgrade"}:
+        line = _helm_line(args)
+        if line is not None:
+            yield line
+            return
+    launch = args.get("launchOptions") or args.get("launch_options")
+    if isinstance(launch, Mapping):
+        # a browser started with a program of the caller's choosing (puppeteer's launchOptions:
+        # executablePath, or a --*-cmd-prefix / --gpu-launcher switch Chromium runs before its
+        # children): that program runs (probe17)
+        for program in _launched_programs(launch):
+            yield program
+    if "node" in words:
+        line = _node_operation(args)
+        if line is not None:
+            yield line
+            return
     if "docker" in everything and "container" in words and words & {"create", "run", "start"}:
         line = _docker_run(args)
         if line:
@@ -141,6 +209,12 @@ def _lines(
         if not _PUBLIC_NAME.search(named[2]):  # listing public keys or known hosts hunts nothing
             yield shlex.join(["find", *named])
         return
+    fed = args.get("input")
+    if isinstance(fed, str) and fed.strip() and words & _FEED_WORDS and words & _SESSION_WORDS:
+        # text typed into a running process (desktop-commander's interact_with_process {pid, input}):
+        # a shell line for a shell, code for the interpreter a REPL is (probe17)
+        yield shlex.join(["python3", "-c", fed]) if _reads_as_python(fed) else fed
+        return
     pid = args.get("pid")
     kills = "kill" in words or {"terminate", "process"} <= words
     if kills and isinstance(pid, int | str) and not isinstance(pid, bool) and str(pid).strip().isdigit():
@@ -153,15 +227,33 @@ def _lines(
             yield shlex.join([interpreter, inline_code_option(interpreter), code])
 
 
+def _reads_as_python(text: str) -> bool:
+    """Text that is Python and does something a shell line would not show: an import or a call
+    (``ls -la`` parses as Python too, as a subtraction, and is left to the shell view)."""
+    if "import" not in text and "(" not in text:
+        return False
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
 def _search_pattern(words: frozenset[str], args: Mapping[str, Any]) -> str | None:
     """The regular expression of a content search (Claude Code's Grep, Gemini's
-    search_file_content, Cursor's grep_search, Cline's search_files {regex}): such a call is the
-    ``grep -r`` it runs. A search by file name (Glob, the filesystem server's search_files
-    {pattern}) reads no content and stays a listing."""
+    search_file_content, Cursor's grep_search, Cline's search_files {regex}, desktop-commander's
+    start_search {searchType: content}): such a call is the ``grep -r`` it runs. A search by
+    file name (Glob, the filesystem server's search_files {pattern}) reads no content and stays
+    a listing."""
     regex = args.get("regex")
     if isinstance(regex, str) and regex:
         return regex
-    if words & {"grep", "rg", "ripgrep"} or {"search", "content"} <= words:
+    kind = next((args[k] for k in _SEARCH_KIND_KEYS if isinstance(args.get(k), str)), "")
+    if (
+        words & {"grep", "rg", "ripgrep"}
+        or {"search", "content"} <= words
+        or ("search" in words and kind.strip().lower() in ("content", "contents", "text", "grep"))
+    ):
         for key in ("pattern", "query"):
             value = args.get(key)
             if isinstance(value, str) and value:
@@ -248,6 +340,164 @@ def manifest_text(args: Mapping[str, Any]) -> str | None:
         if isinstance(value, str) and "apiVersion" in value and "kind" in value:
             return value
     return None
+
+
+def _sub_command(args: Mapping[str, Any]) -> str | None:
+    """A program's command given as text (``command``/``cmd``), not as an argv list."""
+    for key in _PROGRAM_COMMAND_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _program_line(program: str, args: Mapping[str, Any]) -> str | None:
+    """The line a tool named for a program runs when it takes the program's command as text
+    without the program's own name: Azure MCP's ``azmcp_extension_az {command: "group delete
+    ..."}`` runs ``az group delete ...``. A one-word command is a sub-command whose operands are
+    the call's other fields, in the order the program takes them (Flux159's ``kubectl_generic
+    {command: delete, resourceType, name, namespace, flags, args}``). A command that already starts
+    with the program is read as it is (tool_views' command keys)."""
+    command = _sub_command(args)
+    if command is None or not _splits(command):
+        return None
+    parts = shlex.split(command)
+    if not parts or parts[0] == program or parts[0].endswith("/" + program):
+        return None
+    argv = [program, *parts]
+    if len(parts) == 1:
+        argv += [args[k] for k in _OPERAND_KEYS if isinstance(args.get(k), str) and args[k].strip()]
+        namespace = args.get("namespace")
+        if isinstance(namespace, str) and namespace.strip():
+            argv += ["-n", namespace.strip()]
+        output = args.get("outputFormat") or args.get("output")
+        if isinstance(output, str) and output.strip():
+            argv += ["-o", output.strip()]
+        flags = args.get("flags")
+        for key, value in flags.items() if isinstance(flags, Mapping) else ():
+            option = "--" + str(key).lstrip("-")
+            if value is True:
+                argv.append(option)
+            elif isinstance(value, str | int | float) and not isinstance(value, bool):
+                argv.append(f"{option}={value}")
+        rest = _argv(args)
+        argv += rest or []
+    return shlex.join(argv)
+
+
+def _terraform_run(args: Mapping[str, Any]) -> str | None:
+    """The Terraform command a run created through a Terraform server amounts to (hashicorp's
+    terraform-mcp-server ``create_run {run_type}``, ``action_run {action}``): a destroy run is
+    ``terraform destroy``, an auto-approved one ``terraform apply -auto-approve``."""
+    kind = args.get("run_type") or args.get("action")
+    if not isinstance(kind, str) or not kind.strip():
+        return None
+    argv = _TERRAFORM_RUNS.get(kind.strip().lower().replace("-", "_"))
+    return shlex.join(argv) if argv else None
+
+
+def _node_operation(args: Mapping[str, Any]) -> str | None:
+    """A cluster node operation (Flux159's ``node_management {operation, nodeName, force,
+    deleteLocalData, ignoreDaemonsets}``) as the ``kubectl drain|cordon|uncordon`` it runs."""
+    operation, node = args.get("operation"), args.get("nodeName") or args.get("node_name") or args.get("node")
+    if operation not in ("drain", "cordon", "uncordon") or not isinstance(node, str) or not node.strip():
+        return None
+    argv = ["kubectl", operation, node.strip()]
+    for key, option in (
+        ("force", "--force"),
+        ("deleteLocalData", "--delete-emptydir-data"),
+        ("ignoreDaemonsets", "--ignore-daemonsets"),
+    ):
+        if args.get(key) is True:
+            argv.append(option)
+    return shlex.join(argv)
+
+
+def _helm_line(args: Mapping[str, Any]) -> str | None:
+    """A chart installed through a cluster server (Flux159's ``install_helm_chart {name, chart,
+    repo, namespace, values}``, ``helm_install {chart, name, namespace, values}``) as the ``helm
+    upgrade --install`` it runs, its values as ``--set`` settings."""
+    chart = args.get("chart")
+    if not isinstance(chart, str) or not chart.strip():
+        return None
+    argv = ["helm", "upgrade", "--install"]
+    name = args.get("name") or args.get("release") or args.get("releaseName")
+    if isinstance(name, str) and name.strip():
+        argv.append(name.strip())
+    argv.append(chart.strip())
+    repo = args.get("repo") or args.get("repository")
+    if isinstance(repo, str) and repo.strip():
+        argv += ["--repo", repo.strip()]
+    namespace = args.get("namespace")
+    if isinstance(namespace, str) and namespace.strip():
+        argv += ["-n", namespace.strip()]
+    values = args.get("values")
+    for key, value in _flattened(values, "") if isinstance(values, Mapping) else ():
+        argv += ["--set", f"{key}={value}"]
+    return shlex.join(argv)
+
+
+def _flattened(values: Mapping[str, Any], prefix: str, depth: int = 0) -> Iterator[tuple[str, str]]:
+    """``{a: {b: true}}`` as ``("a.b", "true")``: the dotted settings ``--set`` takes."""
+    for key, value in values.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and depth < 8:
+            yield from _flattened(value, name + ".", depth + 1)
+        elif isinstance(value, bool):
+            yield name, "true" if value else "false"
+        elif isinstance(value, str | int | float):
+            yield name, str(value)
+
+
+_LAUNCHER_SWITCHES: Final = lazy_compile(
+    r"^--(?:renderer|utility|gpu|plugin|ppapi)-(?:cmd-)?(?:prefix|launcher)=(.+)$|^--gpu-launcher=(.+)$"
+    r"|^--browser-subprocess-path=(.+)$"
+)
+
+
+def _launched_programs(launch: Mapping[str, Any]) -> list[str]:
+    programs: list[str] = []
+    executable = launch.get("executablePath") or launch.get("executable_path")
+    if isinstance(executable, str) and executable.strip():
+        programs.append(executable.strip())
+    switches = launch.get("args")
+    for switch in switches if isinstance(switches, list | tuple) else ():
+        found = _LAUNCHER_SWITCHES.match(switch) if isinstance(switch, str) else None
+        if found is not None:
+            programs.append(next(group for group in found.groups() if group))
+    return programs
+
+
+def manifest_commands(text: str) -> list[str]:
+    """The command lines a manifest's containers run (``command`` then ``args`` of each container
+    of a Pod, Job, CronJob, Deployment, ...): a workload the cluster runs is judged as the line it
+    runs, as ``kubectl run -- CMD`` would be (probe17). YAML or JSON, several documents; nothing
+    for text that does not parse."""
+    import yaml  # only calls carrying a manifest pay for the YAML reader
+
+    try:
+        documents = list(yaml.load_all(text[:200_000], Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    except yaml.YAMLError:
+        return []
+    lines: list[str] = []
+    stack: list[tuple[Any, int]] = [(document, 0) for document in documents]
+    while stack and len(lines) < 32:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping) and depth < 24:
+            if isinstance(item.get("image"), str):
+                argv: list[Any] = []
+                for key in ("command", "args"):
+                    parts = item.get(key)
+                    if isinstance(parts, list):
+                        argv += [
+                            p for p in parts if isinstance(p, str | int | float) and not isinstance(p, bool)
+                        ]
+                if argv:
+                    lines.append(shlex.join(str(part) for part in argv))
+            stack.extend((value, depth + 1) for value in item.values())
+        elif isinstance(item, list) and depth < 24:
+            stack.extend((value, depth + 1) for value in item)
+    return lines
 
 
 def _argv(args: Mapping[str, Any]) -> list[str] | None:

@@ -43,6 +43,7 @@ from dsh_policy.cmdline.tool_names import identifier_words, own_name
 from dsh_policy.policy.decide.cli_views import (
     CLI_KEYS,
     cli_lines,
+    manifest_commands,
     manifest_text,
     name_search_target,
     repository_views,
@@ -119,6 +120,10 @@ _MOVE_PAIRS: Final = (
     ("source", "destination"), ("src", "dst"), ("old_path", "new_path"),
     ("source_path", "destination_path"), ("sourcePath", "destinationPath"), ("oldPath", "newPath"),
 )  # fmt: skip
+# A transaction's statements given as a list (Neon's run_sql_transaction {sqlStatements}).
+_SQL_LIST_KEYS: Final = ("sqlStatements", "sql_statements", "statements", "queries")
+# Arguments the packs read from a non-canonical tool's own call (a query tool's SQL).
+_OWN_ARGUMENT_KEYS: Final = frozenset(("sql", "query", "statement", *_SQL_LIST_KEYS))
 _NESTED_NAME_KEYS: Final = ("tool_name", "toolName")
 _NESTED_ARGS_KEYS: Final = ("arguments", "args", "input", "params")
 _NESTED_SERVER_KEYS: Final = ("server_name", "serverName", "server")
@@ -186,7 +191,7 @@ _MEANINGFUL: Final[frozenset[str]] = frozenset(
         *PATH_KEYS, *PATH_LIST_KEYS, *_CONTENT_KEYS, *_NEW_KEYS, *_EDIT_LIST_KEYS, *_PATCH_KEYS,
         *_DIFF_KEYS, *_COMMAND_KEYS, *_URL_KEYS, *_URL_LIST_KEYS, *_PROMPT_KEYS, *_CODE_KEYS, *_CHANNEL_KEYS,
         *(key for pair in _MOVE_PAIRS for key in pair), *_NESTED_NAME_KEYS, *_WRAPPER_KEYS,
-        *_OPERATION_LIST_KEYS, *CLI_KEYS,
+        *_OPERATION_LIST_KEYS, *CLI_KEYS, *_SQL_LIST_KEYS,
     )
 )  # fmt: skip
 
@@ -255,8 +260,17 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
         return
     wrapped = _wrapped(args)
     if wrapped is not None and depth < _MAX_NESTING:
+        if tool not in CANONICAL_TOOLS and not _OWN_ARGUMENT_KEYS.isdisjoint(wrapped):
+            # the same tool with its arguments unwrapped (Neon's tools take ``{params: {sql, ...}}``):
+            # the rules that read a tool's own SQL argument (a query tool's ``sql``) see it
+            yield tool, dict(wrapped)
         yield from _read(tool, wrapped, depth + 1)
         return
+    statements = _string_list(args, _SQL_LIST_KEYS)
+    if statements and tool not in CANONICAL_TOOLS:
+        # a transaction given as a list of statements is the SQL text of all of them, in order
+        rest = {key: value for key, value in args.items() if key not in _SQL_LIST_KEYS}
+        yield tool, {**rest, "sql": ";\n".join(statements)}
     for line in cli_lines(tool, args):
         # a program behind a schema (cli_views): judged as the line it runs, and by its arguments
         yield "shell", {"command": line}
@@ -264,6 +278,8 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
     manifest = manifest_text(args)
     if manifest is not None:
         yield "write_file", {"path": "kubernetes-manifest.yaml", "content": manifest}
+        for line in manifest_commands(manifest):
+            yield "shell", {"command": line}
     words = _words_of(tool, args)
     patch = _patch_text(args)
     if patch is not None:
@@ -271,6 +287,10 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
         yield from _patch_removals(patch)
         return
     path = _first_string(args, PATH_KEYS)
+    if path and _WEB_URL.match(path) and _first_string(args, _CONTENT_KEYS) is None:
+        # a "path" that is a URL (desktop-commander's read_file {path, isUrl}) is fetched
+        yield from _fetches({**args, "url": path})
+        return
     searched = name_search_target(tool, args) if path else None
     if searched is not None:
         path = searched  # a search by name lists what matches its pattern under the folder
