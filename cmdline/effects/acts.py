@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from dsh_policy.cmdline.effects.apps import app_command_acts
 from dsh_policy.cmdline.effects.availability import availability_command_acts, availability_line_acts
-from dsh_policy.cmdline.effects.build_tools import env_file_acts
+from dsh_policy.cmdline.effects.build_tools import env_file_acts, exported_code_acts
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
 from dsh_policy.cmdline.effects.checks import check_skip_acts, protection_off_acts, secret_commit_acts
 from dsh_policy.cmdline.effects.chosen_operands import chosen_operand_acts
@@ -624,6 +624,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     for script in scripts:
         if "=" in script:
             found.extend(env_switch_acts(script))
+            found.extend(exported_code_acts(script))
             found.extend(runner_guard_off(script))
             found.extend(borrowed_agents(script))
     return tuple(dict.fromkeys(tuple(sorted(effect.items())) for effect in found))

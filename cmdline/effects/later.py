@@ -53,8 +53,8 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         # run by a login or interactive shell, the desktop session or the user's service manager
         (
             "shell-rc",
-            _HOME + r"/+\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|zshenv|zlogin"
-            r"|zlogout"
+            _HOME + r"/+\.(?:bashrc|bash_aliases|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile"
+            r"|zshenv|zlogin|zlogout"
             r"|kshrc|cshrc|tcshrc|login|xprofile|xinitrc|xsession|xsessionrc|inputrc)$"
             r"|" + _HOME + r"/+\.config/+(?:fish/+(?:config\.fish|conf\.d/)|environment\.d/)"
             r"|^/+etc/+(?:profile|profile\.d/|bash\.bashrc|bashrc|zsh/|zshrc|zprofile|environment$|csh\.)",
