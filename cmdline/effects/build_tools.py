@@ -96,7 +96,8 @@ CODE_ENV = (
 )
 """Variables through which a later program loads code or starts another program."""
 
-_CODE_ASSIGNMENT = lazy_compile(r"(?m)(?:^|[\s;'\"])(?:export\s+)?(" + CODE_ENV + r")\s*=\s*([^\n]*)")
+# (a patch's added line starts with "+")
+_CODE_ASSIGNMENT = lazy_compile(r"(?m)(?:^\+?|[\s;'\"])(?:export\s+)?(" + CODE_ENV + r")\s*=\s*([^\n]*)")
 _NODE_PLAIN = r"^(?!.*(?:--require|(?:^|[\s\"'])-r\s|--import|--(?:experimental-)?loader))"
 _JVM_PLAIN = r"^(?!.*(?:-javaagent|-agentpath|-agentlib|OnOutOfMemoryError|OnError))"
 _EDITORS = r"^[\"']?(?:code|vim|nvim|vi|nano|emacs|subl|micro|hx|cursor|zed)(?:\s+--?\w[\w-]*)*[\"']?\s*$"
