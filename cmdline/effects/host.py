@@ -217,7 +217,8 @@ _SECRET_NAME = lazy_compile(
     r"|\.git-credentials|\.vault-token|\.docker/config\.json)"
 )
 _SECRET_TEXT = lazy_compile(
-    r"(?i)passw|secret|api[_-]?key|token|AKIA|ASIA|PRIVATE KEY|BEGIN [A-Z ]*KEY|aws_access|ghp_|xox[a-z\[]"
+    r"(?i)passw|secret|api(?:[_-]|\[[^\]]{0,6}\]\??)?key|token|AKIA|ASIA|PRIVATE KEY|BEGIN [A-Z ]*KEY"
+    r"|aws_access|ghp_|xox[a-z\[]"
     # the secret scanners' token prefixes (gitleaks, GitGuardian), in a search's regex spelling too
     r"|\b[sr]k_(?:live|test)_|\bshp(?:at|ss|ca|pa)_|\bhvs\\?\.|\bdop_v1_|\bya29\\?\.|pypi-AgE|\bSG\\?\.|\bsq0(?:atp|csp)-|\bglrt-"
     # (a prefix followed by a character class, `sk-[A-Za-z0-9]{20,}`, is a search for the token too)
