@@ -52,7 +52,7 @@ from dsh_policy.cmdline.effects.overwrites import overwrite_acts
 from dsh_policy.cmdline.effects.packages import install_acts, runner_acts
 from dsh_policy.cmdline.effects.platforms import platform_acts
 from dsh_policy.cmdline.effects.reach import reach_command_acts, reach_line_acts
-from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS, downloaded_installs
+from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS, downloaded_archive_runs, downloaded_installs
 from dsh_policy.cmdline.effects.stored_credentials import borrowed_agents, stored_credential_acts
 from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts, narrow_go_private
 from dsh_policy.cmdline.effects.workloads import workload_command_acts, workload_line_acts
@@ -602,6 +602,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
         found.extend(runner_lookalike_acts(script))
     found.extend(line_acts(commands))
     found.extend(downloaded_installs(commands))
+    found.extend(downloaded_archive_runs(line, commands))
     found.extend(harvest_acts(commands))
     written = _written(line, commands)
     found.extend(escape_line_acts(commands, written))
