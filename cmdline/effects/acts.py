@@ -48,7 +48,7 @@ from dsh_policy.cmdline.effects.model import Effect, Handler
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
-from dsh_policy.cmdline.effects.overwrites import overwrite_acts
+from dsh_policy.cmdline.effects.overwrites import overwrite_acts, powershell_cradles
 from dsh_policy.cmdline.effects.packages import install_acts, runner_acts
 from dsh_policy.cmdline.effects.platforms import platform_acts
 from dsh_policy.cmdline.effects.reach import reach_command_acts, reach_line_acts
@@ -618,6 +618,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(lockout_line_acts(line, commands))
     found.extend(env_file_acts(line, written))
     found.extend(overwrite_acts(commands, line))
+    found.extend(powershell_cradles(commands, line))
     found.extend(check_skip_acts(line, commands))
     found.extend(secret_commit_acts(commands))
     for script in scripts:

