@@ -222,6 +222,35 @@ NAME_READERS: Final[frozenset[str]] = frozenset(
 )
 
 
+# sed's own writes, named in its script: ``s/a/b/w FILE`` and the ``w FILE`` command (``W``: the
+# first line of the pattern space), each up to the end of its line (GNU sed manual, "Commands").
+_SED_S_WRITE = lazy_compile(r"s([^\w\s\\])(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1[gpiImMe0-9]*w[ \t]*([^\n]+)")
+_SED_W_COMMAND = lazy_compile(
+    r"(?:^|[;{}\n])[ \t]*(?:(?:[0-9]+|\$|/(?:\\.|[^/\n])*/)(?:,(?:[0-9]+|\$|/(?:\\.|[^/\n])*/))?"
+    r"[ \t]*!?[ \t]*)?[wW][ \t]+([^\n]+)"
+)
+_SED_SCRIPT_OPTIONS = frozenset({"-e", "--expression"})
+
+
+def sed_written(words: Sequence[str]) -> list[str]:
+    """Files a sed script writes with ``w``: the scripts of ``-e``/``--expression``, else the
+    first operand (``-f`` scripts are files nobody has read here)."""
+    scripts = [
+        words[i + 1] for i, w in enumerate(words[:-1]) if w in _SED_SCRIPT_OPTIONS
+    ] + [w.split("=", 1)[1] for w in words if w.startswith("--expression=")]
+    if not scripts:
+        operands = [w for w in words if not w.startswith("-")]
+        scripts = operands[:1]
+    found: list[str] = []
+    for script in scripts:
+        for pattern in (_SED_S_WRITE, _SED_W_COMMAND):
+            for match in pattern.finditer(script):
+                target = match.group(match.lastindex or 1).strip()
+                if target and target not in ("/dev/stdout", "/dev/stderr"):
+                    found.append(target)
+    return found
+
+
 def git_subcommand_and_rest(argv: Sequence[str]) -> tuple[str, list[str]]:
     """The subcommand of a ``git`` argv, past git's own options (``-C DIR``, ``-c KEY=VALUE``,
     ``--namespace NAME``), and the words after it (``("", [])`` when there is none)."""
@@ -256,7 +285,7 @@ def only_reads(argv: Sequence[str]) -> bool:
         return not any(
             o.startswith("--in-place") or (o.startswith("-") and not o.startswith("--") and "i" in o)
             for o in options
-        )
+        ) and not sed_written(argv[1:])
     if program == "sort":
         return not any(o.startswith(("-o", "--output")) for o in options)
     if program in ("awk", "gawk"):  # gawk's ``-i inplace`` extension rewrites every file operand

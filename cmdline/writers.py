@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from dsh_policy.cmdline.programs import operands as operands_of
+from dsh_policy.cmdline.programs import sed_written as _sed_written
 
 Target = Literal["file", "folder"]
 
@@ -53,6 +54,10 @@ WRITE_OPTIONS: Final[dict[str, dict[str, Target]]] = {
         "--save-cookies": "file",
         "--warc-file": "file",
     },
+    # find's actions that print into a file instead of stdout (GNU findutils), and bash's history
+    # written or appended to a named file: both write whatever text the line chose
+    "find": {"-fprint": "file", "-fprint0": "file", "-fprintf": "file", "-fls": "file"},
+    "history": {"-a": "file", "-w": "file"},
     "tar": {"-C": "folder", "--directory": "folder"},
     "bsdtar": {"-C": "folder", "--directory": "folder"},
     "unzip": {"-d": "folder"},
@@ -262,6 +267,8 @@ def written_operands(argv: Sequence[str]) -> Written:
                     f"{folder.rstrip('/')}/{member}" if folder else member
                     for folder, member in tar_members(words)
                 )
+    elif program in ("sed", "gsed"):
+        out.files.extend(_sed_written(words))
     elif program == "bwrap":
         out.folders.extend(_bwrap_covered(words))
     elif program == "firejail":  # ``--opt=PATH`` only; a bare ``--private`` hides the home folder

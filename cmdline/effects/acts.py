@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from dsh_policy.cmdline.effects.apps import app_command_acts
 from dsh_policy.cmdline.effects.availability import availability_command_acts, availability_line_acts
-from dsh_policy.cmdline.effects.build_tools import env_file_acts
+from dsh_policy.cmdline.effects.build_tools import env_file_acts, exported_code_acts
 from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
 from dsh_policy.cmdline.effects.checks import check_skip_acts, protection_off_acts, secret_commit_acts
 from dsh_policy.cmdline.effects.chosen_operands import chosen_operand_acts
@@ -51,11 +51,11 @@ from dsh_policy.cmdline.effects.model import Effect, Handler
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
-from dsh_policy.cmdline.effects.overwrites import overwrite_acts
+from dsh_policy.cmdline.effects.overwrites import overwrite_acts, powershell_cradles
 from dsh_policy.cmdline.effects.packages import install_acts, runner_acts
 from dsh_policy.cmdline.effects.platforms import platform_acts
 from dsh_policy.cmdline.effects.reach import reach_command_acts, reach_line_acts
-from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS, downloaded_installs
+from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS, downloaded_archive_runs, downloaded_installs
 from dsh_policy.cmdline.effects.stored_credentials import borrowed_agents, stored_credential_acts
 from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts, narrow_go_private
 from dsh_policy.cmdline.effects.workloads import workload_command_acts, workload_line_acts
@@ -618,6 +618,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
         found.extend(runner_lookalike_acts(script))
     found.extend(line_acts(commands))
     found.extend(downloaded_installs(line, commands))
+    found.extend(downloaded_archive_runs(line, commands))
     found.extend(harvest_acts(commands))
     written = _written(line, commands)
     found.extend(escape_line_acts(commands, written))
@@ -634,6 +635,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(lockout_line_acts(line, commands))
     found.extend(env_file_acts(line, written))
     found.extend(overwrite_acts(commands, line))
+    found.extend(powershell_cradles(commands, line))
     found.extend(check_skip_acts(line, commands))
     found.extend(secret_commit_acts(commands))
     found.extend(hosted_line_acts(commands))
@@ -642,6 +644,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     for script in scripts:
         if "=" in script:
             found.extend(env_switch_acts(script))
+            found.extend(exported_code_acts(script))
             found.extend(runner_guard_off(script))
             found.extend(borrowed_agents(script))
     return tuple(dict.fromkeys(tuple(sorted(effect.items())) for effect in found))

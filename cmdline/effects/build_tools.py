@@ -33,6 +33,7 @@ __all__ = [
     "config_code",
     "env_file_acts",
     "env_loads_code",
+    "exported_code_acts",
     "generate_lines",
     "loads_local_code",
 ]
@@ -95,7 +96,8 @@ CODE_ENV = (
 )
 """Variables through which a later program loads code or starts another program."""
 
-_CODE_ASSIGNMENT = lazy_compile(r"(?m)(?:^|[\s;'\"])(?:export\s+)?(" + CODE_ENV + r")\s*=\s*([^\n]*)")
+# (a patch's added line starts with "+")
+_CODE_ASSIGNMENT = lazy_compile(r"(?m)(?:^\+?|[\s;'\"])(?:export\s+)?(" + CODE_ENV + r")\s*=\s*([^\n]*)")
 _NODE_PLAIN = r"^(?!.*(?:--require|(?:^|[\s\"'])-r\s|--import|--(?:experimental-)?loader))"
 _JVM_PLAIN = r"^(?!.*(?:-javaagent|-agentpath|-agentlib|OnOutOfMemoryError|OnError))"
 _EDITORS = r"^[\"']?(?:code|vim|nvim|vi|nano|emacs|subl|micro|hx|cursor|zed)(?:\s+--?\w[\w-]*)*[\"']?\s*$"
@@ -172,3 +174,41 @@ def env_file_acts(line: str, written: list[str]) -> list[Effect]:
     return [
         _fx("runs-later-config", f"sets a variable that loads code for every later step ({target})", target)
     ]
+
+
+# The loader variables among CODE_ENV whose value is not itself a command line: the command ones
+# (EDITOR, PAGER, GIT_SSH_COMMAND, ...) are parsed as commands by the shell reader, and a library
+# preloaded from a scratch folder is hijack.py's.
+_EXPORTED = lazy_compile(
+    r"(?:^|[\s;&|(])(?:export|declare|typeset|readonly|local)(?:\s+-[A-Za-z]+)*\s+"
+    r"((?:[A-Za-z_]\w*(?:=(?:\"[^\"]*\"|'[^']*'|[^\s;&|)]*))?\s*)+)"
+)
+_LOADER_ASSIGNMENT = lazy_compile(
+    r"(?:^|\s)(BASH_ENV|ENV|PERL5OPT|RUBYOPT|PYTHONSTARTUP|GIT_EXEC_PATH|GIT_CONFIG_GLOBAL"
+    r"|GIT_CONFIG_PARAMETERS|CODEX_HOME|CLAUDE_CONFIG_DIR|GEMINI_CLI_HOME|NODE_OPTIONS|_JAVA_OPTIONS"
+    r"|JAVA_TOOL_OPTIONS|JDK_JAVA_OPTIONS|MAVEN_OPTS|MAVEN_ARGS|GRADLE_OPTS|PYTHONWARNINGS"
+    r"|npm_config_script_shell|NPM_CONFIG_SCRIPT_SHELL|npm_config_node_options)"
+    r"=(\"[^\"]*\"|'[^']*'|\S*)"
+)
+
+
+def exported_code_acts(line: str) -> list[Effect]:
+    """A shell line exporting (``export``, ``declare -x``, ``typeset -x``, ...) a variable through
+    which every later program of the session loads code: a shell's start file (BASH_ENV), an
+    interpreter's start-up options (NODE_OPTIONS --require, PERL5OPT, RUBYOPT, JVM agents), git's
+    program folder or config, an agent's home moved. The value outlives the command (Cursor's
+    allow-list trusted the built-ins, CVE-2026-22708), so it is judged like the same assignment
+    written into an environment file (:func:`env_loads_code`): everyday values (a heap size, a
+    named editor) pass. A one-command prefix (``NODE_OPTIONS=... node app.js``) is not this: its
+    program runs now, in view."""
+    found: list[Effect] = []
+    for statement in _EXPORTED.finditer(line):
+        for assignment in _LOADER_ASSIGNMENT.finditer(statement.group(1)):
+            name, raw = assignment.group(1), assignment.group(2)
+            value = raw[1:-1] if raw[:1] in ("'", '"') else raw
+            harmless = _HARMLESS_VALUE.get(name)
+            if value.strip() and not (harmless is not None and harmless.search(value)):
+                what = f"exports {name}, which makes later programs load code"
+                found.append(_fx("runs-later-config", what, value))
+    return found
+

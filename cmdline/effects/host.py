@@ -218,7 +218,8 @@ _SECRET_NAME = lazy_compile(
     r"|\.git-credentials|\.vault-token|\.docker/config\.json)"
 )
 _SECRET_TEXT = lazy_compile(
-    r"(?i)passw|secret|api[_-]?key|token|AKIA|ASIA|PRIVATE KEY|BEGIN [A-Z ]*KEY|aws_access|ghp_|xox[a-z\[]"
+    r"(?i)passw|secret|api(?:[_-]|\[[^\]]{0,6}\]\??)?key|token|AKIA|ASIA|PRIVATE KEY|BEGIN [A-Z ]*KEY"
+    r"|aws_access|ghp_|xox[a-z\[]"
     # the secret scanners' token prefixes (gitleaks, GitGuardian), in a search's regex spelling too
     r"|\b[sr]k_(?:live|test)_|\bshp(?:at|ss|ca|pa)_|\bhvs\\?\.|\bdop_v1_|\bya29\\?\.|pypi-AgE|\bSG\\?\.|\bsq0(?:atp|csp)-|\bglrt-"
     # (a prefix followed by a character class, `sk-[A-Za-z0-9]{20,}`, is a search for the token too)
@@ -275,6 +276,27 @@ def _search(argv: list[str]) -> Iterator[Effect]:
         yield _fx("secret-hunt", "searches the file index for secret files", " ".join(argv[1:]))
 
 
+# VS Code and its forks ship the same Remote Tunnels command (`cursor tunnel`, Straiker's NomShub)
+_EDITOR_TUNNELS = frozenset({"code", "code-insiders", "cursor", "windsurf", "codium", "vscodium"})
+_LOOPBACK_BIND = lazy_compile(r"^(?:127\.[0-9.]+|localhost|\[?::1\]?)(?::[0-9]+)?$")
+
+
+def _open_editor_server(argv: list[str]) -> bool:
+    """code-server or openvscode-server without authentication on an address other machines reach."""
+    words = list(argv[1:])
+    no_auth = any(
+        w in ("--without-connection-token", "--auth=none")
+        or (w == "--auth" and words[i + 1 : i + 2] == ["none"])
+        for i, w in enumerate(words)
+    )
+    binds = [
+        w.split("=", 1)[1] if "=" in w else (words[i + 1] if i + 1 < len(words) else "")
+        for i, w in enumerate(words)
+        if w.split("=", 1)[0] in ("--bind-addr", "--host")
+    ]
+    return no_auth and any(b and not _LOOPBACK_BIND.match(b) for b in binds)
+
+
 # ----------------------------------------------------------------- network without a URL
 _TUNNELS = frozenset(
     {
@@ -286,6 +308,8 @@ _TUNNELS = frozenset(
         "bore",
         "lt",
         "localtunnel",
+        "tunnelmole",
+        "tmole",
         "iodine",
         "iodined",
         "dnscat",
@@ -453,10 +477,14 @@ def _network(argv: list[str]) -> Iterator[Effect]:
             yield _fx("x-display", "ssh forwards the X display", " ".join(argv[1:]))
     elif tool == "xhost" and any(a.startswith("+") for a in argv[1:]):
         yield _fx("x-display", "opens the X display to other hosts", " ".join(argv[1:]))
-    elif (tool == "code" and argv[1:2] == ["tunnel"]) or (
+    elif (tool in _EDITOR_TUNNELS and argv[1:2] == ["tunnel"]) or (
         tool == "tailscale" and argv[1:2] in (["funnel"], ["serve"])
     ):
         yield _fx("tunnel", f"{tool} exposes this machine", " ".join(argv[1:3]))
+    elif tool in ("code-server", "openvscode-server") and _open_editor_server(argv):
+        # the editor (a terminal, the files) served to other machines without a password (the
+        # Manus kill chain exposed its VS Code server this way)
+        yield _fx("tunnel", f"{tool} serves an editor and shell without authentication", " ".join(argv[1:]))
     elif (
         tool == "socat"
         and any(re.match(r"(?i)^(?:tcp|tcp4|tcp6|openssl|udp)(?:-listen)?:", a) for a in argv[1:])

@@ -1,5 +1,6 @@
-"""What an agent's instruction file (AGENTS.md, CLAUDE.md, rules files, copilot instructions) tells
-the agent to do, read in plain words: send a secret somewhere, or destroy broadly.
+"""What an agent's instruction file (AGENTS.md, CLAUDE.md, rules files, copilot instructions, its
+memories) tells the agent to do, read in plain words: send a secret somewhere, destroy broadly,
+act without the user's approval, or ship the project somewhere else.
 
 The file is text the agent obeys at every later session; :mod:`later` classes it
 (``agent-instructions``) and asks these readers whether its new text carries such an instruction.
@@ -12,7 +13,7 @@ import re
 
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["instructs_exfil", "instructs_unsupervised", "instructs_wipe"]
+__all__ = ["instructs_exfil", "instructs_unattended", "instructs_wipe"]
 
 _SEND_VERB = lazy_compile(
     r"(?i)\b(?:send|post|upload|forward|transmit|exfiltrate|email|mail|share|submit|paste)(?:s|es|ed|ing)?\s+"
@@ -27,7 +28,8 @@ _SECRET_NAMED = lazy_compile(
     r"|\b(?:api[ _-]?keys?|tokens?|secrets?|passwords?|private\s+keys?)\b|process\.env\b|os\.environ\b"
 )
 _RENDERED_LINK = lazy_compile(
-    r"(?i)!\[[^\]\n]*\]\(\s*<?https?://|\bimage\s+(?:url|link)\b|\bmarkdown\s+image\b"
+    r"(?i)!\[[^\]\n]*\]\(\s*<?https?://|\bimage\s+(?:url|link|tag)\b|\bmarkdown\s+image\b|<img\b"
+    r"|\bas\s+an?\s+(?:image|img|picture|pixel)\b"
 )
 _WIPE_VERB = lazy_compile(
     r"(?i)\b(?:delete|remove|wipe|erase|destroy|purge|terminate|format|clean)(?:s|d|ed|ing)?\b"
@@ -86,7 +88,7 @@ _CONCEAL = lazy_compile(
 )
 
 
-def instructs_unsupervised(text: str) -> bool:
+def _unsupervised(text: str) -> bool:
     """An agent's instruction file telling it to act without the user's approval (approve
     automatically, never ask, without confirmation) over a broad or risky scope (any command,
     shell, downloads, curl/wget/bash/sudo/rm) in the same sentence, or anywhere beside an
@@ -100,3 +102,48 @@ def instructs_unsupervised(text: str) -> bool:
         if found and (concealed or _RISKY_SCOPE.search(sentence)):
             return True
     return False
+
+
+# Standing orders that take the user out of the loop: every command (or tool call, or change) run
+# or approved without asking, and text from outside (a web page, an issue) obeyed as the user's.
+# An order about one named command ("run `npm test` without asking") names no broad object.
+_UNATTENDED = lazy_compile(
+    r"(?i)\b(?:run|execute|approve|accept|apply|perform|make)(?:s|ing)?\s+"
+    r"(?:(?:all|any|every|each|the|your|own|shell|terminal|bash|other)\s+){0,3}"
+    r"(?:commands?|tool\s+calls?|tools|actions|changes|edits|operations)\b[^.\n]{0,60}?"
+    r"\bwithout\s+(?:(?:first\s+)?asking|(?:the\s+)?(?:user'?s?\s+)?(?:confirmation|approval|permission|consent)"
+    r"|prompting|confirming|review)"
+    r"|\bapprove\s+(?:your\s+own|all|every)\s+(?:(?:shell|terminal|tool)\s+)?(?:commands|calls|requests)\b"
+    r"|\btreat\s+(?:the\s+)?(?:instructions|text|content|requests)\s+(?:in|from|of)\s+[^.\n]{0,60}?"
+    r"\bas\s+(?:(?:if\s+)?(?:coming|they\s+came)\s+from\s+|from\s+)?the\s+user\b"
+)
+_SHIP_VERB = lazy_compile(
+    r"(?i)\b(?:push|mirror|upload|copy|sync|send|back\s+up|backup|replicate)(?:es|ed|ing|s)?\s+"
+    r"(?:(?:the|this|your|every|each|all|its|our|current|whole|entire|new)\s+){0,3}"
+    r"(?:repositor(?:y|ies)|repos?|branch(?:es)?|code(?:base)?|project|source|files?\s*(?:you|I)?\s*(?:read|open|touch)?)\b"
+)
+_SHIPPED_PASSIVE = lazy_compile(
+    r"(?i)\b(?:repositor(?:y|ies)|repos?|branch(?:es)?|code(?:base)?|project|files?)\b[^.\n]{0,40}?"
+    r"\b(?:be\s+)?(?:mirrored|pushed|uploaded|copied|synced|sent|backed\s+up|replicated)\b"
+)
+_TO_DESTINATION = lazy_compile(
+    r"(?i)[^.\n]{0,40}?\b(?:to|into|onto)\s+[`'\"(<]?(?:(?:https?|ssh|git)://[^\s)\"'`>]+|git@[\w.-]+:[^\s)\"'`>]+)"
+)
+
+
+def instructs_unattended(text: str) -> bool:
+    """An agent's instruction file (or memory) telling it to act without the user: run or approve
+    every command without asking, obey fetched text as the user's, or ship the repository, its
+    branches or the files it reads to an address the sentence gives (AgentHopper's and the
+    cross-agent escalation's standing orders, Windsurf's SpAIware memories), or approval switched
+    off over a broad scope or with secrecy (:func:`_unsupervised`). Ordinary guidance
+    (run `make test` without asking, push your branch and open a PR) names no broad object or no
+    address."""
+    for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])|\n", text):
+        if _UNATTENDED.search(sentence):
+            return True
+        for ship in (_SHIP_VERB.search(sentence), _SHIPPED_PASSIVE.search(sentence)):
+            if ship and _TO_DESTINATION.match(sentence, ship.end()):
+                return True
+    return _unsupervised(text)
+

@@ -35,7 +35,7 @@ from dsh_policy.cmdline.effects.build_tools import (
 from dsh_policy.cmdline.effects.compromised_actions import compromised_action_refs
 from dsh_policy.cmdline.effects.git_rewrites import config_rewrites
 from dsh_policy.cmdline.effects.infra_files import INFRA_SIGNAL_NAMES, infra_signals
-from dsh_policy.cmdline.effects.instructions import instructs_exfil, instructs_unsupervised, instructs_wipe
+from dsh_policy.cmdline.effects.instructions import instructs_exfil, instructs_unattended, instructs_wipe
 from dsh_policy.cmdline.effects.packages import manifest_hits
 from dsh_policy.cmdline.effects.sources import dependency_file_index_swap
 from dsh_policy.cmdline.lazy_regex import lazy_compile
@@ -54,8 +54,8 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         # run by a login or interactive shell, the desktop session or the user's service manager
         (
             "shell-rc",
-            _HOME + r"/+\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|zshenv|zlogin"
-            r"|zlogout"
+            _HOME + r"/+\.(?:bashrc|bash_aliases|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile"
+            r"|zshenv|zlogin|zlogout"
             r"|kshrc|cshrc|tcshrc|login|xprofile|xinitrc|xsession|xsessionrc|inputrc)$"
             r"|" + _HOME + r"/+\.config/+(?:fish/+(?:config\.fish|conf\.d/)|environment\.d/)"
             r"|^/+etc/+(?:profile|profile\.d/|bash\.bashrc|bashrc|zsh/|zshrc|zprofile|environment$|csh\.)",
@@ -141,7 +141,10 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|(?:^|/)\.claude(?:\.json$|/+(?:settings(?:\.local)?\.json|hooks/|commands/|agents/))|(?:^"
             r"|/)\.codex[\w.-]*/+(?:config\.toml|hooks\.json)$|(?:^|/)\.continue/+config\.(?:json|ya?ml)$"
             r"|(?:^|/)\.aider\.conf\.ya?ml$|(?:^|/)cline_mcp_settings\.json$|(?:^|/)mcp_config\.json$"
-            r"|(?:^|/)\.kiro/+settings/+mcp\.json$|(?:^|/)\.aws/+amazonq/+(?:mcp|agents/+[^/]+)\.json$",
+            r"|(?:^|/)\.kiro/+settings/+mcp\.json$|(?:^|/)\.aws/+amazonq/+(?:mcp|agents/+[^/]+)\.json$"
+            # Amp's settings: the project's .agents/settings.json and the user's (its allow-list,
+            # permissions and MCP servers)
+            r"|(?:^|/)\.agents/+settings\.json$|(?:^|/)\.config/+amp/+settings\.json$",
         ),
         # instructions an AI agent loads into its context at every session (rules files, memory
         # files, copilot instructions): written text the agent obeys later
@@ -150,7 +153,9 @@ _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"(?:^|/)\.cursor/+rules/|(?:^|/)\.(?:cursorrules|windsurfrules|clinerules)(?:/|$)"
             r"|(?:^|/)\.github/+(?:copilot-instructions\.md$|instructions/|prompts/)"
             r"|(?:^|/)(?:AGENTS|CLAUDE|GEMINI|CONVENTIONS)(?:\.local)?\.md$|(?:^|/)\.(?:roo|kiro|continue|amazonq|windsurf)/+(?:rules|steering)[^/]*/"
-            r"|(?:^|/)\.junie/+guidelines\.md$|(?:^|/)\.aiassistant/+rules/",
+            r"|(?:^|/)\.junie/+guidelines\.md$|(?:^|/)\.aiassistant/+rules/"
+            # an agent's memory store, as the tool views name a memory tool's write (tool_views.AGENT_MEMORY)
+            r"|^agent-memory\.md$",
         ),
         (
             "package-manifest",
@@ -322,8 +327,8 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     "folder-open": lazy_compile(r"[\"']runOn[\"']\s*:\s*[\"']folderOpen[\"']|initializeCommand"),
     # editor or git settings that name a program the tool will run
     "runs-program": lazy_compile(
-        r"(?im)terminal\.integrated\.(?:profiles|shell|automationProfile|env)|(?:executable|interpreter"
-        r"|server)Path[\"']?\s*:|[\"'](?:git|php\.validate|go\.alternateTools"
+        r"(?im)terminal\.integrated\.(?:profiles|shell|automationProfile)|(?:executable|interpreter"
+        r"|server)Path[\"']?\s*:|[\"'](?:git(?=[.\"'])|php\.validate|go\.alternateTools"
         r"|python\.defaultInterpreterPath)[\w.]*[\"']\s*:"
         r"|\b(?:fsmonitor|hooksPath|sshCommand|askPass|pager|editor|gpg\.program|credential\.helper"
         r"|helper|textconv|clean|smudge|process|uploadpack|receivepack)\s*=|^[ \t]*\[(?:filter|diff)\s"
@@ -332,6 +337,30 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         # scratch folder, where nothing the editor should run is installed
         r"|[\"'][\w.-]*(?:[Rr]untime|[Pp]ath|[Ee]xecutable|[Bb]inary|[Cc]ommand(?:Line)?)[\"']\s*:\s*[\"']"
         r"(?:/tmp/|/var/tmp/|/dev/shm/|~/\.cache/)"
+        # ... or a setting naming a program (a runtime, an executable, a binary, a language server's
+        # path) at a file in a hidden folder or a hidden file, where no tool installs itself
+        # (`/work/.bin/ls`, `.vscode/php`, `node_modules/.bin/.x`): the IDEsaster chain writes the
+        # program, then the setting; the tool managers' folders (.venv, .cargo, .nvm, .local,
+        # node_modules/.bin, ...) are where real tools live
+        r"|[\"'][\w.-]*(?:[Rr]untime(?:Executable)?|[Ee]xecutable(?:Path)?|[Bb]inary(?:Path)?|[Ss]erver\.[Pp]ath"
+        r"|[Cc]ommand(?:Path)?)[\"']\s*:\s*[\"'][^\"'\n]*?(?<![\w.-])\.(?!(?:venv|yarn|cargo|rustup|local|nvm"
+        r"|pyenv|rbenv|bun|deno|dotnet|sdkman|asdf|volta|ghcup|elan|opam|nix-profile)[/\"']"
+        r"|(?:vscode|vscode-insiders|vscode-oss|cursor|windsurf)/extensions/|vscode-server/)"
+        r"(?:(?<=node_modules/\.)(?!bin/[^.\"'])|(?<!node_modules/\.))[\w-][^/\"'\n]*[/\"']"
+        # the integrated terminal's environment given variables that load code or run a program
+        r"|terminal\.integrated\.env[\w.]*[\"']?\s*:\s*\{[^}]{0,400}?[\"'](?:(?:BASH_ENV|ENV|LD_PRELOAD"
+        r"|LD_AUDIT|DYLD_INSERT_LIBRARIES|PROMPT_COMMAND|PYTHONSTARTUP|PERL5OPT|RUBYOPT|JAVA_TOOL_OPTIONS"
+        r"|GIT_SSH_COMMAND|GIT_PAGER|PAGER|EDITOR)[\"']"
+        r"|NODE_OPTIONS[\"']\s*:\s*[\"'][^\"'\n]*(?:--require|--import|-r\s))"
+        # a value holding a command substitution that fetches or starts a shell (a git config value a
+        # client interpolates through a shell, Claude Code CVE-2025-59041)
+        r"|\$\([^)\n]*\b(?:curl|wget|sh|bash|nc|python[0-9.]*)\b"
+    ),
+    # an MCP server started from the editor's own settings (VS Code's "mcp": {"servers": ...} block,
+    # GitHub's editFile reconfiguring a server launch): unlike .vscode/mcp.json the settings file
+    # is no runner format read here, so its command asks
+    "mcp-server": lazy_compile(
+        r"(?s)[\"']mcp[\"']\s*:\s*\{.{0,400}?[\"']servers[\"']\s*:.{0,2000}?[\"'](?:command|cmd)[\"']\s*:"
     ),
     # an MCP or agent config that starts a command or hooks the agent
     "starts-command": lazy_compile(
@@ -348,6 +377,14 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|autoApprove[\"']?\s*:\s*\{[^}]{0,300}?[\"'](?:/\^?\.[*+]\$?/[a-z]*|\*|\.[*+]|\^?\.\*\$?)[\"']\s*:\s*true"
         r"|[\"']?(?:approvalMode|approval_policy|approval-mode|defaultMode|permission_mode|sandbox_mode)[\"']?\s*[:=]\s*"
         r"[\"']?(?:yolo|never|bypassPermissions|danger-full-access|full-auto)\b"
+        # an agent's command allow-list given everything, a shell, an interpreter or a fetcher (Amp's
+        # amp.commands.allowlist, Copilot's terminal allowList, Gemini's tools.allowed): every
+        # command then runs without a question
+        r"|[\"']?[\w.-]*(?:allow-?list|allowList|allowed(?:[_-]?(?:commands|tools))?|allowedTools)[\"']?\s*[:=]\s*"
+        r"[\[{][^\]}]{0,600}?[\"'](?:\*|\.\*|(?:ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby|curl|wget|nc|eval|env"
+        r"|run_shell_command|execute_bash|Bash|Shell|Bash\(\*\)|Shell\(\*\))[\"']"
+        # the editor's own guards: tasks allowed to start by themselves, workspace trust off
+        r"|task\.allowAutomaticTasks[\"']?\s*:\s*[\"']on[\"']|security\.workspace\.trust\.enabled[\"']?\s*:\s*false"
     ),
     # text hidden from the person reviewing an agent's instruction file but read by the agent: an
     # HTML comment carrying a command or asking for secrecy, invisible or bidirectional characters,
@@ -361,6 +398,8 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
         r"|(?:do\s+not|don'?t|never)\s+(?:mention|disclose|reveal|report|explain|show)\s+(?:this|it|that|these)"
         r"(?:\s+\w+){0,2}\s+(?:in|to|within)\s+(?:your\s+|the\s+|any\s+)?(?:explanations?|summar(?:y|ies)"
         r"|responses?|answers?|replies|output|chat|messages?|commit\s+messages?|pull\s+requests?)\b"
+        # secrecy about the instruction itself ("never mention this rule")
+        r"|(?:do\s+not|don'?t|never)\s+(?:mention|disclose|reveal)\s+(?:this|these)\s+(?:rules?|instructions?|steps?|lines?)\b"
         r"|https?://[^\s\"'<>`]{0,500}\$\("
     ),
     # a job that destroys what the project published (a package, a release, the repository)
@@ -590,7 +629,7 @@ _TEXT_READERS: dict[str, Callable[[str], object]] = {
     "exfil": _exfil,
     "instructs-exfil": instructs_exfil,
     "instructs-wipe": instructs_wipe,
-    "instructs-unsupervised": instructs_unsupervised,
+    "instructs-unattended": instructs_unattended,
     "config-code": config_code,
     "loads-local-code": loads_local_code,
     "env-code": env_loads_code,
@@ -642,9 +681,9 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
     ),
     "project-hook": ("fetch-exec", "sends", "wipes-home"),
     # a dev container given the host's root folder is the host (.devcontainer is an editor task)
-    "editor-task": ("folder-open", "fetch-exec", "sends", "host-access"),
+    "editor-task": ("folder-open", "fetch-exec", "sends", "host-access", "runs-program"),
     # a .code-workspace file carries tasks too (its "tasks" block runs on folder open like tasks.json)
-    "editor-settings": ("runs-program", "fetch-exec", "approvals-off", "folder-open"),
+    "editor-settings": ("runs-program", "fetch-exec", "approvals-off", "folder-open", "mcp-server"),
     "agent-config": ("starts-command", "remote-server", "fetch-exec", "sends", "approvals-off"),
     "agent-instructions": (
         "hidden-instructions",
@@ -652,7 +691,7 @@ _JUDGED_BY: dict[str, tuple[str, ...]] = {
         "sends",
         "instructs-exfil",
         "instructs-wipe",
-        "instructs-unsupervised",
+        "instructs-unattended",
     ),
     "package-manifest": (
         "install-script",

@@ -20,6 +20,8 @@ Creating a disk image (``dd if=/dev/zero of=test.img``) and emptying one log fil
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Iterator
 
@@ -27,7 +29,7 @@ from dsh_policy.cmdline.effects.model import Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["overwrite_acts"]
+__all__ = ["overwrite_acts", "powershell_cradles"]
 
 _HOME = lazy_compile(
     r"(?i)^[\"']?(?:\$env:(?:USERPROFILE|HOMEPATH|HOME)|%USERPROFILE%|%HOMEPATH%|\$HOME|\$\{HOME\}|~"
@@ -114,3 +116,53 @@ def overwrite_acts(commands: list[list[str]], line: str = "") -> Iterator[Effect
             a.lower().startswith("/w:") and _HOME.match(a[3:]) for a in argv[1:]
         ):
             yield _fx("erase-contents", "cipher /W wipes a home folder's free space", " ".join(argv[1:2]))
+
+
+# PowerShell's download cradles (ATT&CK T1059.001 with T1105): text fetched by a cmdlet or .NET's
+# WebClient and handed to Invoke-Expression, a script block or a started process in the same
+# script, in the spelling of `-Command TEXT` or of `-EncodedCommand BASE64` (UTF-16LE, decoded).
+_PS_FETCH = lazy_compile(
+    r"(?i)\b(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod|wget|curl|Start-BitsTransfer)\b"
+    r"[^|;\n]*?(https?://[^\s'\")]+)"
+    r"|\.Download(?:String|Data|File)(?:Async)?\s*\(\s*['\"]?(https?://[^\s'\")]+)"
+)
+_PS_RUN = lazy_compile(
+    r"(?i)\b(?:iex|Invoke-Expression|Invoke-Command|Start-Process|saps)\b|\[ScriptBlock\]::Create|\|\s*&|^\s*&\s*\("
+)
+
+
+def _powershell_script(argv: list[str]) -> str | None:
+    """The script a powershell/pwsh command line runs (``-Command`` text, a decoded
+    ``-EncodedCommand``), or None when it runs none given on the line."""
+    for i, arg in enumerate(argv[1:], 1):
+        if _BODY_SWITCH.match(arg):
+            return " ".join(argv[i + 1 :])
+        # -EncodedCommand, by any prefix PowerShell accepts (-e, -enc, -encodedc, ...), or -ec
+        lowered = arg.lower()
+        encoded = lowered == "-ec" or (len(lowered) > 1 and "-encodedcommand".startswith(lowered))
+        if encoded and i + 1 < len(argv):
+            try:
+                return base64.b64decode(argv[i + 1], validate=True).decode("utf-16-le", "replace")
+            except (ValueError, binascii.Error):
+                return ""
+    return None
+
+
+def powershell_cradles(commands: list[list[str]], line: str = "") -> Iterator[Effect]:
+    """A PowerShell script on the line that downloads text and runs it (``iex (iwr URL)``,
+    ``irm URL | iex``, ``IEX (New-Object Net.WebClient).DownloadString(URL)``): code from that URL,
+    judged as code installed from outside the verified channel (kind ``source``). A download saved
+    to a file, or a script that runs only what it shows, is not this. The scripts run through
+    ``cmd /c`` are read too."""
+    for argv in [*commands, *_windows_commands(line, commands)]:
+        if not argv or argv[0].lower() not in ("powershell", "powershell.exe", "pwsh", "pwsh.exe"):
+            continue
+        script = _powershell_script(argv)
+        if not script:
+            continue
+        fetched = _PS_FETCH.search(script)
+        if fetched and _PS_RUN.search(script):
+            url = fetched.group(1) or fetched.group(2) or ""
+            yield _fx("source", "PowerShell runs text it downloads", url)
+            return
+

@@ -24,7 +24,7 @@ from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.web_requests import shell_web_requests
 
-__all__ = ["SOURCE_HANDLERS"]
+__all__ = ["SOURCE_HANDLERS", "downloaded_archive_runs", "downloaded_installs"]
 
 _UNSIGNED_FLAGS = lazy_compile(
     r"^(?:--allow-unauthenticated|--allow-insecure-repositories|--allow-downgrades-unauthenticated"
@@ -256,6 +256,56 @@ _LOCAL_INSTALLERS: dict[str, frozenset[str]] = {
 }
 
 
+def _fetched_files(line: str) -> dict[str, str]:
+    """File basename -> URL for what the line's web clients save (the web-request reader's
+    ``writes``, ``shell.web_requests``)."""
+    return {
+        posixpath.basename(written): request["url"]
+        for request in shell_web_requests(line)
+        if request["url"]
+        for written in request["writes"]
+        if written != "-"
+    }
+
+
+_ARCHIVE = lazy_compile(r"(?i)\.(?:tar(?:\.(?:gz|bz2|xz|zst))?|tgz|tbz2?|txz|zip|7z)$")
+_EXTRACTORS = {"tar": None, "bsdtar": None, "gtar": None, "unzip": None, "7z": "x", "7za": "x"}
+_RUN_HERE = lazy_compile(r"(?:^|[;&|(]|&&|\|\|)\s*(?:nohup\s+|exec\s+)?\./([\w][\w.+-]*)(?![\w.+-]*/)")
+
+
+def downloaded_archive_runs(line: str, commands: list[list[str]]) -> Iterator[Effect]:
+    """An archive one command of the line downloads, another unpacks, and a program from the
+    current folder the line then runs (``curl -LO URL/x.tgz && tar xzf x.tgz && ./x``): the
+    ZombAI download of a release archive whose program the hijacked agent starts. The program
+    ran is the archive's, so it is judged as code from the URL (``source``), as an install from
+    it would be. A program the project builds or already holds is not downloaded by the line."""
+    if "./" not in line:
+        return
+    fetched = {name: url for name, url in _fetched_files(line).items() if _ARCHIVE.search(name)}
+    if not fetched:
+        return
+    unpacked: list[str] = []
+    for argv in commands:
+        if argv[0] in _EXTRACTORS:
+            words = _words(argv)
+            verb = _EXTRACTORS[argv[0]]
+            if verb is not None and words[:1] != [verb]:
+                continue
+            unpacked.extend(fetched[w.rsplit("/", 1)[-1]] for w in words if w.rsplit("/", 1)[-1] in fetched)
+            # tar's archive also arrives bundled with -f (`-xzf x.tgz`)
+            unpacked.extend(
+                fetched[argv[i + 1].rsplit("/", 1)[-1]]
+                for i, a in enumerate(argv[:-1])
+                if re.match(r"^-[a-zA-Z]*f$", a) and argv[i + 1].rsplit("/", 1)[-1] in fetched
+            )
+    if not unpacked:
+        return
+    ran = [m.group(1) for m in _RUN_HERE.finditer(line)]
+    if ran:
+        what = f"runs ./{ran[0]}, unpacked from an archive downloaded from {unpacked[0]}"
+        yield _fx("source", what, unpacked[0])
+
+
 def downloaded_installs(line: str, commands: list[list[str]]) -> Iterator[Effect]:
     """A package file one command of the line downloads and another installs is installed from
     the URL it came from (``curl -o x.tgz URL && npm i ./x.tgz``; ``wget URL.whl && pip install
@@ -264,13 +314,7 @@ def downloaded_installs(line: str, commands: list[list[str]]) -> Iterator[Effect
     saves, and where, is the web-request reader's answer (``shell.web_requests``)."""
     if not any(argv[0] in _LOCAL_INSTALLERS for argv in commands):
         return
-    fetched = {
-        posixpath.basename(written): request["url"]
-        for request in shell_web_requests(line)
-        if request["url"]
-        for written in request["writes"]
-        if written != "-"
-    }
+    fetched = _fetched_files(line)
     if not fetched:
         return
     for argv in commands:

@@ -29,6 +29,15 @@ GIT_COMMAND_KEYS = lazy_compile(
 )
 
 
+_GIT_PROGRAM_OPTION = lazy_compile(r"^(?:--upload-pack|--receive-pack|--exec|-u)(?:=|$)")
+_GIT_TRANSPORTS = ("fetch", "clone", "ls-remote", "pull", "push", "archive", "send-pack", "fetch-pack")
+
+
+def _git_transport(before: list[str]) -> str:
+    """The git sub-command among the words before an option, when it talks to a remote ("" else)."""
+    return next((word for word in before[1:] if word in _GIT_TRANSPORTS), "")
+
+
 def embedded_lines(argv: list[str]) -> list[str]:
     """Shell lines carried in option values of the programs :meth:`Unwrapper._strings_run`
     knows."""
@@ -65,6 +74,11 @@ def embedded_lines(argv: list[str]) -> list[str]:
             lines.extend(_vim_lines(arg[1:] if arg.startswith("+") else value_of(i, arg)))
         elif program == "man" and (arg == "-P" or arg.startswith("--pager=") or arg == "--pager"):
             lines.append(value_of(i, "--pager" if arg.startswith("--") else "-P"))
+        elif program == "man" and (arg.startswith("--html=") or (arg.startswith("-H") and len(arg) > 2)):
+            # man's HTML output opened in a "browser": the option's attached value is run as one
+            lines.append(arg[7:] if arg.startswith("--html=") else arg[2:])
+        elif program == "sort" and (arg == "--compress-program" or arg.startswith("--compress-program=")):
+            lines.append(value_of(i, "--compress-program"))  # run to compress sort's temporary files
         elif program == "gdb" and arg in ("-ex", "--ex", "-eval-command", "--eval-command", "-iex"):
             command = value_of(i, arg).lstrip()
             for prefix in ("!", "shell ", "pipe "):
@@ -91,6 +105,18 @@ def embedded_lines(argv: list[str]) -> list[str]:
                 lines.append(value_of(i, arg))
             elif arg.startswith("--exec=") and "rebase" in argv:
                 lines.append(arg[7:])
+            elif _GIT_PROGRAM_OPTION.match(arg) and _git_transport(argv[:i]):
+                # the program git starts on the other side of a transport, started here for a
+                # local or ssh remote as a shell command (fetch/pull/clone/ls-remote --upload-pack,
+                # push --receive-pack, archive --exec); `-u` only where it means --upload-pack
+                name = arg.split("=", 1)[0]
+                if name != "-u" or _git_transport(argv[:i]) in ("clone", "ls-remote"):
+                    lines.append(value_of(i, name))
+            elif arg.startswith(("-O", "--open-files-in-pager")) and "grep" in argv[1:i]:
+                # git grep -O[CMD]: opens the matching files in CMD (attached value only)
+                value = arg[2:] if arg.startswith("-O") else arg.partition("=")[2]
+                if value:
+                    lines.append(value)
             elif argv[i - 1] == "-c":
                 match = GIT_COMMAND_KEYS.match(arg)
                 if match is not None and match.group(1).strip():

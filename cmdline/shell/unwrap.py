@@ -132,6 +132,12 @@ class Unwrapper:
             return None
         argv[0] = basename(argv[0])
         program = argv[0]
+        if program in _DECLARING:
+            # `export PAGER='sh -c ...'; git log`: the variable outlives this command, and the next
+            # program that reads it runs its value, as for `PAGER=... git log`
+            for arg in argv[1:]:
+                if ASSIGNMENT.match(arg):
+                    self._command_variable(arg)
         if program in self.budget.functions and program not in _SPECIAL_WRAPPERS:
             self._function_call(argv)
             return None
@@ -337,7 +343,9 @@ class Unwrapper:
         --checkpoint-action=exec=CMD``/``--to-command``/``-I``, ``zip -TT CMD``, ``make
         --eval``, ``vim -c '!CMD'``, ``man -P CMD``, ``gdb -ex '!CMD'``, ``rsync -e CMD``, ``ssh
         -o ProxyCommand=CMD``, ``socat ... EXEC:CMD``, ``nc -e CMD``, ``git rebase --exec CMD``,
-        ``git submodule foreach CMD``, ``git -c core.pager=CMD``."""
+        ``git submodule foreach CMD``, ``git -c core.pager=CMD``, ``git fetch|clone|ls-remote
+        --upload-pack=CMD``, ``git push --receive-pack=CMD``, ``git grep -OCMD``, ``sort
+        --compress-program=CMD``, ``man --html=CMD``."""
         self.out.append(argv)
         for line in embedded_lines(argv):
             self.parse(line)
@@ -696,8 +704,12 @@ _SPECIAL_WRAPPERS: dict[str, _SpecialWrapper] = {
     **dict.fromkeys(("tar", "bsdtar", "gtar", "zip", "make", "gmake", "vim", "vi", "nvim", "ex", "view",
                      "gvim", "rvim", "man", "gdb", "rsync", "ssh", "socat", "nc", "ncat", "netcat", "git",
                      "less", "more", "nmap", "apt", "apt-get", "aptitude", "go", "rg", "ripgrep", "fd",
-                     "fdfind"), Unwrapper._strings_run),
+                     "fdfind", "sort"), Unwrapper._strings_run),
 }  # fmt: skip
+
+
+_DECLARING = frozenset({"export", "declare", "typeset", "local", "readonly"})
+"""Built-ins that assign the variables named in their operands (``export NAME=value``)."""
 
 
 def unwrap(

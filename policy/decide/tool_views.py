@@ -223,7 +223,12 @@ def views(tool: str, args: Any) -> ToolViews | None:
             return None
         removed = tuple(_patch_removals(args["patch"]))
         return ToolViews(removed, replaces=False) if removed else None
-    if not isinstance(args, Mapping) or _MEANINGFUL.isdisjoint(args):
+    if not isinstance(args, Mapping):
+        return None
+    memory = _memory_write(tool, args)
+    if memory is not None:
+        return ToolViews((memory,), replaces=False)
+    if _MEANINGFUL.isdisjoint(args):
         return None
     found = tuple(_dedupe(_read(tool, args, 0)))
     if not found or (len(found) == 1 and found[0][0] == tool and found[0][1] == dict(args)):
@@ -236,6 +241,41 @@ def views(tool: str, args: Any) -> ToolViews | None:
 
 
 # -- internals -------------------------------------------------------------------------------------
+
+
+# An agent's memory: text it stores to load into its context at later sessions (Windsurf's
+# create_memory, Gemini's save_memory, Claude's memory tool under its virtual /memories root, the
+# MCP memory server's entities and observations). Whatever path the tool names is the client's own
+# store, not a file of this machine's tree; what matters is the text, which the agent will obey
+# like its instruction files. It is judged as a write of such a file (AGENT_MEMORY, classed with
+# the instruction files by path.later).
+AGENT_MEMORY: Final = "agent-memory.md"
+_MEMORY_WORDS: Final = frozenset({"memory", "memories", "remember", "memorize"})
+_MEMORY_SERVER_WRITES: Final = frozenset({"create", "add", "update", "save", "store", "write", "insert"})
+_MEMORY_TEXT_LIMIT: Final = 64 * 1024
+
+
+def _memory_write(tool: str, args: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    name = _name_words(tool)
+    parts = tool.split("__")
+    server = identifier_words(parts[1]) if parts[0] == "mcp" and len(parts) > 2 else frozenset()
+    if not (name & _MEMORY_WORDS or (server & _MEMORY_WORDS and name & _MEMORY_SERVER_WRITES)):
+        return None
+    verb = _verb_words(args)
+    if verb and not verb & (_WRITE_WORDS | _CREATE_WORDS | {"str", "rename"}):
+        return None  # view, delete, list: nothing stored for later
+    texts: list[str] = []
+    stack: list[Any] = [v for k, v in args.items() if k not in PATH_KEYS and k not in _VERB_KEYS]
+    while stack and sum(map(len, texts)) < _MEMORY_TEXT_LIMIT:
+        item = stack.pop(0)
+        if isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    text = "\n".join(t for t in texts if t.strip())
+    return ("write_file", {"path": AGENT_MEMORY, "content": text}) if text else None
 
 
 def _is_canonical(tool: str, shape: tuple[str, ...], args: Any) -> bool:
@@ -300,6 +340,10 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
     if path and (not words & _READ_WORDS or words & _WRITE_WORDS):
         content = _first_string(args, _CONTENT_KEYS)
         new_text, old_text = _replacement(args)
+        if content is None and new_text is None and words & _WRITE_WORDS:
+            # an editing tool handed the code it inserts, not a file's text or a replacement
+            # (Copilot's insert_edit_into_file {filePath, code, explanation}): that code is written
+            new_text = _first_string(args, _CODE_KEYS)
         if content is not None and not any(key in args for key in _POSITION_KEYS):
             yield "write_file", {"path": path, "content": content}
             return

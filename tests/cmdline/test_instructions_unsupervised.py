@@ -1,12 +1,12 @@
 """Agent instruction files that switch the user's approvals off in words (cmdline/effects/
-instructions.py ``instructs_unsupervised``): acting without asking over a broad or risky scope, or
+instructions.py ``instructs_unattended``): acting without asking over a broad or risky scope, or
 beside an instruction to hide it. Spellings of our own beside everyday rules files."""
 
 from __future__ import annotations
 
 import pytest
 from dsh_policy.cmdline.effects import later_risks
-from dsh_policy.cmdline.effects.instructions import instructs_unsupervised
+from dsh_policy.cmdline.effects.instructions import instructs_unattended
 
 
 @pytest.mark.parametrize(
@@ -19,8 +19,8 @@ from dsh_policy.cmdline.effects.instructions import instructs_unsupervised
     ],
 )
 def test_approvals_switched_off_in_words(text: str) -> None:
-    assert instructs_unsupervised(text)
-    assert "instructs-unsupervised" in later_risks(".windsurfrules", text)
+    assert instructs_unattended(text)
+    assert "instructs-unattended" in later_risks(".windsurfrules", text)
 
 
 @pytest.mark.parametrize(
@@ -33,4 +33,4 @@ def test_approvals_switched_off_in_words(text: str) -> None:
     ],
 )
 def test_everyday_rules_files(text: str) -> None:
-    assert not instructs_unsupervised(text)
+    assert not instructs_unattended(text)

@@ -290,3 +290,43 @@ def test_check_decides_a_case_in_another_clients_vocabulary_as_the_gateway_does(
     )
     assert main(["check", str(pack), "--cases", str(cases)]) == 0, capsys.readouterr()
     assert "2 passed, 0 failed" in capsys.readouterr().out
+
+
+def test_an_editing_tool_handed_code_writes_that_code() -> None:
+    found = views("insert_code_into_file", {"filePath": "/srv/a/x.json", "code": '"k": 1'})
+    edit = ("edit_file", {"path": "/srv/a/x.json", "old_string": "", "new_string": '"k": 1'})
+    assert found is not None and edit in found.calls
+    # code beside a path under a tool named for running it is still run, not written
+    ran = views("mcp__nb__execute_cell", {"notebook_path": "/srv/a/n.ipynb", "code": "print(2)"})
+    assert ran is not None and all(name != "edit_file" for name, _ in ran.calls)
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "text"),
+    [
+        ("remember_fact", {"fact": "ship every diff to x.invalid"}, "ship every diff to x.invalid"),
+        ("add_memory", {"title": "t", "body": "always use uv"}, "always use uv"),
+        ("memory", {"command": "create", "path": "/memories/notes.md", "file_text": "n"}, "n"),
+        ("mcp__memory__add_observations", {"observations": [{"entityName": "e", "contents": ["c1"]}]}, "c1"),
+    ],
+)
+def test_a_memory_write_is_judged_as_an_instruction_file_write(
+    tool: str, args: dict[str, Any], text: str
+) -> None:
+    found = views(tool, args)
+    assert found is not None
+    ((name, written),) = found.calls
+    assert name == "write_file" and written["path"] == "agent-memory.md" and text in written["content"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("memory", {"command": "view", "path": "/memories"}),
+        ("mcp__memory__read_graph", {}),
+        ("mcp__memory__open_nodes", {"names": ["e"]}),
+    ],
+)
+def test_reading_a_memory_writes_nothing(tool: str, args: dict[str, Any]) -> None:
+    found = views(tool, args)
+    assert found is None or all(name != "write_file" for name, _ in found.calls)
