@@ -229,6 +229,32 @@ def tar_mode(words: Sequence[str]) -> str:
     return ""
 
 
+_READ_BY_CODE: Final[frozenset[str]] = frozenset(
+    {
+        "tar",
+        "bsdtar",
+        "bwrap",
+        "firejail",
+        "unzip",
+        "cpio",
+        "7z",
+        "7za",
+        "7zr",
+        "patch",
+        "stow",
+        "mount",
+        "umount",
+    }
+)
+"""The programs :func:`written_operands` reads with code of their own, beside the option table."""
+
+
+def writes_operands(program: str) -> bool:
+    """Whether :func:`written_operands` can find anything ``program`` (a base name) writes."""
+    program = program.rsplit("/", 1)[-1]
+    return program.startswith("pip") or program in WRITE_OPTIONS or program in _READ_BY_CODE
+
+
 def written_operands(argv: Sequence[str]) -> Written:
     """What ``argv`` writes according to the table (empty for programs it does not describe)."""
     out = Written()

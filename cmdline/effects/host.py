@@ -8,13 +8,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect, runs
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.security_products import DAEMON_NAMES
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = [
+    "COMMAND_READERS",
     "HOST_HANDLERS",
     "hidden_temp_programs",
     "host_command_acts",
@@ -546,9 +547,12 @@ def _stores(argv: list[str]) -> Iterator[Effect]:
             return
 
 
+_GUARDED_MOUNTS = frozenset({"mount", "umount"})
+
+
 def _host_guards(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
-    if tool in ("mount", "umount") and any(
+    if tool in _GUARDED_MOUNTS and any(
         re.match(r"^/+(?:sys/+fs/+selinux|sys/+kernel/+security|proc/+sys)(?:/|$)", a) for a in rest
     ):
         yield _fx("defense-off", f"{tool} of a kernel security file system", " ".join(rest))
@@ -684,15 +688,25 @@ HOST_HANDLERS = {
 """The host effect readers by program name (argv[0] basename)."""
 
 
+def _by_program(argv: list[str]) -> Iterator[Effect]:
+    return HOST_HANDLERS[argv[0]](argv)
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = (
+    (frozenset(HOST_HANDLERS), _by_program),
+    (None, _debugger),
+    (None, _network),
+    (None, _stores),
+    (_GUARDED_MOUNTS | {"osascript", "sfltool"}, _host_guards),
+)
+"""The per-command readers here in order, each with the programs it reads (``shell.acts``
+dispatches on them): the program table, then the readers that look at every command's arguments
+(debuggers and /proc, network tools, secret stores), then the kernel file systems' guards."""
+
+
 def host_command_acts(argv: list[str]) -> list[Effect]:
     """The host effects of one command: its program's table plus the readers that look at every
     command's arguments (debuggers and /proc, network tools, secret stores, kernel file systems)."""
-    found: list[Effect] = []
-    handler = HOST_HANDLERS.get(argv[0])
-    if handler is not None:
-        found.extend(handler(argv))
-    found.extend(_debugger(argv))
-    found.extend(_network(argv))
-    found.extend(_stores(argv))
-    found.extend(_host_guards(argv))
-    return found
+    return [
+        effect for programs, reader in COMMAND_READERS if runs(programs, argv[0]) for effect in reader(argv)
+    ]
