@@ -56,7 +56,7 @@ from dsh_policy.cmdline.effects.host import hidden_temp_programs, hunts_through_
 from dsh_policy.cmdline.effects.hypervisor import datastore_locker_acts
 from dsh_policy.cmdline.effects.lockout import lockout_line_acts
 from dsh_policy.cmdline.effects.lookalikes import runner_lookalike_acts
-from dsh_policy.cmdline.effects.model import CommandReader, Effect, runs
+from dsh_policy.cmdline.effects.model import CommandReader, Effect, Handler, runs
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
@@ -525,47 +525,52 @@ def _prints_values(output: str) -> bool:
     return templated and bool(_TEMPLATE_VALUES.search(template or "{}"))
 
 
-_OWN_READERS: tuple[CommandReader, ...] = (
+_HANDLERS: dict[str, tuple[Handler, ...]] = {}
+for _names, _handler in (
+    (("npm", "pnpm", "yarn", "bun", "pip", "pip3", "uv", "conda", "mamba", "gem"), _package_config),
+    (("npm", "pnpm"), _npm_pkg),
     (
-        frozenset({"npm", "pnpm", "yarn", "bun", "pip", "pip3", "uv", "conda", "mamba", "gem"}),
-        _package_config,
-    ),
-    (frozenset({"npm", "pnpm"}), _npm_pkg),
-    (
-        frozenset(
-            {"pip", "pip3", "uv", "npm", "pnpm", "yarn", "bun", "gem", "cargo", "poetry", "pipx", "luarocks"}
-        ),
+        ("pip", "pip3", "uv", "npm", "pnpm", "yarn", "bun", "gem", "cargo", "poetry", "pipx", "luarocks"),
         _installer_flags,
     ),
-    (frozenset({"git"}), _git),
-    (frozenset({"go"}), _go),
-    (frozenset({"poetry"}), _poetry),
-    (frozenset({"bundle", "bundler"}), _bundle),
-    (frozenset({"curl", "wget"}), _fetcher),
-    (frozenset({"aws"}), _aws),
-    (frozenset({"gcloud"}), _gcloud),
-    (frozenset({"gsutil"}), _gsutil),
-    (frozenset({"az"}), _az),
-    (frozenset({"kubectl", "oc"}), _kubectl),
-)
-"""This module's readers of package managers, git and cloud control planes, by program."""
+    (("git",), _git),
+    (("go",), _go),
+    (("poetry",), _poetry),
+    (("bundle", "bundler"), _bundle),
+    (("curl", "wget"), _fetcher),
+    (("aws",), _aws),
+    (("gcloud",), _gcloud),
+    (("gsutil",), _gsutil),
+    (("az",), _az),
+    (("kubectl", "oc"), _kubectl),
+):
+    for _name in _names:
+        _HANDLERS[_name] = (*_HANDLERS.get(_name, ()), _handler)
 
 
-def _defence_table(argv: list[str]) -> Iterator[Effect]:
-    return DEFENCE_HANDLERS[argv[0]](argv)
+def _own_table(argv: list[str]) -> Iterator[Effect]:
+    """This module's readers of package managers, git and cloud control planes, by program."""
+    for handler in _HANDLERS.get(argv[0], ()):
+        yield from handler(argv)
 
 
-def _trust_table(argv: list[str]) -> Iterator[Effect]:
-    return TRUST_HANDLERS[argv[0]](argv)
+def _defence_table(argv: list[str]) -> Iterable[Effect]:
+    reader = DEFENCE_HANDLERS.get(argv[0])
+    return reader(argv) if reader is not None else ()
+
+
+def _trust_table(argv: list[str]) -> Iterable[Effect]:
+    reader = TRUST_HANDLERS.get(argv[0])
+    return reader(argv) if reader is not None else ()
 
 
 def _source_table(argv: list[str]) -> Iterator[Effect]:
-    for reader in SOURCE_HANDLERS[argv[0]]:
+    for reader in SOURCE_HANDLERS.get(argv[0], ()):
         yield from reader(argv)
 
 
 COMMAND_READERS: tuple[CommandReader, ...] = (
-    *_OWN_READERS,
+    (frozenset(_HANDLERS), _own_table),
     *host.COMMAND_READERS,
     (frozenset(DEFENCE_HANDLERS), _defence_table),
     (frozenset(TRUST_HANDLERS), _trust_table),

@@ -6,7 +6,7 @@ for how a line is walked."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from dsh_policy.cmdline.effects.model import CommandReader, Effect, runs
 from dsh_policy.cmdline.effects.model import fx as _fx
@@ -688,8 +688,9 @@ HOST_HANDLERS = {
 """The host effect readers by program name (argv[0] basename)."""
 
 
-def _by_program(argv: list[str]) -> Iterator[Effect]:
-    return HOST_HANDLERS[argv[0]](argv)
+def _by_program(argv: list[str]) -> Iterable[Effect]:
+    reader = HOST_HANDLERS.get(argv[0])
+    return reader(argv) if reader is not None else ()
 
 
 COMMAND_READERS: tuple[CommandReader, ...] = (

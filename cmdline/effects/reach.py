@@ -40,7 +40,7 @@ workloads. Each is read as an effect of what the command does, not of one spelli
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import pairwise
 
 from dsh_policy.cmdline.effects.later import ALWAYS, later_class
@@ -621,8 +621,9 @@ _READERS = {
 """Readers by program name (argv[0] basename)."""
 
 
-def _by_program(argv: list[str]) -> Iterator[Effect]:
-    return _READERS[argv[0]](argv)
+def _by_program(argv: list[str]) -> Iterable[Effect]:
+    reader = _READERS.get(argv[0])
+    return reader(argv) if reader is not None else ()
 
 
 COMMAND_READERS: tuple[CommandReader, ...] = (
