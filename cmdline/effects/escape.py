@@ -39,10 +39,13 @@ _MUTATING_FLAG = lazy_compile(
 )
 
 
+_SCRIPT_EXTENSION = lazy_compile(r"\.(?:py|pl|rb|sh|exe|ps1|js|bin)$")
+
+
 def _stem(word: str) -> str:
     """A program or script name without its folder and extension, lower-cased."""
     base = word.rsplit("/", 1)[-1].lower()
-    return re.sub(r"\.(?:py|pl|rb|sh|exe|ps1|js|bin)$", "", base)
+    return _SCRIPT_EXTENSION.sub("", base)
 
 
 _SCRIPT_RUNNERS = lazy_compile(r"^(?:python[0-9.]*|pypy[0-9.]*|perl|ruby|node|bash|sh|zsh|dash|php)$")
@@ -120,7 +123,6 @@ def _adds_exec_rights(rest: list[str]) -> bool:
 
 def _escape(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
-    names = _named(argv)
     if tool == "mount" and (
         any(a == "cgroup" for a in rest) and ("-t" in rest or any(a.startswith("--types") for a in rest))
     ):
@@ -133,8 +135,12 @@ def _escape(argv: list[str]) -> Iterator[Effect]:
     elif "nsenter" in argv and _joins_pid_one(argv[argv.index("nsenter") + 1 :]):
         # also inside a container runtime's exec (crictl exec ID nsenter ..., docker exec ...)
         yield _fx("host-escape", "nsenter joins the host's pid 1 namespaces", " ".join(rest))
-    elif any(n in _ESCAPE_TOOLS for n in names) or (
-        names[0] == "cdk" and rest[:1] in (["run"], ["auto-escape"], ["evaluate"], ["auto-pwn"])
+    elif (
+        (names := _named(argv))
+        and (  # never empty: named only past the cheaper tests
+            any(n in _ESCAPE_TOOLS for n in names)
+            or (names[0] == "cdk" and rest[:1] in (["run"], ["auto-escape"], ["evaluate"], ["auto-pwn"]))
+        )
     ):
         yield _fx("host-escape", f"runs a container escape toolkit ({names[-1]})", " ".join(rest[:3]))
 

@@ -186,7 +186,7 @@ def _debugger(argv: list[str]) -> Iterator[Effect]:
     elif _INTERPRETER.match(tool) and any(_TRACE_CALL.search(a) for a in argv[1:]):
         yield _fx("memory-access", f"{tool} code traces or reads another process", tool)
     for arg in argv[1:]:
-        if _PROC_SECRET.match(arg):
+        if arg.startswith(("/", "if=")) and _PROC_SECRET.match(arg):
             yield _fx("memory-access", "reads another process's memory or environment", arg)
     yield from _raw_filesystem(argv)
 
@@ -374,6 +374,8 @@ _MINER_ALGOS = lazy_compile(
 def _pool_argument(argv: list[str]) -> bool:
     """An xmrig-style pool argument, whatever the binary is called: ``-o``/``--url`` with a
     scheme-less host:port, and a miner switch, a pool port or a wallet-length user beside it."""
+    if "-o" not in argv and "--url" not in argv and not any(a.startswith("--url=") for a in argv):
+        return False
     pools = [
         argv[i + 1] if a in ("-o", "--url") else a.split("=", 1)[1]
         for i, a in enumerate(argv)
@@ -426,20 +428,16 @@ def _ssh_exposing_forward(argv: list[str]) -> bool:
     return False
 
 
+_POOL_ADDRESS = lazy_compile(
+    r"(?i)^(?:stratum\+?(?:tcp|ssl|tls)?://|.*pool\.[\w.-]+:\d+$|.*\.(?:nanopool|supportxmr"
+    r"|moneroocean|minexmr|2miners|f2pool|nicehash)\.)"
+)
+"""A mining pool's address: a stratum URL, a ``pool.`` host with a port, a known pool's domain."""
+
+
 def _network(argv: list[str]) -> Iterator[Effect]:
     tool = argv[0]
-    if (
-        tool in _MINERS
-        or _pool_argument(argv)
-        or any(
-            re.match(
-                r"(?i)^(?:stratum\+?(?:tcp|ssl|tls)?://|.*pool\.[\w.-]+:\d+$|.*\.(?:nanopool|supportxmr"
-                r"|moneroocean|minexmr|2miners|f2pool|nicehash)\.)",
-                a,
-            )
-            for a in argv[1:]
-        )
-    ):
+    if tool in _MINERS or _pool_argument(argv) or any(_POOL_ADDRESS.match(a) for a in argv[1:]):
         yield _fx("miner", f"{tool} mines cryptocurrency", next((a for a in argv[1:] if ":" in a), ""))
     elif (tool in _TUNNELS or _relay_listener(argv)) and not _tunnel_bookkeeping(argv):
         yield _fx("tunnel", f"{tool} opens a tunnel or proxy", " ".join(argv[1:3]))
@@ -540,6 +538,8 @@ _SECRET_STORES = lazy_compile(
 
 def _stores(argv: list[str]) -> Iterator[Effect]:
     for arg in argv[1:]:
+        if "/" not in arg:
+            continue  # nor in the path taken from it
         path = arg[5:] if arg.startswith("file:") else arg
         path = path.split("?", 1)[0]
         if "/" in path and _SECRET_STORES.search(path):
