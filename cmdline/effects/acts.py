@@ -10,6 +10,13 @@ Each effect is a map ``{"kind", "what", "target"}``: ``kind`` is one of :data:`K
 a short phrase for the message, ``target`` the host, URL, path or key acted on (``""`` when
 none). The tables are the whole knowledge; the functions only walk argv. This module reads
 package managers, git and cloud control planes; ``host`` reads what commands do to the machine.
+
+Each module lists its per-command readers in ``COMMAND_READERS`` with the programs each reads (a
+set of base names, a test on the name, or ``None`` for a reader of every command's arguments);
+:data:`COMMAND_READERS` here gathers them in reporting order and :func:`command_acts` calls, for a
+command, only the readers of its program (worked out once per program name). A new per-command
+reader goes into its module's ``COMMAND_READERS`` with its programs;
+``tests/cmdline/test_acts_dispatch.py`` checks that no reader acts on a program it leaves out.
 """
 
 from __future__ import annotations
