@@ -234,6 +234,36 @@ def tar_mode(words: Sequence[str]) -> str:
     return ""
 
 
+_READ_BY_CODE: Final[frozenset[str]] = frozenset(
+    {
+        "tar",
+        "bsdtar",
+        "bwrap",
+        "firejail",
+        "unzip",
+        "cpio",
+        "7z",
+        "7za",
+        "7zr",
+        "patch",
+        "stow",
+        "mount",
+        "umount",
+    }
+)
+"""The programs :func:`written_operands` reads with code of their own, beside the option table."""
+
+
+_SED = frozenset({"sed", "gsed"})  # their scripts' `w FILE` commands write (programs.sed_written)
+
+
+def writes_operands(program: str) -> bool:
+    """Whether :func:`written_operands` can find anything ``program`` (a base name) writes."""
+    program = program.rsplit("/", 1)[-1]
+    described = program in WRITE_OPTIONS or program in _READ_BY_CODE or program in _SED
+    return described or program.startswith("pip")
+
+
 def written_operands(argv: Sequence[str]) -> Written:
     """What ``argv`` writes according to the table (empty for programs it does not describe)."""
     out = Written()
@@ -267,7 +297,7 @@ def written_operands(argv: Sequence[str]) -> Written:
                     f"{folder.rstrip('/')}/{member}" if folder else member
                     for folder, member in tar_members(words)
                 )
-    elif program in ("sed", "gsed"):
+    elif program in _SED:
         out.files.extend(_sed_written(words))
     elif program == "bwrap":
         out.folders.extend(_bwrap_covered(words))

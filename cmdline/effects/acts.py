@@ -10,60 +10,83 @@ Each effect is a map ``{"kind", "what", "target"}``: ``kind`` is one of :data:`K
 a short phrase for the message, ``target`` the host, URL, path or key acted on (``""`` when
 none). The tables are the whole knowledge; the functions only walk argv. This module reads
 package managers, git and cloud control planes; ``host`` reads what commands do to the machine.
+
+Each module lists its per-command readers in ``COMMAND_READERS`` with the programs each reads (a
+set of base names, a test on the name, or ``None`` for a reader of every command's arguments);
+:data:`COMMAND_READERS` here gathers them in reporting order and :func:`command_acts` calls, for a
+command, only the readers of its program (worked out once per program name). A new per-command
+reader goes into its module's ``COMMAND_READERS`` with its programs;
+``tests/cmdline/test_acts_dispatch.py`` checks that no reader acts on a program it leaves out.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 
-from dsh_policy.cmdline.effects.apps import app_command_acts
-from dsh_policy.cmdline.effects.availability import availability_command_acts, availability_line_acts
+from dsh_policy.cmdline.effects import (
+    apps,
+    availability,
+    channels,
+    checks,
+    cloud_abuse,
+    cloud_more,
+    cloud_takeover,
+    code_sources,
+    escape,
+    forge,
+    hardening,
+    host,
+    hosted,
+    hypervisor,
+    lockout,
+    lookalikes,
+    packages,
+    platforms,
+    reach,
+    stored_credentials,
+    workloads,
+)
+from dsh_policy.cmdline.effects.availability import availability_line_acts
 from dsh_policy.cmdline.effects.build_tools import env_file_acts, exported_code_acts
-from dsh_policy.cmdline.effects.channels import channel_acts, line_acts
-from dsh_policy.cmdline.effects.checks import check_skip_acts, protection_off_acts, secret_commit_acts
+from dsh_policy.cmdline.effects.channels import line_acts
+from dsh_policy.cmdline.effects.checks import check_skip_acts, secret_commit_acts
 from dsh_policy.cmdline.effects.chosen_operands import chosen_operand_acts
-from dsh_policy.cmdline.effects.cloud_abuse import cloud_abuse_acts
-from dsh_policy.cmdline.effects.cloud_more import cloud_command_acts
-from dsh_policy.cmdline.effects.cloud_takeover import cloud_takeover_acts
-from dsh_policy.cmdline.effects.code_sources import install_source_acts, runner_source_acts
+from dsh_policy.cmdline.effects.code_sources import runner_source_acts
 from dsh_policy.cmdline.effects.collection import collection_line_acts
 from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
-from dsh_policy.cmdline.effects.escape import escape_command_acts, escape_line_acts, uninstalled_agents
-from dsh_policy.cmdline.effects.forge import forge_acts, runner_guard_off
+from dsh_policy.cmdline.effects.escape import escape_line_acts, uninstalled_agents
+from dsh_policy.cmdline.effects.forge import runner_guard_off
 from dsh_policy.cmdline.effects.git_rewrites import rewrite_target
-from dsh_policy.cmdline.effects.hardening import hardening_command_acts
 from dsh_policy.cmdline.effects.harvest import harvest_acts, hash_reader
 from dsh_policy.cmdline.effects.hijack import hijack_line_acts
 from dsh_policy.cmdline.effects.host import (
     hidden_staging,
     hidden_temp_programs,
-    host_command_acts,
     hunts_through_xargs,
     killed_daemons,
 )
-from dsh_policy.cmdline.effects.hosted import api_call_acts, hosted_acts, hosted_line_acts
-from dsh_policy.cmdline.effects.hypervisor import datastore_locker_acts, hypervisor_command_acts
-from dsh_policy.cmdline.effects.lockout import lockout_command_acts, lockout_line_acts
-from dsh_policy.cmdline.effects.lookalikes import lookalike_acts, runner_lookalike_acts
-from dsh_policy.cmdline.effects.model import Effect, Handler
+from dsh_policy.cmdline.effects.hosted import hosted_line_acts
+from dsh_policy.cmdline.effects.hypervisor import datastore_locker_acts
+from dsh_policy.cmdline.effects.lockout import lockout_line_acts
+from dsh_policy.cmdline.effects.lookalikes import runner_lookalike_acts
+from dsh_policy.cmdline.effects.model import CommandReader, Effect, Handler, runs
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.effects.overwrites import overwrite_acts, powershell_cradles
-from dsh_policy.cmdline.effects.packages import install_acts, runner_acts
-from dsh_policy.cmdline.effects.platforms import platform_acts
-from dsh_policy.cmdline.effects.reach import reach_command_acts, reach_line_acts
+from dsh_policy.cmdline.effects.packages import runner_acts
+from dsh_policy.cmdline.effects.reach import reach_line_acts
 from dsh_policy.cmdline.effects.sources import SOURCE_HANDLERS, downloaded_archive_runs, downloaded_installs
-from dsh_policy.cmdline.effects.stored_credentials import borrowed_agents, stored_credential_acts
+from dsh_policy.cmdline.effects.stored_credentials import borrowed_agents
 from dsh_policy.cmdline.effects.trust_settings import TRUST_HANDLERS, env_switch_acts, narrow_go_private
-from dsh_policy.cmdline.effects.workloads import workload_command_acts, workload_line_acts
+from dsh_policy.cmdline.effects.workloads import workload_line_acts
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell import shell_commands, shell_redirects, shell_scripts
 from dsh_policy.cmdline.shell.embedded import GIT_COMMAND_KEYS
 
-__all__ = ["KINDS", "command_acts", "shell_acts"]
+__all__ = ["COMMAND_READERS", "KINDS", "command_acts", "readers_for", "shell_acts"]
 
 KINDS = frozenset(
     {
@@ -551,42 +574,74 @@ for _names, _handler in (
         _HANDLERS[_name] = (*_HANDLERS.get(_name, ()), _handler)
 
 
+def _own_table(argv: list[str]) -> Iterator[Effect]:
+    """This module's readers of package managers, git and cloud control planes, by program."""
+    for handler in _HANDLERS.get(argv[0], ()):
+        yield from handler(argv)
+
+
+def _defence_table(argv: list[str]) -> Iterable[Effect]:
+    reader = DEFENCE_HANDLERS.get(argv[0])
+    return reader(argv) if reader is not None else ()
+
+
+def _trust_table(argv: list[str]) -> Iterable[Effect]:
+    reader = TRUST_HANDLERS.get(argv[0])
+    return reader(argv) if reader is not None else ()
+
+
+def _source_table(argv: list[str]) -> Iterator[Effect]:
+    for reader in SOURCE_HANDLERS.get(argv[0], ()):
+        yield from reader(argv)
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = (
+    (frozenset(_HANDLERS), _own_table),
+    *host.COMMAND_READERS,
+    (frozenset(DEFENCE_HANDLERS), _defence_table),
+    (frozenset(TRUST_HANDLERS), _trust_table),
+    (frozenset(SOURCE_HANDLERS), _source_table),
+    (None, hash_reader),  # ShadowHashData is read in any command (dscl, a script's arguments)
+    *packages.COMMAND_READERS,
+    *code_sources.COMMAND_READERS,
+    *lookalikes.COMMAND_READERS,
+    *channels.COMMAND_READERS,
+    *escape.COMMAND_READERS,
+    *cloud_more.COMMAND_READERS,
+    *reach.COMMAND_READERS,
+    *availability.COMMAND_READERS,
+    *stored_credentials.COMMAND_READERS,
+    *cloud_abuse.COMMAND_READERS,
+    *hardening.COMMAND_READERS,
+    *hypervisor.COMMAND_READERS,
+    *apps.COMMAND_READERS,
+    *workloads.COMMAND_READERS,
+    *lockout.COMMAND_READERS,
+    *cloud_takeover.COMMAND_READERS,
+    *platforms.COMMAND_READERS,
+    *hosted.COMMAND_READERS,
+    *forge.COMMAND_READERS,
+    *checks.COMMAND_READERS,
+)
+"""Every per-command reader in the order its effects are reported, each with the programs it reads.
+Most act on a few programs; the ``None`` ones read every command's arguments."""
+
+
+@lru_cache(maxsize=4096)
+def readers_for(program: str) -> tuple[Callable[[list[str]], Iterable[Effect]], ...]:
+    """The readers of :data:`COMMAND_READERS` that read commands of ``program``, in order: worked
+    out once per program name, so a command pays only for the readers of its own program and the
+    few that read every command."""
+    return tuple(reader for programs, reader in COMMAND_READERS if runs(programs, program))
+
+
 def command_acts(argv: list[str]) -> list[Effect]:
     """The effects of one unwrapped command (argv[0] is a basename)."""
     if not argv:
         return []
     found: list[Effect] = []
-    for handler in _HANDLERS.get(argv[0], ()):
-        found.extend(handler(argv))
-    found.extend(host_command_acts(argv))
-    for table in (DEFENCE_HANDLERS, TRUST_HANDLERS):
-        reader = table.get(argv[0])
-        if reader is not None:
-            found.extend(reader(argv))
-    for source_reader in SOURCE_HANDLERS.get(argv[0], ()):
-        found.extend(source_reader(argv))
-    found.extend(hash_reader(argv))
-    found.extend(install_acts(argv))
-    found.extend(install_source_acts(argv))
-    found.extend(lookalike_acts(argv))
-    found.extend(channel_acts(argv))
-    found.extend(escape_command_acts(argv))
-    found.extend(cloud_command_acts(argv))
-    found.extend(reach_command_acts(argv))
-    found.extend(availability_command_acts(argv))
-    found.extend(stored_credential_acts(argv))
-    found.extend(cloud_abuse_acts(argv))
-    found.extend(hardening_command_acts(argv))
-    found.extend(hypervisor_command_acts(argv))
-    found.extend(app_command_acts(argv))
-    found.extend(workload_command_acts(argv))
-    found.extend(lockout_command_acts(argv))
-    found.extend(cloud_takeover_acts(argv))
-    found.extend(platform_acts(argv))
-    found.extend(hosted_acts(argv))
-    found.extend(api_call_acts(argv))
-    found.extend(forge_acts(argv))
-    found.extend(protection_off_acts(argv))
+    for reader in readers_for(argv[0]):
+        found.extend(reader(argv))
     return found
 
 

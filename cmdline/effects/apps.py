@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["app_command_acts"]
+__all__ = ["COMMAND_READERS", "app_command_acts"]
 
 _CAPTURE_DEVICES = lazy_compile(
     r"(?i)^(?:avfoundation|qtkit|v4l2|video4linux2?|alsa|pulse|jack|oss|sndio|x11grab|kmsgrab|fbdev"
@@ -77,3 +77,7 @@ def app_command_acts(argv: list[str]) -> list[Effect]:
     if argv[0] in _RECORDERS:
         return list(_captures(argv))
     return []
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = ((_RECORDERS | {"osascript"}, app_command_acts),)
+"""The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

@@ -26,12 +26,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect, runs
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["availability_command_acts", "availability_line_acts"]
+__all__ = ["COMMAND_READERS", "availability_command_acts", "availability_line_acts"]
 
 _ESSENTIAL = lazy_compile(
     r"^(?:libc6|glibc|libc-bin|musl|busybox|alpine-baselayout|systemd|systemd-sysv|init|udev|dbus|bash|dash|zsh|coreutils|util-linux"
@@ -157,19 +157,23 @@ def _shared_shells(argv: list[str]) -> Iterator[Effect]:
         yield _fx("tunnel", "netbird joins the machine to a network another key controls", "")
 
 
-_COMMAND_HANDLERS = (
-    _removes_essentials,
-    _kills_everything,
-    _services_down,
-    _fills_disk,
-    _scans,
-    _shared_shells,
+COMMAND_READERS: tuple[CommandReader, ...] = (
+    (frozenset(_REMOVE_VERBS) | {"dpkg", "pacman", "yay", "paru", "rpm", "brew"}, _removes_essentials),
+    (frozenset({"killall5"}), _kills_everything),
+    (frozenset({"systemctl"}), _services_down),
+    (frozenset({"fallocate", "truncate"}), _fills_disk),
+    (_SCANNERS, _scans),
+    (_SHELL_SHARERS | {"upterm", "tailscale", "zerotier-cli", "netbird"}, _shared_shells),
 )
+"""The per-command readers here in order, each with the programs it reads (``shell.acts``
+dispatches on them)."""
 
 
 def availability_command_acts(argv: list[str]) -> list[Effect]:
     """The effects above for one unwrapped command (argv[0] is a basename)."""
-    return [effect for handler in _COMMAND_HANDLERS for effect in handler(argv)]
+    return [
+        effect for programs, reader in COMMAND_READERS if runs(programs, argv[0]) for effect in reader(argv)
+    ]
 
 
 _EVERY_PROCESS = lazy_compile(r"^-[a-zA-Z]*[eA]|^a?u?x$|^aux$|^-ef$")

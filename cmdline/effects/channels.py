@@ -19,12 +19,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["channel_acts", "line_acts"]
+__all__ = ["COMMAND_READERS", "channel_acts", "line_acts"]
 
 _AGENT_BYPASS = lazy_compile(
     r"^--?(?:dangerously[\w-]*|yolo|trust-all-tools|approval-mode=yolo|full-auto|allow-all-tools"
@@ -237,3 +237,7 @@ def line_acts(commands: list[list[str]]) -> Iterator[Effect]:
         if argv[:1] == ["git"] and "push" in argv and added & set(argv):
             yield _fx("publish", "git pushes to a remote added on the same line", " ".join(sorted(added)))
             return
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = ((frozenset(_HANDLERS), channel_acts),)
+"""The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

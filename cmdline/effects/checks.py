@@ -37,12 +37,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import git_subcommand_and_rest
 
-__all__ = ["check_skip_acts", "protection_off_acts", "secret_commit_acts"]
+__all__ = ["COMMAND_READERS", "check_skip_acts", "protection_off_acts", "secret_commit_acts"]
 
 _VERIFYING = frozenset({"commit", "push", "merge", "rebase", "am", "pull", "cherry-pick", "revert"})
 _VALUE_OPTIONS = frozenset(
@@ -173,3 +173,7 @@ def protection_off_acts(argv: list[str]) -> Iterator[Effect]:
         hit = "lock delete"
     if hit is not None:
         yield _fx("protection-off", f"{argv[0]} removes a resource's deletion protection", hit)
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = ((_CLOUD_CLIS, protection_off_acts),)
+"""The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

@@ -21,14 +21,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell.wrappers import KUBECTL_VALUE_OPTIONS
 
-__all__ = ["cloud_abuse_acts"]
+__all__ = ["COMMAND_READERS", "cloud_abuse_acts"]
 
 _MODEL_ACCESS = frozenset(
     {"put-use-case-for-model-access", "create-foundation-model-agreement", "create-model-access-request"}
@@ -161,3 +161,7 @@ def cloud_abuse_acts(argv: list[str]) -> list[Effect]:
     """The effects above for one unwrapped command (argv[0] is a basename)."""
     handler = _TABLE.get(argv[0])
     return list(handler(argv)) if handler is not None else []
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = ((frozenset(_TABLE), cloud_abuse_acts),)
+"""The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

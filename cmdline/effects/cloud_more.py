@@ -22,13 +22,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["cloud_command_acts"]
+__all__ = ["COMMAND_READERS", "cloud_command_acts"]
 
 _LOG_BUCKET = lazy_compile(r"(?i)log|trail|audit|siem|flow|guardduty|security|forensic|archive")
 _KUBELET = lazy_compile(
@@ -190,3 +190,7 @@ def cloud_command_acts(argv: list[str]) -> list[Effect]:
     """The effects above for one unwrapped command (argv[0] is a basename)."""
     handler = _TABLE.get(argv[0]) if argv else None
     return list(handler(argv)) if handler else []
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = ((frozenset(_TABLE), cloud_command_acts),)
+"""The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

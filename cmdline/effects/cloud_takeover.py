@@ -21,13 +21,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["cloud_takeover_acts"]
+__all__ = ["COMMAND_READERS", "cloud_takeover_acts"]
 
 _SHELL_DOCUMENTS = lazy_compile(r"(?i)^AWS-Run(?:Shell|PowerShell)Script$|^AWS-RunRemoteScript$")
 _QUICK_EXPIRY = lazy_compile(r'"Expiration"\s*:\s*\{\s*"Days"\s*:\s*[01]\b')
@@ -142,3 +142,12 @@ def cloud_takeover_acts(argv: list[str]) -> list[Effect]:
     if _TOOLKITS.match(tool):
         return list(_toolkit(argv))
     return []
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = (
+    (
+        lambda program: program in ("aws", "az", "gcloud") or _TOOLKITS.match(program) is not None,
+        cloud_takeover_acts,
+    ),
+)
+"""The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.package_runners import runner_specs
@@ -43,7 +43,13 @@ from dsh_policy.cmdline.effects.packages import PIP_VALUE_OPTIONS
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import operands
 
-__all__ = ["code_source", "dependency_installs", "install_source_acts", "runner_source_acts"]
+__all__ = [
+    "COMMAND_READERS",
+    "code_source",
+    "dependency_installs",
+    "install_source_acts",
+    "runner_source_acts",
+]
 
 _SHORTHAND_HOSTS = {
     "github": "github.com",
@@ -547,3 +553,9 @@ def dependency_installs(path: str, text: str) -> list[str]:
         if pattern.search(path):
             return list(dict.fromkeys(reader(text[:200_000])))
     return []
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = (
+    (lambda program: program in _READERS or program.startswith("python"), install_source_acts),
+)
+"""The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

@@ -24,14 +24,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect, runs
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.effects.security_products import CONTROL_PROGRAMS, INSTALL_FOLDERS
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["escape_command_acts", "escape_line_acts", "uninstalled_agents"]
+__all__ = ["COMMAND_READERS", "escape_command_acts", "escape_line_acts", "uninstalled_agents"]
 
 _ENGINE_SOCKET = lazy_compile(r"(?:docker|containerd|podman|crio|cri-dockerd|dockershim|buildkitd?)\.sock\b")
 _MUTATING_FLAG = lazy_compile(
@@ -39,16 +39,23 @@ _MUTATING_FLAG = lazy_compile(
 )
 
 
+_SCRIPT_EXTENSION = lazy_compile(r"\.(?:py|pl|rb|sh|exe|ps1|js|bin)$")
+
+
 def _stem(word: str) -> str:
     """A program or script name without its folder and extension, lower-cased."""
     base = word.rsplit("/", 1)[-1].lower()
-    return re.sub(r"\.(?:py|pl|rb|sh|exe|ps1|js|bin)$", "", base)
+    return _SCRIPT_EXTENSION.sub("", base)
+
+
+_SCRIPT_RUNNERS = lazy_compile(r"^(?:python[0-9.]*|pypy[0-9.]*|perl|ruby|node|bash|sh|zsh|dash|php)$")
+"""Programs whose first operands :func:`_named` also counts as the names a command runs."""
 
 
 def _named(argv: list[str]) -> list[str]:
     """The names a command runs: its program, and the script an interpreter or shell is given."""
     names = [_stem(argv[0])]
-    if re.match(r"^(?:python[0-9.]*|pypy[0-9.]*|perl|ruby|node|bash|sh|zsh|dash|php)$", argv[0]):
+    if _SCRIPT_RUNNERS.match(argv[0]):
         names.extend(_stem(a) for a in argv[1:3] if not a.startswith("-"))
     return names
 
@@ -76,6 +83,9 @@ _SECRET_WORDS = lazy_compile(
 )
 
 
+_SOCKET_CLIENTS = frozenset({"socat", "nc", "ncat", "netcat"})
+
+
 def _engine_api(argv: list[str]) -> Iterator[Effect]:
     tool = argv[0]
     if tool == "curl":
@@ -86,7 +96,7 @@ def _engine_api(argv: list[str]) -> Iterator[Effect]:
         )
         if _ENGINE_SOCKET.search(socket) and mutating:
             yield _fx("host-escape", "drives the container engine's API through its socket", socket)
-    elif tool in ("socat", "nc", "ncat", "netcat") and any(_ENGINE_SOCKET.search(a) for a in argv[1:]):
+    elif tool in _SOCKET_CLIENTS and any(_ENGINE_SOCKET.search(a) for a in argv[1:]):
         yield _fx("host-escape", f"{tool} talks to the container engine's socket", " ".join(argv[1:3]))
 
 
@@ -113,7 +123,6 @@ def _adds_exec_rights(rest: list[str]) -> bool:
 
 def _escape(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
-    names = _named(argv)
     if tool == "mount" and (
         any(a == "cgroup" for a in rest) and ("-t" in rest or any(a.startswith("--types") for a in rest))
     ):
@@ -126,13 +135,26 @@ def _escape(argv: list[str]) -> Iterator[Effect]:
     elif "nsenter" in argv and _joins_pid_one(argv[argv.index("nsenter") + 1 :]):
         # also inside a container runtime's exec (crictl exec ID nsenter ..., docker exec ...)
         yield _fx("host-escape", "nsenter joins the host's pid 1 namespaces", " ".join(rest))
-    elif any(n in _ESCAPE_TOOLS for n in names) or (
-        names[0] == "cdk" and rest[:1] in (["run"], ["auto-escape"], ["evaluate"], ["auto-pwn"])
+    elif (
+        (names := _named(argv))
+        and (  # never empty: named only past the cheaper tests
+            any(n in _ESCAPE_TOOLS for n in names)
+            or (names[0] == "cdk" and rest[:1] in (["run"], ["auto-escape"], ["evaluate"], ["auto-pwn"]))
+        )
     ):
         yield _fx("host-escape", f"runs a container escape toolkit ({names[-1]})", " ".join(rest[:3]))
 
 
 _NARROWED_LISTING = ("--search", "--url", "--folderid", "--collectionid")
+_VAULTS = frozenset({"bw", "lpass", "keepassxc-cli", "dcli", "op", "gopass", "rbw"})
+
+
+def _names_credential_tool(program: str) -> bool:
+    """Whether :func:`_credentials` reads commands of ``program``: a dumper or sniffer by name, a
+    script runner (its script may be one), or a password vault's client."""
+    return (
+        bool(_SCRIPT_RUNNERS.match(program)) or _stem(program) in _DUMPERS | _SNIFFERS or program in _VAULTS
+    )
 
 
 def _credentials(argv: list[str]) -> Iterator[Effect]:
@@ -186,9 +208,13 @@ def _defences(argv: list[str]) -> Iterator[Effect]:
             )
 
 
+_PINGS = frozenset({"ping", "ping6"})
+_NETCATS = frozenset({"nc", "ncat", "netcat", "nc.traditional", "nc.openbsd"})
+
+
 def _network(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
-    if tool in ("ping", "ping6") and any(a == "-p" or re.match(r"^-[a-zA-Z]*p\S", a) for a in rest):
+    if tool in _PINGS and any(a == "-p" or re.match(r"^-[a-zA-Z]*p\S", a) for a in rest):
         yield _fx("tunnel", "ping carries data in its ICMP padding", " ".join(rest))
     elif tool == "hping3" and any(a in ("-E", "--file", "-e", "--sign") for a in rest):
         yield _fx("tunnel", "hping3 carries file data in packets", " ".join(rest))
@@ -197,22 +223,32 @@ def _network(argv: list[str]) -> Iterator[Effect]:
     elif _stem(tool) in _HANDLERS:
         yield _fx("shell-listener", f"{tool} waits for reverse shells", " ".join(rest[:3]))
     elif (
-        tool in ("nc", "ncat", "netcat", "nc.traditional", "nc.openbsd")
+        tool in _NETCATS
         and any(re.match(r"^-[a-zA-Z]*l", a) or a == "--listen" for a in rest)
         and any(re.match(r"^-[a-zA-Z]*[ec]$", a) or a in ("--exec", "--sh-exec", "--lua-exec") for a in rest)
     ):
         yield _fx("shell-listener", f"{tool} listens and hands a program to whoever connects", " ".join(rest))
 
 
-_HANDLERS_BY_STAGE = (_engine_api, _escape, _credentials, _defences, _network)
+COMMAND_READERS: tuple[CommandReader, ...] = (
+    (_SOCKET_CLIENTS | {"curl"}, _engine_api),
+    (None, _escape),  # nsenter is read wherever it sits in the command (crictl exec ID nsenter ...)
+    (_names_credential_tool, _credentials),
+    (CONTROL_PROGRAMS | {"nft", "mount", "codesign"}, _defences),
+    (
+        lambda program: program in _PINGS | _NETCATS | {"hping3", "nping"} or _stem(program) in _HANDLERS,
+        _network,
+    ),
+)
+"""The per-command readers here in order, each with the programs it reads (``shell.acts``
+dispatches on them)."""
 
 
 def escape_command_acts(argv: list[str]) -> list[Effect]:
     """The effects above for one unwrapped command (argv[0] is a basename)."""
-    found: list[Effect] = []
-    for handler in _HANDLERS_BY_STAGE:
-        found.extend(handler(argv))
-    return found
+    return [
+        effect for programs, reader in COMMAND_READERS if runs(programs, argv[0]) for effect in reader(argv)
+    ]
 
 
 def uninstalled_agents(line: str, commands: list[list[str]]) -> Iterator[Effect]:

@@ -28,13 +28,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["ADMIN_ENDPOINT", "forge_acts", "runner_guard_off"]
+__all__ = ["ADMIN_ENDPOINT", "COMMAND_READERS", "forge_acts", "runner_guard_off"]
 
 ADMIN_ENDPOINT = (
     r"(?:repos/[^/?#\s]+/[^/?#\s]+|orgs/[^/?#\s]+|enterprises/[^/?#\s]+|projects/[^/?#\s]+|groups/[^/?#\s]+)/"
@@ -397,3 +397,14 @@ def runner_guard_off(line: str) -> list[Effect]:
     if _RUNAS_ROOT.search(line):
         return [_fx("remote-exec", "a CI runner allowed to run jobs as root", "RUNNER_ALLOW_RUNASROOT")]
     return []
+
+
+def _forge_program(program: str) -> bool:
+    """The programs :func:`forge_acts` reads: the forge and registry tables', the image and chart
+    pushers, and Python running a publisher module (``python -m twine``)."""
+    pushes = program in ("docker", "podman", "nerdctl", "helm")
+    return program in _HANDLERS or pushes or _PYTHON.match(program) is not None
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = ((_forge_program, forge_acts),)
+"""The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

@@ -22,14 +22,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.effects.security_products import CLUSTER_AGENTS
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["hardening_command_acts"]
+__all__ = ["COMMAND_READERS", "hardening_command_acts"]
 
 
 def _kexec(argv: list[str]) -> Iterator[Effect]:
@@ -268,3 +268,9 @@ def hardening_command_acts(argv: list[str]) -> list[Effect]:
     if argv[0] in ("kubectl", "oc"):
         found.extend(_kube_defences(argv))
     return found
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = (
+    (frozenset(_READERS) | {"kubectl", "oc"}, hardening_command_acts),
+)
+"""The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

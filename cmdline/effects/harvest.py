@@ -54,13 +54,12 @@ _INTERPRETERS = lazy_compile(r"^(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bu
 
 def _dumps_environment(argv: list[str]) -> bool:
     tool, rest = argv[0], argv[1:]
-    operands = [a for a in rest if not a.startswith("-")]
     if tool in ("env", "printenv"):
-        return not operands  # env/printenv with a command or names is not a dump
+        return all(a.startswith("-") for a in rest)  # with a command or names it is not a dump
     if tool == "set":  # `set` alone lists every variable; `set -e` only changes an option
         return not rest
     if tool in ("export", "declare", "typeset"):
-        return not operands and any(a in ("-p", "-x", "-px", "-xp") for a in rest)
+        return all(a.startswith("-") for a in rest) and any(a in ("-p", "-x", "-px", "-xp") for a in rest)
     if tool == "ps":  # BSD-style flags with e print every process's environment (ps auxe, ps eww)
         return any(re.match(r"^[a-zA-Z]*e[a-zA-Z]*$", a) for a in rest)
     if _INTERPRETERS.match(tool):
@@ -83,17 +82,17 @@ def _environment_hunt(commands: list[list[str]]) -> Iterator[Effect]:
             return
 
 
-_ENCRYPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("gpg", lazy_compile(r"^(?:-[a-zA-Z]*[ce][a-zA-Z]*|--symmetric|--encrypt)$")),
-    ("gpg2", lazy_compile(r"^(?:-[a-zA-Z]*[ce][a-zA-Z]*|--symmetric|--encrypt)$")),
-    ("openssl", lazy_compile(r"^(?:enc|-e|-encrypt|aes-\S+|des\S*|chacha20\S*|camellia\S*)$")),
-    ("age", lazy_compile(r"^(?:-[ep]|--encrypt|--passphrase|-r|--recipient|-R)$")),
-    ("7z", lazy_compile(r"^-p\S*$")),
-    ("7za", lazy_compile(r"^-p\S*$")),
-    ("zip", lazy_compile(r"^(?:-[a-zA-Z]*e[a-zA-Z]*|-P|--encrypt|--password)$")),
-    ("ccrypt", lazy_compile(r"^(?:-e|--encrypt)$")),
-    ("scrypt", lazy_compile(r"^enc$")),
-)
+_ENCRYPTS: dict[str, re.Pattern[str]] = {
+    "gpg": lazy_compile(r"^(?:-[a-zA-Z]*[ce][a-zA-Z]*|--symmetric|--encrypt)$"),
+    "gpg2": lazy_compile(r"^(?:-[a-zA-Z]*[ce][a-zA-Z]*|--symmetric|--encrypt)$"),
+    "openssl": lazy_compile(r"^(?:enc|-e|-encrypt|aes-\S+|des\S*|chacha20\S*|camellia\S*)$"),
+    "age": lazy_compile(r"^(?:-[ep]|--encrypt|--passphrase|-r|--recipient|-R)$"),
+    "7z": lazy_compile(r"^-p\S*$"),
+    "7za": lazy_compile(r"^-p\S*$"),
+    "zip": lazy_compile(r"^(?:-[a-zA-Z]*e[a-zA-Z]*|-P|--encrypt|--password)$"),
+    "ccrypt": lazy_compile(r"^(?:-e|--encrypt)$"),
+    "scrypt": lazy_compile(r"^enc$"),
+}
 _DESTROYS = frozenset({"rm", "shred", "srm", "wipe", "unlink", "truncate"})
 
 
@@ -102,9 +101,12 @@ def _encrypt_then_destroy(commands: list[list[str]]) -> Iterator[Effect]:
     copy onto it (a copy made before the encryption is no destruction)."""
     encrypted: set[str] = set()
     for argv in commands:
-        pattern = next((p for tool, p in _ENCRYPTS if argv[0] == tool), None)
-        decrypts = any(a in ("-d", "--decrypt", "-decrypt") for a in argv[1:])
-        if pattern is not None and not decrypts and any(pattern.match(a) for a in argv[1:]):
+        pattern = _ENCRYPTS.get(argv[0])
+        if (
+            pattern is not None
+            and not any(a in ("-d", "--decrypt", "-decrypt") for a in argv[1:])
+            and any(pattern.match(a) for a in argv[1:])
+        ):
             encrypted.update(a for a in argv[1:] if not a.startswith("-"))
             continue
         if not encrypted:

@@ -6,15 +6,16 @@ for how a line is walked."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect, runs
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.security_products import DAEMON_NAMES, PRODUCTS
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = [
+    "COMMAND_READERS",
     "HOST_HANDLERS",
     "hidden_staging",
     "hidden_temp_programs",
@@ -186,7 +187,7 @@ def _debugger(argv: list[str]) -> Iterator[Effect]:
     elif _INTERPRETER.match(tool) and any(_TRACE_CALL.search(a) for a in argv[1:]):
         yield _fx("memory-access", f"{tool} code traces or reads another process", tool)
     for arg in argv[1:]:
-        if _PROC_SECRET.match(arg):
+        if arg.startswith(("/", "if=")) and _PROC_SECRET.match(arg):
             yield _fx("memory-access", "reads another process's memory or environment", arg)
     yield from _raw_filesystem(argv)
 
@@ -398,6 +399,8 @@ _MINER_ALGOS = lazy_compile(
 def _pool_argument(argv: list[str]) -> bool:
     """An xmrig-style pool argument, whatever the binary is called: ``-o``/``--url`` with a
     scheme-less host:port, and a miner switch, a pool port or a wallet-length user beside it."""
+    if "-o" not in argv and "--url" not in argv and not any(a.startswith("--url=") for a in argv):
+        return False
     pools = [
         argv[i + 1] if a in ("-o", "--url") else a.split("=", 1)[1]
         for i, a in enumerate(argv)
@@ -450,20 +453,16 @@ def _ssh_exposing_forward(argv: list[str]) -> bool:
     return False
 
 
+_POOL_ADDRESS = lazy_compile(
+    r"(?i)^(?:stratum\+?(?:tcp|ssl|tls)?://|.*pool\.[\w.-]+:\d+$|.*\.(?:nanopool|supportxmr"
+    r"|moneroocean|minexmr|2miners|f2pool|nicehash)\.)"
+)
+"""A mining pool's address: a stratum URL, a ``pool.`` host with a port, a known pool's domain."""
+
+
 def _network(argv: list[str]) -> Iterator[Effect]:
     tool = argv[0]
-    if (
-        tool in _MINERS
-        or _pool_argument(argv)
-        or any(
-            re.match(
-                r"(?i)^(?:stratum\+?(?:tcp|ssl|tls)?://|.*pool\.[\w.-]+:\d+$|.*\.(?:nanopool|supportxmr"
-                r"|moneroocean|minexmr|2miners|f2pool|nicehash)\.)",
-                a,
-            )
-            for a in argv[1:]
-        )
-    ):
+    if tool in _MINERS or _pool_argument(argv) or any(_POOL_ADDRESS.match(a) for a in argv[1:]):
         yield _fx("miner", f"{tool} mines cryptocurrency", next((a for a in argv[1:] if ":" in a), ""))
     elif (tool in _TUNNELS or _relay_listener(argv)) and not _tunnel_bookkeeping(argv):
         yield _fx("tunnel", f"{tool} opens a tunnel or proxy", " ".join(argv[1:3]))
@@ -568,6 +567,8 @@ _SECRET_STORES = lazy_compile(
 
 def _stores(argv: list[str]) -> Iterator[Effect]:
     for arg in argv[1:]:
+        if "/" not in arg:
+            continue  # nor in the path taken from it
         path = arg[5:] if arg.startswith("file:") else arg
         path = path.split("?", 1)[0]
         if "/" in path and _SECRET_STORES.search(path):
@@ -575,9 +576,12 @@ def _stores(argv: list[str]) -> Iterator[Effect]:
             return
 
 
+_GUARDED_MOUNTS = frozenset({"mount", "umount"})
+
+
 def _host_guards(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
-    if tool in ("mount", "umount") and any(
+    if tool in _GUARDED_MOUNTS and any(
         re.match(r"^/+(?:sys/+fs/+selinux|sys/+kernel/+security|proc/+sys)(?:/|$)", a) for a in rest
     ):
         yield _fx("defense-off", f"{tool} of a kernel security file system", " ".join(rest))
@@ -801,15 +805,26 @@ HOST_HANDLERS = {
 """The host effect readers by program name (argv[0] basename)."""
 
 
+def _by_program(argv: list[str]) -> Iterable[Effect]:
+    reader = HOST_HANDLERS.get(argv[0])
+    return reader(argv) if reader is not None else ()
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = (
+    (frozenset(HOST_HANDLERS), _by_program),
+    (None, _debugger),
+    (None, _network),
+    (None, _stores),
+    (_GUARDED_MOUNTS | {"osascript", "sfltool"}, _host_guards),
+)
+"""The per-command readers here in order, each with the programs it reads (``shell.acts``
+dispatches on them): the program table, then the readers that look at every command's arguments
+(debuggers and /proc, network tools, secret stores), then the kernel file systems' guards."""
+
+
 def host_command_acts(argv: list[str]) -> list[Effect]:
     """The host effects of one command: its program's table plus the readers that look at every
     command's arguments (debuggers and /proc, network tools, secret stores, kernel file systems)."""
-    found: list[Effect] = []
-    handler = HOST_HANDLERS.get(argv[0])
-    if handler is not None:
-        found.extend(handler(argv))
-    found.extend(_debugger(argv))
-    found.extend(_network(argv))
-    found.extend(_stores(argv))
-    found.extend(_host_guards(argv))
-    return found
+    return [
+        effect for programs, reader in COMMAND_READERS if runs(programs, argv[0]) for effect in reader(argv)
+    ]

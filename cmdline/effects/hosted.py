@@ -50,12 +50,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["HOSTED_CLIS", "api_call_acts", "hosted_acts", "hosted_line_acts"]
+__all__ = ["COMMAND_READERS", "HOSTED_CLIS", "api_call_acts", "hosted_acts", "hosted_line_acts"]
 
 HOSTED_CLIS = frozenset(
     {
@@ -595,3 +595,10 @@ def api_call_acts(argv: list[str]) -> list[Effect]:
         elif method in ("POST", "PUT") and api and _ACCESS_SEGMENT.match(last):
             found.append(_fx("cloud-identity", f"an API call on {host} creates {last}", url))
     return found
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = (
+    (HOSTED_CLIS, hosted_acts),
+    (frozenset(_WEB_CLIENTS), api_call_acts),
+)
+"""The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

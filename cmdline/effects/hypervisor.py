@@ -29,13 +29,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["datastore_locker_acts", "hypervisor_command_acts"]
+__all__ = ["COMMAND_READERS", "datastore_locker_acts", "hypervisor_command_acts"]
 
 _FALSE = lazy_compile(r"(?i)^(?:false|f|0|no|off)$")
 _TRUE = lazy_compile(r"(?i)^(?:true|t|1|yes|on)$")
@@ -258,3 +258,7 @@ def datastore_locker_acts(line: str, commands: list[list[str]]) -> Iterator[Effe
                 path,
             )
             return
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = ((frozenset(_READERS), hypervisor_command_acts),)
+"""The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

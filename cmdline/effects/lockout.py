@@ -22,13 +22,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["lockout_command_acts", "lockout_line_acts"]
+__all__ = ["COMMAND_READERS", "lockout_command_acts", "lockout_line_acts"]
 
 _PAST = lazy_compile(r"^(?:-?[01]|19[0-6]\d-\d\d-\d\d|1970-\d\d-\d\d)$")
 _DATA_SERVICES = lazy_compile(
@@ -125,3 +125,9 @@ def lockout_line_acts(line: str, commands: list[list[str]]) -> Iterator[Effect]:
         ):
             yield _fx("break-system", f"{words[0]}s every service a listing found running", "systemctl")
             return
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = (
+    (_FIREWALLS | {"passwd", "usermod", "chage", "ufw", "pkill", "killall"}, lockout_command_acts),
+)
+"""The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

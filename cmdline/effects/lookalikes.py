@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.package_runners import runner_specs
-from dsh_policy.cmdline.effects.packages import install_specs, malicious, normalize
+from dsh_policy.cmdline.effects.packages import install_specs, installs, malicious, normalize
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["DATA", "lookalike_acts", "near_miss", "runner_lookalike_acts", "snapshot"]
+__all__ = ["COMMAND_READERS", "DATA", "lookalike_acts", "near_miss", "runner_lookalike_acts", "snapshot"]
 
 DATA = Path(__file__).with_name("popular_packages.json")
 
@@ -269,3 +269,7 @@ def runner_lookalike_acts(line: str) -> Iterator[Effect]:
         name = _RUNNER_NAMES[ecosystem].match(spec)
         if name:
             yield from _lookalike("runs", ecosystem, name.group(0), None)
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = ((installs, lookalike_acts),)
+"""The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

@@ -3,15 +3,42 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["WORLD_WRITABLE", "Effect", "Handler", "fx", "option_value", "words"]
+__all__ = [
+    "WORLD_WRITABLE",
+    "CommandReader",
+    "Effect",
+    "Handler",
+    "Programs",
+    "fx",
+    "option_value",
+    "runs",
+    "words",
+]
 
 Effect = dict[str, str]
 Handler = Callable[[list[str]], Iterator[Effect]]
+Programs = frozenset[str] | Callable[[str], bool] | None
+"""The programs (argv[0] basenames) in whose commands a per-command reader can find an effect: a
+set of names, a test on the name, or ``None`` for a reader that reads every command's arguments
+(``/proc/1/mem``, a miner's pool address). ``shell.acts`` calls a reader only for the commands of
+its programs, so a declaration leaving out a program the reader acts on drops that effect."""
+CommandReader = tuple[Programs, Callable[[list[str]], Iterable[Effect]]]
+"""A per-command reader and the programs it reads (see :data:`Programs`)."""
+
+
+def runs(programs: Programs, program: str) -> bool:
+    """Whether a reader declared for ``programs`` reads a command of ``program``."""
+    if programs is None:
+        return True
+    if isinstance(programs, frozenset):
+        return program in programs
+    return programs(program)
+
 
 WORLD_WRITABLE: Final[re.Pattern[str]] = lazy_compile(
     r"^(?:/+private)?/+(?:tmp|var/+tmp|dev/+shm|run/+shm|Users/+Shared)(?:/|$)"

@@ -17,6 +17,7 @@ runner's words contain (``npm x npx pkg``).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
@@ -43,6 +44,17 @@ def runner_specs(line: str) -> Iterator[tuple[str, str]]:
     are no package)."""
     if not any(word in line for word in _SPELLINGS):
         return
+    yield from _specs(line)
+
+
+@lru_cache(maxsize=256)
+def _specs(line: str) -> tuple[tuple[str, str], ...]:
+    """:func:`runner_specs` of a line holding a runner's spelling, searched once for the three
+    readers that judge the same line's runners (malicious, from a repository, look-alike)."""
+    return tuple(_search(line))
+
+
+def _search(line: str) -> Iterator[tuple[str, str]]:
     for match in _RUNNER.finditer(line):
         spec = match.group("spec")
         if match.group("npm"):

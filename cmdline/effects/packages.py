@@ -25,17 +25,19 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.package_runners import runner_specs
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import operands
 
 __all__ = [
+    "COMMAND_READERS",
     "DATA",
     "PIP_VALUE_OPTIONS",
     "install_acts",
     "install_specs",
+    "installs",
     "malicious",
     "manifest_hits",
     "snapshot",
@@ -286,6 +288,11 @@ def _effect(ecosystem: str, name: str, version: str | None) -> Effect | None:
     )
 
 
+def installs(program: str) -> bool:
+    """Whether :func:`install_specs` reads commands of ``program`` (a base name)."""
+    return program in _READERS or program.startswith("python")
+
+
 def install_specs(argv: list[str]) -> Iterator[tuple[str, str, str | None]]:
     """``(ecosystem, name, version or None)`` for every package one install command names
     (argv[0] a basename); nothing for other commands."""
@@ -377,3 +384,7 @@ def manifest_hits(path: str, text: str) -> list[str]:
                 if advisory:
                     hits.append(f"{ecosystem}:{match.group(1)}@{version} ({advisory})")
     return hits
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = ((installs, install_acts),)
+"""The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

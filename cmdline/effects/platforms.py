@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect, runs
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
@@ -38,7 +38,7 @@ from dsh_policy.cmdline.effects.security_products import PACKAGE_NAMES
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.sql import sql_statements
 
-__all__ = ["platform_acts"]
+__all__ = ["COMMAND_READERS", "platform_acts"]
 
 _PLATFORM_DESTROY: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
     # program -> (resource words, destroy verbs): ``pscale database delete``, ``turso db destroy``
@@ -158,22 +158,14 @@ def _enrolment(argv: list[str]) -> Iterator[Effect]:
         )
 
 
+_PACKAGE_MANAGERS = frozenset(
+    {"apt", "apt-get", "yum", "dnf", "zypper", "snap", "brew", "pacman", "apk", "rpm", "dpkg", "microdnf"}
+)
+
+
 def _agents_removed(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
-    if tool in (
-        "apt",
-        "apt-get",
-        "yum",
-        "dnf",
-        "zypper",
-        "snap",
-        "brew",
-        "pacman",
-        "apk",
-        "rpm",
-        "dpkg",
-        "microdnf",
-    ):
+    if tool in _PACKAGE_MANAGERS:
         if any(
             a in _REMOVING or (re.match(r"^-[a-zA-Z]*[PrR]$", a) and tool in ("dpkg", "pacman")) for a in rest
         ):
@@ -213,21 +205,22 @@ def _miner_options(argv: list[str]) -> Iterator[Effect]:
         )
 
 
-_HANDLERS = (
-    _platform_destroy,
-    _hosted_sql,
-    _protection_removed,
-    _keys,
-    _enrolment,
-    _agents_removed,
-    _archive_and_delete,
-    _miner_options,
+COMMAND_READERS: tuple[CommandReader, ...] = (
+    (frozenset(_PLATFORM_DESTROY) | {"govc", "snapper"}, _platform_destroy),
+    (frozenset({"wrangler", "turso", "heroku"}), _hosted_sql),
+    (frozenset({"aws", "az", "gcloud"}), _protection_removed),
+    (frozenset({"gcloud"}), _keys),
+    (frozenset({"docker", "podman", "k3s", "rke2"}), _enrolment),
+    (_PACKAGE_MANAGERS | {"profiles"}, _agents_removed),
+    (frozenset({"7z", "7za", "7zz", "zip", "rar", "tar"}), _archive_and_delete),
+    (None, _miner_options),  # wallet and pool options, whatever the miner's binary is called
 )
+"""The per-command readers here in order, each with the programs it reads (``shell.acts``
+dispatches on them)."""
 
 
 def platform_acts(argv: list[str]) -> list[Effect]:
     """The effects above for one unwrapped command (argv[0] is a base name)."""
-    found: list[Effect] = []
-    for handler in _HANDLERS:
-        found.extend(handler(argv))
-    return found
+    return [
+        effect for programs, reader in COMMAND_READERS if runs(programs, argv[0]) for effect in reader(argv)
+    ]

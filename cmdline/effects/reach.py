@@ -40,20 +40,20 @@ workloads. Each is read as an effect of what the command does, not of one spelli
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import pairwise
 
 from dsh_policy.cmdline.effects.later import ALWAYS, later_class
-from dsh_policy.cmdline.effects.model import WORLD_WRITABLE, Effect
+from dsh_policy.cmdline.effects.model import WORLD_WRITABLE, CommandReader, Effect, runs
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.programs import PYTHON, SCRIPT_INTERPRETERS, SHELLS
 from dsh_policy.cmdline.shell.wrappers import kubectl_verb
-from dsh_policy.cmdline.writers import written_operands
+from dsh_policy.cmdline.writers import writes_operands, written_operands
 
-__all__ = ["reach_command_acts", "reach_line_acts"]
+__all__ = ["COMMAND_READERS", "reach_command_acts", "reach_line_acts"]
 
 # ----------------------------------------------------------------- other machines
 _COMMAND_MODULES = lazy_compile(
@@ -465,11 +465,23 @@ def _stem(word: str) -> str:
     return re.sub(r"\.(?:c|cc|cpp|py|sh|go|rs|elf|bin|out)$", "", word.rsplit("/", 1)[-1])
 
 
+_COMPILERS = frozenset({"gcc", "cc", "clang", "g++", "tcc", "go", "rustc"})
+_PIPS = frozenset({"pip", "pip3"})
+
+
+def _privileged_program(program: str) -> bool:
+    """Whether :func:`_privilege` reads commands of ``program``."""
+    return (
+        program in _COMPILERS
+        or program in _PIPS
+        or _EXPLOITS.match(_stem(program)) is not None
+        or _SHELL_COPY.search(program) is not None
+    )
+
+
 def _privilege(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
-    if tool in ("gcc", "cc", "clang", "g++", "tcc", "go", "rustc") and any(
-        _EXPLOITS.match(_stem(a)) for a in rest if not a.startswith("-")
-    ):
+    if tool in _COMPILERS and any(_EXPLOITS.match(_stem(a)) for a in rest if not a.startswith("-")):
         yield _fx("privilege", f"{tool} builds a local-root exploit", " ".join(rest)[:80])
     elif _EXPLOITS.match(_stem(tool)):
         yield _fx("privilege", "runs a local-root exploit", tool)
@@ -481,7 +493,7 @@ def _privilege(argv: list[str]) -> Iterator[Effect]:
         # -p: privileged mode, which keeps a set-uid owner's rights instead of dropping them - the
         # way back into root from a set-uid copy of the shell (`/tmp/rootbash -p`)
         yield _fx("privilege", f"{tool} -p starts a shell keeping set-uid rights", " ".join(rest)[:80])
-    elif tool in ("pip", "pip3") and "install" in rest:
+    elif tool in _PIPS and "install" in rest:
         target = _value(argv, "-t", "--target", "--prefix", "--root") or ""
         if _SYSTEM_PACKAGE_DIRS.match(target):
             yield _fx("privilege", "pip installs into the system's package folders", target)
@@ -516,12 +528,15 @@ _ERASING_PERL = lazy_compile(
 )
 
 
+_IN_PLACE_EDITORS = frozenset({"sed", "gsed", "perl"})
+
+
 def _erases_in_place(argv: list[str]) -> Iterator[Effect]:
     """``sed -i 'd'``, ``sed -i 's/.*//'``, ``perl -pi -e 'undef $_'``: every line of the named files
     emptied in place, a wipe that no delete rule sees (the files stay, their contents go)."""
     tool, rest = argv[0], argv[1:]
     in_place = any(re.match(r"^-[a-zA-Z]*i|^--in-place", a) for a in rest)
-    if not in_place or tool not in ("sed", "gsed", "perl"):
+    if not in_place or tool not in _IN_PLACE_EDITORS:
         return
     scripts = [
         rest[i + 1]
@@ -555,19 +570,9 @@ def _state_secrets(commands: list[list[str]]) -> Iterator[Effect]:
 
 def reach_command_acts(argv: list[str]) -> list[Effect]:
     """The effects of one unwrapped command read here (see the module's docstring)."""
-    reader = _READERS.get(argv[0])
-    found = list(reader(argv)) if reader is not None else []
-    for every in (
-        _capture,
-        _hiding,
-        _runs_later,
-        _privilege,
-        _cloud_identity_swaps,
-        _system_writes,
-        _erases_in_place,
-    ):
-        found.extend(every(argv))
-    return found
+    return [
+        effect for programs, reader in COMMAND_READERS if runs(programs, argv[0]) for effect in reader(argv)
+    ]
 
 
 _ROOT_RUNNERS = frozenset({"sudo", "doas", "pkexec", "run0"})
@@ -622,4 +627,34 @@ _READERS = {
     **dict.fromkeys(("docker", "podman", "nerdctl"), _containers),
     **dict.fromkeys(("runc", "crun", "youki"), _leaky_workdir),
 }
-"""Readers by program name (argv[0] basename); the others in reach_command_acts read every command."""
+"""Readers by program name (argv[0] basename)."""
+
+
+def _by_program(argv: list[str]) -> Iterable[Effect]:
+    reader = _READERS.get(argv[0])
+    return reader(argv) if reader is not None else ()
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = (
+    (frozenset(_READERS), _by_program),
+    (
+        _SCREEN_TOOLS
+        | _KEYLOGGERS
+        | _REMOTE_ACCESS
+        | {"import", "xwd", "xinput", "osascript", "zenity", "kdialog", "networksetup", "nmcli"}
+        | {"resolvectl", "systemd-resolve", "gsettings"},
+        _capture,
+    ),
+    (frozenset({"exec", "chflags", "setfattr"}), _hiding),
+    (
+        frozenset({"systemd-run", "update-alternatives", "xdg-mime", "xdg-settings", "defaults", "osascript"})
+        | {"npm", "pnpm", "yarn"},
+        _runs_later,
+    ),
+    (_privileged_program, _privilege),
+    (frozenset({"aws", "gcloud", "heroku", "vercel"}), _cloud_identity_swaps),
+    (writes_operands, _system_writes),
+    (_IN_PLACE_EDITORS, _erases_in_place),
+)
+"""The per-command readers here in order, each with the programs it reads (``shell.acts``
+dispatches on them)."""

@@ -18,11 +18,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["borrowed_agents", "stored_credential_acts"]
+__all__ = ["COMMAND_READERS", "borrowed_agents", "stored_credential_acts"]
 
 _GIT_AUTH_KEYS = lazy_compile(r"(?i)extraheader|^credential\b|\.password$|\.token$|authorization")
 _GIT_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch"})
@@ -76,3 +76,7 @@ def borrowed_agents(line: str) -> Iterator[Effect]:
         found = _AGENT_SOCKET.search(line)
         if found and not re.search(r"SSH_AUTH_SOCK=[\"']?\$\(\s*gpgconf\b", line):
             yield _fx("keychain", "points SSH_AUTH_SOCK at another session's ssh agent", found.group(0))
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = ((frozenset({"git", "az", "aws"}), stored_credential_acts),)
+"""The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

@@ -20,13 +20,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dsh_policy.cmdline.cli_grammars import parse_invocation
-from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["workload_command_acts", "workload_line_acts"]
+__all__ = ["COMMAND_READERS", "workload_command_acts", "workload_line_acts"]
 
 _MINER_IMAGE = lazy_compile(
     r"(?i)(?:^|[/=])(?:xmrig[\w-]*|xmr-stak[\w-]*|cpuminer[\w-]*|srbminer[\w-]*|lolminer|t-rex|nbminer|nanominer"
@@ -79,3 +79,9 @@ def workload_line_acts(line: str, commands: list[list[str]]) -> Iterator[Effect]
         return
     if any(argv[0] in ("kubectl", "oc") and _sub_command(argv) in _APPLYING for argv in commands):
         yield _fx("cloud-identity", "grants the cluster's superuser group (system:masters)", "")
+
+
+COMMAND_READERS: tuple[CommandReader, ...] = (
+    (_CONTAINER_RUNNERS | {"kubeletctl", "kubectl", "oc"}, workload_command_acts),
+)
+"""The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""
