@@ -4,30 +4,12 @@ cli_views.py), and a search tool as the grep it is: found unread by an eleventh 
 
 from __future__ import annotations
 
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
-from dsh_policy.core.frozen import freeze_json
-from dsh_policy.policy.decide import Policy
 from dsh_policy.policy.decide.cli_views import cli_lines, manifest_text, repository_views
 from dsh_policy.policy.decide.tool_views import views
-from dsh_policy.policy.events import ToolCallEvent
-from dsh_policy.policy.loading import LoadFailure
-
-RULES = Path(__file__).resolve().parents[2] / "rules"
-
-
-@cache
-def shipped() -> Policy:
-    policy = Policy.load(sorted(p for p in RULES.glob("*.yaml") if not p.name.endswith(".cases.yaml")))
-    assert not isinstance(policy, LoadFailure), policy
-    return policy
-
-
-def decision(tool: str, **args: Any) -> str:
-    return shipped().check_tool_call(ToolCallEvent(tool, freeze_json(args), turn=1, step=1)).decision
+from shipped_kit import decision
 
 
 @pytest.mark.parametrize(
