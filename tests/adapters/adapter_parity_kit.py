@@ -77,13 +77,25 @@ def _case_calls() -> list[Call]:
     return calls
 
 
+_DEFINING_ARGUMENT = {
+    "shell": "command", "read_file": "path", "write_file": "path", "edit_file": "path",
+    "list_dir": "path", "web_fetch": "url", "http_request": "url",
+}  # fmt: skip
+"""The argument without which a client's tool cannot be called at all (Claude Code's WebFetch
+refuses a call with no ``url``), so a pack case that tests a rule on such a call is not a call a
+model can make through every client."""
+
+
 def _usable(case: Case) -> bool:
     """Tool cases a model can make: no error results (a body cannot return one), no pinned
-    clock (the live path stamps its own ``now``)."""
+    clock (the live path stamps its own ``now``), the tool's defining argument present."""
     event = case.event
+    call = event.call if isinstance(event, ToolResultEvent) else event
+    if not isinstance(call, ToolCallEvent) or _DEFINING_ARGUMENT.get(call.tool, "") not in (*call.args, ""):
+        return False
     if isinstance(event, ToolResultEvent):
         return not event.is_error and event.call.now is None and event.value is None
-    return isinstance(event, ToolCallEvent) and event.now is None
+    return event.now is None
 
 
 def _plain(value: Any) -> Any:
