@@ -22,8 +22,10 @@ whether a path-only tool deletes, creates a folder, lists, copies or writes text
 (then an unread patch of the path), and that a tool named only for reading never writes.
 
 :func:`views` gives those canonical calls. A canonical name with canonical fields has none (the
-hot path pays one dict lookup); a canonical name with foreign fields is replaced by its views; any
-other tool is judged as itself and as each view (:mod:`.view_calls`), the strictest answer wins.
+hot path pays one dict lookup), save the files an ``apply_patch`` deletes or moves (``rm``/``mv``)
+and the command lines a ``web_fetch`` or ``http_request`` hands the service it reaches (``shell``),
+judged beside the call; a canonical name with foreign fields is replaced by its views; any other
+tool is judged as itself and as each view (:mod:`.view_calls`), the strictest answer wins.
 """
 
 from __future__ import annotations
