@@ -35,6 +35,7 @@ import json
 import re
 import shlex
 import urllib.parse
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -267,11 +268,13 @@ def _memory_write(tool: str, args: Mapping[str, Any]) -> tuple[str, dict[str, An
     if verb and not verb & (_WRITE_WORDS | _CREATE_WORDS | {"str", "rename"}):
         return None  # view, delete, list: nothing stored for later
     texts: list[str] = []
-    stack: list[Any] = [v for k, v in args.items() if k not in PATH_KEYS and k not in _VERB_KEYS]
-    while stack and sum(map(len, texts)) < _MEMORY_TEXT_LIMIT:
-        item = stack.pop(0)
+    size = 0  # the length of texts so far, kept as it grows (summing it per item is quadratic)
+    stack = deque(v for k, v in args.items() if k not in PATH_KEYS and k not in _VERB_KEYS)
+    while stack and size < _MEMORY_TEXT_LIMIT:
+        item = stack.popleft()
         if isinstance(item, str):
             texts.append(item)
+            size += len(item)
         elif isinstance(item, Mapping):
             stack.extend(item.values())
         elif isinstance(item, list):
