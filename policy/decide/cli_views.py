@@ -481,8 +481,15 @@ def manifest_commands(text: str) -> list[str]:
         return []
     lines: list[str] = []
     stack: list[tuple[Any, int]] = [(document, 0) for document in documents]
+    # YAML aliases make one node reachable many times (nested aliases, exponentially many: a 1 KB
+    # text took 16 s): each node is walked once, aliased or not
+    walked: set[int] = set()
     while stack and len(lines) < 32:
         item, depth = stack.pop()
+        if isinstance(item, Mapping | list) and depth < 24:
+            if id(item) in walked:
+                continue
+            walked.add(id(item))
         if isinstance(item, Mapping) and depth < 24:
             if isinstance(item.get("image"), str):
                 argv: list[Any] = []
