@@ -359,9 +359,12 @@ def _program_line(program: str, args: Mapping[str, Any]) -> str | None:
     {command: delete, resourceType, name, namespace, flags, args}``). A command that already starts
     with the program is read as it is (tool_views' command keys)."""
     command = _sub_command(args)
-    if command is None or not _splits(command):
+    if command is None:
         return None
-    parts = shlex.split(command)
+    try:
+        parts = shlex.split(command)
+    except ValueError:
+        return None
     if not parts or parts[0] == program or parts[0].endswith("/" + program):
         return None
     argv = [program, *parts]
