@@ -359,9 +359,12 @@ def _program_line(program: str, args: Mapping[str, Any]) -> str | None:
     {command: delete, resourceType, name, namespace, flags, args}``). A command that already starts
     with the program is read as it is (tool_views' command keys)."""
     command = _sub_command(args)
-    if command is None or not _splits(command):
+    if command is None:
         return None
-    parts = shlex.split(command)
+    try:
+        parts = shlex.split(command)
+    except ValueError:
+        return None
     if not parts or parts[0] == program or parts[0].endswith("/" + program):
         return None
     argv = [program, *parts]
@@ -481,8 +484,15 @@ def manifest_commands(text: str) -> list[str]:
         return []
     lines: list[str] = []
     stack: list[tuple[Any, int]] = [(document, 0) for document in documents]
+    # YAML aliases make one node reachable many times (nested aliases, exponentially many: a 1 KB
+    # text took 16 s): each node is walked once, aliased or not
+    walked: set[int] = set()
     while stack and len(lines) < 32:
         item, depth = stack.pop()
+        if isinstance(item, Mapping | list) and depth < 24:
+            if id(item) in walked:
+                continue
+            walked.add(id(item))
         if isinstance(item, Mapping) and depth < 24:
             if isinstance(item.get("image"), str):
                 argv: list[Any] = []

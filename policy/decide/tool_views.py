@@ -22,8 +22,10 @@ whether a path-only tool deletes, creates a folder, lists, copies or writes text
 (then an unread patch of the path), and that a tool named only for reading never writes.
 
 :func:`views` gives those canonical calls. A canonical name with canonical fields has none (the
-hot path pays one dict lookup); a canonical name with foreign fields is replaced by its views; any
-other tool is judged as itself and as each view (:mod:`.view_calls`), the strictest answer wins.
+hot path pays one dict lookup), save the files an ``apply_patch`` deletes or moves (``rm``/``mv``)
+and the command lines a ``web_fetch`` or ``http_request`` hands the service it reaches (``shell``),
+judged beside the call; a canonical name with foreign fields is replaced by its views; any other
+tool is judged as itself and as each view (:mod:`.view_calls`), the strictest answer wins.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import json
 import re
 import shlex
 import urllib.parse
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -265,11 +268,13 @@ def _memory_write(tool: str, args: Mapping[str, Any]) -> tuple[str, dict[str, An
     if verb and not verb & (_WRITE_WORDS | _CREATE_WORDS | {"str", "rename"}):
         return None  # view, delete, list: nothing stored for later
     texts: list[str] = []
-    stack: list[Any] = [v for k, v in args.items() if k not in PATH_KEYS and k not in _VERB_KEYS]
-    while stack and sum(map(len, texts)) < _MEMORY_TEXT_LIMIT:
-        item = stack.pop(0)
+    size = 0  # the length of texts so far, kept as it grows (summing it per item is quadratic)
+    stack = deque(v for k, v in args.items() if k not in PATH_KEYS and k not in _VERB_KEYS)
+    while stack and size < _MEMORY_TEXT_LIMIT:
+        item = stack.popleft()
         if isinstance(item, str):
             texts.append(item)
+            size += len(item)
         elif isinstance(item, Mapping):
             stack.extend(item.values())
         elif isinstance(item, list):

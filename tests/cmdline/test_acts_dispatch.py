@@ -95,11 +95,14 @@ def test_the_corpora_give_the_declarations_something_to_check() -> None:
     assert len(_commands()) > 2000
 
 
-@pytest.mark.parametrize("index", range(len(acts.COMMAND_READERS)))
+# only readers that declare programs (a reader of every command has no outside to check)
+_DECLARING = [index for index, (programs, _) in enumerate(acts.COMMAND_READERS) if programs is not None]
+
+
+@pytest.mark.parametrize("index", _DECLARING)
 def test_a_reader_finds_nothing_outside_its_declared_programs(index: int) -> None:
     programs, reader = acts.COMMAND_READERS[index]
-    if programs is None:
-        return
+    assert programs is not None
     missed = [argv for argv in _commands() if not runs(programs, argv[0]) and list(reader(list(argv)))]
     assert not missed, f"{reader.__module__}.{reader.__name__} acts on undeclared programs: {missed[:3]}"
 
