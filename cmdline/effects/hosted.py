@@ -54,6 +54,7 @@ from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.lazy_regex import lazy_compile
+from dsh_policy.cmdline.shell import shell_commands
 
 __all__ = ["COMMAND_READERS", "HOSTED_CLIS", "api_call_acts", "hosted_acts", "hosted_line_acts"]
 
@@ -461,8 +462,6 @@ def hosted_line_acts(commands: list[list[str]]) -> list[Effect]:
     shell: ``doppler run -c prd -- printenv``, ``op run --env-file app.env -- env``, ``railway run
     printenv``, ``fly ssh console -C "cat /proc/1/environ"``. The injected secrets are what it
     prints."""
-    from dsh_policy.cmdline.shell import shell_commands
-
     found: list[Effect] = []
     for i, argv in enumerate(commands):
         tool = argv[0] if argv else ""
