@@ -64,7 +64,10 @@ class Entry:
 
     @property
     def subject(self) -> str:
-        return self.args["command"] if self.tool == "shell" else f"{self.tool} {self.args}"
+        # A harness's own ``shell`` tool may carry other arguments (the OpenAI Agents ``commands``).
+        if self.tool == "shell" and isinstance(self.args.get("command"), str):
+            return self.args["command"]
+        return f"{self.tool} {self.args}"
 
 
 def tool_call(raw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
