@@ -82,13 +82,30 @@ _LANGUAGES: Final[dict[str, str]] = {
     "javascript": "node", "js": "node", "node": "node", "nodejs": "node", "typescript": "node", "ts": "node",
     "deno": "node", "bun": "node", "bash": "bash", "sh": "bash", "shell": "bash", "zsh": "bash",
     "ruby": "ruby", "rb": "ruby", "perl": "perl", "php": "php",
+    # agent-zero's code_execution_tool {runtime: terminal}; Open Interpreter's {language: shell}
+    "terminal": "bash", "console": "bash", "cmd": "bash", "powershell": "bash", "pwsh": "bash",
+    "applescript": "osascript", "osascript": "osascript",
 }  # fmt: skip
+# Packages a code runner installs before it runs the code.
+_LIBRARY_KEYS: Final = ("libraries_used", "libraries")
 # A tool named only for JavaScript may run it in a web page (``run_js {code: "goto(...)"}``), where
 # it reads no file and runs no program: only an explicit language argument makes it Node.
 _PAGE_LANGUAGES: Final = frozenset({"javascript", "js", "typescript", "ts"})
 _LANGUAGE_KEYS: Final = ("language", "languageId", "lang", "kernel", "runtime")
-_CODE_KEYS: Final = ("code", "source", "source_code")
-_RUN_WORDS: Final = frozenset({"run", "execute", "exec", "eval", "interpreter", "repl"})
+# ``cell_source``: a notebook cell a Jupyter server inserts and runs (insert_execute_code_cell).
+_CODE_KEYS: Final = ("code", "source", "source_code", "cell_source")
+# A REPL tool's code may come as its one text argument (LangChain's Python_REPL and
+# python_repl_ast {query}): read as code only for a tool named for a REPL or a language.
+_REPL_TEXT_KEYS: Final = ("query", "input", "tool_input")
+_REPL_WORDS: Final = frozenset({"repl", "python", "python3", "ipython", "interpreter"})
+_RUN_WORDS: Final = frozenset(
+    {"run", "execute", "exec", "eval", "interpreter", "repl", "executor", "execution"}
+)
+# A code block in a Markdown fence (AutoGen's executors take ```sh ... ``` blocks): the fence's
+# language runs its body.
+_FENCE: Final = lazy_compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+# A computer-use tool typing text that ends in Enter into whatever has the focus: a terminal runs it.
+_TYPING_WORDS: Final = frozenset({"computer"})
 _BROWSER_WORDS: Final = frozenset({"browser", "playwright", "puppeteer", "page"})
 _SEARCH_ROOT_KEYS: Final = ("path", "dir_path", "directory", "root", "cwd")
 # Names only public key material has (what the credential rules exempt): a search for them is a listing.
@@ -136,6 +153,9 @@ CLI_KEYS: Final = frozenset(
         "run_type",
         "action",
         "nodeName",
+        "cell_source",
+        "tool_input",
+        "libraries_used",
         *_ARGV_KEYS,
         *_MANIFEST_KEYS,
     }
@@ -220,11 +240,114 @@ def _lines(
     if kills and isinstance(pid, int | str) and not isinstance(pid, bool) and str(pid).strip().isdigit():
         yield f"kill -9 {str(pid).strip()}"
         return
+    if words & _TYPING_WORDS and args.get("action") == "type":
+        typed = args.get("text")
+        if isinstance(typed, str) and typed.endswith(("\n", "\r")):
+            # typed and entered: judged as the line a terminal would run (probe21)
+            yield from (line.strip() for line in typed.splitlines() if line.strip())
+            return
+    installs = _installed_libraries(words, args)
+    if installs is not None:
+        yield installs
     code = next((args[key] for key in _CODE_KEYS if isinstance(args.get(key), str)), None)
+    if code is None and words & _REPL_WORDS:
+        code = next((args[key] for key in _REPL_TEXT_KEYS if isinstance(args.get(key), str)), None)
+        if code is not None and not _parses_as_python(code):
+            code = None  # a REPL tool's SQL or search text is left to the readers of those
     if code is not None and code.strip():
         interpreter = _interpreter(words, args)
         if interpreter is not None:
-            yield shlex.join([interpreter, inline_code_option(interpreter), code])
+            yield from _code_lines(interpreter, code)
+
+
+def _code_lines(interpreter: str, code: str) -> Iterator[str]:
+    """The command lines running ``code`` with ``interpreter`` amounts to: Markdown-fenced blocks
+    each in its fence's language, and a Python cell's IPython lines (``!cmd``, ``%pip``, ``%env``,
+    ``%%bash``, ``%%writefile``) as the shell lines they run beside the Python left (probe21)."""
+    if "```" in code:
+        blocks = _FENCE.findall(code)
+        if blocks:
+            for language, body in blocks:
+                program = _LANGUAGES.get(language.lower(), interpreter) if language else interpreter
+                if body.strip():
+                    yield from _code_lines(program, body)
+            return
+    if interpreter == "python3" and ("!" in code or "%" in code):
+        shell, python = _ipython_split(code)
+        yield from shell
+        if python.strip():
+            yield shlex.join([interpreter, inline_code_option(interpreter), python])
+        return
+    option = "-e" if interpreter == "osascript" else inline_code_option(interpreter)
+    yield shlex.join([interpreter, option, code])
+
+
+def _installed_libraries(words: frozenset[str], args: Mapping[str, Any]) -> str | None:
+    """The ``pip install`` a code runner does before running its code, when the call lists the
+    packages (CrewAI's CodeInterpreterTool {code, libraries_used}): what it installs runs too."""
+    if not words & _RUN_WORDS:
+        return None
+    for key in _LIBRARY_KEYS:
+        listed = args.get(key)
+        if isinstance(listed, list | tuple):
+            names = [name for name in listed if isinstance(name, str) and name.strip()]
+            if names:
+                return shlex.join(["pip", "install", *names])
+    return None
+
+
+# IPython line magics that run a program of the same name, and cell magics that run a shell.
+_MAGIC_PROGRAMS: Final = frozenset(
+    {"pip", "conda", "mamba", "uv", "cd", "ls", "cat", "rm", "mv", "cp", "mkdir"}
+)
+_SHELL_CELLS: Final = frozenset({"bash", "sh", "script", "system", "sx"})
+
+
+def _ipython_split(code: str) -> tuple[list[str], str]:
+    """(shell lines, the Python left) of an IPython cell."""
+    lines = code.splitlines()
+    first = lines[0].strip() if lines else ""
+    if first.startswith("%%"):
+        magic = first[2:].split()
+        body = "\n".join(lines[1:])
+        if magic and magic[0] in _SHELL_CELLS:
+            return [body], ""
+        if magic and magic[0] == "writefile" and len(magic) > 1:
+            append = "-a" in magic[1:]
+            target = [m for m in magic[1:] if m != "-a"]
+            if target:
+                redirect = ">>" if append else ">"
+                return [f"printf %s {shlex.quote(body)} {redirect} {shlex.quote(target[-1])}"], ""
+        return [], body
+    shell: list[str] = []
+    python: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("!"):
+            shell.append(stripped.lstrip("!").strip())
+        elif stripped.startswith("%") and not stripped.startswith("%%"):
+            parts = stripped[1:].split(None, 1)
+            name = parts[0] if parts else ""
+            rest = parts[1] if len(parts) > 1 else ""
+            if name in _MAGIC_PROGRAMS:
+                shell.append(stripped[1:])
+            elif name in ("system", "sx"):
+                shell.append(rest)
+            elif name in ("env", "set_env") and "=" not in rest and " " not in rest.strip():
+                shell.append(f"printenv {rest}".strip())
+            elif name == "run" and rest:
+                shell.append(f"python3 {rest}")
+        else:
+            python.append(line)
+    return shell, "\n".join(python)
+
+
+def _parses_as_python(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def _reads_as_python(text: str) -> bool:

@@ -106,7 +106,10 @@ _POSITION_KEYS: Final = ("insert_line", "line", "line_number", "position")
 _PATCH_KEYS: Final = ("patch", "input", "patchText", "patch_text")
 _DIFF_KEYS: Final = ("diff",)
 _COMMAND_KEYS: Final = ("command", "cmd", "CommandLine", "command_line", "commandLine", "cli_command")
-_URL_KEYS: Final = ("url", "Url", "URL", "uri", "TargetUrl", "href", "link", "endpoint")
+# Lines a shell tool runs one after another in one session (LangChain's ShellTool ``terminal
+# {commands}``, the OpenAI Agents ``shell {commands}``): a list of lines, or one line as text.
+_COMMAND_LIST_KEYS: Final = ("commands",)
+_URL_KEYS: Final = ("url", "Url", "URL", "uri", "TargetUrl", "href", "link", "endpoint", "website_url")
 _URL_LIST_KEYS: Final = ("urls", "Urls", "links")
 _BODY_KEYS: Final = ("body", "data", "json", "form", "payload", "files")
 _PROMPT_KEYS: Final = ("prompt", "query", "instructions")
@@ -117,7 +120,9 @@ _CODE_SENDS: Final = lazy_compile(
     r"(?i)method\s*:\s*['\"]?(?:post|put|patch)|\bbody\s*:|sendBeacon|\.send\(|WebSocket\(|\.submit\("
     r"|document\.cookie|localStorage|sessionStorage|indexedDB"
 )
-_CHANNEL_KEYS: Final = ("channel", "channel_id", "channelId", "chat_id", "recipient", "to")
+# An e-mail tool's addressees may be a list (LangChain's Gmail ``to: [...]``, AgentDojo's
+# ``send_email {recipients: [...]}``): the message goes to all of them.
+_CHANNEL_KEYS: Final = ("channel", "channel_id", "channelId", "chat_id", "recipient", "to", "recipients")
 _TEXT_KEYS: Final = ("text", "message", "body")
 _MOVE_PAIRS: Final = (
     ("source", "destination"), ("src", "dst"), ("old_path", "new_path"),
@@ -126,7 +131,7 @@ _MOVE_PAIRS: Final = (
 # A transaction's statements given as a list (Neon's run_sql_transaction {sqlStatements}).
 _SQL_LIST_KEYS: Final = ("sqlStatements", "sql_statements", "statements", "queries")
 # Arguments the packs read from a non-canonical tool's own call (a query tool's SQL).
-_OWN_ARGUMENT_KEYS: Final = frozenset(("sql", "query", "statement", *_SQL_LIST_KEYS))
+_OWN_ARGUMENT_KEYS: Final = frozenset(("sql", "query", "statement", "sql_query", *_SQL_LIST_KEYS))
 _NESTED_NAME_KEYS: Final = ("tool_name", "toolName")
 _NESTED_ARGS_KEYS: Final = ("arguments", "args", "input", "params")
 _NESTED_SERVER_KEYS: Final = ("server_name", "serverName", "server")
@@ -185,16 +190,21 @@ _SUB_COMMAND_WORDS: Final = (
 _OPERATION_LIST_KEYS: Final = ("operations", "items", "files")
 # Arguments naming the sub-command a tool runs (``{command: create, path}``, ``{type: delete_file}``).
 _VERB_KEYS: Final = ("command", "action", "type", "mode", "operation")
-# Objects a call's real arguments may be wrapped in (``{operation: {type, path, diff}}``).
-_WRAPPER_KEYS: Final = ("operation", "input", "params", "request", "edit")
+# Objects a call's real arguments may be wrapped in (``{operation: {type, path, diff}}``; the
+# OpenAI Agents ``local_shell {action: {type: exec, command: [...]}}``).
+_WRAPPER_KEYS: Final = ("operation", "input", "params", "request", "edit", "action")
+# A file named by its folder and its name apart (CrewAI's FileWriterTool {directory, filename}).
+_FOLDER_KEYS: Final = ("directory", "dir", "folder")
+_NAME_KEYS: Final = ("filename", "file_name")
 
 # Every argument name that can make a view: a call with none of them has none (checked first).
 _MEANINGFUL: Final[frozenset[str]] = frozenset(
     (
         *PATH_KEYS, *PATH_LIST_KEYS, *_CONTENT_KEYS, *_NEW_KEYS, *_EDIT_LIST_KEYS, *_PATCH_KEYS,
-        *_DIFF_KEYS, *_COMMAND_KEYS, *_URL_KEYS, *_URL_LIST_KEYS, *_PROMPT_KEYS, *_CODE_KEYS, *_CHANNEL_KEYS,
+        *_DIFF_KEYS, *_COMMAND_KEYS, *_COMMAND_LIST_KEYS, *_URL_KEYS, *_URL_LIST_KEYS, *_PROMPT_KEYS,
+        *_CODE_KEYS, *_CHANNEL_KEYS,
         *(key for pair in _MOVE_PAIRS for key in pair), *_NESTED_NAME_KEYS, *_WRAPPER_KEYS,
-        *_OPERATION_LIST_KEYS, *CLI_KEYS, *_SQL_LIST_KEYS,
+        *_OPERATION_LIST_KEYS, *CLI_KEYS, *_SQL_LIST_KEYS, "formatted_file", "formatted_file_update",
     )
 )  # fmt: skip
 
@@ -325,13 +335,17 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
         yield "write_file", {"path": "kubernetes-manifest.yaml", "content": manifest}
         for line in manifest_commands(manifest):
             yield "shell", {"command": line}
+    formatted = _formatted_file(args)
+    if formatted is not None:
+        yield formatted
+        return
     words = _words_of(tool, args)
     patch = _patch_text(args)
     if patch is not None:
         yield "apply_patch", {"patch": patch, "paths": patch_paths(patch)}
         yield from _patch_removals(patch)
         return
-    path = _first_string(args, PATH_KEYS)
+    path = _joined_path(args) or _first_string(args, PATH_KEYS)
     if path and _WEB_URL.match(path) and _first_string(args, _CONTENT_KEYS) is None:
         # a "path" that is a URL (desktop-commander's read_file {path, isUrl}) is fetched
         yield from _fetches({**args, "url": path})
@@ -368,7 +382,7 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
         # one, whatever else the call carries (Kiro's executeBash {command, path})
         yield "shell", {"command": command}
         return
-    yield from _fetches(args)
+    yield from _fetches(args, _name_words(tool))
     message = _message(args)
     if message is not None:
         yield "send_message", message
@@ -400,6 +414,46 @@ def _patch_removals(patch: str) -> Iterator[tuple[str, dict[str, Any]]]:
             moving = line[17:].strip()
         elif line.startswith("*** Move to: ") and moving:
             yield "shell", {"command": f"mv -- {shlex.quote(moving)} {shlex.quote(line[13:].strip())}"}
+
+
+_FORMATTED_FILE_KEY: Final = "formatted_file"
+_FORMATTED_UPDATE_KEY: Final = "formatted_file_update"
+_FORMATTED_NEW: Final = lazy_compile(r"NEW <<<<\n(.*?)\n?>>>> NEW", re.DOTALL)
+_FORMATTED_OLD: Final = lazy_compile(r"OLD <<<<\n(.*?)\n?>>>> OLD", re.DOTALL)
+
+
+def _formatted_file(args: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """LangChain's GitHub toolkit: ``create_file {formatted_file: "PATH\\n\\nTEXT"}`` writes TEXT
+    to PATH, ``update_file {formatted_file_update: "PATH\\nOLD <<<<...>>>> OLD\\nNEW <<<<...>>>>
+    NEW"}`` replaces the old text with the new (probe21)."""
+    created = args.get(_FORMATTED_FILE_KEY)
+    if isinstance(created, str) and "\n" in created:
+        path, _, text = created.partition("\n")
+        if path.strip():
+            return "write_file", {"path": path.strip(), "content": text.lstrip("\n")}
+    updated = args.get(_FORMATTED_UPDATE_KEY)
+    if isinstance(updated, str) and "\n" in updated:
+        path, _, rest = updated.partition("\n")
+        new, old = _FORMATTED_NEW.search(rest), _FORMATTED_OLD.search(rest)
+        if path.strip() and new is not None:
+            return "edit_file", {
+                "path": path.strip(),
+                "old_string": old.group(1) if old else "",
+                "new_string": new.group(1),
+            }
+    return None
+
+
+def _joined_path(args: Mapping[str, Any]) -> str | None:
+    """A file named by a folder and a name apart (``{directory: /home/dev, filename: .bashrc}``):
+    the path they make; None unless both are there and the name is not a path of its own."""
+    name = _first_string(args, _NAME_KEYS)
+    if not name or name.startswith(("/", "~")):
+        return None
+    folder = _first_string(args, _FOLDER_KEYS)
+    if not folder:
+        return None
+    return f"{folder.rstrip('/')}/{name}" if folder.strip("/") else f"/{name}"
 
 
 def _is_sub_command(command: str) -> bool:
@@ -583,12 +637,25 @@ def _command_line(args: Mapping[str, Any]) -> str | None:
             return value
         if isinstance(value, list | tuple) and value and all(isinstance(part, str) for part in value):
             return shlex.join(value)
+    for key in _COMMAND_LIST_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, list | tuple) and value and all(isinstance(line, str) for line in value):
+            # one session runs them in order: a `cd` of one line holds for the next
+            return "\n".join(value)
     return None
 
 
-def _fetches(args: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """A URL argument as a fetch (a request when it carries a body, headers or another method), else each
-    URL a prompt names (Gemini's web_fetch takes its URLs in the prompt)."""
+_METHOD_WORDS: Final = ("delete", "patch", "put", "post")
+
+
+def _fetches(
+    args: Mapping[str, Any], name_words: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A URL argument as a fetch (a request when it carries a body, headers or another method,
+    or its tool is named for another method), else each URL a prompt names (Gemini's web_fetch
+    takes its URLs in the prompt)."""
     url = _first_string(args, _URL_KEYS)
     if url is None:
         # Copilot's fetch_webpage {urls: [...]}: each URL of the list is fetched alike
@@ -596,7 +663,8 @@ def _fetches(args: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
         if listed:
             for each in listed:
                 yield from _fetches(
-                    {**{k: v for k, v in args.items() if k not in _URL_LIST_KEYS}, "url": each}
+                    {**{k: v for k, v in args.items() if k not in _URL_LIST_KEYS}, "url": each},
+                    name_words,
                 )
             return
     if url is not None and url[:7].lower() == "file://":
@@ -604,6 +672,10 @@ def _fetches(args: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
         return
     if url is not None and _WEB_URL.match(url):
         method = args.get("method")
+        if not isinstance(method, str) and name_words:
+            # a tool named for its method (LangChain's requests_patch, Semantic Kernel's
+            # HttpPlugin-DeleteAsync, LlamaIndex's post_request) sends that method
+            method = next((m.upper() for m in _METHOD_WORDS if m in name_words), None)
         body = {key: args[key] for key in _BODY_KEYS if key in args}
         headers = args.get("headers")
         if body or headers or (isinstance(method, str) and method.upper() not in ("GET", "HEAD")):
@@ -681,6 +753,9 @@ def _embedded_commands(args: Mapping[str, Any]) -> Iterator[tuple[str, dict[str,
 
 def _message(args: Mapping[str, Any]) -> dict[str, Any] | None:
     channel, text = _first_string(args, _CHANNEL_KEYS), _first_string(args, _TEXT_KEYS)
+    if channel is None and text is not None:
+        listed = _string_list(args, _CHANNEL_KEYS)
+        channel = ", ".join(listed) if listed else None
     if channel is None or text is None:
         return None
     return {"channel": channel, "text": text}
