@@ -429,6 +429,11 @@ def _acts(name: str, args: Mapping[str, Any]) -> Iterator[dict[str, str]]:
         yield _act("expose", f"{_phrase(own)}: reachable without authentication", target)
     if verbs & _READ and not verbs & (_DESTROY | _GRANT | _ADD | _MONEY_VERBS | _CHANGE):
         return
+    if own & _HTTP_CLIENT_WORDS and _web_url(args):
+        # an HTTP client named for its method (LangChain's requests_delete, Semantic Kernel's
+        # HttpPlugin-DeleteAsync): the request it sends is judged by the web rules (egress, the
+        # forge's and hosted APIs' changes), a DELETE to this machine's dev server is no act (probe21)
+        return
     if _names_local_path(args):
         if _remote_repository(args) and not _working_branch(args):
             # a path in a remote repository, on its default branch: deleted or emptied there
@@ -688,6 +693,19 @@ def _nested_keys(args: Mapping[str, Any]) -> frozenset[str]:
         if isinstance(value, Mapping):
             keys |= {key for key in value if isinstance(key, str)}
     return frozenset(key.lower() for key in keys)
+
+
+_HTTP_CLIENT_WORDS: Final = frozenset({"requests", "request", "http", "httpx"})
+_URL_ARGUMENTS: Final = ("url", "uri", "URL", "Url", "endpoint")
+
+
+def _web_url(args: Mapping[str, Any]) -> bool:
+    """Whether the call names an http(s) URL it sends its request to."""
+    for key in _URL_ARGUMENTS:
+        value = args.get(key)
+        if isinstance(value, str) and value[:8].lower().startswith(("http://", "https://")):
+            return True
+    return False
 
 
 def _names_local_path(args: Mapping[str, Any]) -> bool:
