@@ -34,6 +34,7 @@ from dsh_policy.cmdline.effects import (
     cloud_more,
     cloud_takeover,
     code_sources,
+    data_platforms,
     escape,
     forge,
     hardening,
@@ -55,6 +56,7 @@ from dsh_policy.cmdline.effects.checks import check_skip_acts, secret_commit_act
 from dsh_policy.cmdline.effects.chosen_operands import chosen_operand_acts
 from dsh_policy.cmdline.effects.code_sources import runner_source_acts
 from dsh_policy.cmdline.effects.collection import collection_line_acts
+from dsh_policy.cmdline.effects.data_platforms import data_line_acts
 from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
 from dsh_policy.cmdline.effects.escape import escape_line_acts, uninstalled_agents
 from dsh_policy.cmdline.effects.forge import runner_guard_off
@@ -622,6 +624,7 @@ COMMAND_READERS: tuple[CommandReader, ...] = (
     *hosted.COMMAND_READERS,
     *forge.COMMAND_READERS,
     *checks.COMMAND_READERS,
+    *data_platforms.COMMAND_READERS,
 )
 """Every per-command reader in the order its effects are reported, each with the programs it reads.
 Most act on a few programs; the ``None`` ones read every command's arguments."""
@@ -694,6 +697,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(check_skip_acts(line, commands))
     found.extend(secret_commit_acts(commands))
     found.extend(hosted_line_acts(commands))
+    found.extend(data_line_acts(line, commands))
     for script in scripts:
         found.extend(collection_line_acts(script, commands))
     for script in scripts:

@@ -465,6 +465,49 @@ def manifest_text(args: Mapping[str, Any]) -> str | None:
     return None
 
 
+_NOTEBOOK_PATH = lazy_compile(r"(?i)\.ipynb$|(?:^|/)notebooks?/[^/]+\.(?:py|sql|scala|r)$")
+_DAG_PATH = lazy_compile(r"(?i)(?:^|/)dags?/(?:[^/]+/)*[^/]+\.py$")
+_DBT_PROJECT = lazy_compile(r"(?i)(?:^|/)dbt_project\.ya?ml$")
+# a notebook's shell escapes: `!cmd`, `%sh cmd`, `%system cmd` (line by line; in .ipynb JSON each
+# line is a string ending in an escaped newline)
+_NOTEBOOK_SHELL = lazy_compile(
+    r'(?m)(?:^|")[ \t]*(?:!|%(?:sh|system|bash)[ \t]+)(?!=)((?:[^"\\\n]|\\")+?)(?:\\n)?(?:"|$)'
+)
+_TASK_COMMAND = lazy_compile(r"""\bbash_command\s*=\s*(?:f|r)?(?P<q>["'])(?P<text>(?:(?!(?P=q)).)+)(?P=q)""")
+_TASK_SQL = lazy_compile(r"""\bsql\s*=\s*(?:f|r)?(?P<q>["'])(?P<text>(?:(?!(?P=q)).)+)(?P=q)""")
+_DBT_HOOK = lazy_compile(
+    r"(?m)^[ \t]*(?:on-run-(?:start|end)|\+?(?:pre|post)-hook)[ \t]*:[ \t]*"
+    r"(?:\n[ \t]*-[ \t]*)?[\"']?([^\"'\n]+)"
+)
+# a notebook line that loads a model or data file in a way that can run code (judged as the
+# `python -c` line it is, by the data platforms' reader of unsafe loads)
+_NOTEBOOK_LOAD = lazy_compile(
+    r'(?m)(?:^|")[ \t]*((?:[^"\\\n]|\\")*?\b(?:torch\.load|pickle\.loads?|joblib\.load|dill\.loads?'
+    r'|cloudpickle\.loads?|read_pickle|allow_pickle|trust_remote_code|trust_repo|safe_mode|unsafe_load)\b(?:[^"\\\n]|\\")*?)(?:\\n)?(?:"|$)'
+)
+
+
+def scheduled_task_texts(path: str, text: str) -> list[tuple[str, str]]:
+    """What a written notebook, Airflow DAG or dbt project will run later, as ``("shell", line)``
+    and ``("sql", statement text)`` pairs (probe19): a notebook's shell escapes (``!gsutil ...``,
+    ``%sh ...``), a DAG's ``bash_command=`` and ``sql=`` literals, and dbt's run hooks. A file
+    a scheduler or a notebook kernel runs is judged as the commands it holds, as a CI workflow's
+    steps are. Only these file kinds are read; nothing for others."""
+    found: list[tuple[str, str]] = []
+    if _NOTEBOOK_PATH.search(path):
+        found += [("shell", m.group(1).replace('\\"', '"').strip()) for m in _NOTEBOOK_SHELL.finditer(text)]
+        found += [
+            ("shell", "python3 -c " + shlex.quote(m.group(1).replace('\\"', '"').strip()))
+            for m in _NOTEBOOK_LOAD.finditer(text)
+        ]
+    if _DAG_PATH.search(path) or ("from airflow" in text and path.endswith(".py")):
+        found += [("shell", m.group("text")) for m in _TASK_COMMAND.finditer(text)]
+        found += [("sql", m.group("text")) for m in _TASK_SQL.finditer(text)]
+    if _DBT_PROJECT.search(path):
+        found += [("sql", m.group(1).strip()) for m in _DBT_HOOK.finditer(text)]
+    return [(kind, value) for kind, value in found[:32] if value.strip()]
+
+
 def _sub_command(args: Mapping[str, Any]) -> str | None:
     """A program's command given as text (``command``/``cmd``), not as an argv list."""
     for key in _PROGRAM_COMMAND_KEYS:

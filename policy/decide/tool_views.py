@@ -50,6 +50,7 @@ from dsh_policy.policy.decide.cli_views import (
     manifest_text,
     name_search_target,
     repository_views,
+    scheduled_task_texts,
 )
 from dsh_policy.policy.patch_files import patch_paths
 
@@ -232,6 +233,9 @@ def views(tool: str, args: Any) -> ToolViews | None:
         if tool in ("web_fetch", "http_request"):
             embedded = tuple(_embedded_commands(args))
             return ToolViews(embedded, replaces=False) if embedded else None
+        if tool in ("write_file", "edit_file"):
+            tasks = tuple(_scheduled_tasks(args))
+            return ToolViews(tasks, replaces=False) if tasks else None
         if tool != "apply_patch":
             return None
         removed = tuple(_patch_removals(args["patch"]))
@@ -335,6 +339,7 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
         yield "write_file", {"path": "kubernetes-manifest.yaml", "content": manifest}
         for line in manifest_commands(manifest):
             yield "shell", {"command": line}
+    yield from _scheduled_tasks(args)
     formatted = _formatted_file(args)
     if formatted is not None:
         yield formatted
@@ -399,6 +404,21 @@ def _read(tool: str, args: Mapping[str, Any], depth: int) -> Iterator[tuple[str,
             yield "apply_patch", {"patch": "", "paths": [each]}
         else:
             yield "read_file", {"path": each}
+
+
+_TASK_SUFFIXES: Final = (".ipynb", ".py", ".sql", ".scala", ".r", ".R", ".yml", ".yaml")
+
+
+def _scheduled_tasks(args: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A notebook, Airflow DAG or dbt project written or edited: the commands and SQL it will run
+    are judged as if run (cli_views.scheduled_task_texts; probe19). SQL becomes a call with a
+    ``sql`` argument, which the database pack reads as a query tool's."""
+    path = _first_string(args, PATH_KEYS)
+    if not path or not path.endswith(_TASK_SUFFIXES):
+        return
+    text = "\n".join(t for t in (_first_string(args, _CONTENT_KEYS), _replacement(args)[0]) if t)
+    for kind, value in scheduled_task_texts(path, text) if text else ():
+        yield ("shell", {"command": value}) if kind == "shell" else ("scheduled_sql", {"sql": value})
 
 
 def _patch_removals(patch: str) -> Iterator[tuple[str, dict[str, Any]]]:
