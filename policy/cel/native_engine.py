@@ -31,7 +31,7 @@ from __future__ import annotations
 import datetime
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -47,6 +47,7 @@ from dsh_policy.policy.cel.engine import (
     EventActivation,
     Reads,
 )
+from dsh_policy.policy.cel.native_source import Edit, apply_edits, folded_literal_runs, original_offset
 from dsh_policy.policy.cel.types import CelType, parse_signature
 
 ITERATION_BUDGET = 10_000
@@ -252,13 +253,18 @@ class _Environments:
         return env
 
 
-def _compile_error(source: str, exc: Exception) -> CelCompileIssue:
+def _compile_error(source: str, exc: Exception, folds: Sequence[Edit] = ()) -> CelCompileIssue:
+    """The runtime's error as an issue; its position, in ``source`` (what the runtime compiled),
+    mapped back through ``folds`` to the expression as written."""
     text = str(exc)
     found = _ERROR_POSITION.search(text)
     if found is None:
         return CelCompileIssue(_clean_message(text.splitlines()[0] if text else type(exc).__name__))
     line, column, message = int(found.group(1)), int(found.group(2)), found.group(3)
-    return CelCompileIssue(_clean_message(message), line_column_to_offset(source, line, column))
+    offset = line_column_to_offset(source, line, column)
+    if folds:
+        offset = original_offset(folds, offset)
+    return CelCompileIssue(_clean_message(message), offset)
 
 
 def _rename_matches(source: str, offsets: Iterable[int]) -> str:
@@ -422,8 +428,9 @@ class NativeCelEngine:
             first = analysis.issues[0]
             return CelCompileIssue(first.message, first.offset)
         offsets = analysis.matches_offsets if self._cache_matches else ()
-        native_source = _rename_matches(expression, offsets)
-        return self._checked(expression, native_source, analysis.references, analysis.reads, tree)
+        folds = folded_literal_runs(tree)
+        native_source = apply_edits(_rename_matches(expression, offsets), folds)
+        return self._checked(expression, native_source, analysis.references, analysis.reads, tree, folds)
 
     def _checked(
         self,
@@ -432,12 +439,13 @@ class NativeCelEngine:
         references: frozenset[str],
         reads: Reads | None = None,
         tree: Any = None,
+        folds: Sequence[Edit] = (),
     ) -> NativeCompiledExpression | CelCompileIssue:
         env = self._environments.get((name, "dyn") for name in references)
         try:
             program = env.compile(native_source)
         except Exception as exc:
-            return replace(_compile_error(expression, exc), type_check=True)
+            return replace(_compile_error(native_source, exc, folds), type_check=True)
         programs: dict[frozenset[tuple[str, str]], Any] = {frozenset(): program}
         compiled = NativeCompiledExpression(
             expression,
