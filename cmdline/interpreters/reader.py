@@ -29,6 +29,28 @@ _KNOWN_VALUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"os\.sep\b|path\.sep\b|File::SEPARATOR\b|DIRECTORY_SEPARATOR\b", "/"),
     )
 )  # fmt: skip
+# Interpolation inside strings: Python f-strings and JavaScript template literals (``{x}``,
+# ``${x}``), and the double-quoted strings of Perl and PHP (``$ENV{HOME}``, ``{$x}``) and Ruby
+# (``#{x}``). A well-known value (the home directory above all) keeps its meaning, so
+# ``rmtree("$ENV{HOME}")`` deletes the home folder as ``rmtree($ENV{HOME})`` does; anything else
+# is unknown.
+_INTERPOLATION = lazy_compile(r"\$?\{([^}]*)\}")
+_INTERPOLATING: dict[str, re.Pattern[str]] = {
+    "perl": lazy_compile(r"(\$ENV\{\s*['\"]?HOME['\"]?\s*\})"),
+    "php": lazy_compile(r"\{?(\$_SERVER\[\s*['\"]?HOME['\"]?\s*\]|getenv\(\s*['\"]HOME['\"]\s*\))\}?"),
+    "ruby": lazy_compile(r"#\{([^}]*)\}"),
+}
+
+
+def _interpolated_value(match: re.Match[str]) -> str:
+    """A well-known value for an interpolated expression, else :data:`UNKNOWN`."""
+    inner = match.group(1).strip()
+    for pattern, value in _KNOWN_VALUES:
+        if pattern.fullmatch(inner):
+            return value
+    return UNKNOWN
+
+
 # Calls whose value is their first argument, as far as which file is meant goes.
 _PASSTHROUGH = lazy_compile(
     r"(?:os\.path\.(?:expanduser|abspath|realpath"
@@ -86,7 +108,9 @@ class CodeReader:
                 end = i + (3 if triple else 1)
                 text = "".join(out)
                 if "f" in prefix or quote == "`":
-                    text = re.sub(r"\$?\{[^}]*\}", UNKNOWN, text)
+                    text = _INTERPOLATION.sub(_interpolated_value, text)
+                elif quote == '"' and not raw and self.language in _INTERPOLATING:
+                    text = _INTERPOLATING[self.language].sub(_interpolated_value, text)
                 return text, end
             if ch == "\\" and i + 1 < len(code):
                 nxt = code[i + 1]

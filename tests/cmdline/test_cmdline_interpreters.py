@@ -86,6 +86,12 @@ def test_code_that_only_prints_runs_nothing(line: str) -> None:
         ),
         ("ruby -e 'FileUtils.rm_rf(Dir.home)'", ("delete-tree", "~")),
         ("perl -e 'use File::Path; rmtree($ENV{HOME})'", ("delete-tree", "$HOME")),
+        # the home folder interpolated into a string keeps its meaning
+        ("perl -MFile::Path=remove_tree -e 'remove_tree(\"$ENV{HOME}/src\")'", ("delete-tree", "$HOME/src")),
+        ("ruby -e 'FileUtils.rm_rf(\"#{Dir.home}/src\")'", ("delete-tree", "~/src")),
+        ("ruby -e \"FileUtils.rm_rf(\\\"#{ENV['HOME']}\\\")\"", ("delete-tree", "$HOME")),
+        ("python3 -c 'import os, shutil; shutil.rmtree(f\"{os.path.expanduser(\\\"~\\\")}/src\")'", ("delete-tree", "~/src")),
+        ("node -e 'require(\"fs\").rmSync(`${require(\"os\").homedir()}/src`, {recursive: true})'", ("delete-tree", "~/src")),
         ("python3 -c 'print(open(\"/home/u/.ssh/id_rsa\").read())'", ("read", "/home/u/.ssh/id_rsa")),
         ('python3 -c \'open("/etc/passwd", "a").write("x")\'', ("write", "/etc/passwd")),
         ("ruby -e 'puts File.read(File.expand_path(\"~/.netrc\"))'", ("read", "~/.netrc")),
