@@ -6,7 +6,9 @@ third blind probe (tests/corpus/probe3) found unread.
 - ``secret-hunt`` for the **environment dumped and hunted**: a whole-environment dump (``env``,
   ``printenv``, ``set``, ``export -p``, ``declare -x``, a process's ``environ``, ``ps e``,
   interpreter code printing ``os.environ``/``process.env``/``ENV``) on a line that filters it for
-  secret names or encodes or sends it; ``env | grep PATH`` stays ordinary;
+  secret names or encodes or sends it; ``env | grep PATH`` stays ordinary; and a **record of
+  past commands or changes hunted** (the shell's ``history``, ``git log -p``) through a filter
+  for secret words (``history | grep -i token``); ``history | grep docker`` stays ordinary;
 - ``encrypt-destroy`` for **data encrypted for impact**: a file encrypted (gpg, openssl enc, age,
   7z/zip with a password, ccrypt, scrypt) and the same file then removed, shredded or overwritten
   by a move or copy on the line, leaving only a copy someone else holds the key to.
@@ -36,7 +38,9 @@ def hash_reader(argv: list[str]) -> Iterator[Effect]:
         yield _fx("secret-store", f"{argv[0]} reads the accounts' password hashes", " ".join(argv[1:]))
 
 
-_SECRET_WORDS = lazy_compile(r"(?i)passw|secret|token|credential|api[_-]?key|private|aws_|\bkeys?\b")
+_SECRET_WORDS = lazy_compile(
+    r"(?i)passw|(?:^|[^a-z])pass(?:$|[^a-z])|secret|token|credential|api[_-]?key|private|aws_|\bkeys?\b"
+)
 _ENCODERS_AND_SENDERS = frozenset(
     {"base64", "base32", "basenc", "xxd", "od", "hexdump", "curl", "wget", "nc", "ncat", "netcat", "socat"}
 )
@@ -82,6 +86,46 @@ def _environment_hunt(commands: list[list[str]]) -> Iterator[Effect]:
             return
 
 
+_HUNT_WORDS = lazy_compile(
+    r"(?i)passw|(?:^|[^a-z])pass(?:phrase)?(?:$|[^a-z])|secret|api[_-]?key|credential|(?:^|[^a-z])tokens?(?:$|[^a-z])"
+    r"|private[_ -]?key|BEGIN [A-Z ]*PRIVATE|AKIA|ghp_|xox[bp]-"
+)
+"""What a hunt through a record of past commands or changes filters for (stricter than the
+environment's names: `ps aux | grep tokenizer` is not a hunt)."""
+
+
+def _records_secrets(argv: list[str]) -> str | None:
+    """What a command prints that holds secrets as a side effect of recording everything: the
+    shell's history, every patch of a repository's history. (The process list is not one: `ps
+    -ef | grep -i token` looks for a process by name; its environment is, see above.)"""
+    tool, rest = argv[0], argv[1:]
+    if tool == "history" or (tool == "fc" and "-l" in rest):
+        return "the shell history"
+    if (
+        tool == "git"
+        and rest[:1] == ["log"]
+        and any(a in ("-p", "--patch", "-u") or a.startswith(("-S", "-G")) for a in rest)
+    ):
+        return "every patch in the repository's history"
+    return None
+
+
+def _record_hunt(commands: list[list[str]]) -> Iterator[Effect]:
+    """A record of past commands or changes (:func:`_records_secrets`) filtered for secret words
+    (ATT&CK T1552.003 and the secret scanners' reason to read history): the same hunt as a
+    filtered environment dump."""
+    for index, argv in enumerate(commands):
+        source = _records_secrets(argv)
+        if source is None:
+            continue
+        for later in commands[index + 1 :]:
+            if later[0] in _FILTERS and any(
+                _HUNT_WORDS.search(a) for a in later[1:] if not a.startswith("-")
+            ):
+                yield _fx("secret-hunt", f"searches {source} for secrets", " ".join(later[:4]))
+                return
+
+
 _ENCRYPTS: dict[str, re.Pattern[str]] = {
     "gpg": lazy_compile(r"^(?:-[a-zA-Z]*[ce][a-zA-Z]*|--symmetric|--encrypt)$"),
     "gpg2": lazy_compile(r"^(?:-[a-zA-Z]*[ce][a-zA-Z]*|--symmetric|--encrypt)$"),
@@ -121,4 +165,5 @@ def _encrypt_then_destroy(commands: list[list[str]]) -> Iterator[Effect]:
 def harvest_acts(commands: list[list[str]]) -> Iterator[Effect]:
     """The line-level effects of this module (see its doc) over a line's unwrapped commands."""
     yield from _environment_hunt(commands)
+    yield from _record_hunt(commands)
     yield from _encrypt_then_destroy(commands)
