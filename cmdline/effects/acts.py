@@ -43,6 +43,7 @@ from dsh_policy.cmdline.effects import (
     hypervisor,
     lockout,
     lookalikes,
+    open_services,
     packages,
     platforms,
     reach,
@@ -77,6 +78,7 @@ from dsh_policy.cmdline.effects.model import CommandReader, Effect, Handler, run
 from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.effects.model import option_value as _value
 from dsh_policy.cmdline.effects.model import words as _words
+from dsh_policy.cmdline.effects.open_services import open_service_line_acts
 from dsh_policy.cmdline.effects.overwrites import overwrite_acts, powershell_cradles
 from dsh_policy.cmdline.effects.packages import runner_acts
 from dsh_policy.cmdline.effects.reach import reach_line_acts
@@ -625,6 +627,7 @@ COMMAND_READERS: tuple[CommandReader, ...] = (
     *forge.COMMAND_READERS,
     *checks.COMMAND_READERS,
     *data_platforms.COMMAND_READERS,
+    *open_services.COMMAND_READERS,
 )
 """Every per-command reader in the order its effects are reported, each with the programs it reads.
 Most act on a few programs; the ``None`` ones read every command's arguments."""
@@ -698,6 +701,7 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
     found.extend(secret_commit_acts(commands))
     found.extend(hosted_line_acts(commands))
     found.extend(data_line_acts(line, commands))
+    found.extend(open_service_line_acts(commands))
     for script in scripts:
         found.extend(collection_line_acts(script, commands))
     for script in scripts:

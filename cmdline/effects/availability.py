@@ -6,7 +6,8 @@
   switch off (``--force-remove-essential``, ``--force-all``, ``--nodeps``, ``-dd``); every process
   killed through ``killall5``; a service taken down for good (``systemctl disable --now``,
   ``mask``, or stopped and disabled on one line: a restart or a plain stop is everyday); the disk
-  filled by a file sized beyond any working set (``fallocate -l 900G``); processes killed by rank
+  filled by a file sized beyond any working set (``fallocate -l 900G``) or by ``dd`` from
+  ``/dev/zero`` or ``/dev/urandom`` into a file with no ``count=``; processes killed by rank
   from a listing of every process (``ps -e ... | head | xargs kill -9``), not by name;
 - ``log-off``: a container's log file, looked up through the engine (``docker inspect --format
   '{{.LogPath}}'``), emptied or removed;
@@ -119,7 +120,23 @@ def _services_down(argv: list[str]) -> Iterator[Effect]:
         yield _fx("break-system", "systemctl stops and disables a service", units[0])
 
 
+_ENDLESS_SOURCES = frozenset({"if=/dev/zero", "if=/dev/urandom", "if=/dev/random"})
+
+
 def _fills_disk(argv: list[str]) -> Iterator[Effect]:
+    if argv[0] == "dd":
+        # an endless source copied into a file with no count stops only when the disk is full
+        target = next((a[3:] for a in argv[1:] if a.startswith("of=")), "")
+        if (
+            any(a in _ENDLESS_SOURCES for a in argv[1:])
+            and target
+            and not target.startswith("/dev/")
+            and not any(a.startswith(("count=", "iflag=count_bytes")) for a in argv[1:])
+        ):
+            yield _fx(
+                "break-system", "dd copies an endless source into a file until the disk is full", target
+            )
+        return
     if argv[0] not in ("fallocate", "truncate"):
         return
     rest = argv[1:]
@@ -161,7 +178,7 @@ COMMAND_READERS: tuple[CommandReader, ...] = (
     (frozenset(_REMOVE_VERBS) | {"dpkg", "pacman", "yay", "paru", "rpm", "brew"}, _removes_essentials),
     (frozenset({"killall5"}), _kills_everything),
     (frozenset({"systemctl"}), _services_down),
-    (frozenset({"fallocate", "truncate"}), _fills_disk),
+    (frozenset({"fallocate", "truncate", "dd"}), _fills_disk),
     (_SCANNERS, _scans),
     (_SHELL_SHARERS | {"upterm", "tailscale", "zerotier-cli", "netbird"}, _shared_shells),
 )

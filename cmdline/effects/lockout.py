@@ -6,9 +6,12 @@ abilities and the Linux lockers' scripts, read as classes):
   -L``), an account expired (``usermod -e 1``, ``chage -E 0``);
 - ``outage``: the host cut off by its own firewall - a default policy of DROP/REJECT on input or
   output, a rule dropping all output, or one dropping the SSH port its administrators come in by
-  (``iptables``/``ip6tables``, ``ufw deny ssh``); the data services killed together by one pattern
+  (``iptables``/``ip6tables``, ``ufw deny ssh``), or by its routes (the default route deleted, the
+  routing table flushed); the data services killed together by one pattern
   naming two or more of them (``pkill -f "postgres|mysqld|mongod"``: what frees their files for an
   encryptor, not a developer stopping one server);
+- ``break-system``: every process of an account killed, chosen by owner and not by name (``pkill
+  -u dev``, ``killall -u root``);
 - ``break-system``: services stopped, killed or masked from a listing of every running unit
   (``for s in $(systemctl list-units --state=running ...); do systemctl stop $s; done``): chosen by
   being up, not by name.
@@ -81,6 +84,28 @@ def _cuts_off(argv: list[str]) -> Iterator[Effect]:
         and rest[-1] in ("22", "ssh", "22/tcp")
     ):
         yield _fx("outage", "ufw locks administrators out (SSH denied)", rest[-1])
+    elif tool in ("ip", "route"):
+        yield from _routes_removed(tool, _words(argv))
+
+
+_IP_ROUTE = lazy_compile(r"^r(?:o(?:u(?:te?)?)?)?$")
+_IP_DELETE = lazy_compile(r"^(?:d(?:e(?:l(?:ete)?)?)?|flush|f(?:l(?:u(?:sh?)?)?)?)$")
+
+
+def _routes_removed(tool: str, words: list[str]) -> Iterator[Effect]:
+    """The default route deleted or the routing table flushed (``ip route del default``, ``ip route
+    flush table main``, ``route del default``): the host loses every network but its own links.
+    Deleting one route to one network, or flushing the route cache, stays ordinary."""
+    if tool == "ip":
+        if len(words) < 3 or not _IP_ROUTE.match(words[0]) or not _IP_DELETE.match(words[1]):
+            return
+        verb, rest = words[1], words[2:]
+        if verb.startswith("f") and rest[:1] != ["cache"]:
+            yield _fx("outage", "ip flushes the routing table (the host loses its networks)", " ".join(rest))
+        elif rest[:1] in (["default"], ["0.0.0.0/0"], ["::/0"]):
+            yield _fx("outage", "ip deletes the default route (the host loses its networks)", rest[0])
+    elif words[:1] in (["del"], ["delete"]) and any(w in ("default", "0.0.0.0") for w in words[1:3]):
+        yield _fx("outage", "route deletes the default route (the host loses its networks)", "default")
 
 
 def _kills_data_services(argv: list[str]) -> Iterator[Effect]:
@@ -97,15 +122,46 @@ def _kills_data_services(argv: list[str]) -> Iterator[Effect]:
         )
 
 
+_KILL_VALUE_OPTIONS = frozenset({
+    "-u", "--euid", "-U", "--uid", "--user", "-g", "--pgroup", "-G", "--group", "-P", "--parent",
+    "-s", "--session", "--signal", "-t", "--terminal", "-F", "--pidfile", "-o", "--older-than",
+    "-y", "--younger-than",
+})  # fmt: skip
+_USER_OPTIONS = frozenset({"-u", "--euid", "-U", "--uid", "--user"})
+
+
+def _kills_a_users_processes(argv: list[str]) -> Iterator[Effect]:
+    """``pkill -u dev``, ``killall -u root``: every process of an account, chosen by owner and not
+    by name - the user's session, shells and services end together (ATT&CK T1531)."""
+    users: list[str] = []
+    named = False
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        option, equals, value = arg.partition("=")
+        if arg in _KILL_VALUE_OPTIONS and i + 1 < len(argv):
+            if arg in _USER_OPTIONS:
+                users.append(argv[i + 1])
+            i += 2
+            continue
+        if equals and option in _USER_OPTIONS:
+            users.append(value)
+        elif not arg.startswith("-"):
+            named = True
+        i += 1
+    if users and not named:
+        yield _fx("break-system", f"{argv[0]} kills every process of {users[0]}", users[0])
+
+
 def lockout_command_acts(argv: list[str]) -> list[Effect]:
     """The per-command effects above (argv[0] is a basename)."""
     tool = argv[0]
     if tool in ("passwd", "usermod", "chage"):
         return list(_locks_accounts(argv))
-    if tool in _FIREWALLS or tool == "ufw":
+    if tool in _FIREWALLS or tool in ("ufw", "ip", "route"):
         return list(_cuts_off(argv))
     if tool in ("pkill", "killall"):
-        return list(_kills_data_services(argv))
+        return [*_kills_data_services(argv), *_kills_a_users_processes(argv)]
     return []
 
 
@@ -128,6 +184,9 @@ def lockout_line_acts(line: str, commands: list[list[str]]) -> Iterator[Effect]:
 
 
 COMMAND_READERS: tuple[CommandReader, ...] = (
-    (_FIREWALLS | {"passwd", "usermod", "chage", "ufw", "pkill", "killall"}, lockout_command_acts),
+    (
+        _FIREWALLS | {"passwd", "usermod", "chage", "ufw", "ip", "route", "pkill", "killall"},
+        lockout_command_acts,
+    ),
 )
 """The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

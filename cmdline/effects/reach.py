@@ -87,8 +87,14 @@ def _salt(argv: list[str]) -> Iterator[Effect]:
 
 
 def _fleet_shell(argv: list[str]) -> Iterator[Effect]:
-    """pdsh/pssh/clush: a command given on the line runs on every listed host."""
-    if len(_words(argv)) >= 1 and not any(a in ("-h", "--help", "-V", "--version") for a in argv[1:2]):
+    """pdsh/pssh/clush: a command given on the line runs on every listed host (pssh's ``-h`` names
+    the hosts file, so only a lone ``-h`` asks for help). Fabric 2's ``fab -H hosts -- CMD`` too;
+    ``fab TASK`` runs the project's own fabfile and is read as that."""
+    if argv[1:] in (["-h"], ["--help"], ["-V"], ["--version"]):
+        return
+    if argv[0] == "fab" and ("--" not in argv or argv.index("--") == len(argv) - 1):
+        return
+    if len(_words(argv)) >= 1:
         yield _fx("remote-exec", f"{argv[0]} runs a command on many hosts", " ".join(argv[1:])[:80])
 
 
@@ -615,7 +621,7 @@ _READERS = {
     "ansible": _ansible,
     "salt": _salt,
     "salt-ssh": _salt,
-    **dict.fromkeys(("pdsh", "pssh", "parallel-ssh", "clush", "mussh"), _fleet_shell),
+    **dict.fromkeys(("pdsh", "pssh", "parallel-ssh", "clush", "mussh", "fab"), _fleet_shell),
     "ssh": _ssh_remote,
     "kubectl": _kubectl,
     "oc": _kubectl,
