@@ -662,9 +662,9 @@ _OSASCRIPT_PERSISTS = lazy_compile(
 """AppleScript or JXA that adds (or removes) a login item, touches launchd's folders or runs a
 shell as root; listing the login items (``get the name of every login item``) is none of these."""
 _OSASCRIPT_PERSONAL = lazy_compile(
-    r"(?i)tell application \"(?:Notes|Mail|Messages)\"[^\n]*"
+    r"(?i)tell app(?:lication)? \"(?:Notes|Mail|Messages)\"[^\n]*"
     r"\b(?:body|plaintext|content|source|every (?:note|message|chat))\b"
-    r"|tell application \"Contacts\"[^\n]*\bevery person\b"
+    r"|tell app(?:lication)? \"Contacts\"[^\n]*\bevery person\b"
     r"|Application\(\s*[\"'](?:Notes|Mail|Messages|Contacts)[\"']\s*\)[^\n]*"
     r"\.(?:body|plaintext|content|source|people)\s*\("
 )

@@ -75,6 +75,7 @@ def kinds(line: str) -> set[str]:
             "osascript -e 'tell application \"Contacts\" to get value of emails of every person'",
             "secret-store",
         ),
+        ('osascript -e \'tell app "Mail" to get source of messages of mailbox "INBOX"\'', "secret-store"),
         # stores: the local user records, wallets, a keychain folder packed by -C
         ("sudo cat /private/var/db/dslocal/nodes/Default/users/root.plist", "secret-store"),
         ("cp -r ~/Library/Application\\ Support/Guarda /var/tmp/g", "secret-store"),
