@@ -43,6 +43,7 @@ from dsh_policy.cmdline.effects import (
     hypervisor,
     lockout,
     lookalikes,
+    macos,
     open_services,
     packages,
     platforms,
@@ -602,6 +603,7 @@ def _source_table(argv: list[str]) -> Iterator[Effect]:
 COMMAND_READERS: tuple[CommandReader, ...] = (
     (frozenset(_HANDLERS), _own_table),
     *host.COMMAND_READERS,
+    *macos.COMMAND_READERS,
     (frozenset(DEFENCE_HANDLERS), _defence_table),
     (frozenset(TRUST_HANDLERS), _trust_table),
     (frozenset(SOURCE_HANDLERS), _source_table),

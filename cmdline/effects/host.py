@@ -59,6 +59,17 @@ def _touch(argv: list[str]) -> Iterator[Effect]:
         yield _fx("defense-off", "back-dates files outside the workspace (timestomp)", targets[-1])
 
 
+_UNBACKED = lazy_compile(
+    r"^(?:/+|~/*|\$\{?HOME\}?/*|/+Users(?:/+[^/]+)?/*"
+    r"|(?:~|\$\{?HOME\}?|/+Users/+[^/]+)/+(?:Documents|Desktop|Pictures|Library)/*)$"
+)
+"""What ``tmutil addexclusion`` must not leave out of backups: the disk, a home, its documents."""
+_USER_KEYCHAIN = lazy_compile(
+    r"(?i)(?:^|/)(?:login|System|System Roots|metadata)\.keychain(?:-db)?$|/Library/+Keychains/"
+)
+"""The keychains that hold the user's and the machine's secrets (a CI job's build keychain does not)."""
+
+
 def _macos(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
     joined = " ".join(rest)
@@ -68,10 +79,16 @@ def _macos(argv: list[str]) -> Iterator[Effect]:
         yield _fx("defense-off", "turns off System Integrity Protection")
     elif tool == "fdesetup" and re.search(r"\bdisable\b|\bremove\b", joined):
         yield _fx("defense-off", "turns off FileVault")
-    elif tool == "tmutil" and re.search(
-        r"\b(?:disable|delete|deletelocalsnapshots|thinlocalsnapshots|disablelocal|removedestination"
-        r"|addexclusion)\b",
-        joined,
+    elif (
+        tool == "tmutil"
+        and (
+            re.search(
+                r"\b(?:disable|delete|deletelocalsnapshots|thinlocalsnapshots|disablelocal|removedestination)\b",
+                joined,
+            )
+            # leaving a build or cache folder out of backups is routine; the home or its documents not
+            or (rest[:1] == ["addexclusion"] and any(_UNBACKED.match(a) for a in rest[1:]))
+        )
     ):
         yield _fx("defense-off", "disables or deletes Time Machine backups")
     elif tool == "log" and rest[:1] == ["erase"]:
@@ -110,7 +127,8 @@ def _macos(argv: list[str]) -> Iterator[Effect]:
         and not re.search(r"(?:^|\s)-[a-z]*[lp]\b", joined)
     ):
         yield _fx("defense-off", "removes the quarantine attribute (Gatekeeper bypass)", joined)
-    elif tool == "tccutil" and rest[:1] == ["reset"]:
+    elif tool == "tccutil" and rest[:1] == ["reset"] and (len(rest) < 3 or rest[1].lower() == "all"):
+        # ``tccutil reset Camera com.acme.MyApp``: one app's own permission, asked again (testing)
         yield _fx("defense-off", "resets privacy (TCC) permissions")
     elif tool == "nvram" and re.search(r"boot-args|csr-active-config|-c\b|-d\b", joined):
         yield _fx("defense-off", "changes firmware boot arguments")
@@ -131,10 +149,27 @@ def _macos(argv: list[str]) -> Iterator[Effect]:
         or tool == "createhomedir"
     ):
         yield _fx("account", f"{tool} changes macOS accounts or groups", joined)
-    elif tool == "security" and re.search(
-        r"\b(?:dump-keychain|export|find-(?:generic|internet)-password\b.*-[a-z]*[wg][a-z]*"
-        r"|set-keychain-settings|delete-keychain|add-trusted-cert|authorizationdb\s+write)\b",
-        joined,
+    elif (
+        tool == "security"
+        and (
+            re.search(
+                r"\b(?:dump-keychain|export|find-(?:generic|internet)-password\b.*(?:^|\s)-[a-zA-Z]*[wg][a-zA-Z]*\b"
+                r"|set-keychain-settings|add-trusted-cert|authorizationdb\s+write)\b",
+                joined,
+            )
+            # a build keychain a CI job made and removes is not the user's; the login keychain is
+            or (
+                rest[:1] in (["delete-keychain"], ["set-key-partition-list"])
+                and (
+                    not [a for a in rest[1:] if a.endswith((".keychain", ".keychain-db"))]
+                    or any(
+                        _USER_KEYCHAIN.search(a)
+                        for a in rest[1:]
+                        if a.endswith((".keychain", ".keychain-db"))
+                    )
+                )
+            )
+        )
     ):
         yield _fx("keychain", f"security {rest[0] if rest else ''} reads or changes the keychain", joined)
 
@@ -238,6 +273,12 @@ _WIDE_ROOT = lazy_compile(
 )
 
 
+_WALLET_WORDS = lazy_compile(
+    r"(?i)\bseed[ _-]?phrase|\brecovery[ _-]?phrase|\bmnemonic\b|\bprivate[ _-]?key\b"
+)
+"""Words a search of file contents for a wallet's recovery words looks for."""
+
+
 def _search(argv: list[str]) -> Iterator[Effect]:
     tool = argv[0]
     if tool == "find":
@@ -275,6 +316,17 @@ def _search(argv: list[str]) -> Iterator[Effect]:
             yield _fx("secret-hunt", "searches the machine for secrets", " ".join(patterns))
     elif tool in ("locate", "mlocate", "plocate", "mdfind") and any(_SECRET_NAME.search(a) for a in argv[1:]):
         yield _fx("secret-hunt", "searches the file index for secret files", " ".join(argv[1:]))
+    elif (
+        tool == "mdfind"
+        and _value(argv, "-onlyin") not in (".", "./")
+        and any(
+            # Spotlight searches file contents too: ``mdfind "seed phrase"`` hunts for wallet words
+            _SECRET_TEXT.search(a) or _WALLET_WORDS.search(a)
+            for a in argv[1:]
+            if not a.startswith("-")
+        )
+    ):
+        yield _fx("secret-hunt", "searches the file index's contents for secrets", " ".join(argv[1:]))
 
 
 # VS Code and its forks ship the same Remote Tunnels command (`cursor tunnel`, Straiker's NomShub)
@@ -558,25 +610,66 @@ _SECRET_STORES = lazy_compile(
     r"|yandex)[^\n]*/(?:Cookies|Login Data|Web Data|Local State|Network/+Cookies)(?:-journal)?$"
     r"|/(?:cookies\.sqlite|logins\.json|key[34]\.db|signons\.sqlite|cert9\.db|formhistory\.sqlite)$"
     r"|Cookies\.binarycookies$"
-    r"|/Library/+Keychains/|\.keychain(?:-db)?$|/\.local/+share/+keyrings/|/kwalletd?/|\.kwl$"
+    r"|/Library/+Keychains(?:/|$)|\.keychain(?:-db)?$|/\.local/+share/+keyrings/|/kwalletd?/|\.kwl$"
+    # the local directory's user records (each holds its ShadowHashData), and the wallets and
+    # messengers the macOS stealers take (AMOS, Banshee, Poseidon: Ledger Live, Atomic, Discord)
+    r"|/var/+db/+dslocal/+nodes(?:/|$)"
+    r"|/Library/+Application Support/+(?:Ledger Live|atomic|Guarda|Coinomi|Wasabi|Binance|Exodus|Electrum"
+    r"|discord/+Local Storage|Telegram Desktop)(?:/|$)"
     r"|/com\.apple\.TCC/+TCC\.db$|/TCC\.db$"
     r"|/\.config/+(?:gh/+hosts\.yml|hub|op/+config|Bitwarden[^/]*/+data\.json)$|\.kdbx$|/Library/+Cookies/"
     r"|/krb5cc_[^/]*$"  # Kerberos ticket caches
 )
 
 
+_KEYCHAIN_SETUP = frozenset(
+    {"create-keychain", "import", "set-key-partition-list", "delete-keychain", "unlock-keychain",
+     "list-keychains", "default-keychain", "set-keychain-settings", "show-keychain-info"}
+)  # fmt: skip
+"""``security`` sub-commands that make, fill, unlock or remove a keychain without printing it: of
+a CI job's own build keychain (``$RUNNER_TEMP/app-signing.keychain-db``) they read no one's
+secrets; of the login keychain the ``_macos`` table judges them."""
+
+
 def _stores(argv: list[str]) -> Iterator[Effect]:
+    own_keychain = argv[0] == "security" and argv[1:2] and argv[1] in _KEYCHAIN_SETUP
     for arg in argv[1:]:
         if "/" not in arg:
             continue  # nor in the path taken from it
         path = arg[5:] if arg.startswith("file:") else arg
         path = path.split("?", 1)[0]
+        if own_keychain and path.endswith((".keychain", ".keychain-db")) and not _USER_KEYCHAIN.search(path):
+            continue
         if "/" in path and _SECRET_STORES.search(path):
             yield _fx("secret-store", f"{argv[0]} touches a browser, keychain or privacy store", path)
             return
+    if argv[0] in ("tar", "bsdtar", "gtar"):
+        # ``tar czf k.tgz -C ~/Library Keychains``: the members are named relative to -C's folder
+        folder = _value(argv, "-C", "--directory")
+        if folder:
+            for arg in argv[1:]:
+                if not arg.startswith("-") and arg != folder and _SECRET_STORES.search(f"{folder}/{arg}"):
+                    yield _fx("secret-store", f"{argv[0]} packs a browser, keychain or privacy store", arg)
+                    return
 
 
 _GUARDED_MOUNTS = frozenset({"mount", "umount"})
+_OSASCRIPT_PERSISTS = lazy_compile(
+    r"(?i)\b(?:make|new|delete)\b[^\n]*\blogin item|loginItems\s*\.\s*push\s*\(|LoginItem\s*\("
+    r"|LaunchAgents|LaunchDaemons|do shell script[^\n]*(?:sudo|administrator privileges)"
+    r"|doShellScript\s*\([^\n]*administratorPrivileges\s*:\s*true"
+)
+"""AppleScript or JXA that adds (or removes) a login item, touches launchd's folders or runs a
+shell as root; listing the login items (``get the name of every login item``) is none of these."""
+_OSASCRIPT_PERSONAL = lazy_compile(
+    r"(?i)tell app(?:lication)? \"(?:Notes|Mail|Messages)\"[^\n]*"
+    r"\b(?:body|plaintext|content|source|every (?:note|message|chat))\b"
+    r"|tell app(?:lication)? \"Contacts\"[^\n]*\bevery person\b"
+    r"|Application\(\s*[\"'](?:Notes|Mail|Messages|Contacts)[\"']\s*\)[^\n]*"
+    r"\.(?:body|plaintext|content|source|people)\s*\("
+)
+"""AppleScript or JXA reading the bodies of the user's notes, mail or messages, or every contact
+(the Poseidon and AMOS collection step): the stores TCC guards, read through the apps."""
 
 
 def _host_guards(argv: list[str]) -> Iterator[Effect]:
@@ -585,13 +678,12 @@ def _host_guards(argv: list[str]) -> Iterator[Effect]:
         re.match(r"^/+(?:sys/+fs/+selinux|sys/+kernel/+security|proc/+sys)(?:/|$)", a) for a in rest
     ):
         yield _fx("defense-off", f"{tool} of a kernel security file system", " ".join(rest))
-    elif tool == "osascript" and any(
-        re.search(r"(?i)login item|LaunchAgents|do shell script[^\n]*(?:sudo|administrator privileges)", a)
-        for a in rest
-    ):
+    elif tool == "osascript" and any(_OSASCRIPT_PERSISTS.search(a) for a in rest):
         yield _fx(
             "persistence", "AppleScript adds a login item or runs a privileged shell", " ".join(rest)[:80]
         )
+    elif tool == "osascript" and any(_OSASCRIPT_PERSONAL.search(a) for a in rest):
+        yield _fx("secret-store", "AppleScript reads the user's notes, mail or messages", " ".join(rest)[:80])
     elif tool == "sfltool" and rest[:1] in (["add-item"], ["resetbtm"], ["clear"]):
         yield _fx("persistence", "sfltool changes login items", " ".join(rest))
 

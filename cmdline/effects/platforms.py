@@ -172,11 +172,9 @@ def _agents_removed(argv: list[str]) -> Iterator[Effect]:
             hit = next((a for a in rest if not a.startswith("-") and PACKAGE_NAMES.match(a)), "")
             if hit:
                 yield _fx("defense-off", f"{tool} removes a security or logging agent", hit)
-    elif (
-        tool == "profiles"
-        and any(a in ("remove", "-R") for a in rest)
-        and any(a in ("-all", "--all", "-forced") for a in rest)
-    ):
+    elif tool == "profiles" and any(a in ("remove", "-R", "-D", "-r") for a in rest):
+        # any configuration profile removed (by identifier too): the profiles carry the machine's
+        # managed security settings and its MDM enrolment (mSCP's os_mdm_require read in reverse)
         yield _fx("defense-off", "removes the machine's device management profiles", " ".join(rest))
 
 

@@ -310,17 +310,29 @@ _PROXY_SETTERS = lazy_compile(
 )
 
 
+def _picked_by_the_user(rest: list[str]) -> bool:
+    """``screencapture -i`` / ``-w`` / ``-W`` / ``-s``: the user selects the window or area with the
+    mouse, so nothing is captured unless they take part (a silent ``-x`` of the whole screen is)."""
+    return any(
+        re.match(r"^-[a-zA-Z]*[iwWs]", a) and not a.startswith("--") for a in rest if a.startswith("-")
+    )
+
+
 def _capture(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
     if (
-        tool in _SCREEN_TOOLS
+        (tool in _SCREEN_TOOLS and not (tool == "screencapture" and _picked_by_the_user(rest)))
         or (tool == "import" and "-window" in rest and "root" in rest)
         or (tool == "xwd" and "-root" in rest)
     ):
         yield _fx("input-capture", f"{tool} captures the screen", " ".join(rest)[:80])
     elif tool in _KEYLOGGERS or (tool == "xinput" and rest[:1] in (["test"], ["test-xi2"])):
         yield _fx("secret-hunt", f"{tool} records keystrokes", " ".join(rest)[:80])
-    elif tool == "osascript" and any(re.search(r"(?i)display dialog[^\n]*hidden answer", a) for a in rest):
+    elif tool == "osascript" and any(
+        # AppleScript's ``with hidden answer``, JXA's ``displayDialog(..., {hiddenAnswer: true})``
+        re.search(r"(?i)display dialog[^\n]*hidden answer|displayDialog\s*\([^\n]*hiddenAnswer\s*:\s*true", a)
+        for a in rest
+    ):
         yield _fx("secret-hunt", "AppleScript asks for a password in a dialog of its own", "")
     elif tool in ("zenity", "kdialog") and any(a in ("--password", "--hide-text") for a in rest):
         yield _fx("secret-hunt", f"{tool} asks for a password in a dialog of its own", "")

@@ -84,8 +84,11 @@ _LANGUAGES: Final[dict[str, str]] = {
     "ruby": "ruby", "rb": "ruby", "perl": "perl", "php": "php",
     # agent-zero's code_execution_tool {runtime: terminal}; Open Interpreter's {language: shell}
     "terminal": "bash", "console": "bash", "cmd": "bash", "powershell": "bash", "pwsh": "bash",
-    "applescript": "osascript", "osascript": "osascript",
+    "applescript": "osascript", "osascript": "osascript", "jxa": "osascript-jxa",
 }  # fmt: skip
+# A server named for macOS automation (macos-automator-mcp, an AppleScript server) runs its
+# JavaScript as JXA through osascript.
+_MAC_AUTOMATION_WORDS: Final = frozenset({"applescript", "osascript", "jxa", "automator", "macos", "mac"})
 # Packages a code runner installs before it runs the code.
 _LIBRARY_KEYS: Final = ("libraries_used", "libraries")
 # A tool named only for JavaScript may run it in a web page (``run_js {code: "goto(...)"}``), where
@@ -93,7 +96,7 @@ _LIBRARY_KEYS: Final = ("libraries_used", "libraries")
 _PAGE_LANGUAGES: Final = frozenset({"javascript", "js", "typescript", "ts"})
 _LANGUAGE_KEYS: Final = ("language", "languageId", "lang", "kernel", "runtime")
 # ``cell_source``: a notebook cell a Jupyter server inserts and runs (insert_execute_code_cell).
-_CODE_KEYS: Final = ("code", "source", "source_code", "cell_source")
+_CODE_KEYS: Final = ("code", "source", "source_code", "cell_source", "script_content", "code_snippet")
 # A REPL tool's code may come as its one text argument (LangChain's Python_REPL and
 # python_repl_ast {query}): read as code only for a tool named for a REPL or a language.
 _REPL_TEXT_KEYS: Final = ("query", "input", "tool_input")
@@ -154,6 +157,8 @@ CLI_KEYS: Final = frozenset(
         "action",
         "nodeName",
         "cell_source",
+        "script_content",
+        "code_snippet",
         "tool_input",
         "libraries_used",
         *_ARGV_KEYS,
@@ -256,6 +261,10 @@ def _lines(
             code = None  # a REPL tool's SQL or search text is left to the readers of those
     if code is not None and code.strip():
         interpreter = _interpreter(words, args)
+        if interpreter == "node" and everything & _MAC_AUTOMATION_WORDS:
+            # a macOS automation server's JavaScript is JXA, run by osascript (macos-automator-mcp's
+            # execute_script {language: javascript}), not Node (probe23)
+            interpreter = "osascript-jxa"
         if interpreter is not None:
             yield from _code_lines(interpreter, code)
 
@@ -277,6 +286,9 @@ def _code_lines(interpreter: str, code: str) -> Iterator[str]:
         yield from shell
         if python.strip():
             yield shlex.join([interpreter, inline_code_option(interpreter), python])
+        return
+    if interpreter == "osascript-jxa":
+        yield shlex.join(["osascript", "-l", "JavaScript", "-e", code])
         return
     option = "-e" if interpreter == "osascript" else inline_code_option(interpreter)
     yield shlex.join([interpreter, option, code])
