@@ -168,3 +168,8 @@ def test_build_output_and_downloads_are_not_publishing(line: str) -> None:
 )
 def test_signed_links_valid_for_days_are_exposure(line: str, exposed: bool) -> None:
     assert ("cloud-exposure" in kinds(line)) is exposed
+
+
+def test_a_fork_into_another_organisation_is_publishing() -> None:
+    assert "publish" in kinds("gh repo fork our-org/payments --org someone-else --clone=false")
+    assert "publish" not in kinds("gh repo fork our-org/payments --clone")
