@@ -62,10 +62,11 @@ from dsh_policy.cmdline.effects.data_platforms import data_line_acts
 from dsh_policy.cmdline.effects.defences import DEFENCE_HANDLERS
 from dsh_policy.cmdline.effects.escape import escape_line_acts, uninstalled_agents
 from dsh_policy.cmdline.effects.forge import runner_guard_off
-from dsh_policy.cmdline.effects.git_rewrites import rewrite_target
+from dsh_policy.cmdline.effects.git_rewrites import redirected_pushes, rewrite_target
 from dsh_policy.cmdline.effects.harvest import harvest_acts, hash_reader
 from dsh_policy.cmdline.effects.hijack import hijack_line_acts
 from dsh_policy.cmdline.effects.host import (
+    containerised_tunnels,
     hidden_staging,
     hidden_temp_programs,
     hunts_through_xargs,
@@ -294,6 +295,9 @@ def _git(argv: list[str]) -> Iterator[Effect]:
             yield _fx(
                 "registry", f"git config {key} sends {value} to another host", rewrite_target(key, value)
             )
+        elif re.match(r"(?i)^remote\..+\.pushurl$", key) and value:
+            # the remote still fetches from where it did, but every push now goes to the value (probe24)
+            yield _fx("registry", f"git config {key} sends the remote's pushes elsewhere", value)
         elif (
             _LATER_GIT_KEYS.match(key)
             and (not key.lower().startswith("alias.") or value.startswith("!"))
@@ -671,6 +675,8 @@ def _acts(line: str) -> tuple[tuple[tuple[str, str], ...], ...]:
         found.extend(command_acts(argv))
     found.extend(killed_daemons(commands))
     found.extend(hunts_through_xargs(commands))
+    found.extend(containerised_tunnels(commands))
+    found.extend(redirected_pushes(commands))
     # Readers that search words rather than commands read the line and every shell text inside it
     # (`bash -c '...'`, `eval`, substitutions): a package runner or an exported switch means the
     # same behind a wrapper. An effect found in both is kept once.

@@ -532,6 +532,26 @@ def _bucket(url: str) -> str:
     return match.group(1) if match else ""
 
 
+_WHOLE_OR_SECRET_FOLDER = lazy_compile(
+    r"^(?:\.|\./|\$PWD|\$\{PWD\}|~|\$HOME|\$\{HOME\}|/+home/+[^/]+|/+root|/+(?!tmp\b)[^/\s]+)/*$"
+    r"|(?i:(?:^|/)\.?(?:secrets?|credentials?|private|\.ssh|\.aws|\.gnupg|\.kube|\.azure|\.config/+gcloud)/*$)"
+)
+"""A local upload source that is a whole tree rather than build output (probe24): the current
+folder, a home directory, a top-level folder such as the project root (``/workspace``, ``/app``),
+or a folder named for secrets or credentials; ``dist/``, ``site/public`` and single files are not."""
+
+
+def _signed_seconds(argv: list[str], tool: str) -> int:
+    """How long a signed URL stays valid: gsutil's ``-d`` (hours by default), gcloud's
+    ``--duration`` (seconds by default), each with an s/m/h/d suffix."""
+    text = _value(argv, "-d") if tool == "gsutil" else _value(argv, "--duration", "-d")
+    found = re.match(r"^(\d+)([smhd]?)$", text or "")
+    if found is None:
+        return 0
+    unit = found.group(2) or ("h" if tool == "gsutil" else "s")
+    return int(found.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[unit]
+
+
 def _object_stores(argv: list[str], words: list[str]) -> Iterator[Effect]:
     tool = argv[0]
     joined = " ".join(argv)
@@ -555,6 +575,8 @@ def _object_stores(argv: list[str], words: list[str]) -> Iterator[Effect]:
             source, target = _bucket(words[2]), _bucket(words[3])
             if source and target and source != target:
                 yield _fx("publish", f"aws s3 {words[1]} copies from one bucket to another", words[3])
+            elif target and _WHOLE_OR_SECRET_FOLDER.search(words[2]):
+                yield _fx("publish", f"aws s3 {words[1]} uploads {words[2]} whole to a bucket", words[3])
         elif words[:2] == ["s3", "presign"] and _number(_value(argv, "--expires-in")) > 86400:
             yield _fx(
                 "cloud-exposure", "aws s3 presign hands out a link valid for days", " ".join(words[2:3])
@@ -585,6 +607,10 @@ def _object_stores(argv: list[str], words: list[str]) -> Iterator[Effect]:
         source, target = _bucket(storage[1]) if len(storage) > 2 else "", _bucket(storage[-1])
         if source and target and source != target:
             yield _fx("publish", f"{tool} {verb} copies from one bucket to another", storage[-1])
+        elif target and any(_WHOLE_OR_SECRET_FOLDER.search(s) for s in storage[1:-1]):
+            yield _fx("publish", f"{tool} {verb} uploads a whole project, home or secret folder", storage[-1])
+    elif verb in ("signurl", "sign-url") and _signed_seconds(argv, tool) > 86400:
+        yield _fx("cloud-exposure", f"{tool} {verb} hands out a link valid for days", storage[-1])
     elif verb in ("defacl", "acl") and re.search(
         r"(?i)public-read|public-read-write|allusers|allauthenticatedusers", joined
     ):

@@ -169,6 +169,14 @@ def _forge_cli(argv: list[str]) -> Iterator[Effect]:
             f"{argv[0]} release upload --clobber replaces a published asset",
             " ".join(words[2:3]),
         )
+    elif argv[0] == "gh" and pair == ("repo", "fork") and _value(argv, "--org"):
+        # a copy of the repository, history and all, made under another organisation (probe24);
+        # a fork into the user's own account (no --org) is the everyday contribution flow
+        yield _fx(
+            "publish",
+            "gh repo fork --org copies the repository into another organisation",
+            _value(argv, "--org") or "",
+        )
 
 
 _PUBLISHERS: dict[str, tuple[str, ...]] = {

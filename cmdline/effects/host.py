@@ -17,6 +17,7 @@ from dsh_policy.cmdline.lazy_regex import lazy_compile
 __all__ = [
     "COMMAND_READERS",
     "HOST_HANDLERS",
+    "containerised_tunnels",
     "hidden_staging",
     "hidden_temp_programs",
     "host_command_acts",
@@ -391,6 +392,7 @@ _TUNNELS = frozenset(
         "ptunnel",
         "ptunnel-ng",
         "hans",
+        "untun",
     }
 )
 _MINERS = frozenset(
@@ -563,6 +565,24 @@ _TUNNEL_BOOKKEEPING = {
 """What a tunnel client does besides running a tunnel: sign in, create or list named tunnels,
 check its configuration, print its version, or (``cloudflared access``) connect out as a client
 through an access proxy, as ``ssh -L`` on loopback does. None of it exposes this machine."""
+
+
+_CONTAINER_ENGINES = frozenset({"docker", "podman", "nerdctl"})
+
+
+def containerised_tunnels(commands: list[list[str]]) -> Iterator[Effect]:
+    """``docker run --net host cloudflare/cloudflared tunnel --url ssh://localhost:22``: a tunnel
+    client's image run, read as the client itself with the container's command as its arguments
+    (the unwrapper lists the engine's line up to the image, then the container's command). An
+    image run without a command of its own keeps its entrypoint's defaults, which the line does not
+    show, and is read as a tunnel."""
+    for index, argv in enumerate(commands):
+        if argv[0] not in _CONTAINER_ENGINES or "run" not in argv[1:4] or len(argv) < 3:
+            continue
+        name = argv[-1].rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
+        if name in _TUNNELS:
+            after = commands[index + 1] if index + 1 < len(commands) else []
+            yield from _network([name, *after])
 
 
 _ONLY_HELP = frozenset({"-h", "--help", "-help", "help", "-V", "--version", "-version", "version"})

@@ -112,13 +112,16 @@ CONNECTS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = tuple(
         ("python", r"\b(?:requests|httpx|aiohttp|urllib3)\.(?:get"
             r"|post|put|patch|delete|head|request|stream|Client|AsyncClient|PoolManager)\s*\("),
         ("python", r"\bhttp\.client\.HTTPS?Connection\s*\(|\b(?:ftplib\.FTP"
-            r"|smtplib\.SMTP|telnetlib\.Telnet|paramiko\.\w+)\s*\("),
+            r"|smtplib\.(?:SMTP|SMTP_SSL|LMTP)|ftplib\.FTP_TLS|telnetlib\.Telnet|paramiko\.\w+)\s*\("),
         ("javascript", r"\b(?:fetch|axios(?:\.(?:get|post|put|delete|request))?|got|WebSocket)\s*\("),
         # an HTTP client used straight from require()/import() without a name of its own:
         # ``require('axios').get(url)``, ``(await import('got')).default(url)``
         ("javascript", r"\b(?:require|import)\s*\(\s*['\"](?:axios|got|node-fetch|request|superagent|undici"
             r"|needle|phin|ky|https?|follow-redirects)['\"]\s*\)\)?(?:\.(?:default|get|post|put"
             r"|request|fetch|stream))*\s*\("),
+        # mail sent from code: ``require('nodemailer').createTransport({...}).sendMail(...)`` (probe24)
+        ("javascript", r"\b(?:nodemailer|require\s*\(\s*['\"]nodemailer['\"]\s*\))"
+            r"\s*\.\s*createTransport\s*\("),
         ("javascript", r"\bhttps?\.(?:get|request)\s*\(|\bnet\.(?:connect"
             r"|createConnection|Socket)\s*\(|\.connect\s*\("),
         ("javascript", r"\bDeno\.connect\s*\(|\bBun\.connect\s*\("),
@@ -129,7 +132,10 @@ CONNECTS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = tuple(
             r"|\bIO::Socket::(?:INET6?|IP|SSL)\s*->\s*new\s*\("
             # the URL in quotes or in Perl's own quoting operators: get(q{http://...}), qq(...)
             r"|\binet_aton\s*\(|\b(?:LWP::Simple::)?get(?:store|print)?\s*\(\s*(?=(?:['\"]|qq?\s*[{(\[<|/!])https?:)"
-            r"|\bHTTP::Tiny\s*->\s*new\b.*?->\s*(?:get|post|request)\s*\("),
+            r"|\bHTTP::Tiny\s*->\s*new\b.*?->\s*(?:get|post|request)\s*\("
+            # LWP's and Mojo's user agents (``LWP::UserAgent->new->post(...)``), Net::SMTP (probe24)
+            r"|\b(?:LWP::UserAgent|Mojo::UserAgent)\s*->\s*new\b.*?->\s*(?:get|post|put|request|mirror)\s*\("
+            r"|\bNet::SMTP(?:S|::SSL)?\s*->\s*new\s*\("),
         ("php", r"\b(?:fsockopen|pfsockopen|stream_socket_client"
             r"|socket_connect|curl_init)\s*\(|\b(?:file_get_contents"
             r"|fopen|readfile|copy)\s*\(\s*(?=['\"](?:https?|ftp|tcp):)"),
