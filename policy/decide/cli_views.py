@@ -142,6 +142,11 @@ _TERRAFORM_RUNS: Final[dict[str, tuple[str, ...]]] = {
 
 
 #: Argument names that can make a line here (beside the code and command keys tool_views reads).
+# Switches whose being set on a sub-command tool is what makes it destructive (read by
+# _verb_tool_line: a call carrying one is worth reading as its command line).
+_DESTRUCTIVE_SWITCHES: Final = frozenset(
+    {"destroy", "auto_approve", "autoApprove", "force", "purge", "prune", "recursive", "all", "cascade"}
+)
 CLI_KEYS: Final = frozenset(
     {
         "repo_path",
@@ -163,6 +168,7 @@ CLI_KEYS: Final = frozenset(
         "libraries_used",
         *_ARGV_KEYS,
         *_MANIFEST_KEYS,
+        *_DESTRUCTIVE_SWITCHES,
     }
 )
 
@@ -196,6 +202,10 @@ def _lines(
         if line is not None:
             yield line
             return
+    line = _verb_tool_line(tool, words, everything, args)
+    if line is not None:
+        yield line
+        return
     if "terraform" in everything and "run" in words:
         line = _terraform_run(args)
         if line is not None:
@@ -564,6 +574,29 @@ def _program_line(program: str, args: Mapping[str, Any]) -> str | None:
         rest = _argv(args)
         argv += rest or []
     return shlex.join(argv)
+
+
+def _verb_tool_line(
+    tool: str, words: frozenset[str], everything: frozenset[str], args: Mapping[str, Any]
+) -> str | None:
+    """A server named for a program whose tools are named for its sub-commands, with the command's
+    switches as true booleans (``mcp__terraform__apply {destroy: true, auto_approve: true}`` is
+    ``terraform apply -destroy -auto-approve``). Only a call with at least one switch set says
+    more than its name; Terraform spells switches with one dash, the others with two."""
+    if _sub_command(args) is not None or _argv(args) is not None:
+        return None
+    program = next(iter(sorted(everything & _PROGRAMS)), None)
+    if program is None:
+        return None
+    verbs = [w.lower() for w in _WORDS_IN_ORDER.findall(own_name(tool)) if w.lower() != program]
+    dash = "-" if program == "terraform" else "--"
+    switches = [dash + str(key).replace("_", "-") for key, value in args.items() if value is True]
+    if not verbs or not switches:
+        return None
+    return shlex.join([program, *verbs, *switches])
+
+
+_WORDS_IN_ORDER = lazy_compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 
 def _terraform_run(args: Mapping[str, Any]) -> str | None:
