@@ -24,7 +24,7 @@ __all__ = ["DEFENCE_HANDLERS"]
 
 _DISABLING = lazy_compile(
     r"(?i)^(?:unload|unprotect|uninstall|disable|disabled|stop|remove|removeframework|deregister"
-    r"|unregister|kill|off|false|-d|--delete|--uninstall|--disable|--unload|--stop)$"
+    r"|unregister|kill|off|false|-d|--delete|--uninstall|--disable|--disable-validation|--unload|--stop)$"
 )
 """A verb, switch or value that turns a security agent off (falconctl's ``-d`` deletes its
 settings, such as the agent id; mdatp's ``--value disabled`` switches a protection off)."""
