@@ -79,6 +79,8 @@ def kinds(line: str) -> set[str]:
         ("fail2ban-client stop", "defense-off"),
         ("mokutil --disable-validation", "defense-off"),
         ("pm2 startup systemd -u deploy --hp /home/deploy", "runs-later-config"),
+        # trust (cmdline/effects/sources.py)
+        ("sudo apt-key add ./vendor-signing.asc", "source"),
     ],
 )
 def test_probe22_classes_are_read(line: str, kind: str) -> None:
@@ -153,6 +155,7 @@ def test_probe22_classes_are_read(line: str, kind: str) -> None:
         "mokutil --sb-state",
         "pm2 start ecosystem.config.js",
         "pm2 logs",
+        "apt-key list",
     ],
 )
 def test_probe22_look_alikes_stay_quiet(line: str) -> None:
@@ -165,5 +168,6 @@ def test_probe22_look_alikes_stay_quiet(line: str) -> None:
         "secret-hunt",
         "defense-off",
         "runs-later-config",
+        "source",
     }
     assert not found, (line, shell_acts(line))
