@@ -32,7 +32,10 @@ settings, such as the agent id; mdatp's ``--value disabled`` switches a protecti
 
 def _security_agent(argv: list[str]) -> Iterator[Effect]:
     switched = [a for a in argv[1:] if _DISABLING.match(a)]
-    if switched:
+    if argv[0] == "fail2ban-client" and "unban" in argv and "--all" in argv:
+        # probe22: every ban lifted at once (one address unbanned is everyday administration)
+        yield _fx("defense-off", "fail2ban-client lifts every ban", "unban --all")
+    elif switched:
         yield _fx("defense-off", f"{argv[0]} unloads, stops or disables a security agent", " ".join(argv[1:]))
 
 

@@ -77,6 +77,7 @@ def kinds(line: str) -> set[str]:
         ("tail -n 2000 ~/.bash_history | rg -i api_key", "secret-hunt"),
         # protections (cmdline/effects/defences.py) and boot scripts (cmdline/effects/reach.py)
         ("fail2ban-client stop", "defense-off"),
+        ("sudo fail2ban-client unban --all", "defense-off"),
         ("mokutil --disable-validation", "defense-off"),
         ("pm2 startup systemd -u deploy --hp /home/deploy", "runs-later-config"),
         # trust (cmdline/effects/sources.py)
@@ -152,6 +153,8 @@ def test_probe22_classes_are_read(line: str, kind: str) -> None:
         "history | grep docker",
         "grep -c '' ~/.bash_history",
         "fail2ban-client status",
+        "fail2ban-client set sshd unbanip 198.51.100.23",
+        "fail2ban-client unban 198.51.100.23",
         "mokutil --sb-state",
         "pm2 start ecosystem.config.js",
         "pm2 logs",
