@@ -369,12 +369,43 @@ def _erased_container_logs(commands: list[list[str]]) -> Iterator[Effect]:
         yield _fx("log-off", "empties or removes a container's log file", "LogPath")
 
 
+_PYTHON = lazy_compile(r"^python[0-9.]*$")
+
+
+def _serves_the_current_folder(argv: list[str]) -> bool:
+    """A file server started on the current folder, on every address: ``python3 -m http.server``
+    without ``--directory`` or ``--bind``, ``php -S 0.0.0.0:8000`` without ``-t``."""
+    if _PYTHON.match(argv[0]) and "http.server" in argv and argv[argv.index("http.server") - 1] == "-m":
+        if any(a in ("-d", "--directory") or a.startswith("--directory=") for a in argv):
+            return False
+        binding = _value(argv, "-b", "--bind") or ""
+        return not binding or bool(_ANY_HOST.match(binding))
+    if argv[0] == "php" and "-S" in argv and "-t" not in argv:
+        address = _value(argv, "-S") or ""
+        return address.startswith(("0.0.0.0:", "[::]:", ":"))
+    return False
+
+
+def _home_served_after_cd(commands: list[list[str]]) -> Iterator[Effect]:
+    """``cd ~ && python3 -m http.server``: the folder served is the one a ``cd`` earlier on the line
+    moved to, a home, ``/`` or a system folder (probe22)."""
+    folder = ""
+    for argv in commands:
+        if argv[0] in ("cd", "pushd"):
+            folder = next((a for a in argv[1:] if not a.startswith("-")), "~")
+        elif folder and _SERVED_ROOT.match(folder) and _serves_the_current_folder(argv):
+            yield _fx("cloud-exposure", f"{argv[0]} serves a home or system folder to the network", folder)
+            return
+
+
 def availability_line_acts(commands: list[list[str]]) -> Iterator[Effect]:
     """Line-level effects: processes killed blind, a container's log erased, and a system service
     both stopped and disabled on one line (``systemctl stop X && systemctl disable X``: the two
-    halves of ``disable --now``)."""
+    halves of ``disable --now``); a home or system folder served after a ``cd`` into it."""
     yield from _blind_kills(commands)
     yield from _erased_container_logs(commands)
+    if any(argv[0] in ("cd", "pushd") for argv in commands):
+        yield from _home_served_after_cd(commands)
     stopped: set[str] = set()
     disabled: set[str] = set()
     for argv in commands:
