@@ -211,4 +211,3 @@ def exported_code_acts(line: str) -> list[Effect]:
                 what = f"exports {name}, which makes later programs load code"
                 found.append(_fx("runs-later-config", what, value))
     return found
-

@@ -24,7 +24,7 @@ __all__ = ["DEFENCE_HANDLERS"]
 
 _DISABLING = lazy_compile(
     r"(?i)^(?:unload|unprotect|uninstall|disable|disabled|stop|remove|removeframework|deregister"
-    r"|unregister|kill|off|false|-d|--delete|--uninstall|--disable|--unload|--stop)$"
+    r"|unregister|kill|off|false|-d|--delete|--uninstall|--disable|--disable-validation|--unload|--stop)$"
 )
 """A verb, switch or value that turns a security agent off (falconctl's ``-d`` deletes its
 settings, such as the agent id; mdatp's ``--value disabled`` switches a protection off)."""
@@ -32,7 +32,10 @@ settings, such as the agent id; mdatp's ``--value disabled`` switches a protecti
 
 def _security_agent(argv: list[str]) -> Iterator[Effect]:
     switched = [a for a in argv[1:] if _DISABLING.match(a)]
-    if switched:
+    if argv[0] == "fail2ban-client" and "unban" in argv and "--all" in argv:
+        # probe22: every ban lifted at once (one address unbanned is everyday administration)
+        yield _fx("defense-off", "fail2ban-client lifts every ban", "unban --all")
+    elif switched:
         yield _fx("defense-off", f"{argv[0]} unloads, stops or disables a security agent", " ".join(argv[1:]))
 
 

@@ -28,14 +28,37 @@ __all__ = ["harvest_acts", "hash_reader"]
 _HASH_DATABASES = frozenset({"shadow", "gshadow"})
 
 
+_CRACKERS = frozenset({"john", "hashcat", "hashcat.bin", "ophcrack", "rcracki_mt", "crackstation"})
+_SHOWS_SECRETS = frozenset({"--show-secrets", "-s"})
+# Help, version and the crackers' own benchmarks and self-tests (``hashcat -b``, ``john --test``)
+# crack nothing of anyone's.
+_HELP = frozenset(
+    {"--help", "-h", "--version", "-V", "--list", "-b", "--benchmark", "--benchmark-all", "--test", "-I",
+     "--backend-info", "--example-hashes", "--hash-info", "--identify"}
+)  # fmt: skip
+
+
 def hash_reader(argv: list[str]) -> Iterator[Effect]:
-    """``getent shadow``, ``unshadow``, ``dscl . -read /Users/x ShadowHashData``."""
+    """``getent shadow``, ``unshadow``, ``dscl . -read /Users/x ShadowHashData``; password hashes
+    cracked (``john``, ``hashcat``; probe22), and the logins a tool keeps printed in clear
+    (``mysql_config_editor print``, ``nmcli --show-secrets connection show``)."""
+    tool = argv[0]
     if (
-        (argv[0] == "getent" and any(a in _HASH_DATABASES for a in argv[1:]))
-        or argv[0] == "unshadow"
+        (tool == "getent" and any(a in _HASH_DATABASES for a in argv[1:]))
+        or tool == "unshadow"
         or any(a == "ShadowHashData" or a.endswith(":ShadowHashData") for a in argv[1:])
     ):
-        yield _fx("secret-store", f"{argv[0]} reads the accounts' password hashes", " ".join(argv[1:]))
+        yield _fx("secret-store", f"{tool} reads the accounts' password hashes", " ".join(argv[1:]))
+    elif tool in _CRACKERS and len(argv) > 1 and not any(a in _HELP or a.startswith("--list=") for a in argv):
+        yield _fx("secret-store", f"{tool} cracks password hashes", " ".join(argv[1:])[:80])
+    elif tool == "mysql_config_editor" and argv[1:2] == ["print"]:
+        yield _fx("secret-store", "mysql_config_editor prints the stored MySQL logins", " ".join(argv[1:]))
+    elif (
+        tool == "nmcli"
+        and any(a in _SHOWS_SECRETS for a in argv[1:])
+        and any(a in ("connection", "con", "c") for a in argv[1:])
+    ):
+        yield _fx("secret-store", "nmcli prints the network's stored passwords", " ".join(argv[1:])[:80])
 
 
 _SECRET_WORDS = lazy_compile(
@@ -77,8 +100,27 @@ def _dumps_environment(argv: list[str]) -> bool:
     )
 
 
+_HISTORY_FILE = lazy_compile(r"(?:^|/)\.?[\w.-]*_?history$|(?:^|/)fish_history$")
+_PAGERS = frozenset({"cat", "tail", "head", "less", "more", "strings", "tac"})
+
+
+def _history_hunt(commands: list[list[str]]) -> Iterator[Effect]:
+    """The shell history searched for secrets typed into it (``history | grep -i passw``, ``grep
+    token ~/.zsh_history``; probe22): where passwords given on command lines end up."""
+    dumped = False
+    for argv in commands:
+        if argv[0] == "history" or (argv[0] in _PAGERS and any(_HISTORY_FILE.search(a) for a in argv[1:])):
+            dumped = True
+            continue
+        searched = dumped or any(_HISTORY_FILE.search(a) for a in argv[1:])
+        if argv[0] in _FILTERS and searched and any(_SECRET_WORDS.search(a) for a in argv[1:]):
+            yield _fx("secret-hunt", "searches the shell history for secrets", " ".join(argv[:4]))
+            return
+
+
 def _environment_hunt(commands: list[list[str]]) -> Iterator[Effect]:
     """A dump, then (in execution order) a filter for secret names, an encoder or a sender."""
+    yield from _history_hunt(commands)
     first = next((i for i, c in enumerate(commands) if _dumps_environment(c)), None)
     if first is None:
         return

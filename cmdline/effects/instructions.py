@@ -146,4 +146,3 @@ def instructs_unattended(text: str) -> bool:
             if ship and _TO_DESTINATION.match(sentence, ship.end()):
                 return True
     return _unsupervised(text)
-

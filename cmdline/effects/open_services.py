@@ -67,7 +67,9 @@ def _mongod(argv: list[str]) -> Iterator[Effect]:
     )
     if everywhere:
         yield _fx(
-            "cloud-exposure", "mongod answers every client without authentication", bind or "every interface"
+            "cloud-exposure",
+            f"{argv[0]} answers every client without authentication",
+            bind or "every interface",
         )
 
 
@@ -109,7 +111,7 @@ def _container_run(argv: list[str], image_command: list[str]) -> Iterator[Effect
 def _open_servers(argv: list[str]) -> Iterator[Effect]:
     if argv[0] in ("redis-server", "valkey-server"):
         yield from _redis_server(argv)
-    elif argv[0] == "mongod":
+    elif argv[0] in ("mongod", "mongos"):
         yield from _mongod(argv)
 
 
@@ -123,6 +125,6 @@ def open_service_line_acts(commands: list[list[str]]) -> Iterator[Effect]:
 
 
 COMMAND_READERS: tuple[CommandReader, ...] = (
-    (frozenset({"redis-server", "valkey-server", "mongod"}), _open_servers),
+    (frozenset({"redis-server", "valkey-server", "mongod", "mongos"}), _open_servers),
 )
 """The per-command reader here, with the programs it reads (``shell.acts`` dispatches on them)."""

@@ -165,4 +165,3 @@ def powershell_cradles(commands: list[list[str]], line: str = "") -> Iterator[Ef
             url = fetched.group(1) or fetched.group(2) or ""
             yield _fx("source", "PowerShell runs text it downloads", url)
             return
-

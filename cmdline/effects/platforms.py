@@ -56,6 +56,17 @@ _PLATFORM_DESTROY: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
     "flyctl": (("apps", "volumes", "postgres", "mpg"), frozenset({"destroy", "delete"})),
     "upstash": (("redis", "kafka", "vector"), frozenset({"delete"})),
     "doctl": (("databases",), frozenset({"delete"})),
+    # probe22: the same for local data services' own CLIs
+    "influx": (("bucket", "org", "v1"), frozenset({"delete"})),
+    "ceph": (("osd", "fs", "mds"), frozenset({"delete", "rm", "purge", "destroy"})),
+}
+# Local machine and container managers whose verb comes first (``lxc delete web01``): the verbs
+# that remove a machine together with its disks.
+_LOCAL_DESTROY: dict[str, frozenset[str]] = {
+    "lxc": frozenset({"delete", "rm"}),
+    "incus": frozenset({"delete", "rm"}),
+    "vagrant": frozenset({"destroy"}),
+    "multipass": frozenset({"delete", "purge"}),
 }
 _GOVC_DESTROY = lazy_compile(
     r"^(?:vm\.destroy|snapshot\.remove|datastore\.rm|pool\.destroy|folder\.destroy|vm\.unregister)$"
@@ -83,6 +94,13 @@ def _platform_destroy(argv: list[str]) -> Iterator[Effect]:
         )
     elif tool == "snapper" and "delete" in words:
         yield _fx("erase-contents", "snapper deletes file-system snapshots", " ".join(words))
+    elif tool in _LOCAL_DESTROY:
+        if words[:1] and words[0] in _LOCAL_DESTROY[tool]:
+            yield _fx(
+                "erase-contents", f"{tool} {words[0]} removes machines or their storage", " ".join(words[:2])
+            )
+    elif tool == "lxc-destroy" or (tool == "timeshift" and ("--delete" in argv or "--delete-all" in argv)):
+        yield _fx("erase-contents", f"{tool} removes a container or system snapshots", " ".join(argv[1:3]))
 
 
 def _hosted_sql(argv: list[str]) -> Iterator[Effect]:
@@ -204,7 +222,12 @@ def _miner_options(argv: list[str]) -> Iterator[Effect]:
 
 
 COMMAND_READERS: tuple[CommandReader, ...] = (
-    (frozenset(_PLATFORM_DESTROY) | {"govc", "snapper"}, _platform_destroy),
+    (
+        frozenset(_PLATFORM_DESTROY)
+        | frozenset(_LOCAL_DESTROY)
+        | {"govc", "snapper", "lxc-destroy", "timeshift"},
+        _platform_destroy,
+    ),
     (frozenset({"wrangler", "turso", "heroku"}), _hosted_sql),
     (frozenset({"aws", "az", "gcloud"}), _protection_removed),
     (frozenset({"gcloud"}), _keys),

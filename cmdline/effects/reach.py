@@ -407,6 +407,9 @@ def _runs_later(argv: list[str]) -> Iterator[Effect]:
     tool, rest = argv[0], argv[1:]
     if tool == "systemd-run" and any(a.startswith(_TIMER_OPTIONS) for a in rest):
         yield _fx("runs-later-config", "systemd-run schedules a command on a timer", " ".join(rest)[:80])
+    elif tool == "pm2" and _words(argv)[:1] == ["startup"]:
+        # probe22: pm2's boot script brings back every process it manages at each start
+        yield _fx("runs-later-config", "pm2 installs a boot script that restarts its processes", "startup")
     elif tool == "update-alternatives" and ("--install" in rest or "--set" in rest):
         flag = "--install" if "--install" in rest else "--set"
         operands = rest[rest.index(flag) + 1 :]
@@ -666,7 +669,7 @@ COMMAND_READERS: tuple[CommandReader, ...] = (
     (frozenset({"exec", "chflags", "setfattr"}), _hiding),
     (
         frozenset({"systemd-run", "update-alternatives", "xdg-mime", "xdg-settings", "defaults", "osascript"})
-        | {"npm", "pnpm", "yarn"},
+        | {"npm", "pnpm", "yarn", "pm2"},
         _runs_later,
     ),
     (_privileged_program, _privilege),

@@ -93,8 +93,10 @@ PRODUCTS: Final[tuple[SecurityProduct, ...]] = (
     _P("rkhunter", packages=("rkhunter",)),
     _P("chkrootkit", packages=("chkrootkit",)),
     _P("Lynis", packages=("lynis",)),
-    _P("fail2ban", packages=("fail2ban",), daemons=("fail2ban-server",)),
+    _P("fail2ban", packages=("fail2ban",), daemons=("fail2ban-server",), controls=("fail2ban-client",)),
     _P("CrowdSec", packages=("crowdsec*",)),
+    # boot integrity: shim's Machine Owner Key tool switches signature validation off (probe22)
+    _P("Secure Boot (shim)", controls=("mokutil",)),
     # mandatory access control
     _P("AppArmor", packages=("apparmor",), daemons=("apparmor",)),
     _P("SELinux", packages=("selinux-policy*",), daemons=("setroubleshootd",)),

@@ -136,6 +136,12 @@ def _system_repositories(argv: list[str]) -> Iterator[Effect]:
             elif match := re.search(r"\b[a-z][a-z0-9+.-]*://\S+", word):
                 yield _fx("registry", "adds an apt repository", match.group(0))
         return
+    if argv[0] == "apt-key":
+        # probe22: a key file trusted for every apt source (apt-key add FILE); a key piped in from
+        # a download is judged by the download's host like any repository
+        if words[:1] == ["add"] and words[1:2] and words[1] != "-":
+            yield _fx("source", "apt-key trusts a signing key for every repository", f"apt-key:{words[1]}")
+        return
     urls = [w for w in words if "://" in w]
     adding = (
         (argv[0] in ("dnf", "yum") and "config-manager" in words and "--add-repo" in argv)
@@ -196,7 +202,10 @@ def _public_extra_index(argv: list[str]) -> Iterator[Effect]:
 SOURCE_HANDLERS: dict[str, tuple[Handler, ...]] = {
     **{name: (_unsigned_install,) for name in _SYSTEM_MANAGERS},
     **{name: (_unsigned_install, _system_repositories) for name in ("dnf", "yum", "zypper")},
-    **{name: (_system_repositories,) for name in ("add-apt-repository", "apt-add-repository", "flatpak")},
+    **{
+        name: (_system_repositories,)
+        for name in ("add-apt-repository", "apt-add-repository", "flatpak", "apt-key")
+    },
     **{name: (_conda_channels,) for name in ("conda", "mamba", "micromamba")},
     "brew": (_brew,),
     **{name: (_editor_extension,) for name in _EDITORS},

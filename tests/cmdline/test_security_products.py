@@ -55,7 +55,8 @@ AGENTS = [
 CONTROLS = [
     "falconctl", "sentinelctl", "mdatp", "elastic-agent", "elastic-endpoint", "wazuh-control",
     "ossec-control", "santactl", "osqueryctl", "xagt", "cbagentd", "savdctl", "sophos-spl", "taniumclient",
-    "cylancesvc", "sentinelone", "jamf", "wdavdaemon", "falcon-kernel-check", "wdctl"
+    "cylancesvc", "sentinelone", "jamf", "wdavdaemon", "falcon-kernel-check", "wdctl", "fail2ban-client",
+    "mokutil"
 ]  # fmt: skip
 
 
