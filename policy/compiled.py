@@ -50,6 +50,10 @@ class CompiledExpr:
     variables: tuple[str, ...]
     #: ``matches`` calls and comprehensions, for ``check --coverage`` (from the type checker).
     branches: tuple[Branch, ...] = ()
+    #: ``X`` when the expression is false whenever pack variable ``X`` is an empty list: it is
+    #: ``vars.X.exists(...)``, or a conjunction with that term (:func:`~.cel.exists_over.exists_over`).
+    #: The decider then skips evaluating it on such an event (``policy/decide/stage_run.py``).
+    exists_over: str | None = None
 
     @property
     def source(self) -> str:

@@ -197,6 +197,20 @@ class EventScope:
         self._vars[key] = value
         return True
 
+    def empty_list(self, name: str, pack_index: int) -> bool:
+        """Whether pack variable ``name`` evaluates to an empty list on this event, so that a
+        condition ``vars.name.exists(...)`` (``CompiledExpr.exists_over``) is false without
+        being evaluated. False, and the condition is evaluated as usual, when the stage's time
+        budget is spent (every expression is then the budget's error), when the variable
+        failed (the condition then fails as the rule's ``on_error`` says, with the variable's
+        error in its message) and when its value is anything but an empty list."""
+        if time.monotonic() > self._deadline and self._out_of_time() is not None:
+            return False
+        if not self._variable(pack_index, name):
+            return False
+        value = self._vars[(pack_index, name)]
+        return isinstance(value, list | tuple) and not value
+
     def variable_errors(self, expr: CompiledExpr, pack_index: int) -> str:
         """Errors of the variables ``expr`` reads, to explain why ``expr`` failed."""
         failed = [
