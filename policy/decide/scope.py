@@ -2,7 +2,8 @@
 
 A scope builds each activation name at most once per event (from :mod:`.bindings`), one activation
 per pack holding only the names that pack's selected rules read (shared by all their expressions,
-so an engine converts it once), pack variables lazily and at most once, and the stage's time
+so an engine converts it once), pack variables lazily and at most once (those that read nothing
+of the event once per pack: ``CompiledPack.constant_values``), and the stage's time
 budget: once spent, every later expression evaluates to an error (N slow rules cost one budget).
 It also answers ``match.programs`` (which programs the event's shell line runs), parsing the
 line once per event.
@@ -21,6 +22,7 @@ from dsh_policy.policy.cel.engine import CelEvalError, EventActivation
 from dsh_policy.policy.compiled import CompiledExpr, CompiledPolicy
 
 _VARS = frozenset({"vars"})
+_UNKNOWN = object()
 _NO_NAMES: frozenset[str] = frozenset()
 _WITH_VARS: dict[frozenset[str], frozenset[str]] = {}
 
@@ -188,13 +190,23 @@ class EventScope:
             return True
         if key in self._var_errors:
             return False
-        expr = self._policy.packs[pack_index].variables[name]
+        pack = self._policy.packs[pack_index]
+        constant = name in pack.constant_variables
+        if constant:
+            # Reads nothing of the event: the value an earlier event computed (the same).
+            found = pack.constant_values.get(name, _UNKNOWN)
+            if found is not _UNKNOWN:
+                self._vars[key] = found
+                return True
+        expr = pack.variables[name]
         # Dependencies come first in ``expr.variables``, so this never recurses deeply.
         value = self._out_of_time() or expr.program.evaluate(self.activation(expr, pack_index))
         if isinstance(value, CelEvalError):
-            self._var_errors[key] = value.message
+            self._var_errors[key] = value.message  # an error is not kept: the next event retries
             return False
         self._vars[key] = value
+        if constant:
+            pack.constant_values[name] = value
         return True
 
     def empty_list(self, name: str, pack_index: int) -> bool:
