@@ -55,6 +55,7 @@ class EventScope:
         "_reads",
         "_seconds",
         "_setup_noted",
+        "_shared",
         "_source",
         "_var_errors",
         "_vars",
@@ -83,6 +84,8 @@ class EventScope:
         self._held: dict[int, frozenset[str]] = {}  # names in each pack's base activation, + vars
         self._last: tuple[int, Mapping[str, Any], frozenset[str]] | None = None  # the latest base
         self._programs: tuple[str, ...] | None = None  # the shell line's program names, once
+        # pack_index -> (its base activation, that plus ``vars``, the variables evaluated so far)
+        self._shared: dict[int, tuple[Mapping[str, Any], dict[str, Any], dict[str, Any]]] = {}
 
     @property
     def seconds(self) -> float:
@@ -169,6 +172,8 @@ class EventScope:
         shared with every other expression of this pack that reads the same variables."""
         if not expr.variables and "vars" not in expr.names:
             return self._base(expr, pack_index)
+        if not self._policy.converting:
+            return self._plain_activation(expr, pack_index)
         key = (pack_index, expr.variables)
         found = self._activations.get(key)
         if found is not None and expr.names <= found.keys():
@@ -182,6 +187,25 @@ class EventScope:
         built = EventActivation(values)
         self._activations[key] = built
         return built
+
+    def _plain_activation(self, expr: CompiledExpr, pack_index: int) -> Mapping[str, Any]:
+        """:meth:`activation` for engines that read values as they are (the closure compiler):
+        one activation per pack whose ``vars`` holds every variable evaluated so far, filled as
+        expressions need them, instead of a dict per set of variables read (a rule reads its
+        variables by name, all of them when it reads ``vars`` whole, so the others it holds
+        change nothing; a failed variable is absent, as before)."""
+        base = self._base(expr, pack_index)
+        shared = self._shared.get(pack_index)
+        if shared is None or shared[0] is not base:  # first, or the base was widened
+            known = shared[2] if shared is not None else {}
+            built = dict(base)
+            built["vars"] = known
+            shared = self._shared[pack_index] = (base, built, known)
+        known = shared[2]
+        for name in expr.variables:
+            if name not in known and self._variable(pack_index, name):
+                known[name] = self._vars[(pack_index, name)]
+        return shared[1]
 
     def _variable(self, pack_index: int, name: str) -> bool:
         """Evaluate a variable once; False when it failed (the error is kept for messages)."""
