@@ -24,6 +24,7 @@ from dsh_policy.policy.cel import EngineUnavailableError, make_engine
 from dsh_policy.policy.cel.celpy_ast import parse_checked
 from dsh_policy.policy.cel.checker import Branch, CheckEnvironment, CheckResult, VariableInfo, check
 from dsh_policy.policy.cel.engine import CelCompileIssue, CelEngine, CelEvalError, CompiledExpression, Reads
+from dsh_policy.policy.cel.exists_over import exists_over
 from dsh_policy.policy.cel.types import BOOL, ERROR, STRING, CelType, from_notation
 
 # The compiled values and the params merge have modules of their own; their names stay importable
@@ -189,7 +190,13 @@ class _PackCompiler:
             if name not in self.declared:
                 self._expression_error(path, offset, f"unknown variable {name!r}")
         self._check_arguments(path, reads, tools)
-        expr = CompiledExpr(compiled, names & frozenset(EVENT_NAMES), direct.names)
+        over = exists_over(tree) if tree is not None and direct.names else None
+        expr = CompiledExpr(
+            compiled,
+            names & frozenset(EVENT_NAMES),
+            direct.names,
+            exists_over=over if over in direct.names else None,
+        )
         if tree is None and expect is not None:
             problem = _constant_type_error(expr, bool if expect.type == BOOL else str, expect.field)
             if problem is not None:

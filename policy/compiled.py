@@ -50,6 +50,10 @@ class CompiledExpr:
     variables: tuple[str, ...]
     #: ``matches`` calls and comprehensions, for ``check --coverage`` (from the type checker).
     branches: tuple[Branch, ...] = ()
+    #: ``X`` when the expression is false whenever pack variable ``X`` is an empty list: it is
+    #: ``vars.X.exists(...)``, or a conjunction with that term (:func:`~.cel.exists_over.exists_over`).
+    #: The decider then skips evaluating it on such an event (``policy/decide/stage_run.py``).
+    exists_over: str | None = None
 
     @property
     def source(self) -> str:
@@ -114,6 +118,27 @@ class CompiledPack:
     default_decision: Literal["allow", "ask", "deny"]
     # The params as plain dict/list, built once here so no event pays for converting them.
     activation_params: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    #: The variables that read nothing of the event (only params and other such variables, like
+    #: the packs' pattern strings): the same value on every event.
+    constant_variables: frozenset[str] = field(default=frozenset(), init=False, compare=False, repr=False)
+    #: Their values, each kept the first time an event evaluates it without error and read by
+    #: every later event of this pack (``policy/decide/scope.py``). Not an init field, so a pack
+    #: made with ``replace`` (coverage's recompiled programs) starts with none.
+    constant_values: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        constant = {name for name, expr in self.variables.items() if expr.names <= _CONSTANT_NAMES}
+        changed = True
+        while changed:  # drop those reading a variable that is not constant, until none is left
+            dropped = {n for n in constant if not all(d in constant for d in self.variables[n].variables)}
+            constant -= dropped
+            changed = bool(dropped)
+        object.__setattr__(self, "constant_variables", frozenset(constant))
+
+
+_CONSTANT_NAMES = frozenset({"params", "vars"})
+"""What a variable may read and still be the same on every event (``vars`` only as far as the
+variables it reads are too)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -223,7 +223,9 @@ def _instrument(
             line, col, _ = pack.source.expression_position(path, branch.offset)
             sites[id(token)] = _Site(owner, pack.path, line, col, branch, branch.text(expr.source))
             recorder.counts[id(token)] = [0, 0]
-        return replace(expr, program=program)
+        # Evaluated every time, even a ``vars.X.exists(...)`` over an empty list that a decision
+        # answers without evaluating: the recorder must see the comprehension give false.
+        return replace(expr, program=program, exists_over=None)
 
     new_packs = []
     for compiled_pack in policy.packs:

@@ -48,6 +48,9 @@ class RulePlan:
     match: Match | None
     """The match record of an enforced match with the static message; None for a shadow rule or
     a rule whose message comes from a ``message_expression``."""
+    empty_over: str | None = None
+    """The pack variable whose being an empty list makes the condition false (``exists_over``
+    of :class:`CompiledExpr`): the stage run then need not evaluate it."""
 
 
 @dataclass(slots=True)
@@ -86,7 +89,10 @@ def plan_rule(rule: CompiledRule, static_message: str) -> RulePlan:
         if rule.enforced and rule.message_expression is None
         else None
     )
-    return RulePlan(rule, when, simple, no_match, matched, match)
+    empty_over = None
+    if when is not None and not simple and when.exists_over in when.variables:
+        empty_over = when.exists_over
+    return RulePlan(rule, when, simple, no_match, matched, match, empty_over)
 
 
 class StagePlans:

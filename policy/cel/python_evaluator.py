@@ -39,6 +39,10 @@ _RELATIONS = {
 }  # fmt: skip
 _UNARIES = {"unary_not": "!_", "unary_neg": "-_"}
 _CELPY_MACROS = frozenset({"map", "filter", "all", "exists", "exists_one", "reduce", "min"})
+_EMPTY_MACROS = frozenset({"map", "filter", "exists_one"})
+"""The other comprehension macros this evaluator runs itself, to answer an empty range at once."""
+_EMPTY_CHECKED = frozenset({ct.ListType, ct.MapType, list, tuple, dict})
+"""Ranges whose emptiness is their length: a comprehension over an empty one evaluates no body."""
 
 
 def _macro_parts(child: lark.Tree) -> tuple[str | None, lark.Tree]:
@@ -319,6 +323,8 @@ class BudgetedEvaluator(Evaluator):
     def member_dot_arg(self, tree: lark.Tree) -> Any:
         method = tree.children[1]
         if str(method) not in ("exists", "all"):
+            if str(method) in _EMPTY_MACROS:
+                return self._macro(tree, str(method))
             if str(method) in _CELPY_MACROS:
                 return super().member_dot_arg(tree)
             # A method call, as cel-python makes it minus a runtime cast(Tuple[...]) subscript.
@@ -328,6 +334,10 @@ class BudgetedEvaluator(Evaluator):
         items = self.visit(tree.children[0])
         if isinstance(items, CELEvalError):
             return items
+        if type(items) in _EMPTY_CHECKED and not items:
+            # Nothing to iterate: the result without building the comprehension's activation
+            # and evaluator (most effects lists read from a command are empty).
+            return ct.BoolType(not deciding)
         predicate = self.build_ss_macro_eval(tree)
         first_error: Any = None
         for item in items:
@@ -342,6 +352,21 @@ class BudgetedEvaluator(Evaluator):
                     else CELEvalError(f"no such overload: {method}() predicate gave {type(value).__name__}")
                 )
         return first_error if first_error is not None else ct.BoolType(not deciding)
+
+    def _macro(self, tree: lark.Tree, method: str) -> Any:
+        """``map``, ``filter`` and ``exists_one`` as cel-python evaluates them, answering an empty
+        range (an empty list or map) without building the comprehension's evaluator."""
+        items = self.visit(tree.children[0])
+        if isinstance(items, CELEvalError):
+            return items
+        if type(items) in _EMPTY_CHECKED and not items:
+            return ct.BoolType(False) if method == "exists_one" else ct.ListType()
+        element = self.build_macro_eval(tree)
+        if method == "map":
+            return ct.ListType(map(element, items))
+        if method == "filter":
+            return ct.ListType(filter(element, items))
+        return ct.BoolType(sum(1 for value in items if bool(element(value))) == 1)
 
 
 #: Called with the name token of a ``matches`` call or an ``exists``/``all``/``exists_one``

@@ -2,7 +2,8 @@
 
 A scope builds each activation name at most once per event (from :mod:`.bindings`), one activation
 per pack holding only the names that pack's selected rules read (shared by all their expressions,
-so an engine converts it once), pack variables lazily and at most once, and the stage's time
+so an engine converts it once), pack variables lazily and at most once (those that read nothing
+of the event once per pack: ``CompiledPack.constant_values``), and the stage's time
 budget: once spent, every later expression evaluates to an error (N slow rules cost one budget).
 It also answers ``match.programs`` (which programs the event's shell line runs), parsing the
 line once per event.
@@ -21,6 +22,7 @@ from dsh_policy.policy.cel.engine import CelEvalError, EventActivation
 from dsh_policy.policy.compiled import CompiledExpr, CompiledPolicy
 
 _VARS = frozenset({"vars"})
+_UNKNOWN = object()
 _NO_NAMES: frozenset[str] = frozenset()
 _WITH_VARS: dict[frozenset[str], frozenset[str]] = {}
 
@@ -53,6 +55,7 @@ class EventScope:
         "_reads",
         "_seconds",
         "_setup_noted",
+        "_shared",
         "_source",
         "_var_errors",
         "_vars",
@@ -81,6 +84,8 @@ class EventScope:
         self._held: dict[int, frozenset[str]] = {}  # names in each pack's base activation, + vars
         self._last: tuple[int, Mapping[str, Any], frozenset[str]] | None = None  # the latest base
         self._programs: tuple[str, ...] | None = None  # the shell line's program names, once
+        # pack_index -> (its base activation, that plus ``vars``, the variables evaluated so far)
+        self._shared: dict[int, tuple[Mapping[str, Any], dict[str, Any], dict[str, Any]]] = {}
 
     @property
     def seconds(self) -> float:
@@ -167,6 +172,8 @@ class EventScope:
         shared with every other expression of this pack that reads the same variables."""
         if not expr.variables and "vars" not in expr.names:
             return self._base(expr, pack_index)
+        if not self._policy.converting:
+            return self._plain_activation(expr, pack_index)
         key = (pack_index, expr.variables)
         found = self._activations.get(key)
         if found is not None and expr.names <= found.keys():
@@ -181,6 +188,25 @@ class EventScope:
         self._activations[key] = built
         return built
 
+    def _plain_activation(self, expr: CompiledExpr, pack_index: int) -> Mapping[str, Any]:
+        """:meth:`activation` for engines that read values as they are (the closure compiler):
+        one activation per pack whose ``vars`` holds every variable evaluated so far, filled as
+        expressions need them, instead of a dict per set of variables read (a rule reads its
+        variables by name, all of them when it reads ``vars`` whole, so the others it holds
+        change nothing; a failed variable is absent, as before)."""
+        base = self._base(expr, pack_index)
+        shared = self._shared.get(pack_index)
+        if shared is None or shared[0] is not base:  # first, or the base was widened
+            known = shared[2] if shared is not None else {}
+            built = dict(base)
+            built["vars"] = known
+            shared = self._shared[pack_index] = (base, built, known)
+        known = shared[2]
+        for name in expr.variables:
+            if name not in known and self._variable(pack_index, name):
+                known[name] = self._vars[(pack_index, name)]
+        return shared[1]
+
     def _variable(self, pack_index: int, name: str) -> bool:
         """Evaluate a variable once; False when it failed (the error is kept for messages)."""
         key = (pack_index, name)
@@ -188,14 +214,38 @@ class EventScope:
             return True
         if key in self._var_errors:
             return False
-        expr = self._policy.packs[pack_index].variables[name]
+        pack = self._policy.packs[pack_index]
+        constant = name in pack.constant_variables
+        if constant:
+            # Reads nothing of the event: the value an earlier event computed (the same).
+            found = pack.constant_values.get(name, _UNKNOWN)
+            if found is not _UNKNOWN:
+                self._vars[key] = found
+                return True
+        expr = pack.variables[name]
         # Dependencies come first in ``expr.variables``, so this never recurses deeply.
         value = self._out_of_time() or expr.program.evaluate(self.activation(expr, pack_index))
         if isinstance(value, CelEvalError):
-            self._var_errors[key] = value.message
+            self._var_errors[key] = value.message  # an error is not kept: the next event retries
             return False
         self._vars[key] = value
+        if constant:
+            pack.constant_values[name] = value
         return True
+
+    def empty_list(self, name: str, pack_index: int) -> bool:
+        """Whether pack variable ``name`` evaluates to an empty list on this event, so that a
+        condition ``vars.name.exists(...)`` (``CompiledExpr.exists_over``) is false without
+        being evaluated. False, and the condition is evaluated as usual, when the stage's time
+        budget is spent (every expression is then the budget's error), when the variable
+        failed (the condition then fails as the rule's ``on_error`` says, with the variable's
+        error in its message) and when its value is anything but an empty list."""
+        if time.monotonic() > self._deadline and self._out_of_time() is not None:
+            return False
+        if not self._variable(pack_index, name):
+            return False
+        value = self._vars[(pack_index, name)]
+        return isinstance(value, list | tuple) and not value
 
     def variable_errors(self, expr: CompiledExpr, pack_index: int) -> str:
         """Errors of the variables ``expr`` reads, to explain why ``expr`` failed."""

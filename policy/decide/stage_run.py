@@ -79,6 +79,10 @@ class StageRun:
                 value: Any = True
             elif rule_plan.simple:
                 value = scope.evaluate_simple(when, rule_plan.rule.pack_index)
+            elif rule_plan.empty_over is not None and scope.empty_list(
+                rule_plan.empty_over, rule_plan.rule.pack_index
+            ):
+                value = False  # ``vars.X.exists(...)`` over an empty list: false, not evaluated
             else:
                 value = scope.evaluate(when, rule_plan.rule.pack_index)
             if value is False:

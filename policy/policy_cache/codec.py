@@ -120,6 +120,7 @@ def _expr_out(expr: CompiledExpr | None, trees: dict[str, lark.Tree]) -> Any:
         "names": sorted(expr.names),
         "variables": list(expr.variables),
         "branches": [[b.function, b.offset, b.start] for b in expr.branches],
+        "exists_over": expr.exists_over,
     }
 
 
@@ -201,6 +202,7 @@ def _expr_in(value: Any, tokens: dict[str, StoredToken]) -> CompiledExpr | None:
         frozenset(value["names"]),
         tuple(value["variables"]),
         tuple(Branch(*branch) for branch in value["branches"]),
+        value["exists_over"],
     )
 
 

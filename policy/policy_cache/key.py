@@ -23,7 +23,7 @@ from typing import Any
 
 #: The package folders whose bytes are part of every key (relative to the package root).
 CODE_FOLDERS = ("policy", "cmdline", "core")
-FORMAT = 3
+FORMAT = 4
 """The entry format; bumped when :mod:`.codec` changes what it writes."""
 
 _CODE: list[str] = []
