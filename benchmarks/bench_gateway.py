@@ -725,19 +725,25 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def shipped_only(engines: Sequence[str], *, rounds: int, budget: float) -> int:
-    """``--shipped-only``: the shipped-pack cells alone (every engine, interleaved as in the full
-    run), their per-round ratios and targets; written to ``SHIPPED_RESULTS``."""
-    wall = time.perf_counter()
-    shipped = measure_shipped_packs(engines, rounds=rounds, budget=budget)
-    targets = _shipped_targets(shipped, engines)
+def _print_shipped(shipped: dict[str, Any], targets: list[dict[str, Any]]) -> None:
+    """The shipped-pack cells and their targets, as both the full run and ``--shipped-only`` print them."""
     print(f"shipped packs, us per everyday shell call (mean of {len(SHELL_CALLS)}, pre-execute + guard):")
     for key, value in shipped["us_per_call"].items():
         print(f"  {key:<28}{value:>10.1f}")
     print()
     for target in targets:
         status = "PASS" if target["passed"] else "FAIL"
-        print(f"{status}  {target['name']}: {target['ratio']:.2f}x (limit {target['limit']:g}x)")
+        limit = f"limit {target['limit']:g}x, {target['kind']}"
+        print(f"{status}  {target['name']}: {target['ratio']:.2f}x ({limit})")
+
+
+def shipped_only(engines: Sequence[str], *, rounds: int, budget: float) -> int:
+    """``--shipped-only``: the shipped-pack cells alone (every engine, interleaved as in the full
+    run), their per-round ratios and targets; written to ``SHIPPED_RESULTS``."""
+    wall = time.perf_counter()
+    shipped = measure_shipped_packs(engines, rounds=rounds, budget=budget)
+    targets = _shipped_targets(shipped, engines)
+    _print_shipped(shipped, targets)
     report = {
         "benchmark": "gateway-shipped",
         "python": sys.version.split()[0],
@@ -817,14 +823,7 @@ def _print_table(
                 f"{row[f'{engine}_harness_us']:>12.1f}{row[f'{engine}_harness_x_alone']:>7.1f}"
             )
     print()
-    print(f"shipped packs, us per everyday shell call (mean of {len(SHELL_CALLS)}, pre-execute + guard):")
-    for key, value in shipped["us_per_call"].items():
-        print(f"  {key:<28}{value:>10.1f}")
-    print()
-    for target in targets:
-        status = "PASS" if target["passed"] else "FAIL"
-        limit = f"limit {target['limit']:g}x, {target['kind']}"
-        print(f"{status}  {target['name']}: {target['ratio']:.2f}x ({limit})")
+    _print_shipped(shipped, targets)
 
 
 if __name__ == "__main__":
