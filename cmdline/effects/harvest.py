@@ -109,7 +109,11 @@ def _history_hunt(commands: list[list[str]]) -> Iterator[Effect]:
     token ~/.zsh_history``; probe22): where passwords given on command lines end up."""
     dumped = False
     for argv in commands:
-        if argv[0] == "history" or (argv[0] in _PAGERS and any(_HISTORY_FILE.search(a) for a in argv[1:])):
+        if (
+            argv[0] == "history"
+            or (argv[0] == "fc" and "-l" in argv[1:])
+            or (argv[0] in _PAGERS and any(_HISTORY_FILE.search(a) for a in argv[1:]))
+        ):
             dumped = True
             continue
         searched = dumped or any(_HISTORY_FILE.search(a) for a in argv[1:])
@@ -138,39 +142,36 @@ _HUNT_WORDS = lazy_compile(
     r"(?i)passw|(?:^|[^a-z])pass(?:phrase)?(?:$|[^a-z])|secret|api[_-]?key|credential|(?:^|[^a-z])tokens?(?:$|[^a-z])"
     r"|private[_ -]?key|BEGIN [A-Z ]*PRIVATE|AKIA|ghp_|xox[bp]-"
 )
-"""What a hunt through a record of past commands or changes filters for (stricter than the
-environment's names: `ps aux | grep tokenizer` is not a hunt)."""
+"""What a hunt through a repository's patches filters for (stricter than the environment's
+names: a search of the patches for a function named ``tokenize`` is not a hunt)."""
 
 
-def _records_secrets(argv: list[str]) -> str | None:
-    """What a command prints that holds secrets as a side effect of recording everything: the
-    shell's history, every patch of a repository's history. (The process list is not one: `ps
-    -ef | grep -i token` looks for a process by name; its environment is, see above.)"""
-    tool, rest = argv[0], argv[1:]
-    if tool == "history" or (tool == "fc" and "-l" in rest):
-        return "the shell history"
-    if (
-        tool == "git"
+def _prints_every_patch(argv: list[str]) -> bool:
+    """``git log -p`` (or ``-S``/``-G``): every change ever committed, secrets committed and then
+    removed included."""
+    rest = argv[1:]
+    return (
+        argv[0] == "git"
         and rest[:1] == ["log"]
         and any(a in ("-p", "--patch", "-u") or a.startswith(("-S", "-G")) for a in rest)
-    ):
-        return "every patch in the repository's history"
-    return None
+    )
 
 
-def _record_hunt(commands: list[list[str]]) -> Iterator[Effect]:
-    """A record of past commands or changes (:func:`_records_secrets`) filtered for secret words
-    (ATT&CK T1552.003 and the secret scanners' reason to read history): the same hunt as a
-    filtered environment dump."""
+def _patch_hunt(commands: list[list[str]]) -> Iterator[Effect]:
+    """A repository's patches filtered for secret words (the secret scanners' reason to read the
+    history, ATT&CK T1552.001): the same hunt as a filtered environment dump or shell history."""
     for index, argv in enumerate(commands):
-        source = _records_secrets(argv)
-        if source is None:
+        if not _prints_every_patch(argv):
             continue
         for later in commands[index + 1 :]:
             if later[0] in _FILTERS and any(
                 _HUNT_WORDS.search(a) for a in later[1:] if not a.startswith("-")
             ):
-                yield _fx("secret-hunt", f"searches {source} for secrets", " ".join(later[:4]))
+                yield _fx(
+                    "secret-hunt",
+                    "searches every patch in the repository's history for secrets",
+                    " ".join(later[:4]),
+                )
                 return
 
 
@@ -213,5 +214,5 @@ def _encrypt_then_destroy(commands: list[list[str]]) -> Iterator[Effect]:
 def harvest_acts(commands: list[list[str]]) -> Iterator[Effect]:
     """The line-level effects of this module (see its doc) over a line's unwrapped commands."""
     yield from _environment_hunt(commands)
-    yield from _record_hunt(commands)
+    yield from _patch_hunt(commands)
     yield from _encrypt_then_destroy(commands)
