@@ -49,6 +49,7 @@ from dsh_policy.cmdline.effects import (
     platforms,
     reach,
     stored_credentials,
+    windows,
     workloads,
 )
 from dsh_policy.cmdline.effects.availability import availability_line_acts
@@ -634,6 +635,7 @@ COMMAND_READERS: tuple[CommandReader, ...] = (
     *checks.COMMAND_READERS,
     *data_platforms.COMMAND_READERS,
     *open_services.COMMAND_READERS,
+    *windows.COMMAND_READERS,
 )
 """Every per-command reader in the order its effects are reported, each with the programs it reads.
 Most act on a few programs; the ``None`` ones read every command's arguments."""
