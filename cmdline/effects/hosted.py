@@ -461,7 +461,8 @@ def hosted_line_acts(commands: list[list[str]]) -> list[Effect]:
     """The environment printed by a command run under a secret injector or a platform's remote
     shell: ``doppler run -c prd -- printenv``, ``op run --env-file app.env -- env``, ``railway run
     printenv``, ``fly ssh console -C "cat /proc/1/environ"``. The injected secrets are what it
-    prints."""
+    prints. (``kubectl exec POD -- env`` is not: Kubernetes' own tutorials print a pod's
+    environment that way, and two corpora written apart list it as everyday.)"""
     found: list[Effect] = []
     for i, argv in enumerate(commands):
         tool = argv[0] if argv else ""
@@ -506,8 +507,14 @@ _BODY_OPTIONS = frozenset(
     }
 )
 _HTTP_URL = lazy_compile(
-    r"^(?:https?://)?(?:[\w.-]+@)?([\w.-]+\.[a-z]{2,}|\[[0-9a-f:]+\]|[0-9.]+)(?::\d+)?(/[^\s?#]*)?", re.I
+    r"^(?:https?://)?(?:[\w.-]+@)?([\w.-]+\.[a-z]{2,}|localhost|\[[0-9a-f:]+\]|[0-9.]+)(?::\d+)?(/[^\s?#]*)?",
+    re.I,
 )
+# A search or document store's REST path that names every index or a wildcard of them
+# (Elasticsearch/OpenSearch `DELETE /_all`, `DELETE /logs-*`), and bodies that match every document
+_EVERY_INDEX = lazy_compile(r"^/(?:_all|[^/]*\*[^/]*)/?$")
+_MATCH_EVERYTHING = lazy_compile(r'(?s)"match_all"|<query>\s*\*:\*\s*</query>|"query"\s*:\s*"\*:\*"')
+_BY_QUERY_DELETE = lazy_compile(r"(?:^|/)_delete_by_query$|(?:^|/)update(?:/json)?$")
 _LOCAL_HOST = lazy_compile(
     r"^(?:localhost|127\.[0-9.]+|\[::1\]|[\w.-]+\.(?:localhost|local|test|internal))$", re.I
 )
@@ -563,6 +570,25 @@ def _request_parts(argv: list[str]) -> tuple[str, list[str], list[str]]:
     return method, urls, bodies
 
 
+def _store_wide_delete(method: str, path: str, bodies: list[str]) -> str:
+    """What a call to a search or document store's REST API erases wholesale, on any host (a local
+    store's data is the developer's too): every index or a wildcard of them deleted, or a
+    delete-by-query matching every document. One named index deleted is not this."""
+    if method == "DELETE" and _EVERY_INDEX.match(path):
+        return f"an HTTP DELETE of {path} removes every index it matches"
+    if (
+        method in ("POST", "PUT")
+        and _BY_QUERY_DELETE.search(path.rstrip("/"))
+        and any(
+            _MATCH_EVERYTHING.search(b)
+            and ("delete" in b.lower() or path.rstrip("/").endswith("_delete_by_query"))
+            for b in bodies
+        )
+    ):
+        return "a delete-by-query matching every document"
+    return ""
+
+
 def api_call_acts(argv: list[str]) -> list[Effect]:
     """What a web client's call to a hosted service's API does, read like the service's CLI:
     ``DELETE`` of an API resource (the Railway, Render, Vercel, Cloudflare, Heroku, Sentry REST
@@ -577,7 +603,13 @@ def api_call_acts(argv: list[str]) -> list[Effect]:
     found: list[Effect] = []
     for url in urls:
         match = _HTTP_URL.match(url)
-        if match is None or _LOCAL_HOST.match(match.group(1)):
+        if match is None:
+            continue
+        wide = _store_wide_delete(method, match.group(2) or "/", bodies)
+        if wide:
+            found.append(_fx("erase-contents", wide + f" on {match.group(1).lower()}", url))
+            continue
+        if _LOCAL_HOST.match(match.group(1)):
             continue
         host, path = match.group(1).lower(), (match.group(2) or "/")
         api = bool(_API_PATH.search(path)) or host.startswith(("api.", "backboard.")) or ".api." in host

@@ -211,6 +211,34 @@ def test_platform_api_reads_and_local_calls_have_no_effect(line: str) -> None:
     assert not kinds(line) & {"erase-contents", "outage", "cloud-identity"}, shell_acts(line)
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "curl -X DELETE localhost:9200/_all",
+        "curl -XDELETE 'http://127.0.0.1:9200/metrics-*'",
+        "http DELETE search.example.org:9200/*",
+        'curl -X POST localhost:9200/events/_delete_by_query --json \'{"query": {"match_all": {}}}\'',
+        'curl localhost:8983/solr/docs/update?commit=true -d \'{"delete": {"query": "*:*"}}\'',
+    ],
+)
+def test_a_search_store_erased_wholesale_on_any_host(line: str) -> None:
+    assert "erase-contents" in kinds(line), shell_acts(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "curl -X DELETE localhost:9200/events-scratch",
+        "curl -s 'localhost:9200/_cat/indices?v'",
+        'curl -X POST localhost:9200/events/_search --json \'{"query": {"match_all": {}}}\'',
+        'curl -X POST localhost:9200/events/_delete_by_query --json \'{"query": {"range": {"ts": {}}}}\'',
+        'curl localhost:8983/solr/docs/update?commit=true -d \'[{"id": "1"}]\'',
+    ],
+)
+def test_one_index_dropped_or_searched_is_no_wholesale_erase(line: str) -> None:
+    assert "erase-contents" not in kinds(line), shell_acts(line)
+
+
 def test_sql_sent_through_a_platforms_psql_is_read() -> None:
     assert "erase-contents" in kinds("heroku pg:psql -a web --command 'DROP SCHEMA billing CASCADE'")
     assert not kinds("heroku pg:psql -a web -c 'SELECT count(*) FROM carts'")
