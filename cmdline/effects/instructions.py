@@ -15,16 +15,21 @@ from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["instructs_exfil", "instructs_unattended", "instructs_wipe"]
 
-_SEND_VERB = lazy_compile(
-    r"(?i)\b(?:send|post|upload|forward|transmit|exfiltrate|email|mail|share|submit|paste)(?:s|es|ed|ing)?\s+"
+# the object of a verb that is a secret: up to four filler words, then the secret itself
+_SECRET_OBJECT = (
     r"(?:(?:the|your|all|any|its|their|our|my|contents?|values?|of|each|every|current|full|whole|raw|\w+'s)\s+){0,4}"
     r"(?=[`'\"(]?(?:\.env\b|secrets?\b|credentials?\b|tokens?\b|api[ _-]?keys?\b|private key"
     r"|id_(?:rsa|ed25519)\b|~?/?\.ssh\b|passwords?\b|~?/?\.aws\b|cookies?\b"
     r"|\w+[ _-](?:token|key|secret|password)s?\b|process\.env\b|os\.environ\b|\$\(?env\)?"
-    r"|environment\s+variables\b|env\s+vars?\b))"
+    r"|environment\s+variables\b|env\s+vars?\b|cat\s+~?/?\.(?:aws|ssh|env|netrc|npmrc|docker|kube)))"
+)
+_SEND_VERB = lazy_compile(
+    r"(?i)\b(?:send|post|upload|forward|transmit|exfiltrate|email|mail|share|submit|paste)(?:s|es|ed|ing)?\s+"
+    + _SECRET_OBJECT
 )
 _SECRET_NAMED = lazy_compile(
     r"(?i)~?/?\.(?:aws|ssh|gnupg|kube|docker)/|\bid_(?:rsa|ed25519|ecdsa)\b|(?<![\w.])\.env\b|\bcredentials?\b"
+    r"|(?<![\w.])\.(?:npmrc|netrc|pypirc|git-credentials)\b"
     r"|\b(?:api[ _-]?keys?|tokens?|secrets?|passwords?|private\s+keys?)\b|process\.env\b|os\.environ\b"
 )
 _RENDERED_LINK = lazy_compile(
@@ -40,16 +45,45 @@ _WIPE_TARGET = lazy_compile(
     r"|\b(?:all|every)\s+(?:cloud\s+|aws\s+|the\s+)?(?:resources|instances|buckets|users|repositories|databases)\b"
 )
 _DESTINATION = lazy_compile(r"https?://[^\s)\"'`>]+|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|\bwebhook\b")
+# a secret put where others read it: a commit message, a pull request, an issue or comment, a
+# gist, the README or the public docs, the build log (the mirror of a send, with no URL needed)
+_PUBLISH_VERB = lazy_compile(
+    r"(?i)\b(?:include|add|put|append|embed|insert|write|copy|print|echo|log)(?:s|es|ed|ing)?\s+[`'\"]?"
+    r"(?:(?:the\s+)?(?:output|result|contents?)\s+of\s+[`'\"]?)?" + _SECRET_OBJECT
+)
+# the same with the secret named first and then referred back to ("read X and include it in ...")
+_PUBLISH_IT = lazy_compile(
+    r"(?i)\b(?:include|add|put|append|embed|insert|write|copy|paste)(?:s|es|ed|ing)?\s+"
+    r"(?:it|them|this|that|those|the\s+(?:output|result|contents?|values?))\b"
+)
+_PUBLISHED_PLACE = lazy_compile(
+    r"(?i)\b(?:commit\s+messages?|commits?|pull\s+requests?|PR\s+(?:descriptions?|bod(?:y|ies)|titles?)|PRs?"
+    r"|issues?|(?:issue|PR|review)\s+comments?|gists?|readme|changelog|release\s+notes|public\s+(?:docs|pages?|channel)"
+    r"|build\s+logs?|CI\s+logs?|slack|discord)\b"
+)
+_NEGATED = lazy_compile(
+    r"(?i)\b(?:never|not|don'?t|no|avoid|without|instead\s+of|rather\s+than|must\s+not)\b"
+)
 
 
 def instructs_exfil(text: str) -> bool:
     """An agent's instruction file telling it, in plain words, to send a secret somewhere: a send
     verb whose object is a secret, and a destination (a URL, an address, a webhook) after it in
-    the same sentence. A rule that only mentions secrets (never commit .env), or sends something
-    else (post a summary ... mention any key rotation), names no send of one."""
+    the same sentence; or a secret put where others read it (a commit message, a pull request, an
+    issue, a gist, the README, the build log) by a sentence that does not forbid it. A rule that only
+    mentions secrets (never commit .env), or sends something else (post a summary ... mention any
+    key rotation), names no send of one."""
     for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])|\n", text):
         verb = _SEND_VERB.search(sentence)
         if verb and _DESTINATION.search(sentence, verb.end()):
+            return True
+        # a secret put where others read it (a commit message, a PR, an issue), unless the sentence
+        # forbids it ("never include tokens in commit messages")
+        publish = _PUBLISH_VERB.search(sentence)
+        if publish is None:
+            back = _PUBLISH_IT.search(sentence)
+            publish = back if back and _SECRET_NAMED.search(sentence, 0, back.start()) else None
+        if publish and _PUBLISHED_PLACE.search(sentence, publish.end()) and not _NEGATED.search(sentence):
             return True
         # a secret named beside a link the viewer's client fetches by itself (a markdown image)
         if (

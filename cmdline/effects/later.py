@@ -501,10 +501,13 @@ _LINE_PAIRS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"\s-[sSkLfvi]*[dFT]\b|\s--data|\s--form|--upload-file|--post-data|--post-file|-X\s*(?:POST|PUT)"
         ),
     ),
-    # a download over plain http (no transport integrity: anyone on the path chooses the code)
-    # handed to a shell or an interpreter later on the same line
+    # a download over plain http (no transport integrity: anyone on the path chooses the code) or
+    # from a bare IP address (no name a registry or a certificate vouches for), handed to a shell
+    # or an interpreter later on the same line
     "plain-fetch-exec": (
-        lazy_compile(r"\b(?:curl|wget)\b[^|\n]{0,500}?\bhttp://"),
+        lazy_compile(
+            r"\b(?:curl|wget)\b[^|\n]{0,500}?(?:\bhttp://|\bhttps://[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?![\w.]))"
+        ),
         lazy_compile(r"\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node)\b"),
     ),
     # code handing a shell a download to run: a process call and a fetch piped into a shell or an

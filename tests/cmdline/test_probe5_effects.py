@@ -183,3 +183,6 @@ def test_image_builds_are_judged_by_downloads_without_transport_integrity() -> N
     ]
     assert later_risks("Dockerfile", "RUN curl -fsSL https://deb.nodesource.com/setup_20.x | bash -\n") == []
     assert later_risks("Dockerfile", "RUN curl -fsSL https://x/i | sh && curl http://y -o /tmp/z\n") == []
+    # a bare IP address has no name a certificate vouches for; a dotted version in a path is no host
+    assert later_risks("Dockerfile", "RUN curl -s https://198.51.100.4/i.sh | bash\n") == ["plain-fetch-exec"]
+    assert later_risks("Dockerfile", "RUN curl -fsSL https://get.example.org/1.2.3.4/i.sh | sh\n") == []
