@@ -17,13 +17,15 @@ GNU/Linux guide, each control reversed):
   unconfined (``chcon -t unconfined_exec_t``, ``semanage fcontext -a -t unconfined_exec_t``);
 - ``defense-off`` for **PAM protections removed by the distribution's own tools**: ``authselect``
   selecting or enabling ``with-nullok`` or disabling ``with-faillock``/``with-pwhistory``,
-  ``pam-auth-update --disable``/``--remove`` of faillock, pwquality, pwhistory, tally, cracklib;
+  ``pam-auth-update --disable``/``--remove`` of faillock, pwquality, pwhistory, tally, cracklib,
+  the older ``authconfig --enablenullok``/``--disablefaillock``/``--passalgo=md5``;
 - ``account`` for a **system account given a way in**: a login shell for ``www-data``,
   ``nobody``, ``daemon``... (``usermod -s /bin/bash``, ``chsh -s``), such an account or root
   unlocked (``usermod -U``) or its expiry removed (``usermod -e ''``/``-e -1``);
 - ``defense-off`` for **firewalls opened by rule rather than switched off**: a firewalld zone's
-  target set to ACCEPT, an interface or source moved into the ``trusted`` zone; ``cloud-exposure``
-  for a ufw deny/reject/limit rule deleted;
+  target set to ACCEPT, an interface or source moved into the ``trusted`` zone, a rich rule that
+  accepts everything from everywhere, an nft rule in the input or forward chain with nothing to
+  match but ``accept``; ``cloud-exposure`` for a ufw deny/reject/limit rule deleted;
 - ``defense-off`` for **time synchronisation stopped** (``timedatectl set-ntp false``), an SSH
   server started with its protections overridden on the command line (``sshd -o
   PermitRootLogin=yes``, ``PermitEmptyPasswords=yes``, ``StrictModes=no``), a shared scratch
@@ -197,6 +199,18 @@ def _authselect(argv: list[str]) -> Iterator[Effect]:
         yield _fx("defense-off", "authselect turns off a login protection", words[-1])
 
 
+_AUTHCONFIG_WEAK = lazy_compile(
+    r"^--(?:enablenullok|disablefaillock|disableshadow|enablemd5|passalgo=(?:md5|descrypt|bigcrypt)"
+    r"|passminlen=[0-7])$"
+)
+
+
+def _authconfig(argv: list[str]) -> Iterator[Effect]:
+    weak = next((a for a in argv[1:] if _AUTHCONFIG_WEAK.match(a)), None)
+    if weak:
+        yield _fx("defense-off", "authconfig weakens how logins are checked", weak)
+
+
 def _pam_auth_update(argv: list[str]) -> Iterator[Effect]:
     removed = _all_values(argv, "--disable", "--remove")
     if any(_PAM_GUARDS.search(r) for r in removed):
@@ -226,16 +240,39 @@ def _account_doors(argv: list[str]) -> Iterator[Effect]:
 
 
 # ----------------------------------------------------------------- firewalls opened by rule
+_RICH_NARROWING = lazy_compile(r"\b(?:service|port|forward-port|protocol|icmp-block|icmp-type|destination)\b")
+_EVERY_SOURCE = lazy_compile(r"\bsource\s+address=[\"']?(?:0\.0\.0\.0/0|::/0)\b")
+
+
 def _firewall_cmd(argv: list[str]) -> Iterator[Effect]:
     target = _value(argv, "--set-target") or ""
     zone = _value(argv, "--zone") or ""
+    rich = " ".join(_all_values(argv, "--add-rich-rule"))
     if target.upper() == "ACCEPT":
         yield _fx("defense-off", "firewall-cmd makes a zone accept all traffic", zone)
+    elif (
+        re.search(r"\baccept\b", rich)
+        and not _RICH_NARROWING.search(rich)
+        and (_EVERY_SOURCE.search(rich) or "source" not in rich)
+    ):
+        yield _fx("defense-off", "firewall-cmd adds a rule accepting all traffic", rich[:80])
     elif zone == "trusted" and any(
         a.startswith(("--add-interface", "--change-interface", "--add-source", "--change-source"))
         for a in argv
     ):
         yield _fx("defense-off", "firewall-cmd moves traffic into the trusted zone (no filtering)", zone)
+
+
+_NFT_BARE = frozenset({"counter", "accept", "log"})
+
+
+def _nft(argv: list[str]) -> Iterator[Effect]:
+    words = _words(argv)
+    # `nft add|insert rule FAMILY TABLE CHAIN [counter] accept`: nothing to match, every packet
+    if words[:2] in (["add", "rule"], ["insert", "rule"]) and len(words) >= 6:
+        chain, statement = words[4].lower(), words[5:]
+        if chain in ("input", "forward") and "accept" in statement and set(statement) <= _NFT_BARE:
+            yield _fx("defense-off", "nft accepts all traffic ahead of the firewall's rules", chain)
 
 
 def _ufw(argv: list[str]) -> Iterator[Effect]:
@@ -330,6 +367,8 @@ _READERS: dict[str, Callable[[list[str]], Iterator[Effect]]] = {
     "semodule": _semodule,
     "authselect": _authselect,
     "pam-auth-update": _pam_auth_update,
+    "authconfig": _authconfig,
+    "nft": _nft,
     "usermod": _account_doors,
     "chsh": _account_doors,
     "firewall-cmd": _firewall_cmd,
