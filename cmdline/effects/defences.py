@@ -32,9 +32,12 @@ settings, such as the agent id; mdatp's ``--value disabled`` switches a protecti
 
 def _security_agent(argv: list[str]) -> Iterator[Effect]:
     switched = [a for a in argv[1:] if _DISABLING.match(a)]
-    if argv[0] == "fail2ban-client" and "unban" in argv and "--all" in argv:
-        # probe22: every ban lifted at once (one address unbanned is everyday administration)
+    if argv[0] == "fail2ban-client" and ("unban" in argv or "unbanip" in argv) and "--all" in argv:
+        # probe22: every ban lifted at once (one address unbanned is everyday administration);
+        # probe26: also through a jail (`set sshd unbanip --all`)
         yield _fx("defense-off", "fail2ban-client lifts every ban", "unban --all")
+    elif argv[0] == "fail2ban-client" and "bantime" in argv and re.match(r"^[0-5]?\d$", argv[-1]):
+        yield _fx("defense-off", "fail2ban-client cuts the ban time to seconds", argv[-1])
     elif switched:
         yield _fx("defense-off", f"{argv[0]} unloads, stops or disables a security agent", " ".join(argv[1:]))
 
@@ -51,7 +54,15 @@ def _auditctl(argv: list[str]) -> Iterator[Effect]:
         or (re.match(r"^-[aA]\S", a) is not None and "never" in a[2:].split(","))
         for i, a in enumerate(rest)
     )
-    if "-D" in rest or "0" in enable or never:
+    # probe26: a rule or watch deleted one by one (-d, -W), an event type excluded (the exclude
+    # list), failures made silent (-f 0)
+    removes = any(a in ("-d", "-W") or re.match(r"^-[dW]\S", a) for a in rest)
+    excludes = any(
+        a in ("-a", "-A") and i + 1 < len(rest) and "exclude" in rest[i + 1].split(",")
+        for i, a in enumerate(rest)
+    )
+    silent = any((a == "-f" and rest[i + 1 : i + 2] == ["0"]) or a == "-f0" for i, a in enumerate(rest))
+    if "-D" in rest or "0" in enable or never or removes or excludes or silent:
         yield _fx(
             "log-off", "auditctl deletes its rules, turns auditing off or excludes events", " ".join(rest)
         )

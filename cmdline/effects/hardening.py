@@ -60,6 +60,8 @@ def _ip(argv: list[str]) -> Iterator[Effect]:
 
 
 _NAT_TARGETS = frozenset({"DNAT", "SNAT", "REDIRECT", "MASQUERADE", "TPROXY"})
+_RULE_MATCHES = frozenset({"-p", "-s", "-d", "-i", "-o", "-m", "!"})
+_CHAIN_OPTIONS = frozenset({"--append", "--insert", "--jump", "--table", "--wait"})
 _PRIVATE_SOURCE = lazy_compile(
     r"^(?:127\.|10\.|192\.168\.|172\.(?:1[6-9]|2\d|3[01])\.|169\.254\.|::1|fe80:|fc|fd|localhost)"
 )
@@ -74,6 +76,11 @@ def _iptables(argv: list[str]) -> Iterator[Effect]:
         source = _value(argv, "-s", "--source", "--src") or ""
         if source and not _PRIVATE_SOURCE.match(source):
             yield _fx("cloud-exposure", f"{argv[0]} opens the host firewall to an outside source", source)
+        elif not any(
+            a in _RULE_MATCHES or (a.startswith("--") and a not in _CHAIN_OPTIONS) for a in argv[1:]
+        ):
+            # probe26: `-I INPUT 1 -j ACCEPT` with nothing to match accepts every packet first
+            yield _fx("defense-off", f"{argv[0]} accepts all traffic ahead of the firewall's rules", "ACCEPT")
 
 
 _ROUTING_SWITCHES = lazy_compile(
@@ -142,6 +149,11 @@ _SYSTEM_PROGRAMS = lazy_compile(
     r"^/+(?:usr/+)?(?:local/+)?(?:s?bin|libexec)/+[^/]+$|^/+etc/+(?:passwd|shadow|sudoers)$"
 )
 
+_SYSTEM_FOLDERS = lazy_compile(
+    r"^/+(?:etc|bin|sbin|lib|lib64|boot|usr(?:/+(?:local/+)?(?:s?bin|lib|lib64))?)/*$"
+)
+_KERNEL_INTERFACES = lazy_compile(r"^/+(?:sys|proc)(?:/|$)")
+
 
 def _mount(argv: list[str]) -> Iterator[Effect]:
     options = _value(argv, "-o", "--options") or ""
@@ -158,6 +170,18 @@ def _mount(argv: list[str]) -> Iterator[Effect]:
         yield _fx(
             "defense-off", "lets a world-writable folder run programs again (noexec removed)", targets[-1]
         )
+    # probe26: the same class for the other mount-time guards
+    if re.search(r"(?:^|,)hidepid=(?:0|off)(?:,|$)", options):
+        shown = targets[-1] if targets else ""
+        yield _fx("defense-off", "shows every user's processes to everyone again (hidepid=0)", shown)
+    elif bind and len(targets) >= 2 and _SYSTEM_FOLDERS.match(targets[-1]):
+        yield _fx("privilege", "mounts another folder over a system folder", targets[-1])
+    elif (
+        "remount" in options
+        and re.search(r"(?:^|,)rw(?:,|$)", options)
+        and any(_KERNEL_INTERFACES.match(t) for t in targets)
+    ):
+        yield _fx("privilege", "makes the kernel's own interfaces writable (/sys, /proc)", targets[-1])
 
 
 _ACCOUNT_METHODS = lazy_compile(

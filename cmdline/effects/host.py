@@ -6,7 +6,7 @@ for how a line is walked."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from dsh_policy.cmdline.effects.model import CommandReader, Effect, runs
 from dsh_policy.cmdline.effects.model import fx as _fx
@@ -26,21 +26,61 @@ __all__ = [
 ]
 
 # ----------------------------------------------------------------- host defences and accounts
-_KERNEL_GUARDS = lazy_compile(
-    r"^(?:kernel\.(?:randomize_va_space|yama\.ptrace_scope|kptr_restrict|dmesg_restrict|modules_disabled"
-    r"|unprivileged_bpf_disabled|perf_event_paranoid"
-    r"|kexec_load_disabled|sysrq|core_pattern|unprivileged_userns_clone)|fs\.(?:protected_\w+"
-    r"|suid_dumpable)|user\.max_user_namespaces|vm\.mmap_min_addr|net\.core\.bpf_jit_harden)="
-)
+_KERNEL_GUARDS: dict[str, Callable[[int], bool]] = {
+    # switch -> whether a value weakens it (probe26: the secure value a hardening guide sets,
+    # `kernel.randomize_va_space=2`, `kptr_restrict=2`, `suid_dumpable=0`, is not tampering)
+    "kernel.randomize_va_space": lambda v: v < 2,
+    "kernel.yama.ptrace_scope": lambda v: v == 0,
+    "kernel.kptr_restrict": lambda v: v == 0,
+    "kernel.dmesg_restrict": lambda v: v == 0,
+    "kernel.modules_disabled": lambda v: v == 0,
+    "kernel.unprivileged_bpf_disabled": lambda v: v == 0,
+    "kernel.perf_event_paranoid": lambda v: v < 2,
+    "kernel.kexec_load_disabled": lambda v: v == 0,
+    "kernel.sysrq": lambda v: v != 0,
+    "kernel.unprivileged_userns_clone": lambda v: v != 0,
+    "kernel.apparmor_restrict_unprivileged_userns": lambda v: v == 0,
+    "kernel.apparmor_restrict_unprivileged_unconfined": lambda v: v == 0,
+    "kernel.io_uring_disabled": lambda v: v == 0,
+    "fs.suid_dumpable": lambda v: v != 0,
+    "user.max_user_namespaces": lambda v: v != 0,
+    "vm.mmap_min_addr": lambda v: v < 4096,
+    "net.core.bpf_jit_harden": lambda v: v == 0,
+    "dev.tty.ldisc_autoload": lambda v: v != 0,
+    "dev.tty.legacy_tiocsti": lambda v: v != 0,
+    "vm.unprivileged_userfaultfd": lambda v: v != 0,
+    "net.ipv4.tcp_syncookies": lambda v: v == 0,
+    "net.ipv4.icmp_echo_ignore_broadcasts": lambda v: v == 0,
+    "net.ipv4.icmp_ignore_bogus_error_responses": lambda v: v == 0,
+}
+"""The kernel's security switches and, for each, the values that weaken it (an unreadable value
+counts as weakening)."""
+_GUARD_FAMILIES = lazy_compile(r"^(?:fs\.protected_\w+|net\.ipv4\.conf\.[\w*]+\.log_martians)$")
+"""Switches named by family, weakened by 0 (`fs.protected_symlinks=0`, `...all.log_martians=0`)."""
+
+
+def _weakens(name: str, value: str) -> bool:
+    check = _KERNEL_GUARDS.get(name) or ((lambda v: v == 0) if _GUARD_FAMILIES.match(name) else None)
+    if check is None:
+        return False
+    try:
+        return check(int(value.strip("\"' ")))
+    except ValueError:
+        return True
 
 
 def _sysctl(argv: list[str]) -> Iterator[Effect]:
     for arg in argv[1:]:
-        name, _, value = arg.replace("/", ".").partition("=")
-        if name == "kernel.core_pattern" and not value.strip("\"' ").startswith("|"):
-            continue  # a file name for core dumps (core.%p); only a pipe hands crashes to a program
-        if _KERNEL_GUARDS.match(arg.replace("/", ".")):
-            yield _fx("defense-off", f"changes a kernel security switch ({arg.split('=')[0]})", arg)
+        name, setting, value = arg.replace("/", ".").partition("=")
+        name = name.strip()
+        if not setting:
+            continue  # read, not set (`sysctl -n kernel.kptr_restrict`)
+        if name == "kernel.core_pattern":
+            # a file name for core dumps (core.%p) is ordinary; a pipe hands crashes to a program
+            if value.strip("\"' ").startswith("|"):
+                yield _fx("defense-off", "hands every crash dump to a program (kernel.core_pattern)", arg)
+        elif _weakens(name, value):
+            yield _fx("defense-off", f"weakens a kernel security switch ({name})", arg)
 
 
 def _chattr(argv: list[str]) -> Iterator[Effect]:

@@ -60,6 +60,7 @@ _SYSTEM_MANAGERS = (
     "opkg",
     "tdnf",
     "snap",
+    "yum-config-manager",  # probe26: `--setopt=gpgcheck=0 --save` writes the switch for every install
 )
 
 
