@@ -110,10 +110,11 @@ _FENCE: Final = lazy_compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DO
 # A computer-use tool typing text that ends in Enter into whatever has the focus: a terminal runs it.
 _TYPING_WORDS: Final = frozenset({"computer"})
 _BROWSER_WORDS: Final = frozenset({"browser", "playwright", "puppeteer", "page"})
-_SEARCH_ROOT_KEYS: Final = ("path", "dir_path", "directory", "root", "cwd")
+# Windsurf's Cascade spells its grep_search {Query, SearchPath, Includes} in capitals
+_SEARCH_ROOT_KEYS: Final = ("path", "dir_path", "directory", "root", "cwd", "SearchPath", "search_path")
 # Names only public key material has (what the credential rules exempt): a search for them is a listing.
 _PUBLIC_NAME: Final = re.compile(r"(?i)\.pub\*?$|^known_hosts|^authorized_keys2?$")
-_INCLUDE_KEYS: Final = ("includePattern", "include_pattern", "include")
+_INCLUDE_KEYS: Final = ("includePattern", "include_pattern", "include", "Includes")
 # What a search tool searches, when an argument says it (desktop-commander's start_search
 # {searchType: content}: the file's text, as grep reads it).
 _SEARCH_KIND_KEYS: Final = ("searchType", "search_type", "type", "mode")
@@ -399,7 +400,7 @@ def _search_pattern(words: frozenset[str], args: Mapping[str, Any]) -> str | Non
         or {"search", "content"} <= words
         or ("search" in words and kind.strip().lower() in ("content", "contents", "text", "grep"))
     ):
-        for key in ("pattern", "query"):
+        for key in ("pattern", "query", "Query"):
             value = args.get(key)
             if isinstance(value, str) and value:
                 return value
@@ -460,7 +461,7 @@ def _name_search(words: frozenset[str], args: Mapping[str, Any]) -> tuple[str, s
     parts = [part for part in pattern.strip().split("/") if part and part != "**"]
     if not parts:
         return None
-    root = _search_root(args, (*_SEARCH_ROOT_KEYS, "SearchDirectory", "search_path"), pattern.strip())
+    root = _search_root(args, (*_SEARCH_ROOT_KEYS, "SearchDirectory"), pattern.strip())
     return root, "-name", parts[-1]
 
 

@@ -72,6 +72,15 @@ def test_an_absolute_include_pattern_is_a_content_search_root() -> None:
     assert cli_lines("grep_search", {"query": "TODO", "includePattern": "src/**"}) == ["grep -rnE -- TODO ."]
 
 
+def test_windsurf_spells_its_content_search_in_capitals() -> None:
+    assert cli_lines(
+        "grep_search", {"Query": "client_secret", "SearchPath": "/home/u", "MatchPerLine": True}
+    ) == ["grep -rnE -- client_secret /home/u"]
+    assert cli_lines("grep_search", {"Query": "useState", "SearchPath": "src"}) == [
+        "grep -rnE -- useState src"
+    ]
+
+
 def test_plain_tools_stand_for_no_line() -> None:
     assert cli_lines("mcp__github__get_issue", {"owner": "a", "repo": "b", "issue_number": 1}) == []
     assert cli_lines("mcp__docs__evaluate", {"code": "1+1"}) == []  # no word says it runs code
