@@ -378,6 +378,11 @@ _AWS_IDENTITY = lazy_compile(
     r"|upload-ssh-public-key|create-virtual-mfa-device|deactivate-mfa-device"
     r"|delete-account-password-policy|update-account-password-policy)$"
 )
+_AWS_RESOURCE_POLICY = lazy_compile(r"^(?:put|set)-(?:[a-z]+-){0,3}policy$|^set-(?:queue|topic)-attributes$")
+# a statement's principal that is everyone, also inside a policy given as an escaped JSON string
+_ANY_PRINCIPAL = lazy_compile(
+    r'\\?"Principal\\?"\s*:\s*(?:\\?"\*\\?"|\{\s*\\?"AWS\\?"\s*:\s*(?:\\?"\*\\?"|\[\s*\\?"\*\\?"\s*\]))'
+)
 _OPEN_CIDR = lazy_compile(
     r"(?:^|[^0-9])0\.0\.0\.0/0|::/0|^\*$|^Internet$|^Any$|allUsers|allAuthenticatedUsers"
 )
@@ -434,6 +439,13 @@ def _aws(argv: list[str]) -> Iterator[Effect]:
         yield _fx("cloud-exposure", "uploads local files to a bucket anyone can write", words[-1])
     elif service == "lambda" and op == "add-permission" and _value(argv, "--principal") == "*":
         yield _fx("cloud-exposure", "lets anyone invoke a function", op)
+    elif _AWS_RESOURCE_POLICY.match(op) and any(_ANY_PRINCIPAL.search(a) for a in argv):
+        # a resource policy (ECR, SQS, SNS, Secrets Manager, KMS, Glacier, EFS, backup vaults...)
+        # whose statement names every principal: anyone may act on the resource
+        yield _fx("cloud-exposure", f"aws {service} {op} grants every principal", op)
+    elif service == "kms" and op in ("put-key-policy", "create-grant"):
+        # who may decrypt with the key: a policy read from a file is not seen here
+        yield _fx("cloud-identity", f"aws kms {op} changes who may use an encryption key", op)
     elif (
         (service == "ssm" and op in ("send-command", "start-session"))
         or (service == "ecs" and op == "execute-command")
