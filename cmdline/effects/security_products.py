@@ -94,7 +94,7 @@ PRODUCTS: Final[tuple[SecurityProduct, ...]] = (
     _P("chkrootkit", packages=("chkrootkit",)),
     _P("Lynis", packages=("lynis",)),
     _P("fail2ban", packages=("fail2ban",), daemons=("fail2ban-server",), controls=("fail2ban-client",)),
-    _P("CrowdSec", packages=("crowdsec*",)),
+    _P("CrowdSec", packages=("crowdsec*",), daemons=("crowdsec",)),
     # boot integrity: shim's Machine Owner Key tool switches signature validation off (probe22)
     _P("Secure Boot (shim)", controls=("mokutil",)),
     # mandatory access control
@@ -116,12 +116,13 @@ PRODUCTS: Final[tuple[SecurityProduct, ...]] = (
     _P("Huawei Cloud host security", folders=("hostguard",)),
     _P("Baidu Cloud monitoring", folders=("bcm-agent",)),
     # runtime security and admission control in clusters
-    _P("Falco", packages=("falco",), agents=("falco",)),
-    _P("Tetragon", packages=("tetragon",), agents=("tetragon",)),
-    _P("KubeArmor", agents=("kubearmor",)),
-    _P("Tracee", agents=("tracee",)),
-    _P("Sysdig", agents=("sysdig",)),
-    _P("Datadog", agents=("datadog",)),
+    # (their daemons too: each also runs as a host service outside a cluster)
+    _P("Falco", packages=("falco",), daemons=("falco*",), agents=("falco",)),
+    _P("Tetragon", packages=("tetragon",), daemons=("tetragon",), agents=("tetragon",)),
+    _P("KubeArmor", daemons=("kubearmor",), agents=("kubearmor",)),
+    _P("Tracee", daemons=("tracee",), agents=("tracee",)),
+    _P("Sysdig", daemons=("dragent", "sysdig-agent"), agents=("sysdig",)),
+    _P("Datadog", daemons=("datadog-agent", "security-agent", "system-probe"), agents=("datadog",)),
     _P("Aqua", agents=("aqua",)),
     _P("Prisma Cloud (Twistlock)", agents=("twistlock", "prisma")),
     _P("NeuVector", agents=("neuvector",)),

@@ -45,7 +45,8 @@ DAEMONS = [
     "filebeat", "elastic-agent", "elastic-endpoint", "sentinelone", "sentineld", "SentinelAgent",
     "cbagentd", "cbdaemon", "mdatp", "wdavdaemon", "santa", "santad", "jamf", "jamfAgent", "ESets",
     "ESetsDaemon", "sophos", "sophosav", "aide", "tripwire", "fail2ban-server", "apparmor",
-    "setroubleshootd"
+    "setroubleshootd", "falco", "tetragon", "kubearmor", "tracee", "dragent", "sysdig-agent",
+    "datadog-agent", "security-agent", "system-probe", "crowdsec"
 ]  # fmt: skip
 AGENTS = [
     "tetragon", "falco", "kubearmor", "tracee", "sysdig-agent", "crowdstrike", "falcon-node-sensor",
