@@ -157,6 +157,8 @@ _LOOPBACK_ONLY = lazy_compile(r"^[\s\[\]\"',]*(?:(?:localhost|127\.0\.0\.1|::1|\
 _YARN_CHECKS_OFF = lazy_compile(r"(?i)^(?:checksumBehavior=(?:ignore|update|reset)|unsafeHttpWhitelist=.+)$")
 _LATER_GIT_KEYS = lazy_compile(
     r"(?i)^(?:core\.(?:hookspath|fsmonitor|sshcommand|pager|editor|askpass|gitproxy)|alias\.[\w-]+"
+    # the template folder every later clone and init copies its hooks from
+    r"|init\.templatedir"
     r"|include(?:if\.[^=]*)?\.path|filter\.[\w-]+\.(?:clean|smudge|process)"
     r"|diff\.[\w-]+\.(?:textconv|command)|credential\.helper|gpg\.program|uploadpack\.packobjectshook"
     r"|sequence\.editor|merge\.[\w-]+\.driver|submodule\.[\w-]+\.update)$"

@@ -14,7 +14,9 @@ from dsh_policy.cmdline import interpreters
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 from dsh_policy.cmdline.shell.wrappers import option_value
 
-_VIM_SHELL = lazy_compile(r"^[:\s]*(?:(?:silent!?\s*)?!|(?:r(?:ead)?|w(?:rite)?)\s*!"
+# (an autocommand's command too: `autocmd VimEnter * silent !cmd` runs it when the event fires)
+_VIM_SHELL = lazy_compile(r"^[:\s]*(?:au(?:tocmd)?!?\s+[\w,]+\s+\S+\s+(?:(?:\+\+once|\+\+nested)\s+)*)?"
+    r"(?:(?:silent!?\s*)?!|(?:r(?:ead)?|w(?:rite)?)\s*!"
     r"|(?:call\s+)?system(?:list)?\s*\(\s*(['\"]))(.*)$", re.DOTALL)
 _VIM_CODE = lazy_compile(r"^[:\s]*(py(?:thon)?3?|pyx|lua|perl|ruby|rub)\s+(.*)$", re.DOTALL)
 _VIM_LANGS = {"py": "python", "python": "python", "py3": "python", "python3": "python", "pyx": "python",

@@ -210,6 +210,9 @@ def test_a_one_off_git_c_command_runs_now_and_is_judged_as_a_command_not_as_conf
     assert "runs-later-config" in kinds("git config --global core.pager ./scripts/page.sh")
     assert "runs-later-config" not in kinds("git config --global core.pager cat")
     assert "runs-later-config" in kinds("git -c core.hooksPath=/tmp/h commit -m x")
+    # the template folder every later clone copies its hooks from
+    assert "runs-later-config" in kinds("git config --global init.templateDir /var/tmp/tpl")
+    assert "runs-later-config" not in kinds("git config --global init.defaultBranch main")
     assert ["rm", "-rf", "/"] in shell_commands("git -c core.pager='rm -rf /' log")
 
 

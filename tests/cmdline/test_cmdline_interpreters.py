@@ -203,6 +203,8 @@ def test_analysis_is_total(code: str) -> None:
         ),
         ("make --eval='x:;rm -rf /x' x", ["rm", "-rf", "/x"]),
         ("vim -c ':!rm -rf /x'", ["rm", "-rf", "/x"]),
+        ("vim -c ':autocmd VimEnter * silent !rm -rf /x'", ["rm", "-rf", "/x"]),
+        ("nvim -c 'au! BufRead *.py ++once !rm -rf /x'", ["rm", "-rf", "/x"]),
         ("man -P 'rm -rf /x' ls", ["rm", "-rf", "/x"]),
         ("PAGER='rm -rf /x' git log", ["rm", "-rf", "/x"]),
         ("git -c core.pager='rm -rf /x' log", ["rm", "-rf", "/x"]),
