@@ -28,6 +28,7 @@ text implies, for the implied shell calls of ``later_commands``). Lexical: nothi
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 import shlex
@@ -555,7 +556,64 @@ def dependency_installs(path: str, text: str) -> list[str]:
     return []
 
 
+# ----------------------------------------------------------------- images and charts
+_IMAGE_PROGRAMS = frozenset(
+    {"docker", "podman", "nerdctl", "ctr", "crictl", "kubectl", "oc", "helm", "skopeo"}
+)
+# an image or chart reference whose registry is a bare IPv4 address (also after `--image=` or a
+# container's `name=` in `kubectl set image`, and as an `oci://` URL); a CIDR (`IP/24`) names no image
+_IP_IMAGE = lazy_compile(
+    r"^(?:--image=|[\w.-]+=)?(?:oci://|docker://)?((?:[0-9]{1,3}\.){3}[0-9]{1,3})(:[0-9]{1,5})?(/\S*[A-Za-z]\S*)$"
+)
+
+
+# the ranges a team's own registry lives in: loopback, the RFC 1918 networks, link-local, shared
+# (CGNAT) space; the documentation ranges stand for public hosts, as they do in every example
+_LOCAL_NETWORKS = tuple(
+    ipaddress.IPv4Network(n)
+    for n in (
+        "0.0.0.0/8",
+        "10.0.0.0/8",
+        "100.64.0.0/10",
+        "127.0.0.0/8",
+        "169.254.0.0/16",
+        "172.16.0.0/12",
+        "192.168.0.0/16",
+    )
+)
+
+
+def _public_address(text: str) -> bool:
+    try:
+        address = ipaddress.IPv4Address(text)
+    except ValueError:
+        return False
+    return not any(address in network for network in _LOCAL_NETWORKS)
+
+
+def image_source_acts(argv: list[str]) -> Iterator[Effect]:
+    """An image or a chart pulled from a registry that is a bare public IP address (``docker run
+    203.0.113.9:5000/agent``, ``kubectl set image deploy/api api=IP/img``, ``helm install x
+    oci://IP/charts/x``): code from a host no name vouches for, the way miners and botnets ship
+    their images. A ``registry`` effect judged by host like an index, so a team's own listed
+    registry stays allowed; names (``ghcr.io/...``), loopback and private addresses (a kind or
+    minikube registry on the LAN) are no effect here."""
+    if not argv or argv[0] not in _IMAGE_PROGRAMS:
+        return
+    for arg in argv[1:]:
+        found = _IP_IMAGE.match(arg)
+        if found is None or not _public_address(found.group(1)):
+            continue
+        host = found.group(1) + (found.group(2) or "")
+        yield _fx(
+            "registry",
+            f"{argv[0]} takes an image or a chart from {host}, a bare IP address",
+            f"https://{host}{found.group(3)}",
+        )
+
+
 COMMAND_READERS: tuple[CommandReader, ...] = (
     (lambda program: program in _READERS or program.startswith("python"), install_source_acts),
+    (_IMAGE_PROGRAMS, image_source_acts),
 )
 """The per-command readers here, each with the programs it reads (``shell.acts`` dispatches on them)."""

@@ -310,3 +310,32 @@ def test_an_archive_url_in_a_manifest_fragment_is_the_install_it_implies() -> No
     ]
     # a link that is no archive stays metadata-like text in a fragment
     assert dependency_installs("package.json", '"docs": "https://example-host.io/guide"') == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "docker run -d --rm 198.51.100.23:5000/tools/sync:latest",
+        "podman pull 198.51.100.23/base",
+        "kubectl run probe --image=198.51.100.23:5000/probe -n web",
+        "kubectl set image deploy/web web=198.51.100.23/web:2",
+        "helm upgrade --install cache oci://198.51.100.23/charts/cache",
+    ],
+)
+def test_an_image_or_chart_from_a_bare_public_address_is_a_registry(line: str) -> None:
+    assert "registry" in {act["kind"] for act in shell_acts(line)}, shell_acts(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "docker run -d localhost:5001/web:dev",
+        "kubectl set image deploy/web web=192.168.49.2:5000/web:dev",
+        "kubectl set image deploy/web web=ghcr.io/acme/web:1.4.2",
+        "helm install cache oci://registry-1.docker.io/bitnamicharts/redis",
+        "kubectl annotate svc web allowed-from=198.51.100.0/24",
+        "docker run --add-host db:198.51.100.7 -p 8080:80 nginx",
+    ],
+)
+def test_named_local_and_private_registries_and_cidrs_are_no_image_source(line: str) -> None:
+    assert "registry" not in {act["kind"] for act in shell_acts(line)}, shell_acts(line)
