@@ -71,6 +71,12 @@ _DROPPED_KEYWORDS = frozenset({"for", "select", "case", "function", "in"})
 
 
 _ALIAS_NAME = lazy_compile(r"[A-Za-z0-9_.:+@%-]+")
+MAX_XARGS_WORDS = 256
+"""Most words of text printed into xargs that are appended to the command it builds."""
+# where installed programs live (a copy of one of them is that program under a new name)
+_BINARY_PATH = lazy_compile(r"^/(?:usr/+)?(?:local/+)?s?bin/+[^/\s$`]+$|^/opt/+homebrew/+bin/+[^/\s$`]+$")
+# `$(which curl)`, `$(command -v curl)`, backquoted too
+_WHICH = lazy_compile(r"(?:\$\(|`)\s*(?:which|command\s+-v|type\s+-P)\s+([A-Za-z0-9_.+-]+)\s*(?:\)|`)")
 
 
 class Unwrapper:
@@ -175,7 +181,35 @@ class Unwrapper:
             or has_flag(argv, stop, options.shell_flags, options.shell_long_flags, options)
         ):
             self.shell_reading_stdin(argv)
+        if program == "xargs" and stop < len(argv) and len(self.stdin) == 1:
+            return self._xargs_input(argv[1:stop], argv[stop:], self.stdin[0])
         return argv[stop:]
+
+    @staticmethod
+    def _xargs_input(options: list[str], command: list[str], text: str) -> list[str]:
+        """The command xargs builds from text printed into it on the line (``echo /w | xargs rm
+        -rf`` runs ``rm -rf /w``; probe25): the words appended, or with ``-0`` the whole text as
+        one word, or with ``-I R`` the first line put where ``R`` stands."""
+        replace = None
+        for index, option in enumerate(options):
+            if option in ("-I", "--replace") and index + 1 < len(options):
+                replace = options[index + 1]
+            elif option.startswith("-I") and len(option) > 2:
+                replace = option[2:]
+            elif option.startswith("--replace="):
+                replace = option.partition("=")[2]
+            elif option == "-i":
+                replace = "{}"
+        if replace:
+            line = text.strip().split("\n", 1)[0]
+            return [word.replace(replace, line) for word in command]
+        if any(o == "--null" or (o[:1] == "-" and o[1:2] != "-" and "0" in o) for o in options):
+            return [*command, text.rstrip("\n")]
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            words = text.split()
+        return [*command, *words[:MAX_XARGS_WORDS]]
 
     # -- wrappers with their own grammar ---------------------------------------------------------
 
@@ -266,6 +300,27 @@ class Unwrapper:
             name, eq, value = arg.partition("=")
             if eq and _ALIAS_NAME.fullmatch(name):
                 self.budget.aliases[name] = value
+
+    def _copy(self, argv: list[str]) -> None:
+        """``cp /bin/rm /tmp/tidy``, ``ln -s /usr/bin/git g``, ``cp $(which curl) ./fetch``: a
+        program copied or linked under another name, which the rest of the line may run by that
+        name (``/tmp/tidy -rf ~``). The new name becomes an alias of the program (ATT&CK T1036.003,
+        renamed system utilities; probe25)."""
+        self.out.append(argv)
+        operands = [a for a in argv[1:] if not a.startswith("-")]
+        if len(operands) != 2 or operands[1].endswith("/"):
+            return
+        source, target = operands
+        found = _WHICH.fullmatch(source)
+        if found is not None:
+            program = found.group(1)
+        elif _BINARY_PATH.match(source):
+            program = basename(source)
+        else:
+            return
+        name = basename(target)
+        if name != program and _ALIAS_NAME.fullmatch(name) and _ALIAS_NAME.fullmatch(program):
+            self.budget.aliases[name] = program
 
     def _container_exec(self, argv: list[str]) -> list[str] | None:
         """``docker|podman|nerdctl exec|run [opts] CONTAINER|IMAGE CMD...``, ``docker compose
@@ -692,6 +747,8 @@ _SPECIAL_WRAPPERS: dict[str, _SpecialWrapper] = {
     "entr": Unwrapper._entr,
     "hyperfine": Unwrapper._hyperfine,
     "alias": Unwrapper._alias,
+    "cp": Unwrapper._copy,
+    "ln": Unwrapper._copy,
     "knife": Unwrapper._hosted_ruby,
     "rails": Unwrapper._hosted_ruby,
     **dict.fromkeys(("psql", "mysql", "mariadb", "sqlite3", "sqlite", "duckdb", "clickhouse-client",
