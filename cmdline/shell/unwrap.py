@@ -301,6 +301,14 @@ class Unwrapper:
             if eq and _ALIAS_NAME.fullmatch(name):
                 self.budget.aliases[name] = value
 
+    def _trap(self, argv: list[str]) -> None:
+        """``trap 'LINE' EXIT INT``: the line runs when the signal comes (at the shell's exit, at
+        the latest), so it is read like ``eval LINE`` (probe25); ``trap - EXIT``, ``trap '' INT``
+        and the listing options run nothing."""
+        self.out.append(["trap"])
+        if len(argv) >= 3 and argv[1] and not argv[1].startswith("-"):
+            self.parse(argv[1])
+
     def _copy(self, argv: list[str]) -> None:
         """``cp /bin/rm /tmp/tidy``, ``ln -s /usr/bin/git g``, ``cp $(which curl) ./fetch``: a
         program copied or linked under another name, which the rest of the line may run by that
@@ -747,6 +755,7 @@ _SPECIAL_WRAPPERS: dict[str, _SpecialWrapper] = {
     "entr": Unwrapper._entr,
     "hyperfine": Unwrapper._hyperfine,
     "alias": Unwrapper._alias,
+    "trap": Unwrapper._trap,
     "cp": Unwrapper._copy,
     "ln": Unwrapper._copy,
     "knife": Unwrapper._hosted_ruby,

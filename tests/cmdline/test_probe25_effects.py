@@ -43,6 +43,29 @@ def test_text_printed_into_xargs_is_the_commands_arguments(line: str, expected: 
     assert any(command[: len(expected)] == expected for command in shell_commands(line)), shell_commands(line)
 
 
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # base64 "build", hex "notes.txt", reversed "dist"
+        ("ls $(echo YnVpbGQ= | base64 -d)", ["ls", "build"]),
+        ("cat $(xxd -r -p <<< 6e6f7465732e747874)", ["cat", "notes.txt"]),
+        ("du -sh $(rev <<< tsid)", ["du", "-sh", "dist"]),
+    ],
+)
+def test_a_literal_decoded_in_a_substitution_is_its_text(line: str, expected: list[str]) -> None:
+    assert shell_commands(line)[-1] == expected
+
+
+def test_an_undecodable_or_binary_substitution_stays_unresolved() -> None:
+    assert shell_commands("ls $(echo '%%%' | base64 -d)")[-1] == ["ls", "$(echo '%%%' | base64 -d)"]
+    assert shell_commands("ls $(echo 00ff | xxd -r -p)")[-1] == ["ls", "$(echo 00ff | xxd -r -p)"]
+
+
+def test_a_trap_line_is_read_as_the_line_it_runs() -> None:
+    assert ["git", "stash", "pop"] in shell_commands("trap 'git stash pop' EXIT; git stash; make")
+    assert shell_commands("trap - EXIT; trap '' INT") == [["trap"], ["trap"]]
+
+
 def test_xargs_over_a_listing_is_left_as_it_is() -> None:
     # what `git ls-files` prints is not known on the line: xargs' command keeps its own words
     assert ["rm", "-f"] in shell_commands("git ls-files '*.orig' | xargs rm -f")
