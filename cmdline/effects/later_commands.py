@@ -200,7 +200,8 @@ def _recipe_commands(text: str) -> list[str]:
         line = _MAKE_REFERENCE.sub("make-value", line).replace("\0", "$")
         if line.strip():
             found.append(line)
-    return found
+    # one script of all recipe lines: one decision for the write, whatever the Makefile's size
+    return ["\n".join(found)] if found else []
 
 
 def _code_commands(path: str, text: str) -> list[str] | None:
