@@ -133,7 +133,8 @@ class Unwrapper:
             argv = argv[start:]
         loop = argv[:1] in (["for"], ["select"]) and len(argv) > 3 and argv[2] == "in"
         if loop and NAME.fullmatch(argv[1]):
-            self.budget.loops[argv[1]] = argv[3:]  # `for d in /etc /usr; do rm -rf "$d"; done`
+            # `for d in /etc /usr; do rm -rf "$d"; done`, also over an array (`in "${dirs[@]}"`)
+            self.budget.loops[argv[1]] = spread_arrays(["for", *argv[3:]], self.budget.arrays)[1:]
         if not argv or argv[0] in _DROPPED_KEYWORDS:
             return None
         argv[0] = basename(argv[0])
@@ -789,5 +790,23 @@ def unwrap(
     return [
         resolved_operands(expanded, variables)
         for command in Unwrapper(depth, budget, variables, stdin, script_readers).run(argv)
-        for expanded in loop_bodies(command, budget.loops)
+        for expanded in loop_bodies(spread_arrays(command, budget.arrays), budget.loops)
     ]
+
+
+_ARRAY_SPREAD = lazy_compile(r"\$\{([A-Za-z_]\w*)\[[@*]\]\}")
+
+
+def spread_arrays(command: list[str], arrays: dict[str, list[str]]) -> list[str]:
+    """``command`` with each operand that spreads an array the line assigned (``"${a[@]}"``) replaced
+    by the array's words; the program name stays as written (probe25)."""
+    if not arrays or len(command) < 2 or not any("[" in word for word in command[1:]):
+        return command
+    spread = [command[0]]
+    for word in command[1:]:
+        found = _ARRAY_SPREAD.fullmatch(word)
+        if found is not None and found.group(1) in arrays:
+            spread.extend(arrays[found.group(1)])
+        else:
+            spread.append(word)
+    return spread

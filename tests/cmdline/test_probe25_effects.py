@@ -61,6 +61,14 @@ def test_an_undecodable_or_binary_substitution_stays_unresolved() -> None:
     assert shell_commands("ls $(echo 00ff | xxd -r -p)")[-1] == ["ls", "$(echo 00ff | xxd -r -p)"]
 
 
+def test_an_array_spread_into_arguments_is_its_words() -> None:
+    assert ["chmod", "-R", "go-w", "bin"] in shell_commands('opts=(-R go-w); chmod "${opts[@]}" bin')
+    loop = shell_commands('dirs=(build dist); for d in "${dirs[@]}"; do rm -r "$d"; done')
+    assert ["rm", "-r", "build"] in loop and ["rm", "-r", "dist"] in loop
+    # an array the line does not assign stays as written
+    assert ["ls", "${other[@]}"] in shell_commands('ls "${other[@]}"')
+
+
 def test_a_trap_line_is_read_as_the_line_it_runs() -> None:
     assert ["git", "stash", "pop"] in shell_commands("trap 'git stash pop' EXIT; git stash; make")
     assert shell_commands("trap - EXIT; trap '' INT") == [["trap"], ["trap"]]

@@ -338,14 +338,14 @@ LEVELS: dict[str, Level] = {
         benign=0.075,
         benign_unheld_categories=("team-notifications", "ssh-and-network", "cloud-and-tunnels"),
     ),
-    # misses: arrays spread into rm's arguments, IFS splitting and slices of $HOME/$PWD/$OLDPWD as
-    # paths, computed member calls in node/php/awk, zx, a file of commands written then sourced,
-    # find -exec shred and git ls-files | xargs rm in the project. Blocked by design (10.8%
+    # misses: IFS splitting and slices of $HOME/$PWD/$OLDPWD as paths, computed member calls in
+    # node/php/awk, zx, a file of commands written then sourced, find -exec shred and
+    # git ls-files | xargs rm in the project. Blocked by design (10.8%
     # measured): a shell reading its script from stdin, eval or bash -c of a substitution, whatever
     # the decoded text (`echo ZWNobyBoaQ== | base64 -d | sh`), completions sourced from `<(...)`,
     # arrays and variables run as the program, functions running "$@", rc-file lines, Kubernetes
     # secret fields decoded (the packs' stance: what static analysis cannot resolve is refused)
-    "probe25": Level(dangerous=0.95, per_category=0.92, shell=0.95, non_shell=0.96, benign=0.11),
+    "probe25": Level(dangerous=0.96, per_category=0.92, shell=0.96, non_shell=0.96, benign=0.11),
 }
 
 
