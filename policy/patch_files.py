@@ -36,6 +36,26 @@ def patch_paths(patch: str) -> list[str]:
     return paths
 
 
+_ANY_HEADER: Final = lazy_compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$", re.MULTILINE)
+
+
+def added_texts(patch: str) -> list[tuple[str, str]]:
+    """``(path, text)`` for each file a ``*** Begin Patch`` patch adds or updates: the lines it
+    adds (``+`` lines, without the ``+``), in order; a deleted file adds nothing. A unified diff
+    is not read here."""
+    found: list[tuple[str, str]] = []
+    headers = list(_ANY_HEADER.finditer(patch)) if "*** " in patch else []
+    for index, header in enumerate(headers):
+        if header.group(1) == "Delete":
+            continue
+        end = headers[index + 1].start() if index + 1 < len(headers) else len(patch)
+        body = patch[header.end() : end]
+        added = [line[1:] for line in body.splitlines() if line.startswith("+")]
+        if added:
+            found.append((header.group(2), "\n".join(added) + "\n"))
+    return found
+
+
 def with_patch_paths(tool: str, args: Any) -> Any:
     """``args`` of an ``apply_patch`` call given as a patch alone, with the patch's files as
     ``paths``; every other call's arguments unchanged (the same object)."""

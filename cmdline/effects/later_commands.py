@@ -68,6 +68,29 @@ _RUNNERS = lazy_compile(r"^(?:npx|bunx|pnpx|uvx|pipx)$")
 _RUNNER_VERBS = {"pnpm": ("dlx",), "yarn": ("dlx",), "npm": ("exec", "x"), "uv": ("tool",), "pipx": ("run",)}
 _DETACH = frozenset({"nohup", "setsid", "disown", "daemonize", "screen", "tmux", "at", "batch"})
 _WORD = lazy_compile(r"[^\s;&|()<>]+")
+_CODE_RUNNERS = {
+    "py": "python3 -c",
+    "js": "node -e",
+    "cjs": "node -e",
+    "mjs": "node -e",
+    "rb": "ruby -e",
+    "pl": "perl -e",
+    "pm": "perl -e",
+    "php": "php -r",
+}
+# code that builds a string out of sight: decoders, character codes, reversed text, a module or a
+# function named by a built string (the obfuscators' building blocks, ATT&CK T1027/T1140)
+_BUILT_STRINGS = lazy_compile(
+    r"b(?:64|32|16|85)decode|fromhex|unhexlify|decode_base64|decode64|base64_decode|Base64\.|atob\s*\("
+    r"|Buffer\.from\s*\([^)]*,\s*[\"'](?:base64|hex)[\"']|\bchr\s*[(,]|fromCharCode|\bpack\s*\(?\s*[\"']H"
+    r"|strrev|\[::-1\]|\.reverse\b|rot_?13|__import__\s*\(\s*[\"'][^\"']*[\"']\s*\+"
+    r"|\[\s*[\"'][\w.]*[\"']\s*\+\s*[\"'][\w.]*[\"']\s*\]\s*\(|require\s*\(\s*[\"'][\w.]*[\"']\s*\+"
+    r"|\$\w+\s*=\s*[\"']\w+[\"']\s*\.\s*[\"']\w+[\"']\s*;"
+)
+_MAKEFILE = lazy_compile(r"(?:^|/)(?:GNU)?[Mm]akefile$|\.mk$")
+# make's references, nested one level (``$(shell git describe)``, ``$(subst a,b,$(X))``)
+_MAKE_REFERENCE = lazy_compile(r"\$(?:\((?:[^()]|\([^()]*\))*\)|\{[^{}]*\}|[^\s\0$(){}])")
+_HANDS_ON = lazy_compile(r"(?m)^[ \t]*(?:exec[ \t]+)?\"?\$(?:@|\{@\})\"?[ \t]*$")
 
 
 def _bounded(text: str) -> str:
@@ -158,9 +181,53 @@ def _manifest_commands(path: str, text: str) -> list[str] | None:
     return [json.loads(f'"{v}"') for k, v in _JSON_PAIR.findall(text) if k in _LIFECYCLE]
 
 
+def _recipe_commands(text: str) -> list[str]:
+    """A Makefile's recipe lines (a tab first), as the shell make hands them to: the ``@``, ``-``
+    and ``+`` prefixes dropped, ``$$`` made ``$``, and make's own references (``$(VERSION)``,
+    ``$(shell ...)``, ``${CC}``, ``$@``) replaced by a plain word, since make expands them before
+    the shell runs the line. A line continued with a backslash is joined to the next."""
+    found: list[str] = []
+    pending = ""
+    for raw in text.splitlines():
+        if not pending and not raw.startswith("\t"):
+            continue
+        line = pending + raw.lstrip("\t")
+        if line.endswith("\\"):
+            pending = line[:-1] + " "
+            continue
+        pending = ""
+        line = line.lstrip("@-+ ").replace("$$", "\0")
+        line = _MAKE_REFERENCE.sub("make-value", line).replace("\0", "$")
+        if line.strip():
+            found.append(line)
+    # one script of all recipe lines: one decision for the write, whatever the Makefile's size
+    return ["\n".join(found)] if found else []
+
+
+def _code_commands(path: str, text: str) -> list[str] | None:
+    """A program file (a script, a test runner's conftest, a setup.py) as its interpreter runs it:
+    ``python3 -c TEXT``, ``node -e TEXT``, ... so the interpreter readers judge what its process
+    calls run (a command decoded from base64, hex or character codes and handed to the shell, a
+    tree deleted, secrets posted) as they do for the same code given inline; ``None`` for a
+    language without an inline form here."""
+    suffix = path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    runner = _CODE_RUNNERS.get(suffix)
+    if runner is None:
+        return None
+    if _BUILT_STRINGS.search(text) is None:
+        # ordinary program code (process calls with argument lists, paths from settings) is the
+        # packs' to judge as written; read as run only when it builds its strings out of sight
+        return []
+    if suffix == "php":
+        text = re.sub(r"^\s*<\?php\b|\?>\s*$", "", text)
+    return [f"{runner} {shlex.quote(text)}"]
+
+
 def later_commands(path: str, text: str) -> list[str]:
     """The command lines writing ``text`` to ``path`` makes run later, for the classes in
-    :data:`JUDGED_BY_COMMANDS`; ``[]`` for other files and for text this module cannot read."""
+    :data:`JUDGED_BY_COMMANDS`, and for shell scripts, Makefile recipes and program files that
+    build their strings out of sight (whose writes count only a denied line,
+    ``policy.decide.later_calls``); ``[]`` for other files and for text this module cannot read."""
     if not isinstance(path, str) or not isinstance(text, str):
         raise TypeError("path.later_commands expects two strings")
     found = _read(path, _bounded(text))
@@ -190,6 +257,21 @@ def _read_uncached(path: str, text: str) -> list[str] | None:
         return None if scripts is None and not installs else [*(scripts or ()), *installs]
     if kind in ("dependency-list", "lockfile"):
         return dependency_installs(path, text)
+    if kind == "build-file" and _MAKEFILE.search(path):
+        return _recipe_commands(text)
+    if kind in ("source-code", "test-hook") or (kind == "package-manifest" and path.endswith("setup.py")):
+        return _code_commands(path, text)
+    if kind == "script" or (not kind and text.startswith("#!")):
+        # a shell script written to be run (``scripts/setup.sh``, an extensionless ``bin/cleanup``
+        # whose ``#!`` names a shell): judged as the lines it runs, so a payload decoded into a
+        # shell, a glued or quoted program name or an argv array is read as on the command line
+        # (probe25); another language (``#!/usr/bin/env python3``, a .ps1) is not read here
+        if path.lower().endswith(".ps1") or (not kind and _SHEBANG.match(text) is None):
+            return None
+        body = _hook_commands(path, text)
+        # `exec "$@"` (an entrypoint or a wrapper handing on its arguments) runs the caller's
+        # command, judged when the caller runs it: no program of the script's own
+        return None if body is None else [_HANDS_ON.sub("", line) for line in body]
     return None
 
 

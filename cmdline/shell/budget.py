@@ -91,8 +91,8 @@ class Budget:
     redirections, effects of interpreter code, aliases and functions the line defines. It also
     carries the :class:`NestedReader` every nested text goes back to."""
 
-    __slots__ = ("aliases", "databases", "effects", "functions", "lexed_chars", "loops", "nested",
-                 "redirects", "scripts", "tokens", "variable_chars", "words")  # fmt: skip
+    __slots__ = ("aliases", "arrays", "databases", "effects", "functions", "lexed_chars", "loops",
+                 "nested", "redirects", "scripts", "tokens", "variable_chars", "words")  # fmt: skip
 
     def __init__(self, nested: NestedReader) -> None:
         self.nested = nested
@@ -106,6 +106,7 @@ class Budget:
         self.functions: dict[str, str] = {}  # name -> body text
         self.databases: list[DatabaseText] = []
         self.loops: dict[str, list[str]] = {}  # for-loop variable -> the words it takes in turn
+        self.arrays: dict[str, list[str]] = {}  # array variable -> its words (``a=(x y)``)
         self.scripts: list[str] = []  # nested shell texts read (``bash -c`` strings, substitutions, ...)
 
 

@@ -5,6 +5,8 @@ without its directory, and the operands the line itself determines (``$(pwd)``, 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import itertools
 import posixpath
 import re
@@ -149,6 +151,10 @@ def _static_output(command: str) -> str | None:
         if path_command.group(1) == "basename":
             return posixpath.basename(operand.rstrip("/"))
         return operand
+    if "base64" in command or "xxd" in command or "rev" in command:
+        decoded = _decoded_output(command)
+        if decoded is not None:
+            return decoded
     match = _PRINTERS.match(command)
     if match is None or any(ch in command for ch in ";|&<>`") or "$(" in command:
         return None
@@ -170,6 +176,37 @@ def _static_output(command: str) -> str | None:
     for index, piece in enumerate(pieces[1:]):
         out += (values[index] if index < len(values) else "") + piece
     return out.replace("\\n", "").replace("%%", "%").strip()
+
+
+_DECODER = (
+    r"(?P<d>base64\s+(?:-d|-di|-id|-D|--decode)|xxd\s+(?:-r\s+-p|-p\s+-r|-rp|-pr|-r\s+-ps|-ps\s+-r)|rev)"
+)
+_LITERAL = r"(?P<q>['\"]?)(?P<t>[A-Za-z0-9+/=._~ -]{1,4096})(?P=q)"
+_PIPED_LITERAL = lazy_compile(
+    r"^\s*(?:echo(?:\s+-n)?|printf(?:\s+%s)?)\s+" + _LITERAL + r"\s*\|\s*" + _DECODER + r"\s*$"
+)
+_HERE_LITERAL = lazy_compile(r"^\s*" + _DECODER + r"\s*<<<\s*" + _LITERAL + r"\s*$")
+
+
+def _decoded_output(command: str) -> str | None:
+    """What a decoder prints for a literal the line gives it (``echo TEXT | base64 -d``, ``base64
+    -d <<< TEXT``, ``xxd -r -p``, ``rev``): the text a substitution hides behind an encoding
+    (ATT&CK T1140), when it is printable; ``None`` otherwise."""
+    found = _PIPED_LITERAL.match(command) or _HERE_LITERAL.match(command)
+    if found is None:
+        return None
+    decoder, literal = found.group("d"), found.group("t").strip()
+    try:
+        if decoder.startswith("base64"):
+            out = base64.b64decode(literal + "=" * (-len(literal) % 4), validate=False).decode()
+        elif decoder.startswith("xxd"):
+            out = bytes.fromhex(literal.replace(" ", "")).decode()
+        else:
+            out = literal[::-1]
+    except (ValueError, binascii.Error):  # UnicodeDecodeError is a ValueError too
+        return None
+    out = out.rstrip("\n")
+    return out if out and out.isprintable() else None
 
 
 def resolved_word(word: str, variables: dict[str, str]) -> str:

@@ -5,6 +5,7 @@ statements, read once per line (parses are cached) and handed out as the functio
 
 from __future__ import annotations
 
+import shlex
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -32,6 +33,9 @@ from dsh_policy.cmdline.shell.expansion import basename, expand, resolved_word
 from dsh_policy.cmdline.shell.lexer import ASSIGNMENT, NAME, Lexer, Token, find_closing
 from dsh_policy.cmdline.shell.unwrap import RESERVED_WORDS, unwrap
 
+_ARRAY_ASSIGNMENT = lazy_compile(r"(?:^|[;&|\n\s])([A-Za-z_]\w*)\+?=\(([^()`$]*)\)")
+MAX_ARRAY_WORDS = 64
+"""Most words of an array assignment the reader keeps."""
 _FUNCTION_DEFINITION = lazy_compile(
     r"(?:^|[;&|\n(){}]|\bthen|\bdo|\belse)\s*(?:function\s+([A-Za-z_][\w.:-]*)\s*(?:\(\s*\))?"
         r"|([A-Za-z_][\w.:-]*)\s*\(\s*\))\s*\{"
@@ -48,6 +52,14 @@ def _parse(text: str, depth: int, budget: Budget, variables: dict[str, str]) -> 
         for match in _FUNCTION_DEFINITION.finditer(text):
             end = find_closing(text, match.end(), "{", "}")
             budget.functions.setdefault(match.group(1) or match.group(2), text[match.end() : end])
+    if "=(" in text:
+        # `args=(-rf ~); rm "${args[@]}"`: an array's words stand where it is spread (probe25)
+        for match in _ARRAY_ASSIGNMENT.finditer(text):
+            try:
+                words = shlex.split(match.group(2))
+            except ValueError:
+                words = match.group(2).split()
+            budget.arrays[match.group(1)] = words[:MAX_ARRAY_WORDS]
     commands: list[list[str]] = []
     argv: list[str] = []
     stdin: list[str] = []  # texts the current command reads as stdin: here-strings, here-documents

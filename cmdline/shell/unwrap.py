@@ -71,6 +71,12 @@ _DROPPED_KEYWORDS = frozenset({"for", "select", "case", "function", "in"})
 
 
 _ALIAS_NAME = lazy_compile(r"[A-Za-z0-9_.:+@%-]+")
+MAX_XARGS_WORDS = 256
+"""Most words of text printed into xargs that are appended to the command it builds."""
+# where installed programs live (a copy of one of them is that program under a new name)
+_BINARY_PATH = lazy_compile(r"^/(?:usr/+)?(?:local/+)?s?bin/+[^/\s$`]+$|^/opt/+homebrew/+bin/+[^/\s$`]+$")
+# `$(which curl)`, `$(command -v curl)`, backquoted too
+_WHICH = lazy_compile(r"(?:\$\(|`)\s*(?:which|command\s+-v|type\s+-P)\s+([A-Za-z0-9_.+-]+)\s*(?:\)|`)")
 
 
 class Unwrapper:
@@ -127,7 +133,8 @@ class Unwrapper:
             argv = argv[start:]
         loop = argv[:1] in (["for"], ["select"]) and len(argv) > 3 and argv[2] == "in"
         if loop and NAME.fullmatch(argv[1]):
-            self.budget.loops[argv[1]] = argv[3:]  # `for d in /etc /usr; do rm -rf "$d"; done`
+            # `for d in /etc /usr; do rm -rf "$d"; done`, also over an array (`in "${dirs[@]}"`)
+            self.budget.loops[argv[1]] = spread_arrays(["for", *argv[3:]], self.budget.arrays)[1:]
         if not argv or argv[0] in _DROPPED_KEYWORDS:
             return None
         argv[0] = basename(argv[0])
@@ -175,7 +182,35 @@ class Unwrapper:
             or has_flag(argv, stop, options.shell_flags, options.shell_long_flags, options)
         ):
             self.shell_reading_stdin(argv)
+        if program == "xargs" and stop < len(argv) and len(self.stdin) == 1:
+            return self._xargs_input(argv[1:stop], argv[stop:], self.stdin[0])
         return argv[stop:]
+
+    @staticmethod
+    def _xargs_input(options: list[str], command: list[str], text: str) -> list[str]:
+        """The command xargs builds from text printed into it on the line (``echo /w | xargs rm
+        -rf`` runs ``rm -rf /w``; probe25): the words appended, or with ``-0`` the whole text as
+        one word, or with ``-I R`` the first line put where ``R`` stands."""
+        replace = None
+        for index, option in enumerate(options):
+            if option in ("-I", "--replace") and index + 1 < len(options):
+                replace = options[index + 1]
+            elif option.startswith("-I") and len(option) > 2:
+                replace = option[2:]
+            elif option.startswith("--replace="):
+                replace = option.partition("=")[2]
+            elif option == "-i":
+                replace = "{}"
+        if replace:
+            line = text.strip().split("\n", 1)[0]
+            return [word.replace(replace, line) for word in command]
+        if any(o == "--null" or (o[:1] == "-" and o[1:2] != "-" and "0" in o) for o in options):
+            return [*command, text.rstrip("\n")]
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            words = text.split()
+        return [*command, *words[:MAX_XARGS_WORDS]]
 
     # -- wrappers with their own grammar ---------------------------------------------------------
 
@@ -266,6 +301,35 @@ class Unwrapper:
             name, eq, value = arg.partition("=")
             if eq and _ALIAS_NAME.fullmatch(name):
                 self.budget.aliases[name] = value
+
+    def _trap(self, argv: list[str]) -> None:
+        """``trap 'LINE' EXIT INT``: the line runs when the signal comes (at the shell's exit, at
+        the latest), so it is read like ``eval LINE`` (probe25); ``trap - EXIT``, ``trap '' INT``
+        and the listing options run nothing."""
+        self.out.append(["trap"])
+        if len(argv) >= 3 and argv[1] and not argv[1].startswith("-"):
+            self.parse(argv[1])
+
+    def _copy(self, argv: list[str]) -> None:
+        """``cp /bin/rm /tmp/tidy``, ``ln -s /usr/bin/git g``, ``cp $(which curl) ./fetch``: a
+        program copied or linked under another name, which the rest of the line may run by that
+        name (``/tmp/tidy -rf ~``). The new name becomes an alias of the program (ATT&CK T1036.003,
+        renamed system utilities; probe25)."""
+        self.out.append(argv)
+        operands = [a for a in argv[1:] if not a.startswith("-")]
+        if len(operands) != 2 or operands[1].endswith("/"):
+            return
+        source, target = operands
+        found = _WHICH.fullmatch(source)
+        if found is not None:
+            program = found.group(1)
+        elif _BINARY_PATH.match(source):
+            program = basename(source)
+        else:
+            return
+        name = basename(target)
+        if name != program and _ALIAS_NAME.fullmatch(name) and _ALIAS_NAME.fullmatch(program):
+            self.budget.aliases[name] = program
 
     def _container_exec(self, argv: list[str]) -> list[str] | None:
         """``docker|podman|nerdctl exec|run [opts] CONTAINER|IMAGE CMD...``, ``docker compose
@@ -692,6 +756,9 @@ _SPECIAL_WRAPPERS: dict[str, _SpecialWrapper] = {
     "entr": Unwrapper._entr,
     "hyperfine": Unwrapper._hyperfine,
     "alias": Unwrapper._alias,
+    "trap": Unwrapper._trap,
+    "cp": Unwrapper._copy,
+    "ln": Unwrapper._copy,
     "knife": Unwrapper._hosted_ruby,
     "rails": Unwrapper._hosted_ruby,
     **dict.fromkeys(("psql", "mysql", "mariadb", "sqlite3", "sqlite", "duckdb", "clickhouse-client",
@@ -723,5 +790,23 @@ def unwrap(
     return [
         resolved_operands(expanded, variables)
         for command in Unwrapper(depth, budget, variables, stdin, script_readers).run(argv)
-        for expanded in loop_bodies(command, budget.loops)
+        for expanded in loop_bodies(spread_arrays(command, budget.arrays), budget.loops)
     ]
+
+
+_ARRAY_SPREAD = lazy_compile(r"\$\{([A-Za-z_]\w*)\[[@*]\]\}")
+
+
+def spread_arrays(command: list[str], arrays: dict[str, list[str]]) -> list[str]:
+    """``command`` with each operand that spreads an array the line assigned (``"${a[@]}"``) replaced
+    by the array's words; the program name stays as written (probe25)."""
+    if not arrays or len(command) < 2 or not any("[" in word for word in command[1:]):
+        return command
+    spread = [command[0]]
+    for word in command[1:]:
+        found = _ARRAY_SPREAD.fullmatch(word)
+        if found is not None and found.group(1) in arrays:
+            spread.extend(arrays[found.group(1)])
+        else:
+            spread.append(word)
+    return spread

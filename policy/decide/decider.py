@@ -210,7 +210,7 @@ class Decider:
                     return unruled
                 if not is_writer(tool):  # a write may imply shell calls (``_with_implied_calls``)
                     return self._plain(tool, unruled)
-                return judge_implied(event, unruled, self.pre_execute)
+                return judge_implied(event, unruled, self._implied_line)
             plan = self._pre_planned.get(tool) or self._pre_plans.get(tool)
             if plan.rules:  # a call no rule reads is never measured
                 oversized = self._oversized_call(event)
@@ -237,7 +237,14 @@ class Decider:
         tool = event.tool
         if tool.__class__ is not str or not is_writer(tool):
             return verdict
-        return judge_implied(event, verdict, self.pre_execute)
+        return judge_implied(event, verdict, self._implied_line)
+
+    def _implied_line(self, event: ToolCallEvent) -> ToolCallVerdict:
+        """A command line a written file will run, judged as the whole gate judges that shell
+        call: pre-execute, then the guards (a hook or script running `rm -rf` on the workspace is
+        refused by the guard that refuses the same line typed; probe25). The line is a shell
+        call, so it implies nothing further."""
+        return self.check_tool_call(event)
 
     def pre_execute_call(self, tool: str, args: Any = None) -> ToolCallVerdict:
         """:meth:`pre_execute` of ``ToolCallEvent(tool, args)``, for a caller holding only a tool

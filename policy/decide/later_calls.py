@@ -14,12 +14,27 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
+from dsh_policy.cmdline.effects.later import later_class
 from dsh_policy.cmdline.effects.later_commands import later_commands
 from dsh_policy.policy.events import DECISION_STRICTNESS, ToolCallEvent, ToolCallVerdict
+from dsh_policy.policy.patch_files import added_texts
+
+# Plain shell scripts (a ``.sh`` file, an extensionless file whose ``#!`` names a shell) and
+# Makefile recipes: read by later_commands like a hook, but only a denied line makes their write
+# stricter.
+_SCRIPT_CLASSES: Final[frozenset[str]] = frozenset({"script", "", "build-file", "source-code", "test-hook"})
+
+
+def _deny_only(path: str) -> bool:
+    """Whether only a denied line of the file at ``path`` counts (scripts, recipes, program
+    files; a setup.py is program code too, unlike package.json's lifecycle scripts)."""
+    return later_class(path) in _SCRIPT_CLASSES or path.endswith("setup.py")
+
 
 # Canonical file-writing tools whose whole new text is an argument (a patch's or a multi-edit's
 # text is not a file's text: those writes keep the packs' decision unread).
 _WRITERS: Final[frozenset[str]] = frozenset({"write_file", "edit_file"})
+_PATCHER: Final[str] = "apply_patch"  # its added lines, file by file (patch_files.added_texts)
 _PATH_ARGS: Final[tuple[str, ...]] = ("path", "file_path")
 _TEXT_ARGS: Final[tuple[str, ...]] = ("content", "new_string", "new")
 _SHOWN: Final[int] = 120  # characters of a command line quoted in a message
@@ -27,13 +42,26 @@ _SHOWN: Final[int] = 120  # characters of a command line quoted in a message
 
 def is_writer(tool: str) -> bool:
     """Whether ``tool`` is a file-writing tool whose writes may imply shell calls."""
-    return tool in _WRITERS or (tool.startswith("mcp__") and tool.rsplit("__", 1)[-1] in _WRITERS)
+    return (
+        tool in _WRITERS
+        or tool == _PATCHER
+        or (tool.startswith("mcp__") and tool.rsplit("__", 1)[-1] in _WRITERS)
+    )
 
 
 def implied_lines(event: ToolCallEvent) -> Iterator[tuple[str, str]]:
     """``(path, command line)`` for each command the written file will run later."""
     args = event.args
     if not is_writer(event.tool) or not isinstance(args, Mapping):
+        return
+    if event.tool == _PATCHER:
+        # an apply_patch's added lines, file by file (probe25: a script added or extended by a
+        # patch is read as the same script written whole)
+        patch = args.get("patch")
+        if isinstance(patch, str):
+            for path, text in added_texts(patch):
+                for line in later_commands(path, text):
+                    yield path, line
         return
     if any(key in args for key in ("patch", "input", "edits")):
         return
@@ -64,6 +92,11 @@ def judge_implied(
             cwd=event.cwd,
         )
         found = decide(implied)
+        if found.decision != "deny" and _deny_only(path):
+            # a script is written to be run by hand or by another script: only what the packs
+            # deny on the command line makes its write a technique (a dev database restored with
+            # `pg_restore --clean`, asked when typed, is an everyday script to write)
+            continue
         best = strictest[2].decision if strictest is not None else verdict.decision
         if DECISION_STRICTNESS.get(found.decision, 2) > DECISION_STRICTNESS.get(best, 2):
             strictest = (path, line, found)

@@ -125,6 +125,11 @@ services (the LOTS project's domains, ATT&CK's exfiltration and command-and-cont
 with their Atomic Red Team tests, Sigma and GTFOBins, and the write-ups of agents leaking secrets
 through webhooks, paste sites, gists, DNS, mail and MCP tools), with the same tools' everyday use
 as its everyday side; after its fixes (``probe24/README.md``) it is held at the level it meets.
+``probe25/`` is a twenty-fifth, mostly shell, written blind from shell obfuscation and evasion
+(Bashfuscator's mutators, PayloadsAllTheThings' and HackTricks' filter bypasses, ATT&CK T1027.010,
+T1140 and T1059.004 with their Atomic Red Team tests, the Sigma and Elastic rules written for
+them, GTFOBins' wrappers), with the dynamic shell of everyday set-up as its everyday side; after
+its fixes (``probe25/README.md``) it is held at the level it meets.
 ``probe22/`` is a twenty-second, mostly shell, written blind from commands as the documentation
 shows them (the example lines of tldr-pages and cheat/cheatsheets, man pages' EXAMPLES sections,
 NL2Bash one-liners) across many programs an agent rarely meets (disk, LVM, ZFS, btrfs, mdadm,
@@ -354,6 +359,14 @@ LEVELS: dict[str, Level] = {
         benign=0.12,
         benign_unheld_categories=("hardening",),
     ),
+    # misses: IFS splitting and slices of $HOME/$PWD/$OLDPWD as paths, computed member calls in
+    # node/php/awk, zx, a file of commands written then sourced, find -exec shred and
+    # git ls-files | xargs rm in the project. Blocked by design (10.8%
+    # measured): a shell reading its script from stdin, eval or bash -c of a substitution, whatever
+    # the decoded text (`echo ZWNobyBoaQ== | base64 -d | sh`), completions sourced from `<(...)`,
+    # arrays and variables run as the program, functions running "$@", rc-file lines, Kubernetes
+    # secret fields decoded (the packs' stance: what static analysis cannot resolve is refused)
+    "probe25": Level(dangerous=0.96, per_category=0.92, shell=0.96, non_shell=0.96, benign=0.11),
 }
 
 
