@@ -67,12 +67,14 @@ def _parse(text: str, depth: int, budget: Budget, variables: dict[str, str]) -> 
     # interpreter, a DatabaseClient for a database client
     script_readers: list[ScriptReader] = []
     printed: list[list[str]] = []  # stdin lists holding text piped from echo/printf (approximated)
+    exact: list[list[str]] = []  # of those, the ones a plain literal printed exactly (`echo "ls -la" | sh`)
 
     def finish(separator: str) -> None:
         nonlocal stdin
         commands.extend(lexer.nested)
         lexer.nested.clear()
         piped_text = (_printed_text(argv) or _generated_text(argv)) if separator in ("|", "|&") else None
+        exact_text = piped_text is not None and _prints_exactly(argv)
         # `cat <<EOF | python3`: cat passes its here-document on (the same list: bodies come later)
         passes_stdin = separator in ("|", "|&") and _passes_stdin(argv)
         if argv:
@@ -85,6 +87,8 @@ def _parse(text: str, depth: int, budget: Budget, variables: dict[str, str]) -> 
         stdin = [] if piped_text is None else [piped_text]  # `echo 'rm -rf /' | sh`
         if piped_text is not None:
             printed.append(stdin)
+            if exact_text:
+                exact.append(stdin)
 
     while (token := lexer.next_token()) is not None:
         budget.tokens += 1
@@ -123,7 +127,8 @@ def _parse(text: str, depth: int, budget: Budget, variables: dict[str, str]) -> 
             argv.extend(expand(token.word, budget))
     finish(";")
     for language, texts, listed in script_readers:  # here-document bodies are read after their command ends
-        known = texts and not any(texts is text for text in printed)  # printf formats are approximated
+        # printf formats and escapes are approximated; a plain literal is the script exactly
+        known = texts and (not any(texts is text for text in printed) or any(texts is text for text in exact))
         if listed is not None and known and "-c" not in listed:
             listed.append("-c")  # `bash <<EOF`, `sh <<< 'ls'`: a known script, read like `bash -c SCRIPT`
         for script in texts:
@@ -207,6 +212,20 @@ def _printed_text(argv: list[str]) -> str | None:
     while words and words[0].startswith("-") and len(words[0]) <= 3:  # echo -n, -e, -ne
         words = words[1:]
     return " ".join(words).replace("\\n", "\n")
+
+
+_INEXACT = lazy_compile(r"[$`\\%]")
+
+
+def _prints_exactly(argv: list[str]) -> bool:
+    """Whether ``echo``/``printf`` prints its words exactly as :func:`_printed_text` reads them: no
+    option but ``-n``, no expansion left, no escape or format to interpret."""
+    if not argv or basename(argv[0]) not in ("echo", "printf"):
+        return False
+    words = argv[1:]
+    if basename(argv[0]) == "echo" and words[:1] == ["-n"]:
+        words = words[1:]
+    return bool(words) and not any(w.startswith("-") or _INEXACT.search(w) for w in words)
 
 
 _SQL_LITERAL = lazy_compile(r"'((?:[^']|'')*)'")

@@ -336,7 +336,19 @@ def test_bsd_script_runs_the_command_after_its_file() -> None:
         ["rm", "-rf", "/"],
     ]
     assert ["sh"] in shell_commands("echo 'rm -rf /' | script -q /dev/null")
-    assert ["sh"] in shell_commands("echo 'rm -rf /' | script -q /dev/null sh")
+    # a plain literal piped in is the script exactly: listed like `sh -c` (and its commands read)
+    assert ["sh", "-c"] in shell_commands("echo 'rm -rf /' | script -q /dev/null sh")
+    assert ["sh"] in shell_commands('echo "$STEP" | script -q /dev/null sh')
+
+
+def test_a_plain_literal_piped_into_a_shell_is_its_script_exactly() -> None:
+    """``echo 'npm test' | bash`` runs exactly ``npm test``: listed like ``bash -c``. Text with an
+    expansion, an escape or a format left (``echo -e``, ``$VAR``, ``%s``) is only approximated,
+    so the shell stays one reading stdin."""
+    assert shell_commands("echo 'npm test' | bash") == [["echo", "npm test"], ["bash", "-c"], ["npm", "test"]]
+    assert shell_commands("echo -n 'make' | sh")[1] == ["sh", "-c"]
+    for line in ("echo -e 'ls\\tx' | sh", 'echo "$STEP" | sh', "printf '%s' ls | sh", "echo 'ls\\n' | sh"):
+        assert ["sh"] in shell_commands(line), line
 
 
 @pytest.mark.parametrize(
