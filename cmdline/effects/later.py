@@ -757,12 +757,21 @@ def later_risks(path: str, text: str) -> list[str]:
     any write is; ``[]`` for an ordinary file or a harmless edit of a judged one."""
     if not isinstance(path, str) or not isinstance(text, str):
         raise TypeError("path.later_risks expects two strings")
+    return list(_later_risks(path, text))
+
+
+@lru_cache(maxsize=32)
+def _later_risks(path: str, text: str) -> tuple[str, ...]:
+    """:func:`later_risks`, remembered for the last few (path, text) pairs: several rules of the
+    shipped packs ask it of the same written file and text on one event, and the signals are
+    regex scans of the whole text. Lexical and deterministic, so a remembered answer is the same
+    answer; a scan cut short by the stage's deadline raises and is not remembered."""
     kind = later_class(path)
     if not kind:
-        return []
+        return ()
     if kind in ALWAYS:
-        return ["always"]
+        return ("always",)
     sample = text[:200_000]
     if kind == "infrastructure":
-        return infra_signals(sample)
-    return [signal for signal in _JUDGED_BY.get(kind, ()) if _has_signal(signal, path, kind, sample)]
+        return tuple(infra_signals(sample))
+    return tuple(signal for signal in _JUDGED_BY.get(kind, ()) if _has_signal(signal, path, kind, sample))

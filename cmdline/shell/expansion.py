@@ -27,6 +27,13 @@ from dsh_policy.cmdline.shell.lexer import IFS, Word, find_closing
 
 def expand(word: Word, budget: Budget) -> list[str]:
     """IFS splitting then brace expansion, on the unquoted parts only."""
+    if IFS not in word.chars:
+        # The usual word: no $IFS to split at, and no brace to expand (the same one word the
+        # loops below give, without copying it character by character).
+        text = "".join(word.chars)
+        if "{" not in text:
+            budget.words += 1
+            return [text]
     pieces: list[Word] = [Word()]
     for ch, quoted in zip(word.chars, word.quoted, strict=True):
         if ch == IFS and not quoted:

@@ -23,6 +23,8 @@ IFS = ""  # a marker in a word's character list: unquoted $IFS, split here
 _METACHARS = frozenset(" \t\n;&|()<>")
 _PLAIN_RUN = lazy_compile(r"[^ \t\n;&|()<>\\'\"$`]+")
 """Characters a word takes as they are, unquoted (not a metacharacter, quote, ``\\``, ``$``, `` ` ``)."""
+_QUOTED_RUN = lazy_compile(r"[^\"\\$`]*")
+"""Characters a double-quoted string takes as they are (not its closing quote, ``\\``, ``$``, `` ` ``)."""
 NAME = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _POSITIONAL = lazy_compile(r"[0-9@*#]")
 ASSIGNMENT = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
@@ -173,8 +175,10 @@ class Lexer:
             elif ch == "`":
                 self._backticks(word, quoted=True)
             else:
-                word.add(ch, True)
-                self.pos += 1
+                # A run of characters the branches above do not treat specially, at once.
+                end = _QUOTED_RUN.match(text, self.pos + 1).end()  # type: ignore[union-attr]
+                word.add(text[self.pos : end], True)
+                self.pos = end
 
     def _dollar(self, word: Word, quoted: bool) -> None:
         text = self.text

@@ -215,10 +215,16 @@ def contained_in(item: Any, container: Any) -> bool:
     kind = type(container)
     if kind is list or kind is tuple:
         if type(item) is str:
+            # One pass over the strings (argv, a params list: all strings, the usual container);
+            # the rest, compared by CEL equality, only when there is any.
+            mixed = False
             for element in container:
-                if type(element) is str and element == item:
-                    return True
-            return any(type(e) is not str and equal(item, e) for e in container)
+                if type(element) is str:
+                    if element == item:
+                        return True
+                else:
+                    mixed = True
+            return mixed and any(type(e) is not str and equal(item, e) for e in container)
         return any(equal(item, element) for element in container)
     if kind is dict or isinstance(container, Mapping):
         return map_lookup(container, item)[0]
