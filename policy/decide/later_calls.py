@@ -67,10 +67,10 @@ def implied_lines(event: ToolCallEvent) -> Iterator[tuple[str, str]]:
         return
     text = "\n".join(str(args[key]) for key in _TEXT_ARGS if isinstance(args.get(key), str))
     for key in _PATH_ARGS:
-        path = args.get(key)
-        if isinstance(path, str) and path:
-            for line in later_commands(path, text):
-                yield path, line
+        target = args.get(key)
+        if isinstance(target, str) and target:
+            for line in later_commands(target, text):
+                yield target, line
 
 
 def judge_implied(
