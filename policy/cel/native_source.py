@@ -62,8 +62,9 @@ def original_offset(edits: Sequence[Edit], offset: int) -> int:
 
 
 def cel_string_literal(value: str) -> str:
-    """A CEL string literal whose value is ``value``: raw when that needs no escape."""
-    if "'" not in value and value.isprintable():
+    """A CEL string literal whose value is ``value``: raw when that needs no escape (a raw literal
+    cannot end in a backslash: the lexer reads a backslash and the closing quote as text)."""
+    if "'" not in value and value.isprintable() and not value.endswith("\\"):
         return "r'" + value + "'"
     return '"' + "".join(_escaped(char) for char in value) + '"'
 

@@ -73,6 +73,14 @@ def test_a_folded_literal_has_exactly_the_value_it_was_made_from(value: str) -> 
     assert compiled.evaluate({}) == value
 
 
+@pytest.mark.parametrize("value", ["\\", "a\\", "C:\\Users\\", "\\\\"])
+def test_a_folded_literal_ending_in_a_backslash_is_not_written_raw(value: str) -> None:
+    """Found by the property above: ``r'\\'`` is no literal (the backslash takes the quote)."""
+    compiled = make_engine("native").compile(f"{cel_string_literal(value)} + 'x'")
+    assert not isinstance(compiled, CelCompileIssue), compiled
+    assert compiled.evaluate({}) == value + "x"
+
+
 def test_a_non_string_left_operand_is_the_same_error_folded_or_not() -> None:
     for expression in ("x + 'a' + 'b'", "x + 'a'"):
         result = make_engine("native").compile(expression).evaluate({"x": 1})  # type: ignore[union-attr]
