@@ -131,6 +131,9 @@ _PS_RUN = lazy_compile(
 )
 
 
+_PS_RUNNERS = frozenset({"iex", "invoke-expression", "icm", "invoke-command"})
+
+
 def _powershell_script(argv: list[str]) -> str | None:
     """The script a powershell/pwsh command line runs (``-Command`` text, a decoded
     ``-EncodedCommand``), or None when it runs none given on the line."""
@@ -165,3 +168,10 @@ def powershell_cradles(commands: list[list[str]], line: str = "") -> Iterator[Ef
             url = fetched.group(1) or fetched.group(2) or ""
             yield _fx("source", "PowerShell runs text it downloads", url)
             return
+    # the line is itself PowerShell (an agent whose shell is PowerShell types the cradle bare)
+    if line and any(argv and argv[0].lower() in _PS_RUNNERS for argv in commands):
+        fetched = _PS_FETCH.search(line)
+        if fetched and _PS_RUN.search(line):
+            yield _fx(
+                "source", "PowerShell runs text it downloads", fetched.group(1) or fetched.group(2) or ""
+            )

@@ -15,7 +15,9 @@ macOS (ATT&CK's Windows techniques, Atomic Red Team's tests for them).
   ``wmic shadowcopy delete``, ``wbadmin delete catalog``), a volume formatted or a disk cleared
   (``format D:``, ``Clear-Disk -RemoveData``);
 - ``secret-store``: the registry hives holding password hashes saved (``reg save HKLM\\SAM``);
-  ``memory-access``: LSASS dumped (``comsvcs.dll MiniDump``, ``procdump -ma lsass``);
+  ``memory-access``: LSASS dumped (``comsvcs.dll MiniDump``, ``procdump -ma lsass``); a credential
+  file under a Windows home read or copied (``type %USERPROFILE%\\.aws\\credentials``,
+  ``Get-Content $env:USERPROFILE\\.ssh\\id_rsa``, Chrome's Login Data, PSReadLine's history);
 - ``break-system``: the machine stopped or restarted (``Stop-Computer``, ``Restart-Computer``).
 
 PowerShell's names are case-insensitive, so commands are matched by lower-cased name, ``.exe``
@@ -110,6 +112,34 @@ def _recovery(tool: str, argv: list[str]) -> Iterator[Effect]:
         yield _fx("defense-off", "bcdedit switches boot recovery off", " ".join(argv[1:]))
 
 
+# Defender's and the EDRs' Windows processes (the Linux daemons are security_products')
+_SECURITY_PROCESSES = frozenset(
+    {"msmpeng", "mssense", "senseir", "nissrv", "securityhealthservice", "csfalconservice", "sentinelagent",
+     "cb", "repmgr", "cylancesvc", "xagt", "elastic-agent", "elastic-endpoint", "sysmon", "sysmon64",
+     "wazuh-agent", "ossec-agent", "osqueryd"}
+)  # fmt: skip
+_PROFILE_WRITERS = frozenset({"add-content", "ac", "set-content", "sc", "out-file"})
+
+
+def _protections(tool: str, argv: list[str]) -> Iterator[Effect]:
+    words = _lower(argv)
+    if tool == "set-netfirewallprofile" and "-enabled" in words:
+        value = words[words.index("-enabled") + 1] if words.index("-enabled") + 1 < len(words) else ""
+        if value in _FALSE:
+            yield _fx("defense-off", "Set-NetFirewallProfile switches the firewall off", " ".join(argv[1:3]))
+    elif tool in ("taskkill", "stop-process", "spps"):
+        names = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("/im", "-name", "-processname")] + [
+            w.split("=", 1)[1] for w in words if w.startswith("-name=")
+        ]
+        for name in names:
+            if name.removesuffix(".exe") in _SECURITY_PROCESSES:
+                yield _fx("defense-off", f"{argv[0]} stops a security product's process ({name})", name)
+                return
+    elif tool in _PROFILE_WRITERS and any(w.startswith("$profile") for w in words):
+        # the PowerShell profile runs at every session start, as ~/.bashrc does
+        yield _fx("persistence", f"{argv[0]} writes the PowerShell profile (run at every start)", "$PROFILE")
+
+
 def _disks_and_logs(tool: str, argv: list[str]) -> Iterator[Effect]:
     words = _lower(argv)
     if tool == "format" and words[:1] and len(words[0]) == 2 and words[0].endswith(":"):
@@ -135,20 +165,54 @@ def _credentials(tool: str, argv: list[str]) -> Iterator[Effect]:
         yield _fx("memory-access", "procdump dumps LSASS (every signed-in user's credentials)", "lsass")
 
 
+# Credential files under a Windows home, as they arrive after the POSIX reading ate the single
+# backslashes (`%USERPROFILE%\.ssh\id_rsa` -> `%USERPROFILE%.sshid_rsa`): matched by their
+# dotted folder and file name with the separators optional
+_CREDENTIAL_FILE = lazy_compile(
+    r"(?i)\.ssh[\\/]*id_(?:rsa|ed25519|ecdsa|dsa)(?!\.pub)|\.aws[\\/]*credentials|\.git-credentials|(?:^|[\\/%:.])_?netrc\b"
+    r"|\.docker[\\/]*config\.json|\.kube[\\/]*config\b|\.azure[\\/]*(?:accesstokens|msal_token_cache)"
+    r"|psreadline[\\/]*consolehost_history\.txt|user ?data[\\/]*default[\\/]*(?:login ?data|cookies)\b"
+)
+_FILE_READERS = frozenset(
+    {
+        "type",
+        "gc",
+        "get-content",
+        "copy",
+        "copy-item",
+        "cpi",
+        "more",
+        "xcopy",
+        "robocopy",
+        "select-string",
+        "sls",
+    }
+)
+
+
+def _credential_files(tool: str, argv: list[str]) -> Iterator[Effect]:
+    if tool in _FILE_READERS:
+        for arg in argv[1:]:
+            if _CREDENTIAL_FILE.search(arg):
+                yield _fx("secret-store", f"{argv[0]} reads a credential file under a Windows home", arg)
+                return
+
+
 def _power(tool: str, argv: list[str]) -> Iterator[Effect]:
     if tool in ("stop-computer", "restart-computer"):
         yield _fx("break-system", f"{argv[0]} stops the machine", " ".join(argv[1:3]))
 
 
 _READERS = (_defender, _registry_run_value, _tasks_and_services, _accounts, _recovery, _disks_and_logs,
-            _credentials, _power)  # fmt: skip
+            _credentials, _credential_files, _protections, _power)  # fmt: skip
 _PROGRAMS = frozenset(
     {
         "set-mppreference", "add-mppreference", "reg", "new-itemproperty", "set-itemproperty",
         "schtasks", "register-scheduledtask", "new-service", "sc", "net", "net1", "new-localuser",
         "add-localgroupmember", "vssadmin", "wmic", "wbadmin", "bcdedit", "format", "clear-disk",
         "wevtutil", "clear-eventlog", "remove-eventlog", "rundll32", "procdump", "procdump64",
-        "stop-computer", "restart-computer",
+        "stop-computer", "restart-computer", *_FILE_READERS, "set-netfirewallprofile", "taskkill",
+        "stop-process", "spps", *_PROFILE_WRITERS,
     }
 )  # fmt: skip
 

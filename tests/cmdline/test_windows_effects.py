@@ -41,6 +41,19 @@ def kinds(line: str) -> set[str]:
         (r"reg save HKLM\\SYSTEM C:\\Temp\\s.hiv", "secret-store"),
         ("procdump64.exe -accepteula -ma lsass.exe out.dmp", "memory-access"),
         ("Restart-Computer -Force", "break-system"),
+        # credential files under a Windows home, after the POSIX reading ate the backslashes
+        (r"type %USERPROFILE%\.aws\credentials", "secret-store"),
+        (r"Get-Content $env:USERPROFILE\.ssh\id_ed25519", "secret-store"),
+        (r"gc $HOME\.git-credentials", "secret-store"),
+        (
+            r'Copy-Item "$env:LOCALAPPDATA\Google\Chrome\User Data\Default\Login Data" C:\Temp\x',
+            "secret-store",
+        ),
+        # protections and start-up files
+        ("Set-NetFirewallProfile -Profile Public -Enabled False", "defense-off"),
+        ("taskkill /F /IM MsMpEng.exe", "defense-off"),
+        ("Stop-Process -Name MsSense -Force", "defense-off"),
+        ("Add-Content $PROFILE 'Set-Alias ls C:/Users/dev/x.exe'", "persistence"),
     ],
 )
 def test_each_spelling_reads_as_its_effect(line: str, kind: str) -> None:
@@ -68,6 +81,13 @@ def test_each_spelling_reads_as_its_effect(line: str, kind: str) -> None:
         "Get-Disk",
         "reg export HKCU\\Software\\Acme acme.reg",
         "Get-Process | Sort-Object CPU -Descending",
+        r"type %USERPROFILE%\.ssh\id_ed25519.pub",
+        r"Get-Content .\README.md",
+        r"type %USERPROFILE%\.aws\config",
+        "Set-NetFirewallProfile -Profile Public -Enabled True",
+        "taskkill /F /IM node.exe",
+        "Stop-Process -Name devenv",
+        "Add-Content notes.txt 'done'",
     ],
 )
 def test_the_everyday_command_has_none_of_them(line: str) -> None:
