@@ -33,6 +33,7 @@ from collections.abc import Iterator
 
 from dsh_policy.cmdline.effects.model import CommandReader, Effect
 from dsh_policy.cmdline.effects.model import fx as _fx
+from dsh_policy.cmdline.effects.security_products import DAEMON_NAMES
 from dsh_policy.cmdline.lazy_regex import lazy_compile
 
 __all__ = ["COMMAND_READERS"]
@@ -112,12 +113,6 @@ def _recovery(tool: str, argv: list[str]) -> Iterator[Effect]:
         yield _fx("defense-off", "bcdedit switches boot recovery off", " ".join(argv[1:]))
 
 
-# Defender's and the EDRs' Windows processes (the Linux daemons are security_products')
-_SECURITY_PROCESSES = frozenset(
-    {"msmpeng", "mssense", "senseir", "nissrv", "securityhealthservice", "csfalconservice", "sentinelagent",
-     "cb", "repmgr", "cylancesvc", "xagt", "elastic-agent", "elastic-endpoint", "sysmon", "sysmon64",
-     "wazuh-agent", "ossec-agent", "osqueryd"}
-)  # fmt: skip
 _PROFILE_WRITERS = frozenset({"add-content", "ac", "set-content", "sc", "out-file"})
 
 
@@ -132,7 +127,8 @@ def _protections(tool: str, argv: list[str]) -> Iterator[Effect]:
             w.split("=", 1)[1] for w in words if w.startswith("-name=")
         ]
         for name in names:
-            if name.removesuffix(".exe") in _SECURITY_PROCESSES:
+            # Windows process names (lower-cased here) are security_products' daemons
+            if DAEMON_NAMES.match(name.removesuffix(".exe")):
                 yield _fx("defense-off", f"{argv[0]} stops a security product's process ({name})", name)
                 return
     elif tool in _PROFILE_WRITERS and any(w.startswith("$profile") for w in words):

@@ -46,7 +46,8 @@ DAEMONS = [
     "cbagentd", "cbdaemon", "mdatp", "wdavdaemon", "santa", "santad", "jamf", "jamfAgent", "ESets",
     "ESetsDaemon", "sophos", "sophosav", "aide", "tripwire", "fail2ban-server", "apparmor",
     "setroubleshootd", "falco", "tetragon", "kubearmor", "tracee", "dragent", "sysdig-agent",
-    "datadog-agent", "security-agent", "system-probe", "crowdsec"
+    "datadog-agent", "security-agent", "system-probe", "crowdsec", "csfalconservice", "msmpeng", "mssense",
+    "senseir", "nissrv", "securityhealthservice", "repmgr", "cylancesvc", "xagt", "sysmon64"
 ]  # fmt: skip
 AGENTS = [
     "tetragon", "falco", "kubearmor", "tracee", "sysdig-agent", "crowdstrike", "falcon-node-sensor",
