@@ -66,15 +66,17 @@ def _parse(text: str, depth: int, budget: Budget, variables: dict[str, str]) -> 
     # stdin of programs that read their script from it: None for a shell, a language for an
     # interpreter, a DatabaseClient for a database client
     script_readers: list[ScriptReader] = []
-    printed: list[list[str]] = []  # stdin lists holding text piped from echo/printf (approximated)
-    exact: list[list[str]] = []  # of those, the ones a plain literal printed exactly (`echo "ls -la" | sh`)
+    # stdin lists holding text piped from echo/printf that is only approximated (a plain literal,
+    # `echo "ls -la" | sh`, is the script exactly and is not listed)
+    printed: list[list[str]] = []
 
     def finish(separator: str) -> None:
         nonlocal stdin
         commands.extend(lexer.nested)
         lexer.nested.clear()
-        piped_text = (_printed_text(argv) or _generated_text(argv)) if separator in ("|", "|&") else None
-        exact_text = piped_text is not None and _prints_exactly(argv)
+        piped = separator in ("|", "|&")
+        printer = _printed_text(argv) if piped else None
+        piped_text = printer[0] if printer is not None else _generated_text(argv) if piped else None
         # `cat <<EOF | python3`: cat passes its here-document on (the same list: bodies come later)
         passes_stdin = separator in ("|", "|&") and _passes_stdin(argv)
         if argv:
@@ -85,10 +87,8 @@ def _parse(text: str, depth: int, budget: Budget, variables: dict[str, str]) -> 
         if passes_stdin:
             return
         stdin = [] if piped_text is None else [piped_text]  # `echo 'rm -rf /' | sh`
-        if piped_text is not None:
+        if piped_text is not None and not (printer is not None and printer[1]):
             printed.append(stdin)
-            if exact_text:
-                exact.append(stdin)
 
     while (token := lexer.next_token()) is not None:
         budget.tokens += 1
@@ -127,8 +127,7 @@ def _parse(text: str, depth: int, budget: Budget, variables: dict[str, str]) -> 
             argv.extend(expand(token.word, budget))
     finish(";")
     for language, texts, listed in script_readers:  # here-document bodies are read after their command ends
-        # printf formats and escapes are approximated; a plain literal is the script exactly
-        known = texts and (not any(texts is text for text in printed) or any(texts is text for text in exact))
+        known = texts and not any(texts is text for text in printed)  # printf formats are approximated
         if listed is not None and known and "-c" not in listed:
             listed.append("-c")  # `bash <<EOF`, `sh <<< 'ls'`: a known script, read like `bash -c SCRIPT`
         for script in texts:
@@ -204,28 +203,22 @@ def _passes_stdin(argv: list[str]) -> bool:
     return bool(argv) and basename(argv[0]) in ("cat", "tee") and all(a.startswith("-") for a in argv[1:])
 
 
-def _printed_text(argv: list[str]) -> str | None:
-    """What ``echo``/``printf`` would write, roughly: enough to read a script piped into a shell."""
-    if not argv or basename(argv[0]) not in ("echo", "printf"):
-        return None
-    words = argv[1:]
-    while words and words[0].startswith("-") and len(words[0]) <= 3:  # echo -n, -e, -ne
-        words = words[1:]
-    return " ".join(words).replace("\\n", "\n")
-
-
 _INEXACT = lazy_compile(r"[$`\\%]")
 
 
-def _prints_exactly(argv: list[str]) -> bool:
-    """Whether ``echo``/``printf`` prints its words exactly as :func:`_printed_text` reads them: no
-    option but ``-n``, no expansion left, no escape or format to interpret."""
-    if not argv or basename(argv[0]) not in ("echo", "printf"):
-        return False
+def _printed_text(argv: list[str]) -> tuple[str, bool] | None:
+    """What ``echo``/``printf`` would write, roughly: enough to read a script piped into a shell;
+    with whether that is exactly what it prints (no option but echo's ``-n``, no expansion left,
+    no escape or format to interpret)."""
+    program = basename(argv[0]) if argv else ""
+    if program not in ("echo", "printf"):
+        return None
     words = argv[1:]
-    if basename(argv[0]) == "echo" and words[:1] == ["-n"]:
+    exact = bool(words) and not (words[0].startswith("-") and not (program == "echo" and words[0] == "-n"))
+    while words and words[0].startswith("-") and len(words[0]) <= 3:  # echo -n, -e, -ne
         words = words[1:]
-    return bool(words) and not any(w.startswith("-") or _INEXACT.search(w) for w in words)
+    exact = exact and bool(words) and not any(w.startswith("-") or _INEXACT.search(w) for w in words)
+    return " ".join(words).replace("\\n", "\n"), exact
 
 
 _SQL_LITERAL = lazy_compile(r"'((?:[^']|'')*)'")
