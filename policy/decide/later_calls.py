@@ -12,6 +12,7 @@ derived calls are shell calls, so they imply nothing further.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from functools import lru_cache
 from typing import Final
 
 from dsh_policy.cmdline.effects.later import later_class
@@ -25,6 +26,7 @@ from dsh_policy.policy.patch_files import added_texts
 _SCRIPT_CLASSES: Final[frozenset[str]] = frozenset({"script", "", "build-file", "source-code", "test-hook"})
 
 
+@lru_cache(maxsize=256)  # asked once per allowed line of a file: a script's lines share its path
 def _deny_only(path: str) -> bool:
     """Whether only a denied line of the file at ``path`` counts (scripts, recipes, program
     files; a setup.py is program code too, unlike package.json's lifecycle scripts)."""
